@@ -1,0 +1,11 @@
+"""msvm: multicategory support vector machines from the statistics literature.
+
+Every estimator is scikit-learn compatible and solves its dual with one compiled solver
+(msvm._core._solver); the exact objective of each model is in its docstring.
+"""
+
+from .reinforced import ReinforcedMSVM
+
+__version__ = "0.1.0"
+
+__all__ = ["ReinforcedMSVM", "__version__"]

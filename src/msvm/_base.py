@@ -1,0 +1,225 @@
+"""Estimator base shared by every msvm model: validation, kernels, the solve, fitted attributes.
+
+A model subclass supplies only data: `_dual_problem` (its dual as a DualProblem), `_loss` (its
+per-sample loss on decision values, for `objective_`), and `_alpha_matrix` (how its dual
+variables are shaped for `alpha_`).  Angle-based models also override `_output_map` (decision
+vector coordinates versus class slots).
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ._core._solver import init_scores, solve
+from ._kernels import KERNELS, check_gram, kernel_matrix, make_row_source, resolve_gamma
+
+# Rows of a prediction Gram block are computed in chunks of at most this many entries.
+_CHUNK_ENTRIES = 2 ** 23
+
+
+class BaseMSVM(ClassifierMixin, BaseEstimator):
+    """Common machinery of the kernel multicategory SVMs (not for direct use)."""
+
+    _parameter_constraints = {
+        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "kernel": [StrOptions(set(KERNELS)), callable],
+        "degree": [Interval(numbers.Integral, 0, None, closed="left")],
+        "gamma": [StrOptions({"scale", "auto", "median"}),
+                  Interval(numbers.Real, 0, None, closed="neither")],
+        "coef0": [Interval(numbers.Real, None, None, closed="neither")],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "cache_size": [Interval(numbers.Real, 0, None, closed="neither")],
+        "shrinking": ["boolean"],
+        "warm_start": ["boolean"],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    # ------------------------------------------------------------------ model hooks
+    def _dual_problem(self, y, k, weights):
+        """DualProblem for encoded labels y (0..k-1) and per-sample weights C * w_i."""
+        raise NotImplementedError
+
+    def _loss(self, G, y):
+        """Per-sample loss (unweighted) of decision values G (n, k) for encoded labels y."""
+        raise NotImplementedError
+
+    def _alpha_matrix(self, alpha, problem):
+        """Dual variables in the model's natural shape."""
+        return alpha.reshape(problem.n_samples, -1)
+
+    def _output_map(self, k):
+        """T (n_outputs, k): the fitted functions are T times the slot-space functions."""
+        return np.eye(k)
+
+    def _decision_from_output(self, f):
+        """Decision values (n, k) from the fitted functions f (n, n_outputs)."""
+        return f
+
+    # ------------------------------------------------------------------ sklearn plumbing
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    def _validate_fit_input(self, X, y, sample_weight):
+        if self.kernel == "precomputed":
+            X, y = validate_data(self, X, y, dtype=np.float64, order="C",
+                                 ensure_all_finite=True)
+            X = check_gram(X)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, order="C",
+                                 ensure_all_finite=True)
+        check_classification_targets(y)
+        self.classes_, y_enc = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
+                             f"got 1 class ({self.classes_[0]!r})")
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight)
+            if sample_weight.ndim != 1 or len(sample_weight) != len(y):
+                raise ValueError(f"sample_weight has {sample_weight.size} entries but X has "
+                                 f"{len(y)} samples")
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if not np.all(np.isfinite(sw)):
+            raise ValueError("sample_weight contains NaN or infinity")
+        if np.any(sw < 0):
+            raise ValueError("sample_weight must be nonnegative")
+        if not np.any(sw > 0):
+            raise ValueError("sample_weight is zero for every sample")
+        return X, y_enc.astype(np.int32), sw
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Training inputs, or the Gram matrix when ``kernel='precomputed'``.
+        y : array-like of shape (n_samples,)
+            Class labels (any k >= 2 distinct values).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Nonnegative weights; a weight multiplies that sample's whole loss.
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        X, y, sw = self._validate_fit_input(X, y, sample_weight)
+        k = len(self.classes_)
+        n = len(y)
+        self.gamma_ = resolve_gamma(self.gamma, self.kernel, X, y) \
+            if not callable(self.kernel) else None
+        if callable(self.kernel):
+            gram = check_gram(kernel_matrix(X, X, self.kernel), "callable kernel's Gram matrix")
+            src_X, src_kind = gram, "precomputed"
+        else:
+            src_X, src_kind = X, self.kernel
+        src = make_row_source(src_X, src_kind, k, gamma=self.gamma_, degree=self.degree,
+                              coef0=self.coef0, cache_size=self.cache_size)
+        problem = self._dual_problem(y, k, self.C * sw)
+
+        alpha0 = np.zeros(len(problem.lin))
+        mu0 = np.zeros(k)
+        if self.warm_start and getattr(self, "_dual_state", None) is not None:
+            a_prev, mu_prev = self._dual_state
+            if a_prev.shape == alpha0.shape and mu_prev.shape == mu0.shape:
+                alpha0, mu0 = a_prev.copy(), mu_prev.copy()
+        alpha = problem.clip_feasible(alpha0)
+        mu = np.ascontiguousarray(mu0 - mu0.mean())
+        U = problem.slot_sums(alpha)
+        if np.any(U != 0):
+            init_scores(src, np.ascontiguousarray(U))
+
+        diag = src.diagonal()
+        rho = problem.kappa * float(np.median(diag)) if len(diag) else 1.0
+        if not rho > 0:
+            rho = 1.0
+        seed = check_random_state(self.random_state).randint(0, 2 ** 31 - 1)
+        n_iter, resid, status, _, _ = solve(
+            src, problem, alpha, mu, tol=float(self.tol), max_iter=int(self.max_iter),
+            shrinking=bool(self.shrinking), seed=int(seed), rho=rho, verbose=int(self.verbose))
+        if status != 0:
+            warnings.warn(
+                f"{type(self).__name__}: the solver stopped at max_iter={self.max_iter} epochs "
+                f"with KKT residual {resid:.3g} > tol={self.tol:g}; increase max_iter or tol.",
+                ConvergenceWarning)
+        self._dual_state = (alpha.copy(), mu.copy())
+        self.n_iter_ = int(n_iter)
+        self.kkt_residual_ = float(resid)
+        self._set_solution(X, y, sw, problem, alpha, mu, src)
+        return self
+
+    def _set_solution(self, X, y, sw, problem, alpha, mu, src):
+        k = problem.k
+        kappa = problem.kappa
+        P = np.eye(k) - 1.0 / k
+        T = self._output_map(k)
+        U = problem.slot_sums(alpha)
+        V = -kappa * U @ P                       # h_slot(x) = sum_i K(x, x_i) V_i
+        b_slot = -mu
+        if self.kernel == "linear":
+            W = src.weights                      # d x k, = X^T U
+            F = X @ W
+            self.coef_ = T @ (-kappa * P @ W.T)
+        else:
+            F = src.scores
+        H = -kappa * F @ P                       # h_slot at the training points
+        support = np.flatnonzero(np.any(self._alpha_matrix(alpha, problem) != 0, axis=1))
+        self.support_ = support
+        self.n_support_ = np.bincount(y[support], minlength=k).astype(np.int32)
+        self.dual_coef_ = (V[support] @ T.T).T
+        self.intercept_ = T @ b_slot
+        if self.kernel != "precomputed":
+            self.support_vectors_ = X[support]
+        self.alpha_ = self._alpha_matrix(alpha, problem)
+        f_train = H @ T.T + self.intercept_
+        G_train = self._decision_from_output(f_train)
+        penalty = 0.5 * float(np.sum((V @ T.T) * (H @ T.T)))
+        self.objective_ = penalty + self.C * float(np.dot(sw, self._loss(G_train, y)))
+
+    # ------------------------------------------------------------------ predict
+    def _fitted_functions(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False,
+                          ensure_all_finite=True)
+        if self.kernel == "linear":
+            return X @ self.coef_.T + self.intercept_
+        if self.kernel == "precomputed":
+            cols = self.support_
+        out = np.empty((X.shape[0], self.dual_coef_.shape[0]))
+        step = max(1, _CHUNK_ENTRIES // max(1, len(self.support_)))
+        for start in range(0, X.shape[0], step):
+            Xc = X[start:start + step]
+            if self.kernel == "precomputed":
+                Kc = Xc[:, cols]
+            else:
+                Kc = kernel_matrix(Xc, self.support_vectors_, self.kernel, self.gamma_,
+                                   self.degree, self.coef0)
+            out[start:start + step] = Kc @ self.dual_coef_.T
+        return out + self.intercept_
+
+    def decision_function(self, X):
+        """Decision values, shape (n_samples, n_classes); the predicted class is the argmax.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs, or the kernel between them and the training inputs (n_samples, n_train)
+            when ``kernel='precomputed'``.
+        """
+        return self._decision_from_output(self._fitted_functions(X))
+
+    def predict(self, X):
+        """Class labels: ``classes_[argmax_j decision_function(X)[:, j]]``."""
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
