@@ -1,22 +1,23 @@
 # Greedy SMO for kernel problems whose variables each have one slot, direction sigma_v e_j with
 # sigma_v = +-1, and no group caps (the Lee-Lin-Wahba / reinforced / truncated-LLW / angle-based
-# layouts and their DC steps).  The equalities P c = 0 say that the class sums
-# c_j = sum_{v in slot j} sigma_v alpha_v share one free common value.  Two kinds of move keep
-# them exactly:
+# layouts and their DC steps).  The equalities P c = 0 (class sums
+# c_j = sum_{v in slot j} sigma_v alpha_v share one common value) are handled by the same
+# augmented Lagrangian as the coordinate-descent path: multiplier mu, penalty rho, shift
+# s = mu + rho P c.  Each inner problem (box constraints only) is solved greedily with
 #
-# * a same-slot pair (a, b): sigma_a alpha_a -= t, sigma_b alpha_b += t.  With
-#   z_v = sigma_v g_v = kappa (F_ij - S_i / k) - sigma_v a_v, a is the largest z that can
-#   decrease, b is chosen by the second-order gain (z_a - z_b)^2 / curvature (Fan, Chen and
-#   Lin 2005), curvature = kappa (1 - 1/k) (K_aa + K_bb - 2 K_ab);
-# * a transversal move: sigma_v alpha_v += t on the best variable of every slot, the only move
-#   that changes the common value (its rate is sum_j u_j, resp. -sum_j l_j).
+# * same-slot pairs (a, b): sigma_a alpha_a -= t, sigma_b alpha_b += t, which leave c and s
+#   unchanged.  With z_v = sigma_v g_v = kappa (F_ij - S_i / k) - sigma_v a_v + s_j, a is the
+#   largest z that can decrease and b maximizes the second-order gain (z_a - z_b)^2 / curvature
+#   (Fan, Chen and Lin 2005), curvature = kappa (1 - 1/k) (K_aa + K_bb - 2 K_ab).  These are the
+#   directions along which a kernel dual is ill conditioned, where plain coordinate descent
+#   crawls;
+# * single-variable Newton steps (curvature (kappa K_ii + rho)(1 - 1/k)), which move c;
 #
-# Per slot j, u_j = min z over variables that can increase sigma alpha and l_j = max z over those
-# that can decrease it.  The dual is optimal iff l_j <= u_j for all j and
-# sum_j l_j <= 0 <= sum_j u_j; the intercepts are then b_j in [l_j, u_j] with sum_j b_j = 0
-# (a one-dimensional water filling).  Scores are kept by slot (F^T, k x n, contiguous per
-# slot) with their row sums S; every step touches two kernel rows (k for a transversal move).
-# LIBSVM-style shrinking removes variables that cannot take part in a violating move.
+# taking whichever of the best pair and the best single step promises the larger decrease.
+# Per slot, u_j = min z over variables that can increase sigma alpha and l_j = max z over those
+# that can decrease it; the inner problem is solved when u_j >= -eps and l_j <= eps.  Scores are
+# kept by slot (F^T, k x n, contiguous per slot) with their row sums S; a step touches one or
+# two kernel rows.  LIBSVM-style shrinking removes variables that cannot take part in a move.
 
 cdef inline bint _can_up(double sig, double a, double lo, double hi) noexcept nogil:
     return (a < hi) if sig > 0 else (a > lo)
@@ -34,53 +35,6 @@ cdef inline double _room_down(double sig, double a, double lo, double hi) noexce
     return (a - lo) if sig > 0 else (hi - a)
 
 
-cdef inline double _clip_sum(double lam, const double* l, const double* u, int k) noexcept nogil:
-    cdef double tot = 0.0
-    cdef int j
-    for j in range(k):
-        if lam < l[j]:
-            tot += l[j]
-        elif lam > u[j]:
-            tot += u[j]
-        else:
-            tot += lam
-    return tot
-
-
-cdef double _water_fill(const double* l, const double* u, int k) noexcept nogil:
-    """lambda with sum_j clip(lambda, l_j, u_j) = 0 (bracket, then bisection)."""
-    cdef double lo = INFINITY, hi = -INFINITY, mid, width
-    cdef int j, rep
-    for j in range(k):
-        if l[j] > -INFINITY:
-            lo = l[j] if l[j] < lo else lo
-            hi = l[j] if l[j] > hi else hi
-        if u[j] < INFINITY:
-            lo = u[j] if u[j] < lo else lo
-            hi = u[j] if u[j] > hi else hi
-    if lo > hi:
-        lo = 0.0
-        hi = 0.0
-    width = hi - lo + 1.0
-    rep = 0
-    while _clip_sum(lo, l, u, k) > 0.0 and rep < 60:
-        lo -= width
-        width *= 2.0
-        rep += 1
-    rep = 0
-    while _clip_sum(hi, l, u, k) < 0.0 and rep < 60:
-        hi += width
-        width *= 2.0
-        rep += 1
-    for rep in range(200):
-        mid = 0.5 * (lo + hi)
-        if _clip_sum(mid, l, u, k) > 0.0:
-            hi = mid
-        else:
-            lo = mid
-    return 0.5 * (lo + hi)
-
-
 cdef void _slot_update(double* Ft, double* S, const double* row, int j, double t, int n) noexcept nogil:
     cdef int r
     cdef double* Fj = Ft + <Py_ssize_t> j * n
@@ -89,21 +43,21 @@ cdef void _slot_update(double* Ft, double* S, const double* row, int j, double t
         S[r] += t * row[r]
 
 
-cdef int _smo(RowSource src, const Prob* p, double* alpha, double* mu, double tol,
-              long long max_steps, bint shrinking, long long* steps_out,
-              double* resid_out) noexcept nogil:
-    """Greedy SMO (see the note above). Returns 0 if converged, 1 at max_steps, -1 on no memory."""
+cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max_steps,
+              bint shrinking, double scale, int verbose, long long* steps_out,
+              double* resid_out, int* outer_out) noexcept nogil:
+    """ALM + greedy SMO (see the note above). 0: converged, 1: max_steps reached, -1: no memory."""
     cdef int n = p.n, k = p.k, nv = p.nv
-    cdef int i, j, v, a, b, idx, jstar, best, status = 0, unshrunk = 0
+    cdef int i, j, v, a, b, idx, jstar, best, vs, status = 0, unshrunk, outer = 0, done_inner
     cdef long long step = 0, shrink_every
-    cdef double kappa = p.kappa, z, za, zb, curv, gain, bestgain, t, room, Kaa, viol
-    cdef double pair_gap, tup, tdown, sl, su, sig
+    cdef double kappa = p.kappa, pn = 1.0 - 1.0 / p.k, z, za, zb = 0.0, curv, gain, bestgain
+    cdef double t, room, Kaa, viol = INFINITY, single, gain_single, gain_pair, sig
+    cdef double feas, feas_prev = INFINITY, eps_in, mean_c, resid = INFINITY
     cdef const double* row
     cdef double* Ft = <double*> malloc(<Py_ssize_t> k * n * sizeof(double))
     cdef double* S = <double*> malloc(n * sizeof(double))
     cdef double* l = <double*> malloc(k * sizeof(double))
     cdef double* u = <double*> malloc(k * sizeof(double))
-    cdef double* Kt = <double*> malloc(k * k * sizeof(double))
     cdef double* sgn = <double*> malloc(nv * sizeof(double))
     cdef int* la = <int*> malloc(k * sizeof(int))
     cdef int* ua = <int*> malloc(k * sizeof(int))
@@ -111,36 +65,51 @@ cdef int _smo(RowSource src, const Prob* p, double* alpha, double* mu, double to
     cdef int* lst = <int*> malloc(nv * sizeof(int))       # variables grouped by slot
     cdef int* start = <int*> malloc((k + 1) * sizeof(int))
     cdef int* nact = <int*> malloc(k * sizeof(int))
-    cdef int* sel = <int*> malloc(k * sizeof(int))
-    if (Ft == NULL or S == NULL or l == NULL or u == NULL or Kt == NULL or sgn == NULL
-            or la == NULL or ua == NULL or sample == NULL or lst == NULL or start == NULL
-            or nact == NULL or sel == NULL):
-        status = -1
-    else:
-        for i in range(n):
-            S[i] = 0.0
-            for j in range(k):
-                Ft[<Py_ssize_t> j * n + i] = src.F[i, j]
-                S[i] += src.F[i, j]
-            for v in range(p.ptr[i], p.ptr[i + 1]):
-                sample[v] = i
-        for v in range(nv):
-            sgn[v] = 1.0 if p.c1[v] > 0 else -1.0
-        # bucket the variables by slot (stable, so each slot's list runs in sample order)
-        for j in range(k + 1):
-            start[j] = 0
-        for v in range(nv):
-            start[p.s1[v] + 1] += 1
+    if (Ft == NULL or S == NULL or l == NULL or u == NULL or sgn == NULL or la == NULL
+            or ua == NULL or sample == NULL or lst == NULL or start == NULL or nact == NULL):
+        free(Ft); free(S); free(l); free(u); free(sgn); free(la); free(ua)
+        free(sample); free(lst); free(start); free(nact)
+        return -1
+    for i in range(n):
+        S[i] = 0.0
         for j in range(k):
-            start[j + 1] += start[j]
-            nact[j] = 0
-        for v in range(nv):
-            j = p.s1[v]
-            lst[start[j] + nact[j]] = v
-            nact[j] += 1
-        shrink_every = n if n < 1000 else 1000
+            Ft[<Py_ssize_t> j * n + i] = src.F[i, j]
+            S[i] += src.F[i, j]
+        for v in range(p.ptr[i], p.ptr[i + 1]):
+            sample[v] = i
+    for v in range(nv):
+        sgn[v] = 1.0 if p.c1[v] > 0 else -1.0
+    # bucket the variables by slot (stable, so each slot's list runs in sample order)
+    for j in range(k + 1):
+        start[j] = 0
+    for v in range(nv):
+        start[p.s1[v] + 1] += 1
+    for j in range(k):
+        start[j + 1] += start[j]
+        nact[j] = 0
+    for v in range(nv):
+        j = p.s1[v]
+        lst[start[j] + nact[j]] = v
+        nact[j] += 1
+    shrink_every = n if n < 1000 else 1000
+    eps_in = 0.1 if p.equality else tol
+    if eps_in < tol:
+        eps_in = tol
+    while True:
+        # ---------------- inner problem for fixed mu
+        mean_c = 0.0
+        for j in range(k):
+            mean_c += st.c[j] / k
+        for j in range(k):
+            st.s[j] = (st.mu[j] + st.rho * (st.c[j] - mean_c)) if p.equality else 0.0
+        for j in range(k):
+            nact[j] = start[j + 1] - start[j]
+        unshrunk = 0
+        done_inner = 0
         while True:
-            # ---- selection: per-slot extremes of z over the active variables
+            # selection: per-slot extremes of z over the active variables
+            single = 0.0
+            vs = -1
             for j in range(k):
                 l[j] = -INFINITY
                 u[j] = INFINITY
@@ -150,69 +119,61 @@ cdef int _smo(RowSource src, const Prob* p, double* alpha, double* mu, double to
                     v = lst[idx]
                     i = sample[v]
                     sig = sgn[v]
-                    z = kappa * (Ft[<Py_ssize_t> j * n + i] - S[i] / k) - sig * p.lin[v]
-                    if _can_up(sig, alpha[v], p.lo[v], p.hi[v]) and z < u[j]:
+                    z = kappa * (Ft[<Py_ssize_t> j * n + i] - S[i] / k) - sig * p.lin[v] + st.s[j]
+                    if _can_up(sig, alpha_at(st, v), p.lo[v], p.hi[v]) and z < u[j]:
                         u[j] = z
                         ua[j] = v
-                    if _can_down(sig, alpha[v], p.lo[v], p.hi[v]) and z > l[j]:
+                    if _can_down(sig, alpha_at(st, v), p.lo[v], p.hi[v]) and z > l[j]:
                         l[j] = z
                         la[j] = v
-            pair_gap = 0.0
-            jstar = -1
-            su = 0.0
-            sl = 0.0
-            for j in range(k):
-                if l[j] - u[j] > pair_gap:
-                    pair_gap = l[j] - u[j]
-                    jstar = j
-                su += u[j]
-                sl += l[j]
-            tup = -su if p.equality else 0.0        # rate of a transversal increase
-            tdown = sl if p.equality else 0.0       # rate of a transversal decrease
-            if tup != tup or tup < 0.0:
-                tup = 0.0
-            if tdown != tdown or tdown < 0.0:
-                tdown = 0.0
-            viol = pair_gap
-            if tup > viol:
-                viol = tup
-            if tdown > viol:
-                viol = tdown
-            if viol <= tol:
-                if shrinking and not unshrunk:
+                if -u[j] > single:
+                    single = -u[j]
+                    vs = ua[j]
+                if l[j] > single:
+                    single = l[j]
+                    vs = la[j]
+            viol = single
+            if viol <= eps_in:
+                if nact_total(nact, k) < nv:
                     for j in range(k):
                         nact[j] = start[j + 1] - start[j]
                     unshrunk = 1
                     continue
-                # with everything active and below tol: done
+                done_inner = 1
                 break
             if step >= max_steps:
-                status = 1
                 break
             step += 1
-            if shrinking and not unshrunk and viol <= 10.0 * tol:
+            if shrinking and not unshrunk and viol <= 10.0 * eps_in:
                 for j in range(k):
                     nact[j] = start[j + 1] - start[j]
                 unshrunk = 1
                 continue
-            if pair_gap >= tup and pair_gap >= tdown:
-                # ---- same-slot pair in slot jstar
+            # best pair: the slot with the largest gap, partner by second-order gain
+            jstar = -1
+            t = 0.0
+            for j in range(k):
+                if l[j] - u[j] > t:
+                    t = l[j] - u[j]
+                    jstar = j
+            gain_pair = 0.0
+            best = -1
+            if jstar >= 0:
                 j = jstar
                 a = la[j]
                 za = l[j]
                 row = src.row(sample[a])
                 Kaa = src.diag(sample[a])
-                best = -1
                 bestgain = -1.0
                 for idx in range(start[j], start[j] + nact[j]):
                     v = lst[idx]
-                    if v == a or not _can_up(sgn[v], alpha[v], p.lo[v], p.hi[v]):
+                    if v == a or not _can_up(sgn[v], alpha_at(st, v), p.lo[v], p.hi[v]):
                         continue
                     i = sample[v]
-                    z = kappa * (Ft[<Py_ssize_t> j * n + i] - S[i] / k) - sgn[v] * p.lin[v]
+                    z = kappa * (Ft[<Py_ssize_t> j * n + i] - S[i] / k) - sgn[v] * p.lin[v] + st.s[j]
                     if z >= za:
                         continue
-                    curv = kappa * (1.0 - 1.0 / k) * (Kaa + src.diag(i) - 2.0 * row[i])
+                    curv = kappa * pn * (Kaa + src.diag(i) - 2.0 * row[i])
                     if curv <= 1e-12:
                         curv = 1e-12
                     gain = (za - z) * (za - z) / curv
@@ -220,51 +181,46 @@ cdef int _smo(RowSource src, const Prob* p, double* alpha, double* mu, double to
                         bestgain = gain
                         best = v
                         zb = z
+                gain_pair = 0.5 * bestgain
+            i = sample[vs]
+            curv = (kappa * src.diag(i) + st.rho) * pn
+            gain_single = 0.5 * single * single / (curv if curv > 1e-12 else 1e-12)
+            if best >= 0 and gain_pair >= gain_single:
+                a = la[jstar]
                 b = best
-                curv = kappa * (1.0 - 1.0 / k) * (Kaa + src.diag(sample[b]) - 2.0 * row[sample[b]])
-                room = _room_down(sgn[a], alpha[a], p.lo[a], p.hi[a])
-                t = _room_up(sgn[b], alpha[b], p.lo[b], p.hi[b])
+                curv = kappa * pn * (Kaa + src.diag(sample[b]) - 2.0 * row[sample[b]])
+                room = _room_down(sgn[a], alpha_at(st, a), p.lo[a], p.hi[a])
+                t = _room_up(sgn[b], alpha_at(st, b), p.lo[b], p.hi[b])
                 if t < room:
                     room = t
                 t = room
                 if curv > 1e-12 and (za - zb) / curv < room:
                     t = (za - zb) / curv
-                alpha[a] -= sgn[a] * t
-                alpha[b] += sgn[b] * t
-                _slot_update(Ft, S, row, j, -t, n)
+                st.alpha[a] -= sgn[a] * t
+                st.alpha[b] += sgn[b] * t
+                _slot_update(Ft, S, row, jstar, -t, n)
                 row = src.row(sample[b])
-                _slot_update(Ft, S, row, j, t, n)
+                _slot_update(Ft, S, row, jstar, t, n)
             else:
-                # ---- transversal move: sigma alpha += t*dirn on the best variable of every slot
-                sig = 1.0 if tup >= tdown else -1.0
-                room = INFINITY
-                for j in range(k):
-                    sel[j] = ua[j] if sig > 0 else la[j]
-                    v = sel[j]
-                    t = _room_up(sgn[v], alpha[v], p.lo[v], p.hi[v]) if sig > 0 else \
-                        _room_down(sgn[v], alpha[v], p.lo[v], p.hi[v])
-                    if t < room:
-                        room = t
-                for j in range(k):
-                    row = src.row(sample[sel[j]])
+                # single Newton step on the most violating variable (moves c and s)
+                v = vs
+                j = p.s1[v]
+                i = sample[v]
+                z = kappa * (Ft[<Py_ssize_t> j * n + i] - S[i] / k) - sgn[v] * p.lin[v] + st.s[j]
+                if z < 0.0:
+                    room = _room_up(sgn[v], alpha_at(st, v), p.lo[v], p.hi[v])
+                    t = room if curv <= 1e-12 or -z / curv > room else -z / curv
+                else:
+                    room = _room_down(sgn[v], alpha_at(st, v), p.lo[v], p.hi[v])
+                    t = -room if curv <= 1e-12 or z / curv > room else -z / curv
+                st.alpha[v] += sgn[v] * t
+                row = src.row(i)
+                _slot_update(Ft, S, row, j, t, n)
+                if p.equality:
+                    st.c[j] += t
                     for b in range(k):
-                        Kt[j * k + b] = row[sample[sel[b]]]
-                curv = 0.0
-                for j in range(k):
-                    for b in range(k):
-                        curv -= Kt[j * k + b] / k
-                    curv += Kt[j * k + j]
-                curv *= kappa
-                gain = tup if sig > 0 else tdown       # first-order decrease per unit t
-                t = room
-                if curv > 1e-12 and gain / curv < room:
-                    t = gain / curv
-                for j in range(k):
-                    v = sel[j]
-                    alpha[v] += sgn[v] * sig * t
-                    row = src.row(sample[v])
-                    _slot_update(Ft, S, row, j, sig * t, n)
-            # ---- shrinking
+                        st.s[b] += st.rho * t * ((1.0 if b == j else 0.0) - 1.0 / k)
+            # shrinking: drop variables that can only move where no violation is
             if shrinking and not unshrunk and step % shrink_every == 0:
                 for j in range(k):
                     idx = start[j]
@@ -272,29 +228,66 @@ cdef int _smo(RowSource src, const Prob* p, double* alpha, double* mu, double to
                         v = lst[idx]
                         i = sample[v]
                         sig = sgn[v]
-                        z = kappa * (Ft[<Py_ssize_t> j * n + i] - S[i] / k) - sig * p.lin[v]
-                        if ((not _can_down(sig, alpha[v], p.lo[v], p.hi[v]) and
-                             (not _can_up(sig, alpha[v], p.lo[v], p.hi[v]) or z > l[j])) or
-                                (not _can_up(sig, alpha[v], p.lo[v], p.hi[v]) and z < u[j])):
+                        z = kappa * (Ft[<Py_ssize_t> j * n + i] - S[i] / k) - sig * p.lin[v] + st.s[j]
+                        if ((not _can_down(sig, alpha_at(st, v), p.lo[v], p.hi[v])
+                             and (not _can_up(sig, alpha_at(st, v), p.lo[v], p.hi[v])
+                                  or (z > l[j] and z > 0.0)))
+                                or (not _can_up(sig, alpha_at(st, v), p.lo[v], p.hi[v])
+                                    and z < u[j] and z < 0.0)):
                             nact[j] -= 1
                             lst[idx] = lst[start[j] + nact[j]]
                             lst[start[j] + nact[j]] = v
                             continue
                         idx += 1
-        # ---- intercepts from the KKT intervals: b_j = clip(lambda, l_j, u_j), sum b_j = 0
-        t = _water_fill(l, u, k) if p.equality else 0.0
-        for j in range(k):
-            z = t
-            if z < l[j]:
-                z = l[j]
-            if z > u[j]:
-                z = u[j]
-            mu[j] = -z if p.equality else 0.0
-        for i in range(n):
+        outer += 1
+        # ---------------- multiplier update
+        feas = 0.0
+        if p.equality:
+            mean_c = 0.0
             for j in range(k):
-                src.F[i, j] = Ft[<Py_ssize_t> j * n + i]
-        steps_out[0] = step
-        resid_out[0] = viol
-    free(Ft); free(S); free(l); free(u); free(Kt); free(sgn); free(la); free(ua)
-    free(sample); free(lst); free(start); free(nact); free(sel)
+                mean_c += st.c[j] / k
+            for j in range(k):
+                z = st.c[j] - mean_c
+                if fabs(z) > feas:
+                    feas = fabs(z)
+                st.mu[j] += st.rho * z
+            feas /= scale
+        resid = viol if viol > feas else feas
+        if verbose:
+            with gil:
+                print(f"[msvm] outer {outer}: steps {step}, violation {viol:.3e}, "
+                      f"equality {feas:.3e}, rho {st.rho:.3g}")
+        if not done_inner:
+            status = 1
+            break
+        if resid <= tol:
+            break
+        if eps_in > tol:
+            eps_in *= 0.1
+            if feas < eps_in:
+                eps_in = feas if feas > tol else tol
+            if eps_in < tol:
+                eps_in = tol
+        if feas > 0.25 * feas_prev and st.rho < 1e6:
+            st.rho *= 4.0
+        feas_prev = feas
+    for i in range(n):
+        for j in range(k):
+            src.F[i, j] = Ft[<Py_ssize_t> j * n + i]
+    steps_out[0] = step
+    resid_out[0] = resid
+    outer_out[0] = outer
+    free(Ft); free(S); free(l); free(u); free(sgn); free(la); free(ua)
+    free(sample); free(lst); free(start); free(nact)
     return status
+
+
+cdef inline double alpha_at(State* st, int v) noexcept nogil:
+    return st.alpha[v]
+
+
+cdef inline int nact_total(const int* nact, int k) noexcept nogil:
+    cdef int j, tot = 0
+    for j in range(k):
+        tot += nact[j]
+    return tot

@@ -33,7 +33,6 @@ from libc.stdlib cimport malloc, free
 import numpy as np
 
 include "_rows.pxi"
-include "_smo.pxi"
 
 
 cdef inline unsigned long long _rng_next(unsigned long long* state) noexcept nogil:
@@ -69,6 +68,9 @@ cdef struct State:
     double* s         # k: mu + rho * P c  (the intercept estimate is -s)
     double* mu        # k
     double rho
+
+
+include "_smo.pxi"
 
 
 cdef inline double _grad(const Prob* p, State* st, int v, const double* Fi, double sumF) noexcept nogil:
@@ -328,35 +330,20 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
                 st.gsum[p.grp[v]] += vs
         if scale <= 0.0:
             scale = 1.0
-    use_smo = (src.kind != SRC_LINEAR and p.equality and ngroups == 0
+    use_smo = (src.kind != SRC_LINEAR and ngroups == 0
                and bool(np.all(np.asarray(s2) < 0)) and bool(np.all(np.abs(np.asarray(c1)) == 1.0)))
     if use_smo:
-        # the greedy SMO keeps the equalities exactly, so it needs a feasible start
-        mean_c = 0.0
-        for j in range(k):
-            mean_c += st.c[j] / k
-        feas = 0.0
-        for j in range(k):
-            feas = max(feas, fabs(st.c[j] - mean_c))
-        if feas > 1e-12 * scale * max(1, n):
-            if bool(np.all(np.asarray(lo) <= 0)) and bool(np.all(np.asarray(hi) >= 0)):
-                for v in range(nv):
-                    alpha[v] = 0.0
-                src.reset_scores()
-            else:
-                use_smo = False
-    if use_smo:
         with nogil:
-            status = _smo(src, &p, st.alpha, st.mu, tol, max_iter * <long long> max(n, 1),
-                          shrinking, &steps, &resid)
+            status = _smo(src, &p, &st, tol, max_iter * <long long> max(n, 1), shrinking,
+                          scale, verbose, &steps, &resid, &outer)
         free(active); free(Fi); free(du); free(buf_c)
         if status < 0:
             raise MemoryError("cannot allocate the SMO work arrays")
         it = (steps + n - 1) // max(n, 1)
         if verbose:
-            print(f"[msvm] smo: {steps} steps ({it} epochs), violation {resid:.3e}, "
-                  f"rows computed {src.n_computed} of {src.n_requests} requested")
-        return it, resid, status, 1, st.rho
+            print(f"[msvm] smo: {steps} steps ({it} epochs), residual {resid:.3e}, "
+                  f"kernel rows computed {src.n_computed} of {src.n_requests} requested")
+        return it, resid, status, outer, st.rho
     with nogil:
         eps_in = 0.1 if p.equality else tol
         if eps_in < tol:
