@@ -169,7 +169,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         V = -kappa * U @ P                       # h_slot(x) = sum_i K(x, x_i) V_i
         b_slot = -mu
         if self.kernel == "linear":
-            W = src.weights                      # d x k, = X^T U
+            W = src.weights if src.weights is not None else X.T @ U     # d x k, = X^T U
             F = X @ W
             self.coef_ = T @ (-kappa * P @ W.T)
         else:
@@ -209,8 +209,8 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
             out[start:start + step] = Kc @ self.dual_coef_.T
         return out + self.intercept_
 
-    def decision_function(self, X):
-        """Decision values, shape (n_samples, n_classes); the predicted class is the argmax.
+    def decision_values(self, X):
+        """Decision values of every class, shape (n_samples, n_classes), any k.
 
         Parameters
         ----------
@@ -220,6 +220,24 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         """
         return self._decision_from_output(self._fitted_functions(X))
 
+    def decision_function(self, X):
+        """Decision values; the predicted class is the argmax over classes.
+
+        Shape (n_samples, n_classes) for k > 2.  For k = 2 it follows scikit-learn's binary
+        convention: shape (n_samples,), the value of class ``classes_[1]`` (the two values sum
+        to zero, so it is positive exactly when ``classes_[1]`` is predicted); the full
+        matrix is ``decision_values(X)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs, or the kernel between them and the training inputs (n_samples, n_train)
+            when ``kernel='precomputed'``.
+        """
+        G = self.decision_values(X)
+        return G[:, 1] if G.shape[1] == 2 else G
+
     def predict(self, X):
-        """Class labels: ``classes_[argmax_j decision_function(X)[:, j]]``."""
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        """Class labels: ``classes_[argmax_j decision_values(X)[:, j]]``."""
+        scores = self.decision_values(X)
+        return self.classes_[np.argmax(scores, axis=1)]

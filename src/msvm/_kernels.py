@@ -8,6 +8,11 @@ from ._core._solver import RowSource
 
 KERNELS = ("linear", "poly", "rbf", "precomputed")
 
+# Linear kernel: up to this many samples (and when every kernel row fits in the cache) the
+# greedy kernel solver on rows x_i^T X is used; above it, coordinate descent on the explicit
+# weight matrix (O(d k) per update, no kernel rows), as LIBLINEAR does.
+LINEAR_ROWS_MAX_SAMPLES = 2000
+
 # Largest training set for which the 'median' heuristic uses every pair; above it, a fixed
 # random subsample of this many points (stratified by chance, seeded) estimates the median.
 MEDIAN_MAX_SAMPLES = 2000
@@ -103,8 +108,10 @@ def make_row_source(X, kernel, k, gamma=None, degree=3, coef0=0.0, cache_size=20
     n = X.shape[0]
     if kernel == "precomputed":
         return RowSource("precomputed", k, K=X)
-    if kernel == "linear":
-        return RowSource("linear", k, X=X)
     capacity = int(cache_size * 2 ** 20 // (8 * max(n, 1)))
+    if kernel == "linear":
+        if n <= LINEAR_ROWS_MAX_SAMPLES and capacity >= n:
+            return RowSource("linear-rows", k, X=X, capacity=n)
+        return RowSource("linear", k, X=X)
     return RowSource(kernel, k, X=X, gamma=gamma, degree=int(degree), coef0=float(coef0),
                      capacity=max(2, capacity))

@@ -8,7 +8,8 @@
 #   O(d k) and an update of sample i costs O(d k).  No kernel row is ever formed.
 # * SRC_PRECOMPUTED: F is kept explicitly and kernel rows are rows of a Gram matrix the caller
 #   holds (a user's precomputed kernel).
-# * SRC_RBF / SRC_POLY: F is kept explicitly; kernel rows are computed on demand from X into an
+# * SRC_RBF / SRC_POLY / SRC_LINKERNEL (linear kernel rows, for small n where the greedy
+#   kernel solver converges far faster than coordinate descent): F is kept explicitly; kernel rows are computed on demand from X into an
 #   LRU cache of at most `capacity` rows of float64 (the caller sizes it from cache_size), so
 #   fitting never holds an n x n matrix beyond that bound.
 #
@@ -25,6 +26,7 @@ cdef enum:
     SRC_PRECOMPUTED = 1
     SRC_RBF = 2
     SRC_POLY = 3
+    SRC_LINKERNEL = 4
 
 
 cdef class RowSource:
@@ -74,9 +76,11 @@ cdef class RowSource:
             self.kind = SRC_RBF
         elif kind == "poly":
             self.kind = SRC_POLY
+        elif kind == "linear-rows":
+            self.kind = SRC_LINKERNEL
         else:
             raise ValueError(f"unknown row source kind {kind!r}")
-        if shift != 0.0 and self.kind in (SRC_PRECOMPUTED, SRC_LINEAR):
+        if shift != 0.0 and (self.kind == SRC_PRECOMPUTED or self.kind == SRC_LINEAR):
             raise ValueError("shift applies to computed kernels only; add it to the Gram matrix "
                              "or append a constant column instead")
         if self.kind == SRC_PRECOMPUTED:
@@ -97,8 +101,8 @@ cdef class RowSource:
             for f in range(self.d):
                 acc += self.X[i, f] * self.X[i, f]
             self.sqnorm[i] = acc
-            if self.kind == SRC_LINEAR:
-                self.kdiag[i] = acc
+            if self.kind == SRC_LINEAR or self.kind == SRC_LINKERNEL:
+                self.kdiag[i] = acc + shift
             elif self.kind == SRC_RBF:
                 self.kdiag[i] = 1.0 + shift
             else:
@@ -107,7 +111,7 @@ cdef class RowSource:
             self.W = _zeros2(self.d, k)
         else:
             self.F = _zeros2(self.n, k)
-        if self.kind == SRC_RBF or self.kind == SRC_POLY:
+        if self.kind == SRC_RBF or self.kind == SRC_POLY or self.kind == SRC_LINKERNEL:
             if capacity < 2:
                 capacity = 2
             if capacity > self.n:
@@ -245,7 +249,9 @@ cdef class RowSource:
             acc = 0.0
             for f in range(d):
                 acc += xi[f] * xr[f]
-            if self.kind == SRC_RBF:
+            if self.kind == SRC_LINKERNEL:
+                out[r] = acc + self.shift
+            elif self.kind == SRC_RBF:
                 acc = self.sqnorm[i] + self.sqnorm[r] - 2.0 * acc
                 if acc < 0.0:
                     acc = 0.0

@@ -274,7 +274,7 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     cdef Prob p
     cdef State st
     cdef int n = ptr.shape[0] - 1, k = src.k, nv = alpha.shape[0], ngroups = cap.shape[0]
-    cdef int v, j, i, idx, n_active, tmp, shr, outer = 0, status = 0, inner_done
+    cdef int v, j, i, idx, n_active, tmp, shr, outer = 0, status = 0, inner_done, full_pass
     cdef long it = 0
     cdef double viol, feas = 0.0, feas_prev = INFINITY, eps_in, scale = 0.0, resid = INFINITY
     cdef double PGmax_old, PGmin_old, PGmax_new, PGmin_new, mean_c, vs
@@ -362,6 +362,7 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
             PGmax_old = INFINITY
             PGmin_old = -INFINITY
             inner_done = 0
+            full_pass = 0
             viol = INFINITY
             while it < max_iter:
                 it += 1
@@ -378,20 +379,23 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
                                 &PGmax_new, &PGmin_new, &shr)
                     if vs > viol:
                         viol = vs
-                    if shrinking and shr and n_active > 1:
+                    if shrinking and shr and n_active > 1 and not full_pass:
                         n_active -= 1
                         active[idx] = active[n_active]
                         active[n_active] = i
                         continue
                     idx += 1
                 if viol <= eps_in:
-                    if n_active < n:
+                    if n_active < n and not full_pass:
+                        # one more pass over every sample, without shrinking, to confirm
                         n_active = n
                         PGmax_old = INFINITY
                         PGmin_old = -INFINITY
+                        full_pass = 1
                         continue
                     inner_done = 1
                     break
+                full_pass = 0
                 PGmax_old = PGmax_new if PGmax_new > 0.0 else INFINITY
                 PGmin_old = PGmin_new if PGmin_new < 0.0 else -INFINITY
                 if not shrinking:

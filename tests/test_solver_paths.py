@@ -1,0 +1,63 @@
+"""The solver's paths and the intercept step: explicit-weights coordinate descent against the
+greedy kernel solver, a tiny kernel-row cache against a full one, and the LP intercept step
+(scipy linprog) against the intercepts the solver reads off its KKT multipliers."""
+
+import numpy as np
+import pytest
+
+import msvm._kernels as kernels
+from msvm import ReinforcedMSVM
+from msvm._intercept import lp_intercepts
+
+
+def _data(seed, n=70, k=4, d=3):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    y[:k] = np.arange(k)
+    X = rng.normal(size=(n, d)) + 1.2 * np.eye(k, d)[y]
+    w = rng.uniform(0.3, 2.0, n)
+    return X, y, w
+
+
+def _rel(a, b):
+    return abs(a - b) / max(1.0, abs(a), abs(b))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_explicit_weight_path_matches_kernel_rows_path(seed, monkeypatch):
+    X, y, w = _data(seed)
+    params = dict(C=2.0, reinforcement=0.4, kernel="linear", tol=1e-7, max_iter=10**6,
+                  random_state=0)
+    rows = ReinforcedMSVM(**params).fit(X, y, sample_weight=w)
+    monkeypatch.setattr(kernels, "LINEAR_ROWS_MAX_SAMPLES", 0)
+    explicit = ReinforcedMSVM(**params).fit(X, y, sample_weight=w)
+    assert _rel(rows.objective_, explicit.objective_) <= 1e-6
+    np.testing.assert_allclose(rows.coef_, explicit.coef_, atol=1e-4)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+def test_tiny_row_cache_gives_the_same_fit(kernel):
+    X, y, w = _data(3, n=90)
+    params = dict(C=5.0, kernel=kernel, degree=2, coef0=1.0, tol=1e-8, max_iter=10**6,
+                  random_state=0)
+    big = ReinforcedMSVM(cache_size=200, **params).fit(X, y, sample_weight=w)
+    tiny = ReinforcedMSVM(cache_size=2 * 8 * 90 / 2 ** 20, **params).fit(X, y, sample_weight=w)
+    assert _rel(big.objective_, tiny.objective_) <= 1e-9
+    np.testing.assert_allclose(big.decision_values(X), tiny.decision_values(X), atol=1e-6)
+
+
+@pytest.mark.parametrize("kernel,gamma", [("rbf", 0.0), ("linear", 1.0), ("rbf", 1.0)])
+def test_lp_intercepts_agree_with_kkt_intercepts(kernel, gamma):
+    X, y, w = _data(4, n=50, k=3)
+    est = ReinforcedMSVM(C=3.0, reinforcement=gamma, kernel=kernel, tol=1e-9,
+                         max_iter=10**6, random_state=0).fit(X, y, sample_weight=w)
+    k = len(est.classes_)
+    H = est.decision_values(X) - est.intercept_
+    problem = est._dual_problem(np.searchsorted(est.classes_, y), k, est.C * w)
+    b_lp, loss_lp = lp_intercepts(problem, H)
+    assert abs(b_lp.sum()) <= 1e-9
+    loss_kkt = est.C * float(np.dot(w, est._loss(est.decision_values(X),
+                                                 np.searchsorted(est.classes_, y))))
+    # the solver's intercepts are optimal for its h: the LP cannot do better
+    assert loss_kkt - loss_lp <= 1e-6 * max(1.0, loss_lp)
+    assert loss_lp <= loss_kkt + 1e-9
