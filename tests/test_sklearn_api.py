@@ -1,0 +1,19 @@
+"""scikit-learn's estimator checks (clone, get/set_params, fit/predict contracts, pickling,
+sample weights, dtype and input validation, ...)."""
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from msvm import ReinforcedMSVM
+
+# The weighted and the duplicated fits agree to the solver tolerance (default tol=1e-3), not to
+# the check's rtol=1e-7; tests/test_invariances.py checks the equivalence at tol=1e-8 instead.
+_EXPECTED_FAILURES = {
+    "check_sample_weight_equivalence_on_dense_data":
+        "agreement is to the solver tolerance; checked at tol=1e-8 in test_invariances.py",
+}
+
+
+@parametrize_with_checks([ReinforcedMSVM(), ReinforcedMSVM(kernel="linear")],
+                         expected_failed_checks=lambda est: _EXPECTED_FAILURES)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
