@@ -17,7 +17,8 @@
 # Per slot, u_j = min z over variables that can increase sigma alpha and l_j = max z over those
 # that can decrease it; the inner problem is solved when u_j >= -eps and l_j <= eps.  Scores are
 # kept by slot (F^T, k x n, contiguous per slot) with their row sums S; a step touches one or
-# two kernel rows.  LIBSVM-style shrinking removes variables that cannot take part in a move.
+# two kernel rows.  LIBSVM-style shrinking removes variables that cannot take part in a move
+# (every 1000 steps); everything is reactivated once near 10 eps and again for the final check.
 
 cdef inline bint _can_up(double sig, double a, double lo, double hi) noexcept nogil:
     return (a < hi) if sig > 0 else (a > lo)
@@ -221,7 +222,7 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
                     for b in range(k):
                         st.s[b] += st.rho * t * ((1.0 if b == j else 0.0) - 1.0 / k)
             # shrinking: drop variables that can only move where no violation is
-            if shrinking and not unshrunk and step % shrink_every == 0:
+            if shrinking and step % shrink_every == 0:
                 for j in range(k):
                     idx = start[j]
                     while idx < start[j] + nact[j]:
