@@ -61,3 +61,33 @@ def test_lp_intercepts_agree_with_kkt_intercepts(kernel, gamma):
     # the solver's intercepts are optimal for its h: the LP cannot do better
     assert loss_kkt - loss_lp <= 1e-6 * max(1.0, loss_lp)
     assert loss_lp <= loss_kkt + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_exact_intercepts_equal_the_lp(seed):
+    """The breakpoint search reaches the LP's optimal loss for arbitrary h and shifted boxes."""
+    from msvm._intercept import exact_intercepts
+    from msvm._problem import per_class_hinge_problem
+
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(5, 40)), int(rng.integers(2, 6))
+    y = rng.integers(0, k, n)
+    w = rng.uniform(0.0, 2.0, n)
+    g = float(rng.uniform())
+    problem = per_class_hinge_problem(y, k, lin_own=k - 1.0, lin_other=1.0, coef_own=-1.0,
+                                      coef_other=1.0, hi_own=w * g, hi_other=w * (1 - g))
+    if seed % 2:  # DC-style shifted boxes: lo > 0 on some variables
+        problem.lo = np.where(rng.uniform(size=len(problem.lo)) < 0.3, 0.5 * problem.hi, 0.0)
+    H = rng.normal(scale=2.0, size=(n, k))
+    H -= H.mean(axis=1, keepdims=True)
+
+    def loss(b):
+        D = problem.directions()
+        z = problem.lin + np.einsum("vj,vj->v", D, (H + b)[problem.sample_of_var()])
+        return float(np.sum(np.where(z > 0, problem.hi, problem.lo) * z))
+
+    b = exact_intercepts(problem, H, b0=rng.normal(size=k))
+    b_lp, loss_lp = lp_intercepts(problem, H)
+    assert abs(b.sum()) <= 1e-10
+    assert loss(b) == pytest.approx(loss_lp, rel=1e-9, abs=1e-9)
+    assert loss(b_lp) == pytest.approx(loss_lp, rel=1e-9, abs=1e-9)

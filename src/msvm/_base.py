@@ -18,6 +18,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ._core._solver import init_scores, solve
+from ._intercept import exact_intercepts
 from ._kernels import KERNELS, check_gram, kernel_matrix, make_row_source, resolve_gamma
 
 # Rows of a prediction Gram block are computed in chunks of at most this many entries.
@@ -167,7 +168,6 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         T = self._output_map(k)
         U = problem.slot_sums(alpha)
         V = -kappa * U @ P                       # h_slot(x) = sum_i K(x, x_i) V_i
-        b_slot = -mu
         if self.kernel == "linear":
             W = src.weights if src.weights is not None else X.T @ U     # d x k, = X^T U
             F = X @ W
@@ -175,6 +175,11 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         else:
             F = src.scores
         H = -kappa * F @ P                       # h_slot at the training points
+        # intercepts: the KKT multipliers -mu of the dual, made exact (given h) by the
+        # per-slot breakpoint search where every loss term involves one slot
+        b_slot = -mu
+        if problem.equality and not np.any(problem.slot2 >= 0):
+            b_slot = exact_intercepts(problem, H, b0=b_slot)
         support = np.flatnonzero(np.any(self._alpha_matrix(alpha, problem) != 0, axis=1))
         self.support_ = support
         self.n_support_ = np.bincount(y[support], minlength=k).astype(np.int32)

@@ -58,3 +58,100 @@ def lp_intercepts(problem, H):
     if res.status != 0:
         raise RuntimeError(f"intercept LP failed: {res.message}")
     return res.x[:k], float(res.fun)
+
+
+def _slot_breakpoints(problem, H):
+    """Per slot: sorted breakpoints t, cumulative slopes cum (len m + 1) of the slot's loss."""
+    k = problem.k
+    rows = problem.sample_of_var()
+    sig = np.sign(problem.coef1)
+    # z_v(b) = a_v + sigma_v (H + b) changes sign at t_v; the slope in b of
+    # max_{alpha in [lo, hi]} alpha z_v(b) rises by hi - lo there
+    t_all = -sig * problem.lin - H[rows, problem.slot1]
+    jump = problem.hi - problem.lo
+    base_all = np.where(sig > 0, problem.lo, -problem.hi)
+    out = []
+    for j in range(k):
+        sel = problem.slot1 == j
+        order = np.argsort(t_all[sel], kind="stable")
+        t = t_all[sel][order]
+        cum = np.concatenate([[0.0], np.cumsum(jump[sel][order])]) + base_all[sel].sum()
+        out.append((t, cum))
+    return out
+
+
+def _interval_sums(slots, lam):
+    """Per slot the interval [b_min, b_max] of minimizers of phi_j(b) - lam b."""
+    lo = np.empty(len(slots))
+    hi = np.empty(len(slots))
+    for j, (t, cum) in enumerate(slots):
+        m = len(t)
+        r = int(np.searchsorted(cum, lam, side="left"))
+        lo[j] = -np.inf if r == 0 else (np.inf if r > m else t[r - 1])
+        r = int(np.searchsorted(cum, lam, side="right")) - 1
+        hi[j] = -np.inf if r < 0 else (np.inf if r == m else t[r])
+    return lo, hi
+
+
+def exact_intercepts(problem, H, b0=None):
+    """Exact intercepts for a problem whose variables each touch one class slot.
+
+    With h fixed, the loss is sum_j phi_j(b_j), each phi_j convex and piecewise linear in
+    the one intercept b_j; minimizing it subject to sum_j b_j = 0 means finding a common
+    subgradient lam with 0 in sum_j argmin_b (phi_j(b) - lam b).  The candidate values of lam
+    are the slopes of the phi_j, so a binary search over their sorted union, each step a
+    per-slot binary search, solves it exactly in O(n k log(n k)).  Where the minimizers form
+    intervals, the intercepts closest to ``b0`` (the solver's KKT estimate) in the sense of a
+    common shift are returned.
+
+    Parameters
+    ----------
+    problem : DualProblem
+        Single-slot directions (``slot2 == -1``) and ``equality=True``.
+    H : ndarray of shape (n_samples, k)
+        h(x_i) in class-slot coordinates, without intercepts.
+    b0 : ndarray of shape (k,), default=None
+        Preferred intercepts when the optimum is not unique.
+
+    Returns
+    -------
+    b : ndarray of shape (k,)
+        Optimal intercepts, summing to zero.
+    """
+    if np.any(problem.slot2 >= 0) or not problem.equality:
+        raise ValueError("exact_intercepts needs single-slot directions and unpenalized, "
+                         "sum-to-zero intercepts; use lp_intercepts")
+    k = problem.k
+    slots = _slot_breakpoints(problem, H)
+    lam_min = max(cum[0] for _, cum in slots)
+    lam_max = min(cum[-1] for _, cum in slots)
+    cands = np.unique(np.concatenate([cum for _, cum in slots]))
+    cands = cands[(cands >= lam_min) & (cands <= lam_max)]
+    if len(cands) == 0:
+        raise RuntimeError("intercept step: the loss is unbounded below in b")
+    # smallest candidate whose largest minimizer sum reaches 0
+    lo_i, hi_i = 0, len(cands) - 1
+    while lo_i < hi_i:
+        mid = (lo_i + hi_i) // 2
+        if _interval_sums(slots, cands[mid])[1].sum() >= 0.0:
+            hi_i = mid
+        else:
+            lo_i = mid + 1
+    bmin, bmax = _interval_sums(slots, cands[lo_i])
+    # pick b in the box [bmin, bmax] with sum 0, a common shift of b0 clipped to the box
+    b0 = np.zeros(k) if b0 is None else np.asarray(b0, dtype=np.float64)
+    finite = np.concatenate([bmin[np.isfinite(bmin)], bmax[np.isfinite(bmax)], b0])
+    span = 2.0 * (np.abs(finite).max() + 1.0)
+    a, c = -2.0 * span, 2.0 * span
+    for _ in range(200):
+        theta = 0.5 * (a + c)
+        if np.clip(b0 + theta, bmin, bmax).sum() < 0.0:
+            a = theta
+        else:
+            c = theta
+    b = np.clip(b0 + 0.5 * (a + c), bmin, bmax)
+    # remove the last rounding residue of the sum on a slot with room
+    free = np.flatnonzero((b > bmin) & (b < bmax))
+    j = free[0] if len(free) else int(np.argmax(bmax - bmin))
+    b[j] -= b.sum()
+    return b

@@ -34,6 +34,9 @@ import numpy as np
 
 include "_rows.pxi"
 
+# Largest working set (samples) of the kernel SMO path; never more than the row cache holds.
+WORKING_SET = 256
+
 
 cdef inline unsigned long long _rng_next(unsigned long long* state) noexcept nogil:
     # xorshift64*
@@ -252,7 +255,7 @@ cdef double _visit(const Prob* p, State* st, RowSource src, int i, double* Fi, d
 
 def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=1e-3,
           long max_iter=10000, bint shrinking=True, unsigned long long seed=0, double rho=1.0,
-          int verbose=0):
+          int verbose=0, int working_set=WORKING_SET):
     """Solve the dual QP described by `problem` (a msvm._problem.DualProblem).
 
     `alpha` (warm start, feasible for the box and group caps) and `mu` (k, sums to zero) are
@@ -281,6 +284,7 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     cdef unsigned long long rng = seed * 2654435761ULL + 88172645463325252ULL
     cdef long long steps = 0
     cdef bint use_smo
+    cdef int qmax
     cdef int* active
     cdef double* Fi
     cdef double* du
@@ -333,8 +337,11 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     use_smo = (src.kind != SRC_LINEAR and ngroups == 0
                and bool(np.all(np.asarray(s2) < 0)) and bool(np.all(np.abs(np.asarray(c1)) == 1.0)))
     if use_smo:
+        qmax = working_set
+        if src.capacity > 0 and qmax > src.capacity:
+            qmax = <int> src.capacity
         with nogil:
-            status = _smo(src, &p, &st, tol, max_iter * <long long> max(n, 1), shrinking,
+            status = _smo(src, &p, &st, tol, max_iter * <long long> max(n, 1), qmax,
                           scale, verbose, &steps, &resid, &outer)
         free(active); free(Fi); free(du); free(buf_c)
         if status < 0:
