@@ -50,11 +50,15 @@ class ReinforcedMSVM(BaseMSVM):
     cache_size : float, default=200
         Kernel row cache size in MB: fitting never holds more kernel rows than this.
     shrinking : bool, default=True
-        Whether to shrink samples whose dual variables sit firmly at their bounds.
+        Whether to shrink samples whose dual variables sit firmly at their bounds.  Used by
+        the coordinate-descent path (the linear kernel with more than 2000 samples); the
+        kernel SMO path always works on a working set of the most violating samples (at
+        most 256, never more than the row cache holds), which has the same effect.
     warm_start : bool, default=False
         Start the next ``fit`` from the previous dual solution.
     random_state : int, RandomState instance or None, default=None
-        Seed of the coordinate order.
+        Seed of the coordinate order of the coordinate-descent path (the kernel SMO path is
+        deterministic).
     verbose : bool, default=False
         Print the solver's progress.
 

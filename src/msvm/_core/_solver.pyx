@@ -15,13 +15,24 @@
 # dual of   min 1/2 ||h||^2 + sum_v [a_v + <d_v, b + h(x_i)>]_+ -type problems whose unpenalized
 # intercepts b (sum-to-zero) create the k-1 equalities P c = 0.
 #
-# Method: augmented Lagrangian on the equalities (multiplier mu, in range(P), penalty rho), whose
-# inner problems are box/group constrained and solved by randomized dual coordinate descent over
-# samples (all variables of one sample share one kernel row), LIBLINEAR-style shrinking with a
-# final unshrunk pass, and exact pair steps inside groups whose cap is active.  The current scores
-# F = K U are held by a RowSource (_rows.pxi): explicit weights for the linear kernel (O(d k) per
-# sample update) or explicit F with kernel rows from a Gram matrix or an LRU row cache.  At the
-# end b = -mu (the KKT multiplier of the equalities) is the exact intercept up to tol.
+# Method: augmented Lagrangian on the equalities (multiplier mu, in range(P), penalty rho); the
+# inner problems (box/group constraints only) are solved on one of two paths:
+#
+# * kernel problems whose variables each touch one slot with coefficient +-1 and no group caps
+#   (the Lee-Lin-Wahba / reinforced / truncated layouts and their DC steps): working-set SMO
+#   (_smo.pxi).  An O(n k) scan picks the q most violating samples; a greedy pair/single SMO
+#   solves the subproblem on their q x q kernel block; the scores of all samples are then
+#   updated once with the rows of the samples that changed.  The working set plays the part
+#   of shrinking: kernel rows and steps are spent on violating samples only;
+# * everything else (the linear kernel with explicit weights, multi-slot directions, group
+#   caps): randomized dual coordinate descent over samples (all variables of one sample share
+#   one kernel row or one x_i), LIBLINEAR-style shrinking with a final unshrunk pass, and exact
+#   pair steps inside groups whose cap is active.
+#
+# The current scores F = K U are held by a RowSource (_rows.pxi): explicit weights for the
+# linear kernel (O(d k) per sample update) or explicit F with kernel rows from a Gram matrix or
+# an LRU row cache.  At the end b = -mu (the KKT multiplier of the equalities) is the intercept
+# up to tol; the Python layer makes it exact for the fitted h (msvm/_intercept.py).
 #
 # The residual reported is max(largest projected-gradient violation (margin units), largest
 # equality violation |P c|_inf divided by the largest box bound).  Everything below the Python
@@ -173,6 +184,11 @@ cdef double _visit(const Prob* p, State* st, RowSource src, int i, double* Fi, d
         ub = _upper(p, st, v)
         av = st.alpha[v]
         pg = 0.0
+        if ub <= lo:
+            # a full group leaves this variable no room of its own: only the pair steps
+            # inside the group below can move it, and they measure its violation
+            all_shrink = 0
+            continue
         if av <= lo:
             if gr > PGmax_old:
                 continue

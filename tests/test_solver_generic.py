@@ -1,0 +1,125 @@
+"""The compiled solver on the problem structures later models hand it, against cvxpy + Clarabel.
+
+ReinforcedMSVM only exercises single-slot directions with unpenalized intercepts.  The solver
+is built for every model of docs/models.md, so its other features are checked here directly
+on random DualProblems, each solved to tol 1e-9 and compared with the same dual QP
+
+    minimize 1/2 alpha^T Q alpha - lin^T alpha,  Q_vw = K_{i(v) i(w)} d_v^T (kappa P) d_w,
+    subject to lo <= alpha <= hi, group caps, and P c(alpha) = 0 when `equality`,
+
+solved by cvxpy (Clarabel).  Structures: two-slot directions e_j - e_l with group caps
+sum_{j'} alpha_{ijj'} <= cap_i (the generalized-margin duals of WeightedRobustMSVM and
+WestonWatkinsMSVM), shifted boxes lo > 0 (DC steps), the angle-based metric kappa = k/(k-1),
+and penalized intercepts (no equality).  Tolerance: 1e-6 relative on the dual objective.
+"""
+
+import numpy as np
+import pytest
+
+cp = pytest.importorskip("cvxpy")
+
+from msvm._core._solver import RowSource, init_scores, solve  # noqa: E402
+from msvm._problem import DualProblem  # noqa: E402
+
+
+def _random_problem(seed, structure):
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(6, 25)), int(rng.integers(2, 5))
+    y = rng.integers(0, k, n)
+    w = rng.uniform(0.2, 2.0, n)
+    X = rng.normal(size=(n, 3)) + np.eye(k, 3)[y]
+    K = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    ptr, s1, c1, s2, c2, lin, lo, hi, grp, cap = [0], [], [], [], [], [], [], [], [], []
+    for i in range(n):
+        if structure == "groups":
+            # generalized margin: one variable per (i, j') with j' != y_i, direction
+            # e_{j'} - e_{y_i}, offset 1, box [0, C w_i], group cap C w_i U
+            for jp in range(k):
+                if jp == y[i]:
+                    continue
+                s1.append(jp); c1.append(1.0); s2.append(int(y[i])); c2.append(-1.0)
+                lin.append(1.0); lo.append(0.0); hi.append(w[i]); grp.append(i)
+            cap.append(w[i] * rng.uniform(0.3, 1.5))
+        else:
+            for j in range(k):
+                own = j == y[i]
+                s1.append(j); c1.append(-1.0 if own else 1.0); s2.append(-1); c2.append(0.0)
+                lin.append(k - 1.0 if own else 1.0)
+                h = w[i] * (0.6 if own else 0.4)
+                hi.append(h)
+                lo.append(h * rng.uniform(0, 0.5) if structure == "shifted" and
+                          rng.uniform() < 0.3 else 0.0)
+                grp.append(-1)
+        ptr.append(len(lin))
+    problem = DualProblem(
+        k=k, var_ptr=ptr, slot1=s1, coef1=c1, slot2=s2, coef2=c2, lin=lin, lo=lo, hi=hi,
+        group=grp, cap=np.array(cap),
+        kappa=k / (k - 1.0) if structure == "angle" else 1.0,
+        equality=structure != "penalized")
+    return K, problem
+
+
+def _dual_matrix(K, problem):
+    D = problem.directions()
+    iv = problem.sample_of_var()
+    P = np.eye(problem.k) - 1.0 / problem.k
+    return (D @ (problem.kappa * P) @ D.T) * K[np.ix_(iv, iv)]
+
+
+def _psd_sqrt(A):
+    vals, vecs = np.linalg.eigh(A)
+    return vecs * np.sqrt(np.clip(vals, 0.0, None))
+
+
+def _reference(K, problem):
+    # 1/2 alpha^T Q alpha = 1/2 || L_K^T U L_M ||_F^2 with U = E diag(alpha) D (n x k),
+    # K = L_K L_K^T and kappa P = L_M L_M^T
+    E = np.zeros((problem.n_samples, len(problem.lin)))
+    E[problem.sample_of_var(), np.arange(len(problem.lin))] = 1.0
+    LK = _psd_sqrt(K)
+    LM = _psd_sqrt(problem.kappa * (np.eye(problem.k) - 1.0 / problem.k))
+    a = cp.Variable(len(problem.lin))
+    cons = [a >= problem.lo, a <= problem.hi]
+    if len(problem.cap):
+        G = np.zeros((len(problem.cap), len(problem.lin)))
+        G[problem.group, np.arange(len(problem.lin))] = 1.0
+        cons.append(G @ a <= problem.cap)
+    if problem.equality:
+        c = problem.directions().T @ a          # P c = 0: all class sums equal (k - 1 rows)
+        cons.append(c[:-1] == c[-1])
+    U = E @ cp.diag(a) @ problem.directions()
+    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(LK.T @ U @ LM) - problem.lin @ a),
+                      cons)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
+    assert prob.status == cp.OPTIMAL, f"the reference solver did not converge: {prob.status}"
+    return prob.value
+
+
+@pytest.mark.parametrize("structure", ["groups", "shifted", "angle", "penalized"])
+@pytest.mark.parametrize("seed", range(4))
+def test_solver_matches_generic_qp(structure, seed):
+    K, problem = _random_problem(seed, structure)
+    alpha = problem.clip_feasible(np.zeros(len(problem.lin)))
+    mu = np.zeros(problem.k)
+    src = RowSource("precomputed", problem.k, K=K)
+    U = problem.slot_sums(alpha)
+    if np.any(U != 0):
+        init_scores(src, np.ascontiguousarray(U))
+    _, resid, status, _, _ = solve(src, problem, alpha, mu, tol=1e-9, max_iter=10 ** 6,
+                                   rho=1.0)
+    assert status == 0 and resid <= 1e-9
+    # feasibility
+    assert np.all(alpha >= problem.lo - 1e-12) and np.all(alpha <= problem.hi + 1e-12)
+    if len(problem.cap):
+        sums = np.bincount(problem.group, weights=alpha, minlength=len(problem.cap))
+        assert np.all(sums <= problem.cap + 1e-10)
+    c = problem.directions().T @ alpha
+    if problem.equality:
+        assert np.abs(c - c.mean()).max() <= 1e-7 * max(1.0, problem.hi.max())
+    # the scores the solver kept equal K U
+    np.testing.assert_allclose(src.scores, K @ problem.slot_sums(alpha), atol=1e-9)
+    # the optimum
+    Q = _dual_matrix(K, problem)
+    value = 0.5 * alpha @ Q @ alpha - problem.lin @ alpha
+    ref = _reference(K, problem)
+    assert abs(value - ref) <= 1e-6 * max(1.0, abs(ref)), (value, ref)
