@@ -8,6 +8,7 @@ vector coordinates versus class slots).
 
 import numbers
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -17,9 +18,25 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ._core._solver import init_scores, solve
+from ._core._solver import add_scores, init_scores, solve
 from ._intercept import exact_intercepts
 from ._kernels import KERNELS, check_gram, kernel_matrix, make_row_source, resolve_gamma
+
+@dataclass
+class _Solution:
+    """One solved dual and the fitted function it gives, at the training points."""
+
+    problem: object
+    alpha: np.ndarray
+    mu: np.ndarray
+    n_iter: int
+    resid: float
+    V: np.ndarray            # h_slot(x) = sum_i K(x, x_i) V_i
+    W: object                # d x k slot weights (linear kernel) or None
+    intercept: np.ndarray    # in output coordinates
+    G: np.ndarray            # decision values at the training points
+    penalty: float           # 1/2 sum_j ||h_j||^2
+
 
 # Rows of a prediction Gram block are computed in chunks of at most this many entries.
 _CHUNK_ENTRIES = 2 ** 23
@@ -118,7 +135,6 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self._validate_params()
         X, y, sw = self._validate_fit_input(X, y, sample_weight)
         k = len(self.classes_)
-        n = len(y)
         self.gamma_ = resolve_gamma(self.gamma, self.kernel, X, y) \
             if not callable(self.kernel) else None
         if callable(self.kernel):
@@ -128,70 +144,104 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
             src_X, src_kind = X, self.kernel
         src = make_row_source(src_X, src_kind, k, gamma=self.gamma_, degree=self.degree,
                               coef0=self.coef0, cache_size=self.cache_size)
-        problem = self._dual_problem(y, k, self.C * sw)
+        self._rho = None
+        sol = self._fit_dual(X, y, sw, src)
+        self._dual_state = (sol.alpha.copy(), sol.mu.copy())
+        self._store_solution(X, y, sw, sol)
+        return self
 
-        alpha0 = np.zeros(len(problem.lin))
-        mu0 = np.zeros(k)
+    # ------------------------------------------------------------------ the solve
+    def _fit_dual(self, X, y, sw, src):
+        """Solve the model's dual once; DC and reweighting models run several solves here."""
+        k = len(self.classes_)
+        problem = self._dual_problem(y, k, self.C * sw)
+        alpha0, mu0 = np.zeros(len(problem.lin)), np.zeros(k)
         if self.warm_start and getattr(self, "_dual_state", None) is not None:
             a_prev, mu_prev = self._dual_state
             if a_prev.shape == alpha0.shape and mu_prev.shape == mu0.shape:
-                alpha0, mu0 = a_prev.copy(), mu_prev.copy()
+                alpha0, mu0 = a_prev, mu_prev
         alpha = problem.clip_feasible(alpha0)
-        mu = np.ascontiguousarray(mu0 - mu0.mean())
         U = problem.slot_sums(alpha)
         if np.any(U != 0):
             init_scores(src, np.ascontiguousarray(U))
+        sol = self._solve(X, src, problem, alpha, np.ascontiguousarray(mu0 - mu0.mean()))
+        self.n_iter_ = sol.n_iter
+        return sol
 
-        diag = src.diagonal()
-        rho = problem.kappa * float(np.median(diag)) if len(diag) else 1.0
-        if not rho > 0:
-            rho = 1.0
-        seed = check_random_state(self.random_state).randint(0, 2 ** 31 - 1)
+    def _solve(self, X, src, problem, alpha, mu):
+        """Run the compiled solver from (alpha, mu), whose scores ``src`` holds; snapshot."""
+        if self._rho is None:
+            diag = src.diagonal()
+            rho = problem.kappa * float(np.median(diag)) if len(diag) else 1.0
+            self._rho = rho if rho > 0 else 1.0
+            self._seed = check_random_state(self.random_state).randint(0, 2 ** 31 - 1)
         n_iter, resid, status, _, _ = solve(
             src, problem, alpha, mu, tol=float(self.tol), max_iter=int(self.max_iter),
-            shrinking=bool(self.shrinking), seed=int(seed), rho=rho, verbose=int(self.verbose))
+            shrinking=bool(self.shrinking), seed=int(self._seed), rho=self._rho,
+            verbose=int(self.verbose))
         if status != 0:
             warnings.warn(
                 f"{type(self).__name__}: the solver stopped at max_iter={self.max_iter} epochs "
                 f"with KKT residual {resid:.3g} > tol={self.tol:g}; increase max_iter or tol.",
                 ConvergenceWarning)
-        self._dual_state = (alpha.copy(), mu.copy())
-        self.n_iter_ = int(n_iter)
-        self.kkt_residual_ = float(resid)
-        self._set_solution(X, y, sw, problem, alpha, mu, src)
-        return self
+        return self._snapshot(X, src, problem, alpha, mu, int(n_iter), float(resid))
 
-    def _set_solution(self, X, y, sw, problem, alpha, mu, src):
+    def _move_to(self, src, problem_old, alpha_old, problem_new, alpha_new):
+        """Update the scores ``src`` holds from alpha_old to alpha_new (only changed rows)."""
+        dU = problem_new.slot_sums(alpha_new) - problem_old.slot_sums(alpha_old)
+        rows = np.flatnonzero(np.any(dU != 0, axis=1)).astype(np.int32)
+        if len(rows):
+            add_scores(src, rows, np.ascontiguousarray(dU[rows]))
+
+    def _snapshot(self, X, src, problem, alpha, mu, n_iter, resid):
+        """The fitted functions of one solved dual, at the training points."""
         k = problem.k
         kappa = problem.kappa
         P = np.eye(k) - 1.0 / k
         T = self._output_map(k)
         U = problem.slot_sums(alpha)
         V = -kappa * U @ P                       # h_slot(x) = sum_i K(x, x_i) V_i
+        W = None
         if self.kernel == "linear":
             W = src.weights if src.weights is not None else X.T @ U     # d x k, = X^T U
+            W = np.array(W)
             F = X @ W
-            self.coef_ = T @ (-kappa * P @ W.T)
         else:
-            F = src.scores
+            F = np.array(src.scores)
         H = -kappa * F @ P                       # h_slot at the training points
         # intercepts: the KKT multipliers -mu of the dual, made exact (given h) by the
         # per-slot breakpoint search where every loss term involves one slot
         b_slot = -mu
         if problem.equality and not np.any(problem.slot2 >= 0):
             b_slot = exact_intercepts(problem, H, b0=b_slot)
-        support = np.flatnonzero(np.any(self._alpha_matrix(alpha, problem) != 0, axis=1))
+        intercept = T @ b_slot
+        f_train = H @ T.T + intercept
+        return _Solution(
+            problem=problem, alpha=alpha.copy(), mu=mu.copy(), n_iter=n_iter, resid=resid,
+            V=V, W=W, intercept=intercept, G=self._decision_from_output(f_train),
+            penalty=0.5 * float(np.sum((V @ T.T) * (H @ T.T))))
+
+    def _objective(self, sol, y, sw):
+        """The model's objective (models.md) at a snapshot's function."""
+        return sol.penalty + self.C * float(np.dot(sw, self._loss(sol.G, y)))
+
+    def _store_solution(self, X, y, sw, sol):
+        problem, alpha = sol.problem, sol.alpha
+        k = problem.k
+        T = self._output_map(k)
+        if sol.W is not None:
+            P = np.eye(k) - 1.0 / k
+            self.coef_ = T @ (-problem.kappa * P @ sol.W.T)
+        support = np.unique(problem.sample_of_var()[alpha != 0])
         self.support_ = support
         self.n_support_ = np.bincount(y[support], minlength=k).astype(np.int32)
-        self.dual_coef_ = (V[support] @ T.T).T
-        self.intercept_ = T @ b_slot
+        self.dual_coef_ = (sol.V[support] @ T.T).T
+        self.intercept_ = sol.intercept
         if self.kernel != "precomputed":
             self.support_vectors_ = X[support]
         self.alpha_ = self._alpha_matrix(alpha, problem)
-        f_train = H @ T.T + self.intercept_
-        G_train = self._decision_from_output(f_train)
-        penalty = 0.5 * float(np.sum((V @ T.T) * (H @ T.T)))
-        self.objective_ = penalty + self.C * float(np.dot(sw, self._loss(G_train, y)))
+        self.kkt_residual_ = sol.resid
+        self.objective_ = self._objective(sol, y, sw)
 
     # ------------------------------------------------------------------ predict
     def _fitted_functions(self, X):

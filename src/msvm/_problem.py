@@ -157,3 +157,82 @@ def per_class_hinge_problem(y, k, lin_own, lin_other, coef_own, coef_other, hi_o
         kappa=kappa,
         equality=equality,
     )
+
+
+def select_variables(problem, keep):
+    """The same problem restricted to the variables where ``keep`` is true (groups kept)."""
+    keep = np.asarray(keep, dtype=bool)
+    counts = np.bincount(problem.sample_of_var()[keep], minlength=problem.n_samples)
+    return DualProblem(
+        k=problem.k, var_ptr=np.concatenate([[0], np.cumsum(counts)]),
+        slot1=problem.slot1[keep], coef1=problem.coef1[keep], lin=problem.lin[keep],
+        lo=problem.lo[keep], hi=problem.hi[keep], slot2=problem.slot2[keep],
+        coef2=problem.coef2[keep], group=problem.group[keep], cap=problem.cap,
+        kappa=problem.kappa, equality=problem.equality)
+
+
+def shifted(problem, shift):
+    """The DC subproblem: every variable's box and its group's cap moved down by ``shift``.
+
+    A DC step linearizes the concave part of a truncated loss at the current function; the
+    linear term it adds to the primal is absorbed by the substitution alpha' = alpha - shift
+    (seed 001 eq. 3.10-3.12, seed 000 section 4): the box [lo, hi] becomes
+    [lo - shift, hi - shift] and the cap of a group drops by the shifts of its members, while
+    offsets and directions stay.  The original multipliers are alpha' + shift.
+    """
+    shift = np.asarray(shift, dtype=np.float64)
+    cap = problem.cap.copy()
+    grouped = problem.group >= 0
+    if len(cap):
+        cap -= np.bincount(problem.group[grouped], weights=shift[grouped], minlength=len(cap))
+    return DualProblem(
+        k=problem.k, var_ptr=problem.var_ptr, slot1=problem.slot1, coef1=problem.coef1,
+        lin=problem.lin, lo=problem.lo - shift, hi=problem.hi - shift, slot2=problem.slot2,
+        coef2=problem.coef2, group=problem.group, cap=cap, kappa=problem.kappa,
+        equality=problem.equality)
+
+
+def margin_problem(y, k, weights, utility):
+    """Generalized-functional-margin hinge: sum_i sum_j w_i U[y_i, j] [1 - g_j(f(x_i))]_+.
+
+    With g_j(f) = min_{j' != j} (f_j - f_j'), the hinge is max_{j' != j} [1 + f_j' - f_j]_+,
+    so each (sample i, class j) with U[y_i, j] > 0 is a group of k - 1 variables
+    alpha_{ijj'} (direction e_j' - e_j, offset 1) with sum_{j'} alpha_{ijj'} <= w_i U[y_i, j]
+    (seed 000 section 4).  Variables are stored sample by sample, group by group.
+    """
+    y = np.asarray(y)
+    weights = np.asarray(weights, dtype=np.float64)
+    utility = np.asarray(utility, dtype=np.float64)
+    n = len(y)
+    others = np.array([[jp for jp in range(k) if jp != j] for j in range(k)], dtype=np.int32)
+    active = utility[y] > 0                                   # n x k groups that exist
+    gi, gj = np.nonzero(active)                               # group order: by sample, class
+    caps = weights[gi] * utility[y[gi], gj]
+    ng = len(gi)
+    per_group = k - 1
+    slot1 = others[gj].ravel()
+    slot2 = np.repeat(gj, per_group).astype(np.int32)
+    group = np.repeat(np.arange(ng), per_group)
+    hi = np.repeat(caps, per_group)
+    counts = np.bincount(gi, minlength=n) * per_group
+    return DualProblem(
+        k=k, var_ptr=np.concatenate([[0], np.cumsum(counts)]), slot1=slot1,
+        coef1=np.ones(ng * per_group), slot2=slot2, coef2=-np.ones(ng * per_group),
+        lin=np.ones(ng * per_group), lo=np.zeros(ng * per_group), hi=hi, group=group,
+        cap=caps)
+
+
+def pairwise_hinge_problem(y, k, weights):
+    """Weston-Watkins hinge: sum_i w_i sum_{j != y_i} [1 - (f_{y_i}(x_i) - f_j(x_i))]_+.
+
+    One variable per (i, j != y_i), direction e_j - e_{y_i}, offset 1, box [0, w_i].
+    """
+    y = np.asarray(y)
+    n = len(y)
+    mask = np.ones((n, k), dtype=bool)
+    mask[np.arange(n), y] = False
+    ii, jj = np.nonzero(mask)
+    return DualProblem(
+        k=k, var_ptr=np.arange(0, n * (k - 1) + 1, k - 1), slot1=jj,
+        coef1=np.ones(len(ii)), slot2=y[ii], coef2=-np.ones(len(ii)), lin=np.ones(len(ii)),
+        lo=np.zeros(len(ii)), hi=np.asarray(weights, dtype=np.float64)[ii])

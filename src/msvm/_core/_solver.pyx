@@ -477,6 +477,19 @@ def init_scores(RowSource src, const double[:, ::1] U):
     free(du)
 
 
+def add_scores(RowSource src, const int[::1] rows, const double[:, ::1] dU):
+    """Scores += K[:, rows] dU (kernel) or W += X[rows]^T dU (linear): a warm start's change."""
+    cdef Py_ssize_t r, m = rows.shape[0]
+    if dU.shape[0] != m or dU.shape[1] != src.k:
+        raise ValueError("dU must be len(rows) x k")
+    for r in range(m):
+        if rows[r] < 0 or rows[r] >= src.n:
+            raise ValueError("row index out of range")
+    with nogil:
+        for r in range(m):
+            src.apply(rows[r], &dU[r, 0])
+
+
 def cache_stats(RowSource src):
     """(rows computed, rows requested, capacity in rows)."""
     return src.n_computed, src.n_requests, src.capacity
