@@ -5,7 +5,17 @@ Every estimator is scikit-learn compatible and solves its dual with one compiled
 """
 
 from .reinforced import ReinforcedMSVM
+from .robust import RobustMSVM
+from .weighted import AdaptiveWeightedSVM, WeightedRobustMSVM
+from .weston_watkins import WestonWatkinsMSVM
 
 __version__ = "0.1.0"
 
-__all__ = ["ReinforcedMSVM", "__version__"]
+__all__ = [
+    "AdaptiveWeightedSVM",
+    "ReinforcedMSVM",
+    "RobustMSVM",
+    "WeightedRobustMSVM",
+    "WestonWatkinsMSVM",
+    "__version__",
+]

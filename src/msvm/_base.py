@@ -36,6 +36,7 @@ class _Solution:
     intercept: np.ndarray    # in output coordinates
     G: np.ndarray            # decision values at the training points
     penalty: float           # 1/2 sum_j ||h_j||^2
+    sw: object = None        # sample weights of the objective, when a model changed them
 
 
 # Rows of a prediction Gram block are computed in chunks of at most this many entries.
@@ -146,15 +147,21 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
                               coef0=self.coef0, cache_size=self.cache_size)
         self._rho = None
         sol = self._fit_dual(X, y, sw, src)
-        self._dual_state = (sol.alpha.copy(), sol.mu.copy())
-        self._store_solution(X, y, sw, sol)
+        self._store_solution(X, y, sw if sol.sw is None else sol.sw, sol)
         return self
 
     # ------------------------------------------------------------------ the solve
     def _fit_dual(self, X, y, sw, src):
         """Solve the model's dual once; DC and reweighting models run several solves here."""
+        sol = self._first_solve(X, y, sw, src)
+        self.n_iter_ = sol.n_iter
+        return sol
+
+    def _first_solve(self, X, y, sw, src, problem=None):
+        """Solve the model's convex dual, from the previous fit's solution if warm_start."""
         k = len(self.classes_)
-        problem = self._dual_problem(y, k, self.C * sw)
+        if problem is None:
+            problem = self._dual_problem(y, k, self.C * sw)
         alpha0, mu0 = np.zeros(len(problem.lin)), np.zeros(k)
         if self.warm_start and getattr(self, "_dual_state", None) is not None:
             a_prev, mu_prev = self._dual_state
@@ -165,7 +172,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         if np.any(U != 0):
             init_scores(src, np.ascontiguousarray(U))
         sol = self._solve(X, src, problem, alpha, np.ascontiguousarray(mu0 - mu0.mean()))
-        self.n_iter_ = sol.n_iter
+        self._dual_state = (sol.alpha.copy(), sol.mu.copy())
         return sol
 
     def _solve(self, X, src, problem, alpha, mu):

@@ -236,3 +236,16 @@ def pairwise_hinge_problem(y, k, weights):
         k=k, var_ptr=np.arange(0, n * (k - 1) + 1, k - 1), slot1=jj,
         coef1=np.ones(len(ii)), slot2=y[ii], coef2=-np.ones(len(ii)), lin=np.ones(len(ii)),
         lo=np.zeros(len(ii)), hi=np.asarray(weights, dtype=np.float64)[ii])
+
+
+def alpha_by_slots(problem, alpha, pairs=False):
+    """Dual variables as an (n, k) array indexed by slot, or (n, k, k) by (slot2, slot1)."""
+    n, k = problem.n_samples, problem.k
+    rows = problem.sample_of_var()
+    if pairs:
+        out = np.zeros((n, k, k))
+        out[rows, problem.slot2, problem.slot1] = alpha
+    else:
+        out = np.zeros((n, k))
+        out[rows, problem.slot1] = alpha
+    return out

@@ -3,9 +3,14 @@
 - :func:`load_pendigits`: the UCI pen-based handwritten digits (bundled, works offline).
 - :func:`make_reinforced_example`: the simulated three-class examples of Liu and Yuan (2011),
   sections 4.1.1 and 4.1.2.
+- :func:`make_disc_example`: the contaminated unit-disc example of Wu and Liu (seed 001).
+- :func:`make_utility_example`, :func:`utility_matrix`: Examples 1 and 2 and the utility
+  matrices of Liu, Wu and He (seed 000).
 """
 
 from ._pendigits import load_pendigits
+from ._robust_examples import make_disc_example, make_utility_example, utility_matrix
 from ._simulated import make_reinforced_example
 
-__all__ = ["load_pendigits", "make_reinforced_example"]
+__all__ = ["load_pendigits", "make_disc_example", "make_reinforced_example",
+           "make_utility_example", "utility_matrix"]

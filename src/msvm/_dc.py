@@ -1,0 +1,84 @@
+"""The DC (difference-of-convex) outer loop shared by every truncated model.
+
+A truncated loss is a convex hinge minus a convex hinge, T = H_convex - H_concave.  Each DC
+step replaces the subtracted hinge by its linearization at the current function (the 0/1
+indicators beta of seeds 000 and 001) and solves the convex problem that results.  In the dual
+that linear term is a shift of boxes and group caps (msvm._problem.shifted), so every step is
+the model's own DualProblem with moved bounds, warm-started from the previous solution with the
+same original multipliers (only the variables whose beta flipped change).  The objective never
+increases from one exactly solved step to the next (seed 001 section 3); the loop stops when the
+linearization repeats, when a step lowers the objective by less than ``dc_tol`` (relative), or
+after ``max_dc_iter`` steps with a ConvergenceWarning.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval
+
+from ._problem import shifted
+
+DC_PARAMETER_CONSTRAINTS = {
+    "dc_tol": [Interval(numbers.Real, 0, None, closed="left")],
+    "max_dc_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+}
+
+
+class DCMixin:
+    """Runs the DC algorithm in place of the single convex solve of BaseMSVM.
+
+    A model supplies ``_dual_problem`` (the untruncated convex dual), ``_truncation_value(k)``
+    (None for no truncation) and ``_dc_shift(problem, G, y)`` returning the box shift of the
+    linearized step at decision values G and the mask of truncated samples.
+    """
+
+    def _fit_dual(self, X, y, sw, src):
+        k = len(self.classes_)
+        base = self._dual_problem(y, k, self.C * sw)
+        sol = self._first_solve(X, y, sw, src, base)
+        epochs = sol.n_iter
+        obj = self._objective(sol, y, sw)
+        history = [obj]
+        shift = np.zeros(len(base.lin))
+        steps = 0
+        if self._truncation_value(k) is not None:
+            converged = False
+            while steps < self.max_dc_iter:
+                new_shift, _ = self._dc_shift(base, sol.G, y)
+                if np.array_equal(new_shift, shift):
+                    converged = True          # the same convex problem again: a DC fixed point
+                    break
+                steps += 1
+                problem = shifted(base, new_shift)
+                alpha = np.ascontiguousarray(sol.alpha + shift - new_shift)
+                self._move_to(src, sol.problem, sol.alpha, problem, alpha)
+                new_sol = self._solve(X, src, problem, alpha, sol.mu.copy())
+                epochs += new_sol.n_iter
+                new_obj = self._objective(new_sol, y, sw)
+                if new_obj > obj:
+                    # only an inexact convex solve can raise the objective: keep the better
+                    # function and stop
+                    steps -= 1
+                    converged = True
+                    break
+                history.append(new_obj)
+                decrease = obj - new_obj
+                sol, obj, shift = new_sol, new_obj, new_shift
+                if decrease <= self.dc_tol * max(1.0, abs(obj)):
+                    converged = True
+                    break
+            if not converged:
+                warnings.warn(
+                    f"{type(self).__name__}: the DC algorithm stopped at max_dc_iter="
+                    f"{self.max_dc_iter} steps while the objective still decreased; increase "
+                    f"max_dc_iter or dc_tol.", ConvergenceWarning)
+            truncated = self._dc_shift(base, sol.G, y)[1]
+        else:
+            truncated = np.zeros(len(y), dtype=bool)
+        self.dc_objectives_ = np.array(history)
+        self.truncated_ = truncated
+        self.n_iter_ = steps
+        self.n_solver_iter_ = epochs
+        return sol

@@ -1,0 +1,90 @@
+"""Docstring pieces shared by the estimators (filled in by :func:`fill_doc`)."""
+
+KERNEL_PARAMETERS = """\
+    kernel : {'linear', 'poly', 'rbf', 'precomputed'} or callable, default='rbf'
+        Kernel. A callable ``kernel(A, B)`` returns the Gram matrix between the rows of A and B.
+    degree : int, default=3
+        Degree of the 'poly' kernel ``(gamma <x, x'> + coef0) ** degree``.
+    gamma : {'scale', 'auto', 'median'} or float, default='scale'
+        Kernel coefficient of 'rbf' (``exp(-gamma ||x - x'||^2)``) and 'poly'. 'scale' is
+        ``1 / (n_features * X.var())``, 'auto' is ``1 / n_features``, 'median' is
+        ``1 / (2 sigma^2)`` with sigma the median between-class pairwise distance (the papers'
+        heuristic).  The resolved value is ``gamma_``.
+    coef0 : float, default=0.0
+        Independent term of the 'poly' kernel.
+    tol : float, default=1e-3
+        Stop when the scaled KKT residual of the dual (see ``kkt_residual_``) is below tol.
+    max_iter : int, default=10000
+        Maximum number of solver epochs; reaching it raises a ``ConvergenceWarning``.
+    cache_size : float, default=200
+        Kernel row cache size in MB: fitting never holds more kernel rows than this.
+    shrinking : bool, default=True
+        Whether to shrink samples whose dual variables sit firmly at their bounds.  Used by
+        the coordinate-descent path (the linear kernel with more than 2000 samples); the
+        kernel SMO path always works on a working set of the most violating samples (at
+        most 256, never more than the row cache holds), which has the same effect.
+    warm_start : bool, default=False
+        Start the next ``fit`` from the previous dual solution.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the coordinate order of the coordinate-descent path (the kernel SMO path is
+        deterministic).
+    verbose : bool, default=False
+        Print the solver's progress.
+"""
+
+DC_PARAMETERS = """\
+    dc_tol : float, default=1e-6
+        The DC algorithm stops when one step lowers the objective by less than
+        ``dc_tol * max(1, |objective|)`` (or when the linearization repeats).
+    max_dc_iter : int, default=100
+        Maximum number of DC steps; reaching it raises a ``ConvergenceWarning``.
+"""
+
+FUNCTION_ATTRIBUTES = """\
+    classes_ : ndarray of shape (k,)
+        Class labels; slot j of every matrix below is ``classes_[j]``.
+    n_features_in_ : int
+        Number of input features (training samples for 'precomputed').
+    coef_ : ndarray of shape (k, n_features)
+        ``h_j(x) = <coef_[j], x>`` (linear kernel only).
+    intercept_ : ndarray of shape (k,)
+        The intercepts b (they sum to zero).
+    dual_coef_ : ndarray of shape (k, n_SV)
+        ``h_j(x) = sum_s dual_coef_[j, s] K(x, support_vectors_[s])``.
+    support_ : ndarray of shape (n_SV,)
+        Indices of training samples with a nonzero dual variable.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        Those samples (absent for 'precomputed').
+    n_support_ : ndarray of shape (k,)
+        Number of support samples of each class.
+    objective_ : float
+        The objective above evaluated at the fitted function.
+    kkt_residual_ : float
+        Final scaled KKT residual of the (last) dual solve: the largest projected-gradient
+        violation (in margin units) or equality violation (relative to the largest box bound).
+    gamma_ : float or None
+        Resolved kernel coefficient.
+"""
+
+DC_ATTRIBUTES = """\
+    dc_objectives_ : ndarray of shape (n_iter_ + 1,)
+        The objective after each DC step; the first entry is that of the untruncated
+        solution the algorithm starts from.
+    truncated_ : ndarray of bool, shape (n_samples,)
+        Training points with a loss term on the flat (truncated) part at the solution.
+    n_iter_ : int
+        Number of DC steps taken.
+    n_solver_iter_ : int
+        Solver epochs summed over all the convex solves.
+"""
+
+
+def fill_doc(cls):
+    """Replace the ``{kernel_parameters}``-style fields of a class docstring with the pieces above."""
+    pieces = {"{kernel_parameters}": KERNEL_PARAMETERS, "{dc_parameters}": DC_PARAMETERS,
+              "{function_attributes}": FUNCTION_ATTRIBUTES, "{dc_attributes}": DC_ATTRIBUTES}
+    doc = cls.__doc__
+    for field, text in pieces.items():
+        doc = doc.replace("    " + field + "\n", text)
+    cls.__doc__ = doc
+    return cls

@@ -1,0 +1,121 @@
+"""RobustMSVM: the truncated-hinge-loss multicategory SVM of Wu and Liu, seed 001."""
+
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from ._base import BaseMSVM
+from ._dc import DC_PARAMETER_CONSTRAINTS, DCMixin
+from ._docs import fill_doc
+from ._problem import alpha_by_slots, per_class_hinge_problem, select_variables
+
+
+@fill_doc
+class RobustMSVM(DCMixin, BaseMSVM):
+    r"""Robust (truncated-hinge-loss) multicategory SVM (Wu and Liu).
+
+    Solves, with f_j = b_j + h_j, h_j in the RKHS of the kernel and unpenalized intercepts b,
+
+    .. math::
+
+        \min_{f}\ \frac12 \sum_{j=1}^k \|h_j\|^2
+            + C \sum_{i=1}^n w_i \sum_{j \ne y_i} T_s(f_j(x_i))
+        \quad\text{s.t.}\quad \sum_{j=1}^k f_j(x) = 0,
+        \qquad T_s(u) = [1 + u]_+ - [u - s]_+,
+
+    the Lee, Lin and Wahba (2004) loss truncated at ``s = truncation`` (bounded by 1 + s), so
+    that points far on the wrong side stop pulling the boundary.  The problem is nonconvex; the
+    DC algorithm of the paper (section 3) starts from the untruncated solution and solves a
+    sequence of convex problems (the LLW dual with boxes shifted by the indicators
+    beta_ij = [f_j(x_i) > s]), each warm-started from the previous one.  It returns a local
+    minimum.  The paper writes :math:`\lambda \cdot \text{penalty} + \frac1n \sum_i
+    \text{loss}_i`; the two agree with ``C = 1 / (n * lambda)``.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling).
+    truncation : float >= 0 or None, default=1.0
+        The truncation point s (the paper's experiments use T_1).  None gives the untruncated
+        Lee-Lin-Wahba MSVM (one convex solve).
+    {kernel_parameters}
+    {dc_parameters}
+
+    Attributes
+    ----------
+    {function_attributes}
+    alpha_ : ndarray of shape (n_samples, k)
+        Dual variables of the last convex step: ``alpha_[i, j]`` (j != y_i) multiplies the
+        hinge [1 + f_j(x_i)]_+, in ``[-C w_i beta_ij, C w_i (1 - beta_ij)]``; zero for
+        ``j == y_i``.  A truncated term has beta_ij = 1.
+    {dc_attributes}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from msvm import RobustMSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(90, 2)) + np.repeat(np.eye(3, 2) * 3, 30, axis=0)
+    >>> y = np.repeat([0, 1, 2], 30)
+    >>> clf = RobustMSVM(C=1.0, kernel="linear").fit(X, y)
+    >>> bool(np.all(np.diff(clf.dc_objectives_) <= 1e-9 * clf.dc_objectives_[0]))
+    True
+    """
+
+    _parameter_constraints = {
+        **BaseMSVM._parameter_constraints,
+        **DC_PARAMETER_CONSTRAINTS,
+        "truncation": [Interval(numbers.Real, 0, None, closed="left"), None],
+    }
+
+    def __init__(self, C=1.0, truncation=1.0, *, kernel="rbf", degree=3, gamma="scale",
+                 coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, shrinking=True,
+                 warm_start=False, random_state=None, verbose=False, dc_tol=1e-6,
+                 max_dc_iter=100):
+        self.C = C
+        self.truncation = truncation
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+        self.shrinking = shrinking
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.verbose = verbose
+        self.dc_tol = dc_tol
+        self.max_dc_iter = max_dc_iter
+
+    def _truncation_value(self, k):
+        return None if self.truncation is None else float(self.truncation)
+
+    def _dual_problem(self, y, k, weights):
+        full = per_class_hinge_problem(
+            y, k, lin_own=0.0, lin_other=1.0, coef_own=1.0, coef_other=1.0,
+            hi_own=np.zeros(len(y)), hi_other=weights)
+        own = np.zeros((len(y), k), dtype=bool)
+        own[np.arange(len(y)), y] = True
+        return select_variables(full, ~own.ravel())
+
+    def _dc_shift(self, problem, G, y):
+        s = self._truncation_value(problem.k)
+        rows = problem.sample_of_var()
+        beta = G[rows, problem.slot1] > s
+        truncated = np.bincount(rows[beta], minlength=len(y)) > 0
+        return problem.hi * beta, truncated
+
+    def _loss(self, G, y):
+        n, k = G.shape
+        other = np.ones((n, k), dtype=bool)
+        other[np.arange(n), y] = False
+        terms = np.maximum(1.0 + G, 0.0)
+        s = self._truncation_value(k)
+        if s is not None:
+            terms = terms - np.maximum(G - s, 0.0)
+        return np.where(other, terms, 0.0).sum(axis=1)
+
+    def _alpha_matrix(self, alpha, problem):
+        return alpha_by_slots(problem, alpha)

@@ -1,0 +1,331 @@
+"""Generalized-functional-margin MSVMs: WeightedRobustMSVM (seed 000) and AdaptiveWeightedSVM
+(seed 003), both on the grouped dual of msvm._problem.margin_problem."""
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import BaseMSVM
+from ._dc import DC_PARAMETER_CONSTRAINTS, DCMixin
+from ._docs import fill_doc
+from ._problem import alpha_by_slots, margin_problem
+
+
+def margins(G):
+    """Generalized functional margins g_j(f) = f_j - max_{j' != j} f_j', shape (n, k)."""
+    G = np.asarray(G, dtype=np.float64)
+    order = np.argsort(G, axis=1)
+    top, second = order[:, -1], order[:, -2]
+    rows = np.arange(len(G))
+    best_other = np.where(np.arange(G.shape[1])[None, :] == top[:, None],
+                          G[rows, second][:, None], G[rows, top][:, None])
+    return G - best_other
+
+
+def cost_to_utility(cost):
+    """Utility matrix U = max(C) 1 1^T - C of a misclassification cost matrix (seed 000, 3.3)."""
+    cost = np.asarray(cost, dtype=np.float64)
+    return cost.max() * np.ones_like(cost) - cost
+
+
+def _check_matrix(M, k, name):
+    M = np.asarray(M, dtype=np.float64)
+    if M.shape != (k, k):
+        raise ValueError(f"{name} must be a k x k matrix with k = {k} classes; got shape "
+                         f"{M.shape}")
+    if not np.all(np.isfinite(M)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    if np.any(M < 0):
+        raise ValueError(f"{name} must be nonnegative")
+    return M
+
+
+def resolve_utility(utility, cost, k):
+    """The k x k utility matrix from ``utility`` or ``cost`` (identity when both are None)."""
+    if utility is not None and cost is not None:
+        raise ValueError("give either utility or cost, not both")
+    if cost is not None:
+        cost = _check_matrix(cost, k, "cost")
+        if np.any(np.diag(cost) != 0):
+            raise ValueError("cost must have a zero diagonal (no cost for a correct prediction)")
+        if not np.any(cost > 0):
+            raise ValueError("cost is zero everywhere: every prediction would be free")
+        return cost_to_utility(cost)
+    if utility is None:
+        return np.eye(k)
+    U = _check_matrix(utility, k, "utility")
+    if not np.all(U.max(axis=1) > 0):
+        raise ValueError("utility has a row of zeros: a class whose samples would carry no loss")
+    return U
+
+
+def _truncated_hinge(u, s):
+    loss = np.maximum(1.0 - u, 0.0)
+    return loss if s is None else loss - np.maximum(s - u, 0.0)
+
+
+def _auto_truncation(value, k):
+    if value is None:
+        return None
+    if isinstance(value, str):          # 'auto'
+        return -1.0 / (k - 1)
+    return float(value)
+
+
+_TRUNCATION = [StrOptions({"auto"}), Interval(numbers.Real, None, 0, closed="right"), None]
+
+
+@fill_doc
+class WeightedRobustMSVM(DCMixin, BaseMSVM):
+    r"""Utility-based weighted multicategory robust SVM (Liu, Wu and He).
+
+    Solves, with f_j = b_j + h_j, unpenalized intercepts and the generalized functional
+    margin :math:`g_j(f) = \min_{j' \ne j} (f_j - f_{j'})`,
+
+    .. math::
+
+        \min_{f}\ \frac12 \sum_{j=1}^k \|h_j\|^2
+            + C \sum_{i=1}^n w_i \sum_{j=1}^k U_{y_i j}\, T_s(g_j(f(x_i)))
+        \quad\text{s.t.}\quad \sum_{j=1}^k f_j(x) = 0,
+        \qquad T_s(u) = [1 - u]_+ - [s - u]_+,
+
+    with U the utility matrix (row = true class, column = predicted class) and
+    ``s = truncation <= 0``.  Prediction is :math:`\arg\max_j f_j(x)`; the utility only shapes
+    training.  With ``truncation=None`` the loss is the convex weighted MSVM of the paper's
+    eq. (7) (one solve); with U = identity it is the Crammer-Singer-type MSVM of Liu and Shen.
+    Otherwise the DC algorithm of the paper's section 4 runs: its dual has variables
+    alpha_{ijj'} with group caps sum_{j'} alpha_{ijj'} <= C w_i U_{y_i j}; each step shifts one
+    variable of every truncated group.  The paper writes
+    :math:`\lambda \cdot \text{penalty} + \frac1n \sum_i \text{loss}_i`; the two agree with
+    ``C = 1 / (n * lambda)``.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling).
+    utility : array-like of shape (k, k), default=None
+        Nonnegative utility matrix U in the order of ``classes_``; None means the identity.
+    cost : array-like of shape (k, k), default=None
+        Misclassification costs (nonnegative, zero diagonal), converted by
+        ``U = max(cost) 1 1^T - cost`` (seed 000 section 3.3).  Give utility or cost, not both.
+    truncation : 'auto', float <= 0 or None, default='auto'
+        The truncation point s: 'auto' is -1/(k-1) (the paper's recommendation), 0 gives
+        psi-learning, None no truncation.
+    {kernel_parameters}
+    {dc_parameters}
+
+    Attributes
+    ----------
+    {function_attributes}
+    utility_ : ndarray of shape (k, k)
+        The utility matrix used.
+    truncation_ : float or None
+        The truncation point used.
+    alpha_ : ndarray of shape (n_samples, k, k)
+        Dual variables of the last convex step: ``alpha_[i, j, j']`` multiplies the hinge
+        [1 + f_j'(x_i) - f_j(x_i)]_+ of group (i, j).
+    {dc_attributes}
+    """
+
+    _parameter_constraints = {
+        **BaseMSVM._parameter_constraints,
+        **DC_PARAMETER_CONSTRAINTS,
+        "utility": ["array-like", None],
+        "cost": ["array-like", None],
+        "truncation": _TRUNCATION,
+    }
+
+    def __init__(self, C=1.0, utility=None, cost=None, truncation="auto", *, kernel="rbf",
+                 degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200,
+                 shrinking=True, warm_start=False, random_state=None, verbose=False,
+                 dc_tol=1e-6, max_dc_iter=100):
+        self.C = C
+        self.utility = utility
+        self.cost = cost
+        self.truncation = truncation
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+        self.shrinking = shrinking
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.verbose = verbose
+        self.dc_tol = dc_tol
+        self.max_dc_iter = max_dc_iter
+
+    def _truncation_value(self, k):
+        return _auto_truncation(self.truncation, k)
+
+    def _fit_dual(self, X, y, sw, src):
+        k = len(self.classes_)
+        self.utility_ = resolve_utility(self.utility, self.cost, k)
+        self.truncation_ = self._truncation_value(k)
+        return super()._fit_dual(X, y, sw, src)
+
+    def _dual_problem(self, y, k, weights):
+        return margin_problem(y, k, weights, self.utility_)
+
+    def _dc_shift(self, problem, G, y):
+        s = self._truncation_value(problem.k)
+        rows = problem.sample_of_var()
+        own = problem.slot2                         # the class j of the variable's group
+        M = margins(G)
+        beta = M[rows, own] < s                     # the group's margin is truncated
+        # the variable of group (i, j) whose j' attains max_{j' != j} f_j'(x_i)
+        Gm = G[rows].copy()
+        Gm[np.arange(len(rows)), own] = -np.inf
+        jstar = np.argmax(Gm, axis=1)
+        hit = beta & (problem.slot1 == jstar)
+        shift = np.where(hit, problem.cap[problem.group], 0.0)
+        truncated = np.bincount(rows[beta], minlength=len(y)) > 0
+        return shift, truncated
+
+    def _loss(self, G, y):
+        s = self._truncation_value(G.shape[1])
+        return np.sum(self.utility_[y] * _truncated_hinge(margins(G), s), axis=1)
+
+    def _alpha_matrix(self, alpha, problem):
+        return alpha_by_slots(problem, alpha, pairs=True)
+
+
+@fill_doc
+class AdaptiveWeightedSVM(BaseMSVM):
+    r"""Adaptively weighted large-margin classifier (Wu and Liu), any number of classes.
+
+    A weighted MSVM in the generalized-functional-margin form, refitted with data-driven
+    sample weights v_i multiplied into w_i:
+
+    .. math::
+
+        \min_{f}\ \frac12 \sum_{j=1}^k \|h_j\|^2
+            + C \sum_{i=1}^n w_i v_i\, [1 - g_{y_i}(f(x_i))]_+
+        \quad\text{s.t.}\quad \sum_{j=1}^k f_j(x) = 0,
+
+    with :math:`g_j(f) = \min_{j' \ne j} (f_j - f_{j'})` and unpenalized intercepts (for
+    k = 2 this is the binary weighted SVM of the slides, in the sum-to-zero form
+    f = (f_1, -f_1)).
+
+    * ``scheme='one-step'`` (OWSVM): fit with v = 1, take the margins u_i = g_{y_i}(f(x_i)) and
+      refit once with v_i = 1 / (1 + |u_i|), the hinge loss's choice v(u) = 1 / l(u) for u <= 0
+      mirrored to u > 0.
+    * ``scheme='iterative'`` (IWSVM): start from v = 1 and refit with v_i = 1 if s <= u_i,
+      else 0, until the weights repeat.  Its fixed points are the DC solutions of the
+      truncated hinge T_s (``WeightedRobustMSVM`` with the identity utility).  The slides
+      also set v_i = 0 for u_i > 1; such a point carries no loss and no dual weight at a fixed
+      point, so the fixed points are the same, but with weight 0 it may drift back across the
+      margin unpenalized and the iteration can cycle; here it keeps weight 1.
+
+    Each refit is warm-started from the previous dual solution.  The objective above, with
+    the final weights, is ``objective_``.  The slides write
+    :math:`\lambda \cdot \text{penalty} + \frac1n \sum_i \text{loss}_i`; the two agree with
+    ``C = 1 / (n * lambda)``.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling).
+    scheme : {'one-step', 'iterative'}, default='one-step'
+        The weighting scheme.
+    truncation : 'auto' or float <= 0, default='auto'
+        The truncation point s of the iterative scheme ('auto' is -1/(k-1)).
+    max_reweight : int, default=100
+        Maximum number of refits of the iterative scheme; reaching it raises a
+        ``ConvergenceWarning``.
+    {kernel_parameters}
+
+    Attributes
+    ----------
+    {function_attributes}
+    adaptive_weights_ : ndarray of shape (n_samples,)
+        The weights v of the final fit.
+    alpha_ : ndarray of shape (n_samples, k, k)
+        Dual variables of the final fit (see ``WeightedRobustMSVM.alpha_``).
+    n_iter_ : int
+        Number of fits (2 for the one-step scheme).
+    n_solver_iter_ : int
+        Solver epochs summed over the fits.
+    """
+
+    _parameter_constraints = {
+        **BaseMSVM._parameter_constraints,
+        "scheme": [StrOptions({"one-step", "iterative"})],
+        "truncation": _TRUNCATION[:2],
+        "max_reweight": [Interval(numbers.Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, C=1.0, scheme="one-step", truncation="auto", max_reweight=100, *,
+                 kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000,
+                 cache_size=200, shrinking=True, warm_start=False, random_state=None,
+                 verbose=False):
+        self.C = C
+        self.scheme = scheme
+        self.truncation = truncation
+        self.max_reweight = max_reweight
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+        self.shrinking = shrinking
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _dual_problem(self, y, k, weights):
+        return margin_problem(y, k, weights, np.eye(k))
+
+    def next_weights(self, G, y):
+        """The weights v the scheme assigns to decision values G (n, k) of the training set."""
+        k = G.shape[1]
+        u = margins(G)[np.arange(len(y)), y]
+        if self.scheme == "one-step":
+            return 1.0 / (1.0 + np.abs(u))
+        s = _auto_truncation(self.truncation, k)
+        return (u >= s).astype(np.float64)
+
+    def _fit_dual(self, X, y, sw, src):
+        k = len(self.classes_)
+        v = np.ones(len(y))
+        sol = self._first_solve(X, y, sw, src)
+        fits, epochs = 1, sol.n_iter
+        converged = True
+        while True:
+            v_new = self.next_weights(sol.G, y)
+            if self.scheme == "iterative" and np.array_equal(v_new, v):
+                break
+            if fits - 1 >= self.max_reweight:
+                converged = False
+                break
+            v = v_new
+            problem = self._dual_problem(y, k, self.C * sw * v)
+            alpha = problem.clip_feasible(sol.alpha)
+            self._move_to(src, sol.problem, sol.alpha, problem, alpha)
+            sol = self._solve(X, src, problem, alpha, sol.mu.copy())
+            fits += 1
+            epochs += sol.n_iter
+            if self.scheme == "one-step":
+                break
+        if not converged:
+            warnings.warn(f"AdaptiveWeightedSVM: the iterative weights still changed after "
+                          f"max_reweight={self.max_reweight} refits; increase max_reweight.",
+                          ConvergenceWarning)
+        self.adaptive_weights_ = v
+        self.n_iter_ = fits
+        self.n_solver_iter_ = epochs
+        sol.sw = sw * v
+        return sol
+
+    def _loss(self, G, y):
+        return np.maximum(1.0 - margins(G)[np.arange(len(y)), y], 0.0)
+
+    def _alpha_matrix(self, alpha, problem):
+        return alpha_by_slots(problem, alpha, pairs=True)

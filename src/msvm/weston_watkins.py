@@ -1,0 +1,69 @@
+"""WestonWatkinsMSVM: the comparator of seed 002's tables."""
+
+import numpy as np
+
+from ._base import BaseMSVM
+from ._docs import fill_doc
+from ._problem import alpha_by_slots, pairwise_hinge_problem
+
+
+@fill_doc
+class WestonWatkinsMSVM(BaseMSVM):
+    r"""Weston-Watkins multicategory SVM with sum-to-zero functions.
+
+    Solves, with f_j = b_j + h_j and unpenalized intercepts b,
+
+    .. math::
+
+        \min_{f}\ \frac12 \sum_{j=1}^k \|h_j\|^2
+            + C \sum_{i=1}^n w_i \sum_{j \ne y_i} [1 - (f_{y_i}(x_i) - f_j(x_i))]_+
+        \quad\text{s.t.}\quad \sum_{j=1}^k f_j(x) = 0.
+
+    The loss depends on differences of the f_j only, so the sum-to-zero constraint just fixes
+    the common level.  Its dual has one variable per (i, j != y_i) in [0, C w_i].  The papers
+    write :math:`\lambda \cdot \text{penalty} + \frac1n \sum_i \text{loss}_i`; the two agree
+    with ``C = 1 / (n * lambda)``.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Weight of the loss (``C = 1 / (n lambda)`` in the papers' scaling).
+    {kernel_parameters}
+
+    Attributes
+    ----------
+    {function_attributes}
+    alpha_ : ndarray of shape (n_samples, k)
+        Dual variables: ``alpha_[i, j]`` (j != y_i) multiplies the hinge
+        [1 - (f_{y_i}(x_i) - f_j(x_i))]_+; zero for ``j == y_i``.
+    n_iter_ : int
+        Number of solver epochs.
+    """
+
+    def __init__(self, C=1.0, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
+                 max_iter=10000, cache_size=200, shrinking=True, warm_start=False,
+                 random_state=None, verbose=False):
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+        self.shrinking = shrinking
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _dual_problem(self, y, k, weights):
+        return pairwise_hinge_problem(y, k, weights)
+
+    def _loss(self, G, y):
+        own = G[np.arange(len(y)), y][:, None]
+        terms = np.maximum(1.0 - (own - G), 0.0)
+        terms[np.arange(len(y)), y] = 0.0
+        return terms.sum(axis=1)
+
+    def _alpha_matrix(self, alpha, problem):
+        return alpha_by_slots(problem, alpha)
