@@ -79,6 +79,6 @@ class DCMixin:
             truncated = np.zeros(len(y), dtype=bool)
         self.dc_objectives_ = np.array(history)
         self.truncated_ = truncated
-        self.n_iter_ = steps
+        self.n_iter_ = len(history)
         self.n_solver_iter_ = epochs
         return sol

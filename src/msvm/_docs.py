@@ -20,7 +20,8 @@ KERNEL_PARAMETERS = """\
         Kernel row cache size in MB: fitting never holds more kernel rows than this.
     shrinking : bool, default=True
         Whether to shrink samples whose dual variables sit firmly at their bounds.  Used by
-        the coordinate-descent path (the linear kernel with more than 2000 samples); the
+        the coordinate-descent path (the linear kernel above 2000 samples, and the pairwise
+        and grouped losses of WestonWatkinsMSVM and WeightedRobustMSVM); the
         kernel SMO path always works on a working set of the most violating samples (at
         most 256, never more than the row cache holds), which has the same effect.
     warm_start : bool, default=False
@@ -67,13 +68,13 @@ FUNCTION_ATTRIBUTES = """\
 """
 
 DC_ATTRIBUTES = """\
-    dc_objectives_ : ndarray of shape (n_iter_ + 1,)
-        The objective after each DC step; the first entry is that of the untruncated
-        solution the algorithm starts from.
+    dc_objectives_ : ndarray of shape (n_iter_,)
+        The objective after each convex solve: the first entry is that of the untruncated
+        solution the DC algorithm starts from, the others follow its steps.
     truncated_ : ndarray of bool, shape (n_samples,)
         Training points with a loss term on the flat (truncated) part at the solution.
     n_iter_ : int
-        Number of DC steps taken.
+        Number of convex solves: 1 (the untruncated start) plus the DC steps taken.
     n_solver_iter_ : int
         Solver epochs summed over all the convex solves.
 """

@@ -1,27 +1,31 @@
-# Working-set SMO for kernel problems whose variables each have one slot, direction
-# sigma_v e_j with sigma_v = +-1, and no group caps (the Lee-Lin-Wahba / reinforced /
-# truncated-LLW layouts and their DC steps).
+# Working-set SMO for kernel problems whose variables have directions d_v = sigma_v e_v with
+# sigma_v = +-1 and e_v a canonical direction: one slot e_p (the Lee-Lin-Wahba / reinforced /
+# truncated layouts) or two slots e_p + r e_q with r = +-1 (e_j' - e_j: Weston-Watkins and the
+# generalized-margin hinges), with or without group caps sum_{v in g} alpha_v <= cap_g.
 #
-# The equalities P c = 0 (class sums c_j = sum_{v in slot j} sigma_v alpha_v share one common
-# value) are handled by the same augmented Lagrangian as the coordinate-descent path:
-# multiplier mu, penalty rho, shift s = mu + rho P c.  Each inner problem has box constraints
-# only and is solved by a decomposition in the manner of SVMlight / ThunderSVM:
+# The equalities P c = 0 (class sums c = sum_v alpha_v d_v with one common value) are handled by
+# the same augmented Lagrangian as the coordinate-descent path: multiplier mu, penalty rho,
+# shift s = mu + rho P c.  Write U_v = sigma_v alpha_v; its gradient is
+#     z_v = kappa (F_ip + r F_iq - (1 + r) S_i / k) + s_p + r s_q - sigma_v a_v
+# (F = K U in slot space, S its row sums).  Each inner problem (boxes and caps only) is solved
+# by a decomposition in the manner of SVMlight / ThunderSVM:
 #
-# 1. a global scan of every variable (O(n k), no kernel rows) computes the violation of the
-#    inner KKT conditions, with z_v = sigma_v g_v = kappa (F_ij - S_i / k) - sigma_v a_v + s_j:
-#    z >= 0 where sigma alpha can only increase, z <= 0 where it can only decrease, z = 0 for
-#    free variables;
-# 2. the (at most q) samples with the largest violation form the working set B; their kernel
-#    block K_BB (q x q), scores and variables are copied out;
-# 3. a local greedy SMO solves the subproblem on B (all other variables fixed) to a relative
-#    accuracy, each step costing O(q k) instead of O(n k):
-#    * same-slot pairs (a, b): sigma_a alpha_a -= t, sigma_b alpha_b += t, which leave c and s
-#      unchanged; a has the largest z that can decrease, b maximizes the second-order gain
-#      (z_a - z_b)^2 / curvature (Fan, Chen and Lin 2005), curvature
-#      kappa (1 - 1/k) (K_aa + K_bb - 2 K_ab).  These are the directions along which a kernel
+# 1. a global scan of every variable (O(n k), no kernel rows) measures the violation of the
+#    inner KKT conditions per sample: z >= 0 where U can only increase, z <= 0 where it can
+#    only decrease, z = 0 for free variables (room counted with the group caps), and, in a
+#    full group, max g <= min g over the members that can decrease / increase (g = sigma z);
+# 2. the (at most q) samples with the largest violation, topped up with the previous working
+#    set, form the working set B; their kernel block K_BB (q x q), scores and variables are
+#    copied out;
+# 3. a local SMO solves the subproblem on B (everything else fixed), each step O(q):
+#    * same-bucket pairs (a, b) of one canonical direction: U_a -= t, U_b += t, which leave c
+#      and s unchanged; a has the largest z that can decrease, b maximizes the second-order
+#      gain (z_a - z_b)^2 / curvature (Fan, Chen and Lin 2005), curvature
+#      kappa ||P e||^2 (K_aa + K_bb - 2 K_ab).  These are the directions along which a kernel
 #      dual is ill conditioned, where single-variable steps crawl;
-#    * single-variable Newton steps (curvature (kappa K_ii + rho)(1 - 1/k)), which move c;
-#    taking whichever of the best pair and the best single step promises the larger decrease;
+#    * single-variable Newton steps (curvature (kappa K_ii + rho) ||P e||^2), which move c;
+#    * in a full group, pair steps alpha_a -= t, alpha_b += t inside the group;
+#    each round scans the block once and then takes one step per violating bucket and group;
 # 4. the scores of all n samples are updated once with the kernel rows of the samples whose
 #    variables changed: F += K[:, B] dU_B (O(n) per changed (sample, slot)).
 #
@@ -29,35 +33,22 @@
 # the cache capacity, so the rows fetched in step 2 are still cached in step 4.  Scores are
 # kept by slot (F^T, k x n, contiguous per slot) with their row sums S.
 
-
-cdef inline bint _can_up(double sig, double a, double lo, double hi) noexcept nogil:
-    return (a < hi) if sig > 0 else (a > lo)
-
-
-cdef inline bint _can_down(double sig, double a, double lo, double hi) noexcept nogil:
-    return (a > lo) if sig > 0 else (a < hi)
-
-
-cdef inline double _room_up(double sig, double a, double lo, double hi) noexcept nogil:
-    return (hi - a) if sig > 0 else (a - lo)
-
-
-cdef inline double _room_down(double sig, double a, double lo, double hi) noexcept nogil:
-    return (a - lo) if sig > 0 else (hi - a)
-
-
-cdef inline void _axpy2(double* Fj, double* S, const double* row, double t, int n) noexcept nogil:
-    """Fj += t row and S += t row."""
-    cdef int r
-    for r in range(n):
-        Fj[r] += t * row[r]
-        S[r] += t * row[r]
-
-
 # Local accuracy of a working-set solve, as a fraction of the global violation (0: solve the
 # block to the inner tolerance), and the inner tolerance of the first augmented-Lagrangian round.
 cdef double LOCAL_FRACTION = 0.0
 cdef double EPS_START = 0.1
+
+
+cdef struct Canon:
+    # per variable: canonical direction e = e_p + r e_q (q = -1, r = 0 for one slot),
+    # orientation sigma (d = sigma e), ||P e||^2 and the bucket of its canonical direction
+    int* p
+    int* q
+    double* r
+    double* sg
+    double* pn2
+    int* bucket
+    int nbuckets
 
 
 cdef struct Block:
@@ -68,63 +59,224 @@ cdef struct Block:
     double* Ft         # k x q: scores F of the block, slot-major
     double* S          # q: row sums of F
     int* loc           # n: local index of a global sample (-1 outside the block)
-    int* start         # k + 1: the block's variables are bucketed by slot
-    # per block variable, in bucket order: U-space value sigma alpha, its bounds, the offset
-    # -sigma a, the local sample and the global variable
-    double* U
+    int* start         # nbuckets + 1: the block's variables are sorted by bucket
+    # per block variable, in bucket order
+    double* U          # sigma alpha
     double* Ulo
     double* Uhi
-    double* off
-    int* li
-    int* gv
+    double* off        # -sigma a
+    int* li            # local sample
+    int* gv            # global variable
+    int* pos           # nb: block variables in the problem's own order (sample, group)
 
 
-cdef inline double _zb(const Block* B, const double* s, int j, int idx, double kappa,
-                       double invk) noexcept nogil:
-    cdef int r = B.li[idx]
-    return kappa * (B.Ft[j * B.q + r] - B.S[r] * invk) + B.off[idx] + s[j]
+cdef inline bint _capped(const Prob* p, const State* st, int g) noexcept nogil:
+    return g >= 0 and st.gsum[g] >= p.cap[g] - 1e-12 * (1.0 + fabs(p.cap[g]))
 
 
-cdef long long _block_smo(const Prob* p, State* st, Block* B, double eps, long long max_steps,
-                          double* l, double* u, int* la, int* ua) noexcept nogil:
-    """Pair / single SMO on the working set until its violation is <= eps.
+cdef inline double _room_up(const Prob* p, const State* st, const Canon* cn, int v, double U,
+                            double Uhi) noexcept nogil:
+    """How far U_v can increase (box and, when alpha grows, the group cap)."""
+    cdef double room = Uhi - U, g_room
+    cdef int g = p.grp[v]
+    if g >= 0 and cn.sg[v] > 0:
+        g_room = p.cap[g] - st.gsum[g]
+        if g_room < room:
+            room = g_room
+    return room if room > 0.0 else 0.0
 
-    Each round scans the block once (per-slot extremes l_j, u_j of z) and then takes one step
-    in every violating slot, re-evaluating the candidates' z first.
+
+cdef inline double _room_down(const Prob* p, const State* st, const Canon* cn, int v, double U,
+                              double Ulo) noexcept nogil:
+    """How far U_v can decrease (box and, when alpha grows, the group cap)."""
+    cdef double room = U - Ulo, g_room
+    cdef int g = p.grp[v]
+    if g >= 0 and cn.sg[v] < 0:
+        g_room = p.cap[g] - st.gsum[g]
+        if g_room < room:
+            room = g_room
+    return room if room > 0.0 else 0.0
+
+
+cdef inline double _zval(const Prob* p, const State* st, const Canon* cn, int v,
+                         const double* Ft, const double* S, int ld, int i, double off) noexcept nogil:
+    """U-space gradient z_v of variable v of sample i (scores F^T with leading dimension ld)."""
+    cdef int a = cn.p[v], b = cn.q[v]
+    cdef double r = cn.r[v], Si = S[i] / p.k
+    if b >= 0:
+        return p.kappa * (Ft[<Py_ssize_t> a * ld + i] + r * Ft[<Py_ssize_t> b * ld + i]
+                          - (1.0 + r) * Si) + st.s[a] + r * st.s[b] + off
+    return p.kappa * (Ft[<Py_ssize_t> a * ld + i] - Si) + st.s[a] + off
+
+
+cdef inline void _axpy(double* y, const double* x, double t, int n) noexcept nogil:
+    cdef int r
+    for r in range(n):
+        y[r] += t * x[r]
+
+
+cdef void _apply_u(const Prob* p, State* st, const Canon* cn, int v, double t, double* Ft,
+                   double* S, const double* row, int ld) noexcept nogil:
+    """U_v += t: scores (one kernel row, leading dimension ld), class sums c, shift s, group."""
+    cdef int a = cn.p[v], b = cn.q[v], j
+    cdef double r = cn.r[v], tot
+    _axpy(Ft + <Py_ssize_t> a * ld, row, t, ld)
+    tot = t
+    if b >= 0:
+        _axpy(Ft + <Py_ssize_t> b * ld, row, r * t, ld)
+        tot += r * t
+    if tot != 0.0:
+        _axpy(S, row, tot, ld)
+    st.c[a] += t
+    if b >= 0:
+        st.c[b] += r * t
+    if p.equality:
+        st.s[a] += st.rho * t
+        if b >= 0:
+            st.s[b] += st.rho * r * t
+        if tot != 0.0:
+            for j in range(p.k):
+                st.s[j] -= st.rho * tot / p.k
+    if p.grp[v] >= 0:
+        st.gsum[p.grp[v]] += cn.sg[v] * t
+
+
+cdef double _pair_pn2(const Canon* cn, int a, int b, int k) noexcept nogil:
+    """||P (d_b - d_a)||^2 for two variables (directions d = sigma e)."""
+    cdef double e[64]
+    cdef double tot = 0.0, sq = 0.0
+    cdef int j
+    for j in range(k):
+        e[j] = 0.0
+    e[cn.p[b]] += cn.sg[b]
+    if cn.q[b] >= 0:
+        e[cn.q[b]] += cn.sg[b] * cn.r[b]
+    e[cn.p[a]] -= cn.sg[a]
+    if cn.q[a] >= 0:
+        e[cn.q[a]] -= cn.sg[a] * cn.r[a]
+    for j in range(k):
+        tot += e[j]
+        sq += e[j] * e[j]
+    return sq - tot * tot / k
+
+
+cdef double _group_pair(const Prob* p, const Canon* cn, const int* vars, int m,
+                        const double* z, const double* alpha, int* va, int* vb) noexcept nogil:
+    """Violation of a full group's pair condition; members vars[0:m], U-gradients z, alphas.
+
+    Sets va (position of the largest g = sigma z among members that can decrease alpha) and
+    vb (of the smallest g among those that can increase it); returns g_a - g_b (<= 0: fine).
     """
-    cdef int q = B.q, k = p.k, j, jj, idx, a, b, best, vs, ia, ib
+    cdef int x, v
+    cdef double ga = -INFINITY, gb = INFINITY, g
+    va[0] = -1
+    vb[0] = -1
+    for x in range(m):
+        v = vars[x]
+        g = cn.sg[v] * z[x]
+        if alpha[x] > p.lo[v] and g > ga:
+            ga = g
+            va[0] = x
+        if alpha[x] < p.hi[v] and g < gb:
+            gb = g
+            vb[0] = x
+    if va[0] < 0 or vb[0] < 0 or va[0] == vb[0]:
+        return 0.0
+    return ga - gb
+
+
+cdef void _group_values(const Prob* p, const State* st, const Canon* cn, const Block* B,
+                        int x0, int x1, double* zg, double* ag, int* gvars) noexcept nogil:
+    """Members (global indices), U-gradients and alphas of the block group at B.pos[x0:x1]."""
+    cdef int x, b
+    for x in range(x0, x1):
+        b = B.pos[x]
+        gvars[x - x0] = B.gv[b]
+        zg[x - x0] = _zval(p, st, cn, B.gv[b], B.Ft, B.S, B.q, B.li[b], B.off[b])
+        ag[x - x0] = cn.sg[B.gv[b]] * B.U[b]
+
+
+cdef inline void _bucket_terms(const Prob* p, const State* st, const Canon* cn, const Block* B,
+                               int j, const double** Fp, const double** Fq, double* br,
+                               double* cs, double* sconst) noexcept nogil:
+    """Shared parts of z for bucket j: z = kappa (Fp + br Fq - cs S) + sconst + off."""
+    cdef int v = B.gv[B.start[j]], a = cn.p[v], b = cn.q[v]
+    Fp[0] = B.Ft + <Py_ssize_t> a * B.q
+    br[0] = cn.r[v]
+    sconst[0] = st.s[a]
+    if b >= 0:
+        Fq[0] = B.Ft + <Py_ssize_t> b * B.q
+        sconst[0] += br[0] * st.s[b]
+    else:
+        Fq[0] = NULL
+    cs[0] = (1.0 + br[0]) / p.k
+
+
+cdef long long _block_smo(const Prob* p, State* st, const Canon* cn, Block* B, double eps,
+                          long long max_steps, double* l, double* u, int* la, int* ua,
+                          double* zg, double* ag, int* gvars, bint grouped) noexcept nogil:
+    """Pair / single / group-pair SMO on the working set until its violation is <= eps."""
+    cdef int q = B.q, k = p.k, nbk = cn.nbuckets, j, idx, a, b, best, vs, ia, ib, v, g, n0
+    cdef int va, vb, x0, x1, pa, pb
     cdef long long steps = 0
-    cdef double kappa = p.kappa, invk = 1.0 / p.k, pn = 1.0 - 1.0 / p.k, z, za, zu, zb = 0.0
-    cdef double curv, gain, bestgain, t, room, Kaa, single, gain_pair, gain_single, viol
+    cdef double kappa = p.kappa, z, za, zu, zb = 0.0, curv, gain, bestgain, t, room, Kaa
+    cdef double single, gain_pair, gain_single, viol, gv_, pn2, br, cs, sconst
     cdef const double* row
+    cdef const double* Fp
+    cdef const double* Fq
     while True:
         viol = 0.0
-        for j in range(k):
+        for j in range(nbk):
             l[j] = -INFINITY
             u[j] = INFINITY
             la[j] = -1
             ua[j] = -1
+            if B.start[j] == B.start[j + 1]:
+                continue
+            _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
             for idx in range(B.start[j], B.start[j + 1]):
-                z = _zb(B, st.s, j, idx, kappa, invk)
-                if z < u[j] and B.U[idx] < B.Uhi[idx]:
+                ib = B.li[idx]
+                z = kappa * (Fp[ib] - cs * B.S[ib]) + sconst + B.off[idx]
+                if Fq != NULL:
+                    z += kappa * br * Fq[ib]
+                if z < u[j] and (B.U[idx] < B.Uhi[idx] if not grouped else
+                                 _room_up(p, st, cn, B.gv[idx], B.U[idx], B.Uhi[idx]) > 0.0):
                     u[j] = z
                     ua[j] = idx
-                if z > l[j] and B.U[idx] > B.Ulo[idx]:
+                if z > l[j] and (B.U[idx] > B.Ulo[idx] if not grouped else
+                                 _room_down(p, st, cn, B.gv[idx], B.U[idx], B.Ulo[idx]) > 0.0):
                     l[j] = z
                     la[j] = idx
             if -u[j] > viol:
                 viol = -u[j]
             if l[j] > viol:
                 viol = l[j]
+        # full groups: pair conditions (B.pos runs through the block in the problem's order)
+        if grouped:
+            x0 = 0
+            while x0 < B.nb:
+                g = p.grp[B.gv[B.pos[x0]]]
+                x1 = x0 + 1
+                while x1 < B.nb and g >= 0 and p.grp[B.gv[B.pos[x1]]] == g:
+                    x1 += 1
+                if _capped(p, st, g):
+                    _group_values(p, st, cn, B, x0, x1, zg, ag, gvars)
+                    gv_ = _group_pair(p, cn, gvars, x1 - x0, zg, ag, &va, &vb)
+                    if gv_ > viol:
+                        viol = gv_
+                x0 = x1
         if viol <= eps or steps >= max_steps:
             break
-        for jj in range(k):
-            j = jj
+        for j in range(nbk):
             if (l[j] <= eps and u[j] >= -eps) or steps >= max_steps:
                 continue
-            # fresh values of the slot's extreme candidates
-            za = _zb(B, st.s, j, la[j], kappa, invk) if la[j] >= 0 else -INFINITY
-            zu = _zb(B, st.s, j, ua[j], kappa, invk) if ua[j] >= 0 else INFINITY
+            # fresh values of the bucket's extreme candidates
+            za = -INFINITY
+            zu = INFINITY
+            if la[j] >= 0:
+                za = _zval(p, st, cn, B.gv[la[j]], B.Ft, B.S, q, B.li[la[j]], B.off[la[j]])
+            if ua[j] >= 0:
+                zu = _zval(p, st, cn, B.gv[ua[j]], B.Ft, B.S, q, B.li[ua[j]], B.off[ua[j]])
             single = 0.0
             vs = -1
             if za > single:
@@ -137,20 +289,25 @@ cdef long long _block_smo(const Prob* p, State* st, Block* B, double eps, long l
             gain_pair = 0.0
             Kaa = 0.0
             row = NULL
+            pn2 = cn.pn2[B.gv[la[j] if la[j] >= 0 else ua[j]]]
             if la[j] >= 0 and za - zu > 0.0:
                 a = la[j]
                 ia = B.li[a]
                 row = B.K + <Py_ssize_t> ia * q
                 Kaa = B.kd[ia]
                 bestgain = -1.0
+                _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
                 for idx in range(B.start[j], B.start[j + 1]):
-                    if idx == a or B.U[idx] >= B.Uhi[idx]:
-                        continue
-                    z = _zb(B, st.s, j, idx, kappa, invk)
-                    if z >= za:
+                    if idx == a or not (B.U[idx] < B.Uhi[idx] if not grouped else _room_up(
+                            p, st, cn, B.gv[idx], B.U[idx], B.Uhi[idx]) > 0.0):
                         continue
                     ib = B.li[idx]
-                    curv = kappa * pn * (Kaa + B.kd[ib] - 2.0 * row[ib])
+                    z = kappa * (Fp[ib] - cs * B.S[ib]) + sconst + B.off[idx]
+                    if Fq != NULL:
+                        z += kappa * br * Fq[ib]
+                    if z >= za:
+                        continue
+                    curv = kappa * pn2 * (Kaa + B.kd[ib] - 2.0 * row[ib])
                     if curv <= 1e-12:
                         curv = 1e-12
                     gain = (za - z) * (za - z) / curv
@@ -161,7 +318,7 @@ cdef long long _block_smo(const Prob* p, State* st, Block* B, double eps, long l
                 gain_pair = 0.5 * bestgain
             gain_single = 0.0
             if vs >= 0:
-                curv = (kappa * B.kd[B.li[vs]] + st.rho) * pn
+                curv = (kappa * B.kd[B.li[vs]] + st.rho * p.equality) * pn2
                 gain_single = 0.5 * single * single / (curv if curv > 1e-12 else 1e-12)
             if best < 0 and vs < 0:
                 continue
@@ -170,34 +327,64 @@ cdef long long _block_smo(const Prob* p, State* st, Block* B, double eps, long l
                 a = la[j]
                 b = best
                 ib = B.li[b]
-                curv = kappa * pn * (Kaa + B.kd[ib] - 2.0 * row[ib])
-                room = B.U[a] - B.Ulo[a]
-                if B.Uhi[b] - B.U[b] < room:
-                    room = B.Uhi[b] - B.U[b]
+                curv = kappa * pn2 * (Kaa + B.kd[ib] - 2.0 * row[ib])
+                room = _room_down(p, st, cn, B.gv[a], B.U[a], B.Ulo[a])
+                t = _room_up(p, st, cn, B.gv[b], B.U[b], B.Uhi[b])
+                if t < room:
+                    room = t
                 t = room
                 if curv > 1e-12 and (za - zb) / curv < room:
                     t = (za - zb) / curv
                 B.U[a] -= t
                 B.U[b] += t
-                _axpy2(B.Ft + j * q, B.S, row, -t, q)
-                _axpy2(B.Ft + j * q, B.S, B.K + <Py_ssize_t> ib * q, t, q)
+                _apply_u(p, st, cn, B.gv[a], -t, B.Ft, B.S, row, q)
+                _apply_u(p, st, cn, B.gv[b], t, B.Ft, B.S, B.K + <Py_ssize_t> ib * q, q)
             else:
-                # single Newton step on the slot's most violating variable (moves c and s)
+                # single Newton step on the bucket's most violating variable (moves c and s)
                 ia = B.li[vs]
-                curv = (kappa * B.kd[ia] + st.rho) * pn
+                curv = (kappa * B.kd[ia] + st.rho * p.equality) * pn2
                 z = za if vs == la[j] else zu
                 if z < 0.0:
-                    room = B.Uhi[vs] - B.U[vs]
+                    room = _room_up(p, st, cn, B.gv[vs], B.U[vs], B.Uhi[vs])
                     t = room if curv <= 1e-12 or -z / curv > room else -z / curv
                 else:
-                    room = B.U[vs] - B.Ulo[vs]
+                    room = _room_down(p, st, cn, B.gv[vs], B.U[vs], B.Ulo[vs])
                     t = -room if curv <= 1e-12 or z / curv > room else -z / curv
                 B.U[vs] += t
-                _axpy2(B.Ft + j * q, B.S, B.K + <Py_ssize_t> ia * q, t, q)
-                if p.equality:
-                    st.c[j] += t
-                    for b in range(k):
-                        st.s[b] += st.rho * t * ((1.0 if b == j else 0.0) - invk)
+                _apply_u(p, st, cn, B.gv[vs], t, B.Ft, B.S, B.K + <Py_ssize_t> ia * q, q)
+        # one pair step inside every violating full group
+        if grouped:
+            x0 = 0
+            while x0 < B.nb and steps < max_steps:
+                g = p.grp[B.gv[B.pos[x0]]]
+                x1 = x0 + 1
+                while x1 < B.nb and g >= 0 and p.grp[B.gv[B.pos[x1]]] == g:
+                    x1 += 1
+                if _capped(p, st, g):
+                    _group_values(p, st, cn, B, x0, x1, zg, ag, gvars)
+                    gv_ = _group_pair(p, cn, gvars, x1 - x0, zg, ag, &va, &vb)
+                    if gv_ > eps:
+                        steps += 1
+                        pa = B.pos[x0 + va]
+                        pb = B.pos[x0 + vb]
+                        a = gvars[va]
+                        b = gvars[vb]
+                        ia = B.li[pa]
+                        curv = (kappa * B.kd[ia] + st.rho * p.equality) * _pair_pn2(cn, a, b, k)
+                        room = ag[va] - p.lo[a]
+                        if p.hi[b] - ag[vb] < room:
+                            room = p.hi[b] - ag[vb]
+                        t = room
+                        if curv > 1e-12 and gv_ / curv < room:
+                            t = gv_ / curv
+                        if t > 0.0:
+                            # alpha_a -= t, alpha_b += t (U = sigma alpha)
+                            B.U[pa] -= cn.sg[a] * t
+                            B.U[pb] += cn.sg[b] * t
+                            row = B.K + <Py_ssize_t> ia * q
+                            _apply_u(p, st, cn, a, -cn.sg[a] * t, B.Ft, B.S, row, q)
+                            _apply_u(p, st, cn, b, cn.sg[b] * t, B.Ft, B.S, row, q)
+                x0 = x1
     return steps
 
 
@@ -227,17 +414,104 @@ cdef void _top_q(double* score, int* idx, int m, int q) noexcept nogil:
             break
 
 
+cdef double _sample_violation(const Prob* p, const State* st, const Canon* cn, int i,
+                              const double* Ft, const double* S, int n, double* zg,
+                              double* ag, int* gvars, bint grouped) noexcept nogil:
+    """Largest violation of the inner KKT conditions among sample i's variables and groups."""
+    cdef int v, v0 = p.ptr[i], v1 = p.ptr[i + 1], g, w, va, vb
+    cdef double sc = 0.0, z, U, sig, gv_
+    for v in range(v0, v1):
+        if p.hi[v] <= p.lo[v]:
+            continue
+        sig = cn.sg[v]
+        z = _zval(p, st, cn, v, Ft, S, n, i, -sig * p.lin[v])
+        if not grouped:
+            # alpha can move towards its bound in the direction that lowers the objective
+            if (z < -sc and (st.alpha[v] < p.hi[v] if sig > 0 else st.alpha[v] > p.lo[v])) or \
+                    (z > sc and (st.alpha[v] > p.lo[v] if sig > 0 else st.alpha[v] < p.hi[v])):
+                sc = fabs(z)
+            continue
+        U = sig * st.alpha[v]
+        if z < -sc and _room_up(p, st, cn, v, U, p.hi[v] if sig > 0 else -p.lo[v]) > 0.0:
+            sc = -z
+        elif z > sc and _room_down(p, st, cn, v, U, p.lo[v] if sig > 0 else -p.hi[v]) > 0.0:
+            sc = z
+    if not grouped:
+        return sc
+    v = v0
+    while v < v1:
+        g = p.grp[v]
+        w = v + 1
+        while w < v1 and g >= 0 and p.grp[w] == g:
+            w += 1
+        if _capped(p, st, g):
+            for va in range(v, w):
+                gvars[va - v] = va
+                zg[va - v] = _zval(p, st, cn, va, Ft, S, n, i, -cn.sg[va] * p.lin[va])
+                ag[va - v] = st.alpha[va]
+            gv_ = _group_pair(p, cn, gvars, w - v, zg, ag, &va, &vb)
+            if gv_ > sc:
+                sc = gv_
+        v = w
+    return sc
+
+
+cdef int _canonical(const Prob* p, Canon* cn) noexcept nogil:
+    """Canonical directions and buckets of every variable; -1 if a coefficient is not +-1."""
+    cdef int v, a, b, key, nkeys = p.k * (p.k + 1) * 3
+    cdef double c1, c2, r
+    cdef int* ids = <int*> malloc(nkeys * sizeof(int))
+    if ids == NULL:
+        return -1
+    for key in range(nkeys):
+        ids[key] = -1
+    cn.nbuckets = 0
+    for v in range(p.nv):
+        c1 = p.c1[v]
+        a = p.s1[v]
+        b = p.s2[v]
+        if b < 0:
+            cn.p[v] = a
+            cn.q[v] = -1
+            cn.r[v] = 0.0
+            cn.sg[v] = c1
+        else:
+            c2 = p.c2[v]
+            if a < b:
+                cn.p[v] = a
+                cn.q[v] = b
+                cn.sg[v] = c1
+                cn.r[v] = c2 / c1
+            else:
+                cn.p[v] = b
+                cn.q[v] = a
+                cn.sg[v] = c2
+                cn.r[v] = c1 / c2
+        r = cn.r[v]
+        cn.pn2[v] = 1.0 + r * r - (1.0 + r) * (1.0 + r) / p.k
+        key = (cn.p[v] * (p.k + 1) + cn.q[v] + 1) * 3 + <int> (r + 1.0)
+        if ids[key] < 0:
+            ids[key] = cn.nbuckets
+            cn.nbuckets += 1
+        cn.bucket[v] = ids[key]
+    free(ids)
+    return 0
+
+
 cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max_steps,
               int qmax, double scale, int verbose, long long* steps_out,
               double* resid_out, int* outer_out) noexcept nogil:
     """ALM + working-set SMO (see the note above). 0: converged, 1: max_steps, -1: no memory."""
     cdef int n = p.n, k = p.k, nv = p.nv
-    cdef int i, j, v, a, b, m, qb, status = 0, outer = 0, done_inner, nb, maxper = 0, pos
+    cdef int i, j, v, a, b, m, qb, status = 0, outer = 0, done_inner, nb, maxper = 0, x
+    cdef int nprev = 0, nbk
+    cdef bint grouped = 0
     cdef long long steps = 0, blocks = 0, budget
-    cdef double kappa = p.kappa, z, sc, sig, d, tot, viol = INFINITY
+    cdef double z, sc, sig, d, tot, viol = INFINITY
     cdef double feas, feas_prev = INFINITY, eps_in, eps_loc, mean_c, resid = INFINITY
     cdef const double* row
     cdef Block B
+    cdef Canon cn
     for i in range(n):
         if p.ptr[i + 1] - p.ptr[i] > maxper:
             maxper = p.ptr[i + 1] - p.ptr[i]
@@ -245,51 +519,64 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
         qmax = n
     if qmax < 1:
         qmax = 1
+    cdef Py_ssize_t nbmax = <Py_ssize_t> qmax * maxper + 1
+    cdef int nkeys = k * (k + 1) * 3
     cdef double* Ft = <double*> malloc(<Py_ssize_t> k * n * sizeof(double))
     cdef double* S = <double*> malloc(n * sizeof(double))
-    cdef double* sgn = <double*> malloc(nv * sizeof(double))
-    cdef int* sample = <int*> malloc(nv * sizeof(int))
     cdef double* score = <double*> malloc(n * sizeof(double))
     cdef int* cand = <int*> malloc(n * sizeof(int))
     cdef int* prev = <int*> malloc(qmax * sizeof(int))
-    cdef int nprev = 0
-    cdef double* l = <double*> malloc(k * sizeof(double))
-    cdef double* u = <double*> malloc(k * sizeof(double))
-    cdef int* la = <int*> malloc(k * sizeof(int))
-    cdef int* ua = <int*> malloc(k * sizeof(int))
-    cdef Py_ssize_t nbmax = <Py_ssize_t> qmax * maxper + 1
+    cdef double* l = <double*> malloc(nkeys * sizeof(double))
+    cdef double* u = <double*> malloc(nkeys * sizeof(double))
+    cdef int* la = <int*> malloc(nkeys * sizeof(int))
+    cdef int* ua = <int*> malloc(nkeys * sizeof(int))
+    cdef double* zg = <double*> malloc((maxper + 1) * sizeof(double))
+    cdef double* ag = <double*> malloc((maxper + 1) * sizeof(double))
+    cdef int* gvars = <int*> malloc((maxper + 1) * sizeof(int))
+    cdef int* sample = <int*> malloc(nv * sizeof(int) + sizeof(int))
     cdef int* bv = <int*> malloc(nbmax * sizeof(int))
     cdef double* dU = <double*> malloc(<Py_ssize_t> qmax * k * sizeof(double))
+    cn.p = <int*> malloc(nv * sizeof(int) + sizeof(int))
+    cn.q = <int*> malloc(nv * sizeof(int) + sizeof(int))
+    cn.r = <double*> malloc(nv * sizeof(double) + sizeof(double))
+    cn.sg = <double*> malloc(nv * sizeof(double) + sizeof(double))
+    cn.pn2 = <double*> malloc(nv * sizeof(double) + sizeof(double))
+    cn.bucket = <int*> malloc(nv * sizeof(int) + sizeof(int))
     B.K = <double*> malloc(<Py_ssize_t> qmax * qmax * sizeof(double))
     B.kd = <double*> malloc(qmax * sizeof(double))
     B.Ft = <double*> malloc(<Py_ssize_t> k * qmax * sizeof(double))
     B.S = <double*> malloc(qmax * sizeof(double))
     B.loc = <int*> malloc(n * sizeof(int))
-    B.start = <int*> malloc((k + 1) * sizeof(int))
+    B.start = <int*> malloc((nkeys + 1) * sizeof(int))
     B.U = <double*> malloc(nbmax * sizeof(double))
     B.Ulo = <double*> malloc(nbmax * sizeof(double))
     B.Uhi = <double*> malloc(nbmax * sizeof(double))
     B.off = <double*> malloc(nbmax * sizeof(double))
     B.li = <int*> malloc(nbmax * sizeof(int))
     B.gv = <int*> malloc(nbmax * sizeof(int))
-    if (Ft == NULL or S == NULL or sgn == NULL or sample == NULL or score == NULL
-            or cand == NULL or prev == NULL or l == NULL or u == NULL or la == NULL
-            or ua == NULL or bv == NULL or dU == NULL or B.K == NULL or B.kd == NULL
+    B.pos = <int*> malloc(nbmax * sizeof(int))
+    if (Ft == NULL or S == NULL or score == NULL or cand == NULL or prev == NULL or l == NULL
+            or u == NULL or la == NULL or ua == NULL or zg == NULL or ag == NULL or bv == NULL
+            or gvars == NULL or sample == NULL
+            or dU == NULL or cn.p == NULL or cn.q == NULL or cn.r == NULL or cn.sg == NULL
+            or cn.pn2 == NULL or cn.bucket == NULL or B.K == NULL or B.kd == NULL
             or B.Ft == NULL or B.S == NULL or B.loc == NULL or B.start == NULL or B.U == NULL
-            or B.Ulo == NULL or B.Uhi == NULL or B.off == NULL or B.li == NULL
-            or B.gv == NULL):
+            or B.Ulo == NULL or B.Uhi == NULL or B.off == NULL or B.li == NULL or B.gv == NULL
+            or B.pos == NULL or _canonical(p, &cn) < 0):
         status = -1
     else:
+        nbk = cn.nbuckets
+        for v in range(nv):
+            if p.grp[v] >= 0:
+                grouped = 1
         for i in range(n):
             S[i] = 0.0
             B.loc[i] = -1
+            for v in range(p.ptr[i], p.ptr[i + 1]):
+                sample[v] = i
             for j in range(k):
                 Ft[<Py_ssize_t> j * n + i] = src.F[i, j]
                 S[i] += src.F[i, j]
-            for v in range(p.ptr[i], p.ptr[i + 1]):
-                sample[v] = i
-        for v in range(nv):
-            sgn[v] = 1.0 if p.c1[v] > 0 else -1.0
         for a in range(qmax * k):
             dU[a] = 0.0
         eps_in = EPS_START if p.equality else tol
@@ -308,17 +595,7 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
             viol = 0.0
             m = 0
             for i in range(n):
-                sc = 0.0
-                for v in range(p.ptr[i], p.ptr[i + 1]):
-                    if p.hi[v] <= p.lo[v]:
-                        continue
-                    j = p.s1[v]
-                    sig = sgn[v]
-                    z = kappa * (Ft[<Py_ssize_t> j * n + i] - S[i] / k) - sig * p.lin[v] + st.s[j]
-                    if z < -sc and _can_up(sig, st.alpha[v], p.lo[v], p.hi[v]):
-                        sc = -z
-                    elif z > sc and _can_down(sig, st.alpha[v], p.lo[v], p.hi[v]):
-                        sc = z
+                sc = _sample_violation(p, st, &cn, i, Ft, S, n, zg, ag, gvars, grouped)
                 if sc > viol:
                     viol = sc
                 if sc > eps_in:
@@ -330,8 +607,8 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
                 break
             if steps >= max_steps:
                 break
-            # 2. working set: the qmax most violating samples, topped up with the previous
-            #    working set (its free variables are the partners pair steps need)
+            # 2. working set: the most violating samples, topped up with the previous working
+            #    set (its free variables are the partners pair steps need)
             if m > qmax - nprev // 2:
                 _top_q(score, cand, m, qmax - nprev // 2)
                 m = qmax - nprev // 2
@@ -346,7 +623,6 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
                     cand[m] = i
                     m += 1
             qb = m
-            B.q = qb
             for a in range(qb):
                 i = cand[a]
                 row = src.row(i)
@@ -356,7 +632,7 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
                 for j in range(k):
                     B.Ft[j * qb + a] = Ft[<Py_ssize_t> j * n + i]
                 B.S[a] = S[i]
-            for j in range(k + 1):
+            for j in range(nbk + 1):
                 B.start[j] = 0
             nb = 0
             for a in range(qb):
@@ -364,42 +640,46 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
                     if p.hi[v] > p.lo[v]:
                         bv[nb] = v
                         nb += 1
-                        B.start[p.s1[v] + 1] += 1
-            for j in range(k):
+                        B.start[cn.bucket[v] + 1] += 1
+            for j in range(nbk):
                 B.start[j + 1] += B.start[j]
-            for pos in range(nb):
-                v = bv[pos]
-                j = p.s1[v]
+            for x in range(nb):
+                v = bv[x]
+                j = cn.bucket[v]
                 b = B.start[j]
                 B.start[j] += 1
-                sig = sgn[v]
+                sig = cn.sg[v]
                 B.gv[b] = v
+                B.pos[x] = b
                 B.li[b] = B.loc[sample[v]]
                 B.U[b] = sig * st.alpha[v]
                 B.Ulo[b] = p.lo[v] if sig > 0 else -p.hi[v]
                 B.Uhi[b] = p.hi[v] if sig > 0 else -p.lo[v]
                 B.off[b] = -sig * p.lin[v]
-            for j in range(k, 0, -1):
+            for j in range(nbk, 0, -1):
                 B.start[j] = B.start[j - 1]
             B.start[0] = 0
-            # 3. local solve to a fraction of the current violation
+            B.q = qb
+            B.nb = nb
+            # 3. local solve
             eps_loc = LOCAL_FRACTION * viol
             if eps_loc < eps_in:
                 eps_loc = eps_in
             budget = max_steps - steps
             if budget > 50 * <long long> qb + 100:
                 budget = 50 * <long long> qb + 100
-            B.q = qb
-            B.nb = nb
-            steps += _block_smo(p, st, &B, eps_loc, budget, l, u, la, ua)
+            steps += _block_smo(p, st, &cn, &B, eps_loc, budget, l, u, la, ua, zg, ag, gvars,
+                                grouped)
             blocks += 1
             # 4. write the block back; global score update with the rows of changed samples
             for b in range(nb):
                 v = B.gv[b]
-                d = B.U[b] - sgn[v] * st.alpha[v]
+                d = B.U[b] - cn.sg[v] * st.alpha[v]
                 if d != 0.0:
-                    dU[B.li[b] * k + p.s1[v]] += d
-                    st.alpha[v] = sgn[v] * B.U[b]
+                    st.alpha[v] = cn.sg[v] * B.U[b]
+                    dU[B.li[b] * k + cn.p[v]] += d
+                    if cn.q[v] >= 0:
+                        dU[B.li[b] * k + cn.q[v]] += cn.r[v] * d
             nprev = qb
             for a in range(qb):
                 i = cand[a]
@@ -414,10 +694,10 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
                     if row == NULL:
                         row = src.row(i)
                     tot += d
-                    _axpy_slot(Ft + <Py_ssize_t> j * n, row, d, n)
+                    _axpy(Ft + <Py_ssize_t> j * n, row, d, n)
                     dU[a * k + j] = 0.0
                 if row != NULL and tot != 0.0:
-                    _axpy_slot(S, row, tot, n)
+                    _axpy(S, row, tot, n)
         outer += 1
         # ---------------- multiplier update
         feas = 0.0
@@ -457,14 +737,9 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
     steps_out[0] = steps
     resid_out[0] = resid
     outer_out[0] = outer
-    free(Ft); free(S); free(sgn); free(sample); free(score); free(cand); free(prev); free(l); free(u)
-    free(la); free(ua); free(bv); free(dU); free(B.K); free(B.kd); free(B.Ft)
-    free(B.S); free(B.loc); free(B.start); free(B.U); free(B.Ulo); free(B.Uhi); free(B.off)
-    free(B.li); free(B.gv)
+    free(Ft); free(S); free(score); free(cand); free(prev); free(l); free(u); free(la)
+    free(ua); free(zg); free(ag); free(gvars); free(sample); free(bv); free(dU); free(cn.p); free(cn.q); free(cn.r)
+    free(cn.sg); free(cn.pn2); free(cn.bucket); free(B.K); free(B.kd); free(B.Ft); free(B.S)
+    free(B.loc); free(B.start); free(B.U); free(B.Ulo); free(B.Uhi); free(B.off); free(B.li)
+    free(B.gv); free(B.pos)
     return status
-
-
-cdef inline void _axpy_slot(double* y, const double* x, double t, int n) noexcept nogil:
-    cdef int r
-    for r in range(n):
-        y[r] += t * x[r]

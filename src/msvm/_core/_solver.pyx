@@ -350,8 +350,10 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
                 st.gsum[p.grp[v]] += vs
         if scale <= 0.0:
             scale = 1.0
-    use_smo = (src.kind != SRC_LINEAR and ngroups == 0
-               and bool(np.all(np.asarray(s2) < 0)) and bool(np.all(np.abs(np.asarray(c1)) == 1.0)))
+    s2a = np.asarray(s2)
+    use_smo = (src.kind != SRC_LINEAR and k <= 64
+               and bool(np.all(np.abs(np.asarray(c1)) == 1.0))
+               and bool(np.all((s2a < 0) | (np.abs(np.asarray(c2)) == 1.0))))
     if use_smo:
         qmax = working_set
         if src.capacity > 0 and qmax > src.capacity:
