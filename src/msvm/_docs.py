@@ -20,9 +20,8 @@ KERNEL_PARAMETERS = """\
         Kernel row cache size in MB: fitting never holds more kernel rows than this.
     shrinking : bool, default=True
         Whether to shrink samples whose dual variables sit firmly at their bounds.  Used by
-        the coordinate-descent path (the linear kernel above 2000 samples, and the pairwise
-        and grouped losses of WestonWatkinsMSVM and WeightedRobustMSVM); the
-        kernel SMO path always works on a working set of the most violating samples (at
+        the coordinate-descent path (the linear kernel above 2000 samples); the kernel SMO
+        path always works on a working set of the most violating samples (at
         most 256, never more than the row cache holds), which has the same effect.
     warm_start : bool, default=False
         Start the next ``fit`` from the previous dual solution.

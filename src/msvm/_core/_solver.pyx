@@ -18,16 +18,17 @@
 # Method: augmented Lagrangian on the equalities (multiplier mu, in range(P), penalty rho); the
 # inner problems (box/group constraints only) are solved on one of two paths:
 #
-# * kernel problems whose variables each touch one slot with coefficient +-1 and no group caps
-#   (the Lee-Lin-Wahba / reinforced / truncated layouts and their DC steps): working-set SMO
-#   (_smo.pxi).  An O(n k) scan picks the q most violating samples; a greedy pair/single SMO
-#   solves the subproblem on their q x q kernel block; the scores of all samples are then
-#   updated once with the rows of the samples that changed.  The working set plays the part
-#   of shrinking: kernel rows and steps are spent on violating samples only;
-# * everything else (the linear kernel with explicit weights, multi-slot directions, group
-#   caps): randomized dual coordinate descent over samples (all variables of one sample share
-#   one kernel row or one x_i), LIBLINEAR-style shrinking with a final unshrunk pass, and exact
-#   pair steps inside groups whose cap is active.
+# * kernel problems whose directions have coefficients +-1 on one or two slots (the
+#   Lee-Lin-Wahba / reinforced / truncated, Weston-Watkins and generalized-margin layouts, their
+#   DC steps, with or without group caps): working-set SMO (_smo.pxi).  An O(n k) scan picks
+#   the q most violating samples; a pair/single/group-pair SMO solves the subproblem on their
+#   q x q kernel block; the scores of all samples are then updated once with the rows of the
+#   samples that changed.  The working set plays the part of shrinking: kernel rows and
+#   steps are spent on violating samples only;
+# * everything else (the linear kernel with explicit weights above 2000 samples, directions
+#   with other coefficients): randomized dual coordinate descent over samples (all variables
+#   of one sample share one kernel row or one x_i), LIBLINEAR-style shrinking with a final
+#   unshrunk pass, and exact pair steps inside groups whose cap is active.
 #
 # The current scores F = K U are held by a RowSource (_rows.pxi): explicit weights for the
 # linear kernel (O(d k) per sample update) or explicit F with kernel rows from a Gram matrix or

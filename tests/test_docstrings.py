@@ -1,0 +1,29 @@
+"""The examples in the public docstrings run and print what they say."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["msvm.reinforced", "msvm.robust", "msvm.weighted", "msvm.weston_watkins",
+           "msvm.datasets._simulated", "msvm.datasets._robust_examples",
+           "msvm.datasets._pendigits"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+
+
+def test_every_estimator_documents_its_parameters():
+    import msvm
+
+    for name in msvm.__all__:
+        obj = getattr(msvm, name)
+        if not isinstance(obj, type):
+            continue
+        doc = obj.__doc__
+        assert "{kernel_parameters}" not in doc and "{function_attributes}" not in doc
+        for param in obj().get_params():
+            assert f"    {param} :" in doc, f"{name} does not document {param}"
