@@ -95,10 +95,11 @@ def penalty(V, K):
     return 0.5 * float(np.einsum("ij,ik,kj->", V, K, V))
 
 
-def primal_fit(K, k, loss_expr):
-    """Minimize 1/2 sum_j ||h_j||^2 + loss_expr(F) over sum-to-zero f with cvxpy + Clarabel.
+def primal_fit(K, k, loss_expr, sum_to_zero=True):
+    """Minimize 1/2 sum_j ||h_j||^2 + loss_expr(F) over k functions with cvxpy + Clarabel,
+    sum-to-zero unless told otherwise.
 
-    Returns (V, b, F) at the solution, V row-centred and b centred exactly.
+    Returns (V, b, F) at the solution (V row-centred and b centred exactly when sum-to-zero).
     """
     import cvxpy as cp
 
@@ -111,16 +112,17 @@ def primal_fit(K, k, loss_expr):
     Z = cp.Variable((R.shape[0], k))
     b = cp.Variable(k)
     F = R.T @ Z + np.ones((n, 1)) @ cp.reshape(b, (1, k), order="C")
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(Z) + loss_expr(F)),
-                      [cp.sum(Z, axis=1) == 0, cp.sum(b) == 0])
+    cons = [cp.sum(Z, axis=1) == 0, cp.sum(b) == 0] if sum_to_zero else []
+    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(Z) + loss_expr(F)), cons)
     prob.solve(solver=cp.CLARABEL, tol_gap_abs=C_TOL, tol_gap_rel=C_TOL, tol_feas=C_TOL,
                max_iter=500)
     if prob.status != cp.OPTIMAL:
         raise RuntimeError(f"reference solver status {prob.status}")
     V = Q @ (np.asarray(Z.value) / np.sqrt(lam)[:, None])
-    V = V - V.mean(axis=1, keepdims=True)
     bv = np.asarray(b.value)
-    bv = bv - bv.mean()
+    if sum_to_zero:
+        V = V - V.mean(axis=1, keepdims=True)
+        bv = bv - bv.mean()
     return V, bv, K @ V + bv
 
 
@@ -174,5 +176,47 @@ def cvx_robust_loss(y, w, C, beta, s):
                 if beta is not None and beta[i, j]:
                     term = term - (F[i, j] - s)
                 terms.append(C * w[i] * term)
+        return cp.sum(cp.hstack(terms))
+    return loss
+
+
+def vertices(k):
+    """Simplex vertices as columns (k-1, k), from seed 004's formula."""
+    W = np.zeros((k - 1, k))
+    one = np.ones(k - 1)
+    W[:, 0] = one / np.sqrt(k - 1)
+    for j in range(2, k + 1):
+        e = np.zeros(k - 1)
+        e[j - 2] = 1.0
+        W[:, j - 1] = -(1 + np.sqrt(k)) / (k - 1) ** 1.5 * one + np.sqrt(k / (k - 1)) * e
+    return W
+
+
+def reinforced_loss(G, y, w, g):
+    n, k = G.shape
+    own = G[np.arange(n), y]
+    other = np.maximum(1.0 + G, 0.0)
+    other[np.arange(n), y] = 0.0
+    return float(np.dot(w, g * np.maximum((k - 1) - own, 0.0) + (1 - g) * other.sum(axis=1)))
+
+
+def cvx_angle_loss(y, w, C, g, k, u0_weights=None):
+    """C sum_i w_i [g [(k-1) - <f, W_y>]_+ + (1-g) sum_{j != y} [1 + <f, W_j>]_+] on f (n, k-1)."""
+    import cvxpy as cp
+
+    W = vertices(k)
+
+    def loss(F):
+        G = F @ W
+        n = G.shape[0]
+        terms = []
+        for i in range(n):
+            if w[i] <= 0:
+                continue
+            t = g * cp.pos((k - 1) - G[i, y[i]])
+            for j in range(k):
+                if j != y[i]:
+                    t = t + (1 - g) * cp.pos(1 + G[i, j])
+            terms.append(C * w[i] * t)
         return cp.sum(cp.hstack(terms))
     return loss

@@ -3,8 +3,8 @@ sample weights, dtype and input validation, ...)."""
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from msvm import (AdaptiveWeightedSVM, ReinforcedMSVM, RobustMSVM, WeightedRobustMSVM,
-                  WestonWatkinsMSVM)
+from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
+                  WeightedRobustMSVM, WestonWatkinsMSVM)
 
 # The weighted and the duplicated fits agree to the solver tolerance (default tol=1e-3), not to
 # the check's rtol=1e-7; tests/test_invariances.py checks the equivalence at tol=1e-8 instead.
@@ -17,7 +17,8 @@ _EXPECTED_FAILURES = {
 @parametrize_with_checks([ReinforcedMSVM(), ReinforcedMSVM(kernel="linear"), RobustMSVM(),
                           WeightedRobustMSVM(), WeightedRobustMSVM(kernel="linear"),
                           AdaptiveWeightedSVM(), AdaptiveWeightedSVM(scheme="iterative"),
-                          WestonWatkinsMSVM()],
+                          WestonWatkinsMSVM(), AngleBasedMSVM(),
+                          AngleBasedMSVM(kernel="linear")],
                          expected_failed_checks=lambda est: _EXPECTED_FAILURES)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

@@ -4,6 +4,7 @@ Every estimator is scikit-learn compatible and solves its dual with one compiled
 (msvm._core._solver); the exact objective of each model is in its docstring.
 """
 
+from .angle import AngleBasedMSVM
 from .reinforced import ReinforcedMSVM
 from .robust import RobustMSVM
 from .weighted import AdaptiveWeightedSVM, WeightedRobustMSVM
@@ -13,6 +14,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AdaptiveWeightedSVM",
+    "AngleBasedMSVM",
     "ReinforcedMSVM",
     "RobustMSVM",
     "WeightedRobustMSVM",

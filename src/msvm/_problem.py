@@ -249,3 +249,11 @@ def alpha_by_slots(problem, alpha, pairs=False):
         out = np.zeros((n, k))
         out[rows, problem.slot1] = alpha
     return out
+
+
+def reinforced_problem(y, k, weights, gamma, kappa=1.0, equality=True):
+    """The reinforced hinge dual (seed 002; seed 004 with the simplex metric kappa)."""
+    return per_class_hinge_problem(
+        y, k, lin_own=k - 1.0, lin_other=1.0, coef_own=-1.0, coef_other=1.0,
+        hi_own=weights * gamma, hi_other=weights * (1.0 - gamma), kappa=kappa,
+        equality=equality)

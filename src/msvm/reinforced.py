@@ -2,12 +2,12 @@
 
 import numbers
 
-import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ._base import BaseMSVM
 from ._docs import fill_doc
-from ._problem import per_class_hinge_problem
+from ._losses import reinforced_loss
+from ._problem import reinforced_problem
 
 
 @fill_doc
@@ -79,16 +79,7 @@ class ReinforcedMSVM(BaseMSVM):
         self.verbose = verbose
 
     def _dual_problem(self, y, k, weights):
-        g = float(self.reinforcement)
-        return per_class_hinge_problem(
-            y, k, lin_own=k - 1.0, lin_other=1.0, coef_own=-1.0, coef_other=1.0,
-            hi_own=weights * g, hi_other=weights * (1.0 - g))
+        return reinforced_problem(y, k, weights, float(self.reinforcement))
 
     def _loss(self, G, y):
-        n, k = G.shape
-        g = float(self.reinforcement)
-        own = np.zeros((n, k), dtype=bool)
-        own[np.arange(n), y] = True
-        reinforced = np.maximum((k - 1) - G[own], 0.0)
-        others = np.where(own, 0.0, np.maximum(1.0 + G, 0.0)).sum(axis=1)
-        return g * reinforced + (1.0 - g) * others
+        return reinforced_loss(G, y, float(self.reinforcement))
