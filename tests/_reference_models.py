@@ -95,7 +95,7 @@ def penalty(V, K):
     return 0.5 * float(np.einsum("ij,ik,kj->", V, K, V))
 
 
-def primal_fit(K, k, loss_expr, sum_to_zero=True):
+def primal_fit(K, k, loss_expr, sum_to_zero=True, intercept=True):
     """Minimize 1/2 sum_j ||h_j||^2 + loss_expr(F) over k functions with cvxpy + Clarabel,
     sum-to-zero unless told otherwise.
 
@@ -113,6 +113,8 @@ def primal_fit(K, k, loss_expr, sum_to_zero=True):
     b = cp.Variable(k)
     F = R.T @ Z + np.ones((n, 1)) @ cp.reshape(b, (1, k), order="C")
     cons = [cp.sum(Z, axis=1) == 0, cp.sum(b) == 0] if sum_to_zero else []
+    if not intercept:
+        cons.append(b == 0)
     prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(Z) + loss_expr(F)), cons)
     prob.solve(solver=cp.CLARABEL, tol_gap_abs=C_TOL, tol_gap_rel=C_TOL, tol_feas=C_TOL,
                max_iter=500)

@@ -6,6 +6,7 @@ import importlib
 import pytest
 
 MODULES = ["msvm.reinforced", "msvm.robust", "msvm.weighted", "msvm.weston_watkins",
+           "msvm.angle", "msvm.targeted", "msvm.plotting", "msvm.datasets._targeted_examples",
            "msvm.datasets._simulated", "msvm.datasets._robust_examples",
            "msvm.datasets._pendigits"]
 

@@ -4,7 +4,7 @@ sample weights, dtype and input validation, ...)."""
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
-                  WeightedRobustMSVM, WestonWatkinsMSVM)
+                  TargetedLocalMSVM, WeightedRobustMSVM, WestonWatkinsMSVM)
 
 # The weighted and the duplicated fits agree to the solver tolerance (default tol=1e-3), not to
 # the check's rtol=1e-7; tests/test_invariances.py checks the equivalence at tol=1e-8 instead.
@@ -18,7 +18,8 @@ _EXPECTED_FAILURES = {
                           WeightedRobustMSVM(), WeightedRobustMSVM(kernel="linear"),
                           AdaptiveWeightedSVM(), AdaptiveWeightedSVM(scheme="iterative"),
                           WestonWatkinsMSVM(), AngleBasedMSVM(),
-                          AngleBasedMSVM(kernel="linear")],
+                          AngleBasedMSVM(kernel="linear"), TargetedLocalMSVM(n_grid=3),
+                          TargetedLocalMSVM(kernel="rbf", n_grid=3, bandwidth=0.5)],
                          expected_failed_checks=lambda est: _EXPECTED_FAILURES)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

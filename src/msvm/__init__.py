@@ -7,6 +7,7 @@ Every estimator is scikit-learn compatible and solves its dual with one compiled
 from .angle import AngleBasedMSVM
 from .reinforced import ReinforcedMSVM
 from .robust import RobustMSVM
+from .targeted import TargetedLocalMSVM
 from .weighted import AdaptiveWeightedSVM, WeightedRobustMSVM
 from .weston_watkins import WestonWatkinsMSVM
 
@@ -17,6 +18,7 @@ __all__ = [
     "AngleBasedMSVM",
     "ReinforcedMSVM",
     "RobustMSVM",
+    "TargetedLocalMSVM",
     "WeightedRobustMSVM",
     "WestonWatkinsMSVM",
     "__version__",

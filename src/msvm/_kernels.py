@@ -103,8 +103,14 @@ def check_gram(K, name="precomputed kernel"):
     return np.ascontiguousarray(K)
 
 
-def make_row_source(X, kernel, k, gamma=None, degree=3, coef0=0.0, cache_size=200.0):
-    """RowSource for the training inputs (X is the Gram matrix for 'precomputed')."""
+def make_row_source(X, kernel, k, gamma=None, degree=3, coef0=0.0, cache_size=200.0,
+                    shift=0.0):
+    """RowSource for the training inputs (X is the Gram matrix for 'precomputed').
+
+    ``shift`` is added to every entry of a computed 'rbf' or 'poly' kernel (a penalized
+    intercept as a constant feature); for 'linear' and 'precomputed' the caller appends a
+    constant column or adds it to the Gram matrix instead.
+    """
     n = X.shape[0]
     if kernel == "precomputed":
         return RowSource("precomputed", k, K=X)
@@ -114,4 +120,4 @@ def make_row_source(X, kernel, k, gamma=None, degree=3, coef0=0.0, cache_size=20
             return RowSource("linear-rows", k, X=X, capacity=n)
         return RowSource("linear", k, X=X)
     return RowSource(kernel, k, X=X, gamma=gamma, degree=int(degree), coef0=float(coef0),
-                     capacity=max(2, capacity))
+                     shift=float(shift), capacity=max(2, capacity))

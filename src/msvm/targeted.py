@@ -1,0 +1,333 @@
+"""TargetedLocalMSVM (TLAMSVM): the targeted local angle-based MSVM of Kang, Lin and Zhang (seed 004).
+
+One column of X, the targeted variable U (age, say), modulates the whole classifier: for every
+point u0 of a grid over U's range an angle-based MSVM is fitted on the other columns with
+sample weights w_i K_h(U_i - u0), its intercept a penalized constant feature.  All grid fits
+share one kernel-row source (the kernel does not depend on u0, only the weights, i.e. the
+boxes of the dual, do) and each is warm-started from its neighbour's dual solution.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ._base import BaseMSVM
+from ._docs import fill_doc
+from ._kernels import check_gram, kernel_matrix, make_row_source, resolve_gamma
+from ._losses import reinforced_loss
+from ._problem import reinforced_problem
+from .angle import AngleGeometry, simplex_vertices
+
+
+def _epanechnikov(t):
+    return np.where(np.abs(t) <= 1.0, 0.75 * (1.0 - t * t), 0.0)
+
+
+def _gaussian(t):
+    return np.exp(-0.5 * t * t) / np.sqrt(2.0 * np.pi)
+
+
+def _uniform(t):
+    return np.where(np.abs(t) <= 1.0, 0.5, 0.0)
+
+
+def _triangular(t):
+    return np.maximum(1.0 - np.abs(t), 0.0)
+
+
+def _biweight(t):
+    return np.where(np.abs(t) <= 1.0, 15.0 / 16.0 * (1.0 - t * t) ** 2, 0.0)
+
+
+SMOOTHERS = {"epanechnikov": _epanechnikov, "gaussian": _gaussian, "uniform": _uniform,
+             "triangular": _triangular, "biweight": _biweight}
+
+
+def smoothing_weights(U, u0, bandwidth, smoother="epanechnikov"):
+    """K_h(U - u0) = K((U - u0) / h) / h for the named smoothing kernel K."""
+    return SMOOTHERS[smoother]((np.asarray(U, dtype=np.float64) - u0) / bandwidth) / bandwidth
+
+
+def bandwidth_rule(U, rule):
+    """Rule-of-thumb bandwidth: 'silverman' 0.9 min(sd, IQR/1.34) n^(-1/5), 'scott' 1.06 sd n^(-1/5)."""
+    U = np.asarray(U, dtype=np.float64)
+    n = len(U)
+    sd = U.std(ddof=1) if n > 1 else 0.0
+    if rule == "scott":
+        return 1.06 * sd * n ** -0.2
+    q75, q25 = np.percentile(U, [75, 25])
+    spread = min(sd, (q75 - q25) / 1.34) if q75 > q25 else sd
+    return 0.9 * spread * n ** -0.2
+
+
+@fill_doc
+class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
+    r"""Targeted local angle-based multicategory SVM (TLAMSVM; Kang, Lin and Zhang 2019).
+
+    Column ``target`` of X is the targeted variable U; x denotes the other columns.  For each
+    point u0 of a grid over U's range the model fits the reinforced angle-based MSVM
+    (``AngleBasedMSVM``) on x with sample weights :math:`w_i K_h(U_i - u_0)` and the
+    intercept as a penalized constant feature (seed 004, eq. 8):
+
+    .. math::
+
+        \min_{\beta(u_0)}\ \frac12 \sum_{q=1}^{k-1} \|\beta_q(u_0)\|^2
+            + C \sum_{i=1}^n w_i K_h(U_i - u_0) \Big( \gamma\,[(k-1) - \langle f(u_0, x_i),
+              W_{y_i}\rangle]_+ + (1-\gamma) \sum_{j \ne y_i} [1 + \langle f(u_0, x_i),
+              W_j\rangle]_+ \Big),
+
+    with f_q(u0, x) = <beta_q(u0), (1, x)> for the linear kernel (beta_q including the
+    intercept) and f_q(u0, .) in the RKHS of K + 1 otherwise, and W_j the simplex vertices.
+    A new (u, x) is classified by :math:`\arg\max_j \langle f(u, x), W_j\rangle`, the
+    coefficients at u interpolated linearly between the two neighbouring grid points (clamped
+    to the grid's ends).  The paper writes :math:`\frac{n\lambda}{2} J + \sum_i K_h \cdot
+    \text{loss}_i`; the two agree with ``C = 1 / (n * lambda)``.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Weight of the loss (``C = 1 / (n lambda)``).
+    reinforcement : float in [0, 1], default=0.5
+        The loss mixing weight gamma.
+    target : int or str, default=0
+        Column of X holding the targeted variable: an index, or a name when X is a pandas
+        DataFrame.
+    smoother : {'epanechnikov', 'gaussian', 'uniform', 'triangular', 'biweight'}, \
+            default='epanechnikov'
+        Smoothing kernel K of the local weights.
+    bandwidth : float or {'silverman', 'scott'}, default='silverman'
+        Bandwidth h, or a rule of thumb computed on the training values of U.
+    n_grid : int, default=20
+        Number of grid points, equally spaced over the training range of U.
+    {kernel_parameters}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (k,)
+        Class labels.
+    n_features_in_ : int
+        Number of input features, the target included.
+    target_index_ : int
+        Column index of the targeted variable.
+    bandwidth_ : float
+        The bandwidth used.
+    grid_ : ndarray of shape (n_grid,)
+        The grid points u0.
+    coef_path_ : ndarray of shape (n_grid, k - 1, n_features_in_)
+        Linear kernel only: beta_q(u0) at every grid point, the intercept first and then the
+        coefficients of the non-target columns in their order.
+    dual_coef_path_ : ndarray of shape (n_grid, k - 1, n_SV)
+        Other kernels: f_q(u0, x) = sum_s dual_coef_path_[g, q, s] (K(x, sv_s) + 1).
+    support_ : ndarray of shape (n_SV,)
+        Training samples with a nonzero dual variable at some grid point.
+    support_vectors_ : ndarray of shape (n_SV, n_features_in_ - 1)
+        Their non-target columns (absent for 'precomputed').
+    objectives_ : ndarray of shape (n_grid,)
+        The objective above at every grid point.
+    kkt_residuals_ : ndarray of shape (n_grid,)
+        Final KKT residual of every grid fit.
+    n_iter_ : ndarray of shape (n_grid,)
+        Solver passes of every grid fit (at least the one checking pass).
+    gamma_ : float or None
+        Resolved kernel coefficient (computed on the non-target columns).
+
+    Notes
+    -----
+    With ``kernel='precomputed'`` X is not a Gram matrix: pass ``kernel`` as a callable
+    instead; the target column must stay in X.
+    """
+
+    _parameter_constraints = {
+        **BaseMSVM._parameter_constraints,
+        "kernel": [StrOptions({"linear", "poly", "rbf"}), callable],
+        "reinforcement": [Interval(numbers.Real, 0, 1, closed="both")],
+        "target": [Interval(numbers.Integral, None, None, closed="neither"), str],
+        "smoother": [StrOptions(set(SMOOTHERS))],
+        "bandwidth": [Interval(numbers.Real, 0, None, closed="neither"),
+                      StrOptions({"silverman", "scott"})],
+        "n_grid": [Interval(numbers.Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, C=1.0, reinforcement=0.5, target=0, smoother="epanechnikov",
+                 bandwidth="silverman", n_grid=20, *, kernel="linear", degree=3, gamma="scale",
+                 coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, shrinking=True,
+                 warm_start=False, random_state=None, verbose=False):
+        self.C = C
+        self.reinforcement = reinforcement
+        self.target = target
+        self.smoother = smoother
+        self.bandwidth = bandwidth
+        self.n_grid = n_grid
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+        self.shrinking = shrinking
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ input
+    def _target_column(self, n_features):
+        if isinstance(self.target, str):
+            names = getattr(self, "feature_names_in_", None)
+            if names is None:
+                raise ValueError(f"target={self.target!r} is a column name, but X has no "
+                                 f"column names (pass a pandas DataFrame or an index)")
+            matches = np.flatnonzero(np.asarray(names) == self.target)
+            if len(matches) == 0:
+                raise ValueError(f"target column {self.target!r} is not among X's columns")
+            return int(matches[0])
+        if not -n_features <= self.target < n_features:
+            raise ValueError(f"target={self.target} is out of range for X with {n_features} "
+                             f"columns")
+        return int(self.target) % n_features
+
+    def _split(self, X):
+        """(U, Z): the targeted column and the others."""
+        U = X[:, self.target_index_]
+        Z = np.ascontiguousarray(np.delete(X, self.target_index_, axis=1))
+        return U, Z
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, sample_weight=None):
+        """Fit the local angle-based MSVMs along the grid of the targeted variable.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Inputs, the targeted column included.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Nonnegative weights, multiplied into the smoothing weights.
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite=True,
+                             ensure_min_features=2)
+        check_classification_targets(y)
+        self.classes_, y = np.unique(y, return_inverse=True)
+        y = y.astype(np.int32)
+        k = len(self.classes_)
+        if k < 2:
+            raise ValueError(f"TargetedLocalMSVM needs samples of at least 2 classes; got 1 "
+                             f"class ({self.classes_[0]!r})")
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if np.any(sw < 0) or not np.all(np.isfinite(sw)):
+            raise ValueError("sample_weight must be finite and nonnegative")
+        self.target_index_ = self._target_column(X.shape[1])
+        U, Z = self._split(X)
+        if np.ptp(U) == 0:
+            raise ValueError(f"the targeted column {self.target!r} is constant: there is "
+                             f"nothing to smooth over")
+        self.bandwidth_ = (bandwidth_rule(U, self.bandwidth) if isinstance(self.bandwidth, str)
+                           else float(self.bandwidth))
+        if not self.bandwidth_ > 0:
+            raise ValueError("the bandwidth rule gave 0; give a positive bandwidth")
+        self.grid_ = np.linspace(U.min(), U.max(), self.n_grid) if self.n_grid > 1 \
+            else np.array([np.median(U)])
+
+        # one row source for the whole grid: the kernel of (1, x), i.e. K + 1
+        self.gamma_ = resolve_gamma(self.gamma, self.kernel, Z, y) \
+            if not callable(self.kernel) else None
+        if self.kernel == "linear":
+            src_X, kind, shift = np.hstack([np.ones((len(Z), 1)), Z]), "linear", 0.0
+        elif callable(self.kernel):
+            src_X = check_gram(kernel_matrix(Z, Z, self.kernel), "callable kernel's Gram matrix")
+            src_X, kind, shift = np.ascontiguousarray(src_X + 1.0), "precomputed", 0.0
+        else:
+            src_X, kind, shift = Z, self.kernel, 1.0
+        src = make_row_source(src_X, kind, k, gamma=self.gamma_, degree=self.degree,
+                              coef0=self.coef0, cache_size=self.cache_size, shift=shift)
+        self._rho = None
+        kappa = self._kappa(k)
+        T = self._output_map(k)
+        paths, objectives, resids, iters = [], [], [], []
+        sol = None
+        for u0 in self.grid_:
+            weights = self.C * sw * smoothing_weights(U, u0, self.bandwidth_, self.smoother)
+            problem = reinforced_problem(y, k, weights, float(self.reinforcement), kappa=kappa,
+                                         equality=False)
+            if sol is None:
+                alpha = np.zeros(len(problem.lin))
+            else:
+                alpha = problem.clip_feasible(sol.alpha)
+                self._move_to(src, sol.problem, sol.alpha, problem, alpha)
+            sol = self._solve(src_X, src, problem, alpha, np.zeros(k))
+            objectives.append(sol.penalty + float(np.dot(
+                weights, reinforced_loss(sol.G, y, float(self.reinforcement)))))
+            resids.append(sol.resid)
+            iters.append(max(1, sol.n_iter))
+            if sol.W is not None:
+                P = np.eye(k) - 1.0 / k
+                paths.append(T @ (-kappa * P @ sol.W.T))           # (k-1) x (1 + p)
+            else:
+                paths.append(sol.V @ T.T)                           # n x (k-1)
+        self.objectives_ = np.array(objectives)
+        self.kkt_residuals_ = np.array(resids)
+        self.n_iter_ = np.array(iters)
+        if self.kernel == "linear":
+            self.coef_path_ = np.array(paths)
+        else:
+            V = np.array(paths)                                     # n_grid x n x (k-1)
+            self.support_ = np.flatnonzero(np.any(V != 0, axis=(0, 2)))
+            self.dual_coef_path_ = np.transpose(V[:, self.support_, :], (0, 2, 1))
+            self.support_vectors_ = Z[self.support_]
+        return self
+
+    # ------------------------------------------------------------------ predict
+    def _interpolation(self, u):
+        """Grid indices (lo, hi) and weights t of the linear interpolation at every u."""
+        g = self.grid_
+        u = np.clip(u, g[0], g[-1])
+        hi = np.clip(np.searchsorted(g, u, side="right"), 1, len(g) - 1) if len(g) > 1 \
+            else np.zeros(len(u), dtype=int)
+        lo = np.maximum(hi - 1, 0)
+        span = g[hi] - g[lo]
+        t = np.where(span > 0, (u - g[lo]) / np.where(span > 0, span, 1.0), 0.0)
+        return lo, hi, t
+
+    def local_functions(self, X):
+        """f(u, x) (n_samples, k - 1) with u the targeted column of X."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False,
+                          ensure_all_finite=True)
+        U, Z = self._split(X)
+        lo, hi, t = self._interpolation(U)
+        if self.kernel == "linear":
+            B = (1 - t)[:, None, None] * self.coef_path_[lo] + t[:, None, None] * \
+                self.coef_path_[hi]                                  # n x (k-1) x (1 + p)
+            return np.einsum("nqd,nd->nq", B, np.hstack([np.ones((len(Z), 1)), Z]))
+        K = kernel_matrix(Z, self.support_vectors_, self.kernel, self.gamma_, self.degree,
+                          self.coef0) + 1.0
+        A = (1 - t)[:, None, None] * self.dual_coef_path_[lo] + t[:, None, None] * \
+            self.dual_coef_path_[hi]                                 # n x (k-1) x n_SV
+        return np.einsum("nqs,ns->nq", A, K)
+
+    def decision_values(self, X):
+        """<f(u, x), W_j> for every class, shape (n_samples, k)."""
+        return self.local_functions(X) @ simplex_vertices(len(self.classes_))
+
+    def coef_at(self, u):
+        """beta(u) (k - 1, n_features_in_) interpolated along the grid (linear kernel)."""
+        check_is_fitted(self, "coef_path_")
+        lo, hi, t = self._interpolation(np.atleast_1d(np.asarray(u, dtype=np.float64)))
+        return (1 - t[0]) * self.coef_path_[lo[0]] + t[0] * self.coef_path_[hi[0]]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = False
+        # the targeted column only weights the local fits: on generic data whose classes
+        # need every column as a feature, the training score can be low by design
+        tags.classifier_tags.poor_score = True
+        return tags
