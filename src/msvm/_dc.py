@@ -59,7 +59,14 @@ class DCMixin:
                 new_obj = self._objective(new_sol, y, sw)
                 if new_obj > obj:
                     # only an inexact convex solve can raise the objective: keep the better
-                    # function and stop
+                    # function and stop; say so when the rise exceeds the solver's accuracy
+                    if new_obj - obj > max(self.dc_tol, self.tol) * max(1.0, abs(obj)):
+                        warnings.warn(
+                            f"{type(self).__name__}: DC step {steps} raised the objective "
+                            f"from {obj:.10g} to {new_obj:.10g} (the convex step is solved to "
+                            f"tol={self.tol:g} only); the fit stops at the previous step's "
+                            f"function. Lower tol for a more exact DC path.",
+                            ConvergenceWarning)
                     steps -= 1
                     converged = True
                     break
