@@ -175,21 +175,25 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self._dual_state = (sol.alpha.copy(), sol.mu.copy())
         return sol
 
-    def _solve(self, X, src, problem, alpha, mu):
-        """Run the compiled solver from (alpha, mu), whose scores ``src`` holds; snapshot."""
+    def _solve(self, X, src, problem, alpha, mu, tol=None):
+        """Run the compiled solver from (alpha, mu), whose scores ``src`` holds; snapshot.
+
+        ``tol`` overrides the estimator's tol (a DC step solved loosely).
+        """
+        tol = float(self.tol if tol is None else tol)
         if self._rho is None:
             diag = src.diagonal()
             rho = problem.kappa * float(np.median(diag)) if len(diag) else 1.0
             self._rho = rho if rho > 0 else 1.0
             self._seed = check_random_state(self.random_state).randint(0, 2 ** 31 - 1)
         n_iter, resid, status, _, _ = solve(
-            src, problem, alpha, mu, tol=float(self.tol), max_iter=int(self.max_iter),
+            src, problem, alpha, mu, tol=tol, max_iter=int(self.max_iter),
             shrinking=bool(self.shrinking), seed=int(self._seed), rho=self._rho,
             verbose=int(self.verbose))
         if status != 0:
             warnings.warn(
                 f"{type(self).__name__}: the solver stopped at max_iter={self.max_iter} epochs "
-                f"with KKT residual {resid:.3g} > tol={self.tol:g}; increase max_iter or tol.",
+                f"with KKT residual {resid:.3g} > tol={tol:g}; increase max_iter or tol.",
                 ConvergenceWarning)
         return self._snapshot(X, src, problem, alpha, mu, int(n_iter), float(resid))
 
@@ -220,7 +224,10 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         # per-slot breakpoint search where every loss term involves one slot
         b_slot = -mu
         if problem.equality and not np.any(problem.slot2 >= 0):
-            b_slot = exact_intercepts(problem, H, b0=b_slot)
+            try:
+                b_slot = exact_intercepts(problem, H, b0=b_slot)
+            except RuntimeError:
+                pass        # the loss is flat to infinity in some b_j: keep the KKT estimate
         intercept = T @ b_slot
         f_train = H @ T.T + intercept
         return _Solution(

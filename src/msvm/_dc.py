@@ -20,6 +20,11 @@ from sklearn.utils._param_validation import Interval
 
 from ._problem import shifted
 
+# Inner tolerance of the early DC steps, and the relative decrease below which the steps are
+# solved to the estimator's tol (only those decide convergence).
+LOOSE_TOL = 1e-2
+LOOSE_UNTIL = 1e-3
+
 DC_PARAMETER_CONSTRAINTS = {
     "dc_tol": [Interval(numbers.Real, 0, None, closed="left")],
     "max_dc_iter": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -45,18 +50,37 @@ class DCMixin:
         steps = 0
         if self._truncation_value(k) is not None:
             converged = False
+            # early steps only move the linearization: solve them loosely (LOOSE_TOL), the
+            # last ones, which decide convergence, to tol
+            step_tol = max(self.tol, LOOSE_TOL)
+            sol_tol = self.tol            # the accuracy the current solution was solved to
             while steps < self.max_dc_iter:
                 new_shift, _ = self._dc_shift(base, sol.G, y)
                 if np.array_equal(new_shift, shift):
+                    if sol_tol > self.tol:
+                        # the loose path has settled: polish the same problem to tol
+                        step_tol = sol_tol = self.tol
+                        sol = self._solve(X, src, sol.problem, sol.alpha, sol.mu.copy(),
+                                          tol=step_tol)
+                        epochs += sol.n_iter
+                        obj = self._objective(sol, y, sw)
+                        history[-1] = obj
+                        continue
                     converged = True          # the same convex problem again: a DC fixed point
                     break
                 steps += 1
                 problem = shifted(base, new_shift)
                 alpha = np.ascontiguousarray(sol.alpha + shift - new_shift)
                 self._move_to(src, sol.problem, sol.alpha, problem, alpha)
-                new_sol = self._solve(X, src, problem, alpha, sol.mu.copy())
+                new_sol = self._solve(X, src, problem, alpha, sol.mu.copy(), tol=step_tol)
                 epochs += new_sol.n_iter
                 new_obj = self._objective(new_sol, y, sw)
+                if new_obj > obj and step_tol > self.tol:
+                    # a loose step overshot: undo it and take it again at full accuracy
+                    self._move_to(src, new_sol.problem, new_sol.alpha, sol.problem, sol.alpha)
+                    steps -= 1
+                    step_tol = self.tol
+                    continue
                 if new_obj > obj:
                     # only an inexact convex solve can raise the objective: keep the better
                     # function and stop; say so when the rise exceeds the solver's accuracy
@@ -72,8 +96,11 @@ class DCMixin:
                     break
                 history.append(new_obj)
                 decrease = obj - new_obj
-                sol, obj, shift = new_sol, new_obj, new_shift
-                if decrease <= self.dc_tol * max(1.0, abs(obj)):
+                sol, obj, shift, sol_tol = new_sol, new_obj, new_shift, step_tol
+                if step_tol > self.tol:
+                    if decrease <= LOOSE_UNTIL * max(1.0, abs(obj)):
+                        step_tol = self.tol
+                elif decrease <= self.dc_tol * max(1.0, abs(obj)) and sol_tol == self.tol:
                     converged = True
                     break
             if not converged:

@@ -86,9 +86,10 @@ def _interval_sums(slots, lam):
     hi = np.empty(len(slots))
     for j, (t, cum) in enumerate(slots):
         m = len(t)
-        r = int(np.searchsorted(cum, lam, side="left"))
+        lam_j = min(max(lam, cum[0]), cum[-1])     # lam is feasible up to rounding
+        r = int(np.searchsorted(cum, lam_j, side="left"))
         lo[j] = -np.inf if r == 0 else (np.inf if r > m else t[r - 1])
-        r = int(np.searchsorted(cum, lam, side="right")) - 1
+        r = int(np.searchsorted(cum, lam_j, side="right")) - 1
         hi[j] = -np.inf if r < 0 else (np.inf if r == m else t[r])
     return lo, hi
 
@@ -126,6 +127,10 @@ def exact_intercepts(problem, H, b0=None):
     lam_min = max(cum[0] for _, cum in slots)
     lam_max = min(cum[-1] for _, cum in slots)
     cands = np.unique(np.concatenate([cum for _, cum in slots]))
+    scale = max(1.0, max(np.abs(cum).max() for _, cum in slots))
+    if lam_min > lam_max and lam_min - lam_max <= 1e-12 * scale:
+        lam_min = lam_max = 0.5 * (lam_min + lam_max)        # equal up to rounding
+        cands = np.append(cands, lam_min)
     cands = cands[(cands >= lam_min) & (cands <= lam_max)]
     if len(cands) == 0:
         raise RuntimeError("intercept step: the loss is unbounded below in b")
@@ -150,6 +155,8 @@ def exact_intercepts(problem, H, b0=None):
         else:
             c = theta
     b = np.clip(b0 + 0.5 * (a + c), bmin, bmax)
+    if not np.all(np.isfinite(b)):
+        raise RuntimeError("intercept step: no finite optimal intercepts")
     # remove the last rounding residue of the sum on a slot with room
     free = np.flatnonzero((b > bmin) & (b < bmax))
     j = free[0] if len(free) else int(np.argmax(bmax - bmin))
