@@ -510,6 +510,33 @@ def render_report(data):
     return "\n".join(lines)
 
 
+def run_sections(only, runners, setups, render, render_report, md_path, json_path, quick):
+    """Run the chosen sections in order; print each and rewrite the report after each one.
+
+    Sections not run keep their previous results from ``json_path`` (when only some run).
+    """
+    machine = machine_info()
+    data = {"machine": machine, "quick": quick, "json_name": json_path.name, "benchmarks": {}}
+    if json_path.exists() and set(only) != set(render):
+        data["benchmarks"] = json.loads(json_path.read_text()).get("benchmarks", {})
+    print("Machine: " + ", ".join(f"{k}={v}" for k, v in machine.items()), flush=True)
+    total = time.perf_counter()
+    for name in sorted(only):
+        print(f"\n=== {setups[name][0]}", flush=True)
+        start = time.perf_counter()
+        section = runners[name]()
+        section["date"] = machine["date"]
+        section["wall_time"] = time.perf_counter() - start
+        data["benchmarks"][name] = section
+        print("\n" + render[name](section), flush=True)
+        print(f"({section['wall_time']:.0f} s)", flush=True)
+        json_path.parent.mkdir(parents=True, exist_ok=True)   # write after every section
+        json_path.write_text(json.dumps(data, indent=2, default=float) + "\n")
+        md_path.write_text(render_report(data))
+    print(f"\nWrote {md_path} and {json_path} ({time.perf_counter() - total:.0f} s)")
+    return data
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", default="a,b,c,d",
@@ -524,15 +551,8 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown benchmarks {sorted(unknown)}; choose from a, b, c, d")
 
-    json_name = "quick.json" if args.quick else "results.json"
     md_path = RESULTS / ("quick.md" if args.quick else "README.md")
-    json_path = RESULTS / json_name
-    machine = machine_info()
-    data = {"machine": machine, "quick": args.quick, "json_name": json_name, "benchmarks": {}}
-    if json_path.exists() and set(only) != set(RENDER):
-        data["benchmarks"] = json.loads(json_path.read_text()).get("benchmarks", {})
-    print("Machine: " + ", ".join(f"{k}={v}" for k, v in machine.items()), flush=True)
-
+    json_path = RESULTS / ("quick.json" if args.quick else "results.json")
     runners = {
         "a": lambda: bench_generic([100, 200] if args.quick else [500, 1000, 2000],
                                    args.max_generic_n),
@@ -541,19 +561,7 @@ def main(argv=None):
         "d": lambda: bench_scaling([250, 500, 1000] if args.quick
                                    else [1000, 2000, 4000, 8000]),
     }
-    for name in sorted(only):
-        print(f"\n=== {SETUPS[name][0]}", flush=True)
-        start = time.perf_counter()
-        section = runners[name]()
-        section["date"] = machine["date"]
-        section["wall_time"] = time.perf_counter() - start
-        data["benchmarks"][name] = section
-        print("\n" + RENDER[name](section), flush=True)
-        print(f"({section['wall_time']:.0f} s)", flush=True)
-        RESULTS.mkdir(parents=True, exist_ok=True)   # write after every section
-        json_path.write_text(json.dumps(data, indent=2, default=float) + "\n")
-        md_path.write_text(render_report(data))
-    print(f"\nWrote {md_path} and {json_path}")
+    run_sections(only, runners, SETUPS, RENDER, render_report, md_path, json_path, args.quick)
     return 0
 
 

@@ -28,7 +28,6 @@ or NOT met, never asserted.
 """
 
 import argparse
-import json
 import multiprocessing
 import queue as queue_module
 import sys
@@ -41,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 
-from run_benchmarks import (FAST_SECONDS, REPEATS, _fmt, machine_info,  # noqa: E402
+from run_benchmarks import (FAST_SECONDS, REPEATS, _fmt, run_sections,  # noqa: E402
                             markdown_table, pendigits_split, rbf_gram, timed_fit)
 
 LAMBDA = 1e-3            # disc data: C = 1 / (n * LAMBDA), the papers' scaling
@@ -468,14 +467,8 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown sections {sorted(unknown)}; choose from {sorted(RENDER)}")
 
-    json_name = "quick_dc.json" if args.quick else "dc.json"
     md_path = RESULTS / ("quick_dc.md" if args.quick else "dc.md")
-    json_path = RESULTS / json_name
-    machine = machine_info()
-    data = {"machine": machine, "quick": args.quick, "json_name": json_name, "benchmarks": {}}
-    if json_path.exists() and set(only) != set(RENDER):
-        data["benchmarks"] = json.loads(json_path.read_text()).get("benchmarks", {})
-    print("Machine: " + ", ".join(f"{k}={v}" for k, v in machine.items()), flush=True)
+    json_path = RESULTS / ("quick_dc.json" if args.quick else "dc.json")
 
     disc_ns = [200, 400] if args.quick else [1000, 4000]
     runners = {
@@ -485,19 +478,7 @@ def main(argv=None):
         "2": lambda: bench_generic([100, 200] if args.quick else [500, 1000, 2000],
                                    args.max_generic_n, args.generic_timeout),
     }
-    for name in sorted(only):
-        print(f"\n=== {SETUPS[name][0]}", flush=True)
-        start = time.perf_counter()
-        section = runners[name]()
-        section["date"] = machine["date"]
-        section["wall_time"] = time.perf_counter() - start
-        data["benchmarks"][name] = section
-        print("\n" + RENDER[name](section), flush=True)
-        print(f"({section['wall_time']:.0f} s)", flush=True)
-        RESULTS.mkdir(parents=True, exist_ok=True)   # write after every section
-        json_path.write_text(json.dumps(data, indent=2, default=float) + "\n")
-        md_path.write_text(render_report(data))
-    print(f"\nWrote {md_path} and {json_path}")
+    run_sections(only, runners, SETUPS, RENDER, render_report, md_path, json_path, args.quick)
     return 0
 
 

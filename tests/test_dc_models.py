@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import _reference_models as R
-from _reference import kernel_matrix, make_problem, resolve_gamma
+from _reference import kernel_matrix, make_problem
 from msvm import AdaptiveWeightedSVM, RobustMSVM, WeightedRobustMSVM, WestonWatkinsMSVM
 
 RTOL = 1e-6

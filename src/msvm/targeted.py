@@ -130,7 +130,9 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
     kkt_residuals_ : ndarray of shape (n_grid,)
         Final KKT residual of every grid fit.
     n_iter_ : ndarray of shape (n_grid,)
-        Solver passes of every grid fit (at least the one checking pass).
+        Solver epochs of every grid fit: coordinate steps divided by n (all training samples,
+        also those with zero local weight), rounded up and at least 1; a local fit whose few
+        weighted samples needed fewer than n steps reports 1.
     gamma_ : float or None
         Resolved kernel coefficient (computed on the non-target columns).
 
