@@ -33,8 +33,6 @@ writes quick_angle.md and quick_angle.json there instead. Timings are wall-clock
 """
 
 import argparse
-import multiprocessing
-import queue as queue_module
 import re
 import sys
 import time
@@ -48,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 
-from run_benchmarks import (FAST_SECONDS, REPEATS, _fmt, run_sections,  # noqa: E402
+from run_benchmarks import (FAST_SECONDS, REPEATS, _fmt, run_in_child, run_sections,  # noqa: E402
                             markdown_table, median_gamma, rbf_gram, timed_fit)
 
 SEED = 0
@@ -208,20 +206,7 @@ def _generic_child(X, y, gamma, C, out):
 
 def run_generic(X, y, gamma, C, timeout):
     """fit_generic_angle in a spawned child, abandoned (terminated) after ``timeout`` s."""
-    ctx = multiprocessing.get_context("spawn")
-    out = ctx.Queue()
-    proc = ctx.Process(target=_generic_child, args=(X, y, gamma, C, out))
-    start = time.perf_counter()
-    proc.start()
-    try:
-        res = out.get(timeout=timeout)
-    except queue_module.Empty:
-        res = {"error": f"timeout: no result after {timeout:.0f} s (child terminated)",
-               "timed_out": True}
-        proc.terminate()
-    proc.join()
-    res["wall_time"] = time.perf_counter() - start
-    return res
+    return run_in_child(_generic_child, (X, y, gamma, C), timeout)
 
 
 def bench_generic(ns, max_generic_n, timeout):

@@ -510,6 +510,27 @@ def render_report(data):
     return "\n".join(lines)
 
 
+def run_in_child(target, args, timeout):
+    """Run ``target(*args, queue)`` in a spawned process; its result, or an error dict after
+    ``timeout`` seconds (the child is then terminated).  ``wall_time`` is added."""
+    import queue as queue_module
+
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    proc = ctx.Process(target=target, args=(*args, out))
+    start = time.perf_counter()
+    proc.start()
+    try:
+        res = out.get(timeout=timeout)
+    except queue_module.Empty:
+        res = {"error": f"timeout: no result after {timeout:.0f} s (child terminated)",
+               "timed_out": True}
+        proc.terminate()
+    proc.join()
+    res["wall_time"] = time.perf_counter() - start
+    return res
+
+
 def run_sections(only, runners, setups, render, render_report, md_path, json_path, quick):
     """Run the chosen sections in order; print each and rewrite the report after each one.
 

@@ -28,10 +28,7 @@ or NOT met, never asserted.
 """
 
 import argparse
-import multiprocessing
-import queue as queue_module
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 
-from run_benchmarks import (FAST_SECONDS, REPEATS, _fmt, run_sections,  # noqa: E402
+from run_benchmarks import (FAST_SECONDS, REPEATS, _fmt, run_in_child, run_sections,  # noqa: E402
                             markdown_table, pendigits_split, rbf_gram, timed_fit)
 
 LAMBDA = 1e-3            # disc data: C = 1 / (n * LAMBDA), the papers' scaling
@@ -257,20 +254,7 @@ def _generic_child(X, y, gamma, C, utility, out):
 
 def run_generic(X, y, gamma, C, utility, timeout):
     """fit_generic_margin in a spawned child, abandoned (terminated) after ``timeout`` s."""
-    ctx = multiprocessing.get_context("spawn")
-    out = ctx.Queue()
-    proc = ctx.Process(target=_generic_child, args=(X, y, gamma, C, utility, out))
-    start = time.perf_counter()
-    proc.start()
-    try:
-        res = out.get(timeout=timeout)
-    except queue_module.Empty:
-        res = {"error": f"timeout: no result after {timeout:.0f} s (child terminated)",
-               "timed_out": True}
-        proc.terminate()
-    proc.join()
-    res["wall_time"] = time.perf_counter() - start
-    return res
+    return run_in_child(_generic_child, (X, y, gamma, C, utility), timeout)
 
 
 def _msvm_weighted_row(X, y, C, gamma, utility, max_iter):

@@ -216,7 +216,7 @@ cdef long long _block_smo(const Prob* p, State* st, const Canon* cn, Block* B, d
                           long long max_steps, double* l, double* u, int* la, int* ua,
                           double* zg, double* ag, int* gvars, bint grouped) noexcept nogil:
     """Pair / single / group-pair SMO on the working set until its violation is <= eps."""
-    cdef int q = B.q, k = p.k, nbk = cn.nbuckets, j, idx, a, b, best, vs, ia, ib, v, g, n0
+    cdef int q = B.q, k = p.k, nbk = cn.nbuckets, j, idx, a, b, best, vs, ia, ib, g
     cdef int va, vb, x0, x1, pa, pb
     cdef long long steps = 0
     cdef double kappa = p.kappa, z, za, zu, zb = 0.0, curv, gain, bestgain, t, room, Kaa

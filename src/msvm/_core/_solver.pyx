@@ -169,7 +169,7 @@ cdef double _visit(const Prob* p, State* st, RowSource src, int i, double* Fi, d
                    double PGmax_old, double PGmin_old, double* PGmax_new, double* PGmin_new,
                    int* shrinkable) noexcept nogil:
     """One coordinate-descent visit of sample i. Returns the largest |projected gradient|."""
-    cdef int v, j, a0 = p.ptr[i], a1 = p.ptr[i + 1], g, gv, va, vb, w
+    cdef int v, j, a0 = p.ptr[i], a1 = p.ptr[i + 1], g, va, vb, w
     cdef double sumF = 0.0, Kii = src.diag(i), gr, pg, ub, lo, av, H, new, viol = 0.0
     cdef double ga, gb, t, curv, lim
     cdef int changed = 0, all_shrink = 1
