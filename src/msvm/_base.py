@@ -164,15 +164,17 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
             problem = self._dual_problem(y, k, self.C * sw)
         alpha0, mu0 = np.zeros(len(problem.lin)), np.zeros(k)
         if self.warm_start and getattr(self, "_dual_state", None) is not None:
-            a_prev, mu_prev = self._dual_state
+            # every box and group cap is proportional to C, and the equalities are
+            # homogeneous: alpha * C / C_prev is feasible and exact where alpha sat at bounds
+            a_prev, mu_prev, C_prev = self._dual_state
             if a_prev.shape == alpha0.shape and mu_prev.shape == mu0.shape:
-                alpha0, mu0 = a_prev, mu_prev
+                alpha0, mu0 = a_prev * (float(self.C) / C_prev), mu_prev
         alpha = problem.clip_feasible(alpha0)
         U = problem.slot_sums(alpha)
         if np.any(U != 0):
             init_scores(src, np.ascontiguousarray(U))
         sol = self._solve(X, src, problem, alpha, np.ascontiguousarray(mu0 - mu0.mean()))
-        self._dual_state = (sol.alpha.copy(), sol.mu.copy())
+        self._dual_state = (sol.alpha.copy(), sol.mu.copy(), float(self.C))
         return sol
 
     def _solve(self, X, src, problem, alpha, mu, tol=None):

@@ -18,12 +18,17 @@ LINEAR_ROWS_MAX_SAMPLES = 2000
 MEDIAN_MAX_SAMPLES = 2000
 
 
-def median_gamma(X, y, random_state=0):
-    """gamma = 1 / (2 sigma^2), sigma the median between-class pairwise Euclidean distance.
+def between_class_gamma(X, y, quantile=0.5, random_state=0):
+    """gamma = 1 / (2 sigma^2), sigma a quantile of the between-class pairwise distances.
 
-    The heuristic of Brown et al. (2000) used by the papers (seed 002 section 4.1.2).  For more
-    than ``MEDIAN_MAX_SAMPLES`` points the median is taken over a seeded random subsample.
+    The heuristic of Brown et al. (2000) used by the papers: seed 002 (section 4.1.2) takes the
+    median (``quantile=0.5``); seed 001 (section 4) tunes sigma among the first quartile, the
+    median and the third quartile.  Distances are Euclidean, between training points of
+    different classes.  For more than ``MEDIAN_MAX_SAMPLES`` points the quantile is taken over
+    a seeded random subsample.
     """
+    if not isinstance(quantile, numbers.Real) or not 0.0 <= quantile <= 1.0:
+        raise ValueError(f"quantile must be a number in [0, 1]; got {quantile!r}")
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     if len(X) > MEDIAN_MAX_SAMPLES:
@@ -36,10 +41,19 @@ def median_gamma(X, y, random_state=0):
     d = np.sqrt(np.maximum(D2[np.triu(between, 1)], 0.0))
     if d.size == 0:
         raise ValueError("gamma='median' needs at least two classes in the training data")
-    sigma = float(np.median(d))
+    sigma = float(np.quantile(d, quantile))
     if sigma <= 0.0:
-        raise ValueError("gamma='median': the median between-class distance is zero")
+        raise ValueError(f"the {quantile:g} quantile of the between-class distances is zero")
     return 1.0 / (2.0 * sigma * sigma)
+
+
+def median_gamma(X, y, random_state=0):
+    """gamma = 1 / (2 sigma^2), sigma the median between-class pairwise Euclidean distance.
+
+    The heuristic of Brown et al. (2000) used by the papers (seed 002 section 4.1.2); the
+    ``gamma='median'`` option of every estimator.  See :func:`between_class_gamma`.
+    """
+    return between_class_gamma(X, y, 0.5, random_state)
 
 
 def resolve_gamma(gamma, kernel, X, y):

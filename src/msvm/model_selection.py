@@ -1,0 +1,234 @@
+"""Model selection as the papers do it: the regularization chosen on a separate tuning set.
+
+Every paper in ``seeds/`` fits on a training set for each lambda of a grid (2^-16 .. 2^15 in
+seeds 000 and 002), picks the lambda whose fit scores best on an independent tuning set, and
+reports that fit's test score.  Our estimators take ``C = 1 / (n lambda)`` (n the training
+size).  :class:`TuningSetSearch` does exactly that, walking the grid from the largest lambda
+(smallest C) to the smallest with each fit warm-started from the previous one (the dual is
+rescaled by C'/C, which keeps it feasible), and is itself a scikit-learn classifier, so it
+nests in ``cross_val_score`` and ``GridSearchCV``.  scikit-learn's own ``GridSearchCV`` with a
+``PredefinedSplit`` selects the same C (tested); it refits from scratch at each C.
+"""
+
+import numbers
+import time
+import warnings
+from copy import deepcopy
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import ParameterGrid, train_test_split
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._kernels import between_class_gamma, median_gamma
+
+__all__ = ["TuningSetSearch", "between_class_gamma", "gamma_quartiles", "lambda_grid",
+           "lambda_to_C", "median_gamma"]
+
+
+def lambda_grid(low=-16, high=15, base=2.0):
+    """The papers' grid lambda = base^low, ..., base^high (default 2^-16 .. 2^15), ascending."""
+    if not (isinstance(low, numbers.Integral) and isinstance(high, numbers.Integral)
+            and low <= high):
+        raise ValueError(f"low and high must be integers with low <= high; got {low!r}, "
+                         f"{high!r}")
+    return float(base) ** np.arange(low, high + 1, dtype=np.float64)
+
+
+def lambda_to_C(lambdas, n_samples):
+    """C = 1 / (n lambda): the papers' ``lambda J(f) + (1/n) sum loss`` in our scaling."""
+    lambdas = np.asarray(lambdas, dtype=np.float64)
+    if np.any(~(lambdas > 0)) or not np.all(np.isfinite(lambdas)):
+        raise ValueError("lambdas must be positive and finite")
+    if not (isinstance(n_samples, numbers.Integral) and n_samples >= 1):
+        raise ValueError(f"n_samples must be a positive integer; got {n_samples!r}")
+    return 1.0 / (n_samples * lambdas)
+
+
+def gamma_quartiles(X, y, quantiles=(0.25, 0.5, 0.75)):
+    """RBF gammas 1/(2 sigma^2) at quantiles of the between-class pairwise distances.
+
+    Seed 001 (section 4) tunes sigma among the first quartile, the median and the third
+    quartile; pass the result as ``param_grid={'gamma': ...}`` of :class:`TuningSetSearch`.
+    """
+    return [between_class_gamma(X, y, q) for q in quantiles]
+
+
+class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Choose C on a separate tuning set along a lambda grid, with warm starts.
+
+    For each combination of ``param_grid`` (e.g. several kernel widths) the estimator is fitted
+    on the training set at ``C = 1 / (n lambda)`` for every lambda of ``lambdas``, from the
+    largest lambda down, each fit warm-started from the previous one; each fit is scored on
+    the tuning set.  The best-scoring fit is kept as ``best_estimator_`` (not refitted: the
+    papers report the test score of the fit on the training set alone).  Ties go to the
+    first combination of ``param_grid`` and, within it, to the largest lambda (the simplest
+    fit).
+
+    Parameters
+    ----------
+    estimator : estimator object
+        An msvm estimator (anything with a ``C`` parameter; ``warm_start`` is used when it
+        has one).
+    lambdas : array-like of float, default=None
+        The grid of lambda; ``None`` is the papers' ``2^-16 .. 2^15``.
+    param_grid : dict or list of dicts, default=None
+        Further parameters to search (outer loop), as in ``GridSearchCV``.
+    scoring : str, callable or None, default=None
+        A scikit-learn scorer for the tuning set (None: the estimator's accuracy).  For the
+        average utility, :func:`msvm.metrics.make_utility_scorer`.
+    tuning_size : float in (0, 1), default=0.5
+        When ``fit`` gets no tuning set, this fraction of ``X`` (stratified) becomes one.
+    warm_start : bool, default=True
+        Warm-start each fit of the grid from the previous one.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the training/tuning split made when no tuning set is given.
+
+    Attributes
+    ----------
+    best_estimator_ : estimator
+        The fit on the training set at the selected parameters.
+    best_params_ : dict
+        Its parameters, ``C`` included.
+    best_lambda_ : float
+        The selected lambda.
+    best_score_ : float
+        Its tuning-set score.
+    results_ : dict of arrays
+        One entry per fit: ``'params'``, ``'lambda'``, ``'C'``, ``'score'``, ``'fit_time'``.
+    classes_ : ndarray
+        The class labels.
+    n_features_in_ : int
+        Number of features seen in fit.
+
+    Examples
+    --------
+    >>> from msvm import ReinforcedMSVM
+    >>> from msvm.datasets import make_reinforced_example
+    >>> from msvm.model_selection import TuningSetSearch, lambda_grid
+    >>> X, y = make_reinforced_example(50, random_state=0)
+    >>> X_tune, y_tune = make_reinforced_example(50, random_state=1)
+    >>> search = TuningSetSearch(ReinforcedMSVM(kernel="linear"), lambdas=lambda_grid(-4, 4))
+    >>> search = search.fit(X, y, X_tune=X_tune, y_tune=y_tune)
+    >>> len(search.results_["score"])
+    9
+    """
+
+    def __init__(self, estimator, lambdas=None, param_grid=None, scoring=None, tuning_size=0.5,
+                 warm_start=True, random_state=None):
+        self.estimator = estimator
+        self.lambdas = lambdas
+        self.param_grid = param_grid
+        self.scoring = scoring
+        self.tuning_size = tuning_size
+        self.warm_start = warm_start
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = self.estimator.__sklearn_tags__()
+        tags.input_tags = inner.input_tags
+        return tags
+
+    def _check_lambdas(self):
+        lambdas = lambda_grid() if self.lambdas is None else np.asarray(self.lambdas, float)
+        if lambdas.ndim != 1 or len(lambdas) == 0:
+            raise ValueError("lambdas must be a non-empty 1-d array of positive numbers")
+        if np.any(~(lambdas > 0)) or not np.all(np.isfinite(lambdas)):
+            raise ValueError("lambdas must be positive and finite")
+        return np.sort(lambdas)[::-1]            # largest lambda (smallest C) first
+
+    def fit(self, X, y, X_tune=None, y_tune=None, **fit_params):
+        """Fit along the grid on (X, y) and select on (X_tune, y_tune).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training inputs.
+        y : array-like of shape (n_samples,)
+            Training labels.
+        X_tune, y_tune : array-like, default=None
+            The tuning set.  When omitted, a stratified ``tuning_size`` part of (X, y) is
+            held out (``random_state``) and the rest is the training set.
+        **fit_params : dict
+            Passed to the estimator's ``fit`` (e.g. ``sample_weight``).
+
+        Returns
+        -------
+        self : object
+        """
+        if not hasattr(self.estimator, "C"):
+            raise ValueError(f"estimator {type(self.estimator).__name__} has no C parameter")
+        if (X_tune is None) != (y_tune is None):
+            raise ValueError("give both X_tune and y_tune, or neither")
+        lambdas = self._check_lambdas()
+        if X_tune is None:
+            if not (isinstance(self.tuning_size, numbers.Real) and 0 < self.tuning_size < 1):
+                raise ValueError(f"tuning_size must be in (0, 1); got {self.tuning_size!r}")
+            Xa = validate_data(self, X, accept_sparse=False, ensure_2d=True, ensure_min_samples=2,
+                               reset=True)
+            ya = np.asarray(y)
+            if ya.ndim != 1 or len(ya) != len(Xa):
+                raise ValueError(f"y must be 1-d with one label per row of X; got shape "
+                                 f"{ya.shape} for {len(Xa)} rows")
+            _, counts = np.unique(ya, return_counts=True)
+            stratify = ya if len(counts) > 1 and counts.min() >= 2 else None
+            if fit_params:
+                raise ValueError("fit parameters need an explicit tuning set (X_tune, y_tune)")
+            X, X_tune, y, y_tune = train_test_split(
+                Xa, ya, test_size=self.tuning_size, random_state=self.random_state,
+                stratify=stratify)
+        else:
+            validate_data(self, X, ensure_2d=True, reset=True)
+        n = len(X)
+        scorer = check_scoring(self.estimator, scoring=self.scoring)
+        grid = list(ParameterGrid(self.param_grid)) if self.param_grid is not None else [{}]
+
+        results = {"params": [], "lambda": [], "C": [], "score": [], "fit_time": []}
+        best = None
+        for params in grid:
+            est = clone(self.estimator).set_params(**params)
+            if "warm_start" in est.get_params():
+                est.set_params(warm_start=bool(self.warm_start))
+            for lam in lambdas:
+                C = 1.0 / (n * lam)
+                est.set_params(C=C)
+                t0 = time.perf_counter()
+                est.fit(X, y, **fit_params)
+                t1 = time.perf_counter() - t0
+                score = float(scorer(est, X_tune, y_tune))
+                results["params"].append(dict(params, C=C))
+                results["lambda"].append(lam)
+                results["C"].append(C)
+                results["score"].append(score)
+                results["fit_time"].append(t1)
+                if best is None or score > best[0]:
+                    best = (score, lam, dict(params, C=C), deepcopy(est))
+        self.results_ = {key: (np.asarray(val) if key != "params" else val)
+                         for key, val in results.items()}
+        self.best_score_, self.best_lambda_, self.best_params_, self.best_estimator_ = best
+        if "warm_start" in self.best_estimator_.get_params():
+            self.best_estimator_.set_params(warm_start=self.estimator.get_params()["warm_start"])
+        self.classes_ = self.best_estimator_.classes_
+        if np.isnan(self.best_score_):
+            warnings.warn("every tuning score is NaN", UserWarning)
+        return self
+
+    def predict(self, X):
+        """Predict with the selected fit."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict(X)
+
+    def decision_function(self, X):
+        """Decision values of the selected fit."""
+        check_is_fitted(self)
+        return self.best_estimator_.decision_function(X)
+
+    def score(self, X, y, sample_weight=None):
+        """The ``scoring`` of the selected fit on (X, y) (accuracy when ``scoring`` is None)."""
+        check_is_fitted(self)
+        if self.scoring is None:
+            return self.best_estimator_.score(X, y, sample_weight=sample_weight)
+        return float(check_scoring(self.best_estimator_, scoring=self.scoring)(
+            self.best_estimator_, X, y))
