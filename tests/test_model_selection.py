@@ -1,0 +1,115 @@
+"""Tuning-set model selection: the lambda grid, warm starts, and agreement with GridSearchCV."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, PredefinedSplit, cross_val_score
+
+from msvm import ReinforcedMSVM, WeightedRobustMSVM, WestonWatkinsMSVM
+from msvm.datasets import make_reinforced_example, make_utility_example, utility_matrix
+from msvm.metrics import make_utility_scorer
+from msvm.model_selection import (TuningSetSearch, gamma_quartiles, lambda_grid,
+                                  lambda_to_C)
+
+
+@pytest.fixture(scope="module")
+def split():
+    X, y = make_reinforced_example(60, random_state=0)
+    Xt, yt = make_reinforced_example(60, random_state=1)
+    return X, y, Xt, yt
+
+
+def test_lambda_grid_is_the_papers():
+    grid = lambda_grid()
+    assert len(grid) == 32 and grid[0] == 2.0 ** -16 and grid[-1] == 2.0 ** 15
+    np.testing.assert_allclose(lambda_to_C([0.5, 2.0], 100), [1 / 50, 1 / 200])
+    with pytest.raises(ValueError):
+        lambda_grid(3, 1)
+    with pytest.raises(ValueError, match="positive"):
+        lambda_to_C([0.0], 10)
+
+
+@pytest.mark.parametrize("make", [
+    lambda C: ReinforcedMSVM(C, kernel="rbf", gamma=0.5, reinforcement=0.5),
+    lambda C: WestonWatkinsMSVM(C, kernel="linear"),
+    lambda C: WeightedRobustMSVM(C, kernel="linear", utility=utility_matrix(2, 0.4)),
+], ids=["reinforced", "weston-watkins", "weighted-robust-dc"])
+def test_warm_start_across_C_reaches_the_cold_solution(split, make):
+    X, y, _, _ = split
+    warm = make(0.05).set_params(warm_start=True, tol=1e-8).fit(X, y)
+    warm.set_params(C=5.0).fit(X, y)
+    cold = make(5.0).set_params(tol=1e-8).fit(X, y)
+    assert warm.objective_ == pytest.approx(cold.objective_, rel=1e-6)
+    np.testing.assert_array_equal(warm.predict(X), cold.predict(X))
+
+
+def test_same_choice_as_grid_search_with_predefined_split(split):
+    X, y, Xt, yt = split
+    lambdas = lambda_grid(-8, 6)
+    est = ReinforcedMSVM(kernel="linear", reinforcement=0.5, tol=1e-8)
+    search = TuningSetSearch(est, lambdas=lambdas).fit(X, y, X_tune=Xt, y_tune=yt)
+
+    Cs = lambda_to_C(np.sort(lambdas)[::-1], len(X))      # the same order: C ascending
+    folds = PredefinedSplit(np.r_[-np.ones(len(X)), np.zeros(len(Xt))])
+    gs = GridSearchCV(est, {"C": list(Cs)}, cv=folds, refit=False).fit(
+        np.vstack([X, Xt]), np.r_[y, yt])
+    np.testing.assert_allclose(search.results_["score"], gs.cv_results_["mean_test_score"])
+    assert search.best_params_["C"] == pytest.approx(gs.best_params_["C"])
+    # the kept fit is the training-set fit at the chosen C, not a refit on train + tune
+    fresh = clone(est).set_params(C=search.best_params_["C"]).fit(X, y)
+    assert search.best_estimator_.objective_ == pytest.approx(fresh.objective_, rel=1e-6)
+    assert search.best_lambda_ == pytest.approx(1 / (len(X) * search.best_params_["C"]))
+
+
+def test_ties_go_to_the_largest_lambda(split):
+    X, y, Xt, yt = split
+    search = TuningSetSearch(ReinforcedMSVM(kernel="linear"),
+                             lambdas=lambda_grid(-4, 4)).fit(X, y, X_tune=Xt, y_tune=yt)
+    scores, lams = search.results_["score"], search.results_["lambda"]
+    assert np.all(np.diff(lams) < 0)                       # largest lambda first
+    best = scores.max()
+    assert search.best_lambda_ == lams[np.flatnonzero(scores == best)[0]]
+
+
+def test_param_grid_utility_scoring_and_delegation(split):
+    X, y, Xt, yt = split
+    U = utility_matrix(3, 0.4)
+    gammas = gamma_quartiles(X, y)
+    search = TuningSetSearch(WeightedRobustMSVM(utility=U, truncation=None),
+                             lambdas=lambda_grid(-3, 3), param_grid={"gamma": gammas},
+                             scoring=make_utility_scorer(U))
+    search.fit(X, y, X_tune=Xt, y_tune=yt)
+    assert len(search.results_["score"]) == 3 * 7
+    assert search.best_params_["gamma"] in gammas
+    assert search.best_score_ == pytest.approx(max(search.results_["score"]))
+    np.testing.assert_array_equal(search.predict(Xt), search.best_estimator_.predict(Xt))
+    assert search.score(Xt, yt) == pytest.approx(search.best_score_)
+    assert search.decision_function(Xt).shape == (len(Xt), 3)
+
+
+def test_nests_in_cross_validation_without_a_tuning_set():
+    X, y = make_utility_example(150, example=2, random_state=0)
+    search = TuningSetSearch(ReinforcedMSVM(kernel="linear"), lambdas=lambda_grid(-4, 2),
+                             random_state=0)
+    scores = cross_val_score(search, X, y, cv=3)
+    assert scores.shape == (3,) and np.all((scores > 0.4) & (scores <= 1))
+    fitted = clone(search).fit(X, y)
+    assert fitted.classes_.tolist() == [0, 1, 2]
+    assert fitted.n_features_in_ == 2
+
+
+def test_input_errors(split):
+    X, y, Xt, yt = split
+
+    class NoC:
+        def get_params(self, deep=True):
+            return {}
+
+    with pytest.raises(ValueError, match="no C parameter"):
+        TuningSetSearch(NoC()).fit(X, y)
+    with pytest.raises(ValueError, match="both X_tune and y_tune"):
+        TuningSetSearch(ReinforcedMSVM()).fit(X, y, X_tune=Xt)
+    with pytest.raises(ValueError, match="positive"):
+        TuningSetSearch(ReinforcedMSVM(), lambdas=[1.0, -1.0]).fit(X, y, X_tune=Xt, y_tune=yt)
+    with pytest.raises(ValueError, match="tuning_size"):
+        TuningSetSearch(ReinforcedMSVM(), tuning_size=1.5).fit(X, y)
