@@ -113,3 +113,5 @@ def test_input_errors(split):
         TuningSetSearch(ReinforcedMSVM(), lambdas=[1.0, -1.0]).fit(X, y, X_tune=Xt, y_tune=yt)
     with pytest.raises(ValueError, match="tuning_size"):
         TuningSetSearch(ReinforcedMSVM(), tuning_size=1.5).fit(X, y)
+    with pytest.raises(ValueError, match="precomputed"):
+        TuningSetSearch(ReinforcedMSVM(kernel="precomputed")).fit(X @ X.T, y)

@@ -5,6 +5,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
                   TargetedLocalMSVM, WeightedRobustMSVM, WestonWatkinsMSVM)
+from msvm.model_selection import TuningSetSearch, lambda_grid
 
 # The weighted and the duplicated fits agree to the solver tolerance (default tol=1e-3), not to
 # the check's rtol=1e-7; tests/test_invariances.py checks the equivalence at tol=1e-8 instead.
@@ -19,7 +20,9 @@ _EXPECTED_FAILURES = {
                           AdaptiveWeightedSVM(), AdaptiveWeightedSVM(scheme="iterative"),
                           WestonWatkinsMSVM(), AngleBasedMSVM(),
                           AngleBasedMSVM(kernel="linear"), TargetedLocalMSVM(n_grid=3),
-                          TargetedLocalMSVM(kernel="rbf", n_grid=3, bandwidth=0.5)],
+                          TargetedLocalMSVM(kernel="rbf", n_grid=3, bandwidth=0.5),
+                          TuningSetSearch(ReinforcedMSVM(), lambdas=lambda_grid(-10, 0),
+                                          random_state=0)],
                          expected_failed_checks=lambda est: _EXPECTED_FAILURES)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

@@ -163,24 +163,25 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if (X_tune is None) != (y_tune is None):
             raise ValueError("give both X_tune and y_tune, or neither")
         lambdas = self._check_lambdas()
+        X, y = validate_data(self, X, y, ensure_min_samples=2, reset=True)
         if X_tune is None:
+            if self.estimator.get_params().get("kernel") == "precomputed":
+                raise ValueError("with kernel='precomputed' give the tuning set explicitly "
+                                 "(X_tune: the kernel between tuning and training points)")
             if not (isinstance(self.tuning_size, numbers.Real) and 0 < self.tuning_size < 1):
                 raise ValueError(f"tuning_size must be in (0, 1); got {self.tuning_size!r}")
-            Xa = validate_data(self, X, accept_sparse=False, ensure_2d=True, ensure_min_samples=2,
-                               reset=True)
-            ya = np.asarray(y)
-            if ya.ndim != 1 or len(ya) != len(Xa):
-                raise ValueError(f"y must be 1-d with one label per row of X; got shape "
-                                 f"{ya.shape} for {len(Xa)} rows")
-            _, counts = np.unique(ya, return_counts=True)
-            stratify = ya if len(counts) > 1 and counts.min() >= 2 else None
-            if fit_params:
-                raise ValueError("fit parameters need an explicit tuning set (X_tune, y_tune)")
-            X, X_tune, y, y_tune = train_test_split(
-                Xa, ya, test_size=self.tuning_size, random_state=self.random_state,
-                stratify=stratify)
-        else:
-            validate_data(self, X, ensure_2d=True, reset=True)
+            unknown = set(fit_params) - {"sample_weight"}
+            if unknown:
+                raise ValueError(f"fit parameters {sorted(unknown)} need an explicit tuning "
+                                 f"set (X_tune, y_tune)")
+            _, counts = np.unique(y, return_counts=True)
+            stratify = y if len(counts) > 1 and counts.min() >= 2 else None
+            index = np.arange(len(X))
+            train, _tune = train_test_split(index, test_size=self.tuning_size,
+                                            random_state=self.random_state, stratify=stratify)
+            X, X_tune, y, y_tune = X[train], X[_tune], y[train], y[_tune]
+            if fit_params.get("sample_weight") is not None:
+                fit_params = {"sample_weight": np.asarray(fit_params["sample_weight"])[train]}
         n = len(X)
         scorer = check_scoring(self.estimator, scoring=self.scoring)
         grid = list(ParameterGrid(self.param_grid)) if self.param_grid is not None else [{}]
