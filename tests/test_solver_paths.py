@@ -91,3 +91,24 @@ def test_exact_intercepts_equal_the_lp(seed):
     assert abs(b.sum()) <= 1e-10
     assert loss(b) == pytest.approx(loss_lp, rel=1e-9, abs=1e-9)
     assert loss(b_lp) == pytest.approx(loss_lp, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("truncation", [None, "auto"])
+def test_tiny_C_equalities_converge(truncation):
+    """At the large-lambda end of the papers' grid (C = 1/(n 2^15)) the boxes are ~1e-7: the
+    augmented-Lagrangian penalty must grow past its cap for boxes of size 1, or the equality
+    residual (relative to the boxes) stalls below the inner tolerance's resolution (it ran
+    for minutes before)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from msvm import WeightedRobustMSVM
+    from msvm.datasets import make_utility_example, utility_matrix
+
+    X, y = make_utility_example(400, example=2, random_state=3964924996)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = WeightedRobustMSVM(C=1 / (400 * 2.0 ** 15), utility=utility_matrix(1, 0.8),
+                                 truncation=truncation, kernel="linear", max_iter=200).fit(X, y)
+    assert est.kkt_residual_ <= est.tol

@@ -37,6 +37,15 @@
 # block to the inner tolerance), and the inner tolerance of the first augmented-Lagrangian round.
 cdef double LOCAL_FRACTION = 0.0
 cdef double EPS_START = 0.1
+# Largest augmented-Lagrangian penalty for boxes of size ~1.  The equalities are measured
+# relative to the box scale, so a multiplier step rho * residual moves the gradients by
+# rho * feas * scale: with tiny boxes (small C: the large-lambda end of the papers' grids) rho
+# must reach RHO_MAX / scale, or the equalities stall below the inner tolerance's resolution.
+cdef double RHO_MAX = 1e6
+
+
+cdef inline double _rho_max(double scale) noexcept nogil:
+    return RHO_MAX / scale if scale < 1.0 else RHO_MAX
 
 
 cdef struct Canon:
@@ -727,7 +736,7 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
                 eps_in = feas if feas > tol else tol
             if eps_in < tol:
                 eps_in = tol
-        if feas > 0.25 * feas_prev and st.rho < 1e6:
+        if feas > 0.25 * feas_prev and st.rho < _rho_max(scale):
             st.rho *= 4.0
         feas_prev = feas
     if status >= 0:

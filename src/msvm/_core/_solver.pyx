@@ -457,7 +457,7 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
                     eps_in = feas if feas > tol else tol
                 if eps_in < tol:
                     eps_in = tol
-            if feas > 0.25 * feas_prev and st.rho < 1e6:
+            if feas > 0.25 * feas_prev and st.rho < _rho_max(scale):
                 st.rho *= 4.0
             feas_prev = feas
     free(active); free(Fi); free(du); free(buf_c)
