@@ -1,0 +1,40 @@
+"""Smoke test of the paper-reproduction scripts: each runs end to end in --quick mode.
+
+The recorded runs (the papers' repetition counts) are in benchmarks/results/reproduce/; here
+every script runs with a few small repetitions into a temporary directory, and must exit 0 and
+write its markdown table (and its figure, for the figure scripts).
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = sorted(p for p in (Path(__file__).resolve().parents[1] / "benchmarks"
+                             / "reproduce").glob("*.py") if not p.name.startswith("_"))
+
+
+def test_every_paper_has_a_script():
+    names = {p.stem for p in SCRIPTS}
+    for seed in ("seed000", "seed001", "seed002", "seed003", "seed004"):
+        assert any(name.startswith(seed) for name in names), seed
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
+def test_script_runs_in_quick_mode(script, tmp_path):
+    proc = subprocess.run([sys.executable, str(script), "--quick", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    written = {p.name for p in tmp_path.iterdir()}
+    assert written and all(name.startswith("quick_") for name in written), written
+    if "figure" in script.stem:
+        assert any(name.endswith(".png") for name in written), written
+    for md in tmp_path.glob("*.md"):
+        text = md.read_text()
+        assert text.strip(), md
+    for js in tmp_path.glob("*.json"):
+        json.loads(js.read_text())
+    if "table" in script.stem or not any(n.endswith(".png") for n in written):
+        assert any("|" in md.read_text() for md in tmp_path.glob("*.md")), written
