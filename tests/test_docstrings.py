@@ -28,3 +28,18 @@ def test_every_estimator_documents_its_parameters():
         assert "{kernel_parameters}" not in doc and "{function_attributes}" not in doc
         for param in obj().get_params():
             assert f"    {param} :" in doc, f"{name} does not document {param}"
+
+
+def test_documented_kernel_default_is_the_signature_default():
+    import inspect
+    import re
+
+    import msvm
+
+    for name in msvm.__all__:
+        cls = getattr(msvm, name)
+        if not inspect.isclass(cls):
+            continue
+        default = inspect.signature(cls.__init__).parameters["kernel"].default
+        documented = re.search(r"kernel : .*default=('\w+')", cls.__doc__).group(1)
+        assert documented == repr(default), name

@@ -1,5 +1,7 @@
 """Docstring pieces shared by the estimators (filled in by :func:`fill_doc`)."""
 
+import inspect
+
 KERNEL_PARAMETERS = """\
     kernel : {'linear', 'poly', 'rbf', 'precomputed'} or callable, default='rbf'
         Kernel. A callable ``kernel(A, B)`` returns the Gram matrix between the rows of A and B.
@@ -86,5 +88,9 @@ def fill_doc(cls):
     doc = cls.__doc__
     for field, text in pieces.items():
         doc = doc.replace("    " + field + "\n", text)
+    # the shared kernel entry states default='rbf'; say the class's own default
+    kernel = inspect.signature(cls.__init__).parameters.get("kernel")
+    if kernel is not None and kernel.default != "rbf":
+        doc = doc.replace("callable, default='rbf'", f"callable, default={kernel.default!r}")
     cls.__doc__ = doc
     return cls
