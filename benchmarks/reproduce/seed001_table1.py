@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (comparison_row, compare, fmt, markdown_table, parse_args,  # noqa: E402
                      provenance, summarize, write_outputs)
-from _seed001 import (LOSSES, MAX_ITER, convergence_warnings, draw_sets,  # noqa: E402
+from _seed001 import (LOSSES, convergence_warnings, draw_sets,  # noqa: E402
                       fit_loss, format_counter, lambdas, n_support, new_counter, unconverged)
 
 NAME = "seed001_table1"
@@ -173,7 +173,7 @@ def main(argv=None):
         for c in d.values():
             warn_total.update(c["warnings"])
 
-    md = [f"# Seed 001 (Wu and Liu, truncated-hinge-loss MSVM), Table 1: unit-disc example",
+    md = ["# Seed 001 (Wu and Liu, truncated-hinge-loss MSVM), Table 1: unit-disc example",
           "",
           f"Three-class unit-disc example (six 60-degree sectors, classes 1,2,2,1,3,3), "
           f"{reps} repetitions (paper: {PAPER_REPS}), 10% and 20% of the labels moved to one "
