@@ -149,9 +149,8 @@ def main(argv=None):
     ] + log.notes(list(_seed000.METHODS))
     if max_iter is not None:
         notes.insert(0, f"**Solver cap: max_iter = {max_iter} epochs per convex solve (the "
-                        f"library default is 10000)**, set with --max-iter to fit the time "
-                        f"budget: at the largest lambdas (C ~ 1e-7) some solves do not reach "
-                        f"tol and, uncapped, run ~10 min each (see the ConvergenceWarnings).")
+                        f"library default is 10000)**, set with --max-iter: solves that reach "
+                        f"it stop short of tol (counted in the ConvergenceWarnings).")
     md += [f"- {x}" for x in notes]
     payload = {"table": "seed 000 Table 2", "reps": reps, "paper_reps_assumed": PAPER_REPS,
                "n_train": n, "n_tune": n, "n_test": n_test, "lambdas": lambdas,
