@@ -101,3 +101,15 @@ def test_between_class_gamma_quantiles():
     np.testing.assert_allclose(g50, 1 / (2 * sigma ** 2), rtol=1e-12)
     with pytest.raises(ValueError, match="quantile"):
         between_class_gamma(X, y, quantile=2)
+
+
+def test_flip_labels_moves_an_exact_fraction_to_other_classes():
+    from msvm.datasets import flip_labels
+
+    y = np.repeat([0, 1], 100)
+    flipped = flip_labels(y, 0.1, 2, random_state=0)
+    assert np.sum(flipped != y) == 20 and np.array_equal(y, np.repeat([0, 1], 100))
+    with pytest.raises(ValueError, match="labels 0 .. 1"):
+        flip_labels([0, 2], 0.5, 2)
+    with pytest.raises(ValueError, match="fraction"):
+        flip_labels(y, -0.1, 2)

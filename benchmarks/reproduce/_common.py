@@ -60,8 +60,8 @@ def compare(values, paper_mean, paper_spread, paper_reps, spread_kind):
         return out
     paper_se = paper_spread if spread_kind == "se" else paper_spread / math.sqrt(paper_reps)
     se_diff = math.sqrt(se ** 2 + paper_se ** 2)
-    z = (mean - paper_mean) / se_diff if se_diff > 0 else (0.0 if mean == paper_mean
-                                                           else math.inf)
+    gap = mean - paper_mean
+    z = gap / se_diff if se_diff > 0 else (0.0 if gap == 0 else math.copysign(math.inf, gap))
     out["z"] = float(z)
     out["differs"] = bool(abs(z) > 2.0)
     return out

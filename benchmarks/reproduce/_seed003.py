@@ -8,7 +8,7 @@ import numpy as np
 from msvm import AdaptiveWeightedSVM, WeightedRobustMSVM
 from msvm.model_selection import TuningSetSearch
 
-from _seed001 import convergence_warnings, seed_int  # noqa: F401  (re-exported)
+from _seed001 import convergence_warnings
 
 METHODS = ("SVM", "OWSVM", "IWSVM")
 
@@ -31,15 +31,6 @@ def make_method(name, max_iter=10000):
     if name == "IWSVM":
         return AdaptiveWeightedSVM(scheme="iterative", **common)
     raise ValueError(name)
-
-
-def flip_labels(y, fraction, n_classes, rng):
-    """Move round(fraction * n) randomly chosen labels to one of the other classes (uniform)."""
-    y = np.asarray(y).copy()
-    m = int(round(fraction * len(y)))
-    idx = rng.choice(len(y), size=m, replace=False)
-    y[idx] = (y[idx] + rng.randint(1, n_classes, size=m)) % n_classes
-    return y
 
 
 def tune(name, X, y, X_tune, y_tune, grid, counter, max_iter=10000):

@@ -40,9 +40,9 @@ from _common import (comparison_row, compare, fmt, markdown_table, parse_args,  
                      provenance, summarize, write_outputs)
 from _seed001 import (convergence_warnings, format_counter, lambdas,  # noqa: E402
                       new_counter, seed_int, unconverged)
-from _seed003 import METHODS, flip_labels, make_method, paired_rows, tune  # noqa: E402
+from _seed003 import METHODS, make_method, paired_rows, tune  # noqa: E402
 
-from msvm.datasets import make_circle_example  # noqa: E402
+from msvm.datasets import flip_labels, make_circle_example  # noqa: E402
 
 NAME = "seed003_circle"
 DEFAULT_REPS = 100        # our choice: the slides print no repetition count

@@ -50,7 +50,9 @@ from _common import (comparison_row, compare, markdown_table, parse_args,  # noq
                      provenance, write_outputs)
 from _seed001 import (format_counter, lambdas, new_counter, seed_int,  # noqa: E402
                       unconverged)
-from _seed003 import METHODS, flip_labels, make_method, paired_rows, tune  # noqa: E402
+from _seed003 import METHODS, make_method, paired_rows, tune  # noqa: E402
+
+from msvm.datasets import flip_labels  # noqa: E402
 
 NAME = "seed003_wdbc"
 PAPER_REPS = 100

@@ -7,15 +7,17 @@
 - :func:`make_utility_example`, :func:`utility_matrix`: Examples 1, 2 and 3 and the utility
   matrices of Liu, Wu and He (seed 000); the average utility is :mod:`msvm.metrics`.
 - :func:`make_circle_example`: the K = 2, 3 circle example of Wu and Liu's adaptively
-  weighted classifiers (seed 003); its WDBC data is scikit-learn's ``load_breast_cancer``.
+  weighted classifiers (seed 003); its WDBC data is scikit-learn's ``load_breast_cancer``,
+  contaminated with :func:`flip_labels`.
 - :func:`make_targeted_example`: the simulations S1 and S2 of Kang, Lin and Zhang (seed 004).
 """
 
 from ._pendigits import load_pendigits
-from ._robust_examples import (make_circle_example, make_disc_example, make_utility_example,
-                               utility_matrix)
+from ._robust_examples import (flip_labels, make_circle_example, make_disc_example,
+                               make_utility_example, utility_matrix)
 from ._simulated import make_reinforced_example
 from ._targeted_examples import make_targeted_example
 
-__all__ = ["load_pendigits", "make_circle_example", "make_disc_example", "make_reinforced_example",
-           "make_targeted_example", "make_utility_example", "utility_matrix"]
+__all__ = ["flip_labels", "load_pendigits", "make_circle_example", "make_disc_example",
+           "make_reinforced_example", "make_targeted_example", "make_utility_example",
+           "utility_matrix"]

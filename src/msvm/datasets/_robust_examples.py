@@ -19,6 +19,41 @@ def _check_fraction(value, name):
     return float(value)
 
 
+def flip_labels(y, fraction, n_classes, random_state=None):
+    """Move ``round(fraction * n)`` randomly chosen labels to one of the other classes.
+
+    The contamination of seeds 001 and 003: the chosen points get one of the
+    ``n_classes - 1`` other labels with equal probabilities.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer labels 0 .. n_classes-1.
+    fraction : float in [0, 1]
+        Fraction of the labels to flip.
+    n_classes : int >= 2
+        Number of classes.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the draw.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        A flipped copy of ``y``.
+    """
+    y = np.array(y, copy=True)
+    fraction = _check_fraction(fraction, "fraction")
+    if (not isinstance(n_classes, numbers.Integral) or isinstance(n_classes, bool)
+            or n_classes < 2):
+        raise ValueError(f"n_classes must be an integer >= 2; got {n_classes!r}")
+    if y.ndim != 1 or (len(y) and (y.min() < 0 or y.max() >= n_classes)):
+        raise ValueError(f"y must be a 1-d array of labels 0 .. {n_classes - 1}")
+    rng = check_random_state(random_state)
+    chosen = rng.choice(len(y), size=int(round(fraction * len(y))), replace=False)
+    y[chosen] = (y[chosen] + rng.randint(1, n_classes, size=len(chosen))) % n_classes
+    return y
+
+
 def _uniform_disc(n, rng):
     """n points uniform on the unit disc and their polar angles in [0, 2 pi)."""
     radius = np.sqrt(rng.uniform(size=n))
@@ -61,10 +96,7 @@ def make_disc_example(n_samples=200, contamination=0.1, random_state=None):
     X, theta = _uniform_disc(n, rng)
     sector = np.minimum((6.0 * theta / (2.0 * np.pi)).astype(int), 5)   # 0..5
     y_clean = np.array([0, 1, 1, 0, 2, 2])[sector]
-    y = y_clean.copy()
-    flip = rng.choice(n, size=int(round(contamination * n)), replace=False)
-    y[flip] = (y[flip] + rng.randint(1, 3, size=len(flip))) % 3
-    return X, y, y_clean
+    return X, flip_labels(y_clean, contamination, 3, rng), y_clean
 
 
 _UTILITY_MEANS = np.array([[1.0, 0.0], [-0.5, np.sqrt(3.0) / 2.0], [-0.5, -np.sqrt(3.0) / 2.0]])
@@ -74,7 +106,7 @@ _UTILITY_MEANS = np.array([[1.0, 0.0], [-0.5, np.sqrt(3.0) / 2.0], [-0.5, -np.sq
 _UTILITY_DEFAULTS = {1: (1600, 0.0), 2: (400, 0.15), 3: (200, 0.15)}
 
 
-def _flip_labels(y, flip, k, rng):
+def _move_labels(y, flip, k, rng):
     """Move each label to one of the k - 1 others (uniformly) with probability ``flip``."""
     moved = rng.uniform(size=len(y)) < flip
     return np.where(moved, (y + rng.randint(1, k, size=len(y))) % k, y)
@@ -145,7 +177,7 @@ def make_utility_example(n_samples=None, example=1, flip=None, random_state=None
     else:
         y = rng.randint(3, size=n)
         X = _UTILITY_MEANS[y] + 0.7 * rng.standard_normal((n, 2))
-    return X, _flip_labels(y, flip, 3, rng)
+    return X, _move_labels(y, flip, 3, rng)
 
 
 def make_circle_example(n_samples=100, n_classes=2, flip=0.1, random_state=None):
@@ -186,10 +218,7 @@ def make_circle_example(n_samples=100, n_classes=2, flip=0.1, random_state=None)
     rng = check_random_state(random_state)
     X, theta = _uniform_disc(n, rng)
     y_clean = np.minimum((k * theta / (2.0 * np.pi)).astype(int), k - 1)
-    y = y_clean.copy()
-    chosen = rng.choice(n, size=int(round(flip * n)), replace=False)
-    y[chosen] = (y[chosen] + rng.randint(1, k, size=len(chosen))) % k
-    return X, y, y_clean
+    return X, flip_labels(y_clean, flip, k, rng), y_clean
 
 
 def utility_matrix(kind=0, a=0.0):
