@@ -105,7 +105,7 @@ def test_solver_matches_generic_qp(structure, seed):
     U = problem.slot_sums(alpha)
     if np.any(U != 0):
         init_scores(src, np.ascontiguousarray(U))
-    _, resid, status, _, _ = solve(src, problem, alpha, mu, tol=1e-9, max_iter=10 ** 6,
+    _, resid, status, _ = solve(src, problem, alpha, mu, tol=1e-9, max_iter=10 ** 6,
                                    rho=1.0)
     assert status == 0 and resid <= 1e-9
     # feasibility

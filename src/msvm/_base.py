@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ._core._solver import add_scores, init_scores, solve
+from ._core._solver import add_scores, init_scores, primal_dual, solve
 from ._intercept import exact_intercepts
 from ._kernels import KERNELS, check_gram, kernel_matrix, make_row_source, resolve_gamma
 
@@ -36,11 +36,25 @@ class _Solution:
     intercept: np.ndarray    # in output coordinates
     G: np.ndarray            # decision values at the training points
     penalty: float           # 1/2 sum_j ||h_j||^2
+    gap: float = np.nan      # duality-gap certificate at the fitted intercepts
     sw: object = None        # sample weights of the objective, when a model changed them
 
 
 # Rows of a prediction Gram block are computed in chunks of at most this many entries.
 _CHUNK_ENTRIES = 2 ** 23
+
+# Status codes of msvm._core._solver.solve that warn (errors are raised by the solver).
+_STATUS_MAX_ITER = 1
+_STATUS_GAP_FLOOR = 4
+
+
+def check_finite_decision(values):
+    """Refuse non-finite decision values (inputs whose kernel overflows), naming the remedy."""
+    if not np.all(np.isfinite(values)):
+        raise ValueError("decision values are not finite: the kernel overflows double "
+                         "precision on these inputs. Rescale X the way the training data "
+                         "were scaled (e.g. with sklearn.preprocessing.StandardScaler).")
+    return values
 
 
 class BaseMSVM(ClassifierMixin, BaseEstimator):
@@ -114,6 +128,11 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
             raise ValueError("sample_weight must be nonnegative")
         if not np.any(sw > 0):
             raise ValueError("sample_weight is zero for every sample")
+        weighted = np.unique(y_enc[sw > 0])
+        if len(weighted) < 2:
+            raise ValueError(f"sample_weight is positive for samples of one class only "
+                             f"({self.classes_[weighted[0]]!r}): a classifier needs weighted "
+                             f"samples of at least 2 classes")
         return X, y_enc.astype(np.int32), sw
 
     # ------------------------------------------------------------------ fit
@@ -188,15 +207,21 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
             rho = problem.kappa * float(np.median(diag)) if len(diag) else 1.0
             self._rho = rho if rho > 0 else 1.0
             self._seed = check_random_state(self.random_state).randint(0, 2 ** 31 - 1)
-        n_iter, resid, status, _, _ = solve(
+        n_iter, resid, status, gap = solve(
             src, problem, alpha, mu, tol=tol, max_iter=int(self.max_iter),
             shrinking=bool(self.shrinking), seed=int(self._seed), rho=self._rho,
             verbose=int(self.verbose))
-        if status != 0:
+        if status == _STATUS_MAX_ITER:
             warnings.warn(
                 f"{type(self).__name__}: the solver stopped at max_iter={self.max_iter} epochs "
-                f"with KKT residual {resid:.3g} > tol={tol:g}; increase max_iter or tol.",
-                ConvergenceWarning)
+                f"with KKT residual {resid:.3g} and relative duality gap {gap:.3g} (tol="
+                f"{tol:g}); increase max_iter or tol.", ConvergenceWarning)
+        elif status == _STATUS_GAP_FLOOR:
+            warnings.warn(
+                f"{type(self).__name__}: the relative duality gap stayed at {gap:.3g} > tol="
+                f"{tol:g} although the KKT residual reached {resid:.3g}, the limit of double "
+                f"precision for this problem; objective_ may be inexact. Rescale X or C, or "
+                f"increase tol.", ConvergenceWarning)
         return self._snapshot(X, src, problem, alpha, mu, int(n_iter), float(resid))
 
     def _move_to(self, src, problem_old, alpha_old, problem_new, alpha_new):
@@ -232,10 +257,14 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
                 pass        # the loss is flat to infinity in some b_j: keep the KKT estimate
         intercept = T @ b_slot
         f_train = H @ T.T + intercept
+        _, gap, _ = primal_dual(problem, alpha, np.ascontiguousarray(F),
+                                np.ascontiguousarray(b_slot, dtype=np.float64))
         return _Solution(
             problem=problem, alpha=alpha.copy(), mu=mu.copy(), n_iter=n_iter, resid=resid,
             V=V, W=W, intercept=intercept, G=self._decision_from_output(f_train),
-            penalty=0.5 * float(np.sum((V @ T.T) * (H @ T.T))))
+            # a squared norm: a negative value can only be rounding
+            penalty=max(0.0, 0.5 * float(np.sum((V @ T.T) * (H @ T.T)))),
+            gap=gap)
 
     def _objective(self, sol, y, sw):
         """The model's objective (models.md) at a snapshot's function."""
@@ -257,6 +286,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
             self.support_vectors_ = X[support]
         self.alpha_ = self._alpha_matrix(alpha, problem)
         self.kkt_residual_ = sol.resid
+        self.duality_gap_ = sol.gap
         self.objective_ = self._objective(sol, y, sw)
 
     # ------------------------------------------------------------------ predict
@@ -265,7 +295,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False,
                           ensure_all_finite=True)
         if self.kernel == "linear":
-            return X @ self.coef_.T + self.intercept_
+            return check_finite_decision(X @ self.coef_.T + self.intercept_)
         if self.kernel == "precomputed":
             cols = self.support_
         out = np.empty((X.shape[0], self.dual_coef_.shape[0]))
@@ -278,7 +308,9 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
                 Kc = kernel_matrix(Xc, self.support_vectors_, self.kernel, self.gamma_,
                                    self.degree, self.coef0)
             out[start:start + step] = Kc @ self.dual_coef_.T
-        return out + self.intercept_
+        out += self.intercept_
+        check_finite_decision(out)
+        return out
 
     def decision_values(self, X):
         """Decision values of every class, shape (n_samples, n_classes), any k.

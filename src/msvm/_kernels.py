@@ -3,6 +3,7 @@
 import numbers
 
 import numpy as np
+from scipy.linalg import eigh
 
 from ._core._solver import RowSource
 
@@ -16,6 +17,13 @@ LINEAR_ROWS_MAX_SAMPLES = 2000
 # Largest training set for which the 'median' heuristic uses every pair; above it, a fixed
 # random subsample of this many points (stratified by chance, seeded) estimates the median.
 MEDIAN_MAX_SAMPLES = 2000
+
+# Positive semidefiniteness is tested on the whole training Gram matrix up to this many
+# samples; above it, on the principal submatrix of PSD_SUBSAMPLE seeded random samples (a
+# principal submatrix of a PSD matrix is PSD, so an indefinite one proves the kernel
+# indefinite; a PSD one is evidence, not proof).
+PSD_MAX_SAMPLES = 5000
+PSD_SUBSAMPLE = 2000
 
 
 def between_class_gamma(X, y, quantile=0.5, random_state=0):
@@ -57,18 +65,36 @@ def median_gamma(X, y, random_state=0):
 
 
 def resolve_gamma(gamma, kernel, X, y):
-    """Return the float kernel coefficient (None where the kernel has none)."""
+    """Return the float kernel coefficient (None where the kernel has none).
+
+    A heuristic that does not give a finite positive value on X (its variance or distances
+    overflow or underflow double precision) raises a ValueError naming the remedy.
+    """
     if kernel not in ("rbf", "poly"):
         return None
+    value = _heuristic_gamma(gamma, X, y)
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(
+            f"gamma={gamma!r} gives {value!r} on this X (largest |X| = "
+            f"{np.max(np.abs(X)) if X.size else 0.0:.3g}): X's scale is outside what double "
+            f"precision can handle. Rescale X (e.g. with sklearn.preprocessing.StandardScaler) "
+            f"or give gamma as a positive float.")
+    return value
+
+
+def _heuristic_gamma(gamma, X, y):
     d = X.shape[1]
     if isinstance(gamma, str):
-        if gamma == "scale":
-            var = X.var()
-            return 1.0 / (d * var) if var > 0 else 1.0
-        if gamma == "auto":
-            return 1.0 / d
-        if gamma == "median":
-            return median_gamma(X, y)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            if gamma == "scale":
+                var = X.var()
+                if not np.isfinite(var):
+                    return 0.0
+                return 1.0 / (d * var) if var > 0 else 1.0
+            if gamma == "auto":
+                return 1.0 / d
+            if gamma == "median":
+                return median_gamma(X, y)
         raise ValueError(f"gamma must be 'scale', 'auto', 'median' or a positive float; "
                          f"got {gamma!r}")
     if not isinstance(gamma, numbers.Real) or not gamma > 0:
@@ -97,8 +123,7 @@ def check_gram(K, name="precomputed kernel"):
     """Validate a training Gram matrix: square, finite, symmetric and positive semidefinite.
 
     The dual is a convex QP only for a PSD kernel, so an indefinite one is refused rather than
-    solved to a meaningless point.  The PSD test is a Cholesky factorization of K plus a tiny
-    ridge (1e-8 of the largest diagonal entry); it is skipped above 5000 samples for cost.
+    solved to a meaningless point (see :func:`check_psd`).
     """
     K = np.asarray(K, dtype=np.float64)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
@@ -108,13 +133,49 @@ def check_gram(K, name="precomputed kernel"):
     scale = max(1.0, float(np.max(np.abs(np.diag(K))))) if len(K) else 1.0
     if not np.allclose(K, K.T, rtol=1e-8, atol=1e-10 * scale):
         raise ValueError(f"{name} must be symmetric")
-    if 0 < len(K) <= 5000:
-        try:
-            np.linalg.cholesky(K + 1e-8 * scale * np.eye(len(K)))
-        except np.linalg.LinAlgError:
-            raise ValueError(f"{name} is not positive semidefinite: the dual would not be "
-                             f"convex") from None
+    check_psd(lambda idx: K[np.ix_(idx, idx)], len(K), name)
     return np.ascontiguousarray(K)
+
+
+def check_psd(gram_block, n, name, remedy=""):
+    """Refuse a kernel whose training Gram matrix is not positive semidefinite.
+
+    ``gram_block(idx)`` returns the Gram matrix of the training samples ``idx``.  The test is
+    a Cholesky factorization with a tiny ridge (1e-8 of the largest diagonal entry) of the
+    whole matrix up to ``PSD_MAX_SAMPLES`` samples, of a seeded random ``PSD_SUBSAMPLE``-sample
+    principal submatrix above that.  On failure the smallest eigenvalue is reported.
+    """
+    if n == 0:
+        return
+    idx = np.arange(n)
+    if n > PSD_MAX_SAMPLES:
+        idx = np.sort(np.random.default_rng(0).choice(n, PSD_SUBSAMPLE, replace=False))
+    K = np.asarray(gram_block(idx), dtype=np.float64)
+    scale = max(1.0, float(np.max(np.abs(np.diag(K)))))
+    try:
+        np.linalg.cholesky(K + 1e-8 * scale * np.eye(len(K)))
+    except np.linalg.LinAlgError:
+        low = float(eigh(K, eigvals_only=True, subset_by_index=[0, 0])[0])
+        where = ("" if len(idx) == n else
+                 f" (tested on {len(idx)} of the {n} training samples)")
+        raise ValueError(
+            f"{name} is not positive semidefinite on the training data: its Gram matrix has "
+            f"smallest eigenvalue {low:.3g}{where}, so the dual would not be convex and the "
+            f"fit meaningless.{remedy}") from None
+
+
+def check_kernel_psd(X, kernel, gamma=None, degree=3, coef0=0.0, shift=0.0):
+    """Refuse a named kernel that is indefinite on X: 'poly' with a negative coef0.
+
+    'linear', 'rbf' and 'poly' with coef0 >= 0 are positive semidefinite for every X (sums
+    and products of PSD kernels); (gamma <x, x'> + coef0)^degree with coef0 < 0 is indefinite
+    on most data, so its training Gram matrix is tested as a precomputed one is.
+    """
+    if kernel != "poly" or coef0 >= 0 or degree == 0:
+        return
+    check_psd(lambda idx: kernel_matrix(X[idx], X[idx], "poly", gamma, degree, coef0) + shift,
+              len(X), f"the 'poly' kernel with coef0={coef0:g}",
+              " Use coef0 >= 0 (the kernel is then positive semidefinite for any data).")
 
 
 def make_row_source(X, kernel, k, gamma=None, degree=3, coef0=0.0, cache_size=200.0,
@@ -128,6 +189,7 @@ def make_row_source(X, kernel, k, gamma=None, degree=3, coef0=0.0, cache_size=20
     n = X.shape[0]
     if kernel == "precomputed":
         return RowSource("precomputed", k, K=X)
+    check_kernel_psd(X, kernel, gamma, degree, coef0, shift)
     capacity = int(cache_size * 2 ** 20 // (8 * max(n, 1)))
     if kernel == "linear":
         if n <= LINEAR_ROWS_MAX_SAMPLES and capacity >= n:

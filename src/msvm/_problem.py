@@ -82,6 +82,12 @@ class DualProblem:
             raise ValueError("DualProblem.var_ptr must run from 0 to n_vars, non-decreasing")
         if np.any(self.lo > self.hi):
             raise ValueError("DualProblem: a lower bound exceeds its upper bound")
+        for name in ("lin", "lo", "hi", "cap", "coef1", "coef2"):
+            if not np.all(np.isfinite(getattr(self, name))):
+                raise ValueError(
+                    f"the dual's {'bounds' if name in ('lo', 'hi', 'cap') else 'terms'} are "
+                    f"not finite: C times the sample weights overflows double precision. "
+                    f"Use a smaller C or rescale sample_weight.")
 
     @property
     def n_samples(self):

@@ -17,9 +17,8 @@
 # that is how a penalised intercept (a constant feature) is expressed.  For a precomputed Gram
 # matrix the caller adds it; for the linear source it appends a constant column.
 
-from libc.math cimport exp
+from libc.math cimport exp, fabs, sqrt
 from libc.stdlib cimport malloc, free
-from libc.string cimport memset
 
 cdef enum:
     SRC_LINEAR = 0
@@ -49,6 +48,9 @@ cdef class RowSource:
     cdef int* nxt
     cdef int head, tail, used
     cdef readonly long long n_computed, n_requests
+    # work units (about one multiply-add each) of fetching one kernel row, and of one
+    # coordinate-descent visit or score update of a sample: the solver's signal-check meter
+    cdef readonly long long row_cost, visit_cost
 
     def __cinit__(self):
         self.buf = NULL
@@ -107,10 +109,15 @@ cdef class RowSource:
                 self.kdiag[i] = 1.0 + shift
             else:
                 self.kdiag[i] = _ipow(gamma * acc + coef0, degree) + shift
+        self._check_finite()
         if self.kind == SRC_LINEAR:
             self.W = _zeros2(self.d, k)
+            self.row_cost = 0
+            self.visit_cost = 2 * <long long> (self.d + 1) * k
         else:
             self.F = _zeros2(self.n, k)
+            self.row_cost = <long long> self.n * (self.d + 1)
+            self.visit_cost = <long long> self.n * (k + 1)
         if self.kind == SRC_RBF or self.kind == SRC_POLY or self.kind == SRC_LINKERNEL:
             if capacity < 2:
                 capacity = 2
@@ -132,6 +139,36 @@ cdef class RowSource:
             self.used = 0
         else:
             self.capacity = 0
+
+    def _check_finite(self):
+        """Refuse inputs whose kernel values overflow double precision (X too large).
+
+        By Cauchy-Schwarz every kernel entry is bounded through the squared norms: |x^T x'|
+        <= max ||x||^2, ||x - x'||^2 <= 4 max ||x||^2, |(gamma x^T x' + coef0)^degree| <=
+        (gamma max ||x||^2 + |coef0|)^degree, so checking these bounds once (O(n d)) keeps
+        NaN and infinity out of every kernel row the solver will compute.
+        """
+        cdef Py_ssize_t i
+        cdef double top = 0.0, bound
+        for i in range(self.n):
+            if not (fabs(self.kdiag[i]) <= 1.7e308 and self.sqnorm[i] <= 1.7e308):
+                top = INFINITY
+                break
+            if self.sqnorm[i] > top:
+                top = self.sqnorm[i]
+            if fabs(self.kdiag[i]) > top:
+                top = fabs(self.kdiag[i])
+        if self.kind == SRC_RBF:
+            bound = 4.0 * top
+        elif self.kind == SRC_POLY:
+            bound = _ipow(self.gamma * top + fabs(self.coef0), self.degree) + fabs(self.shift)
+        else:
+            bound = top + fabs(self.shift)
+        if not bound <= 1.7e308:
+            raise ValueError(
+                f"the kernel overflows double precision on X: squared norms of the samples "
+                f"reach {top:.3g}, so kernel values are infinite or NaN. Rescale X (e.g. with "
+                f"sklearn.preprocessing.StandardScaler) before fitting.")
 
     def __dealloc__(self):
         free(self.buf)

@@ -33,21 +33,6 @@
 # the cache capacity, so the rows fetched in step 2 are still cached in step 4.  Scores are
 # kept by slot (F^T, k x n, contiguous per slot) with their row sums S.
 
-# Local accuracy of a working-set solve, as a fraction of the global violation (0: solve the
-# block to the inner tolerance), and the inner tolerance of the first augmented-Lagrangian round.
-cdef double LOCAL_FRACTION = 0.0
-cdef double EPS_START = 0.1
-# Largest augmented-Lagrangian penalty for boxes of size ~1.  The equalities are measured
-# relative to the box scale, so a multiplier step rho * residual moves the gradients by
-# rho * feas * scale: with tiny boxes (small C: the large-lambda end of the papers' grids) rho
-# must reach RHO_MAX / scale, or the equalities stall below the inner tolerance's resolution.
-cdef double RHO_MAX = 1e6
-
-
-cdef inline double _rho_max(double scale) noexcept nogil:
-    return RHO_MAX / scale if scale < 1.0 else RHO_MAX
-
-
 cdef struct Canon:
     # per variable: canonical direction e = e_p + r e_q (q = -1, r = 0 for one slot),
     # orientation sigma (d = sigma e), ||P e||^2 and the bucket of its canonical direction
@@ -227,7 +212,7 @@ cdef long long _block_smo(const Prob* p, State* st, const Canon* cn, Block* B, d
     """Pair / single / group-pair SMO on the working set until its violation is <= eps."""
     cdef int q = B.q, k = p.k, nbk = cn.nbuckets, j, idx, a, b, best, vs, ia, ib, g
     cdef int va, vb, x0, x1, pa, pb
-    cdef long long steps = 0
+    cdef long long steps = 0, round_start
     cdef double kappa = p.kappa, z, za, zu, zb = 0.0, curv, gain, bestgain, t, room, Kaa
     cdef double single, gain_pair, gain_single, viol, gv_, pn2, br, cs, sconst
     cdef const double* row
@@ -276,6 +261,7 @@ cdef long long _block_smo(const Prob* p, State* st, const Canon* cn, Block* B, d
                 x0 = x1
         if viol <= eps or steps >= max_steps:
             break
+        round_start = steps
         for j in range(nbk):
             if (l[j] <= eps and u[j] >= -eps) or steps >= max_steps:
                 continue
@@ -394,6 +380,8 @@ cdef long long _block_smo(const Prob* p, State* st, const Canon* cn, Block* B, d
                             _apply_u(p, st, cn, a, -cn.sg[a] * t, B.Ft, B.S, row, q)
                             _apply_u(p, st, cn, b, cn.sg[b] * t, B.Ft, B.S, row, q)
                 x0 = x1
+        if steps == round_start:
+            break                  # no move possible (e.g. non-finite values): let the caller see it
     return steps
 
 
@@ -507,23 +495,33 @@ cdef int _canonical(const Prob* p, Canon* cn) noexcept nogil:
     return 0
 
 
-cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max_steps,
-              int qmax, double scale, int verbose, long long* steps_out,
-              double* resid_out, int* outer_out) noexcept nogil:
-    """ALM + working-set SMO (see the note above). 0: converged, 1: max_steps, -1: no memory."""
+cdef double _smo_gap(const Prob* p, const State* st, const double* Ft, int n, double* Fi,
+                     double* zbuf, char* used) noexcept nogil:
+    """Relative duality gap of the current point, scores held slot-major in Ft (k x n)."""
+    cdef double acc[GAP_SUMS]
+    cdef double primal, size, gap
+    cdef int i, j
+    _zero_sums(acc)
+    for i in range(n):
+        for j in range(p.k):
+            Fi[j] = Ft[<Py_ssize_t> j * n + i]
+        _sample_gap(p, st, i, Fi, acc, zbuf, used)
+    gap = _gap_from_sums(p, st, acc, &primal, &size)
+    return _relative(gap, size)
+
+
+cdef int _smo(RowSource src, const Prob* p, State* st, Schedule* sched, long long max_steps,
+              int qmax, int verbose, long long* steps_out) noexcept nogil:
+    """ALM + working-set SMO (see the note above); returns a STATUS_* code."""
     cdef int n = p.n, k = p.k, nv = p.nv
-    cdef int i, j, v, a, b, m, qb, status = 0, outer = 0, done_inner, nb, maxper = 0, x
-    cdef int nprev = 0, nbk
+    cdef int i, j, v, a, b, m, qb, status = STATUS_CONVERGED, outer = 0, done_inner, nb, x
+    cdef int nprev = 0, nbk, maxper = p.maxper
     cdef bint grouped = 0
-    cdef long long steps = 0, blocks = 0, budget
-    cdef double z, sc, sig, d, tot, viol = INFINITY
-    cdef double feas, feas_prev = INFINITY, eps_in, eps_loc, mean_c, resid = INFINITY
+    cdef long long steps = 0, blocks = 0, budget, taken, work = 0
+    cdef double z, sc, sig, d, tot, viol = INFINITY, feas, gap, Ssum
     cdef const double* row
     cdef Block B
     cdef Canon cn
-    for i in range(n):
-        if p.ptr[i + 1] - p.ptr[i] > maxper:
-            maxper = p.ptr[i + 1] - p.ptr[i]
     if qmax > n:
         qmax = n
     if qmax < 1:
@@ -542,6 +540,8 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
     cdef double* zg = <double*> malloc((maxper + 1) * sizeof(double))
     cdef double* ag = <double*> malloc((maxper + 1) * sizeof(double))
     cdef int* gvars = <int*> malloc((maxper + 1) * sizeof(int))
+    cdef char* used = <char*> malloc(maxper + 1)
+    cdef double* Fi = <double*> malloc(k * sizeof(double))
     cdef int* sample = <int*> malloc(nv * sizeof(int) + sizeof(int))
     cdef int* bv = <int*> malloc(nbmax * sizeof(int))
     cdef double* dU = <double*> malloc(<Py_ssize_t> qmax * k * sizeof(double))
@@ -566,13 +566,13 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
     B.pos = <int*> malloc(nbmax * sizeof(int))
     if (Ft == NULL or S == NULL or score == NULL or cand == NULL or prev == NULL or l == NULL
             or u == NULL or la == NULL or ua == NULL or zg == NULL or ag == NULL or bv == NULL
-            or gvars == NULL or sample == NULL
+            or gvars == NULL or sample == NULL or used == NULL or Fi == NULL
             or dU == NULL or cn.p == NULL or cn.q == NULL or cn.r == NULL or cn.sg == NULL
             or cn.pn2 == NULL or cn.bucket == NULL or B.K == NULL or B.kd == NULL
             or B.Ft == NULL or B.S == NULL or B.loc == NULL or B.start == NULL or B.U == NULL
             or B.Ulo == NULL or B.Uhi == NULL or B.off == NULL or B.li == NULL or B.gv == NULL
             or B.pos == NULL or _canonical(p, &cn) < 0):
-        status = -1
+        status = STATUS_NO_MEMORY
     else:
         nbk = cn.nbuckets
         for v in range(nv):
@@ -588,30 +588,31 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
                 S[i] += src.F[i, j]
         for a in range(qmax * k):
             dU[a] = 0.0
-        eps_in = EPS_START if p.equality else tol
-        if eps_in < tol:
-            eps_in = tol
-    while status == 0:
+    while status == STATUS_CONVERGED:
         # ---------------- inner problem for fixed mu
-        mean_c = 0.0
-        for j in range(k):
-            mean_c += st.c[j] / k
-        for j in range(k):
-            st.s[j] = (st.mu[j] + st.rho * (st.c[j] - mean_c)) if p.equality else 0.0
+        _start_round(p, st)
         done_inner = 0
         while True:
             # 1. global scan: violation of every sample
             viol = 0.0
+            Ssum = 0.0
             m = 0
             for i in range(n):
                 sc = _sample_violation(p, st, &cn, i, Ft, S, n, zg, ag, gvars, grouped)
+                Ssum += S[i]
                 if sc > viol:
                     viol = sc
-                if sc > eps_in:
+                if sc > sched.eps_in:
                     score[m] = sc
                     cand[m] = i
                     m += 1
-            if viol <= eps_in:
+            if not _finite(p, st, viol) or Ssum - Ssum != 0.0:
+                status = STATUS_NONFINITE
+                break
+            if _tick(&work, nv + n):
+                status = STATUS_INTERRUPTED
+                break
+            if viol <= sched.eps_in:
                 done_inner = 1
                 break
             if steps >= max_steps:
@@ -635,12 +636,17 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
             for a in range(qb):
                 i = cand[a]
                 row = src.row(i)
+                if _tick(&work, src.row_cost):
+                    status = STATUS_INTERRUPTED
+                    break
                 B.kd[a] = src.diag(i)
                 for b in range(qb):
                     B.K[<Py_ssize_t> a * qb + b] = row[cand[b]]
                 for j in range(k):
                     B.Ft[j * qb + a] = Ft[<Py_ssize_t> j * n + i]
                 B.S[a] = S[i]
+            if status != STATUS_CONVERGED:
+                break
             for j in range(nbk + 1):
                 B.start[j] = 0
             nb = 0
@@ -670,16 +676,17 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
             B.start[0] = 0
             B.q = qb
             B.nb = nb
-            # 3. local solve
-            eps_loc = LOCAL_FRACTION * viol
-            if eps_loc < eps_in:
-                eps_loc = eps_in
+            # 3. local solve (every round counts at least one step of work)
             budget = max_steps - steps
             if budget > 50 * <long long> qb + 100:
                 budget = 50 * <long long> qb + 100
-            steps += _block_smo(p, st, &cn, &B, eps_loc, budget, l, u, la, ua, zg, ag, gvars,
-                                grouped)
+            taken = _block_smo(p, st, &cn, &B, sched.eps_in, budget, l, u, la, ua, zg, ag,
+                               gvars, grouped)
+            steps += taken if taken > 0 else 1
             blocks += 1
+            if _tick(&work, (taken + 1) * qb):
+                status = STATUS_INTERRUPTED
+                break
             # 4. write the block back; global score update with the rows of changed samples
             for b in range(nb):
                 v = B.gv[b]
@@ -707,47 +714,49 @@ cdef int _smo(RowSource src, const Prob* p, State* st, double tol, long long max
                     dU[a * k + j] = 0.0
                 if row != NULL and tot != 0.0:
                     _axpy(S, row, tot, n)
+                if row != NULL and _tick(&work, src.row_cost):
+                    status = STATUS_INTERRUPTED
+            if status != STATUS_CONVERGED:
+                break
+        if status != STATUS_CONVERGED:
+            break
         outer += 1
+        steps += 1                 # an augmented-Lagrangian round is work too
         # ---------------- multiplier update
-        feas = 0.0
-        if p.equality:
-            mean_c = 0.0
-            for j in range(k):
-                mean_c += st.c[j] / k
-            for j in range(k):
-                z = st.c[j] - mean_c
-                if fabs(z) > feas:
-                    feas = fabs(z)
-                st.mu[j] += st.rho * z
-            feas /= scale
-        resid = viol if viol > feas else feas
+        feas = _multiplier_step(p, st, sched.scale)
+        sched.resid = viol if viol > feas else feas
         if verbose:
             with gil:
                 print(f"[msvm] outer {outer}: steps {steps}, blocks {blocks}, violation "
                       f"{viol:.3e}, equality {feas:.3e}, rho {st.rho:.3g}")
+        if feas != feas:
+            status = STATUS_NONFINITE
+            break
         if not done_inner:
-            status = 1
+            status = STATUS_MAX_ITER
             break
-        if resid <= tol:
+        if _kkt_met(sched, viol, feas):
+            gap = _smo_gap(p, st, Ft, n, Fi, zg, used)
+            status = _gap_verdict(sched, gap)
+            if status >= 0:
+                break
+            status = STATUS_CONVERGED
+            if steps >= max_steps:
+                status = STATUS_MAX_ITER
+                break
+            continue
+        if steps >= max_steps:
+            status = STATUS_MAX_ITER
             break
-        if eps_in > tol:
-            eps_in *= 0.1
-            if feas < eps_in:
-                eps_in = feas if feas > tol else tol
-            if eps_in < tol:
-                eps_in = tol
-        if feas > 0.25 * feas_prev and st.rho < _rho_max(scale):
-            st.rho *= 4.0
-        feas_prev = feas
-    if status >= 0:
+        _next_round(sched, st, feas)
+    if status == STATUS_CONVERGED or status == STATUS_MAX_ITER or status == STATUS_GAP_FLOOR:
         for i in range(n):
             for j in range(k):
                 src.F[i, j] = Ft[<Py_ssize_t> j * n + i]
     steps_out[0] = steps
-    resid_out[0] = resid
-    outer_out[0] = outer
     free(Ft); free(S); free(score); free(cand); free(prev); free(l); free(u); free(la)
-    free(ua); free(zg); free(ag); free(gvars); free(sample); free(bv); free(dU); free(cn.p); free(cn.q); free(cn.r)
+    free(ua); free(zg); free(ag); free(gvars); free(used); free(Fi); free(sample); free(bv)
+    free(dU); free(cn.p); free(cn.q); free(cn.r)
     free(cn.sg); free(cn.pn2); free(cn.bucket); free(B.K); free(B.kd); free(B.Ft); free(B.S)
     free(B.loc); free(B.start); free(B.U); free(B.Ulo); free(B.Uhi); free(B.off); free(B.li)
     free(B.gv); free(B.pos)
