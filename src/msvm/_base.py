@@ -6,6 +6,7 @@ variables are shaped for `alpha_`).  Angle-based models also override `_output_m
 vector coordinates versus class slots).
 """
 
+import functools
 import numbers
 import warnings
 from dataclasses import dataclass
@@ -16,11 +17,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._core._solver import add_scores, init_scores, primal_dual, solve
 from ._intercept import exact_intercepts
-from ._kernels import KERNELS, check_gram, kernel_matrix, make_row_source, resolve_gamma
+from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
+                       make_row_source, resolve_gamma)
+from .exceptions import DegenerateFitWarning
 
 @dataclass
 class _Solution:
@@ -57,8 +60,90 @@ def check_finite_decision(values):
     return values
 
 
+def check_fit_sample_weight(sample_weight, n_samples):
+    """Validated sample weights (float64, shape (n_samples,); ones for None).
+
+    The one contract of every ``fit``: a 1-D array of n_samples finite, nonnegative weights,
+    not all zero.
+    """
+    if sample_weight is None:
+        return np.ones(n_samples)
+    sw = np.asarray(sample_weight)
+    if sw.ndim != 1 or sw.shape[0] != n_samples:
+        raise ValueError(f"sample_weight must be a 1-D array of length n_samples = "
+                         f"{n_samples}; got shape {sw.shape}")
+    try:
+        sw = sw.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"sample_weight must be numeric; got dtype {sw.dtype}") from None
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight contains NaN or infinity")
+    if np.any(sw < 0):
+        raise ValueError("sample_weight must be nonnegative")
+    if not np.any(sw > 0):
+        raise ValueError("sample_weight is zero for every sample")
+    return sw
+
+
+def reset_fit_state(estimator):
+    """Remove every fitted attribute, so that ``check_is_fitted`` fails again.
+
+    Fitted attributes are those whose name ends with ``_`` (not ``__``-private ones), plus the
+    private fit state an estimator lists in ``_fit_state`` (e.g. the warm-start dual).
+    """
+    private = set(getattr(estimator, "_fit_state", ()))
+    for name in list(vars(estimator)):
+        if (name.endswith("_") and not name.startswith("__")) or name in private:
+            delattr(estimator, name)
+
+
+def unfitted_on_error(fit):
+    """Decorator of ``fit``: a fit that raises leaves the estimator unfitted.
+
+    Whatever ``fit`` raises (any BaseException, KeyboardInterrupt included), every fitted
+    attribute is removed (:func:`reset_fit_state`), also when the estimator was fitted
+    before, so no mix of old and new fitted attributes is left behind.
+    """
+
+    @functools.wraps(fit)
+    def fit_or_reset(self, *args, **kwargs):
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            reset_fit_state(self)
+            raise
+
+    return fit_or_reset
+
+
+def label_repr(label):
+    """repr of a class label, NumPy scalars as the Python value (``0``, not ``np.int64(0)``)."""
+    return repr(label.item() if isinstance(label, np.generic) else label)
+
+
+def degenerate_fit_message(estimator, y_pred, y):
+    """Text of a :class:`~msvm.exceptions.DegenerateFitWarning`, or None.
+
+    A fit is degenerate when its predictions ``y_pred`` of the training samples are one class
+    although their labels ``y`` hold several.  The cause and the remedy come from the
+    estimator's ``_degenerate_cause()`` when it has one.
+    """
+    predicted = np.unique(y_pred)
+    if len(predicted) != 1 or len(np.unique(y)) < 2:
+        return None
+    explain = getattr(estimator, "_degenerate_cause", None)
+    cause, remedy = explain() if explain is not None else (
+        "the fit is a constant classifier", "use a larger C")
+    return (f"{type(estimator).__name__} predicts class {label_repr(predicted[0])} for every "
+            f"training sample although y holds {len(np.unique(y))} classes: {cause}. Remedy: "
+            f"{remedy}.")
+
+
 class BaseMSVM(ClassifierMixin, BaseEstimator):
     """Common machinery of the kernel multicategory SVMs (not for direct use)."""
+
+    # private fit state removed with the fitted attributes when a fit fails
+    _fit_state = ("_dual_state", "_rho", "_seed")
 
     _parameter_constraints = {
         "C": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -116,18 +201,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         if len(self.classes_) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"got 1 class ({self.classes_[0]!r})")
-        if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight)
-            if sample_weight.ndim != 1 or len(sample_weight) != len(y):
-                raise ValueError(f"sample_weight has {sample_weight.size} entries but X has "
-                                 f"{len(y)} samples")
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        if not np.all(np.isfinite(sw)):
-            raise ValueError("sample_weight contains NaN or infinity")
-        if np.any(sw < 0):
-            raise ValueError("sample_weight must be nonnegative")
-        if not np.any(sw > 0):
-            raise ValueError("sample_weight is zero for every sample")
+        sw = check_fit_sample_weight(sample_weight, len(y))
         weighted = np.unique(y_enc[sw > 0])
         if len(weighted) < 2:
             raise ValueError(f"sample_weight is positive for samples of one class only "
@@ -135,9 +209,27 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
                              f"samples of at least 2 classes")
         return X, y_enc.astype(np.int32), sw
 
+    # ------------------------------------------------------------------ degenerate fits
+    def _degenerate_cause(self):
+        """(cause, remedy) of a fit that predicts one class for every training sample."""
+        return ("C is small for these data: the penalty dominates the loss, so the fitted "
+                "functions are (nearly) constant",
+                "use a larger C, e.g. tuned with msvm.model_selection.TuningSetSearch")
+
+    def _warn_if_degenerate(self, y_pred, y):
+        """Warn (DegenerateFitWarning) when the training predictions are one class."""
+        message = degenerate_fit_message(self, y_pred, y)
+        if message is not None:
+            warnings.warn(message, DegenerateFitWarning, stacklevel=4)
+
     # ------------------------------------------------------------------ fit
+    @unfitted_on_error
     def fit(self, X, y, sample_weight=None):
         """Fit the model.
+
+        A fit that raises (or is interrupted) leaves the estimator unfitted.  A fit that
+        predicts one class for every training sample raises a
+        :class:`~msvm.exceptions.DegenerateFitWarning` naming the cause.
 
         Parameters
         ----------
@@ -158,6 +250,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self.gamma_ = resolve_gamma(self.gamma, self.kernel, X, y) \
             if not callable(self.kernel) else None
         if callable(self.kernel):
+            check_callable_kernel(self.kernel, X)
             gram = check_gram(kernel_matrix(X, X, self.kernel), "callable kernel's Gram matrix")
             src_X, src_kind = gram, "precomputed"
         else:
@@ -167,6 +260,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self._rho = None
         sol = self._fit_dual(X, y, sw, src)
         self._store_solution(X, y, sw if sol.sw is None else sol.sw, sol)
+        self._warn_if_degenerate(self.classes_[np.argmax(sol.G, axis=1)], y)
         return self
 
     # ------------------------------------------------------------------ the solve

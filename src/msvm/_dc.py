@@ -39,6 +39,21 @@ class DCMixin:
     linearized step at decision values G and the mask of truncated samples.
     """
 
+    # how to truncate less, for the DegenerateFitWarning (a model may say it better)
+    _less_truncation = "less truncation (truncation=None: none)"
+
+    def _degenerate_cause(self):
+        if self._truncation_value(len(self.classes_)) is None or not np.any(self.truncated_):
+            return super()._degenerate_cause()
+        return (f"the truncated loss prefers the constant function at this C ("
+                f"{int(np.sum(self.truncated_))} of {len(self.truncated_)} training samples "
+                f"truncated). With free intercepts a constant classifier costs no penalty and "
+                f"only the loss's bound on each sample of the other classes; when C is small "
+                f"and the classes overlap that is lower than any nonconstant fit, so this is "
+                f"the model's DC solution, not a solver failure",
+                f"use a larger C or {self._less_truncation}, e.g. C tuned with "
+                f"msvm.model_selection.TuningSetSearch")
+
     def _fit_dual(self, X, y, sw, src):
         k = len(self.classes_)
         base = self._dual_problem(y, k, self.C * sw)

@@ -26,7 +26,11 @@ KERNEL_PARAMETERS = """\
         path always works on a working set of the most violating samples (at
         most 256, never more than the row cache holds), which has the same effect.
     warm_start : bool, default=False
-        Start the next ``fit`` from the previous dual solution.
+        Start the next ``fit`` from the previous fit's dual solution, rescaled by
+        ``C / C_previous`` (every box is proportional to C, so it stays feasible): a path
+        over C (as in ``msvm.model_selection.TuningSetSearch``) solves each fit from the
+        last one.  Used when the training data keep their shape; a fit that raises discards
+        it with the other fitted attributes.
     random_state : int, RandomState instance or None, default=None
         Seed of the coordinate order of the coordinate-descent path (the kernel SMO path is
         deterministic).
@@ -40,6 +44,19 @@ DC_PARAMETERS = """\
         ``dc_tol * max(1, |objective|)`` (or when the linearization repeats).
     max_dc_iter : int, default=100
         Maximum number of DC steps; reaching it raises a ``ConvergenceWarning``.
+"""
+
+DC_NOTES = """\
+    Degenerate fits at small C: a truncated loss is bounded, and with free intercepts a
+    constant classifier costs no penalty (predicting one class everywhere costs only the
+    loss's bound on each sample of the other classes).  When C is small and the classes
+    overlap, that is lower than the objective of any nonconstant fit, so the DC algorithm
+    (correctly) ends at the constant classifier, every sample of all but one class truncated
+    and no support samples.  This is the model at that C, not a solver failure; ``fit`` then
+    raises a :class:`~msvm.exceptions.DegenerateFitWarning`.  Remedies: a larger C, less
+    truncation, or C tuned on held-out data with
+    :class:`msvm.model_selection.TuningSetSearch` (as the papers choose lambda = 1 / (n C) on
+    a tuning set).
 """
 
 FUNCTION_ATTRIBUTES = """\
@@ -84,7 +101,8 @@ DC_ATTRIBUTES = """\
 def fill_doc(cls):
     """Replace the ``{kernel_parameters}``-style fields of a class docstring with the pieces above."""
     pieces = {"{kernel_parameters}": KERNEL_PARAMETERS, "{dc_parameters}": DC_PARAMETERS,
-              "{function_attributes}": FUNCTION_ATTRIBUTES, "{dc_attributes}": DC_ATTRIBUTES}
+              "{function_attributes}": FUNCTION_ATTRIBUTES, "{dc_attributes}": DC_ATTRIBUTES,
+              "{dc_notes}": DC_NOTES}
     doc = cls.__doc__
     for field, text in pieces.items():
         doc = doc.replace("    " + field + "\n", text)

@@ -119,6 +119,26 @@ def kernel_matrix(A, B, kernel, gamma=None, degree=3, coef0=0.0):
     raise ValueError(f"unknown kernel {kernel!r}")
 
 
+def check_callable_kernel(kernel, X, name="callable kernel"):
+    """Check at fit that a callable ``kernel(A, B)`` returns the len(A) x len(B) Gram matrix.
+
+    The training Gram matrix ``kernel(X, X)`` is square whatever the callable does with its
+    second argument, so a kernel that ignores B (``lambda A, B: A @ A.T``) would only fail at
+    predict.  It is called here on a rectangular pair: 2 rows against 3 (rows of X, repeated
+    when X has fewer), and must return shape (2, 3).
+    """
+    X = np.asarray(X)
+    n = X.shape[0]
+    if n == 0:
+        return
+    A, B = X[np.arange(2) % n], X[np.arange(3) % n]
+    K = np.asarray(kernel(A, B))
+    if K.shape != (2, 3):
+        raise ValueError(f"{name} must return the Gram matrix between the rows of its two "
+                         f"arguments: kernel(A, B) with A of {len(A)} rows and B of {len(B)} "
+                         f"rows returned shape {K.shape}, expected ({len(A)}, {len(B)})")
+
+
 def check_gram(K, name="precomputed kernel"):
     """Validate a training Gram matrix: square, finite, symmetric and positive semidefinite.
 

@@ -19,9 +19,15 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, train_test_split
+from sklearn.utils import _safe_indexing
+from sklearn.utils.metadata_routing import (MetadataRouter, MethodMapping, _routing_enabled,
+                                            process_routing)
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._base import check_fit_sample_weight, degenerate_fit_message, unfitted_on_error
 from ._kernels import between_class_gamma, median_gamma
+from .exceptions import DegenerateFitWarning
 
 __all__ = ["TuningSetSearch", "between_class_gamma", "gamma_quartiles", "lambda_grid",
            "lambda_to_C", "median_gamma"]
@@ -66,6 +72,11 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     first combination of ``param_grid`` and, within it, to the largest lambda (the simplest
     fit).
 
+    The fits at the large-lambda end of the grid are often constant classifiers; their
+    :class:`~msvm.exceptions.DegenerateFitWarning` is silenced along the path, and raised
+    once if the *selected* fit is one.  The inner fits see X in the container it was given
+    in (a pandas DataFrame stays one), so feature names are checked at predict as usual.
+
     Parameters
     ----------
     estimator : estimator object
@@ -101,6 +112,8 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         The class labels.
     n_features_in_ : int
         Number of features seen in fit.
+    feature_names_in_ : ndarray of str
+        Column names of X, when it has them (a pandas DataFrame).
 
     Examples
     --------
@@ -139,7 +152,8 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError("lambdas must be positive and finite")
         return np.sort(lambdas)[::-1]            # largest lambda (smallest C) first
 
-    def fit(self, X, y, X_tune=None, y_tune=None, **fit_params):
+    @unfitted_on_error
+    def fit(self, X, y, X_tune=None, y_tune=None, sample_weight=None, **fit_params):
         """Fit along the grid on (X, y) and select on (X_tune, y_tune).
 
         Parameters
@@ -151,8 +165,15 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         X_tune, y_tune : array-like, default=None
             The tuning set.  When omitted, a stratified ``tuning_size`` part of (X, y) is
             held out (``random_state``) and the rest is the training set.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the training samples, passed to the estimator's ``fit`` (split with X
+            when the tuning set is held out of it); the tuning score is unweighted.  With
+            metadata routing enabled (``sklearn.set_config(enable_metadata_routing=True)``)
+            they reach the estimator only if it requests them
+            (``estimator.set_fit_request(sample_weight=True)``).
         **fit_params : dict
-            Passed to the estimator's ``fit`` (e.g. ``sample_weight``).
+            Further parameters of the estimator's ``fit`` (routed as metadata when routing
+            is enabled).
 
         Returns
         -------
@@ -163,7 +184,22 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if (X_tune is None) != (y_tune is None):
             raise ValueError("give both X_tune and y_tune, or neither")
         lambdas = self._check_lambdas()
-        X, y = validate_data(self, X, y, ensure_min_samples=2, reset=True)
+        # validate; a data frame is handed to the inner fits as it is (feature names kept)
+        X_checked, y = validate_data(self, X, y, ensure_min_samples=2, reset=True)
+        if not hasattr(X, "columns"):
+            X = X_checked
+        check_classification_targets(y)
+        if y_tune is not None:
+            check_classification_targets(np.asarray(y_tune))
+        if sample_weight is not None:
+            check_fit_sample_weight(sample_weight, len(y))
+        if _routing_enabled():
+            routed = process_routing(self, "fit", sample_weight=sample_weight, **fit_params)
+            fit_params = dict(routed.estimator.fit)
+        else:
+            fit_params = dict(fit_params)
+            if sample_weight is not None:
+                fit_params["sample_weight"] = sample_weight
         if X_tune is None:
             if self.estimator.get_params().get("kernel") == "precomputed":
                 raise ValueError("with kernel='precomputed' give the tuning set explicitly "
@@ -176,13 +212,14 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                                  f"set (X_tune, y_tune)")
             _, counts = np.unique(y, return_counts=True)
             stratify = y if len(counts) > 1 and counts.min() >= 2 else None
-            index = np.arange(len(X))
+            index = np.arange(len(y))
             train, _tune = train_test_split(index, test_size=self.tuning_size,
                                             random_state=self.random_state, stratify=stratify)
-            X, X_tune, y, y_tune = X[train], X[_tune], y[train], y[_tune]
+            X, X_tune = _safe_indexing(X, train), _safe_indexing(X, _tune)
+            y, y_tune = y[train], y[_tune]
             if fit_params.get("sample_weight") is not None:
                 fit_params = {"sample_weight": np.asarray(fit_params["sample_weight"])[train]}
-        n = len(X)
+        n = len(y)
         scorer = check_scoring(self.estimator, scoring=self.scoring)
         grid = list(ParameterGrid(self.param_grid)) if self.param_grid is not None else [{}]
 
@@ -196,7 +233,10 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 C = 1.0 / (n * lam)
                 est.set_params(C=C)
                 t0 = time.perf_counter()
-                est.fit(X, y, **fit_params)
+                with warnings.catch_warnings():
+                    # the large-lambda end of the path is expected to be constant
+                    warnings.simplefilter("ignore", DegenerateFitWarning)
+                    est.fit(X, y, **fit_params)
                 t1 = time.perf_counter() - t0
                 score = float(scorer(est, X_tune, y_tune))
                 results["params"].append(dict(params, C=C))
@@ -214,7 +254,28 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.classes_ = self.best_estimator_.classes_
         if np.isnan(self.best_score_):
             warnings.warn("every tuning score is NaN", UserWarning)
+        message = degenerate_fit_message(self.best_estimator_, self.best_estimator_.predict(X), y)
+        if message is not None:
+            warnings.warn(f"TuningSetSearch selected lambda = {self.best_lambda_:g} (C = "
+                          f"{self.best_params_['C']:g}), a degenerate fit: {message} Extend "
+                          f"the grid to smaller lambda (larger C) if the best tuning score "
+                          f"sits at its end.", DegenerateFitWarning, stacklevel=3)
         return self
+
+    def get_metadata_routing(self):
+        """Metadata routing of this object (scikit-learn's metadata routing).
+
+        ``fit`` consumes ``sample_weight`` itself (it splits it with X) and routes its
+        metadata to the estimator's ``fit``.
+
+        Returns
+        -------
+        routing : MetadataRouter
+        """
+        return (MetadataRouter(owner=self.__class__.__name__)
+                .add_self_request(self)
+                .add(estimator=self.estimator,
+                     method_mapping=MethodMapping().add(caller="fit", callee="fit")))
 
     def predict(self, X):
         """Predict with the selected fit."""

@@ -51,6 +51,16 @@ class RobustMSVM(DCMixin, BaseMSVM):
         ``j == y_i``.  A truncated term has beta_ij = 1.
     {dc_attributes}
 
+    Notes
+    -----
+    {dc_notes}
+
+    Here less truncation means a larger ``truncation`` s (the bound 1 + s of the loss grows;
+    ``None`` is the convex Lee-Lin-Wahba MSVM).  On overlapping data with many classes the
+    default T_1 at C = 1 can end at the constant classifier (for example on scikit-learn's
+    ``make_classification(n_samples=2000, n_features=20, n_informative=10, n_classes=5)``
+    with the rbf kernel).
+
     Examples
     --------
     >>> import numpy as np
@@ -88,6 +98,8 @@ class RobustMSVM(DCMixin, BaseMSVM):
         self.verbose = verbose
         self.dc_tol = dc_tol
         self.max_dc_iter = max_dc_iter
+
+    _less_truncation = "a larger truncation (truncation=None: the untruncated MSVM)"
 
     def _truncation_value(self, k):
         return None if self.truncation is None else float(self.truncation)

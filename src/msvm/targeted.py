@@ -8,18 +8,22 @@ boxes of the dual, do) and each is warm-started from its neighbour's dual soluti
 """
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import BaseMSVM
+from ._base import BaseMSVM, check_fit_sample_weight, label_repr, unfitted_on_error
+from ._core._solver import init_scores
 from ._docs import fill_doc
-from ._kernels import check_gram, kernel_matrix, make_row_source, resolve_gamma
+from ._kernels import (check_callable_kernel, check_gram, kernel_matrix, make_row_source,
+                       resolve_gamma)
 from ._losses import reinforced_loss
 from ._problem import reinforced_problem
 from .angle import AngleGeometry, simplex_vertices
+from .exceptions import DegenerateFitWarning
 
 
 def _epanechnikov(t):
@@ -49,6 +53,11 @@ SMOOTHERS = {"epanechnikov": _epanechnikov, "gaussian": _gaussian, "uniform": _u
 def smoothing_weights(U, u0, bandwidth, smoother="epanechnikov"):
     """K_h(U - u0) = K((U - u0) / h) / h for the named smoothing kernel K."""
     return SMOOTHERS[smoother]((np.asarray(U, dtype=np.float64) - u0) / bandwidth) / bandwidth
+
+
+def _points(values):
+    """Grid points for a message: '0.1, 0.25, 0.4'."""
+    return ", ".join(f"{u:.4g}" for u in values)
 
 
 def bandwidth_rule(U, rule):
@@ -132,7 +141,8 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
     n_iter_ : ndarray of shape (n_grid,)
         Solver epochs of every grid fit: coordinate steps divided by n (all training samples,
         also those with zero local weight), rounded up and at least 1; a local fit whose few
-        weighted samples needed fewer than n steps reports 1.
+        weighted samples needed fewer than n steps reports 1.  A grid point whose weights
+        hold no sample is solved exactly without the solver and reports 0.
     gamma_ : float or None
         Resolved kernel coefficient (computed on the non-target columns).
 
@@ -140,6 +150,17 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
     -----
     With ``kernel='precomputed'`` X is not a Gram matrix: pass ``kernel`` as a callable
     instead; the target column must stay in X.
+
+    Each grid fit starts from its neighbour's dual solution; with ``warm_start=True`` a refit
+    on data of the same shape with the same number of grid points (a new C along a path)
+    starts every grid point from the previous fit's solution there, rescaled by
+    ``C / C_previous``.
+
+    A grid point u0 whose smoothing weights hold no sample has the zero local functions
+    (predicting ``classes_[0]``); one whose weights hold samples of one class only fits a
+    classifier of that class.  Such grid points are named in one
+    :class:`~msvm.exceptions.DegenerateFitWarning`: use a larger bandwidth or fewer grid
+    points.
     """
 
     _parameter_constraints = {
@@ -198,8 +219,16 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         return U, Z
 
     # ------------------------------------------------------------------ fit
+    @unfitted_on_error
     def fit(self, X, y, sample_weight=None):
         """Fit the local angle-based MSVMs along the grid of the targeted variable.
+
+        A grid point whose smoothing weights hold no sample, or samples of one class only,
+        has no local classification problem: those grid points are named in one
+        :class:`~msvm.exceptions.DegenerateFitWarning` (remedy: a larger bandwidth or fewer
+        grid points).  With no sample at all the local functions are zero, the exact solution
+        of the local problem, and the solver is not run.  A fit that raises (or is
+        interrupted) leaves the estimator unfitted.
 
         Parameters
         ----------
@@ -224,9 +253,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         if k < 2:
             raise ValueError(f"TargetedLocalMSVM needs samples of at least 2 classes; got 1 "
                              f"class ({self.classes_[0]!r})")
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        if np.any(sw < 0) or not np.all(np.isfinite(sw)):
-            raise ValueError("sample_weight must be finite and nonnegative")
+        sw = check_fit_sample_weight(sample_weight, len(y))
         self.target_index_ = self._target_column(X.shape[1])
         U, Z = self._split(X)
         if np.ptp(U) == 0:
@@ -245,6 +272,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         if self.kernel == "linear":
             src_X, kind, shift = np.hstack([np.ones((len(Z), 1)), Z]), "linear", 0.0
         elif callable(self.kernel):
+            check_callable_kernel(self.kernel, Z)
             src_X = check_gram(kernel_matrix(Z, Z, self.kernel), "callable kernel's Gram matrix")
             src_X, kind, shift = np.ascontiguousarray(src_X + 1.0), "precomputed", 0.0
         else:
@@ -254,27 +282,57 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         self._rho = None
         kappa = self._kappa(k)
         T = self._output_map(k)
-        paths, objectives, resids, iters = [], [], [], []
-        sol = None
-        for u0 in self.grid_:
+        P = np.eye(k) - 1.0 / k
+        # warm start: every grid point from the previous fit's dual at that grid point, times
+        # C / C_prev (every box is proportional to C, so the point stays feasible)
+        previous = None
+        if self.warm_start and getattr(self, "_dual_state", None) is not None:
+            alphas_prev, C_prev = self._dual_state
+            if len(alphas_prev) == len(self.grid_):     # shapes checked at each grid point
+                previous = (alphas_prev, float(self.C) / C_prev)
+        paths, objectives, resids, iters, alphas = [], [], [], [], []
+        empty, one_class = [], []        # grid points without local data of two classes
+        sol = None          # the last solved grid point (``src`` holds its scores)
+        for g, u0 in enumerate(self.grid_):
             weights = self.C * sw * smoothing_weights(U, u0, self.bandwidth_, self.smoother)
             problem = reinforced_problem(y, k, weights, float(self.reinforcement), kappa=kappa,
                                          equality=False)
-            if sol is None:
-                alpha = np.zeros(len(problem.lin))
-            else:
+            held = weights > 0
+            if np.any(held) and len(np.unique(y[held])) < 2:
+                one_class.append(u0)
+            if not np.any(held):
+                # every box is [0, 0]: alpha = 0 and f = 0 solve the local problem exactly
+                empty.append(u0)
+                alphas.append(np.zeros(len(problem.lin)))
+                objectives.append(0.0)
+                resids.append(0.0)
+                iters.append(0)
+                paths.append(np.zeros((k - 1, src_X.shape[1])) if self.kernel == "linear"
+                             else np.zeros((len(y), k - 1)))
+                continue
+            if previous is not None and previous[0][g].shape == problem.lin.shape:
+                alpha = problem.clip_feasible(previous[0][g] * previous[1])
+            elif sol is not None:
                 alpha = problem.clip_feasible(sol.alpha)
+            else:
+                alpha = np.zeros(len(problem.lin))
+            if sol is None:
+                U0 = problem.slot_sums(alpha)
+                if np.any(U0 != 0):
+                    init_scores(src, np.ascontiguousarray(U0))
+            else:
                 self._move_to(src, sol.problem, sol.alpha, problem, alpha)
             sol = self._solve(src_X, src, problem, alpha, np.zeros(k))
+            alphas.append(sol.alpha.copy())
             objectives.append(sol.penalty + float(np.dot(
                 weights, reinforced_loss(sol.G, y, float(self.reinforcement)))))
             resids.append(sol.resid)
             iters.append(max(1, sol.n_iter))
             if sol.W is not None:
-                P = np.eye(k) - 1.0 / k
                 paths.append(T @ (-kappa * P @ sol.W.T))           # (k-1) x (1 + p)
             else:
                 paths.append(sol.V @ T.T)                           # n x (k-1)
+        self._dual_state = (np.array(alphas), float(self.C))
         self.objectives_ = np.array(objectives)
         self.kkt_residuals_ = np.array(resids)
         self.n_iter_ = np.array(iters)
@@ -285,6 +343,22 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
             self.support_ = np.flatnonzero(np.any(V != 0, axis=(0, 2)))
             self.dual_coef_path_ = np.transpose(V[:, self.support_, :], (0, 2, 1))
             self.support_vectors_ = Z[self.support_]
+        if empty or one_class:
+            parts = []
+            if empty:
+                parts.append(f"no sample at u0 = {_points(empty)} (the local functions there "
+                             f"are zero and predict {label_repr(self.classes_[0])})")
+            if one_class:
+                parts.append(f"samples of one class only at u0 = {_points(one_class)} (the "
+                             f"local classifier there predicts that class)")
+            warnings.warn(
+                f"TargetedLocalMSVM: {len(empty) + len(one_class)} of {len(self.grid_)} grid "
+                f"points have no local classification problem: the smoothing weights "
+                f"(bandwidth {self.bandwidth_:.4g}) hold {' and '.join(parts)}; predictions "
+                f"near those u0 come from these fits. Use a larger bandwidth or fewer grid "
+                f"points (n_grid).", DegenerateFitWarning, stacklevel=3)
+        self._warn_if_degenerate(
+            self.classes_[np.argmax(self._local_functions(X) @ simplex_vertices(k), axis=1)], y)
         return self
 
     # ------------------------------------------------------------------ predict
@@ -304,6 +378,10 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False,
                           ensure_all_finite=True)
+        return self._local_functions(X)
+
+    def _local_functions(self, X):
+        """f(u, x) for a validated float array X."""
         U, Z = self._split(X)
         lo, hi, t = self._interpolation(U)
         if self.kernel == "linear":

@@ -128,6 +128,13 @@ class WeightedRobustMSVM(DCMixin, BaseMSVM):
         Dual variables of the last convex step: ``alpha_[i, j, j']`` multiplies the hinge
         [1 + f_j'(x_i) - f_j(x_i)]_+ of group (i, j).
     {dc_attributes}
+
+    Notes
+    -----
+    {dc_notes}
+
+    Here less truncation means a more negative ``truncation`` s (the bound 1 - s of the loss
+    grows; ``None`` is the convex weighted MSVM).
     """
 
     _parameter_constraints = {
@@ -159,6 +166,8 @@ class WeightedRobustMSVM(DCMixin, BaseMSVM):
         self.verbose = verbose
         self.dc_tol = dc_tol
         self.max_dc_iter = max_dc_iter
+
+    _less_truncation = "a more negative truncation (truncation=None: the convex MSVM)"
 
     def _truncation_value(self, k):
         return _auto_truncation(self.truncation, k)
@@ -323,6 +332,16 @@ class AdaptiveWeightedSVM(BaseMSVM):
         self.n_solver_iter_ = epochs
         sol.sw = sw * v
         return sol
+
+    def _degenerate_cause(self):
+        dropped = int(np.sum(self.adaptive_weights_ == 0))
+        if self.scheme != "iterative" or dropped == 0:
+            return super()._degenerate_cause()
+        return (f"the iterative weights dropped {dropped} of {len(self.adaptive_weights_)} "
+                f"training samples (margin below the truncation s): at this C the truncated "
+                f"hinge's fixed point prefers the constant function",
+                "use a larger C or a more negative truncation, e.g. C tuned with "
+                "msvm.model_selection.TuningSetSearch")
 
     def _loss(self, G, y):
         return np.maximum(1.0 - margins(G)[np.arange(len(y)), y], 0.0)

@@ -206,6 +206,47 @@ cdef inline void _bucket_terms(const Prob* p, const State* st, const Canon* cn, 
     cs[0] = (1.0 + br[0]) / p.k
 
 
+cdef bint _transversal(const Prob* p, State* st, const Canon* cn, Block* B, const int* cand,
+                       double sign, double eps) noexcept nogil:
+    """One exact step along "U_v += sign t for one variable v of every class slot".
+
+    For single-slot problems (one bucket per slot): moving one variable of every slot by the
+    same t changes the class sums c by t 1, so P c and the equality penalty stay put; it is the
+    move that changes the common value of c (the intercepts' level).  On near-duplicate
+    samples it has almost no curvature while each single step sees the penalty rho, so the
+    single steps of the k buckets cancel and crawl; this step goes straight to the minimum
+    along the joint direction.  cand[j] is bucket j's most violating candidate that can move
+    in the direction ``sign`` (-1 if none).  Returns whether a step was taken.
+    """
+    cdef int j, a, b, ia, ib, k = p.k
+    cdef double grad = 0.0, curv = 0.0, room, t = INFINITY, cross = 0.0
+    for j in range(cn.nbuckets):
+        a = cand[j]
+        if a < 0:
+            return False
+        grad += _zval(p, st, cn, B.gv[a], B.Ft, B.S, B.q, B.li[a], B.off[a])
+        room = (_room_up(p, st, cn, B.gv[a], B.U[a], B.Uhi[a]) if sign > 0 else
+                _room_down(p, st, cn, B.gv[a], B.U[a], B.Ulo[a]))
+        if room < t:
+            t = room
+    if sign * grad >= -eps or t <= 0.0:
+        return False
+    for j in range(cn.nbuckets):
+        ia = B.li[cand[j]]
+        curv += B.kd[ia]
+        for b in range(cn.nbuckets):
+            ib = B.li[cand[b]]
+            cross += B.K[<Py_ssize_t> ia * B.q + ib]
+    curv = p.kappa * (curv - cross / k)
+    if curv > 1e-12 and -sign * grad / curv < t:
+        t = -sign * grad / curv
+    for j in range(cn.nbuckets):
+        a = cand[j]
+        B.U[a] += sign * t
+        _apply_u(p, st, cn, B.gv[a], sign * t, B.Ft, B.S, B.K + <Py_ssize_t> B.li[a] * B.q, B.q)
+    return True
+
+
 cdef long long _block_smo(const Prob* p, State* st, const Canon* cn, Block* B, double eps,
                           long long max_steps, double* l, double* u, int* la, int* ua,
                           double* zg, double* ag, int* gvars, bint grouped) noexcept nogil:
@@ -218,6 +259,13 @@ cdef long long _block_smo(const Prob* p, State* st, const Canon* cn, Block* B, d
     cdef const double* row
     cdef const double* Fp
     cdef const double* Fq
+    # transversal steps: every variable on one slot and every slot a bucket of its own
+    cdef bint transversal = nbk == k and not grouped
+    for j in range(nbk):
+        if not transversal:
+            break
+        if B.start[j] == B.start[j + 1] or cn.q[B.gv[B.start[j]]] >= 0:
+            transversal = False
     while True:
         viol = 0.0
         for j in range(nbk):
@@ -347,6 +395,11 @@ cdef long long _block_smo(const Prob* p, State* st, const Canon* cn, Block* B, d
                     t = -room if curv <= 1e-12 or z / curv > room else -z / curv
                 B.U[vs] += t
                 _apply_u(p, st, cn, B.gv[vs], t, B.Ft, B.S, B.K + <Py_ssize_t> ia * q, q)
+        if transversal and steps < max_steps:
+            if _transversal(p, st, cn, B, ua, 1.0, eps):
+                steps += 1
+            if _transversal(p, st, cn, B, la, -1.0, eps):
+                steps += 1
         # one pair step inside every violating full group
         if grouped:
             x0 = 0

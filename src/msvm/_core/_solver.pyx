@@ -794,8 +794,11 @@ NONFINITE_MESSAGE = (
 
 def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=1e-3,
           long max_iter=10000, bint shrinking=True, unsigned long long seed=0, double rho=1.0,
-          int verbose=0, int working_set=WORKING_SET):
+          int verbose=0, int working_set=WORKING_SET, str method="auto"):
     """Solve the dual QP described by `problem` (a msvm._problem.DualProblem).
+
+    ``method`` picks the inner solver: 'smo' (kernel sources, +-1 directions), 'cd'
+    (coordinate descent, any problem) or 'auto' (SMO where it applies).
 
     `alpha` (warm start, feasible for the box and group caps) and `mu` (k, sums to zero) are
     updated in place; `src` must hold scores consistent with alpha (see `init_scores`).
@@ -855,7 +858,11 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
         if scale <= 0.0:
             scale = 1.0
         _schedule_init(&sc, p, tol, scale)
-    if _uses_smo(src, pa):
+    if method not in ("auto", "smo", "cd"):
+        raise ValueError(f"method must be 'auto', 'smo' or 'cd'; got {method!r}")
+    if method == "smo" and not _uses_smo(src, pa):
+        raise ValueError("the SMO path needs a kernel row source and +-1 directions")
+    if method != "cd" and _uses_smo(src, pa):
         qmax = working_set
         if src.capacity > 0 and qmax > src.capacity:
             qmax = <int> src.capacity

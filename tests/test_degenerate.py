@@ -1,0 +1,165 @@
+"""Degenerate fits are reported (msvm.exceptions.DegenerateFitWarning).
+
+- a fit that predicts one class for every training sample warns once, with the model's cause:
+  the truncated loss preferring the constant function (truncated DC fits) or a small C
+  (convex fits), and the remedy; a healthy fit does not warn;
+- TuningSetSearch does not warn along its lambda path, only for a degenerate selected fit;
+- TargetedLocalMSVM names the grid points without local data of two classes in one warning;
+  grid points without any sample are not sent to the solver (no ConvergenceWarning);
+- TargetedLocalMSVM honours warm_start across a change of C.
+"""
+
+import warnings
+from unittest import mock
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
+
+import msvm._base
+from msvm import (ReinforcedMSVM, RobustMSVM, TargetedLocalMSVM, WeightedRobustMSVM,
+                  WestonWatkinsMSVM)
+from msvm.exceptions import DegenerateFitWarning
+from msvm.model_selection import TuningSetSearch, lambda_grid
+
+
+def _five_classes(n):
+    return make_classification(n_samples=n, n_features=20, n_informative=10, n_classes=5,
+                               random_state=0)
+
+
+def _degenerate_warnings(fit):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fit()
+    return result, [str(w.message) for w in caught if w.category is DegenerateFitWarning]
+
+
+def test_warning_is_a_user_warning():
+    assert issubclass(DegenerateFitWarning, UserWarning)
+    assert "degenerate" in DegenerateFitWarning.__doc__
+
+
+@pytest.mark.parametrize("n", [150, 2000], ids=["n150", "issue-n2000"])
+def test_truncated_fit_that_is_constant_warns_with_the_dc_cause(n):
+    X, y = _five_classes(n)
+    est, messages = _degenerate_warnings(lambda: RobustMSVM(C=1.0).fit(X, y))
+    assert len(np.unique(est.predict(X))) == 1 and np.any(est.truncated_)
+    assert len(messages) == 1
+    msg = messages[0]
+    assert "RobustMSVM predicts class" in msg and "truncated loss prefers the constant" in msg
+    assert "larger C" in msg and "larger truncation" in msg and "TuningSetSearch" in msg
+
+
+def test_convex_fit_that_is_constant_warns_that_C_is_small():
+    X, y = _five_classes(150)
+    for est in (ReinforcedMSVM(C=0.01), WestonWatkinsMSVM(C=1e-4),
+                RobustMSVM(C=0.01, truncation=None)):
+        est, messages = _degenerate_warnings(lambda: est.fit(X, y))
+        assert len(np.unique(est.predict(X))) == 1
+        assert len(messages) == 1, type(est).__name__
+        assert "C is small for these data: the penalty dominates the loss" in messages[0]
+        assert "larger C" in messages[0] and "TuningSetSearch" in messages[0]
+
+
+def test_healthy_fits_do_not_warn():
+    X, y = _five_classes(150)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateFitWarning)
+        ReinforcedMSVM(C=1.0).fit(X, y)
+        RobustMSVM(C=20.0).fit(X, y)
+        WeightedRobustMSVM(C=1.0).fit(X, y)
+
+
+def test_tuning_set_search_warns_only_for_a_degenerate_selected_fit():
+    X, y = _five_classes(150)
+    est = RobustMSVM(kernel="rbf")
+    # the path runs from constant fits (large lambda) to useful ones: no warning
+    search, messages = _degenerate_warnings(
+        lambda: TuningSetSearch(est, lambdas=lambda_grid(-8, 2), random_state=0).fit(X, y))
+    assert messages == []
+    assert len(np.unique(search.predict(X))) > 1
+    # every lambda gives a constant fit: one warning, about the selected fit
+    search, messages = _degenerate_warnings(
+        lambda: TuningSetSearch(est, lambdas=lambda_grid(4, 8), random_state=0).fit(X, y))
+    assert len(messages) == 1
+    assert messages[0].startswith("TuningSetSearch selected lambda = 256")
+    assert "smaller lambda" in messages[0]
+
+
+def _gap_data():
+    """The targeted variable has no sample in (1, 3); classes from the other columns."""
+    rng = np.random.default_rng(0)
+    U = np.r_[rng.uniform(0, 1, 60), rng.uniform(3, 4, 60)]
+    Z = rng.normal(size=(120, 2))
+    y = (Z[:, 0] > 0).astype(int) + (Z[:, 1] > 0)
+    return np.column_stack([U, Z]), y
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_targeted_grid_points_without_data_warn_once(kernel):
+    X, y = _gap_data()
+    calls = []
+    real = msvm._base.solve
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    est = TargetedLocalMSVM(n_grid=20, bandwidth=0.2, kernel=kernel)
+    with warnings.catch_warnings(record=True) as caught, \
+            mock.patch.object(msvm._base, "solve", counting):
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    assert not any(w.category is ConvergenceWarning for w in caught)
+    messages = [str(w.message) for w in caught if w.category is DegenerateFitWarning]
+    assert len(messages) == 1
+    U = X[:, 0]
+    empty = [u0 for u0 in est.grid_ if not np.any(np.abs(U - u0) < 0.2)]
+    assert len(empty) == 8
+    for u0 in empty:
+        assert f"{u0:.4g}" in messages[0]
+    assert "larger bandwidth" in messages[0] and "n_grid" in messages[0]
+    assert "no sample at u0" in messages[0]
+    # empty grid points: zero local functions, no solver run
+    assert len(calls) == len(est.grid_) - len(empty)
+    at = np.isin(est.grid_, empty)
+    assert np.all(est.n_iter_[at] == 0) and np.all(est.n_iter_[~at] >= 1)
+    path = est.coef_path_ if kernel == "linear" else est.dual_coef_path_
+    assert np.all(path[at] == 0) and np.all(np.any(path[~at] != 0, axis=(1, 2)))
+
+
+def test_targeted_one_class_grid_points_are_named():
+    rng = np.random.default_rng(1)
+    U = rng.uniform(0, 3, 150)
+    y = np.floor(U).astype(int)                 # each third of U's range holds one class
+    X = np.column_stack([U + 2 * y, rng.normal(size=(150, 2))])
+    est, messages = _degenerate_warnings(
+        lambda: TargetedLocalMSVM(n_grid=3, bandwidth=0.3).fit(X, y))
+    assert len(messages) == 1 and "3 of 3 grid points" in messages[0]
+    assert "samples of one class only at u0" in messages[0] and "no sample at" not in messages[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateFitWarning)
+        TargetedLocalMSVM(n_grid=5, bandwidth=5.0).fit(X, y)
+
+
+@pytest.mark.parametrize("scenario,kernel,bandwidth", [("S2", "rbf", "silverman"),
+                                                        ("S1", "linear", 0.3)])
+def test_targeted_warm_start_reaches_the_cold_solution_in_fewer_iterations(scenario, kernel,
+                                                                           bandwidth):
+    from msvm.datasets import make_targeted_example
+
+    X, y = make_targeted_example(200, scenario, random_state=0)
+    kw = dict(n_grid=6, kernel=kernel, bandwidth=bandwidth, tol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateFitWarning)
+        cold = TargetedLocalMSVM(C=4.0, **kw).fit(X, y)
+        warm = TargetedLocalMSVM(C=2.0, warm_start=True, **kw).fit(X, y)
+        warm.set_params(C=4.0).fit(X, y)
+        # without warm_start a refit ignores the previous fit
+        again = TargetedLocalMSVM(C=2.0, **kw).fit(X, y).set_params(C=4.0).fit(X, y)
+    np.testing.assert_allclose(warm.objectives_, cold.objectives_, rtol=1e-4)
+    assert warm.n_iter_.sum() < 0.75 * cold.n_iter_.sum()
+    np.testing.assert_array_equal(again.objectives_, cold.objectives_)
+    np.testing.assert_array_equal(again.n_iter_, cold.n_iter_)

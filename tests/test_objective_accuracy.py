@@ -1,0 +1,160 @@
+"""objective_ is as accurate as tol says: within tol (relative) of the optimum at the default tol.
+
+The solver stops when the KKT residual is within tol and a duality-gap certificate (primal
+objective of the current function with its intercepts, against the dual's Lagrangian) is
+within tol relative to the objective.  Checked here with hypothesis over random problems:
+every convex model (the truncated models through their untruncated, convex form, which runs
+the same dual layouts as their DC steps), k, kernels, weights and C in [1e-4, 1e4], against
+the independent reference primal solved by cvxpy + Clarabel to 1e-10.
+
+Up to C = 10 every fit converges and is within tol of the optimum.  Above it, the SMO path
+can still stall on tiny rank-deficient problems (about 3 % of random problems at C >= 100,
+mostly the grouped utility-weighted dual); those fits say so with a ConvergenceWarning, so
+the property there is: within tol of the optimum, or a ConvergenceWarning, never a silently
+inaccurate objective_.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
+
+from _reference import kernel_matrix, reference_fit
+from _reference_models import (cvx_angle_loss, cvx_weighted_loss, cvx_ww_loss, primal_fit,
+                               vertices)
+from msvm import (AngleBasedMSVM, ReinforcedMSVM, RobustMSVM, WeightedRobustMSVM,
+                  WestonWatkinsMSVM)
+from msvm.exceptions import DegenerateFitWarning
+
+pytest.importorskip("cvxpy")
+
+MODELS = ["reinforced", "lee-lin-wahba", "weston-watkins", "weighted", "angle"]
+# the default tol, and the accuracy it promises for objective_
+TOL = 1e-3
+# up to this C no fit of these problems may stop early
+STRICT_C = 10.0
+
+
+def _estimator(model, C, kernel, gamma, U):
+    common = dict(C=C, kernel=kernel, gamma=gamma, degree=2, coef0=1.0)
+    if model == "reinforced":
+        return ReinforcedMSVM(reinforcement=0.5, **common)
+    if model == "lee-lin-wahba":
+        return RobustMSVM(truncation=None, **common)
+    if model == "weston-watkins":
+        return WestonWatkinsMSVM(**common)
+    if model == "weighted":
+        return WeightedRobustMSVM(utility=U, truncation=None, **common)
+    return AngleBasedMSVM(reinforcement=0.5, **common)
+
+
+def _optimum(model, K, y, w, C, k, U):
+    """The optimal objective value of the model on Gram matrix K (independent reference)."""
+    if model in ("reinforced", "lee-lin-wahba"):
+        g = 0.5 if model == "reinforced" else 0.0
+        return reference_fit(K, y, w, C, g, k=k)[0]
+    if model == "weston-watkins":
+        loss = cvx_ww_loss(y, w, C)
+        V, b, F = primal_fit(K, k, loss)
+        G = F
+        own = G[np.arange(len(y)), y][:, None]
+        terms = np.maximum(1.0 - (own - G), 0.0)
+        terms[np.arange(len(y)), y] = 0.0
+        return 0.5 * float(np.einsum("ij,ik,kj->", V, K, V)) + C * float(w @ terms.sum(1))
+    if model == "weighted":
+        V, b, F = primal_fit(K, k, cvx_weighted_loss(y, w, C, U))
+        marg = np.stack([F[:, j] - np.delete(F, j, axis=1).max(axis=1) for j in range(k)], 1)
+        loss = (U[y] * np.maximum(1.0 - marg, 0.0)).sum(axis=1)
+        return 0.5 * float(np.einsum("ij,ik,kj->", V, K, V)) + C * float(w @ loss)
+    V, b, F = primal_fit(K, k - 1, cvx_angle_loss(y, w, C, 0.5, k), sum_to_zero=False)
+    G = F @ vertices(k)
+    own = G[np.arange(len(y)), y]
+    other = np.maximum(1.0 + G, 0.0)
+    other[np.arange(len(y)), y] = 0.0
+    loss = 0.5 * np.maximum((k - 1) - own, 0.0) + 0.5 * other.sum(axis=1)
+    return 0.5 * float(np.einsum("ij,ik,kj->", V, K, V)) + C * float(w @ loss)
+
+
+@st.composite
+def problems(draw):
+    model = draw(st.sampled_from(MODELS))
+    k = draw(st.integers(2, 4))
+    n = draw(st.integers(2 * k, 18))
+    d = draw(st.integers(1, 4))
+    kernel = draw(st.sampled_from(["linear", "rbf", "poly"]))
+    log_C = draw(st.floats(-4.0, 4.0))
+    seed = draw(st.integers(0, 2 ** 31 - 1))
+    zero_weights = draw(st.booleans())
+    return model, k, n, d, kernel, 10.0 ** log_C, seed, zero_weights
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.filter_too_much])
+@given(problems())
+def test_objective_within_tol_of_the_optimum(case):
+    model, k, n, d, kernel, C, seed, zero_weights = case
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
+    X = rng.normal(size=(n, d)) + 1.5 * np.eye(k, d)[y]
+    w = rng.uniform(0.2, 2.0, n)
+    if zero_weights:
+        w[k:][rng.random(n - k) < 0.3] = 0.0      # every class keeps a weighted sample
+    U = np.eye(k) + rng.uniform(0.0, 0.5, (k, k)) * (1 - np.eye(k)) if model == "weighted" \
+        else None
+    gamma = 0.5
+    est = _estimator(model, C, kernel, gamma, U)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore", DegenerateFitWarning)   # tiny C: constant fits
+        warnings.simplefilter("always", ConvergenceWarning)
+        est.fit(X, y, sample_weight=w)
+    stopped_early = any(issubclass(c.category, ConvergenceWarning) for c in caught)
+    assert not (stopped_early and C <= STRICT_C), "no ConvergenceWarning expected up to C = 10"
+    if stopped_early:
+        return                                    # said so: the property holds
+    K = kernel_matrix(X, X, kernel, gamma=gamma, degree=2, coef0=1.0)
+    try:
+        optimum = _optimum(model, K, y, w, C, k, U)
+    except RuntimeError:                          # the reference itself did not converge
+        assume(False)
+    scale = max(abs(optimum), 1e-12)
+    assert est.objective_ >= optimum - 1e-6 * scale, "below the optimum: the oracle disagrees"
+    assert est.objective_ <= optimum + TOL * scale, (
+        f"{model} C={C:.3g} {kernel}: objective_ {est.objective_:.10g} vs optimum "
+        f"{optimum:.10g} (relative excess {(est.objective_ - optimum) / scale:.2e}, "
+        f"duality_gap_ {est.duality_gap_:.3g}, kkt_residual_ {est.kkt_residual_:.3g})")
+    # the certificate covers the excess
+    assert est.objective_ - optimum <= est.duality_gap_ + 1e-6 * scale
+
+
+def test_issue_case_weston_watkins_large_C():
+    """WestonWatkinsMSVM(C=1000, linear) on n = k = d = 5 stopped at 8.2x the optimum."""
+    worst = 0.0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        X, y = rng.standard_normal((5, 5)), np.arange(5)
+        est = WestonWatkinsMSVM(C=1000, kernel="linear").fit(X, y)
+        V, b, F = primal_fit(X @ X.T, 5, cvx_ww_loss(y, np.ones(5), 1000.0))
+        own = F[np.arange(5), y][:, None]
+        terms = np.maximum(1.0 - (own - F), 0.0)
+        terms[np.arange(5), y] = 0.0
+        optimum = 0.5 * float(np.einsum("ij,ik,kj->", V, X @ X.T, V)) + 1000 * terms.sum()
+        worst = max(worst, (est.objective_ - optimum) / optimum)
+    assert worst <= TOL
+
+
+@pytest.mark.xfail(strict=True, reason="known stall of the grouped SMO path at large C on a "
+                   "tiny rank-2 problem (present before the duality-gap rule); left for the "
+                   "core redesign")
+def test_known_grouped_stall_at_large_C():
+    rng = np.random.default_rng(2)
+    y = np.concatenate([[0, 1], rng.integers(0, 2, 3)])       # [0, 1, 1, 0, 0]
+    X = rng.normal(size=(5, 2)) + 1.5 * np.eye(2)[y]
+    w = rng.uniform(0.2, 2.0, 5)
+    U = np.eye(2) + rng.uniform(0.0, 0.5, (2, 2)) * (1 - np.eye(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        WeightedRobustMSVM(C=1e4, utility=U, truncation=None, kernel="linear").fit(
+            X, y, sample_weight=w)
