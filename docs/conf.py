@@ -59,6 +59,8 @@ sphinx_gallery_conf = {
     "abort_on_example_error": True,
     "show_memory": False,
     "min_reported_time": 1,
+    # the docs test sets MSVM_DOCS_RUN_STALE=1: every example runs, even if unchanged
+    "run_stale_examples": os.environ.get("MSVM_DOCS_RUN_STALE") == "1",
 }
 
 # --- HTML ----------------------------------------------------------------------------------
@@ -71,7 +73,8 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "header_links_before_dropdown": 5,
-    "secondary_sidebar_items": ["page-toc"],
+    # API pages: one object each, so no "on this page" column (more room for the formulas)
+    "secondary_sidebar_items": {"generated/*": []},
 }
 html_sidebars = {"index": [], "install": [], "models": [], "c_lambda": [], "guide": [],
                  "changelog": []}
@@ -166,8 +169,15 @@ def copy_reproductions(app):
         text = re.sub(r"(?<!!)\[([^\]]+)\]\(([^)]+)\)", _link_outside, text)
         text = cite_papers(text)
         text = re.sub(r"(\w+) & (\w+) \((\d{4})\)", r"\1 and \2 (\3)", text)
+        # "[1+u]_+ - [u-1]_+" outside code spans would read as emphasis in Markdown
+        parts = text.split("`")
+        parts[::2] = [part.replace("]_+", "]\\_+") for part in parts[::2]]
+        text = "`".join(parts)
         name = "index.md" if path.name == "README.md" else path.name
         if name == "index.md":
+            text = text.replace(
+                "\n\n", "\n\nThese pages are the recorded reports of "
+                "`benchmarks/results/reproduce/` in the repository, as the scripts wrote them.\n\n", 1)
             toctree = "\n".join(p.stem for p in reports)
             text += f"\n```{{toctree}}\n:hidden:\n\n{toctree}\n```\n"
         (REPRODUCE_OUT / name).write_text(text, encoding="utf-8")
