@@ -39,7 +39,6 @@ myst_heading_anchors = 3
 
 # --- API reference -------------------------------------------------------------------------
 autosummary_generate = True
-autodoc_default_options = {"members": False, "inherited-members": False}
 numpydoc_show_class_members = False      # the autosummary class template lists the methods
 numpydoc_class_members_toctree = False
 numpydoc_validation_checks = set()
@@ -132,11 +131,21 @@ def cite_papers(text):
 
 def _escape_shapes(text):
     """``shape (n_iter_,)`` reads as a link to a target "n_iter" in reST: escape the
-    trailing underscores of attribute names inside shape tuples."""
+    trailing underscores of attribute names inside shape tuples (parentheses with a comma,
+    outside code and math)."""
     def escape(m):
         return re.sub(r"(\w)_(?=[\s,)])", r"\1\\_", m[0])
 
-    return re.sub(r"shape \([^)]*\)", escape, text)
+    return re.sub(r"\([^()`]*,[^()`]*\)", escape, text)
+
+
+def _skip_member(app, what, name, obj, skip, options):
+    """Document the methods msvm defines; scikit-learn's own (get_params, set_params,
+    set_*_request, the mixins' score) are documented by scikit-learn."""
+    module = getattr(obj, "__module__", None) or ""
+    if what == "class" and module.startswith("sklearn"):
+        return True
+    return None
 
 
 def _process_docstring(app, what, name, obj, options, lines):
@@ -187,3 +196,4 @@ def setup(app):
     app.connect("builder-inited", copy_reproductions)
     # before numpydoc (priority 500) turns the sections into reST
     app.connect("autodoc-process-docstring", _process_docstring, priority=100)
+    app.connect("autodoc-skip-member", _skip_member)
