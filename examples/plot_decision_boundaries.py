@@ -7,7 +7,11 @@ Each model fitted on one training sample of the nonlinear three-class example of
 class 1 split into two clusters above and below the others. All use the Gaussian kernel with
 the papers' median heuristic (``gamma='median'``) and the same ``C``; the title gives the
 accuracy on a large test sample. The regions are the predicted classes, the points the
-training sample.
+training sample; the last panel is the Bayes rule.
+
+One common ``C`` is not each model's best: the truncated ``RobustMSVM`` in particular is the
+least accurate here, its nonconvex objective wants ``C`` tuned (see :doc:`/guide`), which
+:class:`msvm.model_selection.TuningSetSearch` does the papers' way.
 """
 
 import matplotlib.pyplot as plt
