@@ -104,8 +104,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
     target : int or str, default=0
         Column of X holding the targeted variable: an index, or a name when X is a pandas
         DataFrame.
-    smoother : {'epanechnikov', 'gaussian', 'uniform', 'triangular', 'biweight'}, \
-            default='epanechnikov'
+    smoother : {'epanechnikov', 'gaussian', 'uniform', 'triangular', 'biweight'}, default='epanechnikov'
         Smoothing kernel K of the local weights.
     bandwidth : float or {'silverman', 'scott'}, default='silverman'
         Bandwidth h, or a rule of thumb computed on the training values of U.

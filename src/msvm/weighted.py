@@ -222,8 +222,8 @@ class AdaptiveWeightedSVM(BaseMSVM):
     f = (f_1, -f_1)).
 
     * ``scheme='one-step'`` (OWSVM): fit with v = 1, take the margins u_i = g_{y_i}(f(x_i)) and
-      refit once with v_i = 1 / (1 + |u_i|), the hinge loss's choice v(u) = 1 / l(u) for u <= 0
-      mirrored to u > 0.
+      refit once with ``v_i = 1 / (1 + |u_i|)``, the hinge loss's choice v(u) = 1 / l(u) for
+      u <= 0 mirrored to u > 0.
     * ``scheme='iterative'`` (IWSVM): start from v = 1 and refit with v_i = 1 if s <= u_i,
       else 0, until the weights repeat.  Its fixed points are the DC solutions of the
       truncated hinge T_s (``WeightedRobustMSVM`` with the identity utility).  The slides
