@@ -13,11 +13,19 @@ KERNEL_PARAMETERS = """\
         ``1 / (2 sigma^2)`` with sigma the median between-class pairwise distance (the papers'
         heuristic).  The resolved value is ``gamma_``.
     coef0 : float, default=0.0
-        Independent term of the 'poly' kernel.
+        Independent term of the 'poly' kernel.  The dual is convex only for a positive
+        semidefinite kernel: 'poly' with a negative coef0 (and any precomputed or callable
+        kernel) is tested on the training Gram matrix (on 2000 random samples above 5000)
+        and refused, naming its smallest eigenvalue, when it is indefinite.
     tol : float, default=1e-3
-        Stop when the scaled KKT residual of the dual (see ``kkt_residual_``) is below tol.
+        Stop when the scaled KKT residual of the dual (see ``kkt_residual_``) is below tol
+        and the relative duality gap (``duality_gap_`` over the objective) is below
+        ``max(tol, 1e-8)``, so that ``objective_`` is within that relative distance of the
+        optimum of the (convex) problem solved.
     max_iter : int, default=10000
-        Maximum number of solver epochs; reaching it raises a ``ConvergenceWarning``.
+        Maximum number of solver epochs (coordinate descent) or of steps / n_samples
+        (kernel SMO), counting every augmented-Lagrangian round; it bounds the whole
+        solve.  Reaching it raises a ``ConvergenceWarning``.
     cache_size : float, default=200
         Kernel row cache size in MB: fitting never holds more kernel rows than this.
     shrinking : bool, default=True
@@ -81,6 +89,13 @@ FUNCTION_ATTRIBUTES = """\
     kkt_residual_ : float
         Final scaled KKT residual of the (last) dual solve: the largest projected-gradient
         violation (in margin units) or equality violation (relative to the largest box bound).
+    duality_gap_ : float
+        Duality-gap certificate of the (last) convex solve at the fitted intercepts: its
+        primal objective minus the dual's Lagrangian, plus a bound on what the equality
+        residual contributes.  For a convex model ``objective_ - duality_gap_`` is a lower
+        bound of the optimum (up to that residual bound), so ``duality_gap_ / objective_``
+        bounds the relative error of ``objective_``; for the DC models it certifies the last
+        convex step.
     gamma_ : float or None
         Resolved kernel coefficient.
 """

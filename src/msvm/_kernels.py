@@ -29,8 +29,8 @@ PSD_SUBSAMPLE = 2000
 def between_class_gamma(X, y, quantile=0.5, random_state=0):
     """gamma = 1 / (2 sigma^2), sigma a quantile of the between-class pairwise distances.
 
-    The heuristic of Brown et al. (2000) used by the papers: seed 002 (section 4.1.2) takes the
-    median (``quantile=0.5``); seed 001 (section 4) tunes sigma among the first quartile, the
+    The heuristic of Brown et al. (2000) used by the papers: Liu and Yuan (2011) takes the
+    median (``quantile=0.5``); Wu and Liu (2007) tunes sigma among the first quartile, the
     median and the third quartile.  Distances are Euclidean, between training points of
     different classes.  For more than ``MEDIAN_MAX_SAMPLES`` points the quantile is taken over
     a seeded random subsample.
@@ -58,7 +58,7 @@ def between_class_gamma(X, y, quantile=0.5, random_state=0):
 def median_gamma(X, y, random_state=0):
     """gamma = 1 / (2 sigma^2), sigma the median between-class pairwise Euclidean distance.
 
-    The heuristic of Brown et al. (2000) used by the papers (seed 002 section 4.1.2); the
+    The heuristic of Brown et al. (2000) used by the papers (Liu and Yuan 2011 section 4.1.2); the
     ``gamma='median'`` option of every estimator.  See :func:`between_class_gamma`.
     """
     return between_class_gamma(X, y, 0.5, random_state)

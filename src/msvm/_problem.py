@@ -182,7 +182,7 @@ def shifted(problem, shift):
 
     A DC step linearizes the concave part of a truncated loss at the current function; the
     linear term it adds to the primal is absorbed by the substitution alpha' = alpha - shift
-    (seed 001 eq. 3.10-3.12, seed 000 section 4): the box [lo, hi] becomes
+    (Wu and Liu 2007 eq. 3.10-3.12, Liu, Wu and He (2011) section 4): the box [lo, hi] becomes
     [lo - shift, hi - shift] and the cap of a group drops by the shifts of its members, while
     offsets and directions stay.  The original multipliers are alpha' + shift.
     """
@@ -204,7 +204,7 @@ def margin_problem(y, k, weights, utility):
     With g_j(f) = min_{j' != j} (f_j - f_j'), the hinge is max_{j' != j} [1 + f_j' - f_j]_+,
     so each (sample i, class j) with U[y_i, j] > 0 is a group of k - 1 variables
     alpha_{ijj'} (direction e_j' - e_j, offset 1) with sum_{j'} alpha_{ijj'} <= w_i U[y_i, j]
-    (seed 000 section 4).  Variables are stored sample by sample, group by group.
+    (Liu, Wu and He 2011 section 4).  Variables are stored sample by sample, group by group.
     """
     y = np.asarray(y)
     weights = np.asarray(weights, dtype=np.float64)
@@ -258,7 +258,7 @@ def alpha_by_slots(problem, alpha, pairs=False):
 
 
 def reinforced_problem(y, k, weights, gamma, kappa=1.0, equality=True):
-    """The reinforced hinge dual (seed 002; seed 004 with the simplex metric kappa)."""
+    """The reinforced hinge dual (Liu and Yuan 2011; Kang, Lin and Zhang (2019) with the simplex metric kappa)."""
     return per_class_hinge_problem(
         y, k, lin_own=k - 1.0, lin_other=1.0, coef_own=-1.0, coef_other=1.0,
         hi_own=weights * gamma, hi_other=weights * (1.0 - gamma), kappa=kappa,

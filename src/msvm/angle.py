@@ -1,4 +1,4 @@
-"""AngleBasedMSVM: the reinforced angle-based multicategory SVM (the base model of seed 004)."""
+"""AngleBasedMSVM: the reinforced angle-based multicategory SVM (the base model of Kang, Lin and Zhang (2019))."""
 
 import numbers
 
@@ -15,7 +15,7 @@ def simplex_vertices(k):
     """The k vertices W_1..W_k (columns, shape (k-1, k)) of the regular simplex in R^{k-1}.
 
     W_1 = (k-1)^{-1/2} 1 and W_j = -(1 + sqrt(k)) / (k-1)^{3/2} 1 + sqrt(k/(k-1)) e_{j-1}
-    (seed 004 section 1.1): unit vectors at equal angles, summing to zero.
+    (Kang, Lin and Zhang 2019 section 1.1): unit vectors at equal angles, summing to zero.
     """
     if k < 2:
         raise ValueError(f"the simplex needs k >= 2 vertices; got {k}")

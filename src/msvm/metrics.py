@@ -1,4 +1,4 @@
-"""Evaluation metrics of the papers: the average utility of seed 000, section 5.1."""
+"""Evaluation metrics of the papers: the average utility of Liu, Wu and He (2011), section 5.1."""
 
 import numpy as np
 from sklearn.metrics import make_scorer
@@ -24,7 +24,7 @@ def _utility_labels(y_true, y_pred, U, labels):
 
 
 def average_utility(y_true, y_pred, *, utility, labels=None, sample_weight=None):
-    """Average utility (1/n) sum_i U[y_i, yhat_i] of predictions (seed 000, section 5.1).
+    """Average utility (1/n) sum_i U[y_i, yhat_i] of predictions (Liu, Wu and He 2011, section 5.1).
 
     With ``U`` the identity this is the accuracy.  The papers report it times 100.
 

@@ -1,7 +1,7 @@
 """Model selection as the papers do it: the regularization chosen on a separate tuning set.
 
-Every paper in ``seeds/`` fits on a training set for each lambda of a grid (2^-16 .. 2^15 in
-seeds 000 and 002), picks the lambda whose fit scores best on an independent tuning set, and
+Every paper fits on a training set for each lambda of a grid (2^-16 .. 2^15 in
+Liu, Wu and He (2011) and Liu and Yuan (2011)), picks the lambda whose fit scores best on an independent tuning set, and
 reports that fit's test score.  Our estimators take ``C = 1 / (n lambda)`` (n the training
 size).  :class:`TuningSetSearch` does exactly that, walking the grid from the largest lambda
 (smallest C) to the smallest with each fit warm-started from the previous one (the dual is
@@ -55,7 +55,7 @@ def lambda_to_C(lambdas, n_samples):
 def gamma_quartiles(X, y, quantiles=(0.25, 0.5, 0.75)):
     """RBF gammas 1/(2 sigma^2) at quantiles of the between-class pairwise distances.
 
-    Seed 001 (section 4) tunes sigma among the first quartile, the median and the third
+    Wu and Liu (2007) tunes sigma among the first quartile, the median and the third
     quartile; pass the result as ``param_grid={'gamma': ...}`` of :class:`TuningSetSearch`.
     """
     return [between_class_gamma(X, y, q) for q in quantiles]

@@ -1,4 +1,4 @@
-"""ReinforcedMSVM: the reinforced multicategory SVM of Liu and Yuan (2011), seed 002."""
+"""ReinforcedMSVM: the reinforced multicategory SVM of Liu and Yuan (2011), Liu and Yuan (2011)."""
 
 import numbers
 

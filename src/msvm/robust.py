@@ -1,4 +1,4 @@
-"""RobustMSVM: the truncated-hinge-loss multicategory SVM of Wu and Liu, seed 001."""
+"""RobustMSVM: the truncated-hinge-loss multicategory SVM of Wu and Liu (2007)."""
 
 import numbers
 

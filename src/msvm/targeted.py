@@ -1,4 +1,4 @@
-"""TargetedLocalMSVM (TLAMSVM): the targeted local angle-based MSVM of Kang, Lin and Zhang (seed 004).
+"""TargetedLocalMSVM (TLAMSVM): the targeted local angle-based MSVM of Kang, Lin and Zhang (2019).
 
 One column of X, the targeted variable U (age, say), modulates the whole classifier: for every
 point u0 of a grid over U's range an angle-based MSVM is fitted on the other columns with
@@ -79,7 +79,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
     Column ``target`` of X is the targeted variable U; x denotes the other columns.  For each
     point u0 of a grid over U's range the model fits the reinforced angle-based MSVM
     (``AngleBasedMSVM``) on x with sample weights :math:`w_i K_h(U_i - u_0)` and the
-    intercept as a penalized constant feature (seed 004, eq. 8):
+    intercept as a penalized constant feature (Kang, Lin and Zhang 2019, eq. 8):
 
     .. math::
 

@@ -1,4 +1,4 @@
-"""WestonWatkinsMSVM: the comparator of seed 002's tables."""
+"""WestonWatkinsMSVM: the comparator of Liu and Yuan's (2011) tables."""
 
 import numpy as np
 

@@ -3,13 +3,13 @@
 - :func:`load_pendigits`: the UCI pen-based handwritten digits (bundled, works offline).
 - :func:`make_reinforced_example`: the simulated three-class examples of Liu and Yuan (2011),
   sections 4.1.1 and 4.1.2.
-- :func:`make_disc_example`: the contaminated unit-disc example of Wu and Liu (seed 001).
+- :func:`make_disc_example`: the contaminated unit-disc example of Wu and Liu (2007).
 - :func:`make_utility_example`, :func:`utility_matrix`: Examples 1, 2 and 3 and the utility
-  matrices of Liu, Wu and He (seed 000); the average utility is :mod:`msvm.metrics`.
+  matrices of Liu, Wu and He (2011); the average utility is :mod:`msvm.metrics`.
 - :func:`make_circle_example`: the K = 2, 3 circle example of Wu and Liu's adaptively
-  weighted classifiers (seed 003); its WDBC data is scikit-learn's ``load_breast_cancer``,
+  weighted classifiers (Wu and Liu 2013); its WDBC data is scikit-learn's ``load_breast_cancer``,
   contaminated with :func:`flip_labels`.
-- :func:`make_targeted_example`: the simulations S1 and S2 of Kang, Lin and Zhang (seed 004).
+- :func:`make_targeted_example`: the simulations S1 and S2 of Kang, Lin and Zhang (2019).
 """
 
 from ._pendigits import load_pendigits

@@ -29,7 +29,7 @@ Pen-Based Recognition of Handwritten Digits
 :License: Creative Commons Attribution 4.0 International (CC BY 4.0)
 
 250 samples from each of 44 writers on a pressure-sensitive tablet, resampled to 8 points per
-digit. This is the data set of Liu, Wu and He (seed 000, section 5.2): its classes 3, 6 and 9
+digit. This is the data set of Liu, Wu and He (2011, section 5.2): its classes 3, 6 and 9
 together have the 3166 observations reported there.
 
 .. rubric:: References

@@ -1,4 +1,4 @@
-"""Simulated examples of the robust and utility-weighted MSVM papers (seeds 000 and 001)."""
+"""Simulated examples of the robust and utility-weighted MSVM papers (Liu, Wu and He (2011) and Wu and Liu (2007))."""
 
 import numbers
 
@@ -22,7 +22,7 @@ def _check_fraction(value, name):
 def flip_labels(y, fraction, n_classes, random_state=None):
     """Move ``round(fraction * n)`` randomly chosen labels to one of the other classes.
 
-    The contamination of seeds 001 and 003: the chosen points get one of the
+    The contamination of Wu and Liu (2007) and Wu and Liu (2013): the chosen points get one of the
     ``n_classes - 1`` other labels with equal probabilities.
 
     Parameters
@@ -62,7 +62,7 @@ def _uniform_disc(n, rng):
 
 
 def make_disc_example(n_samples=200, contamination=0.1, random_state=None):
-    """The three-class unit-disc example of Wu and Liu (seed 001, section 4).
+    """The three-class unit-disc example of Wu and Liu (2007, section 4).
 
     X is uniform on the unit disc; with theta its polar angle in [0, 2 pi), the disc is cut
     into six 60-degree sectors s = floor(6 theta / (2 pi)) + 1 and the class is 1 for sectors
@@ -120,7 +120,7 @@ def _example3_logits(X):
 
 
 def make_utility_example(n_samples=None, example=1, flip=None, random_state=None):
-    """Examples 1, 2 and 3 of Liu, Wu and He (seed 000, section 5.1).
+    """Examples 1, 2 and 3 of Liu, Wu and He (2011, section 5.1).
 
     - Example 1: Y is uniform on three classes and X given Y = y is N(mu_y, 0.7^2 I_2) with
       mu_1 = (1, 0), mu_2 = (-1/2, sqrt(3)/2), mu_3 = (-1/2, -sqrt(3)/2) (piecewise linear
@@ -181,7 +181,7 @@ def make_utility_example(n_samples=None, example=1, flip=None, random_state=None
 
 
 def make_circle_example(n_samples=100, n_classes=2, flip=0.1, random_state=None):
-    """The circle example of Wu and Liu's adaptively weighted classifiers (seed 003).
+    """The circle example of Wu and Liu's adaptively weighted classifiers (Wu and Liu 2013).
 
     X is uniform on the unit disc and, with theta its polar angle in [0, 2 pi), the class is
     floor(k theta / (2 pi)) (the paper's floor(k theta / 2 pi) + 1, 0-based here): k equal
@@ -222,7 +222,7 @@ def make_circle_example(n_samples=100, n_classes=2, flip=0.1, random_state=None)
 
 
 def utility_matrix(kind=0, a=0.0):
-    """The utility matrices U_0, U_{1,a}, U_{2,a}, U_{3,a} of seed 000, eq. (16).
+    """The utility matrices U_0, U_{1,a}, U_{2,a}, U_{3,a} of Liu, Wu and He (2011), eq. (16).
 
     U_0 is the identity; U_{1,a} adds a at (1, 2); U_{2,a} adds a at (1, 2) and (1, 3);
     U_{3,a} is the transpose of U_{2,a} (rows: true class, columns: predicted class).

@@ -1,4 +1,4 @@
-"""The simulations S1 and S2 of Kang, Lin and Zhang (seed 004, section 3.1)."""
+"""The simulations S1 and S2 of Kang, Lin and Zhang (2019, section 3.1)."""
 
 import numpy as np
 from sklearn.utils import check_random_state

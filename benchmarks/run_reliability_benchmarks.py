@@ -1,0 +1,271 @@
+"""What the reliability guarantees cost: signal checks, the duality-gap rule, interrupt latency.
+
+    python benchmarks/run_reliability_benchmarks.py
+    python benchmarks/run_reliability_benchmarks.py --baseline-python OLD/bin/python
+
+1. Signal checks: the solver re-takes the GIL every 2^24 units of work to run Python's signal
+   handlers.  The same fits with the checks on and off (msvm._core._solver.set_signal_checks),
+   alternated in one process; CPU time (the machine may be shared), median of the pairs.
+2. Duality-gap rule: on the same fits, the certificate's final relative value, the epochs, and
+   what one evaluation of the certificate costs against the whole fit (it is evaluated only
+   when the KKT rule is met: once or twice per fit here).
+3. Interrupt latency: SIGINT sent 3 s into ReinforcedMSVM (RBF, make_classification with
+   n = 20,000, d = 20, k = 5, C = 1; the reliability issue's case, 45 s before), in a child
+   process; time from the signal to the child's exit with KeyboardInterrupt.
+4. With --baseline-python (the interpreter of an older msvm build): the pendigits RBF fit in
+   child processes of both builds, alternated, CPU time of each child: the cost of all
+   solver changes together (gap rule, checks, termination accounting, SMO steps).
+
+Pendigits is standardized and split 70/30 (stratified, seed 0) as in `python -m msvm demo`;
+RBF with gamma = 1/16 and C = 10 as in benchmarks/run_benchmarks.py section b.  Results go to
+benchmarks/results/reliability.md and reliability.json.  Timings are reported, never asserted.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+PAIRS = 3
+
+PENDIGITS_FIT = textwrap.dedent("""
+    import json, sys, time, warnings
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+    from msvm import ReinforcedMSVM
+    from msvm.datasets import load_pendigits
+    X, y = load_pendigits(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    sc = StandardScaler().fit(Xtr)
+    Xtr = sc.transform(Xtr)
+    est = ReinforcedMSVM(C=10.0, gamma=1 / 16, kernel="rbf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.process_time()
+        est.fit(Xtr, ytr)
+        cpu = time.process_time() - t0
+    print(json.dumps({"cpu": cpu, "n_iter": int(est.n_iter_),
+                      "objective": float(est.objective_)}))
+""")
+
+INTERRUPTED_FIT = textwrap.dedent("""
+    from sklearn.datasets import make_classification
+    from msvm import ReinforcedMSVM
+    X, y = make_classification(n_samples=20000, n_features=20, n_informative=10,
+                               n_classes=5, random_state=0)
+    print("fitting", flush=True)
+    ReinforcedMSVM(kernel="rbf", C=1.0).fit(X, y)
+    print("finished", flush=True)
+""")
+
+
+def pendigits():
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    from msvm.datasets import load_pendigits
+
+    X, y = load_pendigits(return_X_y=True)
+    Xtr, _, ytr, _ = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    return StandardScaler().fit(Xtr).transform(Xtr), ytr
+
+
+def cpu_fit(make, X, y):
+    import warnings
+
+    est = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.process_time()
+        est.fit(X, y)
+        return time.process_time() - start, est
+
+
+def signal_and_gap_section(fits):
+    from msvm._core._solver import primal_dual, set_signal_checks
+
+    rows = []
+    for name, make, X, y in fits:
+        on, off = [], []
+        for _ in range(PAIRS):
+            for enabled, store in ((True, on), (False, off)):
+                set_signal_checks(enabled)
+                try:
+                    cpu, est = cpu_fit(make, X, y)
+                finally:
+                    set_signal_checks(True)
+                store.append(cpu)
+        # one evaluation of the certificate at the final point, as the solver makes it
+        problem = est._dual_problem(np.unique(y, return_inverse=True)[1].astype(np.int32),
+                                    len(est.classes_), est.C * np.ones(len(y)))
+        alpha = _alpha_vector(est, problem)
+        F = _scores(est, X, problem, alpha)
+        start = time.process_time()
+        for _ in range(5):
+            primal_dual(problem, alpha, F, np.zeros(problem.k))
+        eval_seconds = (time.process_time() - start) / 5
+        ratios = [a / b for a, b in zip(on, off)]
+        rows.append({
+            "fit": name, "cpu_checks_on": statistics.median(on),
+            "cpu_checks_off": statistics.median(off),
+            "ratio_on_off": statistics.median(ratios), "ratios": ratios,
+            "n_iter": int(est.n_iter_), "kkt_residual": float(est.kkt_residual_),
+            "relative_gap": float(est.duality_gap_ / est.objective_),
+            "gap_eval_seconds": eval_seconds,
+            "gap_eval_share": None if eval_seconds is None else
+            eval_seconds / statistics.median(on)})
+        print(f"[signals] {name}: on {rows[-1]['cpu_checks_on']:.3f} s, off "
+              f"{rows[-1]['cpu_checks_off']:.3f} s, ratio {rows[-1]['ratio_on_off']:.4f}; "
+              f"gap {rows[-1]['relative_gap']:.2e}, one evaluation "
+              f"{eval_seconds if eval_seconds is None else round(eval_seconds, 4)} s", flush=True)
+    return rows
+
+
+def _alpha_vector(est, problem):
+    """The fitted dual variables in the problem's variable order (from alpha_)."""
+    A = np.asarray(est.alpha_)
+    rows = problem.sample_of_var()
+    if A.ndim == 2:
+        return np.ascontiguousarray(A[rows, problem.slot1])
+    return np.ascontiguousarray(A[rows, problem.slot2, problem.slot1])
+
+
+def _scores(est, X, problem, alpha):
+    from msvm._kernels import kernel_matrix
+
+    U = problem.slot_sums(alpha)
+    K = kernel_matrix(X, X, est.kernel, est.gamma_, est.degree, est.coef0)
+    return np.ascontiguousarray(K @ U)
+
+
+def interrupt_section(repeats=3):
+    rows = []
+    for _ in range(repeats):
+        proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED_FIT], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "fitting"
+        time.sleep(3.0)
+        sent = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=600)
+        latency = time.perf_counter() - sent
+        rows.append({"latency": latency, "keyboard_interrupt": "KeyboardInterrupt" in err})
+        print(f"[interrupt] exit {latency:.3f} s after SIGINT "
+              f"(KeyboardInterrupt: {rows[-1]['keyboard_interrupt']})", flush=True)
+    return {"rows": rows, "median_latency": statistics.median(r["latency"] for r in rows)}
+
+
+def child_fit(python):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run([python, "-c", PENDIGITS_FIT], capture_output=True, text=True,
+                         check=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = json.loads(out.strip().splitlines()[-1])
+    result["process_cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return result
+
+
+def baseline_section(baseline_python):
+    old, new = [], []
+    for _ in range(PAIRS):
+        old.append(child_fit(baseline_python))
+        new.append(child_fit(sys.executable))
+        print(f"[baseline] fit cpu old {old[-1]['cpu']:.2f} s ({old[-1]['n_iter']} epochs), "
+              f"new {new[-1]['cpu']:.2f} s ({new[-1]['n_iter']} epochs)", flush=True)
+    ratios = [b["cpu"] / a["cpu"] for a, b in zip(old, new)]
+    return {"old": old, "new": new, "ratio_new_old": statistics.median(ratios),
+            "ratios": ratios,
+            "objective_rel_diff": abs(new[0]["objective"] - old[0]["objective"])
+            / old[0]["objective"]}
+
+
+def render(report):
+    lines = ["# Reliability: what the guarantees cost", "",
+             f"Run {report['date']} on {report['machine']} (msvm at {report['git']}); CPU "
+             f"times, medians of {PAIRS} alternated pairs.  Produced by "
+             "`python benchmarks/run_reliability_benchmarks.py"
+             + (" --baseline-python ..." if "baseline" in report else "") + "`.", "",
+             "## Signal checks and the duality-gap rule", "",
+             "| fit | CPU, checks on (s) | CPU, checks off (s) | on / off | epochs | final "
+             "relative gap | one gap evaluation (s) | share of the fit |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in report["signals"]:
+        ev = "-" if r["gap_eval_seconds"] is None else f"{r['gap_eval_seconds']:.4f}"
+        share = "-" if r["gap_eval_share"] is None else f"{100 * r['gap_eval_share']:.2f} %"
+        lines.append(f"| {r['fit']} | {r['cpu_checks_on']:.3f} | {r['cpu_checks_off']:.3f} | "
+                     f"{r['ratio_on_off']:.4f} | {r['n_iter']} | {r['relative_gap']:.2e} | "
+                     f"{ev} | {share} |")
+    lines += ["", "Target for the checks: under 1 % (on / off below 1.01).  The gap is "
+              "evaluated only when the KKT rule is met; a share is per evaluation.", "",
+              "## Interrupt latency", "",
+              "SIGINT 3 s into ReinforcedMSVM (RBF, n = 20,000, d = 20, k = 5, C = 1): the "
+              "child exits with KeyboardInterrupt after "
+              + ", ".join(f"{r['latency']:.3f}" for r in report["interrupt"]["rows"])
+              + f" s (median {report['interrupt']['median_latency']:.3f} s; before the "
+              "signal checks: 45 s, when the solve ended).  Target: within 1 s."]
+    if "baseline" in report:
+        b = report["baseline"]
+        lines += ["", "## Against the previous build", "",
+                  "pendigits RBF (C = 10, gamma = 1/16), ReinforcedMSVM, in child processes "
+                  "of both builds, alternated:", "",
+                  "| build | fit CPU (s), median | epochs |", "|---|---|---|",
+                  f"| previous | {statistics.median(r['cpu'] for r in b['old']):.2f} | "
+                  f"{b['old'][0]['n_iter']} |",
+                  f"| this one | {statistics.median(r['cpu'] for r in b['new']):.2f} | "
+                  f"{b['new'][0]['n_iter']} |", "",
+                  f"Ratio this / previous: {b['ratio_new_old']:.3f} (pairs: "
+                  + ", ".join(f"{x:.3f}" for x in b["ratios"])
+                  + f"); objectives differ by {b['objective_rel_diff']:.1e} (relative)."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline-python", help="interpreter of an older msvm build")
+    args = parser.parse_args(argv)
+    from msvm import ReinforcedMSVM, WestonWatkinsMSVM
+    from sklearn.datasets import make_classification
+
+    X, y = pendigits()
+    Xl, yl = make_classification(n_samples=10000, n_features=50, n_informative=20,
+                                 n_classes=10, random_state=0)
+    fits = [
+        ("pendigits RBF, ReinforcedMSVM (kernel SMO)",
+         lambda: ReinforcedMSVM(C=10.0, gamma=1 / 16), X, y),
+        ("pendigits RBF, WestonWatkinsMSVM (kernel SMO)",
+         lambda: WestonWatkinsMSVM(C=10.0, gamma=1 / 16), X, y),
+        ("n=10k d=50 k=10 linear, ReinforcedMSVM C=0.01 (coordinate descent)",
+         lambda: ReinforcedMSVM(C=0.01, kernel="linear"), Xl, yl),
+    ]
+    import msvm
+
+    report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "machine": f"{platform.machine()}, {os.cpu_count()} logical CPUs",
+              "msvm": msvm.__version__,
+              "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
+                                    capture_output=True, text=True).stdout.strip()}
+    report["signals"] = signal_and_gap_section(fits)
+    report["interrupt"] = interrupt_section()
+    if args.baseline_python:
+        report["baseline"] = baseline_section(args.baseline_python)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "reliability.json").write_text(json.dumps(report, indent=1))
+    (RESULTS / "reliability.md").write_text(render(report))
+    print(render(report))
+
+
+if __name__ == "__main__":
+    main()
