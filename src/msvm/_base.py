@@ -51,6 +51,15 @@ _STATUS_MAX_ITER = 1
 _STATUS_GAP_FLOOR = 4
 
 
+def check_finite_objective(value):
+    """Refuse a fit whose objective overflows double precision, naming the remedy."""
+    if not np.isfinite(value):
+        raise ValueError(f"the objective of the fitted function is {value}: C, the sample "
+                         f"weights or the kernel values are too large for double precision. "
+                         f"Use a smaller C or rescale X and sample_weight.")
+    return value
+
+
 def check_finite_decision(values):
     """Refuse non-finite decision values (inputs whose kernel overflows), naming the remedy."""
     if not np.all(np.isfinite(values)):
@@ -362,7 +371,8 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
 
     def _objective(self, sol, y, sw):
         """The model's objective (models.md) at a snapshot's function."""
-        return sol.penalty + self.C * float(np.dot(sw, self._loss(sol.G, y)))
+        return check_finite_objective(
+            sol.penalty + self.C * float(np.dot(sw, self._loss(sol.G, y))))
 
     def _store_solution(self, X, y, sw, sol):
         problem, alpha = sol.problem, sol.alpha

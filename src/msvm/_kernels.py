@@ -161,7 +161,7 @@ def check_psd(gram_block, n, name, remedy=""):
     """Refuse a kernel whose training Gram matrix is not positive semidefinite.
 
     ``gram_block(idx)`` returns the Gram matrix of the training samples ``idx``.  The test is
-    a Cholesky factorization with a tiny ridge (1e-8 of the largest diagonal entry) of the
+    a Cholesky factorization with a tiny ridge (1e-8 of the largest entry) of the
     whole matrix up to ``PSD_MAX_SAMPLES`` samples, of a seeded random ``PSD_SUBSAMPLE``-sample
     principal submatrix above that.  On failure the smallest eigenvalue is reported.
     """
@@ -171,11 +171,11 @@ def check_psd(gram_block, n, name, remedy=""):
     if n > PSD_MAX_SAMPLES:
         idx = np.sort(np.random.default_rng(0).choice(n, PSD_SUBSAMPLE, replace=False))
     K = np.asarray(gram_block(idx), dtype=np.float64)
-    scale = max(1.0, float(np.max(np.abs(np.diag(K)))))
+    scale = float(np.max(np.abs(K))) or 1.0      # factor K / scale: no overflow near 1e308
     try:
-        np.linalg.cholesky(K + 1e-8 * scale * np.eye(len(K)))
+        np.linalg.cholesky(K / scale + 1e-8 * np.eye(len(K)))
     except np.linalg.LinAlgError:
-        low = float(eigh(K, eigvals_only=True, subset_by_index=[0, 0])[0])
+        low = scale * float(eigh(K / scale, eigvals_only=True, subset_by_index=[0, 0])[0])
         where = ("" if len(idx) == n else
                  f" (tested on {len(idx)} of the {n} training samples)")
         raise ValueError(

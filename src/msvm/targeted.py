@@ -15,7 +15,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import BaseMSVM, check_fit_sample_weight, label_repr, unfitted_on_error
+from ._base import (BaseMSVM, check_finite_objective, check_fit_sample_weight, label_repr,
+                    unfitted_on_error)
 from ._core._solver import init_scores
 from ._docs import fill_doc
 from ._kernels import (check_callable_kernel, check_gram, kernel_matrix, make_row_source,
@@ -323,8 +324,8 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
                 self._move_to(src, sol.problem, sol.alpha, problem, alpha)
             sol = self._solve(src_X, src, problem, alpha, np.zeros(k))
             alphas.append(sol.alpha.copy())
-            objectives.append(sol.penalty + float(np.dot(
-                weights, reinforced_loss(sol.G, y, float(self.reinforcement)))))
+            objectives.append(check_finite_objective(sol.penalty + float(np.dot(
+                weights, reinforced_loss(sol.G, y, float(self.reinforcement))))))
             resids.append(sol.resid)
             iters.append(max(1, sol.n_iter))
             if sol.W is not None:
