@@ -14,7 +14,6 @@ import sys
 import textwrap
 import time
 import warnings
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -25,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from msvm import (AdaptiveWeightedSVM, ReinforcedMSVM, RobustMSVM, TargetedLocalMSVM,
                   WeightedRobustMSVM)
 from msvm.model_selection import TuningSetSearch, lambda_grid
+from _signals import Alarm, alarm_after
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer"),
                                 reason="needs POSIX interval timers")
@@ -32,24 +32,6 @@ pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer"),
 ALARM_AFTER = 0.2
 # the requirement is 1 s; the measured latency is milliseconds
 MAX_LATENCY = 1.0
-
-
-class Alarm(Exception):
-    """Raised by the test's signal handler."""
-
-
-@contextmanager
-def alarm_after(seconds):
-    def handler(signum, frame):
-        raise Alarm
-
-    previous = signal.signal(signal.SIGALRM, handler)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture(scope="module")

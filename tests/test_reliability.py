@@ -6,10 +6,8 @@ Each fit runs under a SIGALRM-based timeout (the solver checks for signals while
 hang fails the test instead of hanging the suite.
 """
 
-import signal
 import time
 import warnings
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -19,6 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
                   TargetedLocalMSVM, WeightedRobustMSVM, WestonWatkinsMSVM)
 from msvm.exceptions import DegenerateFitWarning
+from _signals import alarm_after
 
 ESTIMATORS = [ReinforcedMSVM, RobustMSVM, WeightedRobustMSVM, AdaptiveWeightedSVM,
               WestonWatkinsMSVM, AngleBasedMSVM, TargetedLocalMSVM]
@@ -29,22 +28,8 @@ class Hang(Exception):
     """The fit did not return within TIMEOUT seconds."""
 
 
-@contextmanager
 def timeout(seconds=TIMEOUT):
-    if not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def handler(signum, frame):
-        raise Hang(f"no return within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, handler)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    return alarm_after(seconds, Hang(f"no return within {seconds} s"))
 
 
 @pytest.fixture(scope="module")
