@@ -7,7 +7,6 @@ interrupting pytest itself); one test sends a real SIGINT to a child process.  T
 take seconds uninterrupted; the timer fires after 0.2 s.
 """
 
-import os
 import signal
 import subprocess
 import sys
