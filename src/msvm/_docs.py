@@ -44,6 +44,14 @@ KERNEL_PARAMETERS = """\
         deterministic).
     verbose : bool, default=False
         Print the solver's progress.
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights, multiplied into the sample weights of ``fit``: sample i weighs
+        ``sample_weight[i] * class_weight[y_i]``, so that a fit with class_weight equals the fit
+        with those sample weights.  A dict maps labels of y to finite, nonnegative weights (a
+        class it omits keeps weight 1; a label that is not a class of y is refused).
+        'balanced' is ``n_samples / (n_classes * np.bincount(y))`` (scikit-learn's
+        ``compute_class_weight``; it counts samples, not sample weights).  None weighs every
+        class 1.
 """
 
 DC_PARAMETERS = """\

@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import BaseMSVM, check_fit_sample_weight, label_repr, unfitted_on_error
+from ._base import BaseMSVM, check_fit_weights, label_repr, unfitted_on_error
 from ._core._solver import init_scores
 from ._docs import fill_doc
 from ._kernels import (check_callable_kernel, check_gram, kernel_matrix, make_row_source,
@@ -176,7 +176,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
     def __init__(self, C=1.0, reinforcement=0.5, target=0, smoother="epanechnikov",
                  bandwidth="silverman", n_grid=20, *, kernel="linear", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, shrinking=True,
-                 warm_start=False, random_state=None, verbose=False):
+                 warm_start=False, random_state=None, verbose=False, class_weight=None):
         self.C = C
         self.reinforcement = reinforcement
         self.target = target
@@ -194,6 +194,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
+        self.class_weight = class_weight
 
     # ------------------------------------------------------------------ input
     def _target_column(self, n_features):
@@ -236,7 +237,8 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
-            Nonnegative weights, multiplied into the smoothing weights.
+            Nonnegative weights, multiplied into the smoothing weights (and by
+            ``class_weight``).
 
         Returns
         -------
@@ -252,7 +254,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         if k < 2:
             raise ValueError(f"TargetedLocalMSVM needs samples of at least 2 classes; got 1 "
                              f"class ({self.classes_[0]!r})")
-        sw = check_fit_sample_weight(sample_weight, len(y))
+        sw = check_fit_weights(self, sample_weight, y)
         self.target_index_ = self._target_column(X.shape[1])
         U, Z = self._split(X)
         if np.ptp(U) == 0:

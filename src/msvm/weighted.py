@@ -148,7 +148,7 @@ class WeightedRobustMSVM(DCMixin, BaseMSVM):
     def __init__(self, C=1.0, utility=None, cost=None, truncation="auto", *, kernel="rbf",
                  degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200,
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
-                 dc_tol=1e-6, max_dc_iter=100):
+                 class_weight=None, dc_tol=1e-6, max_dc_iter=100):
         self.C = C
         self.utility = utility
         self.cost = cost
@@ -164,6 +164,7 @@ class WeightedRobustMSVM(DCMixin, BaseMSVM):
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
+        self.class_weight = class_weight
         self.dc_tol = dc_tol
         self.max_dc_iter = max_dc_iter
 
@@ -272,7 +273,7 @@ class AdaptiveWeightedSVM(BaseMSVM):
     def __init__(self, C=1.0, scheme="one-step", truncation="auto", max_reweight=100, *,
                  kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000,
                  cache_size=200, shrinking=True, warm_start=False, random_state=None,
-                 verbose=False):
+                 verbose=False, class_weight=None):
         self.C = C
         self.scheme = scheme
         self.truncation = truncation
@@ -288,6 +289,7 @@ class AdaptiveWeightedSVM(BaseMSVM):
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
+        self.class_weight = class_weight
 
     def _dual_problem(self, y, k, weights):
         return margin_problem(y, k, weights, np.eye(k))
