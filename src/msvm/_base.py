@@ -23,6 +23,7 @@ from ._core._solver import add_scores, init_scores, primal_dual, solve
 from ._intercept import exact_intercepts
 from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
                        make_row_source, resolve_gamma)
+from ._progress import StepLog, n_epochs, solver_verbose
 from .exceptions import DegenerateFitWarning
 
 @dataclass
@@ -319,16 +320,20 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         src = make_row_source(src_X, src_kind, k, gamma=self.gamma_, degree=self.degree,
                               coef0=self.coef0, cache_size=self.cache_size)
         self._rho = None
-        sol = self._fit_dual(X, y, sw, src)
+        sol = self._fit_dual(X, y, sw, src, StepLog(type(self).__name__, self.verbose))
         self._store_solution(X, y, sw if sol.sw is None else sol.sw, sol)
         self._warn_if_degenerate(self.classes_[np.argmax(sol.G, axis=1)], y)
         return self
 
     # ------------------------------------------------------------------ the solve
-    def _fit_dual(self, X, y, sw, src):
-        """Solve the model's dual once; DC and reweighting models run several solves here."""
+    def _fit_dual(self, X, y, sw, src, log):
+        """Solve the model's dual once; DC and reweighting models run several solves here.
+
+        ``log`` (a :class:`msvm._progress.StepLog`) reports every solve (``verbose``).
+        """
         sol = self._first_solve(X, y, sw, src)
         self.n_iter_ = sol.n_iter
+        log.step("solve", self._objective(sol, y, sw), sol.resid, n_epochs(sol.n_iter))
         return sol
 
     def _first_solve(self, X, y, sw, src, problem=None):
@@ -365,7 +370,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         n_iter, resid, status, gap = solve(
             src, problem, alpha, mu, tol=tol, max_iter=int(self.max_iter),
             shrinking=bool(self.shrinking), seed=int(self._seed), rho=self._rho,
-            verbose=int(self.verbose))
+            verbose=solver_verbose(self.verbose))
         if status == _STATUS_MAX_ITER:
             warnings.warn(
                 f"{type(self).__name__}: the solver stopped at max_iter={self.max_iter} epochs "

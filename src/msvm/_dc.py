@@ -19,6 +19,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from ._problem import shifted
+from ._progress import n_epochs
 
 # Inner tolerance of the early DC steps, and the relative decrease below which the steps are
 # solved to the estimator's tol (only those decide convergence).
@@ -54,7 +55,7 @@ class DCMixin:
                 f"use a larger C or {self._less_truncation}, e.g. C tuned with "
                 f"msvm.model_selection.TuningSetSearch")
 
-    def _fit_dual(self, X, y, sw, src):
+    def _fit_dual(self, X, y, sw, src, log):
         k = len(self.classes_)
         base = self._dual_problem(y, k, self.C * sw)
         sol = self._first_solve(X, y, sw, src, base)
@@ -63,7 +64,10 @@ class DCMixin:
         history = [obj]
         shift = np.zeros(len(base.lin))
         steps = 0
-        if self._truncation_value(k) is not None:
+        truncating = self._truncation_value(k) is not None
+        log.step("DC start (untruncated)" if truncating else "solve", obj, sol.resid,
+                 n_epochs(sol.n_iter))
+        if truncating:
             converged = False
             # early steps only move the linearization: solve them loosely (LOOSE_TOL), the
             # last ones, which decide convergence, to tol
@@ -80,6 +84,8 @@ class DCMixin:
                         epochs += sol.n_iter
                         obj = self._objective(sol, y, sw)
                         history[-1] = obj
+                        log.step(f"DC step {steps} polished to tol", obj, sol.resid,
+                                 n_epochs(sol.n_iter))
                         continue
                     converged = True          # the same convex problem again: a DC fixed point
                     break
@@ -92,6 +98,8 @@ class DCMixin:
                 new_obj = self._objective(new_sol, y, sw)
                 if new_obj > obj and step_tol > self.tol:
                     # a loose step overshot: undo it and take it again at full accuracy
+                    log.step(f"DC step {steps} rejected (objective rose; retaken at tol)",
+                             new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
                     self._move_to(src, new_sol.problem, new_sol.alpha, sol.problem, sol.alpha)
                     steps -= 1
                     step_tol = self.tol
@@ -99,6 +107,8 @@ class DCMixin:
                 if new_obj > obj:
                     # only an inexact convex solve can raise the objective: keep the better
                     # function and stop; say so when the rise exceeds the solver's accuracy
+                    log.step(f"DC step {steps} rejected (objective rose; the fit keeps step "
+                             f"{steps - 1})", new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
                     if new_obj - obj > max(self.dc_tol, self.tol) * max(1.0, abs(obj)):
                         warnings.warn(
                             f"{type(self).__name__}: DC step {steps} raised the objective "
@@ -110,6 +120,7 @@ class DCMixin:
                     converged = True
                     break
                 history.append(new_obj)
+                log.step(f"DC step {steps}", new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
                 decrease = obj - new_obj
                 sol, obj, shift, sol_tol = new_sol, new_obj, new_shift, step_tol
                 if step_tol > self.tol:

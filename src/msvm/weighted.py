@@ -12,6 +12,7 @@ from ._base import BaseMSVM
 from ._dc import DC_PARAMETER_CONSTRAINTS, DCMixin
 from ._docs import fill_doc
 from ._problem import alpha_by_slots, margin_problem
+from ._progress import n_epochs
 
 
 def margins(G):
@@ -173,11 +174,11 @@ class WeightedRobustMSVM(DCMixin, BaseMSVM):
     def _truncation_value(self, k):
         return _auto_truncation(self.truncation, k)
 
-    def _fit_dual(self, X, y, sw, src):
+    def _fit_dual(self, X, y, sw, src, log):
         k = len(self.classes_)
         self.utility_ = resolve_utility(self.utility, self.cost, k)
         self.truncation_ = self._truncation_value(k)
-        return super()._fit_dual(X, y, sw, src)
+        return super()._fit_dual(X, y, sw, src, log)
 
     def _dual_problem(self, y, k, weights):
         return margin_problem(y, k, weights, self.utility_)
@@ -303,11 +304,12 @@ class AdaptiveWeightedSVM(BaseMSVM):
         s = _auto_truncation(self.truncation, k)
         return (u >= s).astype(np.float64)
 
-    def _fit_dual(self, X, y, sw, src):
+    def _fit_dual(self, X, y, sw, src, log):
         k = len(self.classes_)
         v = np.ones(len(y))
         sol = self._first_solve(X, y, sw, src)
         fits, epochs = 1, sol.n_iter
+        log.step("fit 1 (v = 1)", self._objective(sol, y, sw), sol.resid, n_epochs(sol.n_iter))
         converged = True
         while True:
             v_new = self.next_weights(sol.G, y)
@@ -323,6 +325,10 @@ class AdaptiveWeightedSVM(BaseMSVM):
             sol = self._solve(X, src, problem, alpha, sol.mu.copy())
             fits += 1
             epochs += sol.n_iter
+            dropped = (f", {int(np.sum(v == 0))} of {len(v)} samples at weight 0"
+                       if self.scheme == "iterative" else "")
+            log.step(f"reweighting {fits - 1}", self._objective(sol, y, sw * v), sol.resid,
+                     n_epochs(sol.n_iter) + dropped)
             if self.scheme == "one-step":
                 break
         if not converged:
