@@ -106,7 +106,10 @@ def class_weight_factors(class_weight, classes, y):
     if not isinstance(class_weight, dict):
         raise ValueError(f"class_weight must be None, 'balanced' or a dict; got "
                          f"{type(class_weight).__name__}")
-    plain = lambda label: label.item() if isinstance(label, np.generic) else label  # noqa: E731
+
+    def plain(label):           # NumPy scalars as Python values, so that 3 finds np.int64(3)
+        return label.item() if isinstance(label, np.generic) else label
+
     slot = {plain(label): j for j, label in enumerate(classes)}
     unknown = [key for key in class_weight if plain(key) not in slot]
     if unknown:

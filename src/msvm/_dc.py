@@ -8,7 +8,9 @@ the model's own DualProblem with moved bounds, warm-started from the previous so
 same original multipliers (only the variables whose beta flipped change).  The objective never
 increases from one exactly solved step to the next (Wu and Liu 2007 section 3); the loop stops when the
 linearization repeats, when a step lowers the objective by less than ``dc_tol`` (relative), or
-after ``max_dc_iter`` steps with a ConvergenceWarning.
+after ``max_dc_iter`` steps with a ConvergenceWarning.  With ``verbose >= 1`` every convex solve
+of the loop prints one line (msvm._progress): the start, each step, a polish to tol, a rejected
+step.
 """
 
 import numbers
