@@ -23,6 +23,7 @@ from ._core._solver import add_scores, init_scores, primal_dual, solve
 from ._intercept import exact_intercepts
 from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
                        make_row_source, resolve_gamma)
+from ._progress import StepLog, n_epochs, solver_verbose
 from .exceptions import DegenerateFitWarning
 
 @dataclass
@@ -94,6 +95,50 @@ def check_fit_sample_weight(sample_weight, n_samples):
     return sw
 
 
+def class_weight_factors(class_weight, classes, y):
+    """Per-sample factors ``class_weight[y_i]`` (float64, shape (n_samples,)).
+
+    ``class_weight`` is None (all ones), ``'balanced'`` (``n_samples / (n_classes *
+    bincount(y))``, scikit-learn's ``compute_class_weight``) or a dict {label: weight} whose
+    keys are labels of ``classes`` (a class it omits keeps weight 1), with finite,
+    nonnegative weights.  ``y`` holds the encoded labels (indices into ``classes``).
+    """
+    y = np.asarray(y)
+    if class_weight is None:
+        return np.ones(len(y))
+    counts = np.bincount(y, minlength=len(classes))
+    if isinstance(class_weight, str):
+        if class_weight != "balanced":
+            raise ValueError(f"class_weight must be None, 'balanced' or a dict; got "
+                             f"{class_weight!r}")
+        return (len(y) / (len(classes) * counts.astype(np.float64)))[y]
+    if not isinstance(class_weight, dict):
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict; got "
+                         f"{type(class_weight).__name__}")
+
+    def plain(label):           # NumPy scalars as Python values, so that 3 finds np.int64(3)
+        return label.item() if isinstance(label, np.generic) else label
+
+    slot = {plain(label): j for j, label in enumerate(classes)}
+    unknown = [key for key in class_weight if plain(key) not in slot]
+    if unknown:
+        raise ValueError(f"class_weight has labels that are not classes of y: "
+                         f"{', '.join(label_repr(key) for key in unknown)} (the classes are "
+                         f"{', '.join(label_repr(c) for c in classes)})")
+    factors = np.ones(len(classes))
+    for key, weight in class_weight.items():
+        try:
+            weight = float(weight)
+        except (TypeError, ValueError):
+            raise ValueError(f"class_weight[{label_repr(key)}] must be a number; got "
+                             f"{weight!r}") from None
+        if not (np.isfinite(weight) and weight >= 0):
+            raise ValueError(f"class_weight[{label_repr(key)}] must be finite and "
+                             f"nonnegative; got {weight!r}")
+        factors[slot[plain(key)]] = weight
+    return factors[y]
+
+
 def reset_fit_state(estimator):
     """Remove every fitted attribute, so that ``check_is_fitted`` fails again.
 
@@ -123,6 +168,22 @@ def unfitted_on_error(fit):
             raise
 
     return fit_or_reset
+
+
+def check_fit_weights(estimator, sample_weight, y):
+    """The weights of a fit: validated ``sample_weight`` times the estimator's class_weight.
+
+    ``y`` holds the encoded labels (indices into ``estimator.classes_``).  The product obeys
+    the sample-weight contract (not zero for every sample).
+    """
+    sw = check_fit_sample_weight(sample_weight, len(y))
+    class_weight = getattr(estimator, "class_weight", None)
+    if class_weight is None:
+        return sw
+    sw = sw * class_weight_factors(class_weight, estimator.classes_, y)
+    if not np.any(sw > 0):
+        raise ValueError("sample_weight times class_weight is zero for every sample")
+    return sw
 
 
 def label_repr(label):
@@ -168,6 +229,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     # ------------------------------------------------------------------ model hooks
@@ -210,10 +272,12 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         if len(self.classes_) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"got 1 class ({self.classes_[0]!r})")
-        sw = check_fit_sample_weight(sample_weight, len(y))
+        sw = check_fit_weights(self, sample_weight, y_enc)
         weighted = np.unique(y_enc[sw > 0])
         if len(weighted) < 2:
-            raise ValueError(f"sample_weight is positive for samples of one class only "
+            what = ("sample_weight" if getattr(self, "class_weight", None) is None
+                    else "sample_weight times class_weight")
+            raise ValueError(f"{what} is positive for samples of one class only "
                              f"({self.classes_[weighted[0]]!r}): a classifier needs weighted "
                              f"samples of at least 2 classes")
         return X, y_enc.astype(np.int32), sw
@@ -247,7 +311,8 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Class labels (any k >= 2 distinct values).
         sample_weight : array-like of shape (n_samples,), default=None
-            Nonnegative weights; a weight multiplies that sample's whole loss.
+            Nonnegative weights; a weight multiplies that sample's whole loss.  The
+            estimator's ``class_weight`` multiplies them.
 
         Returns
         -------
@@ -267,16 +332,20 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         src = make_row_source(src_X, src_kind, k, gamma=self.gamma_, degree=self.degree,
                               coef0=self.coef0, cache_size=self.cache_size)
         self._rho = None
-        sol = self._fit_dual(X, y, sw, src)
+        sol = self._fit_dual(X, y, sw, src, StepLog(type(self).__name__, self.verbose))
         self._store_solution(X, y, sw if sol.sw is None else sol.sw, sol)
         self._warn_if_degenerate(self.classes_[np.argmax(sol.G, axis=1)], y)
         return self
 
     # ------------------------------------------------------------------ the solve
-    def _fit_dual(self, X, y, sw, src):
-        """Solve the model's dual once; DC and reweighting models run several solves here."""
+    def _fit_dual(self, X, y, sw, src, log):
+        """Solve the model's dual once; DC and reweighting models run several solves here.
+
+        ``log`` (a :class:`msvm._progress.StepLog`) reports every solve (``verbose``).
+        """
         sol = self._first_solve(X, y, sw, src)
         self.n_iter_ = sol.n_iter
+        log.step("solve", self._objective(sol, y, sw), sol.resid, n_epochs(sol.n_iter))
         return sol
 
     def _first_solve(self, X, y, sw, src, problem=None):
@@ -313,7 +382,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         n_iter, resid, status, gap = solve(
             src, problem, alpha, mu, tol=tol, max_iter=int(self.max_iter),
             shrinking=bool(self.shrinking), seed=int(self._seed), rho=self._rho,
-            verbose=int(self.verbose))
+            verbose=solver_verbose(self.verbose))
         if status == _STATUS_MAX_ITER:
             warnings.warn(
                 f"{type(self).__name__}: the solver stopped at max_iter={self.max_iter} epochs "

@@ -8,7 +8,9 @@ the model's own DualProblem with moved bounds, warm-started from the previous so
 same original multipliers (only the variables whose beta flipped change).  The objective never
 increases from one exactly solved step to the next (Wu and Liu 2007 section 3); the loop stops when the
 linearization repeats, when a step lowers the objective by less than ``dc_tol`` (relative), or
-after ``max_dc_iter`` steps with a ConvergenceWarning.
+after ``max_dc_iter`` steps with a ConvergenceWarning.  With ``verbose >= 1`` every convex solve
+of the loop prints one line (msvm._progress): the start, each step, a polish to tol, a rejected
+step.
 """
 
 import numbers
@@ -19,6 +21,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from ._problem import shifted
+from ._progress import n_epochs
 
 # Inner tolerance of the early DC steps, and the relative decrease below which the steps are
 # solved to the estimator's tol (only those decide convergence).
@@ -54,7 +57,7 @@ class DCMixin:
                 f"use a larger C or {self._less_truncation}, e.g. C tuned with "
                 f"msvm.model_selection.TuningSetSearch")
 
-    def _fit_dual(self, X, y, sw, src):
+    def _fit_dual(self, X, y, sw, src, log):
         k = len(self.classes_)
         base = self._dual_problem(y, k, self.C * sw)
         sol = self._first_solve(X, y, sw, src, base)
@@ -63,7 +66,10 @@ class DCMixin:
         history = [obj]
         shift = np.zeros(len(base.lin))
         steps = 0
-        if self._truncation_value(k) is not None:
+        truncating = self._truncation_value(k) is not None
+        log.step("DC start (untruncated)" if truncating else "solve", obj, sol.resid,
+                 n_epochs(sol.n_iter))
+        if truncating:
             converged = False
             # early steps only move the linearization: solve them loosely (LOOSE_TOL), the
             # last ones, which decide convergence, to tol
@@ -80,6 +86,8 @@ class DCMixin:
                         epochs += sol.n_iter
                         obj = self._objective(sol, y, sw)
                         history[-1] = obj
+                        log.step(f"DC step {steps} polished to tol", obj, sol.resid,
+                                 n_epochs(sol.n_iter))
                         continue
                     converged = True          # the same convex problem again: a DC fixed point
                     break
@@ -92,6 +100,8 @@ class DCMixin:
                 new_obj = self._objective(new_sol, y, sw)
                 if new_obj > obj and step_tol > self.tol:
                     # a loose step overshot: undo it and take it again at full accuracy
+                    log.step(f"DC step {steps} rejected (objective rose; retaken at tol)",
+                             new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
                     self._move_to(src, new_sol.problem, new_sol.alpha, sol.problem, sol.alpha)
                     steps -= 1
                     step_tol = self.tol
@@ -99,6 +109,8 @@ class DCMixin:
                 if new_obj > obj:
                     # only an inexact convex solve can raise the objective: keep the better
                     # function and stop; say so when the rise exceeds the solver's accuracy
+                    log.step(f"DC step {steps} rejected (objective rose; the fit keeps step "
+                             f"{steps - 1})", new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
                     if new_obj - obj > max(self.dc_tol, self.tol) * max(1.0, abs(obj)):
                         warnings.warn(
                             f"{type(self).__name__}: DC step {steps} raised the objective "
@@ -110,6 +122,7 @@ class DCMixin:
                     converged = True
                     break
                 history.append(new_obj)
+                log.step(f"DC step {steps}", new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
                 decrease = obj - new_obj
                 sol, obj, shift, sol_tol = new_sol, new_obj, new_shift, step_tol
                 if step_tol > self.tol:

@@ -42,8 +42,19 @@ KERNEL_PARAMETERS = """\
     random_state : int, RandomState instance or None, default=None
         Seed of the coordinate order of the coordinate-descent path (the kernel SMO path is
         deterministic).
-    verbose : bool, default=False
-        Print the solver's progress.
+    verbose : bool or int, default=False
+        0 (False) prints nothing.  1 (True) prints one line per convex solve of the fit (the
+        single solve, each DC step, each reweighting, each grid point) with its objective,
+        KKT residual and the time elapsed since the fit's solves started.  2 also prints the
+        solver's internals (its rounds and residuals).
+    class_weight : dict, 'balanced' or None, default=None
+        Class weights, multiplied into the sample weights of ``fit``: sample i weighs
+        ``sample_weight[i] * class_weight[y_i]``, so that a fit with class_weight equals the fit
+        with those sample weights.  A dict maps labels of y to finite, nonnegative weights (a
+        class it omits keeps weight 1; a label that is not a class of y is refused).
+        'balanced' is ``n_samples / (n_classes * np.bincount(y))`` (scikit-learn's
+        ``compute_class_weight``; it counts samples, not sample weights).  None weighs every
+        class 1.
 """
 
 DC_PARAMETERS = """\

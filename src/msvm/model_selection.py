@@ -22,11 +22,13 @@ from sklearn.model_selection import ParameterGrid, train_test_split
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metadata_routing import (MetadataRouter, MethodMapping, _routing_enabled,
                                             process_routing)
+from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import check_fit_sample_weight, degenerate_fit_message, unfitted_on_error
 from ._kernels import between_class_gamma, median_gamma
+from ._progress import StepLog
 from .exceptions import DegenerateFitWarning
 
 __all__ = ["TuningSetSearch", "between_class_gamma", "gamma_quartiles", "lambda_grid",
@@ -59,6 +61,21 @@ def gamma_quartiles(X, y, quantiles=(0.25, 0.5, 0.75)):
     quartile; pass the result as ``param_grid={'gamma': ...}`` of :class:`TuningSetSearch`.
     """
     return [between_class_gamma(X, y, q) for q in quantiles]
+
+
+def _fit_summary(est):
+    """(objective, KKT residual) of a fitted estimator, NaN where it has none.
+
+    A TargetedLocalMSVM reports the sum of its grid objectives and its largest residual.
+    """
+    objective = getattr(est, "objective_", None)
+    if objective is None and getattr(est, "objectives_", None) is not None:
+        objective = np.sum(est.objectives_)
+    resid = getattr(est, "kkt_residual_", None)
+    if resid is None and getattr(est, "kkt_residuals_", None) is not None:
+        resid = np.max(est.kkt_residuals_)
+    return (np.nan if objective is None else float(objective),
+            np.nan if resid is None else float(resid))
 
 
 class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -95,6 +112,15 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Warm-start each fit of the grid from the previous one.
     random_state : int, RandomState instance or None, default=None
         Seed of the training/tuning split made when no tuning set is given.
+    verbose : bool or int, default=0
+        1 (True) or more prints one line per fit of the path (each lambda of each
+        ``param_grid`` combination) with the fit's objective and KKT residual (for
+        ``TargetedLocalMSVM`` the sum of its grid objectives and the largest residual), its
+        tuning score and the time elapsed since the search started.  The estimator's own
+        ``verbose`` still decides what each fit prints.
+    progress_bar : bool, default=False
+        Show a progress bar over the fits of the path (needs ``tqdm``: ``pip install
+        "msvm[progress]"``).
 
     Attributes
     ----------
@@ -129,7 +155,7 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, estimator, lambdas=None, param_grid=None, scoring=None, tuning_size=0.5,
-                 warm_start=True, random_state=None):
+                 warm_start=True, random_state=None, *, verbose=0, progress_bar=False):
         self.estimator = estimator
         self.lambdas = lambdas
         self.param_grid = param_grid
@@ -137,6 +163,8 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.tuning_size = tuning_size
         self.warm_start = warm_start
         self.random_state = random_state
+        self.verbose = verbose
+        self.progress_bar = progress_bar
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -179,6 +207,10 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         self : object
         """
+        validate_parameter_constraints(
+            {"verbose": ["verbose"], "progress_bar": ["boolean"]},
+            {"verbose": self.verbose, "progress_bar": self.progress_bar},
+            caller_name=type(self).__name__)
         if not hasattr(self.estimator, "C"):
             raise ValueError(f"estimator {type(self.estimator).__name__} has no C parameter")
         if (X_tune is None) != (y_tune is None):
@@ -225,27 +257,33 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         results = {"params": [], "lambda": [], "C": [], "score": [], "fit_time": []}
         best = None
-        for params in grid:
-            est = clone(self.estimator).set_params(**params)
-            if "warm_start" in est.get_params():
-                est.set_params(warm_start=bool(self.warm_start))
-            for lam in lambdas:
-                C = 1.0 / (n * lam)
-                est.set_params(C=C)
-                t0 = time.perf_counter()
-                with warnings.catch_warnings():
-                    # the large-lambda end of the path is expected to be constant
-                    warnings.simplefilter("ignore", DegenerateFitWarning)
-                    est.fit(X, y, **fit_params)
-                t1 = time.perf_counter() - t0
-                score = float(scorer(est, X_tune, y_tune))
-                results["params"].append(dict(params, C=C))
-                results["lambda"].append(lam)
-                results["C"].append(C)
-                results["score"].append(score)
-                results["fit_time"].append(t1)
-                if best is None or score > best[0]:
-                    best = (score, lam, dict(params, C=C), deepcopy(est))
+        with StepLog(type(self).__name__, self.verbose, total=len(grid) * len(lambdas),
+                     bar=self.progress_bar) as log:
+            for params in grid:
+                est = clone(self.estimator).set_params(**params)
+                if "warm_start" in est.get_params():
+                    est.set_params(warm_start=bool(self.warm_start))
+                for lam in lambdas:
+                    C = 1.0 / (n * lam)
+                    est.set_params(C=C)
+                    t0 = time.perf_counter()
+                    with warnings.catch_warnings():
+                        # the large-lambda end of the path is expected to be constant
+                        warnings.simplefilter("ignore", DegenerateFitWarning)
+                        est.fit(X, y, **fit_params)
+                    t1 = time.perf_counter() - t0
+                    score = float(scorer(est, X_tune, y_tune))
+                    results["params"].append(dict(params, C=C))
+                    results["lambda"].append(lam)
+                    results["C"].append(C)
+                    results["score"].append(score)
+                    results["fit_time"].append(t1)
+                    if best is None or score > best[0]:
+                        best = (score, lam, dict(params, C=C), deepcopy(est))
+                    objective, resid = _fit_summary(est)
+                    shown = "".join(f", {key}={value!r}" for key, value in params.items())
+                    log.step(f"lambda {lam:.4g} (C = {C:.4g}{shown})", objective, resid,
+                             f"tuning score {score:.4g}, fit {t1:.3f} s", advance=True)
         self.results_ = {key: (np.asarray(val) if key != "params" else val)
                          for key, val in results.items()}
         self.best_score_, self.best_lambda_, self.best_params_, self.best_estimator_ = best

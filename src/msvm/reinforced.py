@@ -63,7 +63,7 @@ class ReinforcedMSVM(BaseMSVM):
 
     def __init__(self, C=1.0, reinforcement=0.5, *, kernel="rbf", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, shrinking=True,
-                 warm_start=False, random_state=None, verbose=False):
+                 warm_start=False, random_state=None, verbose=False, class_weight=None):
         self.C = C
         self.reinforcement = reinforcement
         self.kernel = kernel
@@ -77,6 +77,7 @@ class ReinforcedMSVM(BaseMSVM):
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
+        self.class_weight = class_weight
 
     def _dual_problem(self, y, k, weights):
         return reinforced_problem(y, k, weights, float(self.reinforcement))

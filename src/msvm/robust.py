@@ -81,7 +81,7 @@ class RobustMSVM(DCMixin, BaseMSVM):
 
     def __init__(self, C=1.0, truncation=1.0, *, kernel="rbf", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, shrinking=True,
-                 warm_start=False, random_state=None, verbose=False, dc_tol=1e-6,
+                 warm_start=False, random_state=None, verbose=False, class_weight=None, dc_tol=1e-6,
                  max_dc_iter=100):
         self.C = C
         self.truncation = truncation
@@ -96,6 +96,7 @@ class RobustMSVM(DCMixin, BaseMSVM):
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
+        self.class_weight = class_weight
         self.dc_tol = dc_tol
         self.max_dc_iter = max_dc_iter
 

@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (BaseMSVM, check_finite_objective, check_fit_sample_weight, label_repr,
+from ._base import (BaseMSVM, check_finite_objective, check_fit_weights, label_repr,
                     unfitted_on_error)
 from ._core._solver import init_scores
 from ._docs import fill_doc
@@ -24,6 +24,7 @@ from ._kernels import (check_callable_kernel, check_gram, kernel_matrix, make_ro
 from ._losses import reinforced_loss
 from ._problem import reinforced_problem
 from .angle import AngleGeometry, simplex_vertices
+from ._progress import StepLog, n_epochs
 from .exceptions import DegenerateFitWarning
 
 
@@ -112,6 +113,10 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
     n_grid : int, default=20
         Number of grid points, equally spaced over the training range of U.
     {kernel_parameters}
+    progress_bar : bool, default=False
+        Show a progress bar over the grid points (needs ``tqdm``: ``pip install
+        "msvm[progress]"``).  With ``verbose=1`` the one line per grid point is written
+        above the bar.
 
     Attributes
     ----------
@@ -172,12 +177,14 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         "bandwidth": [Interval(numbers.Real, 0, None, closed="neither"),
                       StrOptions({"silverman", "scott"})],
         "n_grid": [Interval(numbers.Integral, 1, None, closed="left")],
+        "progress_bar": ["boolean"],
     }
 
     def __init__(self, C=1.0, reinforcement=0.5, target=0, smoother="epanechnikov",
                  bandwidth="silverman", n_grid=20, *, kernel="linear", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, shrinking=True,
-                 warm_start=False, random_state=None, verbose=False):
+                 warm_start=False, random_state=None, verbose=False, class_weight=None,
+                 progress_bar=False):
         self.C = C
         self.reinforcement = reinforcement
         self.target = target
@@ -195,6 +202,8 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
+        self.class_weight = class_weight
+        self.progress_bar = progress_bar
 
     # ------------------------------------------------------------------ input
     def _target_column(self, n_features):
@@ -237,7 +246,8 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
-            Nonnegative weights, multiplied into the smoothing weights.
+            Nonnegative weights, multiplied into the smoothing weights (and by
+            ``class_weight``).
 
         Returns
         -------
@@ -253,7 +263,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         if k < 2:
             raise ValueError(f"TargetedLocalMSVM needs samples of at least 2 classes; got 1 "
                              f"class ({self.classes_[0]!r})")
-        sw = check_fit_sample_weight(sample_weight, len(y))
+        sw = check_fit_weights(self, sample_weight, y)
         self.target_index_ = self._target_column(X.shape[1])
         U, Z = self._split(X)
         if np.ptp(U) == 0:
@@ -293,45 +303,51 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         paths, objectives, resids, iters, alphas = [], [], [], [], []
         empty, one_class = [], []        # grid points without local data of two classes
         sol = None          # the last solved grid point (``src`` holds its scores)
-        for g, u0 in enumerate(self.grid_):
-            weights = self.C * sw * smoothing_weights(U, u0, self.bandwidth_, self.smoother)
-            problem = reinforced_problem(y, k, weights, float(self.reinforcement), kappa=kappa,
-                                         equality=False)
-            held = weights > 0
-            if np.any(held) and len(np.unique(y[held])) < 2:
-                one_class.append(u0)
-            if not np.any(held):
-                # every box is [0, 0]: alpha = 0 and f = 0 solve the local problem exactly
-                empty.append(u0)
-                alphas.append(np.zeros(len(problem.lin)))
-                objectives.append(0.0)
-                resids.append(0.0)
-                iters.append(0)
-                paths.append(np.zeros((k - 1, src_X.shape[1])) if self.kernel == "linear"
-                             else np.zeros((len(y), k - 1)))
-                continue
-            if previous is not None and previous[0][g].shape == problem.lin.shape:
-                alpha = problem.clip_feasible(previous[0][g] * previous[1])
-            elif sol is not None:
-                alpha = problem.clip_feasible(sol.alpha)
-            else:
-                alpha = np.zeros(len(problem.lin))
-            if sol is None:
-                U0 = problem.slot_sums(alpha)
-                if np.any(U0 != 0):
-                    init_scores(src, np.ascontiguousarray(U0))
-            else:
-                self._move_to(src, sol.problem, sol.alpha, problem, alpha)
-            sol = self._solve(src_X, src, problem, alpha, np.zeros(k))
-            alphas.append(sol.alpha.copy())
-            objectives.append(check_finite_objective(sol.penalty + float(np.dot(
-                weights, reinforced_loss(sol.G, y, float(self.reinforcement))))))
-            resids.append(sol.resid)
-            iters.append(max(1, sol.n_iter))
-            if sol.W is not None:
-                paths.append(T @ (-kappa * P @ sol.W.T))           # (k-1) x (1 + p)
-            else:
-                paths.append(sol.V @ T.T)                           # n x (k-1)
+        with StepLog(type(self).__name__, self.verbose, total=len(self.grid_),
+                     bar=self.progress_bar) as log:
+            for g, u0 in enumerate(self.grid_):
+                weights = self.C * sw * smoothing_weights(U, u0, self.bandwidth_, self.smoother)
+                problem = reinforced_problem(y, k, weights, float(self.reinforcement),
+                                             kappa=kappa, equality=False)
+                held = weights > 0
+                if np.any(held) and len(np.unique(y[held])) < 2:
+                    one_class.append(u0)
+                if not np.any(held):
+                    # every box is [0, 0]: alpha = 0 and f = 0 solve the local problem exactly
+                    empty.append(u0)
+                    alphas.append(np.zeros(len(problem.lin)))
+                    objectives.append(0.0)
+                    resids.append(0.0)
+                    iters.append(0)
+                    paths.append(np.zeros((k - 1, src_X.shape[1])) if self.kernel == "linear"
+                                 else np.zeros((len(y), k - 1)))
+                    log.step(f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})", 0.0, 0.0,
+                             "no sample: f = 0, not solved", advance=True)
+                    continue
+                if previous is not None and previous[0][g].shape == problem.lin.shape:
+                    alpha = problem.clip_feasible(previous[0][g] * previous[1])
+                elif sol is not None:
+                    alpha = problem.clip_feasible(sol.alpha)
+                else:
+                    alpha = np.zeros(len(problem.lin))
+                if sol is None:
+                    U0 = problem.slot_sums(alpha)
+                    if np.any(U0 != 0):
+                        init_scores(src, np.ascontiguousarray(U0))
+                else:
+                    self._move_to(src, sol.problem, sol.alpha, problem, alpha)
+                sol = self._solve(src_X, src, problem, alpha, np.zeros(k))
+                alphas.append(sol.alpha.copy())
+                objectives.append(check_finite_objective(sol.penalty + float(np.dot(
+                    weights, reinforced_loss(sol.G, y, float(self.reinforcement))))))
+                resids.append(sol.resid)
+                iters.append(max(1, sol.n_iter))
+                log.step(f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})",
+                         objectives[-1], sol.resid, n_epochs(sol.n_iter), advance=True)
+                if sol.W is not None:
+                    paths.append(T @ (-kappa * P @ sol.W.T))           # (k-1) x (1 + p)
+                else:
+                    paths.append(sol.V @ T.T)                           # n x (k-1)
         self._dual_state = (np.array(alphas), float(self.C))
         self.objectives_ = np.array(objectives)
         self.kkt_residuals_ = np.array(resids)

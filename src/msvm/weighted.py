@@ -12,6 +12,7 @@ from ._base import BaseMSVM
 from ._dc import DC_PARAMETER_CONSTRAINTS, DCMixin
 from ._docs import fill_doc
 from ._problem import alpha_by_slots, margin_problem
+from ._progress import n_epochs
 
 
 def margins(G):
@@ -148,7 +149,7 @@ class WeightedRobustMSVM(DCMixin, BaseMSVM):
     def __init__(self, C=1.0, utility=None, cost=None, truncation="auto", *, kernel="rbf",
                  degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200,
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
-                 dc_tol=1e-6, max_dc_iter=100):
+                 class_weight=None, dc_tol=1e-6, max_dc_iter=100):
         self.C = C
         self.utility = utility
         self.cost = cost
@@ -164,6 +165,7 @@ class WeightedRobustMSVM(DCMixin, BaseMSVM):
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
+        self.class_weight = class_weight
         self.dc_tol = dc_tol
         self.max_dc_iter = max_dc_iter
 
@@ -172,11 +174,11 @@ class WeightedRobustMSVM(DCMixin, BaseMSVM):
     def _truncation_value(self, k):
         return _auto_truncation(self.truncation, k)
 
-    def _fit_dual(self, X, y, sw, src):
+    def _fit_dual(self, X, y, sw, src, log):
         k = len(self.classes_)
         self.utility_ = resolve_utility(self.utility, self.cost, k)
         self.truncation_ = self._truncation_value(k)
-        return super()._fit_dual(X, y, sw, src)
+        return super()._fit_dual(X, y, sw, src, log)
 
     def _dual_problem(self, y, k, weights):
         return margin_problem(y, k, weights, self.utility_)
@@ -272,7 +274,7 @@ class AdaptiveWeightedSVM(BaseMSVM):
     def __init__(self, C=1.0, scheme="one-step", truncation="auto", max_reweight=100, *,
                  kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000,
                  cache_size=200, shrinking=True, warm_start=False, random_state=None,
-                 verbose=False):
+                 verbose=False, class_weight=None):
         self.C = C
         self.scheme = scheme
         self.truncation = truncation
@@ -288,6 +290,7 @@ class AdaptiveWeightedSVM(BaseMSVM):
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
+        self.class_weight = class_weight
 
     def _dual_problem(self, y, k, weights):
         return margin_problem(y, k, weights, np.eye(k))
@@ -301,11 +304,12 @@ class AdaptiveWeightedSVM(BaseMSVM):
         s = _auto_truncation(self.truncation, k)
         return (u >= s).astype(np.float64)
 
-    def _fit_dual(self, X, y, sw, src):
+    def _fit_dual(self, X, y, sw, src, log):
         k = len(self.classes_)
         v = np.ones(len(y))
         sol = self._first_solve(X, y, sw, src)
         fits, epochs = 1, sol.n_iter
+        log.step("fit 1 (v = 1)", self._objective(sol, y, sw), sol.resid, n_epochs(sol.n_iter))
         converged = True
         while True:
             v_new = self.next_weights(sol.G, y)
@@ -321,6 +325,10 @@ class AdaptiveWeightedSVM(BaseMSVM):
             sol = self._solve(X, src, problem, alpha, sol.mu.copy())
             fits += 1
             epochs += sol.n_iter
+            dropped = (f", {int(np.sum(v == 0))} of {len(v)} samples at weight 0"
+                       if self.scheme == "iterative" else "")
+            log.step(f"reweighting {fits - 1}", self._objective(sol, y, sw * v), sol.resid,
+                     n_epochs(sol.n_iter) + dropped)
             if self.scheme == "one-step":
                 break
         if not converged:

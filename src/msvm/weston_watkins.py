@@ -42,7 +42,7 @@ class WestonWatkinsMSVM(BaseMSVM):
 
     def __init__(self, C=1.0, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
                  max_iter=10000, cache_size=200, shrinking=True, warm_start=False,
-                 random_state=None, verbose=False):
+                 random_state=None, verbose=False, class_weight=None):
         self.C = C
         self.kernel = kernel
         self.degree = degree
@@ -55,6 +55,7 @@ class WestonWatkinsMSVM(BaseMSVM):
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
+        self.class_weight = class_weight
 
     def _dual_problem(self, y, k, weights):
         return pairwise_hinge_problem(y, k, weights)
