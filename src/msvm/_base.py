@@ -60,6 +60,30 @@ def check_finite_decision(values):
     return values
 
 
+def check_class_labels(y, name="y"):
+    """``check_classification_targets``, with labels of mixed types refused by name.
+
+    scikit-learn sorts the labels to classify them, which fails with a bare TypeError
+    ("'<' not supported between instances of 'int' and 'str'") when strings and numbers are
+    mixed, or calls some such mixtures 'unknown'; both become this ValueError.
+    """
+    y = np.asarray(y)
+    if y.dtype == object:
+        kinds = {type(v) for v in y.ravel()}
+        if any(issubclass(t, str) for t in kinds) and not all(issubclass(t, str)
+                                                              for t in kinds):
+            names = sorted(t.__name__ for t in kinds)
+            raise ValueError(f"{name} mixes class labels of types {names}, which cannot be "
+                             f"ordered into classes_; use labels of one type (e.g. all "
+                             f"strings)")
+    try:
+        check_classification_targets(y)
+    except TypeError as exc:
+        names = sorted({type(v).__name__ for v in y.ravel()})
+        raise ValueError(f"{name} holds class labels of types {names} that cannot be "
+                         f"compared ({exc}); use labels of one type") from None
+
+
 def check_fit_sample_weight(sample_weight, n_samples):
     """Validated sample weights (float64, shape (n_samples,); ones for None).
 
@@ -82,6 +106,16 @@ def check_fit_sample_weight(sample_weight, n_samples):
         raise ValueError("sample_weight must be nonnegative")
     if not np.any(sw > 0):
         raise ValueError("sample_weight is zero for every sample")
+    return sw
+
+
+def check_weighted_classes(sw, y_enc, classes):
+    """Refuse weights ``sw`` positive on samples of one class only (encoded labels y_enc)."""
+    weighted = np.unique(y_enc[sw > 0])
+    if len(weighted) < 2:
+        raise ValueError(f"sample_weight is positive for samples of one class only "
+                         f"({label_repr(classes[weighted[0]])}): a classifier needs weighted "
+                         f"samples of at least 2 classes")
     return sw
 
 
@@ -196,17 +230,13 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, order="C",
                                  ensure_all_finite=True)
-        check_classification_targets(y)
+        check_class_labels(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"got 1 class ({self.classes_[0]!r})")
-        sw = check_fit_sample_weight(sample_weight, len(y))
-        weighted = np.unique(y_enc[sw > 0])
-        if len(weighted) < 2:
-            raise ValueError(f"sample_weight is positive for samples of one class only "
-                             f"({self.classes_[weighted[0]]!r}): a classifier needs weighted "
-                             f"samples of at least 2 classes")
+        sw = check_weighted_classes(check_fit_sample_weight(sample_weight, len(y)), y_enc,
+                                    self.classes_)
         return X, y_enc.astype(np.int32), sw
 
     # ------------------------------------------------------------------ degenerate fits

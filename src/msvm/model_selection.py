@@ -22,10 +22,10 @@ from sklearn.model_selection import ParameterGrid, train_test_split
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metadata_routing import (MetadataRouter, MethodMapping, _routing_enabled,
                                             process_routing)
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import check_fit_sample_weight, degenerate_fit_message, unfitted_on_error
+from ._base import (check_class_labels, check_fit_sample_weight, degenerate_fit_message,
+                    unfitted_on_error)
 from ._kernels import between_class_gamma, median_gamma
 from .exceptions import DegenerateFitWarning
 
@@ -188,9 +188,9 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         X_checked, y = validate_data(self, X, y, ensure_min_samples=2, reset=True)
         if not hasattr(X, "columns"):
             X = X_checked
-        check_classification_targets(y)
+        check_class_labels(y)
         if y_tune is not None:
-            check_classification_targets(np.asarray(y_tune))
+            check_class_labels(y_tune, "y_tune")
         if sample_weight is not None:
             check_fit_sample_weight(sample_weight, len(y))
         if _routing_enabled():

@@ -12,10 +12,10 @@ import warnings
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import BaseMSVM, check_fit_sample_weight, label_repr, unfitted_on_error
+from ._base import (BaseMSVM, check_class_labels, check_fit_sample_weight,
+                    check_weighted_classes, label_repr, unfitted_on_error)
 from ._core._solver import init_scores
 from ._docs import fill_doc
 from ._kernels import (check_callable_kernel, check_gram, kernel_matrix, make_row_source,
@@ -246,14 +246,15 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite=True,
                              ensure_min_features=2)
-        check_classification_targets(y)
+        check_class_labels(y)
         self.classes_, y = np.unique(y, return_inverse=True)
         y = y.astype(np.int32)
         k = len(self.classes_)
         if k < 2:
             raise ValueError(f"TargetedLocalMSVM needs samples of at least 2 classes; got 1 "
                              f"class ({self.classes_[0]!r})")
-        sw = check_fit_sample_weight(sample_weight, len(y))
+        sw = check_weighted_classes(check_fit_sample_weight(sample_weight, len(y)), y,
+                                    self.classes_)
         self.target_index_ = self._target_column(X.shape[1])
         U, Z = self._split(X)
         if np.ptp(U) == 0:
