@@ -31,7 +31,7 @@ import re
 import signal
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -57,8 +57,8 @@ CASE_SECONDS = 10.0
 RTOL = 1e-6
 ATOL = 1e-9
 
-DEFAULT_EXAMPLES = 4
-SLOW_EXAMPLES = 60
+DEFAULT_EXAMPLES = 30
+SLOW_EXAMPLES = 400
 
 
 class CaseTimeout(BaseException):
@@ -133,7 +133,7 @@ class Case:
     match: str = ""
     predict_X: object = None
     at_predict: bool = False
-    notes: list = field(default_factory=list)
+    known_defect: str = ""
 
     def __repr__(self):
         sw = self.sample_weight
@@ -142,7 +142,7 @@ class Case:
             return (f"Case({self.name!r}, model={self.model!r}, inner={self.inner!r}, "
                     f"params={self.params!r}, outcome={self.outcome!r}, match={self.match!r}, "
                     f"X{np.shape(self.X)}={np.asarray(self.X)!r}, y={np.asarray(self.y)!r}, "
-                    f"sample_weight={sw!r})")
+                    f"sample_weight={sw!r}, known_defect={bool(self.known_defect)})")
 
 
 def _base_model(model, inner):
@@ -178,8 +178,9 @@ def problems(draw, model, min_features=1):
 
 
 def callable_linear(A, B):
-    """A user's callable kernel: the linear kernel."""
-    return np.asarray(A, dtype=np.float64) @ np.asarray(B, dtype=np.float64).T
+    """A user's callable kernel: the linear kernel (inf where it overflows)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(A, dtype=np.float64) @ np.asarray(B, dtype=np.float64).T
 
 
 def with_kernel(X, kernel, params):
@@ -289,6 +290,45 @@ def nonfinite_cases(draw, model):
 
 # ---- scales -----------------------------------------------------------------------------------
 SCALES = [1e-300, 1e-150, 1e-10, 1e10, 1e150, 1e300]
+
+# A known defect of the compiled core (not edited here), pinned by the strict xfail
+# test_core_score_drift_minimal_reproducer.  Fits on such inputs are still checked for
+# termination, finiteness, classes and objective_ >= 0, but not for the agreement of
+# objective_ and decision values with the recomputation.
+GRAM_DRIFT_DEFECT = (
+    "compiled core: with a Gram matrix supplied from outside the core ('precomputed', or a "
+    "callable kernel), the solver's running scores F = K U drift by about eps * max|K| * C "
+    "per update and are not recomputed at the end of the solve, so objective_ and "
+    "intercept_ are computed from scores that differ from the function dual_coef_ and "
+    "intercept_ predict with (relative error 1e-5 at max|K| = 1e11, arbitrary at 1e300 + "
+    "O(1)); the same X with kernel='linear' is consistent")
+# Gram matrices with entries beyond this (the linear kernel of the scaled X) are in its region
+GRAM_LARGE = 1e6
+
+# A second one, pinned by test_core_rbf_cancellation_minimal_reproducer.
+RBF_CANCELLATION_DEFECT = (
+    "compiled core: the 'rbf' kernel rows are computed as exp(-gamma (||x||^2 + ||x'||^2 - "
+    "2 x^T x')), which loses every digit of ||x - x'||^2 when the samples share a large "
+    "offset (a constant column 1e8 times their spread), so the solver fits another kernel "
+    "than the one the estimator predicts with; the same cancellation puts the linear and "
+    "poly kernels' information below the rounding of their entries (1e300 + O(1))")
+# X whose squared norms exceed this multiple of its largest squared distance is in its region
+OFFSET_LARGE = 1e8
+
+
+def known_defect_of(X, kernel):
+    """The known core defect whose region the (scaled) training X lies in, or ''."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        big = float(np.max(np.einsum("ij,ij->i", X, X)))
+        diff = X[:, None, :] - X[None, :, :]
+        spread = float(np.max(np.einsum("abd,abd->ab", diff, diff)))
+    if not np.isfinite(big):
+        return ""                      # refused: nothing is fitted
+    if kernel in ("precomputed", "callable") and big > GRAM_LARGE:
+        return GRAM_DRIFT_DEFECT
+    if big > OFFSET_LARGE * spread:
+        return RBF_CANCELLATION_DEFECT
+    return ""
 # a refusal of an extreme scale must say what to do
 SCALE_MESSAGE = r"Rescale|rescale"
 
@@ -327,11 +367,13 @@ def scale_cases(draw, model):
         # nothing to smooth over: the target column is constant
         return _case(name, model, inner, X, y, kernel, params, "raise", r"target.*constant")
     # a user's Gram matrix (or callable) is refused for its values, not for X's scale
-    match = SCALE_MESSAGE + ("|" + NONFINITE_MESSAGE if kernel in ("precomputed", "callable")
-                             else "")
+    outside = kernel in ("precomputed", "callable")
+    match = SCALE_MESSAGE + ("|" + NONFINITE_MESSAGE if outside else "")
+    known_defect = known_defect_of(X, kernel)
     if "gamma" in params or kernel in ("rbf", "poly"):
         match += r"|gamma"
-    return _case(name, model, inner, X, y, kernel, params, "either", match)
+    return _case(name, model, inner, X, y, kernel, params, "either", match,
+                 known_defect=known_defect)
 
 
 # ---- labels and weights --------------------------------------------------------------------
@@ -589,8 +631,12 @@ def _close(actual, expected, scale, what):
         f"is allowed: {actual} vs {expected}")
 
 
-def check_fitted_base(est, X, y_enc, w):
-    """A fitted BaseMSVM model against the oracle (X: the fit input, y_enc: 0..k-1)."""
+def check_fitted_base(est, X, y_enc, w, consistent=True):
+    """A fitted BaseMSVM model against the oracle (X: the fit input, y_enc: 0..k-1).
+
+    ``consistent=False`` (a known defect's region) skips the agreement of objective_ and the
+    decision values with the recomputation.
+    """
     k = len(est.classes_)
     angle = isinstance(est, AngleBasedMSVM)
     n_out = k - 1 if angle else k
@@ -622,16 +668,18 @@ def check_fitted_base(est, X, y_enc, w):
     # the largest class (per feature, per sample)
     if est.kernel == "linear":
         _close(est.coef_, dc @ sv, (np.abs(dc) @ np.abs(sv)).max(axis=0), "coef_")
-    # decision values of the fitted model at the training points
-    _close(est.decision_values(X), G, G_scale.max(axis=1, keepdims=True), "decision_values")
+    assert np.isfinite(est.objective_) and est.objective_ >= 0, est.objective_
     obj = penalty + est.C * oracle_loss(est, G, y_enc, w)
     scale = pen_scale + est.C * float(np.dot(w, (k + G_scale.sum(axis=1))))
-    assert np.isfinite(est.objective_) and est.objective_ >= 0, est.objective_
-    _close(est.objective_, obj, scale, "objective_")
     if hasattr(est, "dc_objectives_"):
         h = est.dc_objectives_
         assert np.all(np.isfinite(h)) and np.all(h >= 0)
         _close(h[-1], est.objective_, scale, "dc_objectives_[-1]")
+    if not consistent:
+        return
+    # decision values of the fitted model at the training points
+    _close(est.decision_values(X), G, G_scale.max(axis=1, keepdims=True), "decision_values")
+    _close(est.objective_, obj, scale, "objective_")
 
 
 def smoother(name, t):
@@ -644,7 +692,7 @@ def smoother(name, t):
             "biweight": np.where(a <= 1, 15 / 16 * (1 - t * t) ** 2, 0.0)}[name]
 
 
-def check_fitted_targeted(est, X, y_enc, w):
+def check_fitted_targeted(est, X, y_enc, w, consistent=True):
     """TargetedLocalMSVM: the objective at every grid point, recomputed."""
     k = len(est.classes_)
     t = est.target_index_
@@ -656,6 +704,8 @@ def check_fitted_targeted(est, X, y_enc, w):
     assert np.isfinite(h) and h > 0
     W = vertices(k)
     assert np.all(np.isfinite(est.objectives_)) and np.all(est.objectives_ >= 0)
+    if not consistent:
+        return
     if est.kernel == "linear":
         Z1 = np.hstack([np.ones((len(Z), 1)), Z])
     else:
@@ -698,10 +748,9 @@ def check_fit(est, case):
     assert np.all(np.isin(pred, classes)), pred
     scores = est.decision_function(Xf)
     assert np.all(np.isfinite(scores))
-    if isinstance(fitted, TargetedLocalMSVM):
-        check_fitted_targeted(fitted, Xf, y_enc, w)
-    else:
-        check_fitted_base(fitted, Xf, y_enc, w)
+    check = check_fitted_targeted if isinstance(fitted, TargetedLocalMSVM) else \
+        check_fitted_base
+    check(fitted, Xf, y_enc, w, consistent=not case.known_defect)
 
 
 # --------------------------------------------------------------------------------------------
@@ -766,10 +815,10 @@ def _fuzz(family, max_examples, timeout, marks=()):
     return test
 
 
-test_fuzz_nonfinite = _fuzz("nonfinite", DEFAULT_EXAMPLES * 2, 120)
-test_fuzz_scale = _fuzz("scale", DEFAULT_EXAMPLES * 2, 120)
-test_fuzz_labels_weights = _fuzz("labels-weights", DEFAULT_EXAMPLES * 2, 120)
-test_fuzz_kernels_parameters = _fuzz("kernels-parameters", DEFAULT_EXAMPLES * 2, 120)
+test_fuzz_nonfinite = _fuzz("nonfinite", DEFAULT_EXAMPLES, 120)
+test_fuzz_scale = _fuzz("scale", DEFAULT_EXAMPLES, 120)
+test_fuzz_labels_weights = _fuzz("labels-weights", DEFAULT_EXAMPLES, 120)
+test_fuzz_kernels_parameters = _fuzz("kernels-parameters", DEFAULT_EXAMPLES, 120)
 
 test_fuzz_nonfinite_slow = _fuzz("nonfinite", SLOW_EXAMPLES, 1800, [pytest.mark.slow])
 test_fuzz_scale_slow = _fuzz("scale", SLOW_EXAMPLES, 1800, [pytest.mark.slow])
@@ -834,3 +883,62 @@ def test_targeted_refuses_weights_positive_on_one_class_only():
     with pytest.raises(ValueError, match=r"sample_weight is positive for samples of one class "
                                          r"only \(1\)"):
         TargetedLocalMSVM().fit(X, y, sample_weight=(y == 1).astype(float))
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=GRAM_DRIFT_DEFECT)
+def test_core_score_drift_minimal_reproducer():
+    """Seven samples, K = 1e300 + x x^T (which rounds to 1e300 everywhere: a constant kernel).
+
+    The solver reports objective_ = 0.6, the loss of f = 0, while the function given by
+    dual_coef_ and intercept_ has decision values of about +-2.8e282 at the training points.
+    """
+    x = np.array([-2.5, 1.7, -3.3, 1.6, -1.5, 3.3, -2.2])
+    y = np.array([1, 0, 1, 0, 1, 0, 1])
+    K = 1e300 + np.outer(x, x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = ReinforcedMSVM(C=0.1, kernel="precomputed", random_state=0).fit(K, y)
+    F = K[:, est.support_] @ est.dual_coef_.T + est.intercept_
+    np.testing.assert_allclose(est.decision_values(K), F)
+    # the objective at the function the estimator predicts with
+    loss = reinforced_loss(F, y, np.ones(len(y)), 0.5)
+    assert est.objective_ == pytest.approx(0.1 * loss, rel=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda: RobustMSVM(C=1e300, truncation=0.0, kernel="linear"),
+                                  lambda: TuningSetSearch(RobustMSVM(truncation=0.0,
+                                                                     kernel="linear"),
+                                                          lambdas=[1 / 6e300])])
+def test_overflowing_penalty_is_refused_not_reported_as_zero(make):
+    """C = 1e300: a DC step's function overflowed, and max(0, NaN) made objective_ 0.0."""
+    X = np.array([[1.67027107], [1.90426485], [1.34257862], [1.98472563], [2.64932607],
+                  [-1.60184066]])
+    y = np.array([0, 1, 1, 1, 1, 0])
+    est = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=r"penalty .* \(it overflows double precision\): "
+                                             r"C times the sample weights is too large"):
+            est.fit(X, y, **({"X_tune": X, "y_tune": y}
+                             if isinstance(est, TuningSetSearch) else {}))
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=RBF_CANCELLATION_DEFECT)
+def test_core_rbf_cancellation_minimal_reproducer():
+    """Four samples sharing a constant column 1e8: the solver's rbf kernel is not K.
+
+    objective_ is 2.55, the objective at the function dual_coef_ and intercept_ give with the
+    true kernel (which decision_values uses) is 3.16.
+    """
+    X = np.column_stack([np.full(4, 1e8), [1.9, 2.0, -3.4, 1.4]])
+    y = np.array([1, 1, 0, 1])
+    est = ReinforcedMSVM(C=10, kernel="rbf", gamma=0.5, random_state=0).fit(X, y)
+    sv = est.support_vectors_
+    F = ref_kernel(X, sv, "rbf", 0.5) @ est.dual_coef_.T + est.intercept_
+    np.testing.assert_allclose(est.decision_values(X), F, rtol=1e-12)
+    penalty = 0.5 * float(np.einsum("js,st,jt->", est.dual_coef_,
+                                    ref_kernel(sv, sv, "rbf", 0.5), est.dual_coef_))
+    expected = penalty + 10 * reinforced_loss(F, y, np.ones(len(y)), 0.5)
+    assert est.objective_ == pytest.approx(expected, rel=1e-6)

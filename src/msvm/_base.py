@@ -60,6 +60,21 @@ def check_finite_decision(values):
     return values
 
 
+def check_finite_objective(estimator, value, what):
+    """Refuse a fit whose objective (or penalty) overflows double precision.
+
+    With a huge C (or huge sample weights) the dual variables, hence the fitted functions and
+    their norms, can exceed the range of double precision although every bound is finite;
+    reporting such a fit (NaN once turned into a penalty of 0) would be silently wrong.
+    """
+    if not np.isfinite(value):
+        raise ValueError(
+            f"{type(estimator).__name__}: {what} of the fit is {value} (it overflows double "
+            f"precision): C times the sample weights is too large for this kernel and X. Use "
+            f"a smaller C or smaller sample weights, or rescale X.")
+    return value
+
+
 def check_class_labels(y, name="y"):
     """``check_classification_targets``, with labels of mixed types refused by name.
 
@@ -383,16 +398,21 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         f_train = H @ T.T + intercept
         _, gap, _ = primal_dual(problem, alpha, np.ascontiguousarray(F),
                                 np.ascontiguousarray(b_slot, dtype=np.float64))
+        with np.errstate(over="ignore", invalid="ignore"):
+            penalty = 0.5 * float(np.sum((V @ T.T) * (H @ T.T)))
+        check_finite_objective(self, penalty, "the penalty 1/2 sum_j ||h_j||^2")
         return _Solution(
             problem=problem, alpha=alpha.copy(), mu=mu.copy(), n_iter=n_iter, resid=resid,
             V=V, W=W, intercept=intercept, G=self._decision_from_output(f_train),
             # a squared norm: a negative value can only be rounding
-            penalty=max(0.0, 0.5 * float(np.sum((V @ T.T) * (H @ T.T)))),
+            penalty=max(0.0, penalty),
             gap=gap)
 
     def _objective(self, sol, y, sw):
         """The model's objective (models.md) at a snapshot's function."""
-        return sol.penalty + self.C * float(np.dot(sw, self._loss(sol.G, y)))
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = sol.penalty + self.C * float(np.dot(sw, self._loss(sol.G, y)))
+        return check_finite_objective(self, value, "the objective")
 
     def _store_solution(self, X, y, sw, sol):
         problem, alpha = sol.problem, sol.alpha

@@ -14,8 +14,9 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (BaseMSVM, check_class_labels, check_fit_sample_weight,
-                    check_weighted_classes, label_repr, unfitted_on_error)
+from ._base import (BaseMSVM, check_class_labels, check_finite_objective,
+                    check_fit_sample_weight, check_weighted_classes, label_repr,
+                    unfitted_on_error)
 from ._core._solver import init_scores
 from ._docs import fill_doc
 from ._kernels import (check_callable_kernel, check_gram, kernel_matrix, make_row_source,
@@ -325,8 +326,11 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
                 self._move_to(src, sol.problem, sol.alpha, problem, alpha)
             sol = self._solve(src_X, src, problem, alpha, np.zeros(k))
             alphas.append(sol.alpha.copy())
-            objectives.append(sol.penalty + float(np.dot(
-                weights, reinforced_loss(sol.G, y, float(self.reinforcement)))))
+            with np.errstate(over="ignore", invalid="ignore"):
+                objective = sol.penalty + float(np.dot(
+                    weights, reinforced_loss(sol.G, y, float(self.reinforcement))))
+            objectives.append(check_finite_objective(self, objective,
+                                                     f"the objective at u0 = {u0:.4g}"))
             resids.append(sol.resid)
             iters.append(max(1, sol.n_iter))
             if sol.W is not None:
