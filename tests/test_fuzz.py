@@ -23,8 +23,13 @@ milliseconds -- so a hang fails that case with its input instead of hanging the 
 pytest-timeout is the backstop for the whole test; it uses its thread method, since the case
 timer owns SIGALRM.
 
-The default run keeps a few examples per (family, estimator) (about a minute in all); the
-``slow`` variants (``-m slow``) run many more.
+The default run draws DEFAULT_EXAMPLES cases per (family, estimator), derandomized (about
+20 s on one core); the ``slow`` variants (``-m slow``) draw SLOW_EXAMPLES (a few minutes).
+
+Two defects of the compiled core are pinned by strict-xfail minimal reproducers at the end
+(GRAM_DRIFT_DEFECT, RBF_CANCELLATION_DEFECT); in their input regions (``known_defect_of``) the
+fuzz cases still check termination, finiteness, classes and ``objective_ >= 0``, but not the
+agreement with the recomputation.
 """
 
 import re
@@ -57,7 +62,7 @@ CASE_SECONDS = 10.0
 RTOL = 1e-6
 ATOL = 1e-9
 
-DEFAULT_EXAMPLES = 30
+DEFAULT_EXAMPLES = 60
 SLOW_EXAMPLES = 400
 
 
@@ -120,6 +125,8 @@ class Case:
     ``outcome`` is 'raise' (must raise, message matching ``match``), 'fit' (must fit, with a
     finite, checked result) or 'either' (a checked fit, or an error matching ``match``).
     ``predict_X`` is handed to predict after a successful fit ('raise' then refers to it).
+    ``known_defect`` names the core defect whose region the input lies in (see
+    ``known_defect_of``): the agreement with the recomputation is then not asserted.
     """
 
     name: str
@@ -301,9 +308,12 @@ GRAM_DRIFT_DEFECT = (
     "per update and are not recomputed at the end of the solve, so objective_ and "
     "intercept_ are computed from scores that differ from the function dual_coef_ and "
     "intercept_ predict with (relative error 1e-5 at max|K| = 1e11, arbitrary at 1e300 + "
-    "O(1)); the same X with kernel='linear' is consistent")
-# Gram matrices with entries beyond this (the linear kernel of the scaled X) are in its region
+    "O(1)); the kernels computed in the core show it when their entries span a huge range "
+    "(one sample times 1e150 under 'poly' or 'linear')")
+# Gram matrices with entries beyond this (the linear kernel of the scaled X) are in its region,
+# and for the kernels computed in the core, squared norms beyond GRAM_RANGE times the median
 GRAM_LARGE = 1e6
+GRAM_RANGE = 1e12
 
 # A second one, pinned by test_core_rbf_cancellation_minimal_reproducer.
 RBF_CANCELLATION_DEFECT = (
@@ -325,6 +335,9 @@ def known_defect_of(X, kernel):
     if not np.isfinite(big):
         return ""                      # refused: nothing is fitted
     if kernel in ("precomputed", "callable") and big > GRAM_LARGE:
+        return GRAM_DRIFT_DEFECT
+    typical = float(np.median(np.einsum("ij,ij->i", X, X)))
+    if kernel in ("linear", "poly") and big > GRAM_RANGE * max(typical, 1.0):
         return GRAM_DRIFT_DEFECT
     if big > OFFSET_LARGE * spread:
         return RBF_CANCELLATION_DEFECT
