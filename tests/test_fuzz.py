@@ -955,3 +955,23 @@ def test_core_rbf_cancellation_minimal_reproducer():
                                     ref_kernel(sv, sv, "rbf", 0.5), est.dual_coef_))
     expected = penalty + 10 * reinforced_loss(F, y, np.ones(len(y)), 0.5)
     assert est.objective_ == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize("random_state", range(6))
+def test_tuning_split_keeps_a_class_of_one_sample_in_the_training_part(random_state):
+    """The held-out split once dropped a one-sample class: classes_ silently lacked it."""
+    X = np.random.default_rng(0).standard_normal((20, 2))
+    y = np.array([0, 1] * 9 + [2, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = TuningSetSearch(ReinforcedMSVM(kernel="linear"), lambdas=SEARCH_LAMBDAS,
+                                 random_state=random_state).fit(X, y)
+    np.testing.assert_array_equal(search.classes_, [0, 1, 2])
+    np.testing.assert_array_equal(search.best_estimator_.classes_, [0, 1, 2])
+
+
+def test_tuning_split_too_small_for_every_class_is_refused():
+    X = np.arange(6.0).reshape(3, 2)
+    with pytest.raises(ValueError, match=r"too few samples \(3\) to hold out a tuning set"):
+        TuningSetSearch(ReinforcedMSVM(kernel="linear"), lambdas=SEARCH_LAMBDAS).fit(
+            X, np.array([0, 1, 2]))

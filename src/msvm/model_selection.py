@@ -164,7 +164,8 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             Training labels.
         X_tune, y_tune : array-like, default=None
             The tuning set.  When omitted, a stratified ``tuning_size`` part of (X, y) is
-            held out (``random_state``) and the rest is the training set.
+            held out (``random_state``) and the rest is the training set; a class with a
+            single sample stays in the training set.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the training samples, passed to the estimator's ``fit`` (split with X
             when the tuning set is held out of it); the tuning score is unweighted.  With
@@ -215,6 +216,15 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             index = np.arange(len(y))
             train, _tune = train_test_split(index, test_size=self.tuning_size,
                                             random_state=self.random_state, stratify=stratify)
+            # a class with one sample cannot be stratified: every class keeps a sample in the
+            # training part (else the fits would silently not know it)
+            back = [_tune[np.flatnonzero(y[_tune] == c)[0]]
+                    for c in np.setdiff1d(np.unique(y), y[train])]
+            if back:
+                train, _tune = np.concatenate([train, back]), np.setdiff1d(_tune, back)
+            if len(_tune) == 0:
+                raise ValueError(f"too few samples ({len(y)}) to hold out a tuning set with "
+                                 f"every class in the training part; give X_tune and y_tune")
             X, X_tune = _safe_indexing(X, train), _safe_indexing(X, _tune)
             y, y_tune = y[train], y[_tune]
             if fit_params.get("sample_weight") is not None:
