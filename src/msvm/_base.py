@@ -52,15 +52,6 @@ _STATUS_MAX_ITER = 1
 _STATUS_GAP_FLOOR = 4
 
 
-def check_finite_objective(value):
-    """Refuse a fit whose objective overflows double precision, naming the remedy."""
-    if not np.isfinite(value):
-        raise ValueError(f"the objective of the fitted function is {value}: C, the sample "
-                         f"weights or the kernel values are too large for double precision. "
-                         f"Use a smaller C or rescale X and sample_weight.")
-    return value
-
-
 def check_finite_decision(values):
     """Refuse non-finite decision values (inputs whose kernel overflows), naming the remedy."""
     if not np.all(np.isfinite(values)):
@@ -68,6 +59,45 @@ def check_finite_decision(values):
                          "precision on these inputs. Rescale X the way the training data "
                          "were scaled (e.g. with sklearn.preprocessing.StandardScaler).")
     return values
+
+
+def check_finite_objective(estimator, value, what):
+    """Refuse a fit whose objective (or penalty) overflows double precision.
+
+    With a huge C (or huge sample weights) the dual variables, hence the fitted functions and
+    their norms, can exceed the range of double precision although every bound is finite;
+    reporting such a fit (NaN once turned into a penalty of 0) would be silently wrong.
+    """
+    if not np.isfinite(value):
+        raise ValueError(
+            f"{type(estimator).__name__}: {what} of the fit is {value} (it overflows double "
+            f"precision): C times the sample weights is too large for this kernel and X. Use "
+            f"a smaller C or smaller sample weights, or rescale X.")
+    return value
+
+
+def check_class_labels(y, name="y"):
+    """``check_classification_targets``, with labels of mixed types refused by name.
+
+    scikit-learn sorts the labels to classify them, which fails with a bare TypeError
+    ("'<' not supported between instances of 'int' and 'str'") when strings and numbers are
+    mixed, or calls some such mixtures 'unknown'; both become this ValueError.
+    """
+    y = np.asarray(y)
+    if y.dtype == object:
+        kinds = {type(v) for v in y.ravel()}
+        if any(issubclass(t, str) for t in kinds) and not all(issubclass(t, str)
+                                                              for t in kinds):
+            names = sorted(t.__name__ for t in kinds)
+            raise ValueError(f"{name} mixes class labels of types {names}, which cannot be "
+                             f"ordered into classes_; use labels of one type (e.g. all "
+                             f"strings)")
+    try:
+        check_classification_targets(y)
+    except TypeError as exc:
+        names = sorted({type(v).__name__ for v in y.ravel()})
+        raise ValueError(f"{name} holds class labels of types {names} that cannot be "
+                         f"compared ({exc}); use labels of one type") from None
 
 
 def check_fit_sample_weight(sample_weight, n_samples):
@@ -137,6 +167,22 @@ def class_weight_factors(class_weight, classes, y):
                              f"nonnegative; got {weight!r}")
         factors[slot[plain(key)]] = weight
     return factors[y]
+
+
+def weights_name(estimator):
+    """How error messages name a fit's weights: sample_weight, times class_weight if given."""
+    return ("sample_weight" if getattr(estimator, "class_weight", None) is None
+            else "sample_weight times class_weight")
+
+
+def check_weighted_classes(sw, y_enc, classes, what="sample_weight"):
+    """Refuse weights ``sw`` positive on samples of one class only (encoded labels y_enc)."""
+    weighted = np.unique(y_enc[sw > 0])
+    if len(weighted) < 2:
+        raise ValueError(f"{what} is positive for samples of one class only "
+                         f"({label_repr(classes[weighted[0]])}): a classifier needs weighted "
+                         f"samples of at least 2 classes")
+    return sw
 
 
 def reset_fit_state(estimator):
@@ -267,19 +313,13 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, order="C",
                                  ensure_all_finite=True)
-        check_classification_targets(y)
+        check_class_labels(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"got 1 class ({self.classes_[0]!r})")
-        sw = check_fit_weights(self, sample_weight, y_enc)
-        weighted = np.unique(y_enc[sw > 0])
-        if len(weighted) < 2:
-            what = ("sample_weight" if getattr(self, "class_weight", None) is None
-                    else "sample_weight times class_weight")
-            raise ValueError(f"{what} is positive for samples of one class only "
-                             f"({self.classes_[weighted[0]]!r}): a classifier needs weighted "
-                             f"samples of at least 2 classes")
+        sw = check_weighted_classes(check_fit_weights(self, sample_weight, y_enc), y_enc,
+                                    self.classes_, weights_name(self))
         return X, y_enc.astype(np.int32), sw
 
     # ------------------------------------------------------------------ degenerate fits
@@ -431,17 +471,21 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         f_train = H @ T.T + intercept
         _, gap, _ = primal_dual(problem, alpha, np.ascontiguousarray(F),
                                 np.ascontiguousarray(b_slot, dtype=np.float64))
+        with np.errstate(over="ignore", invalid="ignore"):
+            penalty = 0.5 * float(np.sum((V @ T.T) * (H @ T.T)))
+        check_finite_objective(self, penalty, "the penalty 1/2 sum_j ||h_j||^2")
         return _Solution(
             problem=problem, alpha=alpha.copy(), mu=mu.copy(), n_iter=n_iter, resid=resid,
             V=V, W=W, intercept=intercept, G=self._decision_from_output(f_train),
             # a squared norm: a negative value can only be rounding
-            penalty=max(0.0, 0.5 * float(np.sum((V @ T.T) * (H @ T.T)))),
+            penalty=max(0.0, penalty),
             gap=gap)
 
     def _objective(self, sol, y, sw):
         """The model's objective (models.md) at a snapshot's function."""
-        return check_finite_objective(
-            sol.penalty + self.C * float(np.dot(sw, self._loss(sol.G, y))))
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = sol.penalty + self.C * float(np.dot(sw, self._loss(sol.G, y)))
+        return check_finite_objective(self, value, "the objective")
 
     def _store_solution(self, X, y, sw, sol):
         problem, alpha = sol.problem, sol.alpha

@@ -43,15 +43,19 @@ def between_class_gamma(X, y, quantile=0.5, random_state=0):
         idx = np.random.default_rng(random_state).choice(len(X), MEDIAN_MAX_SAMPLES,
                                                          replace=False)
         X, y = X[idx], y[idx]
-    sq = np.einsum("ij,ij->i", X, X)
-    D2 = sq[:, None] + sq[None, :] - 2.0 * X @ X.T
+    with np.errstate(over="ignore", invalid="ignore"):
+        D2 = squared_distances(X, X)
     between = y[:, None] != y[None, :]
-    d = np.sqrt(np.maximum(D2[np.triu(between, 1)], 0.0))
+    d = np.sqrt(D2[np.triu(between, 1)])
     if d.size == 0:
         raise ValueError("gamma='median' needs at least two classes in the training data")
     sigma = float(np.quantile(d, quantile))
     if sigma <= 0.0:
-        raise ValueError(f"the {quantile:g} quantile of the between-class distances is zero")
+        raise ValueError(
+            f"the {quantile:g} quantile of the between-class distances of X is zero (samples "
+            f"of different classes coincide), so the heuristic gamma = 1 / (2 sigma^2) is "
+            f"infinite: give gamma as a positive float, or check X for constant or duplicated "
+            f"rows")
     return 1.0 / (2.0 * sigma * sigma)
 
 
@@ -112,11 +116,36 @@ def kernel_matrix(A, B, kernel, gamma=None, degree=3, coef0=0.0):
     if kernel == "poly":
         return (gamma * (A @ B.T) + coef0) ** degree
     if kernel == "rbf":
-        sa = np.einsum("ij,ij->i", A, A)
-        sb = np.einsum("ij,ij->i", B, B)
-        D2 = np.maximum(sa[:, None] + sb[None, :] - 2.0 * (A @ B.T), 0.0)
-        return np.exp(-gamma * D2)
+        return np.exp(-gamma * squared_distances(A, B))
     raise ValueError(f"unknown kernel {kernel!r}")
+
+
+# squared_distances recomputes an entry from the differences when it is below this fraction
+# of ||a||^2 + ||b||^2 (it has then lost more than half of its digits to cancellation), in
+# blocks of at most this many entries of the differences
+_CANCELLATION = 1e-8
+_REFINE_BLOCK = 2 ** 20
+
+
+def squared_distances(A, B):
+    """||a - b||^2 for every row a of A and b of B (shape (len(A), len(B))).
+
+    Computed as ||a||^2 + ||b||^2 - 2 a^T b (one matrix product), which loses the digits of a
+    small distance between large vectors: a point and itself gets rounding noise instead of
+    0, and exp(-gamma * noise) is far from 1 for a large gamma.  Entries small enough to have
+    lost half their digits are recomputed from the differences, so duplicates are exactly 0.
+    """
+    sa = np.einsum("ij,ij->i", A, A)
+    sb = np.einsum("ij,ij->i", B, B)
+    norms = sa[:, None] + sb[None, :]
+    D2 = np.maximum(norms - 2.0 * (A @ B.T), 0.0)
+    rows, cols = np.nonzero(D2 <= _CANCELLATION * norms)
+    step = max(1, _REFINE_BLOCK // max(1, A.shape[1]))
+    for start in range(0, len(rows), step):
+        r, c = rows[start:start + step], cols[start:start + step]
+        diff = A[r] - B[c]
+        D2[r, c] = np.einsum("ij,ij->i", diff, diff)
+    return D2
 
 
 def check_callable_kernel(kernel, X, name="callable kernel"):

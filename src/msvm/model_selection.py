@@ -23,10 +23,10 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.metadata_routing import (MetadataRouter, MethodMapping, _routing_enabled,
                                             process_routing)
 from sklearn.utils._param_validation import validate_parameter_constraints
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import check_fit_sample_weight, degenerate_fit_message, unfitted_on_error
+from ._base import (check_class_labels, check_fit_sample_weight, degenerate_fit_message,
+                    unfitted_on_error)
 from ._kernels import between_class_gamma, median_gamma
 from ._progress import StepLog
 from .exceptions import DegenerateFitWarning
@@ -192,7 +192,8 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             Training labels.
         X_tune, y_tune : array-like, default=None
             The tuning set.  When omitted, a stratified ``tuning_size`` part of (X, y) is
-            held out (``random_state``) and the rest is the training set.
+            held out (``random_state``) and the rest is the training set; a class with a
+            single sample stays in the training set.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the training samples, passed to the estimator's ``fit`` (split with X
             when the tuning set is held out of it); the tuning score is unweighted.  With
@@ -220,9 +221,9 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         X_checked, y = validate_data(self, X, y, ensure_min_samples=2, reset=True)
         if not hasattr(X, "columns"):
             X = X_checked
-        check_classification_targets(y)
+        check_class_labels(y)
         if y_tune is not None:
-            check_classification_targets(np.asarray(y_tune))
+            check_class_labels(y_tune, "y_tune")
         if sample_weight is not None:
             check_fit_sample_weight(sample_weight, len(y))
         if _routing_enabled():
@@ -247,6 +248,15 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             index = np.arange(len(y))
             train, _tune = train_test_split(index, test_size=self.tuning_size,
                                             random_state=self.random_state, stratify=stratify)
+            # a class with one sample cannot be stratified: every class keeps a sample in the
+            # training part (else the fits would silently not know it)
+            back = [_tune[np.flatnonzero(y[_tune] == c)[0]]
+                    for c in np.setdiff1d(np.unique(y), y[train])]
+            if back:
+                train, _tune = np.concatenate([train, back]), np.setdiff1d(_tune, back)
+            if len(_tune) == 0:
+                raise ValueError(f"too few samples ({len(y)}) to hold out a tuning set with "
+                                 f"every class in the training part; give X_tune and y_tune")
             X, X_tune = _safe_indexing(X, train), _safe_indexing(X, _tune)
             y, y_tune = y[train], y[_tune]
             if fit_params.get("sample_weight") is not None:

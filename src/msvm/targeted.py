@@ -12,11 +12,10 @@ import warnings
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (BaseMSVM, check_finite_objective, check_fit_weights, label_repr,
-                    unfitted_on_error)
+from ._base import (BaseMSVM, check_class_labels, check_finite_objective, check_fit_weights,
+                    check_weighted_classes, label_repr, unfitted_on_error, weights_name)
 from ._core._solver import init_scores
 from ._docs import fill_doc
 from ._kernels import (check_callable_kernel, check_gram, kernel_matrix, make_row_source,
@@ -256,14 +255,15 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite=True,
                              ensure_min_features=2)
-        check_classification_targets(y)
+        check_class_labels(y)
         self.classes_, y = np.unique(y, return_inverse=True)
         y = y.astype(np.int32)
         k = len(self.classes_)
         if k < 2:
             raise ValueError(f"TargetedLocalMSVM needs samples of at least 2 classes; got 1 "
                              f"class ({self.classes_[0]!r})")
-        sw = check_fit_weights(self, sample_weight, y)
+        sw = check_weighted_classes(check_fit_weights(self, sample_weight, y), y, self.classes_,
+                                    weights_name(self))
         self.target_index_ = self._target_column(X.shape[1])
         U, Z = self._split(X)
         if np.ptp(U) == 0:
@@ -338,8 +338,11 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
                     self._move_to(src, sol.problem, sol.alpha, problem, alpha)
                 sol = self._solve(src_X, src, problem, alpha, np.zeros(k))
                 alphas.append(sol.alpha.copy())
-                objectives.append(check_finite_objective(sol.penalty + float(np.dot(
-                    weights, reinforced_loss(sol.G, y, float(self.reinforcement))))))
+                with np.errstate(over="ignore", invalid="ignore"):
+                    objective = sol.penalty + float(np.dot(
+                        weights, reinforced_loss(sol.G, y, float(self.reinforcement))))
+                objectives.append(check_finite_objective(self, objective,
+                                                         f"the objective at u0 = {u0:.4g}"))
                 resids.append(sol.resid)
                 iters.append(max(1, sol.n_iter))
                 log.step(f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})",
