@@ -35,7 +35,6 @@ agreement with the recomputation.
 import re
 import signal
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +45,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from _reference import kernel_matrix as ref_kernel
+from _signals import alarm_after
 from _reference_models import (reinforced_loss, robust_loss, vertices, weighted_loss,
                                ww_loss)
 from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
@@ -73,19 +73,9 @@ class CaseTimeout(BaseException):
     """
 
 
-@contextmanager
 def case_timeout(seconds=CASE_SECONDS):
     """Raise CaseTimeout inside the block after ``seconds`` (SIGALRM, ITIMER_REAL)."""
-    def handler(signum, frame):
-        raise CaseTimeout(f"the case ran longer than {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, handler)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    return alarm_after(seconds, CaseTimeout(f"the case ran longer than {seconds:g} s"))
 
 
 # --------------------------------------------------------------------------------------------
