@@ -127,14 +127,31 @@ _CANCELLATION = 1e-8
 _REFINE_BLOCK = 2 ** 20
 
 
+def typical_point(X):
+    """The coordinate-wise median of the rows of X: a shift that leaves distances unchanged.
+
+    Subtracted before ||a||^2 + ||b||^2 - 2 a^T b is formed, it removes an offset the samples
+    share (a column of 1e8 with an O(1) spread, or a constant column 1e300: exactly, since it
+    is one of the values or the mean of two equal ones) without letting an outlying sample
+    (one row of 1e150) blow up the others, as a mean or a single sample would.
+    """
+    return np.median(X, axis=0)
+
+
 def squared_distances(A, B):
     """||a - b||^2 for every row a of A and b of B (shape (len(A), len(B))).
 
-    Computed as ||a||^2 + ||b||^2 - 2 a^T b (one matrix product), which loses the digits of a
-    small distance between large vectors: a point and itself gets rounding noise instead of
-    0, and exp(-gamma * noise) is far from 1 for a large gamma.  Entries small enough to have
-    lost half their digits are recomputed from the differences, so duplicates are exactly 0.
+    Computed as ||a||^2 + ||b||^2 - 2 a^T b (one matrix product) after shifting both by
+    B's coordinate-wise median (see :func:`typical_point`), which still loses
+    the digits of a small distance between large vectors: a point and itself gets rounding
+    noise instead of 0, and exp(-gamma * noise) is far from 1 for a large gamma.  Entries
+    small enough to have lost half their digits are recomputed from the differences, so
+    duplicates are exactly 0.
     """
+    if len(B):
+        center = typical_point(B)
+        with np.errstate(over="ignore", invalid="ignore"):
+            A, B = A - center, B - center
     sa = np.einsum("ij,ij->i", A, A)
     sb = np.einsum("ij,ij->i", B, B)
     norms = sa[:, None] + sb[None, :]
@@ -244,5 +261,12 @@ def make_row_source(X, kernel, k, gamma=None, degree=3, coef0=0.0, cache_size=20
         if n <= LINEAR_ROWS_MAX_SAMPLES and capacity >= n:
             return RowSource("linear-rows", k, X=X, capacity=n)
         return RowSource("linear", k, X=X)
+    if kernel == "rbf":
+        # the RBF kernel depends on differences only: shifting X by a typical point keeps the
+        # row source's ||x||^2 + ||x'||^2 - 2 x^T x' from cancelling every digit when the
+        # samples share a large offset (a column of 1e8 with an O(1) spread)
+        if n:
+            with np.errstate(over="ignore", invalid="ignore"):
+                X = np.ascontiguousarray(X - typical_point(X))
     return RowSource(kernel, k, X=X, gamma=gamma, degree=int(degree), coef0=float(coef0),
                      shift=float(shift), capacity=max(2, capacity))
