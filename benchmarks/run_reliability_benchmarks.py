@@ -244,11 +244,11 @@ def main(argv=None):
                                  n_classes=10, random_state=0)
     fits = [
         ("pendigits RBF, ReinforcedMSVM (kernel SMO)",
-         lambda: ReinforcedMSVM(C=10.0, gamma=1 / 16), X, y),
+         lambda: ReinforcedMSVM(C=10.0, gamma=1 / 16, random_state=0), X, y),
         ("pendigits RBF, WestonWatkinsMSVM (kernel SMO)",
-         lambda: WestonWatkinsMSVM(C=10.0, gamma=1 / 16), X, y),
+         lambda: WestonWatkinsMSVM(C=10.0, gamma=1 / 16, random_state=0), X, y),
         ("n=10k d=50 k=10 linear, ReinforcedMSVM C=0.01 (coordinate descent)",
-         lambda: ReinforcedMSVM(C=0.01, kernel="linear"), Xl, yl),
+         lambda: ReinforcedMSVM(C=0.01, kernel="linear", random_state=0), Xl, yl),
     ]
     import msvm
 
