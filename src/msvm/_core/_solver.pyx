@@ -97,6 +97,7 @@ cdef inline double _rho_max(double scale) noexcept nogil:
 # check (re-taking the GIL, a few hundred ns) costs far below 1 % of a solve.
 cdef long long CHECK_WORK = 1 << 24
 cdef bint _signal_checks = True
+cdef long long _checks_made = 0     # signal checks since import (for measuring their cost)
 
 cdef extern from "Python.h":
     int _py_check_signals "PyErr_CheckSignals" ()
@@ -104,9 +105,11 @@ cdef extern from "Python.h":
 
 cdef bint _signal_raised() noexcept nogil:
     """Run Python's signal handlers; True when one raised (its exception stays set)."""
+    global _checks_made
     cdef int r
     if not _signal_checks:
         return False
+    _checks_made += 1
     with gil:
         r = _py_check_signals()
     return r != 0
@@ -136,6 +139,29 @@ def set_signal_checks(bint enabled):
     previous = _signal_checks
     _signal_checks = enabled
     return previous
+
+
+def signal_check_stats(long repeat=0):
+    """(signal checks made since import, seconds per check over ``repeat`` timed checks).
+
+    For measuring what the checks cost: a fit's count times the time of one check, against
+    the fit's time.  The timed checks are made without the GIL, as the solver makes them.
+    """
+    import time
+    cdef long i
+    cdef bint raised = False
+    seconds = float("nan")
+    if repeat > 0:
+        start = time.perf_counter()
+        with nogil:
+            for i in range(repeat):
+                if _signal_raised():
+                    raised = True
+                    break
+        seconds = (time.perf_counter() - start) / repeat
+        if raised:
+            _reraise()
+    return _checks_made, seconds
 
 
 cdef inline unsigned long long _rng_next(unsigned long long* state) noexcept nogil:
