@@ -5,7 +5,9 @@ import numbers
 import numpy as np
 from scipy.linalg import eigh
 
-from ._core._solver import RowSource
+import scipy.sparse as sp
+
+from ._core import _rows
 
 KERNELS = ("linear", "poly", "rbf", "precomputed")
 
@@ -37,10 +39,10 @@ def between_class_gamma(X, y, quantile=0.5, random_state=0):
     """
     if not isinstance(quantile, numbers.Real) or not 0.0 <= quantile <= 1.0:
         raise ValueError(f"quantile must be a number in [0, 1]; got {quantile!r}")
-    X = np.asarray(X, dtype=np.float64)
+    X = X.astype(np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
-    if len(X) > MEDIAN_MAX_SAMPLES:
-        idx = np.random.default_rng(random_state).choice(len(X), MEDIAN_MAX_SAMPLES,
+    if X.shape[0] > MEDIAN_MAX_SAMPLES:
+        idx = np.random.default_rng(random_state).choice(X.shape[0], MEDIAN_MAX_SAMPLES,
                                                          replace=False)
         X, y = X[idx], y[idx]
     with np.errstate(over="ignore", invalid="ignore"):
@@ -80,7 +82,7 @@ def resolve_gamma(gamma, kernel, X, y):
     if not (np.isfinite(value) and value > 0):
         raise ValueError(
             f"gamma={gamma!r} gives {value!r} on this X (largest |X| = "
-            f"{np.max(np.abs(X)) if X.size else 0.0:.3g}): X's scale is outside what double "
+            f"{_largest_abs(X):.3g}): X's scale is outside what double "
             f"precision can handle. Rescale X (e.g. with sklearn.preprocessing.StandardScaler) "
             f"or give gamma as a positive float.")
     return value
@@ -91,7 +93,7 @@ def _heuristic_gamma(gamma, X, y):
     if isinstance(gamma, str):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             if gamma == "scale":
-                var = X.var()
+                var = _variance(X)
                 if not np.isfinite(var):
                     return 0.0
                 return 1.0 / (d * var) if var > 0 else 1.0
@@ -107,14 +109,38 @@ def _heuristic_gamma(gamma, X, y):
     return float(gamma)
 
 
+def _largest_abs(X):
+    """max |X_ij| (0 for an empty X), dense or sparse."""
+    if sp.issparse(X):
+        return float(abs(X).max()) if X.nnz else 0.0
+    return float(np.max(np.abs(X))) if X.size else 0.0
+
+
+def _variance(X):
+    """The variance of all entries of X (the 'scale' heuristic), dense or sparse."""
+    if sp.issparse(X):
+        return float(X.multiply(X).mean() - X.mean() ** 2)
+    return X.var()
+
+
+def dense(M):
+    """M as a NumPy array (a sparse product such as A @ B.T densified)."""
+    return M.toarray() if sp.issparse(M) else np.asarray(M)
+
+
+def _row_sqnorms(A):
+    return (np.asarray(A.multiply(A).sum(axis=1)).ravel() if sp.issparse(A)
+            else np.einsum("ij,ij->i", A, A))
+
+
 def kernel_matrix(A, B, kernel, gamma=None, degree=3, coef0=0.0):
-    """Gram matrix K(A, B) for a named kernel or a callable."""
+    """Gram matrix K(A, B) for a named kernel or a callable (A, B dense or sparse)."""
     if callable(kernel):
-        return np.asarray(kernel(A, B), dtype=np.float64)
+        return np.asarray(dense(kernel(A, B)), dtype=np.float64)
     if kernel == "linear":
-        return A @ B.T
+        return dense(A @ B.T)
     if kernel == "poly":
-        return (gamma * (A @ B.T) + coef0) ** degree
+        return (gamma * dense(A @ B.T) + coef0) ** degree
     if kernel == "rbf":
         return np.exp(-gamma * squared_distances(A, B))
     raise ValueError(f"unknown kernel {kernel!r}")
@@ -146,22 +172,19 @@ def squared_distances(A, B):
     the digits of a small distance between large vectors: a point and itself gets rounding
     noise instead of 0, and exp(-gamma * noise) is far from 1 for a large gamma.  Entries
     small enough to have lost half their digits are recomputed from the differences, so
-    duplicates are exactly 0.
+    duplicates are exactly 0.  Sparse A and B are not shifted (that would densify them).
     """
-    if len(B):
+    if B.shape[0] and not (sp.issparse(A) or sp.issparse(B)):
         center = typical_point(B)
         with np.errstate(over="ignore", invalid="ignore"):
             A, B = A - center, B - center
-    sa = np.einsum("ij,ij->i", A, A)
-    sb = np.einsum("ij,ij->i", B, B)
-    norms = sa[:, None] + sb[None, :]
-    D2 = np.maximum(norms - 2.0 * (A @ B.T), 0.0)
+    norms = _row_sqnorms(A)[:, None] + _row_sqnorms(B)[None, :]
+    D2 = np.maximum(norms - 2.0 * dense(A @ B.T), 0.0)
     rows, cols = np.nonzero(D2 <= _CANCELLATION * norms)
     step = max(1, _REFINE_BLOCK // max(1, A.shape[1]))
     for start in range(0, len(rows), step):
         r, c = rows[start:start + step], cols[start:start + step]
-        diff = A[r] - B[c]
-        D2[r, c] = np.einsum("ij,ij->i", diff, diff)
+        D2[r, c] = _row_sqnorms(A[r] - B[c])
     return D2
 
 
@@ -173,16 +196,16 @@ def check_callable_kernel(kernel, X, name="callable kernel"):
     predict.  It is called here on a rectangular pair: 2 rows against 3 (rows of X, repeated
     when X has fewer), and must return shape (2, 3).
     """
-    X = np.asarray(X)
+    X = X if sp.issparse(X) else np.asarray(X)
     n = X.shape[0]
     if n == 0:
         return
     A, B = X[np.arange(2) % n], X[np.arange(3) % n]
-    K = np.asarray(kernel(A, B))
+    K = dense(kernel(A, B))
     if K.shape != (2, 3):
         raise ValueError(f"{name} must return the Gram matrix between the rows of its two "
-                         f"arguments: kernel(A, B) with A of {len(A)} rows and B of {len(B)} "
-                         f"rows returned shape {K.shape}, expected ({len(A)}, {len(B)})")
+                         f"arguments: kernel(A, B) with A of 2 rows and B of 3 rows returned "
+                         f"shape {K.shape}, expected (2, 3)")
 
 
 def check_gram(K, name="precomputed kernel"):
@@ -240,33 +263,43 @@ def check_kernel_psd(X, kernel, gamma=None, degree=3, coef0=0.0, shift=0.0):
     if kernel != "poly" or coef0 >= 0 or degree == 0:
         return
     check_psd(lambda idx: kernel_matrix(X[idx], X[idx], "poly", gamma, degree, coef0) + shift,
-              len(X), f"the 'poly' kernel with coef0={coef0:g}",
+              X.shape[0], f"the 'poly' kernel with coef0={coef0:g}",
               " Use coef0 >= 0 (the kernel is then positive semidefinite for any data).")
 
 
+CACHE_DTYPES = ("float64", "float32")
+
+
 def make_row_source(X, kernel, k, gamma=None, degree=3, coef0=0.0, cache_size=200.0,
-                    shift=0.0):
+                    shift=0.0, cache_dtype="float64"):
     """RowSource for the training inputs (X is the Gram matrix for 'precomputed').
 
-    ``shift`` is added to every entry of a computed 'rbf' or 'poly' kernel (a penalized
-    intercept as a constant feature); for 'linear' and 'precomputed' the caller appends a
-    constant column or adds it to the Gram matrix instead.
+    X may be dense or a scipy.sparse matrix (kept sparse: CSR rows).  ``shift`` is added to
+    every entry of a computed 'rbf' or 'poly' kernel (a penalized intercept as a constant
+    feature); for 'linear' and 'precomputed' the caller appends a constant column or adds it
+    to the Gram matrix instead.  ``cache_dtype`` is the storage of cached kernel rows
+    ('float32' holds twice as many rows in ``cache_size`` MB).
     """
+    if cache_dtype not in CACHE_DTYPES:
+        raise ValueError(f"cache_dtype must be 'float64' or 'float32'; got {cache_dtype!r}")
     n = X.shape[0]
     if kernel == "precomputed":
-        return RowSource("precomputed", k, K=X)
+        return _rows.make_row_source("precomputed", k, K=X)
     check_kernel_psd(X, kernel, gamma, degree, coef0, shift)
-    capacity = int(cache_size * 2 ** 20 // (8 * max(n, 1)))
+    itemsize = 4 if cache_dtype == "float32" else 8
+    capacity = int(cache_size * 2 ** 20 // (itemsize * max(n, 1)))
     if kernel == "linear":
         if n <= LINEAR_ROWS_MAX_SAMPLES and capacity >= n:
-            return RowSource("linear-rows", k, X=X, capacity=n)
-        return RowSource("linear", k, X=X)
-    if kernel == "rbf":
+            return _rows.make_row_source("linear-rows", k, X=X, capacity=n,
+                                         cache_dtype=cache_dtype)
+        return _rows.make_row_source("linear", k, X=X)
+    if kernel == "rbf" and n and not sp.issparse(X):
         # the RBF kernel depends on differences only: shifting X by a typical point keeps the
         # row source's ||x||^2 + ||x'||^2 - 2 x^T x' from cancelling every digit when the
-        # samples share a large offset (a column of 1e8 with an O(1) spread)
-        if n:
-            with np.errstate(over="ignore", invalid="ignore"):
-                X = np.ascontiguousarray(X - typical_point(X))
-    return RowSource(kernel, k, X=X, gamma=gamma, degree=int(degree), coef0=float(coef0),
-                     shift=float(shift), capacity=max(2, capacity))
+        # samples share a large offset (a column of 1e8 with an O(1) spread).  Sparse X is
+        # not shifted (that would densify it).
+        with np.errstate(over="ignore", invalid="ignore"):
+            X = np.ascontiguousarray(X - typical_point(X))
+    return _rows.make_row_source(kernel, k, X=X, gamma=gamma, degree=int(degree),
+                                 coef0=float(coef0), shift=float(shift),
+                                 capacity=max(2, capacity), cache_dtype=cache_dtype)

@@ -1,0 +1,274 @@
+# Design
+# ======
+# Inner solver for any problem and any row source: randomized dual coordinate descent over
+# samples, in the manner of LIBLINEAR.  All variables of one sample share one kernel row (or
+# one x_i with explicit weights), so a visit reads the sample's scores once, takes a clipped
+# Newton step on each of its variables (curvature (kappa K_ii + rho) ||P d_v||^2), then exact
+# pair steps inside every group whose cap is active, and applies the sample's change of U to
+# the row source once.  Shrinking: a variable at a bound whose gradient pushes it outward by
+# more than the previous epoch's extreme projected gradient is skipped, a sample all of whose
+# variables are skipped leaves the active set; before declaring convergence one more pass over
+# every sample runs without shrinking.  max_iter bounds the epochs over all rounds.
+
+from libc.math cimport fabs, INFINITY
+from libc.stdlib cimport malloc, free
+
+from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
+                      STATUS_INTERRUPTED, CURV_MIN, rng_next)
+from ._state cimport move_sums, pnorm2, pair_pnorm2, group_full, group_pair, sums_finite
+from ._signals cimport tick
+from ._rows cimport RowSource
+from ._problem cimport ProblemArrays
+from ._state cimport DualState
+
+
+cdef inline double _grad(const Prob* p, const State* st, int v, const double* Fi,
+                         double sumF) noexcept nogil:
+    """Gradient of the inner objective in alpha_v (scores Fi of v's sample, their sum)."""
+    cdef int j1 = p.s1[v], j2 = p.s2[v]
+    cdef double c1 = p.c1[v], c2 = 0.0, dF, ds
+    dF = c1 * Fi[j1]
+    ds = c1 * st.s[j1]
+    if j2 >= 0:
+        c2 = p.c2[v]
+        dF += c2 * Fi[j2]
+        ds += c2 * st.s[j2]
+    return p.kappa * (dF - (c1 + c2) * sumF / p.k) - p.lin[v] + ds
+
+
+cdef inline double _upper(const Prob* p, const State* st, int v) noexcept nogil:
+    """Upper end of alpha_v's room: its box and its group's cap."""
+    cdef double ub = p.hi[v], room
+    cdef int g = p.grp[v]
+    if g >= 0:
+        room = p.cap[g] - st.gsum[g] + st.alpha[v]
+        if room < ub:
+            ub = room
+    return ub
+
+
+cdef inline void _move(const Prob* p, State* st, int v, double delta, double Kii,
+                       double* Fi, double* sumF, double* du) noexcept nogil:
+    """alpha_v += delta: the sums (move_sums), the sample's local scores and its change du."""
+    cdef int j1 = p.s1[v], j2 = p.s2[v]
+    cdef double c1 = p.c1[v], c2 = 0.0
+    st.alpha[v] += delta
+    move_sums(p, st, v, delta)
+    du[j1] += delta * c1
+    Fi[j1] += Kii * delta * c1
+    if j2 >= 0:
+        c2 = p.c2[v]
+        du[j2] += delta * c2
+        Fi[j2] += Kii * delta * c2
+    sumF[0] += Kii * delta * (c1 + c2)
+
+
+cdef class CDSolver(InnerSolver):
+    """Randomized dual coordinate descent over samples (see the Design note)."""
+
+    def __cinit__(self):
+        self.active = NULL
+        self.Fs = NULL
+        self.du = NULL
+        self.members = NULL
+        self.grad = NULL
+        self.avals = NULL
+
+    def __init__(self, RowSource src, ProblemArrays pa, DualState ds, long max_iter,
+                 bint shrinking, unsigned long long seed):
+        cdef int n = pa.p.n, k = pa.p.k, m = pa.p.maxper + 1
+        self._bind(src, pa, ds)
+        self.max_iter = max_iter
+        self.it = 0
+        self.shrinking = shrinking
+        self.rng = seed * 2654435761ULL + 88172645463325252ULL
+        self.active = <int*> malloc(n * sizeof(int) + sizeof(int))
+        self.Fs = <double*> malloc(k * sizeof(double))
+        self.du = <double*> malloc(k * sizeof(double))
+        self.members = <int*> malloc(m * sizeof(int))
+        self.grad = <double*> malloc(m * sizeof(double))
+        self.avals = <double*> malloc(m * sizeof(double))
+        if (self.active == NULL or self.Fs == NULL or self.du == NULL or self.members == NULL
+                or self.grad == NULL or self.avals == NULL):
+            raise MemoryError("cannot allocate the solver's work arrays")
+
+    def __dealloc__(self):
+        free(self.active)
+        free(self.Fs)
+        free(self.du)
+        free(self.members)
+        free(self.grad)
+        free(self.avals)
+
+    cdef void end_round(self) noexcept nogil:
+        pass
+
+    cdef bint exhausted(self) noexcept nogil:
+        return self.it >= self.max_iter
+
+    cdef long epochs(self):
+        return self.it
+
+    cdef str progress(self):
+        return f"epochs {self.it}"
+
+    cdef double _singles(self, int i, double Kii, double* sumF, double pg_hi, double pg_lo,
+                         double* pg_max, double* pg_min, bint* shrinkable,
+                         bint* changed) noexcept nogil:
+        """Clipped Newton steps on sample i's variables; their largest |projected gradient|.
+
+        pg_hi / pg_lo: the previous epoch's extreme projected gradients (shrinking);
+        pg_max / pg_min collect this epoch's."""
+        cdef const Prob* p = self.p
+        cdef State* st = self.st
+        cdef int v
+        cdef double gr, pg, ub, lo, av, H, new, viol = 0.0
+        for v in range(p.ptr[i], p.ptr[i + 1]):
+            lo = p.lo[v]
+            if p.hi[v] <= lo:
+                continue
+            gr = _grad(p, st, v, self.Fs, sumF[0])
+            ub = _upper(p, st, v)
+            av = st.alpha[v]
+            pg = 0.0
+            if ub <= lo:
+                # a full group leaves this variable no room of its own: only the pair steps
+                # inside the group can move it, and they measure its violation
+                shrinkable[0] = False
+                continue
+            if av <= lo:
+                if gr > pg_hi:
+                    continue
+                shrinkable[0] = False
+                if gr < 0.0:
+                    pg = gr
+            elif av >= ub:
+                if gr < pg_lo and p.grp[v] < 0:
+                    continue
+                shrinkable[0] = False
+                if gr > 0.0:
+                    pg = gr
+            else:
+                pg = gr
+                shrinkable[0] = False
+            pg_max[0] = max(pg_max[0], pg)
+            pg_min[0] = min(pg_min[0], pg)
+            viol = max(viol, fabs(pg))
+            if pg == 0.0:
+                continue
+            H = (p.kappa * Kii + st.rho * p.equality) * pnorm2(p, v)
+            if H > CURV_MIN:
+                new = min(max(av - gr / H, lo), ub)
+            else:
+                new = ub if gr < 0.0 else lo
+            if new != av:
+                _move(p, st, v, new - av, Kii, self.Fs, sumF, self.du)
+                changed[0] = True
+        return viol
+
+    cdef double _group_pairs(self, int i, double Kii, double* sumF, bint* shrinkable,
+                             bint* changed) noexcept nogil:
+        """One exact pair step inside every full group of sample i; the largest violation."""
+        cdef const Prob* p = self.p
+        cdef State* st = self.st
+        cdef int v = p.ptr[i], v1 = p.ptr[i + 1], w, x, va, vb, a, b, g
+        cdef double viol = 0.0, gv, curv, t
+        while v < v1:
+            g = p.grp[v]
+            if g < 0:
+                v += 1
+                continue
+            w = v
+            while w < v1 and p.grp[w] == g:
+                w += 1
+            if group_full(p, st, g):
+                for x in range(v, w):
+                    self.members[x - v] = x
+                    self.grad[x - v] = _grad(p, st, x, self.Fs, sumF[0])
+                    self.avals[x - v] = st.alpha[x]
+                gv = group_pair(p, self.members, w - v, self.grad, self.avals, &va, &vb)
+                if gv > 0.0:
+                    shrinkable[0] = False
+                    viol = max(viol, gv)
+                    a = v + va
+                    b = v + vb
+                    curv = (p.kappa * Kii + st.rho * p.equality) * pair_pnorm2(p, a, b)
+                    t = min(st.alpha[a] - p.lo[a], p.hi[b] - st.alpha[b])
+                    if curv > CURV_MIN and gv / curv < t:
+                        t = gv / curv
+                    if t > 0.0:
+                        _move(p, st, a, -t, Kii, self.Fs, sumF, self.du)
+                        _move(p, st, b, t, Kii, self.Fs, sumF, self.du)
+                        changed[0] = True
+            v = w
+        return viol
+
+    cdef double _visit(self, int i, double pg_hi, double pg_lo, double* pg_max,
+                       double* pg_min, bint* shrinkable) noexcept nogil:
+        """One visit of sample i; returns its largest violation."""
+        cdef int j
+        cdef double sumF = 0.0, Kii = self.src.diag(i), viol
+        cdef bint changed = False
+        self.src.get_scores(i, self.Fs)
+        for j in range(self.p.k):
+            sumF += self.Fs[j]
+            self.du[j] = 0.0
+        shrinkable[0] = True
+        viol = self._singles(i, Kii, &sumF, pg_hi, pg_lo, pg_max, pg_min, shrinkable,
+                             &changed)
+        viol = max(viol, self._group_pairs(i, Kii, &sumF, shrinkable, &changed))
+        if changed:
+            self.src.apply(i, self.du)
+        return viol
+
+    cdef void _shuffle(self, int n_active) noexcept nogil:
+        cdef int idx, j, tmp
+        for idx in range(n_active - 1, 0, -1):
+            j = <int> (rng_next(&self.rng) % <unsigned long long> (idx + 1))
+            tmp = self.active[idx]
+            self.active[idx] = self.active[j]
+            self.active[j] = tmp
+
+    cdef int run(self, double eps, double* viol_out) noexcept nogil:
+        """Epochs until the violation is <= eps (after an unshrunk pass): CONVERGED,
+        MAX_ITER, NONFINITE or INTERRUPTED."""
+        cdef int n = self.p.n, i, idx, n_active = n
+        cdef bint full_pass = False, shrinkable
+        cdef double viol, vs, pg_max, pg_min, pg_hi = INFINITY, pg_lo = -INFINITY
+        for i in range(n):
+            self.active[i] = i
+        while self.it < self.max_iter:
+            self.it += 1
+            self._shuffle(n_active)
+            viol = 0.0
+            pg_max = -INFINITY
+            pg_min = INFINITY
+            idx = 0
+            while idx < n_active:
+                i = self.active[idx]
+                vs = self._visit(i, pg_hi, pg_lo, &pg_max, &pg_min, &shrinkable)
+                viol = max(viol, vs)
+                if tick(&self.work, self.src.visit_cost):
+                    return STATUS_INTERRUPTED
+                if self.shrinking and shrinkable and n_active > 1 and not full_pass:
+                    n_active -= 1
+                    self.active[idx] = self.active[n_active]
+                    self.active[n_active] = i
+                    continue
+                idx += 1
+            viol_out[0] = viol
+            if not sums_finite(self.p, self.st, viol):
+                return STATUS_NONFINITE
+            if viol <= eps:
+                if n_active < n and not full_pass:
+                    # one more pass over every sample, without shrinking, to confirm
+                    n_active = n
+                    pg_hi = INFINITY
+                    pg_lo = -INFINITY
+                    full_pass = True
+                    continue
+                return STATUS_CONVERGED
+            full_pass = False
+            pg_hi = pg_max if pg_max > 0.0 and self.shrinking else INFINITY
+            pg_lo = pg_min if pg_min < 0.0 and self.shrinking else -INFINITY
+        return STATUS_MAX_ITER

@@ -1,0 +1,78 @@
+# Row sources: the one seam between the solver and where rows come from (see _rows.pyx).
+
+cdef class RowSource:
+    cdef readonly int n, d, k
+    # work units (about one multiply-add each) of fetching one kernel row, and of one
+    # coordinate-descent visit or score update of a sample: the solver's signal-check meter
+    cdef readonly long long row_cost, visit_cost
+    # kernel rows the source can hold at once (n for a Gram matrix, 0 without kernel rows)
+    cdef readonly Py_ssize_t capacity
+    cdef readonly long long n_computed, n_requests
+    cdef double[::1] kdiag
+    cdef double[::1] sqnorm
+
+    cdef int _setup(self, int n, int d, int k) except -1
+    cdef double diag(self, int i) noexcept nogil
+    cdef void get_scores(self, int i, double* out) noexcept nogil
+    cdef void apply(self, int i, const double* du) noexcept nogil
+    cdef void reset_scores(self) noexcept nogil
+    cdef bint has_rows(self) noexcept nogil
+    cdef const double* row(self, int i) noexcept nogil
+    cdef double* slot_scores(self) noexcept nogil
+
+
+cdef class ScoreRows(RowSource):
+    cdef double[:, ::1] Ft          # k x n: the scores F = K U, slot-major
+
+    cdef int _init_scores(self) except -1
+
+
+cdef class GramRows(ScoreRows):
+    cdef const double[:, ::1] K
+
+
+cdef class CachedRows(ScoreRows):
+    cdef int kernel
+    cdef readonly double gamma, coef0, shift
+    cdef readonly int degree
+    cdef readonly str cache_dtype
+    cdef bint single                # rows stored as float32
+    cdef void* store                # capacity rows of n values (float64 or float32)
+    cdef double* scratch            # n: a float32 row converted, or a row being computed
+    cdef int* slot_of
+    cdef int* row_of
+    cdef int* prv
+    cdef int* nxt
+    cdef int head, tail, used
+
+    cdef double _value(self, double dot, double sq_i, double sq_r) noexcept nogil
+    cdef void dots(self, int i, double* out) noexcept nogil
+    cdef void _compute(self, int i, double* out) noexcept nogil
+    cdef int _claim(self, int i) noexcept nogil
+    cdef void _unlink(self, int s) noexcept nogil
+    cdef void _push_front(self, int s) noexcept nogil
+
+
+cdef class DenseKernelRows(CachedRows):
+    cdef const double[:, ::1] X
+
+
+cdef class SparseKernelRows(CachedRows):
+    cdef const double[::1] data
+    cdef const int[::1] indices, indptr
+    cdef double* dense_i            # d: sample i scattered
+
+
+cdef class WeightRows(RowSource):
+    cdef double[:, ::1] W           # d x k: W = X^T U
+
+    cdef int _init_weights(self, double mean_nnz) except -1
+
+
+cdef class DenseLinearRows(WeightRows):
+    cdef const double[:, ::1] X
+
+
+cdef class SparseLinearRows(WeightRows):
+    cdef const double[::1] data
+    cdef const int[::1] indices, indptr

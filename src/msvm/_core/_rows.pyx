@@ -1,0 +1,593 @@
+# Design
+# ======
+# A RowSource is the solver's only way to rows and scores, as lightning's RowDataset and
+# libsvm's PREFIX(node) are: the inner solvers see one typed interface (_rows.pxd) and never
+# where the rows come from.  The solver works with the unnormalised scores F = K U (n x k),
+# U[i] the slot-space sum of sample i's dual variables times their directions:
+#
+#   get_scores(i, out)  F[i] (k values)
+#   apply(i, du)        U[i] += du, so F += K[:, i] du^T
+#   row(i), diag(i)     kernel row i (n values) and K(x_i, x_i), for sources with rows
+#   slot_scores()       F held slot-major (k x n), for the SMO path
+#
+# Two families:
+#
+# * ScoreRows keep F explicitly (slot-major, k x n) and update it with kernel rows:
+#   - GramRows: rows of a Gram matrix the caller holds (a precomputed kernel);
+#   - CachedRows: rows computed on demand from X into an LRU cache of at most `capacity`
+#     rows (sized by the caller from cache_size), so a fit never holds an n x n matrix
+#     beyond that bound.  `cache_dtype` 'float32' stores the rows in single precision
+#     (twice the rows per MB) and converts a row to float64 once per fetch; scores and sums
+#     stay float64.  DenseKernelRows compute x_i . x_r from a dense X, SparseKernelRows from
+#     a CSR X (sample i scattered into a dense vector: O(nnz) per row).  The kernels: 'rbf'
+#     exp(-gamma ||x - x'||^2), 'poly' (gamma x.x' + coef0)^degree, 'linear' x.x', each plus
+#     a constant `shift` (a penalised intercept as a constant feature).
+# * WeightRows keep the weights W = X^T U (d x k) of the linear kernel instead: F[i] = x_i W
+#   costs O(d k) (O(nnz_i k) for CSR rows) and no kernel row is ever formed.
+#   DenseLinearRows and SparseLinearRows differ only in how they walk x_i.  A constant
+#   feature, if any, is a column the caller appends.
+#
+# Every source refuses, at construction, an X whose kernel values would overflow double
+# precision (bounds through the squared norms, O(nnz)).
+
+from libc.math cimport exp, fabs
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset
+
+import numpy as np
+
+cdef enum:
+    KERNEL_LINEAR = 0
+    KERNEL_RBF = 1
+    KERNEL_POLY = 2
+
+cdef double DOUBLE_MAX = 1.7e308
+
+
+cdef inline double _ipow(double base, int e) noexcept nogil:
+    cdef double out = 1.0
+    while e > 0:
+        if e & 1:
+            out *= base
+        base *= base
+        e >>= 1
+    return out
+
+
+cdef inline void _axpy(double* y, const double* x, double t, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t r
+    for r in range(n):
+        y[r] += t * x[r]
+
+
+cdef class RowSource:
+    """Rows and scores for the dual solver (see the module's Design note).
+
+    Not instantiated directly: use :func:`make_row_source` or a subclass.
+    """
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("RowSource is abstract: use make_row_source(...) or a subclass")
+
+    cdef int _setup(self, int n, int d, int k) except -1:
+        self.n = n
+        self.d = d
+        self.k = k
+        self.n_computed = 0
+        self.n_requests = 0
+        self.capacity = 0
+        self.kdiag = np.zeros(n)
+        self.sqnorm = np.zeros(n)
+        return 0
+
+    def _check_bound(self, double bound, double top):
+        if not bound <= DOUBLE_MAX:
+            raise ValueError(
+                f"the kernel overflows double precision on X: squared norms of the samples "
+                f"reach {top:.3g}, so kernel values are infinite or NaN. Rescale X (e.g. with "
+                f"sklearn.preprocessing.StandardScaler) before fitting.")
+
+    def _largest_norm(self):
+        """Largest squared norm or |diagonal| (inf if any is not finite)."""
+        cdef Py_ssize_t i
+        cdef double top = 0.0
+        for i in range(self.n):
+            if not (fabs(self.kdiag[i]) <= DOUBLE_MAX and self.sqnorm[i] <= DOUBLE_MAX):
+                return float("inf")
+            top = max(top, self.sqnorm[i], fabs(self.kdiag[i]))
+        return top
+
+    def diagonal(self):
+        """Kernel diagonal K(x_i, x_i) (with the shift) as a NumPy array."""
+        return np.array(self.kdiag)
+
+    def kernel_row(self, int i):
+        """A copy of kernel row i (for tests and diagnostics; the solver reads it in place)."""
+        cdef const double* r
+        if not self.has_rows():
+            raise ValueError(f"{type(self).__name__} holds weights, not kernel rows")
+        if not 0 <= i < self.n:
+            raise IndexError("row index out of range")
+        r = self.row(i)
+        return np.array(<double[:self.n]> r)
+
+    def sample_scores(self, int i):
+        """F[i] (k values), as the solver reads it."""
+        out = np.empty(self.k)
+        cdef double[::1] view = out
+        if not 0 <= i < self.n:
+            raise IndexError("row index out of range")
+        self.get_scores(i, &view[0])
+        return out
+
+    @property
+    def scores(self):
+        """F = K U (n x k) for sources that keep scores; None for the linear source."""
+        return None
+
+    @property
+    def weights(self):
+        """W = X^T U (d x k) for the linear source; None otherwise."""
+        return None
+
+    cdef double diag(self, int i) noexcept nogil:
+        return self.kdiag[i]
+
+    cdef void get_scores(self, int i, double* out) noexcept nogil:
+        pass
+
+    cdef void apply(self, int i, const double* du) noexcept nogil:
+        pass
+
+    cdef void reset_scores(self) noexcept nogil:
+        pass
+
+    cdef bint has_rows(self) noexcept nogil:
+        return False
+
+    cdef const double* row(self, int i) noexcept nogil:
+        return NULL
+
+    cdef double* slot_scores(self) noexcept nogil:
+        return NULL
+
+
+# ---------------------------------------------------------------------- explicit scores
+cdef class ScoreRows(RowSource):
+    """Scores F kept explicitly (slot-major) and updated with kernel rows."""
+
+    cdef int _init_scores(self) except -1:
+        self.Ft = np.zeros((self.k, self.n))
+        self.visit_cost = <long long> self.n * (self.k + 1)
+        return 0
+
+    @property
+    def scores(self):
+        return np.asarray(self.Ft).T
+
+    cdef bint has_rows(self) noexcept nogil:
+        return True
+
+    cdef double* slot_scores(self) noexcept nogil:
+        return &self.Ft[0, 0] if self.n > 0 else NULL
+
+    cdef void get_scores(self, int i, double* out) noexcept nogil:
+        cdef int j
+        for j in range(self.k):
+            out[j] = self.Ft[j, i]
+
+    cdef void apply(self, int i, const double* du) noexcept nogil:
+        cdef int j
+        cdef const double* r = NULL
+        for j in range(self.k):
+            if du[j] == 0.0:
+                continue
+            if r == NULL:
+                r = self.row(i)
+            _axpy(&self.Ft[j, 0], r, du[j], self.n)
+
+    cdef void reset_scores(self) noexcept nogil:
+        if self.n > 0:
+            memset(&self.Ft[0, 0], 0, <size_t> self.k * self.n * sizeof(double))
+
+
+cdef class GramRows(ScoreRows):
+    """Kernel rows from a Gram matrix the caller holds (``kernel='precomputed'``)."""
+
+    def __init__(self, const double[:, ::1] K, int k):
+        cdef Py_ssize_t i
+        if K.shape[0] != K.shape[1]:
+            raise ValueError("the Gram matrix must be square")
+        self._setup(K.shape[0], 0, k)
+        self.K = K
+        for i in range(self.n):
+            self.kdiag[i] = K[i, i]
+        self._check_bound(self._largest_norm(), self._largest_norm())
+        self.capacity = self.n
+        self.row_cost = 0
+        self._init_scores()
+
+    cdef const double* row(self, int i) noexcept nogil:
+        self.n_requests += 1
+        return &self.K[i, 0]
+
+
+cdef class CachedRows(ScoreRows):
+    """Kernel rows computed on demand into an LRU cache (abstract: see the subclasses)."""
+
+    def __cinit__(self):
+        self.store = NULL
+        self.scratch = NULL
+        self.slot_of = NULL
+        self.row_of = NULL
+        self.prv = NULL
+        self.nxt = NULL
+
+    def __dealloc__(self):
+        free(self.store)
+        free(self.scratch)
+        free(self.slot_of)
+        free(self.row_of)
+        free(self.prv)
+        free(self.nxt)
+
+    def _configure(self, str kernel, double gamma, double coef0, int degree, double shift,
+                   Py_ssize_t capacity, str cache_dtype):
+        """Kernel parameters, the diagonal, the overflow check and the cache (after the
+        subclass has set n, d and the squared norms)."""
+        cdef Py_ssize_t i, itemsize
+        cdef double top, bound
+        if kernel == "linear":
+            self.kernel = KERNEL_LINEAR
+        elif kernel == "rbf":
+            self.kernel = KERNEL_RBF
+        elif kernel == "poly":
+            self.kernel = KERNEL_POLY
+        else:
+            raise ValueError(f"unknown kernel {kernel!r} for computed rows")
+        if cache_dtype not in ("float64", "float32"):
+            raise ValueError(f"cache_dtype must be 'float64' or 'float32'; got {cache_dtype!r}")
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
+        self.shift = shift
+        self.cache_dtype = cache_dtype
+        self.single = cache_dtype == "float32"
+        for i in range(self.n):
+            self.kdiag[i] = self._value(self.sqnorm[i], self.sqnorm[i], self.sqnorm[i])
+        top = self._largest_norm()
+        if self.kernel == KERNEL_RBF:
+            bound = 4.0 * top
+        elif self.kernel == KERNEL_POLY:
+            bound = _ipow(gamma * top + fabs(coef0), degree) + fabs(shift)
+        else:
+            bound = top + fabs(shift)
+        self._check_bound(bound, top)
+        capacity = min(max(capacity, 2), self.n)
+        self.capacity = capacity
+        itemsize = sizeof(float) if self.single else sizeof(double)
+        self.store = malloc(capacity * self.n * itemsize + 1)
+        self.scratch = <double*> malloc(self.n * sizeof(double) + 1)
+        self.slot_of = <int*> malloc(self.n * sizeof(int) + 1)
+        self.row_of = <int*> malloc(capacity * sizeof(int) + 1)
+        self.prv = <int*> malloc(capacity * sizeof(int) + 1)
+        self.nxt = <int*> malloc(capacity * sizeof(int) + 1)
+        if (self.store == NULL or self.scratch == NULL or self.slot_of == NULL
+                or self.row_of == NULL or self.prv == NULL or self.nxt == NULL):
+            raise MemoryError("cannot allocate the kernel row cache; lower cache_size")
+        for i in range(self.n):
+            self.slot_of[i] = -1
+        self.head = -1
+        self.tail = -1
+        self.used = 0
+        self._init_scores()
+
+    cdef double _value(self, double dot, double sq_i, double sq_r) noexcept nogil:
+        """Kernel value from the dot product and the two squared norms."""
+        cdef double dist
+        if self.kernel == KERNEL_RBF:
+            dist = sq_i + sq_r - 2.0 * dot
+            if dist < 0.0:
+                dist = 0.0
+            return exp(-self.gamma * dist) + self.shift
+        if self.kernel == KERNEL_POLY:
+            return _ipow(self.gamma * dot + self.coef0, self.degree) + self.shift
+        return dot + self.shift
+
+    cdef void dots(self, int i, double* out) noexcept nogil:
+        pass
+
+    cdef void _compute(self, int i, double* out) noexcept nogil:
+        cdef Py_ssize_t r
+        cdef double sq_i = self.sqnorm[i]
+        self.dots(i, out)
+        for r in range(self.n):
+            out[r] = self._value(out[r], sq_i, self.sqnorm[r])
+        self.n_computed += 1
+
+    cdef const double* row(self, int i) noexcept nogil:
+        """Kernel row i (length n) from the cache, computed on a miss.  A float32 row is
+        converted into a scratch buffer, valid until the next call."""
+        cdef int s = self.slot_of[i]
+        cdef Py_ssize_t r, off
+        cdef float* rows32 = <float*> self.store
+        cdef double* rows64 = <double*> self.store
+        self.n_requests += 1
+        if s >= 0:
+            if self.head != s:
+                self._unlink(s)
+                self._push_front(s)
+            off = <Py_ssize_t> s * self.n
+            if not self.single:
+                return rows64 + off
+            for r in range(self.n):
+                self.scratch[r] = rows32[off + r]
+            return self.scratch
+        s = self._claim(i)
+        off = <Py_ssize_t> s * self.n
+        if not self.single:
+            self._compute(i, rows64 + off)
+            return rows64 + off
+        self._compute(i, self.scratch)
+        for r in range(self.n):
+            rows32[off + r] = <float> self.scratch[r]
+        return self.scratch
+
+    cdef int _claim(self, int i) noexcept nogil:
+        """A cache slot for row i: a free one, or the least recently used one."""
+        cdef int s
+        if self.used < self.capacity:
+            s = self.used
+            self.used += 1
+        else:
+            s = self.tail
+            self._unlink(s)
+            self.slot_of[self.row_of[s]] = -1
+        self.row_of[s] = i
+        self.slot_of[i] = s
+        self._push_front(s)
+        return s
+
+    cdef void _unlink(self, int s) noexcept nogil:
+        if self.prv[s] >= 0:
+            self.nxt[self.prv[s]] = self.nxt[s]
+        else:
+            self.head = self.nxt[s]
+        if self.nxt[s] >= 0:
+            self.prv[self.nxt[s]] = self.prv[s]
+        else:
+            self.tail = self.prv[s]
+
+    cdef void _push_front(self, int s) noexcept nogil:
+        self.prv[s] = -1
+        self.nxt[s] = self.head
+        if self.head >= 0:
+            self.prv[self.head] = s
+        self.head = s
+        if self.tail < 0:
+            self.tail = s
+
+
+cdef class DenseKernelRows(CachedRows):
+    """Kernel rows computed from a dense X (n x d, C order)."""
+
+    def __init__(self, const double[:, ::1] X, int k, str kernel, double gamma=1.0,
+                 double coef0=0.0, int degree=3, double shift=0.0, Py_ssize_t capacity=2,
+                 str cache_dtype="float64"):
+        cdef Py_ssize_t i, f
+        cdef double acc
+        self._setup(X.shape[0], X.shape[1], k)
+        self.X = X
+        for i in range(self.n):
+            acc = 0.0
+            for f in range(self.d):
+                acc += X[i, f] * X[i, f]
+            self.sqnorm[i] = acc
+        self.row_cost = <long long> self.n * (self.d + 1)
+        self._configure(kernel, gamma, coef0, degree, shift, capacity, cache_dtype)
+
+    cdef void dots(self, int i, double* out) noexcept nogil:
+        cdef Py_ssize_t r, f, d = self.d
+        cdef const double* xi = &self.X[i, 0] if d > 0 else NULL
+        cdef const double* xr
+        cdef double acc
+        for r in range(self.n):
+            acc = 0.0
+            if d > 0:
+                xr = &self.X[r, 0]
+                for f in range(d):
+                    acc += xi[f] * xr[f]
+            out[r] = acc
+
+
+cdef class SparseKernelRows(CachedRows):
+    """Kernel rows computed from a CSR X (data, indices, indptr; int32 indices)."""
+
+    def __cinit__(self):
+        self.dense_i = NULL
+
+    def __dealloc__(self):
+        free(self.dense_i)
+
+    def __init__(self, X, int k, str kernel, double gamma=1.0, double coef0=0.0,
+                 int degree=3, double shift=0.0, Py_ssize_t capacity=2,
+                 str cache_dtype="float64"):
+        cdef Py_ssize_t i, t
+        cdef double acc
+        self._setup(X.shape[0], X.shape[1], k)
+        self.data = X.data
+        self.indices = X.indices
+        self.indptr = X.indptr
+        for i in range(self.n):
+            acc = 0.0
+            for t in range(self.indptr[i], self.indptr[i + 1]):
+                acc += self.data[t] * self.data[t]
+            self.sqnorm[i] = acc
+        self.dense_i = <double*> malloc(self.d * sizeof(double) + 1)
+        if self.dense_i == NULL:
+            raise MemoryError()
+        memset(self.dense_i, 0, self.d * sizeof(double))
+        self.row_cost = <long long> self.n + self.indptr[self.n]
+        self._configure(kernel, gamma, coef0, degree, shift, capacity, cache_dtype)
+
+    cdef void dots(self, int i, double* out) noexcept nogil:
+        cdef Py_ssize_t r, t
+        cdef double acc
+        for t in range(self.indptr[i], self.indptr[i + 1]):
+            self.dense_i[self.indices[t]] = self.data[t]
+        for r in range(self.n):
+            acc = 0.0
+            for t in range(self.indptr[r], self.indptr[r + 1]):
+                acc += self.data[t] * self.dense_i[self.indices[t]]
+            out[r] = acc
+        for t in range(self.indptr[i], self.indptr[i + 1]):
+            self.dense_i[self.indices[t]] = 0.0
+
+
+# ---------------------------------------------------------------------- explicit weights
+cdef class WeightRows(RowSource):
+    """Scores through the weights W = X^T U of the linear kernel (abstract)."""
+
+    cdef int _init_weights(self, double mean_nnz) except -1:
+        cdef Py_ssize_t i
+        self.W = np.zeros((self.d, self.k))
+        for i in range(self.n):
+            self.kdiag[i] = self.sqnorm[i]
+        top = self._largest_norm()
+        self._check_bound(top, top)
+        self.row_cost = 0
+        self.visit_cost = 2 * <long long> (mean_nnz + 1) * self.k
+        return 0
+
+    @property
+    def weights(self):
+        return np.asarray(self.W)
+
+    cdef void reset_scores(self) noexcept nogil:
+        if self.d > 0:
+            memset(&self.W[0, 0], 0, <size_t> self.d * self.k * sizeof(double))
+
+
+cdef class DenseLinearRows(WeightRows):
+    """The linear kernel on a dense X (n x d, C order), weights held explicitly."""
+
+    def __init__(self, const double[:, ::1] X, int k):
+        cdef Py_ssize_t i, f
+        cdef double acc
+        self._setup(X.shape[0], X.shape[1], k)
+        self.X = X
+        for i in range(self.n):
+            acc = 0.0
+            for f in range(self.d):
+                acc += X[i, f] * X[i, f]
+            self.sqnorm[i] = acc
+        self._init_weights(self.d)
+
+    cdef void get_scores(self, int i, double* out) noexcept nogil:
+        cdef int j, f
+        cdef double xf
+        for j in range(self.k):
+            out[j] = 0.0
+        for f in range(self.d):
+            xf = self.X[i, f]
+            if xf != 0.0:
+                for j in range(self.k):
+                    out[j] += xf * self.W[f, j]
+
+    cdef void apply(self, int i, const double* du) noexcept nogil:
+        cdef int j, f
+        cdef double xf
+        for f in range(self.d):
+            xf = self.X[i, f]
+            if xf != 0.0:
+                for j in range(self.k):
+                    if du[j] != 0.0:
+                        self.W[f, j] += xf * du[j]
+
+
+cdef class SparseLinearRows(WeightRows):
+    """The linear kernel on a CSR X (int32 indices), weights held explicitly."""
+
+    def __init__(self, X, int k):
+        cdef Py_ssize_t i, t
+        cdef double acc
+        self._setup(X.shape[0], X.shape[1], k)
+        self.data = X.data
+        self.indices = X.indices
+        self.indptr = X.indptr
+        for i in range(self.n):
+            acc = 0.0
+            for t in range(self.indptr[i], self.indptr[i + 1]):
+                acc += self.data[t] * self.data[t]
+            self.sqnorm[i] = acc
+        self._init_weights(self.indptr[self.n] / max(self.n, 1))
+
+    cdef void get_scores(self, int i, double* out) noexcept nogil:
+        cdef int j, t
+        cdef double xf
+        cdef double* w
+        for j in range(self.k):
+            out[j] = 0.0
+        for t in range(self.indptr[i], self.indptr[i + 1]):
+            xf = self.data[t]
+            w = &self.W[self.indices[t], 0]
+            for j in range(self.k):
+                out[j] += xf * w[j]
+
+    cdef void apply(self, int i, const double* du) noexcept nogil:
+        cdef int j, t
+        cdef double xf
+        cdef double* w
+        for t in range(self.indptr[i], self.indptr[i + 1]):
+            xf = self.data[t]
+            w = &self.W[self.indices[t], 0]
+            for j in range(self.k):
+                if du[j] != 0.0:
+                    w[j] += xf * du[j]
+
+
+# ---------------------------------------------------------------------- construction
+def _csr(X):
+    """X as CSR with float64 data and int32 indices, sorted and without duplicates."""
+    import scipy.sparse as sp
+    X = sp.csr_matrix(X, dtype=np.float64)
+    X.sum_duplicates()
+    if X.nnz > np.iinfo(np.int32).max:
+        raise ValueError("sparse X has more than 2**31 - 1 stored values; split the data")
+    X.indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+    X.indptr = np.ascontiguousarray(X.indptr, dtype=np.int32)
+    X.data = np.ascontiguousarray(X.data)
+    return X
+
+
+def make_row_source(str kind, int k, X=None, K=None, double gamma=1.0, double coef0=0.0,
+                    int degree=3, double shift=0.0, Py_ssize_t capacity=0,
+                    str cache_dtype="float64"):
+    """The row source for a solve.
+
+    Parameters
+    ----------
+    kind : {'linear', 'precomputed', 'rbf', 'poly', 'linear-rows'}
+        'linear' keeps the weights W = X^T U (no kernel rows); 'precomputed' takes rows of the
+        Gram matrix ``K``; 'rbf', 'poly' and 'linear-rows' (the linear kernel as rows, for the
+        SMO path on small n) compute kernel rows from ``X`` into an LRU cache of ``capacity``
+        rows stored as ``cache_dtype``.
+    k : int
+        Number of class slots.
+    X : ndarray of shape (n, d) or scipy.sparse matrix
+        The training inputs (dense C-ordered float64, or any sparse format: converted to CSR).
+    """
+    import scipy.sparse as sp
+    if kind == "precomputed":
+        return GramRows(np.ascontiguousarray(K, dtype=np.float64), k)
+    if shift != 0.0 and kind == "linear":
+        raise ValueError("shift applies to kernel rows only; append a constant column instead")
+    sparse = sp.issparse(X)
+    if kind == "linear":
+        return SparseLinearRows(_csr(X), k) if sparse else DenseLinearRows(X, k)
+    kernel = "linear" if kind == "linear-rows" else kind
+    if kernel not in ("rbf", "poly", "linear"):
+        raise ValueError(f"unknown row source kind {kind!r}")
+    cls = SparseKernelRows if sparse else DenseKernelRows
+    return cls(_csr(X) if sparse else X, k, kernel, gamma=gamma, coef0=coef0, degree=degree,
+               shift=shift, capacity=capacity, cache_dtype=cache_dtype)

@@ -1,0 +1,17 @@
+# Signal checks from nogil loops: the loops count their work and, every CHECK_WORK units,
+# re-take the GIL briefly to run Python's signal handlers (Ctrl-C).
+
+from ._types cimport CHECK_WORK
+
+
+cdef bint signal_raised() noexcept nogil
+cdef int reraise() except -1
+
+
+cdef inline bint tick(long long* work, long long amount) noexcept nogil:
+    """Count `amount` units of work; every CHECK_WORK units, check for signals."""
+    work[0] += amount
+    if work[0] < CHECK_WORK:
+        return False
+    work[0] = 0
+    return signal_raised()

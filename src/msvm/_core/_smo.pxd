@@ -1,0 +1,75 @@
+from ._alm cimport InnerSolver
+
+
+cdef struct Canon:
+    # per variable: canonical direction e = e_p + r e_q (q = -1, r = 0 for one slot),
+    # orientation sigma (d = sigma e), ||P e||^2 and the bucket of its canonical direction
+    int* p
+    int* q
+    double* r
+    double* sg
+    double* pn2
+    int* bucket
+    int nbuckets
+
+
+cdef struct Block:
+    int q              # samples in the working set
+    int nb             # variables in the working set
+    double* K          # q x q kernel block, row-major
+    double* kd         # q: kernel diagonal
+    double* Ft         # k x q: scores F of the block, slot-major
+    double* S          # q: row sums of F
+    int* loc           # n: local index of a global sample (-1 outside the block)
+    int* start         # nbuckets + 1: the block's variables are sorted by bucket
+    # per block variable, in bucket order
+    double* U          # sigma alpha
+    double* Ulo
+    double* Uhi
+    double* off        # -sigma a
+    int* li            # local sample
+    int* gv            # global variable
+    int* pos           # nb: block variables in the problem's own order (sample, group)
+
+
+cdef struct Extremes:
+    # per bucket, during a block round: the largest z among variables that can decrease
+    # (l, at la) and the smallest among those that can increase (u, at ua)
+    double* l
+    double* u
+    int* la
+    int* ua
+
+
+cdef class SMOSolver(InnerSolver):
+    cdef readonly long long steps, blocks
+    cdef long long max_steps
+    cdef int qmax, nprev
+    cdef bint grouped
+    cdef double* Ft            # the row source's scores, k x n (slot-major)
+    cdef double* S             # n: row sums of F
+    cdef double* score         # n: violation of the candidate samples
+    cdef int* cand             # n: candidate samples; the working set
+    cdef int* prev             # qmax: the previous working set
+    cdef int* sample           # nv: the sample of every variable
+    cdef int* bv               # the working set's variables, in the problem's order
+    cdef double* dU            # qmax x k: the block's change of U
+    cdef double* zg            # maxper + 1: a group's gradients
+    cdef double* ag            # maxper + 1: a group's alphas
+    cdef int* gvars            # maxper + 1: a group's variables
+    cdef Canon cn
+    cdef Block B
+    cdef Extremes ex
+
+    cdef double _sample_violation(self, int i) noexcept nogil
+    cdef int _scan(self, double eps, double* viol, int* m) noexcept nogil
+    cdef int _load_block(self, int m) noexcept nogil
+    cdef void _block_variables(self) noexcept nogil
+    cdef double _bucket_extremes(self) noexcept nogil
+    cdef double _group_violation(self, double viol) noexcept nogil
+    cdef bint _bucket_step(self, int j, double eps) noexcept nogil
+    cdef bint _transversal(self, const int* cand, double sign, double eps) noexcept nogil
+    cdef long long _group_steps(self, double eps, long long budget) noexcept nogil
+    cdef long long _block_smo(self, double eps, long long max_steps) noexcept nogil
+    cdef int _write_back(self) noexcept nogil
+    cdef void _group_values(self, int x0, int x1) noexcept nogil

@@ -1,0 +1,784 @@
+# Design
+# ======
+# Working-set SMO for kernel problems whose variables have directions d_v = sigma_v e_v with
+# sigma_v = +-1 and e_v a canonical direction: one slot e_p (the Lee-Lin-Wahba / reinforced /
+# truncated layouts) or two slots e_p + r e_q with r = +-1 (e_j' - e_j: Weston-Watkins and the
+# generalized-margin hinges), with or without group caps sum_{v in g} alpha_v <= cap_g.
+#
+# The equalities P c = 0 (class sums c = sum_v alpha_v d_v with one common value) are handled by
+# the same augmented Lagrangian as the coordinate-descent path: multiplier mu, penalty rho,
+# shift s = mu + rho P c.  Write U_v = sigma_v alpha_v; its gradient is
+#     z_v = kappa (F_ip + r F_iq - (1 + r) S_i / k) + s_p + r s_q - sigma_v a_v
+# (F = K U in slot space, S its row sums).  Each inner problem (boxes and caps only) is solved
+# by a decomposition in the manner of SVMlight / ThunderSVM:
+#
+# 1. a global scan of every variable (O(n k), no kernel rows) measures the violation of the
+#    inner KKT conditions per sample: z >= 0 where U can only increase, z <= 0 where it can
+#    only decrease, z = 0 for free variables (room counted with the group caps), and, in a
+#    full group, max g <= min g over the members that can decrease / increase (g = sigma z);
+# 2. the (at most q) samples with the largest violation, topped up with the previous working
+#    set, form the working set B; their kernel block K_BB (q x q), scores and variables are
+#    copied out;
+# 3. a local SMO solves the subproblem on B (everything else fixed), each step O(q):
+#    * same-bucket pairs (a, b) of one canonical direction: U_a -= t, U_b += t, which leave c
+#      and s unchanged; a has the largest z that can decrease, b maximizes the second-order
+#      gain (z_a - z_b)^2 / curvature (Fan, Chen and Lin 2005), curvature
+#      kappa ||P e||^2 (K_aa + K_bb - 2 K_ab).  These are the directions along which a kernel
+#      dual is ill conditioned, where single-variable steps crawl;
+#    * single-variable Newton steps (curvature (kappa K_ii + rho) ||P e||^2), which move c;
+#    * in a full group, pair steps alpha_a -= t, alpha_b += t inside the group;
+#    each round scans the block once and then takes one step per violating bucket and group;
+# 4. the scores of all n samples are updated once with the kernel rows of the samples whose
+#    variables changed: F += K[:, B] dU_B (O(n) per changed (sample, slot)).
+#
+# The kernel rows of B come from the row source (Gram matrix or LRU cache); q never exceeds
+# the cache capacity, so the rows fetched in step 2 are still cached in step 4.  The scores
+# are the row source's own (held slot-major, F^T, k x n); the solver keeps their row sums S.
+# The augmented-Lagrangian rounds around the inner problems are _alm.pyx's.
+from libc.math cimport fabs, INFINITY
+from libc.stdlib cimport malloc, free
+
+from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
+                      STATUS_INTERRUPTED, CURV_MIN, all_finite)
+from ._state cimport move_sums, pair_pnorm2, group_full, group_pair, sums_finite
+from ._signals cimport tick
+from ._rows cimport RowSource
+from ._problem cimport ProblemArrays
+from ._state cimport DualState
+
+
+cdef inline double _room_up(const Prob* p, const State* st, const Canon* cn, int v, double U,
+                            double Uhi) noexcept nogil:
+    """How far U_v can increase (box and, when alpha grows, the group cap)."""
+    cdef double room = Uhi - U, g_room
+    cdef int g = p.grp[v]
+    if g >= 0 and cn.sg[v] > 0:
+        g_room = p.cap[g] - st.gsum[g]
+        if g_room < room:
+            room = g_room
+    return room if room > 0.0 else 0.0
+
+
+cdef inline double _room_down(const Prob* p, const State* st, const Canon* cn, int v, double U,
+                              double Ulo) noexcept nogil:
+    """How far U_v can decrease (box and, when alpha grows, the group cap)."""
+    cdef double room = U - Ulo, g_room
+    cdef int g = p.grp[v]
+    if g >= 0 and cn.sg[v] < 0:
+        g_room = p.cap[g] - st.gsum[g]
+        if g_room < room:
+            room = g_room
+    return room if room > 0.0 else 0.0
+
+
+cdef inline double _zval(const Prob* p, const State* st, const Canon* cn, int v,
+                         const double* Ft, const double* S, int ld, int i, double off) noexcept nogil:
+    """U-space gradient z_v of variable v of sample i (scores F^T with leading dimension ld)."""
+    cdef int a = cn.p[v], b = cn.q[v]
+    cdef double r = cn.r[v], Si = S[i] / p.k
+    if b >= 0:
+        return p.kappa * (Ft[<Py_ssize_t> a * ld + i] + r * Ft[<Py_ssize_t> b * ld + i]
+                          - (1.0 + r) * Si) + st.s[a] + r * st.s[b] + off
+    return p.kappa * (Ft[<Py_ssize_t> a * ld + i] - Si) + st.s[a] + off
+
+
+cdef inline void _axpy(double* y, const double* x, double t, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t r
+    for r in range(n):
+        y[r] += t * x[r]
+
+
+cdef void _apply_u(const Prob* p, State* st, const Canon* cn, int v, double t, double* Ft,
+                   double* S, const double* row, int ld) noexcept nogil:
+    """U_v += t inside a block: its scores (one kernel row, leading dimension ld) and the
+    sums (move_sums, with alpha_v moving by sigma_v t)."""
+    cdef int a = cn.p[v], b = cn.q[v]
+    cdef double r = cn.r[v], tot = t
+    _axpy(Ft + <Py_ssize_t> a * ld, row, t, ld)
+    if b >= 0:
+        _axpy(Ft + <Py_ssize_t> b * ld, row, r * t, ld)
+        tot += r * t
+    if tot != 0.0:
+        _axpy(S, row, tot, ld)
+    move_sums(p, st, v, cn.sg[v] * t)
+
+
+cdef inline void _bucket_terms(const Prob* p, const State* st, const Canon* cn, const Block* B,
+                               int j, const double** Fp, const double** Fq, double* br,
+                               double* cs, double* sconst) noexcept nogil:
+    """Shared parts of z for bucket j: z = kappa (Fp + br Fq - cs S) + sconst + off."""
+    cdef int v = B.gv[B.start[j]], a = cn.p[v], b = cn.q[v]
+    Fp[0] = B.Ft + <Py_ssize_t> a * B.q
+    br[0] = cn.r[v]
+    sconst[0] = st.s[a]
+    if b >= 0:
+        Fq[0] = B.Ft + <Py_ssize_t> b * B.q
+        sconst[0] += br[0] * st.s[b]
+    else:
+        Fq[0] = NULL
+    cs[0] = (1.0 + br[0]) / p.k
+
+cdef void _top_q(double* score, int* idx, int m, int q) noexcept nogil:
+    """Partially reorder (score, idx)[0:m] so that the q largest scores come first."""
+    cdef int lo = 0, hi = m - 1, i, j, ti
+    cdef double pivot, ts
+    while lo < hi:
+        pivot = score[(lo + hi) // 2]
+        i = lo
+        j = hi
+        while i <= j:
+            while score[i] > pivot:
+                i += 1
+            while score[j] < pivot:
+                j -= 1
+            if i <= j:
+                ts = score[i]; score[i] = score[j]; score[j] = ts
+                ti = idx[i]; idx[i] = idx[j]; idx[j] = ti
+                i += 1
+                j -= 1
+        if q - 1 <= j:
+            hi = j
+        elif q - 1 >= i:
+            lo = i
+        else:
+            break
+
+
+cdef int _canonical(const Prob* p, Canon* cn) noexcept nogil:
+    """Canonical directions and buckets of every variable; -1 if out of memory."""
+    cdef int v, a, b, key, nkeys = p.k * (p.k + 1) * 3
+    cdef double c1, c2, r
+    cdef int* ids = <int*> malloc(nkeys * sizeof(int))
+    if ids == NULL:
+        return -1
+    for key in range(nkeys):
+        ids[key] = -1
+    cn.nbuckets = 0
+    for v in range(p.nv):
+        c1 = p.c1[v]
+        a = p.s1[v]
+        b = p.s2[v]
+        if b < 0:
+            cn.p[v] = a
+            cn.q[v] = -1
+            cn.r[v] = 0.0
+            cn.sg[v] = c1
+        else:
+            c2 = p.c2[v]
+            if a < b:
+                cn.p[v] = a
+                cn.q[v] = b
+                cn.sg[v] = c1
+                cn.r[v] = c2 / c1
+            else:
+                cn.p[v] = b
+                cn.q[v] = a
+                cn.sg[v] = c2
+                cn.r[v] = c1 / c2
+        r = cn.r[v]
+        cn.pn2[v] = 1.0 + r * r - (1.0 + r) * (1.0 + r) / p.k
+        key = (cn.p[v] * (p.k + 1) + cn.q[v] + 1) * 3 + <int> (r + 1.0)
+        if ids[key] < 0:
+            ids[key] = cn.nbuckets
+            cn.nbuckets += 1
+        cn.bucket[v] = ids[key]
+    free(ids)
+    return 0
+
+
+def smo_applies(RowSource src, problem):
+    """Whether the working-set SMO path serves this source and problem: kernel rows, and
+    directions whose coefficients are +-1 on each slot."""
+    import numpy as np
+    if not src.has_rows():
+        return False
+    c1 = np.asarray(problem.coef1)
+    s2 = np.asarray(problem.slot2)
+    c2 = np.asarray(problem.coef2)
+    return bool(np.all(np.abs(c1) == 1.0)) and bool(np.all((s2 < 0) | (np.abs(c2) == 1.0)))
+
+
+cdef class SMOSolver(InnerSolver):
+    """Working-set SMO on kernel problems with +-1 directions (see the Design note)."""
+
+    def __cinit__(self):
+        self.S = NULL
+
+    def __init__(self, RowSource src, ProblemArrays pa, DualState ds, long long max_steps,
+                 int qmax):
+        cdef const Prob* p = &pa.p
+        cdef int n = p.n, k = p.k, nv = p.nv, maxper = p.maxper, nkeys, i, v, j
+        if not src.has_rows():
+            raise ValueError("the SMO path needs a row source with kernel rows")
+        self._bind(src, pa, ds)
+        self.max_steps = max_steps
+        self.steps = 0
+        self.blocks = 0
+        self.nprev = 0
+        qmax = min(qmax, n, src.capacity)
+        self.qmax = max(qmax, 1)
+        qmax = self.qmax
+        nkeys = k * (k + 1) * 3
+        cdef Py_ssize_t nbmax = <Py_ssize_t> qmax * maxper + 1
+        self.Ft = src.slot_scores()
+        self.S = <double*> malloc(n * sizeof(double) + 1)
+        self.score = <double*> malloc(n * sizeof(double) + 1)
+        self.cand = <int*> malloc(n * sizeof(int) + 1)
+        self.prev = <int*> malloc(qmax * sizeof(int))
+        self.sample = <int*> malloc(nv * sizeof(int) + sizeof(int))
+        self.bv = <int*> malloc(nbmax * sizeof(int))
+        self.dU = <double*> malloc(<Py_ssize_t> qmax * k * sizeof(double))
+        self.zg = <double*> malloc((maxper + 1) * sizeof(double))
+        self.ag = <double*> malloc((maxper + 1) * sizeof(double))
+        self.gvars = <int*> malloc((maxper + 1) * sizeof(int))
+        self.ex.l = <double*> malloc(nkeys * sizeof(double))
+        self.ex.u = <double*> malloc(nkeys * sizeof(double))
+        self.ex.la = <int*> malloc(nkeys * sizeof(int))
+        self.ex.ua = <int*> malloc(nkeys * sizeof(int))
+        self.cn.p = <int*> malloc(nv * sizeof(int) + sizeof(int))
+        self.cn.q = <int*> malloc(nv * sizeof(int) + sizeof(int))
+        self.cn.r = <double*> malloc(nv * sizeof(double) + sizeof(double))
+        self.cn.sg = <double*> malloc(nv * sizeof(double) + sizeof(double))
+        self.cn.pn2 = <double*> malloc(nv * sizeof(double) + sizeof(double))
+        self.cn.bucket = <int*> malloc(nv * sizeof(int) + sizeof(int))
+        self.B.K = <double*> malloc(<Py_ssize_t> qmax * qmax * sizeof(double))
+        self.B.kd = <double*> malloc(qmax * sizeof(double))
+        self.B.Ft = <double*> malloc(<Py_ssize_t> k * qmax * sizeof(double))
+        self.B.S = <double*> malloc(qmax * sizeof(double))
+        self.B.loc = <int*> malloc(n * sizeof(int) + 1)
+        self.B.start = <int*> malloc((nkeys + 1) * sizeof(int))
+        self.B.U = <double*> malloc(nbmax * sizeof(double))
+        self.B.Ulo = <double*> malloc(nbmax * sizeof(double))
+        self.B.Uhi = <double*> malloc(nbmax * sizeof(double))
+        self.B.off = <double*> malloc(nbmax * sizeof(double))
+        self.B.li = <int*> malloc(nbmax * sizeof(int))
+        self.B.gv = <int*> malloc(nbmax * sizeof(int))
+        self.B.pos = <int*> malloc(nbmax * sizeof(int))
+        if (self.S == NULL or self.score == NULL or self.cand == NULL or self.prev == NULL
+                or self.sample == NULL or self.bv == NULL or self.dU == NULL
+                or self.zg == NULL or self.ag == NULL or self.gvars == NULL
+                or self.ex.l == NULL or self.ex.u == NULL or self.ex.la == NULL
+                or self.ex.ua == NULL or self.cn.p == NULL or self.cn.q == NULL
+                or self.cn.r == NULL or self.cn.sg == NULL or self.cn.pn2 == NULL
+                or self.cn.bucket == NULL or self.B.K == NULL or self.B.kd == NULL
+                or self.B.Ft == NULL or self.B.S == NULL or self.B.loc == NULL
+                or self.B.start == NULL or self.B.U == NULL or self.B.Ulo == NULL
+                or self.B.Uhi == NULL or self.B.off == NULL or self.B.li == NULL
+                or self.B.gv == NULL or self.B.pos == NULL or _canonical(p, &self.cn) < 0):
+            raise MemoryError("cannot allocate the solver's work arrays")
+        self.grouped = False
+        for v in range(nv):
+            if p.grp[v] >= 0:
+                self.grouped = True
+        for i in range(n):
+            self.S[i] = 0.0
+            self.B.loc[i] = -1
+            for v in range(p.ptr[i], p.ptr[i + 1]):
+                self.sample[v] = i
+            for j in range(k):
+                self.S[i] += self.Ft[<Py_ssize_t> j * n + i]
+        for j in range(qmax * k):
+            self.dU[j] = 0.0
+
+    def __dealloc__(self):
+        free(self.S); free(self.score); free(self.cand); free(self.prev); free(self.sample)
+        free(self.bv); free(self.dU); free(self.zg); free(self.ag); free(self.gvars)
+        free(self.ex.l); free(self.ex.u); free(self.ex.la); free(self.ex.ua)
+        free(self.cn.p); free(self.cn.q); free(self.cn.r); free(self.cn.sg); free(self.cn.pn2)
+        free(self.cn.bucket)
+        free(self.B.K); free(self.B.kd); free(self.B.Ft); free(self.B.S); free(self.B.loc)
+        free(self.B.start); free(self.B.U); free(self.B.Ulo); free(self.B.Uhi)
+        free(self.B.off); free(self.B.li); free(self.B.gv); free(self.B.pos)
+
+    cdef void end_round(self) noexcept nogil:
+        self.steps += 1                 # an augmented-Lagrangian round is work too
+
+    cdef bint exhausted(self) noexcept nogil:
+        return self.steps >= self.max_steps
+
+    cdef long epochs(self):
+        cdef long long n = max(self.p.n, 1)
+        return (self.steps + n - 1) // n
+
+    cdef str progress(self):
+        return f"steps {self.steps}, blocks {self.blocks}"
+
+    # ------------------------------------------------------------------ 1. global scan
+    cdef double _sample_violation(self, int i) noexcept nogil:
+        """Largest violation of the inner KKT conditions among sample i's variables and
+        groups."""
+        cdef const Prob* p = self.p
+        cdef const State* st = self.st
+        cdef const Canon* cn = &self.cn
+        cdef int v, v0 = p.ptr[i], v1 = p.ptr[i + 1], g, w, va, vb, n = p.n
+        cdef double sc = 0.0, z, U, sig, gv
+        for v in range(v0, v1):
+            if p.hi[v] <= p.lo[v]:
+                continue
+            sig = cn.sg[v]
+            z = _zval(p, st, cn, v, self.Ft, self.S, n, i, -sig * p.lin[v])
+            if not self.grouped:
+                # alpha can move towards its bound in the direction that lowers the objective
+                if (z < -sc and (st.alpha[v] < p.hi[v] if sig > 0 else st.alpha[v] > p.lo[v])) or \
+                        (z > sc and (st.alpha[v] > p.lo[v] if sig > 0 else st.alpha[v] < p.hi[v])):
+                    sc = fabs(z)
+                continue
+            U = sig * st.alpha[v]
+            if z < -sc and _room_up(p, st, cn, v, U, p.hi[v] if sig > 0 else -p.lo[v]) > 0.0:
+                sc = -z
+            elif z > sc and _room_down(p, st, cn, v, U, p.lo[v] if sig > 0 else -p.hi[v]) > 0.0:
+                sc = z
+        if not self.grouped:
+            return sc
+        v = v0
+        while v < v1:
+            g = p.grp[v]
+            w = v + 1
+            while w < v1 and g >= 0 and p.grp[w] == g:
+                w += 1
+            if group_full(p, st, g):
+                for va in range(v, w):
+                    self.gvars[va - v] = va
+                    self.zg[va - v] = cn.sg[va] * _zval(p, st, cn, va, self.Ft, self.S, n, i,
+                                                        -cn.sg[va] * p.lin[va])
+                    self.ag[va - v] = st.alpha[va]
+                gv = group_pair(p, self.gvars, w - v, self.zg, self.ag, &va, &vb)
+                if gv > sc:
+                    sc = gv
+            v = w
+        return sc
+
+    cdef int _scan(self, double eps, double* viol, int* m) noexcept nogil:
+        """Step 1: every sample's violation; the candidates (> eps) into score / cand."""
+        cdef int i, n = self.p.n
+        cdef double sc, Ssum = 0.0
+        viol[0] = 0.0
+        m[0] = 0
+        for i in range(n):
+            sc = self._sample_violation(i)
+            Ssum += self.S[i]
+            if sc > viol[0]:
+                viol[0] = sc
+            if sc > eps:
+                self.score[m[0]] = sc
+                self.cand[m[0]] = i
+                m[0] += 1
+        if not sums_finite(self.p, self.st, viol[0]) or not all_finite(Ssum):
+            return STATUS_NONFINITE
+        if tick(&self.work, self.p.nv + n):
+            return STATUS_INTERRUPTED
+        return STATUS_CONVERGED
+
+    # ------------------------------------------------------------------ 2. working set
+    cdef int _load_block(self, int m) noexcept nogil:
+        """Step 2: the working set (the m candidates' most violating, topped up with the
+        previous working set) and its kernel block and scores."""
+        cdef Block* B = &self.B
+        cdef int a, b, i, j, n = self.p.n, k = self.p.k, qmax = self.qmax, qb
+        cdef int keep = qmax - self.nprev // 2
+        cdef const double* row
+        if m > keep:
+            _top_q(self.score, self.cand, m, keep)
+            m = keep
+        for a in range(m):
+            B.loc[self.cand[a]] = a
+        for a in range(self.nprev):
+            if m >= qmax:
+                break
+            i = self.prev[a]
+            if B.loc[i] < 0:
+                B.loc[i] = m
+                self.cand[m] = i
+                m += 1
+        qb = m
+        B.q = qb
+        for a in range(qb):
+            i = self.cand[a]
+            row = self.src.row(i)
+            if tick(&self.work, self.src.row_cost):
+                return STATUS_INTERRUPTED
+            B.kd[a] = self.src.diag(i)
+            for b in range(qb):
+                B.K[<Py_ssize_t> a * qb + b] = row[self.cand[b]]
+            for j in range(k):
+                B.Ft[j * qb + a] = self.Ft[<Py_ssize_t> j * n + i]
+            B.S[a] = self.S[i]
+        self._block_variables()
+        return STATUS_CONVERGED
+
+    cdef void _block_variables(self) noexcept nogil:
+        """The working set's free variables, sorted by bucket (B.start), with their U-space
+        boxes and offsets; B.pos keeps the problem's own order."""
+        cdef const Prob* p = self.p
+        cdef const Canon* cn = &self.cn
+        cdef Block* B = &self.B
+        cdef int nbk = cn.nbuckets, a, b, j, v, x, nb = 0
+        cdef double sig
+        for j in range(nbk + 1):
+            B.start[j] = 0
+        for a in range(B.q):
+            for v in range(p.ptr[self.cand[a]], p.ptr[self.cand[a] + 1]):
+                if p.hi[v] > p.lo[v]:
+                    self.bv[nb] = v
+                    nb += 1
+                    B.start[cn.bucket[v] + 1] += 1
+        for j in range(nbk):
+            B.start[j + 1] += B.start[j]
+        for x in range(nb):
+            v = self.bv[x]
+            j = cn.bucket[v]
+            b = B.start[j]
+            B.start[j] += 1
+            sig = cn.sg[v]
+            B.gv[b] = v
+            B.pos[x] = b
+            B.li[b] = B.loc[self.sample[v]]
+            B.U[b] = sig * self.st.alpha[v]
+            B.Ulo[b] = p.lo[v] if sig > 0 else -p.hi[v]
+            B.Uhi[b] = p.hi[v] if sig > 0 else -p.lo[v]
+            B.off[b] = -sig * p.lin[v]
+        for j in range(nbk, 0, -1):
+            B.start[j] = B.start[j - 1]
+        B.start[0] = 0
+        B.nb = nb
+
+    # ------------------------------------------------------------------ 3. local solve
+    cdef double _bucket_extremes(self) noexcept nogil:
+        """Per bucket, the extreme candidates (Extremes); returns the block's violation."""
+        cdef const Prob* p = self.p
+        cdef const State* st = self.st
+        cdef const Canon* cn = &self.cn
+        cdef Block* B = &self.B
+        cdef Extremes* ex = &self.ex
+        cdef int j, idx, ib
+        cdef double z, viol = 0.0, br, cs, sconst
+        cdef const double* Fp
+        cdef const double* Fq
+        for j in range(cn.nbuckets):
+            ex.l[j] = -INFINITY
+            ex.u[j] = INFINITY
+            ex.la[j] = -1
+            ex.ua[j] = -1
+            if B.start[j] == B.start[j + 1]:
+                continue
+            _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
+            for idx in range(B.start[j], B.start[j + 1]):
+                ib = B.li[idx]
+                z = p.kappa * (Fp[ib] - cs * B.S[ib]) + sconst + B.off[idx]
+                if Fq != NULL:
+                    z += p.kappa * br * Fq[ib]
+                if z < ex.u[j] and (B.U[idx] < B.Uhi[idx] if not self.grouped else
+                                    _room_up(p, st, cn, B.gv[idx], B.U[idx], B.Uhi[idx]) > 0.0):
+                    ex.u[j] = z
+                    ex.ua[j] = idx
+                if z > ex.l[j] and (B.U[idx] > B.Ulo[idx] if not self.grouped else
+                                    _room_down(p, st, cn, B.gv[idx], B.U[idx], B.Ulo[idx]) > 0.0):
+                    ex.l[j] = z
+                    ex.la[j] = idx
+            viol = max(viol, -ex.u[j], ex.l[j])
+        return viol
+
+    cdef void _group_values(self, int x0, int x1) noexcept nogil:
+        """Members (global indices), alpha-space gradients and alphas of the block group at
+        B.pos[x0:x1], into gvars / zg / ag."""
+        cdef Block* B = &self.B
+        cdef const Canon* cn = &self.cn
+        cdef int x, b, v
+        for x in range(x0, x1):
+            b = B.pos[x]
+            v = B.gv[b]
+            self.gvars[x - x0] = v
+            self.zg[x - x0] = cn.sg[v] * _zval(self.p, self.st, cn, v, B.Ft, B.S, B.q,
+                                                B.li[b], B.off[b])
+            self.ag[x - x0] = cn.sg[v] * B.U[b]
+
+    cdef double _group_violation(self, double viol) noexcept nogil:
+        """The block's violation including the pair conditions of its full groups."""
+        cdef const Prob* p = self.p
+        cdef Block* B = &self.B
+        cdef int x0 = 0, x1, g, va, vb
+        while x0 < B.nb:
+            g = p.grp[B.gv[B.pos[x0]]]
+            x1 = x0 + 1
+            while x1 < B.nb and g >= 0 and p.grp[B.gv[B.pos[x1]]] == g:
+                x1 += 1
+            if group_full(p, self.st, g):
+                self._group_values(x0, x1)
+                viol = max(viol, group_pair(p, self.gvars, x1 - x0, self.zg, self.ag,
+                                            &va, &vb))
+            x0 = x1
+        return viol
+
+    cdef bint _bucket_step(self, int j, double eps) noexcept nogil:
+        """One step in bucket j: the best same-bucket pair (second-order choice) or a single
+        Newton step on its most violating variable, whichever gains more.  Whether it moved."""
+        cdef const Prob* p = self.p
+        cdef State* st = self.st
+        cdef const Canon* cn = &self.cn
+        cdef Block* B = &self.B
+        cdef int q = B.q, la = self.ex.la[j], ua = self.ex.ua[j], a, b, best = -1, vs = -1
+        cdef int idx, ia, ib
+        cdef double kappa = p.kappa, za = -INFINITY, zu = INFINITY, zb = 0.0, z, curv, gain
+        cdef double bestgain, room, t, Kaa = 0.0, single = 0.0, gain_pair = 0.0
+        cdef double gain_single = 0.0, pn2, br, cs, sconst
+        cdef const double* row = NULL
+        cdef const double* Fp
+        cdef const double* Fq
+        if la >= 0:
+            za = _zval(p, st, cn, B.gv[la], B.Ft, B.S, q, B.li[la], B.off[la])
+        if ua >= 0:
+            zu = _zval(p, st, cn, B.gv[ua], B.Ft, B.S, q, B.li[ua], B.off[ua])
+        if za > single:
+            single = za
+            vs = la
+        if -zu > single:
+            single = -zu
+            vs = ua
+        pn2 = cn.pn2[B.gv[la if la >= 0 else ua]]
+        if la >= 0 and za - zu > 0.0:
+            ia = B.li[la]
+            row = B.K + <Py_ssize_t> ia * q
+            Kaa = B.kd[ia]
+            bestgain = -1.0
+            _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
+            for idx in range(B.start[j], B.start[j + 1]):
+                if idx == la or not (B.U[idx] < B.Uhi[idx] if not self.grouped else _room_up(
+                        p, st, cn, B.gv[idx], B.U[idx], B.Uhi[idx]) > 0.0):
+                    continue
+                ib = B.li[idx]
+                z = kappa * (Fp[ib] - cs * B.S[ib]) + sconst + B.off[idx]
+                if Fq != NULL:
+                    z += kappa * br * Fq[ib]
+                if z >= za:
+                    continue
+                curv = max(kappa * pn2 * (Kaa + B.kd[ib] - 2.0 * row[ib]), CURV_MIN)
+                gain = (za - z) * (za - z) / curv
+                if gain > bestgain:
+                    bestgain = gain
+                    best = idx
+                    zb = z
+            gain_pair = 0.5 * bestgain
+        if vs >= 0:
+            curv = (kappa * B.kd[B.li[vs]] + st.rho * p.equality) * pn2
+            gain_single = 0.5 * single * single / max(curv, CURV_MIN)
+        if best < 0 and vs < 0:
+            return False
+        if best >= 0 and gain_pair >= gain_single:
+            a = la
+            b = best
+            ib = B.li[b]
+            curv = kappa * pn2 * (Kaa + B.kd[ib] - 2.0 * row[ib])
+            room = min(_room_down(p, st, cn, B.gv[a], B.U[a], B.Ulo[a]),
+                       _room_up(p, st, cn, B.gv[b], B.U[b], B.Uhi[b]))
+            t = room
+            if curv > CURV_MIN and (za - zb) / curv < room:
+                t = (za - zb) / curv
+            B.U[a] -= t
+            B.U[b] += t
+            _apply_u(p, st, cn, B.gv[a], -t, B.Ft, B.S, row, q)
+            _apply_u(p, st, cn, B.gv[b], t, B.Ft, B.S, B.K + <Py_ssize_t> ib * q, q)
+            return True
+        # single Newton step on the bucket's most violating variable (moves c and s)
+        ia = B.li[vs]
+        curv = (kappa * B.kd[ia] + st.rho * p.equality) * pn2
+        z = za if vs == la else zu
+        if z < 0.0:
+            room = _room_up(p, st, cn, B.gv[vs], B.U[vs], B.Uhi[vs])
+            t = room if curv <= CURV_MIN or -z / curv > room else -z / curv
+        else:
+            room = _room_down(p, st, cn, B.gv[vs], B.U[vs], B.Ulo[vs])
+            t = -room if curv <= CURV_MIN or z / curv > room else -z / curv
+        B.U[vs] += t
+        _apply_u(p, st, cn, B.gv[vs], t, B.Ft, B.S, B.K + <Py_ssize_t> ia * q, q)
+        return True
+
+    cdef bint _transversal(self, const int* cand, double sign, double eps) noexcept nogil:
+        """One exact step along "U_v += sign t for one variable v of every class slot".
+
+        For single-slot problems (one bucket per slot): moving one variable of every slot by
+        the same t changes the class sums c by t 1, so P c and the equality penalty stay put;
+        it is the move that changes the common value of c (the intercepts' level).  On
+        near-duplicate samples it has almost no curvature while each single step sees the
+        penalty rho, so the single steps of the k buckets cancel and crawl; this step goes
+        straight to the minimum along the joint direction.  cand[j] is bucket j's most
+        violating candidate that can move in the direction ``sign`` (-1 if none).  Returns
+        whether a step was taken.
+        """
+        cdef const Prob* p = self.p
+        cdef State* st = self.st
+        cdef const Canon* cn = &self.cn
+        cdef Block* B = &self.B
+        cdef int j, a, b, ia, ib
+        cdef double grad = 0.0, curv = 0.0, room, t = INFINITY, cross = 0.0
+        for j in range(cn.nbuckets):
+            a = cand[j]
+            if a < 0:
+                return False
+            grad += _zval(p, st, cn, B.gv[a], B.Ft, B.S, B.q, B.li[a], B.off[a])
+            room = (_room_up(p, st, cn, B.gv[a], B.U[a], B.Uhi[a]) if sign > 0 else
+                    _room_down(p, st, cn, B.gv[a], B.U[a], B.Ulo[a]))
+            t = min(t, room)
+        if sign * grad >= -eps or t <= 0.0:
+            return False
+        for j in range(cn.nbuckets):
+            ia = B.li[cand[j]]
+            curv += B.kd[ia]
+            for b in range(cn.nbuckets):
+                ib = B.li[cand[b]]
+                cross += B.K[<Py_ssize_t> ia * B.q + ib]
+        curv = p.kappa * (curv - cross / p.k)
+        if curv > CURV_MIN and -sign * grad / curv < t:
+            t = -sign * grad / curv
+        for j in range(cn.nbuckets):
+            a = cand[j]
+            B.U[a] += sign * t
+            _apply_u(p, st, cn, B.gv[a], sign * t, B.Ft, B.S,
+                     B.K + <Py_ssize_t> B.li[a] * B.q, B.q)
+        return True
+
+    cdef long long _group_steps(self, double eps, long long budget) noexcept nogil:
+        """One pair step inside every violating full group of the block; the steps taken."""
+        cdef const Prob* p = self.p
+        cdef State* st = self.st
+        cdef const Canon* cn = &self.cn
+        cdef Block* B = &self.B
+        cdef int x0 = 0, x1, g, va, vb, pa, pb, a, b, ia
+        cdef long long steps = 0
+        cdef double gv, curv, room, t
+        cdef const double* row
+        while x0 < B.nb and steps < budget:
+            g = p.grp[B.gv[B.pos[x0]]]
+            x1 = x0 + 1
+            while x1 < B.nb and g >= 0 and p.grp[B.gv[B.pos[x1]]] == g:
+                x1 += 1
+            if group_full(p, st, g):
+                self._group_values(x0, x1)
+                gv = group_pair(p, self.gvars, x1 - x0, self.zg, self.ag, &va, &vb)
+                if gv > eps:
+                    steps += 1
+                    pa = B.pos[x0 + va]
+                    pb = B.pos[x0 + vb]
+                    a = self.gvars[va]
+                    b = self.gvars[vb]
+                    ia = B.li[pa]
+                    curv = (p.kappa * B.kd[ia] + st.rho * p.equality) * pair_pnorm2(p, a, b)
+                    room = min(self.ag[va] - p.lo[a], p.hi[b] - self.ag[vb])
+                    t = room
+                    if curv > CURV_MIN and gv / curv < room:
+                        t = gv / curv
+                    if t > 0.0:
+                        # alpha_a -= t, alpha_b += t (U = sigma alpha)
+                        B.U[pa] -= cn.sg[a] * t
+                        B.U[pb] += cn.sg[b] * t
+                        row = B.K + <Py_ssize_t> ia * B.q
+                        _apply_u(p, st, cn, a, -cn.sg[a] * t, B.Ft, B.S, row, B.q)
+                        _apply_u(p, st, cn, b, cn.sg[b] * t, B.Ft, B.S, row, B.q)
+            x0 = x1
+        return steps
+
+    cdef long long _block_smo(self, double eps, long long max_steps) noexcept nogil:
+        """Step 3: rounds of pair / single / transversal / group-pair steps on the working
+        set until its violation is <= eps or max_steps steps are taken."""
+        cdef const Canon* cn = &self.cn
+        cdef Block* B = &self.B
+        cdef Extremes* ex = &self.ex
+        cdef int j, nbk = cn.nbuckets
+        cdef long long steps = 0, round_start
+        cdef double viol
+        # transversal steps: every variable on one slot and every slot a bucket of its own
+        cdef bint transversal = nbk == self.p.k and not self.grouped
+        for j in range(nbk):
+            if not transversal:
+                break
+            if B.start[j] == B.start[j + 1] or cn.q[B.gv[B.start[j]]] >= 0:
+                transversal = False
+        while True:
+            viol = self._bucket_extremes()
+            if self.grouped:
+                viol = self._group_violation(viol)
+            if viol <= eps or steps >= max_steps:
+                break
+            round_start = steps
+            for j in range(nbk):
+                if (ex.l[j] <= eps and ex.u[j] >= -eps) or steps >= max_steps:
+                    continue
+                if self._bucket_step(j, eps):
+                    steps += 1
+            if transversal and steps < max_steps:
+                if self._transversal(ex.ua, 1.0, eps):
+                    steps += 1
+                if self._transversal(ex.la, -1.0, eps):
+                    steps += 1
+            if self.grouped:
+                steps += self._group_steps(eps, max_steps - steps)
+            if steps == round_start:
+                break              # no move possible (e.g. non-finite values): the caller sees it
+        return steps
+
+    # ------------------------------------------------------------------ 4. write back
+    cdef int _write_back(self) noexcept nogil:
+        """Step 4: the block's alphas, and every score updated once with the kernel rows of
+        the samples that changed.  INTERRUPTED (after the update is complete) or CONVERGED."""
+        cdef const Prob* p = self.p
+        cdef const Canon* cn = &self.cn
+        cdef Block* B = &self.B
+        cdef int b, v, a, i, j, n = p.n, k = p.k, status = STATUS_CONVERGED
+        cdef double d, tot
+        cdef const double* row
+        for b in range(B.nb):
+            v = B.gv[b]
+            d = B.U[b] - cn.sg[v] * self.st.alpha[v]
+            if d != 0.0:
+                self.st.alpha[v] = cn.sg[v] * B.U[b]
+                self.dU[B.li[b] * k + cn.p[v]] += d
+                if cn.q[v] >= 0:
+                    self.dU[B.li[b] * k + cn.q[v]] += cn.r[v] * d
+        self.nprev = B.q
+        for a in range(B.q):
+            i = self.cand[a]
+            self.prev[a] = i
+            B.loc[i] = -1
+            tot = 0.0
+            row = NULL
+            for j in range(k):
+                d = self.dU[a * k + j]
+                if d == 0.0:
+                    continue
+                if row == NULL:
+                    row = self.src.row(i)
+                tot += d
+                _axpy(self.Ft + <Py_ssize_t> j * n, row, d, n)
+                self.dU[a * k + j] = 0.0
+            if row != NULL and tot != 0.0:
+                _axpy(self.S, row, tot, n)
+            if row != NULL and tick(&self.work, self.src.row_cost):
+                status = STATUS_INTERRUPTED
+        return status
+
+    cdef int run(self, double eps, double* viol) noexcept nogil:
+        """Working-set rounds until the violation is <= eps: CONVERGED, MAX_ITER (the step
+        budget is spent), NONFINITE or INTERRUPTED."""
+        cdef int m, status
+        cdef long long budget, taken
+        while True:
+            status = self._scan(eps, viol, &m)
+            if status != STATUS_CONVERGED:
+                return status
+            if viol[0] <= eps:
+                return STATUS_CONVERGED
+            if self.steps >= self.max_steps:
+                return STATUS_MAX_ITER
+            status = self._load_block(m)
+            if status != STATUS_CONVERGED:
+                return status
+            # every round counts at least one step of work
+            budget = min(self.max_steps - self.steps, 50 * <long long> self.B.q + 100)
+            taken = self._block_smo(eps, budget)
+            self.steps += taken if taken > 0 else 1
+            self.blocks += 1
+            if tick(&self.work, (taken + 1) * self.B.q):
+                return STATUS_INTERRUPTED
+            status = self._write_back()
+            if status != STATUS_CONVERGED:
+                return status
+

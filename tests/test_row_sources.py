@@ -1,0 +1,103 @@
+"""The row sources of the compiled core: every storage gives the same rows, scores and solves.
+
+Dense and CSR inputs, float64 and float32 row caches, a Gram matrix and rows computed on
+demand, a full cache and a two-row one must agree (to rounding, or to float32's precision
+for float32 rows), and the solver must reach the same solution through each of them.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from msvm._core._rows import RowSource
+from msvm._core._solver import init_scores, make_row_source, solve
+from msvm._kernels import kernel_matrix
+from msvm._problem import pairwise_hinge_problem, reinforced_problem
+
+
+def _sparse_data(n=40, d=30, density=0.2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, random_state=seed, format="csr")
+    X.data = rng.normal(size=X.nnz)
+    return X, rng.integers(0, 3, size=n)
+
+
+@pytest.mark.parametrize("kernel,params", [("rbf", dict(gamma=0.3)),
+                                           ("poly", dict(gamma=0.5, coef0=1.0, degree=2)),
+                                           ("linear-rows", {})])
+@pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
+def test_kernel_rows_agree_across_storage(kernel, params, cache_dtype):
+    X, _ = _sparse_data()
+    Xd = X.toarray()
+    name = "linear" if kernel == "linear-rows" else kernel
+    K = kernel_matrix(Xd, Xd, name, params.get("gamma"), params.get("degree", 3),
+                      params.get("coef0", 0.0))
+    rtol = 1e-6 if cache_dtype == "float32" else 1e-12
+    for data in (Xd, X):
+        src = make_row_source(kernel, 3, X=data, capacity=3, cache_dtype=cache_dtype,
+                              **params)
+        np.testing.assert_allclose(src.diagonal(), np.diag(K), rtol=1e-12, atol=1e-12)
+        for i in (0, 5, 0, 17, 39, 5):          # misses, hits and evictions of a 3-row cache
+            np.testing.assert_allclose(src.kernel_row(i), K[i], rtol=rtol, atol=rtol)
+        assert src.n_computed >= 4
+
+
+def test_scores_agree_across_sources():
+    X, _ = _sparse_data(seed=1)
+    Xd = X.toarray()
+    U = np.random.default_rng(2).normal(size=(X.shape[0], 3))
+    expected = Xd @ (Xd.T @ U)
+    sources = [make_row_source("linear", 3, X=Xd), make_row_source("linear", 3, X=X),
+               make_row_source("linear-rows", 3, X=Xd, capacity=40),
+               make_row_source("linear-rows", 3, X=X, capacity=2),
+               make_row_source("precomputed", 3, K=Xd @ Xd.T)]
+    for src in sources:
+        init_scores(src, U)
+        got = np.array([src.sample_scores(i) for i in range(X.shape[0])])
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
+    assert sources[0].scores is None and sources[0].weights.shape == (30, 3)
+    np.testing.assert_allclose(sources[2].scores, expected, rtol=1e-10, atol=1e-10)
+
+
+def _reinforced(y, k, w):
+    return reinforced_problem(y, k, w, 0.5)
+
+
+@pytest.mark.parametrize("builder", [_reinforced, pairwise_hinge_problem])
+@pytest.mark.parametrize("method", ["smo", "cd"])
+def test_solve_through_every_source(builder, method):
+    """One problem solved through a Gram matrix, dense and CSR rows, float32 rows and a tiny
+    cache: the same dual objective (to the solver's tol) and the same scores as K U."""
+    X, y = _sparse_data(n=30, d=12, density=0.4, seed=3)
+    Xd = X.toarray()
+    K = Xd @ Xd.T
+    problem = builder(y, 3, np.full(len(y), 0.5))
+    objectives = []
+    kinds = [("precomputed", dict(K=K)), ("linear-rows", dict(X=Xd, capacity=30)),
+             ("linear-rows", dict(X=X, capacity=2)),
+             ("linear-rows", dict(X=X, capacity=30, cache_dtype="float32"))]
+    if method == "cd":
+        kinds += [("linear", dict(X=Xd)), ("linear", dict(X=X))]
+    for kind, kw in kinds:
+        src = make_row_source(kind, 3, **kw)
+        alpha = np.zeros(len(problem.lin))
+        mu = np.zeros(3)
+        _, resid, status, gap = solve(src, problem, alpha, mu, tol=1e-8, method=method,
+                                      max_iter=100000)
+        assert status == 0, (kind, kw)
+        U = problem.slot_sums(alpha)
+        PU = U - U.mean(axis=1, keepdims=True)
+        objectives.append(0.5 * problem.kappa * np.sum(PU * (K @ U)) - problem.lin @ alpha)
+        if src.scores is not None:
+            np.testing.assert_allclose(src.scores, K @ U, atol=1e-5 if "cache_dtype" in kw
+                                       else 1e-9)
+    np.testing.assert_allclose(objectives, objectives[0], rtol=1e-6, atol=1e-8)
+
+
+def test_row_source_is_abstract_and_checks_input():
+    with pytest.raises(TypeError, match="abstract"):
+        RowSource()
+    with pytest.raises(ValueError, match="cache_dtype"):
+        make_row_source("rbf", 2, X=np.zeros((3, 2)), cache_dtype="float16")
+    with pytest.raises(ValueError, match="overflows"):
+        make_row_source("linear", 2, X=sp.csr_matrix(np.full((3, 2), 1e200)))
