@@ -1,8 +1,10 @@
 """Benchmarks of msvm's angle-based models: AngleBasedMSVM and TargetedLocalMSVM (TLAMSVM).
 
-    python benchmarks/run_angle_benchmarks.py                # everything (about 25 minutes)
-    python benchmarks/run_angle_benchmarks.py --only 1,2     # some sections
-    python benchmarks/run_angle_benchmarks.py --quick        # tiny smoke run (seconds)
+    python -m benchmarks.run_angle_benchmarks                # everything (about 25 minutes)
+    python -m benchmarks.run_angle_benchmarks --only 1,2     # some sections
+    python -m benchmarks.run_angle_benchmarks --quick        # tiny smoke run (seconds)
+
+(from the repository root)
 
 1. Cost of a TLAMSVM grid point against one global AngleBasedMSVM fit, side by side in one
    process, on the seed 004 simulations S1 (n = 1000, k = 3) and S2 (n = 1500, k = 5), linear
@@ -12,7 +14,7 @@
    passes per grid point against the global fit's n_iter_ (target: time per grid point at most
    0.5x one global fit, thanks to the warm starts along the grid).
 2. AngleBasedMSVM against the same primal written as a QP for cvxpy + Clarabel
-   (benchmarks/_generic_angle.py) at n = 500, 1000, 2000 on the seed 002 example 4.1.1 data,
+   (oracle.primal.fit_generic_angle) at n = 500, 1000, 2000 on the seed 002 example 4.1.1 data,
    RBF kernel, gamma = 'median' resolved once, C = 1 / (n lambda) with lambda = 1e-3,
    reinforcement 0.5, msvm tol = 1e-6: fit-time ratio and relative objective difference, both
    objectives recomputed here in NumPy from the fitted decision values (target: at least 200x
@@ -33,21 +35,16 @@ writes quick_angle.md and quick_angle.json there instead. Timings are wall-clock
 """
 
 import argparse
-import re
 import sys
 import time
-import warnings
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-sys.path.insert(0, str(HERE))
-
-from run_benchmarks import (FAST_SECONDS, REPEATS, _fmt, run_in_child, run_sections,  # noqa: E402
-                            markdown_table, median_gamma, rbf_gram, timed_fit)
+from benchmarks.harness import (FAST_SECONDS, REPEATS, RESULTS, fmt, markdown_table,
+                                recording_scorer, run_in_child, run_sections, timed_fit,
+                                watch_fits)
+from oracle import fit_generic_angle, rbf_kernel, reinforced_loss
 
 SEED = 0
 LAMBDA = 1e-3              # section 2: C = 1 / (n * LAMBDA), the papers' scaling
@@ -68,9 +65,13 @@ C_GRIDS = {"S1": (0.1, 1.0, 10.0), "S2": (0.1, 1.0)}
 QUICK_SIZES = {"S1": 200, "S2": 300}    # --quick: training (and test) sizes of S1 and S2
 
 
-def _warning_key(text):
-    """A warning message with its varying numbers (residuals) masked, for counting."""
-    return re.sub(r"residual [-+0-9.e]+", "residual ...", text)
+def _fit_notes(watch, label=""):
+    """'<label>not converged (<stop reason>)' per unconverged fit of a `FitWatch`, and
+    '<label><Category>: <message>' per other warning."""
+    notes = [f"{label}not converged ({reason})"
+             for reason, count in watch.unconverged().items() for _ in range(count)]
+    return notes + [f"{label}{w.category.__name__}: {w.message}"
+                    for w in watch.other_warnings()]
 
 
 # --------------------------------------------------------------------------- 1. grid cost
@@ -93,15 +94,14 @@ def bench_grid(quick):
                 lambda: AngleBasedMSVM(C=1.0, kernel=kernel, gamma=g, random_state=SEED),
                 Z, y, GRID_REPEATS)
             # accuracy of what was timed: the same fits run to REF_TOL (untimed)
-            with warnings.catch_warnings(record=True) as record:
-                warnings.simplefilter("always")
-                tl_ref = TargetedLocalMSVM(C=1.0, target=0, n_grid=N_GRID, kernel=kernel,
-                                           gamma=g, tol=REF_TOL, max_iter=REF_MAX_ITER,
-                                           random_state=SEED).fit(X, y)
-                an_ref = AngleBasedMSVM(C=1.0, kernel=kernel, gamma=g, tol=REF_TOL,
-                                        max_iter=REF_MAX_ITER, random_state=SEED).fit(Z, y)
-            warns_ref = sorted({f"reference fit (tol={REF_TOL:g}): {w.category.__name__}: "
-                                f"{w.message}" for w in record})
+            with watch_fits() as watch:
+                tl_ref = watch.add(TargetedLocalMSVM(
+                    C=1.0, target=0, n_grid=N_GRID, kernel=kernel, gamma=g, tol=REF_TOL,
+                    max_iter=REF_MAX_ITER, random_state=SEED).fit(X, y))
+                an_ref = watch.add(AngleBasedMSVM(
+                    C=1.0, kernel=kernel, gamma=g, tol=REF_TOL, max_iter=REF_MAX_ITER,
+                    random_state=SEED).fit(Z, y))
+            warns_ref = sorted(set(_fit_notes(watch, f"reference fit (tol={REF_TOL:g}): ")))
             gaps = (tl.objectives_ - tl_ref.objectives_) / np.abs(tl_ref.objectives_)
             passes = np.asarray(tl.n_iter_, dtype=int)
             per_grid = t_tl / N_GRID
@@ -145,15 +145,15 @@ def render_grid(section):
     for r in section["rows"]:
         warm = "-" if r["tl_mean_warm_passes"] is None else f"{r['tl_mean_warm_passes']:.1f}"
         rows.append([
-            r["scenario"], r["kernel"], r["n"], r["k"], _fmt(r["gamma"], ".4g"),
-            _fmt(r["bandwidth"], ".4g"),
-            _fmt(r["tl_time"], ".3f") + f" ({r['tl_runs']})", _fmt(r["tl_time_per_grid"], ".4f"),
-            _fmt(r["angle_time"], ".4f") + f" ({r['angle_runs']})", f"**{r['ratio']:.3f}**",
+            r["scenario"], r["kernel"], r["n"], r["k"], fmt(r["gamma"], ".4g"),
+            fmt(r["bandwidth"], ".4g"),
+            fmt(r["tl_time"], ".3f") + f" ({r['tl_runs']})", fmt(r["tl_time_per_grid"], ".4f"),
+            fmt(r["angle_time"], ".4f") + f" ({r['angle_runs']})", f"**{r['ratio']:.3f}**",
             "met" if r["ratio"] <= GRID_TARGET else "NOT met",
             f"{r['tl_mean_passes']:.1f} ({r['tl_first_passes']} / {warm} / "
             f"{r['tl_max_passes']})",
-            r["angle_n_iter"], _fmt(r["passes_ratio"], ".2f"),
-            _fmt(r["tl_max_kkt_residual"], ".2e") + " / " + _fmt(r["angle_kkt_residual"], ".2e"),
+            r["angle_n_iter"], fmt(r["passes_ratio"], ".2f"),
+            fmt(r["tl_max_kkt_residual"], ".2e") + " / " + fmt(r["angle_kkt_residual"], ".2e"),
             f"{r['tl_max_objective_gap']:.1e} (grid point {r['tl_max_gap_grid_index']}) / "
             f"{r['angle_objective_gap']:.1e}"])
     header = ["data", "kernel", "n", "k", "gamma", "bandwidth h", "TLAMSVM fit s (runs)",
@@ -186,15 +186,13 @@ def render_grid(section):
 # --------------------------------------------------------------------------- 2. generic QP
 def _penalty(est, gamma):
     """1/2 sum_q a_q' K_sv a_q from dual_coef_ ((k-1) x n_SV) and the RBF kernel on the SVs."""
-    K_sv = rbf_gram(est.support_vectors_, gamma)
+    K_sv = rbf_kernel(est.support_vectors_, est.support_vectors_, gamma)
     return 0.5 * float(np.einsum("qs,st,qt->", est.dual_coef_, K_sv, est.dual_coef_))
 
 
 def _generic_child(X, y, gamma, C, out):
     """Child process: Gram matrix, then the cvxpy + Clarabel solve; results on ``out``."""
-    from _generic_angle import fit_generic_angle
-
-    K = rbf_gram(X, gamma)
+    K = rbf_kernel(X, X, gamma)
     try:
         res = fit_generic_angle(K, y, C, reinforcement=0.5)
     except Exception as exc:   # report a solver failure instead of hanging the parent
@@ -210,10 +208,9 @@ def run_generic(X, y, gamma, C, timeout):
 
 
 def bench_generic(ns, max_generic_n, timeout):
-    from _generic_angle import angle_objective
-
     from msvm import AngleBasedMSVM
     from msvm.datasets import make_reinforced_example
+    from msvm.model_selection import median_gamma
 
     rows = []
     for n in ns:
@@ -224,7 +221,7 @@ def bench_generic(ns, max_generic_n, timeout):
             lambda: AngleBasedMSVM(C=C, reinforcement=0.5, kernel="rbf", gamma=gamma,
                                    tol=1e-6, random_state=SEED), X, y)
         G = est.decision_values(X)
-        obj = angle_objective(_penalty(est, gamma), G, y, C, 0.5)
+        obj = _penalty(est, gamma) + C * reinforced_loss(G, y, None, 0.5)
         row = {"n": n, "C": C, "gamma": gamma, "msvm_time": t, "msvm_runs": runs,
                "msvm_objective_": float(est.objective_), "msvm_objective": obj,
                "msvm_n_iter": int(est.n_iter_), "msvm_kkt_residual": float(est.kkt_residual_),
@@ -259,15 +256,15 @@ def render_generic(section):
             gtime = f"> {g['wall_time']:.0f}" if g.get("timed_out") else "-"
             gobj, gstat = "-", g["error"]
         else:
-            gtime, gobj = _fmt(g["total_time"], ".1f"), _fmt(g["objective"], ".12g")
+            gtime, gobj = fmt(g["total_time"], ".1f"), fmt(g["objective"], ".12g")
             gstat = f"{g['status']} ({g['n_iter']} it.)"
         speed = f"**{r['speedup']:.0f}x**" if "speedup" in r else "-"
-        rows.append([r["n"], _fmt(r["C"], ".4g"), _fmt(r["gamma"], ".4g"),
-                     _fmt(r["msvm_time"], ".4f") + f" ({r['msvm_runs']})", r["msvm_n_iter"],
-                     _fmt(r["msvm_kkt_residual"], ".1e"), gtime, speed,
-                     _fmt(r["msvm_objective"], ".12g"), gobj,
-                     _fmt(r.get("rel_objective_diff"), ".2e"),
-                     _fmt(r.get("max_abs_decision_diff"), ".1e"), r["msvm_n_support"], gstat])
+        rows.append([r["n"], fmt(r["C"], ".4g"), fmt(r["gamma"], ".4g"),
+                     fmt(r["msvm_time"], ".4f") + f" ({r['msvm_runs']})", r["msvm_n_iter"],
+                     fmt(r["msvm_kkt_residual"], ".1e"), gtime, speed,
+                     fmt(r["msvm_objective"], ".12g"), gobj,
+                     fmt(r.get("rel_objective_diff"), ".2e"),
+                     fmt(r.get("max_abs_decision_diff"), ".1e"), r["msvm_n_support"], gstat])
     header = ["n", "C", "gamma", "msvm fit s (runs)", "msvm epochs", "msvm KKT res.",
               "generic s", "speed-up", "msvm objective", "generic objective", "rel. diff",
               "max abs decision diff", "msvm SVs", "generic status"]
@@ -301,14 +298,18 @@ def render_generic(section):
 
 # --------------------------------------------------------------------------- 3. macro F1
 def _cv_fit(search, X, y):
-    """Fit a GridSearchCV, recording the warnings of every fit in it (n_jobs=1: in-process)."""
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always")
+    """Fit a GridSearchCV (n_jobs=1: in-process, scored by `recording_scorer`); returns the
+    time and one note per fit that did not converge and per other warning (`_fit_notes`)."""
+    scoring = search.scoring
+    with watch_fits() as watch:
+        search.set_params(scoring=recording_scorer(scoring, watch))
         start = time.perf_counter()
         search.fit(X, y)
         elapsed = time.perf_counter() - start
-    keys = [_warning_key(f"{w.category.__name__}: {w.message}") for w in record]
-    return elapsed, keys
+        watch.add(search.best_estimator_)
+    search.set_params(scoring=scoring)
+    name = type(search.estimator).__name__
+    return elapsed, _fit_notes(watch, f"{name}: ")
 
 
 def bench_accuracy(reps, quick):
@@ -359,7 +360,7 @@ def bench_accuracy(reps, quick):
             print(f"  3: {scenario} rep {rep}: macro F1 TLAMSVM {f1_tl:.4f} (C={best_tl['C']:g}, "
                   f"h={row['tl_best_multiple']:g}x rule; {t_tl:.1f} s), AngleBasedMSVM "
                   f"{f1_an:.4f} (C={row['angle_best_C']:g}; {t_an:.1f} s), "
-                  f"{row['n_warnings']} warnings", flush=True)
+                  f"{row['n_warnings']} unconverged fits or warnings", flush=True)
         tl = np.array([r["tl_f1"] for r in rows])
         an = np.array([r["angle_f1"] for r in rows])
         diff = tl - an
@@ -411,14 +412,14 @@ def render_accuracy(section):
     per_rep = []
     for name, s in section["scenarios"].items():
         for r in s["rows"]:
-            per_rep.append([name, r["rep"], _fmt(r["tl_f1"], ".4f"), _fmt(r["angle_f1"], ".4f"),
-                            _fmt(r["tl_cv_f1"], ".4f"), _fmt(r["angle_cv_f1"], ".4f"),
+            per_rep.append([name, r["rep"], fmt(r["tl_f1"], ".4f"), fmt(r["angle_f1"], ".4f"),
+                            fmt(r["tl_cv_f1"], ".4f"), fmt(r["angle_cv_f1"], ".4f"),
                             f"{r['tl_best_C']:g}", f"{r['tl_best_multiple']:g}x = "
                             f"{r['tl_best_bandwidth']:.4g}", f"{r['angle_best_C']:g}",
                             r["n_warnings"]])
     text += ["", "Per repetition:", "", markdown_table(
         ["data", "rep", "test F1 TLAMSVM", "test F1 Angle", "CV F1 TLAMSVM", "CV F1 Angle",
-         "TLAMSVM C", "TLAMSVM h", "Angle C", "warnings"], per_rep)]
+         "TLAMSVM C", "TLAMSVM h", "Angle C", "unconverged fits or warnings"], per_rep)]
     return "\n".join(text)
 
 
@@ -453,13 +454,14 @@ SETUPS = {
           f"Target: time per grid point <= {GRID_TARGET:g} x the global fit time."),
     "2": ("2. AngleBasedMSVM against a generic QP solver (cvxpy + Clarabel)",
           "Seed 002 example 4.1.1 data (`make_reinforced_example(n, '4.1.1', random_state=0)`, "
-          "k = 3, 2 features), RBF kernel with gamma = 'median' (`run_benchmarks.median_gamma`: "
-          "1 / (2 sigma^2), sigma the median between-class pairwise distance) resolved once and "
+          "k = 3, 2 features), RBF kernel with gamma = 'median' "
+          "(`msvm.model_selection.median_gamma`: 1 / (2 sigma^2), sigma the median "
+          "between-class pairwise distance) resolved once and "
           "the same float passed to both solvers, reinforcement = 0.5, C = 1 / (n lambda) with "
           "lambda = 1e-3. msvm: AngleBasedMSVM(tol=1e-6, max_iter=10000, random_state=0), "
           f"repeated {REPEATS} times when faster than {FAST_SECONDS:g} s (median). Generic: "
           "the primal of seed 004 (1.1) as a QP for cvxpy + Clarabel (default tolerances; "
-          "`benchmarks/_generic_angle.py`): f = K V + 1 b' with V n x (k-1) and free "
+          "`oracle.primal.fit_generic_angle`): f = K V + 1 b' with V n x (k-1) and free "
           "intercepts b, f at the training points as an auxiliary variable F = K V + 1 b', "
           "decision values G = F W with W the simplex vertices, one hinge slack "
           "per (i, j), no sum-to-zero constraint; the penalty 1/2 sum_q v_q' K v_q = "
@@ -509,7 +511,7 @@ def _section_warnings(section):
 def render_report(data):
     m = data["machine"]
     lines = ["# msvm angle-based MSVM benchmark results", "",
-             "Generated by `python benchmarks/run_angle_benchmarks.py"
+             "Generated by `python -m benchmarks.run_angle_benchmarks"
              + (" --quick" if data.get("quick") else "") + "`; the raw numbers are in "
              + f"`{data['json_name']}`. Each model runs side by side with its baseline in one "
              "process (the generic solver of section 2 in a child process). Timings are "
@@ -531,11 +533,11 @@ def render_report(data):
             lines += [f"Section wall time: {section['wall_time']:.0f} s.", ""]
         plain, counts = _section_warnings(section)
         if plain or counts:
-            lines += ["Warnings raised during these fits:", ""]
+            lines += ["Fits that did not converge, and warnings raised during these fits:", ""]
             lines += [f"- {w}" for w in plain]
             lines += [f"- {w} ({c} times)" for w, c in sorted(counts.items())] + [""]
         else:
-            lines += ["No warnings were raised during these fits.", ""]
+            lines += ["Every fit converged and no warning was raised during these fits.", ""]
     return "\n".join(lines)
 
 

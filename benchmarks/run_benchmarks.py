@@ -1,11 +1,13 @@
 """Benchmarks of msvm, run side by side with their baselines in one process, reported as ratios.
 
-    python benchmarks/run_benchmarks.py                    # everything (about 20-25 minutes)
-    python benchmarks/run_benchmarks.py --only b,c         # some benchmarks
-    python benchmarks/run_benchmarks.py --quick            # tiny smoke run (seconds)
+    python -m benchmarks.run_benchmarks                    # everything (about 20-25 minutes)
+    python -m benchmarks.run_benchmarks --only b,c         # some benchmarks
+    python -m benchmarks.run_benchmarks --quick            # tiny smoke run (seconds)
+
+(from the repository root, which holds the benchmarks and oracle packages)
 
 a. ReinforcedMSVM against the same primal solved by a generic QP solver (cvxpy + Clarabel,
-   benchmarks/_generic.py) on the seed 002 example 4.1.1 data: fit-time ratio and relative
+   oracle.primal.fit_generic) on the seed 002 example 4.1.1 data: fit-time ratio and relative
    objective difference.
 b. pendigits, RBF kernel, against sklearn.svm.SVC: fit-time ratio and test accuracy.
 c. pendigits, linear kernel, against LinearSVC(multi_class='crammer_singer').
@@ -14,51 +16,22 @@ d. Scaling of the RBF fit time with n, and the peak memory of a fit at the large
 The full run writes benchmarks/results/README.md and benchmarks/results/results.json (with
 --only, the sections run replace those in the existing JSON and the README is re-rendered);
 --quick writes quick.md and quick.json there instead. Timings are measured with
-time.perf_counter, never asserted: the targets are reported as met or not met.
+time.perf_counter (benchmarks.harness), never asserted: the targets are reported as met or not
+met.
 """
 
 import argparse
-import datetime
-import json
-import multiprocessing
-import os
-import platform
 import resource
-import statistics
-import subprocess
 import sys
-import time
-import warnings
-from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-sys.path.insert(0, str(HERE))
+from benchmarks.harness import (FAST_SECONDS, REPEATS, RESULTS, fmt, markdown_table,
+                                pendigits_split, run_in_child, run_sections, timed_fit)
+from oracle import fit_generic, rbf_kernel, reinforced_loss
 
 LAMBDA = 1e-3            # benchmarks a and d: C = 1 / (n * LAMBDA), the paper's scaling
-REPEATS = 3              # fits faster than FAST_SECONDS are repeated, the median is reported
-FAST_SECONDS = 20.0
 SEED = 0
-
-
-# --------------------------------------------------------------------------- helpers
-def timed_fit(make, X, y, repeats=REPEATS):
-    """Fit ``make()`` on (X, y); repeat fast fits. Returns (median seconds, runs, model, warns)."""
-    times, caught = [], []
-    while True:
-        model = make()
-        with warnings.catch_warnings(record=True) as record:
-            warnings.simplefilter("always")
-            start = time.perf_counter()
-            model.fit(X, y)
-            times.append(time.perf_counter() - start)
-        caught.extend(f"{type(model).__name__}: {w.category.__name__}: {w.message}"
-                      for w in record)
-        if len(times) >= repeats or times[0] >= FAST_SECONDS:
-            break
-    return statistics.median(times), len(times), model, sorted(set(caught))
 
 
 def median_gamma(X, y):
@@ -69,99 +42,12 @@ def median_gamma(X, y):
 
 
 def rbf_gram(X, gamma):
-    from scipy.spatial.distance import cdist
-
-    return np.exp(-gamma * cdist(X, X, "sqeuclidean"))
-
-
-def pendigits_split(quick):
-    """Standardized stratified 70/30 split of pendigits (scaler fitted on the training part)."""
-    from sklearn.model_selection import train_test_split
-    from sklearn.preprocessing import StandardScaler
-
-    from msvm.datasets import load_pendigits
-
-    X, y = load_pendigits(return_X_y=True)
-    X_train, X_test, y_train, y_test = train_test_split(
-        X, y, test_size=0.3, stratify=y, random_state=SEED)
-    if quick:  # smoke run: a stratified 1000-sample part of the training set
-        X_train, _, y_train, _ = train_test_split(
-            X_train, y_train, train_size=1000, stratify=y_train, random_state=SEED)
-    scaler = StandardScaler().fit(X_train)
-    return scaler.transform(X_train), scaler.transform(X_test), y_train, y_test
-
-
-def _fmt(value, spec):
-    if value is None:
-        return "-"
-    if isinstance(value, str):
-        return value
-    return format(value, spec)
-
-
-def markdown_table(header, rows):
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def machine_info():
-    import clarabel
-    import cvxpy
-    import scipy
-    import sklearn
-    from threadpoolctl import threadpool_info
-
-    import msvm
-
-    cpu = platform.processor() or "unknown"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    memory = None
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemTotal"):
-                    memory = f"{int(line.split()[1]) / 2 ** 20:.1f} GiB"
-                    break
-    except OSError:
-        pass
-    try:
-        commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=HERE,
-                                capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = None
-    blas = [f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} threads)"
-            for p in threadpool_info() if p.get("user_api") == "blas"]
-    return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "cpu": cpu,
-        "logical_cpus": os.cpu_count(),
-        "memory": memory,
-        "os": platform.platform(),
-        "python": platform.python_version(),
-        "msvm": msvm.__version__,
-        "git": commit,
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "scikit-learn": sklearn.__version__,
-        "cvxpy": cvxpy.__version__,
-        "clarabel": clarabel.__version__,
-        "blas": ", ".join(blas) or None,
-    }
+    """The RBF Gram matrix of X (the oracle's kernel, independent of msvm)."""
+    return rbf_kernel(X, X, gamma)
 
 
 # --------------------------------------------------------------------------- a. generic QP
 def bench_generic(ns, max_generic_n):
-    from _generic import fit_generic, reinforced_loss
-
     from msvm import ReinforcedMSVM
     from msvm.datasets import make_reinforced_example
 
@@ -177,7 +63,7 @@ def bench_generic(ns, max_generic_n):
         K_sv = rbf_gram(est.support_vectors_, gamma)
         penalty = 0.5 * float(np.einsum("js,st,jt->", est.dual_coef_, K_sv, est.dual_coef_))
         F = est.decision_function(X)
-        recomputed = penalty + C * float(reinforced_loss(F, y, 0.5).sum())
+        recomputed = penalty + C * reinforced_loss(F, y, None, 0.5)
         row = {"n": n, "C": C, "gamma": gamma, "msvm_time": t_msvm, "msvm_runs": runs,
                "msvm_objective": est.objective_, "msvm_objective_recomputed": recomputed,
                "msvm_n_iter": est.n_iter_, "msvm_kkt_residual": est.kkt_residual_,
@@ -202,14 +88,14 @@ def bench_generic(ns, max_generic_n):
 def render_generic(section):
     rows = []
     for r in section["rows"]:
-        rows.append([r["n"], _fmt(r["C"], ".4g"), _fmt(r["gamma"], ".4g"),
-                     _fmt(r["msvm_time"], ".3f") + f" ({r['msvm_runs']})",
-                     _fmt(r["generic_time"], ".1f"), _fmt(r["speedup"], ".0f") + "x"
+        rows.append([r["n"], fmt(r["C"], ".4g"), fmt(r["gamma"], ".4g"),
+                     fmt(r["msvm_time"], ".3f") + f" ({r['msvm_runs']})",
+                     fmt(r["generic_time"], ".1f"), fmt(r["speedup"], ".0f") + "x"
                      if r["speedup"] is not None else "-",
-                     _fmt(r["msvm_objective"], ".10g"), _fmt(r["generic_objective"], ".10g"),
-                     _fmt(r["rel_objective_diff"], ".2e"),
-                     _fmt(r["max_abs_decision_diff"], ".1e"),
-                     r["msvm_n_iter"], _fmt(r["msvm_kkt_residual"], ".1e")])
+                     fmt(r["msvm_objective"], ".10g"), fmt(r["generic_objective"], ".10g"),
+                     fmt(r["rel_objective_diff"], ".2e"),
+                     fmt(r["max_abs_decision_diff"], ".1e"),
+                     r["msvm_n_iter"], fmt(r["msvm_kkt_residual"], ".1e")])
     header = ["n", "C", "gamma", "msvm fit s (runs)", "generic s", "speed-up",
               "msvm objective_", "generic objective", "rel. diff", "max abs f diff",
               "msvm epochs", "msvm KKT res."]
@@ -258,11 +144,11 @@ def bench_svc(quick):
 
 
 def render_svc(s):
-    rows = [["sklearn SVC (one-vs-one, libsvm)", _fmt(s["svc_time"], ".3f"), s["svc_runs"],
-             _fmt(s["svc_accuracy"], ".4f"), s["svc_n_support"], "-", "-"],
-            ["ReinforcedMSVM", _fmt(s["msvm_time"], ".3f"), s["msvm_runs"],
-             _fmt(s["msvm_accuracy"], ".4f"), s["msvm_n_support"], s["msvm_n_iter"],
-             _fmt(s["msvm_kkt_residual"], ".1e")]]
+    rows = [["sklearn SVC (one-vs-one, libsvm)", fmt(s["svc_time"], ".3f"), s["svc_runs"],
+             fmt(s["svc_accuracy"], ".4f"), s["svc_n_support"], "-", "-"],
+            ["ReinforcedMSVM", fmt(s["msvm_time"], ".3f"), s["msvm_runs"],
+             fmt(s["msvm_accuracy"], ".4f"), s["msvm_n_support"], s["msvm_n_iter"],
+             fmt(s["msvm_kkt_residual"], ".1e")]]
     table = markdown_table(["model", "fit time (s)", "runs", "test accuracy", "support vectors",
                             "epochs", "KKT res."], rows)
     return (f"{table}\n\nTime ratio ReinforcedMSVM / SVC: **{s['time_ratio']:.2f}** "
@@ -296,12 +182,12 @@ def bench_linear(quick):
 
 
 def render_linear(s):
-    rows = [["LinearSVC (crammer_singer, dual)", _fmt(s["linearsvc_time"], ".3f"),
-             s["linearsvc_runs"], _fmt(s["linearsvc_accuracy"], ".4f"), s["linearsvc_n_iter"],
+    rows = [["LinearSVC (crammer_singer, dual)", fmt(s["linearsvc_time"], ".3f"),
+             s["linearsvc_runs"], fmt(s["linearsvc_accuracy"], ".4f"), s["linearsvc_n_iter"],
              "-"],
-            ["ReinforcedMSVM (linear)", _fmt(s["msvm_time"], ".3f"), s["msvm_runs"],
-             _fmt(s["msvm_accuracy"], ".4f"), s["msvm_n_iter"],
-             _fmt(s["msvm_kkt_residual"], ".1e")]]
+            ["ReinforcedMSVM (linear)", fmt(s["msvm_time"], ".3f"), s["msvm_runs"],
+             fmt(s["msvm_accuracy"], ".4f"), s["msvm_n_iter"],
+             fmt(s["msvm_kkt_residual"], ".1e")]]
     table = markdown_table(["model", "fit time (s)", "runs", "test accuracy", "iterations",
                             "KKT res."], rows)
     return (f"{table}\n\nTime ratio ReinforcedMSVM / LinearSVC: **{s['time_ratio']:.2f}** "
@@ -393,19 +279,14 @@ def bench_scaling(ns, cache_size=200):
                              np.log([r["time"] for r in rows]), 1)[0]) if len(rows) > 1 else None
 
     n_max = max(ns)
-    ctx = multiprocessing.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_memory_child, args=(n_max, cache_size, queue))
-    proc.start()
-    mem = queue.get()
-    proc.join()
+    mem = run_in_child(_memory_child, (n_max, cache_size))
     mem.update(n=n_max, cache_size_mb=cache_size, gram_bytes=8 * n_max ** 2)
     return {"rows": rows, "exponent": slope, "memory": mem}
 
 
 def render_scaling(s):
-    rows = [[r["n"], _fmt(r["C"], ".4g"), _fmt(r["gamma"], ".4g"), _fmt(r["time"], ".3f"),
-             r["runs"], r["n_iter"], r["n_support"], _fmt(r["kkt_residual"], ".1e")]
+    rows = [[r["n"], fmt(r["C"], ".4g"), fmt(r["gamma"], ".4g"), fmt(r["time"], ".3f"),
+             r["runs"], r["n_iter"], r["n_support"], fmt(r["kkt_residual"], ".1e")]
             for r in s["rows"]]
     table = markdown_table(["n", "C", "gamma", "fit time (s)", "runs", "epochs",
                             "support vectors", "KKT res."], rows)
@@ -433,7 +314,7 @@ SETUPS = {
           "float passed to both solvers, reinforcement = 0.5, C = 1 / (n lambda) with "
           "**lambda = 1e-3**. ReinforcedMSVM(tol=1e-6, random_state=0) against the same primal "
           "written as a QP for cvxpy + Clarabel (default tolerances 1e-8; "
-          "`benchmarks/_generic.py`: variables V, b and the hinge slacks, penalty through the "
+          "`oracle.primal.fit_generic`: variables V, b and the hinge slacks, penalty through the "
           "PSD square root of K). The generic time includes the square root and cvxpy's "
           "canonicalization but not the Gram matrix; Clarabel may use several threads, msvm "
           "uses one. Speed-up = generic time / msvm time; rel. diff = (msvm objective_ - "
@@ -481,7 +362,7 @@ def print_progress(r):
 def render_report(data):
     m = data["machine"]
     lines = ["# msvm benchmark results", "",
-             "Generated by `python benchmarks/run_benchmarks.py"
+             "Generated by `python -m benchmarks.run_benchmarks"
              + (" --quick" if data.get("quick") else "") + "`; the raw numbers are in "
              + f"`{data['json_name']}`. Each benchmark runs msvm and its baseline side by side "
              "in one process. Fits faster than "
@@ -502,57 +383,9 @@ def render_report(data):
                            + [w for r in section.get("rows", [])
                               for w in r.get("warnings", []) + r.get("msvm_warnings", [])]))
         if warns:
-            lines += ["Warnings raised during these fits:", ""]
+            lines += ["Fits that did not converge, and warnings raised during these fits:", ""]
             lines += [f"- {w}" for w in warns] + [""]
     return "\n".join(lines)
-
-
-def run_in_child(target, args, timeout):
-    """Run ``target(*args, queue)`` in a spawned process; its result, or an error dict after
-    ``timeout`` seconds (the child is then terminated).  ``wall_time`` is added."""
-    import queue as queue_module
-
-    ctx = multiprocessing.get_context("spawn")
-    out = ctx.Queue()
-    proc = ctx.Process(target=target, args=(*args, out))
-    start = time.perf_counter()
-    proc.start()
-    try:
-        res = out.get(timeout=timeout)
-    except queue_module.Empty:
-        res = {"error": f"timeout: no result after {timeout:.0f} s (child terminated)",
-               "timed_out": True}
-        proc.terminate()
-    proc.join()
-    res["wall_time"] = time.perf_counter() - start
-    return res
-
-
-def run_sections(only, runners, setups, render, render_report, md_path, json_path, quick):
-    """Run the chosen sections in order; print each and rewrite the report after each one.
-
-    Sections not run keep their previous results from ``json_path`` (when only some run).
-    """
-    machine = machine_info()
-    data = {"machine": machine, "quick": quick, "json_name": json_path.name, "benchmarks": {}}
-    if json_path.exists() and set(only) != set(render):
-        data["benchmarks"] = json.loads(json_path.read_text()).get("benchmarks", {})
-    print("Machine: " + ", ".join(f"{k}={v}" for k, v in machine.items()), flush=True)
-    total = time.perf_counter()
-    for name in sorted(only):
-        print(f"\n=== {setups[name][0]}", flush=True)
-        start = time.perf_counter()
-        section = runners[name]()
-        section["date"] = machine["date"]
-        section["wall_time"] = time.perf_counter() - start
-        data["benchmarks"][name] = section
-        print("\n" + render[name](section), flush=True)
-        print(f"({section['wall_time']:.0f} s)", flush=True)
-        json_path.parent.mkdir(parents=True, exist_ok=True)   # write after every section
-        json_path.write_text(json.dumps(data, indent=2, default=float) + "\n")
-        md_path.write_text(render_report(data))
-    print(f"\nWrote {md_path} and {json_path} ({time.perf_counter() - total:.0f} s)")
-    return data
 
 
 def main(argv=None):

@@ -1,8 +1,10 @@
 """Benchmarks of msvm's DC (truncated-loss) models and of the convex weighted MSVM.
 
-    python benchmarks/run_dc_benchmarks.py                  # everything (about 15 minutes)
-    python benchmarks/run_dc_benchmarks.py --only 1b,1c     # some sections
-    python benchmarks/run_dc_benchmarks.py --quick          # tiny smoke run (seconds)
+    python -m benchmarks.run_dc_benchmarks                  # everything (about 15 minutes)
+    python -m benchmarks.run_dc_benchmarks --only 1b,1c     # some sections
+    python -m benchmarks.run_dc_benchmarks --quick          # tiny smoke run (seconds)
+
+(from the repository root)
 
 1. Cost of a full DC fit against one convex fit of the same model (truncation=None), in one
    process, side by side: DC steps, fit times and their ratio, objectives, support vectors
@@ -14,10 +16,11 @@
        C = 1 / (n lambda) with lambda = 1e-3.
    1c. WeightedRobustMSVM(truncation='auto', identity utility) on the same disc data.
 2. The convex weighted MSVM WeightedRobustMSVM(truncation=None) with a non-identity utility
-   against the same primal written as a QP for cvxpy + Clarabel (benchmarks/_generic_margin.py)
-   at n = 500, 1000, 2000 on the disc data: fit-time ratio, relative objective difference
-   (both objectives recomputed here in NumPy from the fitted decision values) and the largest
-   decision-value difference (target: at least 100x faster at |rel. diff| <= 1e-6, n = 2000).
+   against the same primal written as a QP for cvxpy + Clarabel
+   (oracle.primal.fit_generic_margin) at n = 500, 1000, 2000 on the disc data: fit-time ratio,
+   relative objective difference (both objectives recomputed here in NumPy from the fitted
+   decision values) and the largest decision-value difference (target: at least 100x faster
+   at |rel. diff| <= 1e-6, n = 2000).
    The generic solve runs in a child process and is abandoned after --generic-timeout seconds.
 
 The full run writes benchmarks/results/dc.md and benchmarks/results/dc.json (with --only, the
@@ -29,16 +32,12 @@ or NOT met, never asserted.
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-sys.path.insert(0, str(HERE))
-
-from run_benchmarks import (FAST_SECONDS, REPEATS, _fmt, run_in_child, run_sections,  # noqa: E402
-                            markdown_table, pendigits_split, rbf_gram, timed_fit)
+from benchmarks.harness import (FAST_SECONDS, REPEATS, RESULTS, fmt, markdown_table,
+                                pendigits_split, run_in_child, run_sections, timed_fit)
+from oracle import fit_generic_margin, rbf_kernel, robust_loss, weighted_loss
 
 LAMBDA = 1e-3            # disc data: C = 1 / (n * LAMBDA), the papers' scaling
 SEED = 0
@@ -53,35 +52,19 @@ GENERIC_TARGET_N = 2000
 # --------------------------------------------------------------------------- objectives
 def _penalty(est):
     """1/2 sum_j a_j' K_sv a_j from dual_coef_ and the RBF kernel on support_vectors_."""
-    K_sv = rbf_gram(est.support_vectors_, est.gamma_)
+    K_sv = rbf_kernel(est.support_vectors_, est.support_vectors_, est.gamma_)
     return 0.5 * float(np.einsum("js,st,jt->", est.dual_coef_, K_sv, est.dual_coef_))
-
-
-def _other_mask(y, k):
-    mask = np.ones((len(y), k), dtype=bool)
-    mask[np.arange(len(y)), y] = False
-    return mask
 
 
 def robust_objective(est, X, y, s):
     """RobustMSVM objective (models.md), truncation s (None: LLW hinge), recomputed in NumPy."""
-    F = est.decision_values(X)
-    terms = np.maximum(1.0 + F, 0.0)
-    if s is not None:
-        terms = terms - np.maximum(F - s, 0.0)
-    loss = np.where(_other_mask(y, F.shape[1]), terms, 0.0).sum()
-    return _penalty(est) + est.C * float(loss)
+    return _penalty(est) + est.C * robust_loss(est.decision_values(X), y, np.ones(len(y)), s)
 
 
 def weighted_objective(est, X, y, utility, s):
     """WeightedRobustMSVM objective (models.md), truncation s (None: convex), in NumPy."""
-    from _generic_margin import margins
-
-    g = margins(est.decision_values(X))
-    terms = np.maximum(1.0 - g, 0.0)
-    if s is not None:
-        terms = terms - np.maximum(s - g, 0.0)
-    return _penalty(est) + est.C * float(np.sum(np.asarray(utility)[y] * terms))
+    return _penalty(est) + est.C * weighted_loss(est.decision_values(X), y, np.ones(len(y)),
+                                                 utility, s)
 
 
 # --------------------------------------------------------------------------- 1. DC vs convex
@@ -142,12 +125,13 @@ def bench_pendigits(quick):
 
 
 def _disc_data(n, quick):
-    from msvm._kernels import median_gamma
     from msvm.datasets import make_disc_example
 
     X, y, y_clean = make_disc_example(n, contamination=CONTAMINATION, random_state=SEED)
     X_test, _, y_test = make_disc_example(TEST_SIZE // 10 if quick else TEST_SIZE,
                                           contamination=0.0, random_state=1)
+    from msvm.model_selection import median_gamma
+
     return X, y, y_clean, X_test, y_test, 1.0 / (n * LAMBDA), median_gamma(X, y)
 
 
@@ -194,18 +178,18 @@ def render_dc(section):
             clean = (f"{r['dc_train_clean_accuracy']:.4f} / "
                      f"{r['convex_train_clean_accuracy']:.4f}")
         timing.append([
-            r["name"], r["n"], _fmt(r["C"], ".4g"), _fmt(r["gamma"], ".4g"),
-            _fmt(r["truncation"], ".4g"), f"{r['dc_steps']} ({r['dc_n_iter']})",
+            r["name"], r["n"], fmt(r["C"], ".4g"), fmt(r["gamma"], ".4g"),
+            fmt(r["truncation"], ".4g"), f"{r['dc_steps']} ({r['dc_n_iter']})",
             f"{r['dc_solver_epochs']} / {r['convex_solver_epochs']}",
-            _fmt(r["dc_time"], ".3f") + f" ({r['dc_runs']})",
-            _fmt(r["convex_time"], ".3f") + f" ({r['convex_runs']})",
+            fmt(r["dc_time"], ".3f") + f" ({r['dc_runs']})",
+            fmt(r["convex_time"], ".3f") + f" ({r['convex_runs']})",
             f"**{r['time_ratio']:.2f}**",
             "met" if r["time_ratio"] <= DC_TARGET else "NOT met"])
         quality.append([
-            r["name"], r["n"], _fmt(r["dc_objective"], ".8g"),
-            _fmt(r["convex_truncated_objective"], ".8g"), _fmt(r["convex_objective"], ".8g"),
+            r["name"], r["n"], fmt(r["dc_objective"], ".8g"),
+            fmt(r["convex_truncated_objective"], ".8g"), fmt(r["convex_objective"], ".8g"),
             f"{r['dc_n_support']} / {r['convex_n_support']}", r["dc_n_truncated"],
-            _fmt(r["dc_kkt_residual"], ".1e") + " / " + _fmt(r["convex_kkt_residual"], ".1e"),
+            fmt(r["dc_kkt_residual"], ".1e") + " / " + fmt(r["convex_kkt_residual"], ".1e"),
             acc, clean])
     text = [markdown_table(
         ["model, data", "n", "C", "gamma", "s", "DC steps (n_iter_)",
@@ -239,9 +223,7 @@ def render_dc(section):
 # --------------------------------------------------------------------------- 2. generic QP
 def _generic_child(X, y, gamma, C, utility, out):
     """Child process: Gram matrix, then the cvxpy + Clarabel solve; results on ``out``."""
-    from _generic_margin import fit_generic_margin
-
-    K = rbf_gram(X, gamma)
+    K = rbf_kernel(X, X, gamma)
     try:
         res = fit_generic_margin(K, y, C, utility)
     except Exception as exc:   # report a solver failure instead of hanging the parent
@@ -258,8 +240,6 @@ def run_generic(X, y, gamma, C, utility, timeout):
 
 
 def _msvm_weighted_row(X, y, C, gamma, utility, max_iter):
-    from _generic_margin import weighted_margin_objective
-
     from msvm import WeightedRobustMSVM
 
     t, runs, est, warns = timed_fit(
@@ -267,7 +247,7 @@ def _msvm_weighted_row(X, y, C, gamma, utility, max_iter):
                                    gamma=gamma, tol=1e-6, max_iter=max_iter,
                                    random_state=SEED), X, y)
     F = est.decision_values(X)
-    obj = weighted_margin_objective(_penalty(est), F, y, utility, C)
+    obj = _penalty(est) + C * weighted_loss(F, y, np.ones(len(y)), utility, None)
     return {"max_iter": max_iter, "time": t, "runs": runs, "objective_": float(est.objective_),
             "objective": obj, "epochs": int(est.n_solver_iter_),
             "kkt_residual": float(est.kkt_residual_), "n_support": int(est.support_.size),
@@ -275,8 +255,8 @@ def _msvm_weighted_row(X, y, C, gamma, utility, max_iter):
 
 
 def bench_generic(ns, max_generic_n, timeout):
-    from msvm._kernels import median_gamma
     from msvm.datasets import make_disc_example, utility_matrix
+    from msvm.model_selection import median_gamma
 
     utility = utility_matrix(2, 0.4)
     rows = []
@@ -322,16 +302,16 @@ def render_generic(section):
             gtime, gobj, gstat = f"> {g['wall_time']:.0f}" if g.get("timed_out") else "-", \
                 "-", g["error"]
         else:
-            gtime, gobj, gstat = _fmt(g["total_time"], ".1f"), _fmt(g["objective"], ".12g"), \
+            gtime, gobj, gstat = fmt(g["total_time"], ".1f"), fmt(g["objective"], ".12g"), \
                 f"{g['status']} ({g['n_iter']} it.)"
         for r in row["msvm"]:
             speed = f"**{r['speedup']:.0f}x**" if "speedup" in r else "-"
-            rows.append([row["n"], _fmt(row["C"], ".4g"), _fmt(row["gamma"], ".4g"),
-                         f"{r['max_iter']:,}", _fmt(r["time"], ".3f") + f" ({r['runs']})",
-                         r["epochs"], _fmt(r["kkt_residual"], ".1e"), gtime, speed,
-                         _fmt(r["objective"], ".12g"), gobj,
-                         _fmt(r.get("rel_objective_diff"), ".2e"),
-                         _fmt(r.get("max_abs_decision_diff"), ".1e"), r["n_support"], gstat])
+            rows.append([row["n"], fmt(row["C"], ".4g"), fmt(row["gamma"], ".4g"),
+                         f"{r['max_iter']:,}", fmt(r["time"], ".3f") + f" ({r['runs']})",
+                         r["epochs"], fmt(r["kkt_residual"], ".1e"), gtime, speed,
+                         fmt(r["objective"], ".12g"), gobj,
+                         fmt(r.get("rel_objective_diff"), ".2e"),
+                         fmt(r.get("max_abs_decision_diff"), ".1e"), r["n_support"], gstat])
     header = ["n", "C", "gamma", "msvm max_iter", "msvm fit s (runs)", "msvm epochs",
               "msvm KKT res.", "generic s", "speed-up", "msvm objective", "generic objective",
               "rel. diff", "max abs f diff", "msvm SVs", "generic status"]
@@ -366,14 +346,15 @@ def render_generic(section):
 SETUPS = {
     "1a": ("1a. DC fit against one convex fit: RobustMSVM on pendigits",
            "Pendigits (bundled), standardized (scaler fitted on the training part), stratified "
-           "70/30 split with random_state=0 (`pendigits_split` of run_benchmarks.py). "
+           "70/30 split with random_state=0 (`benchmarks.harness.pendigits_split`). "
            "RobustMSVM(C=10, truncation=1.0, kernel='rbf', gamma='scale' resolved once as "
            "1 / (n_features * X_train.var()), tol=1e-3, dc_tol=1e-6, max_dc_iter=100, "
            "random_state=0) against the same model with truncation=None (the untruncated "
            "Lee-Lin-Wahba MSVM, one convex solve)."),
     "1b": ("1b. DC fit against one convex fit: RobustMSVM on the disc example",
            "`make_disc_example(n, contamination=0.1, random_state=0)` (seed 001, k = 3), RBF "
-           "kernel with gamma = 'median' resolved once (`msvm._kernels.median_gamma(X, y)`), "
+           "kernel with gamma = 'median' resolved once "
+           "(`msvm.model_selection.median_gamma(X, y)`), "
            "C = 1 / (n lambda) with lambda = 1e-3, tol=1e-3, random_state=0; "
            "truncation=1.0 against truncation=None. Test accuracy: a clean "
            "(contamination 0) disc sample of 10000 points drawn with random_state=1."),
@@ -389,7 +370,7 @@ SETUPS = {
           "class). msvm: WeightedRobustMSVM(truncation=None, tol=1e-6, random_state=0) with the "
           "default max_iter=10000. "
           "Generic: the same primal as a QP for cvxpy + Clarabel (default tolerances; "
-          "`benchmarks/_generic_margin.py`: U = R V with R the PSD square root of K, b with "
+          "`oracle.primal.fit_generic_margin`: U = R V with R the PSD square root of K, b with "
           "sum zero, U 1 = 0, decision values F = R U + 1 b' as an auxiliary variable, one "
           "slack per (i, j) with U[y_i, j] > 0 and k - 1 hinge rows per slack), in a spawned "
           "child process; its time is the square root plus the cvxpy call (canonicalization "
@@ -406,7 +387,7 @@ RENDER = {"1a": render_dc, "1b": render_dc, "1c": render_dc, "2": render_generic
 def render_report(data):
     m = data["machine"]
     lines = ["# msvm DC and weighted-MSVM benchmark results", "",
-             "Generated by `python benchmarks/run_dc_benchmarks.py"
+             "Generated by `python -m benchmarks.run_dc_benchmarks"
              + (" --quick" if data.get("quick") else "") + "`; the raw numbers are in "
              + f"`{data['json_name']}`. Each model runs side by side with its baseline in one "
              f"process. Fits faster than {FAST_SECONDS:g} s are repeated {REPEATS} times and "
@@ -430,7 +411,7 @@ def render_report(data):
             for r in row.get("msvm", []):
                 warns.update(r.get("warnings", []))
         if warns:
-            lines += ["Warnings raised during these fits:", ""]
+            lines += ["Fits that did not converge, and warnings raised during these fits:", ""]
             lines += [f"- {w}" for w in sorted(warns)] + [""]
     return "\n".join(lines)
 

@@ -1,7 +1,9 @@
 """What the reliability guarantees cost: signal checks, the duality-gap rule, interrupt latency.
 
-    python benchmarks/run_reliability_benchmarks.py
-    python benchmarks/run_reliability_benchmarks.py --baseline-python OLD/bin/python
+    python -m benchmarks.run_reliability_benchmarks
+    python -m benchmarks.run_reliability_benchmarks --baseline-python OLD/bin/python
+
+(from the repository root)
 
 1. Signal checks: the solver re-takes the GIL every 2^24 units of work to run Python's signal
    handlers.  The same fits with the checks on and off (msvm._core._solver.set_signal_checks),
@@ -19,7 +21,7 @@
    solver changes together (gap rule, checks, termination accounting, SMO steps).
 
 Pendigits is standardized and split 70/30 (stratified, seed 0) as in `python -m msvm demo`;
-RBF with gamma = 1/16 and C = 10 as in benchmarks/run_benchmarks.py section b.  Results go to
+RBF with gamma = 1/16 and C = 10 as in benchmarks.run_benchmarks section b.  Results go to
 benchmarks/results/reliability.md and reliability.json.  Timings are reported, never asserted.
 """
 
@@ -35,12 +37,11 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
+from benchmarks.harness import RESULTS, cpu_fit, git_commit, write_json
+
 PAIRS = 3
 
 PENDIGITS_FIT = textwrap.dedent("""
@@ -83,17 +84,6 @@ def pendigits():
     X, y = load_pendigits(return_X_y=True)
     Xtr, _, ytr, _ = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
     return StandardScaler().fit(Xtr).transform(Xtr), ytr
-
-
-def cpu_fit(make, X, y):
-    import warnings
-
-    est = make()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        start = time.process_time()
-        est.fit(X, y)
-        return time.process_time() - start, est
 
 
 def signal_and_gap_section(fits):
@@ -207,7 +197,7 @@ def render(report):
     lines = ["# Reliability: what the guarantees cost", "",
              f"Run {report['date']} on {report['machine']} (msvm at {report['git']}); CPU "
              f"times, medians of {PAIRS} alternated pairs.  Produced by "
-             "`python benchmarks/run_reliability_benchmarks.py"
+             "`python -m benchmarks.run_reliability_benchmarks"
              + (" --baseline-python ..." if "baseline" in report else "") + "`.", "",
              "## Signal checks and the duality-gap rule", "",
              "| fit | CPU, checks on (s) | CPU, checks off (s) | on / off | checks per fit | "
@@ -272,14 +262,12 @@ def main(argv=None):
     report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "machine": f"{platform.machine()}, {os.cpu_count()} logical CPUs",
               "msvm": msvm.__version__,
-              "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
-                                    capture_output=True, text=True).stdout.strip()}
+              "git": git_commit()}
     report["signals"] = signal_and_gap_section(fits)
     report["interrupt"] = interrupt_section()
     if args.baseline_python:
         report["baseline"] = baseline_section(args.baseline_python)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "reliability.json").write_text(json.dumps(report, indent=1))
+    write_json(RESULTS / "reliability.json", report, indent=1)
     (RESULTS / "reliability.md").write_text(render(report))
     print(render(report))
 

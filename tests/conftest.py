@@ -1,17 +1,15 @@
 """Shared test configuration for msvm.
 
-- Makes the helper modules of this directory (`_reference`) importable whatever pytest's
-  import mode.
+- The helper modules of this directory (`_signals`) and the oracle package at the repository
+  root (`oracle`) are importable whatever pytest's import mode: pyproject.toml puts both
+  directories on pytest's `pythonpath`.
 - Hypothesis profiles: 'default' (used unless HYPOTHESIS_PROFILE says otherwise) keeps the
   property tests fast and deterministic; 'thorough' runs many more examples.
 """
 
 import os
-import sys
 
 from hypothesis import HealthCheck, settings
-
-sys.path.insert(0, os.path.dirname(__file__))
 
 settings.register_profile(
     "default",

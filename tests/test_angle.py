@@ -11,8 +11,8 @@
 import numpy as np
 import pytest
 
-import _reference_models as R
-from _reference import kernel_matrix, make_problem
+import oracle as R
+from oracle import kernel_matrix, make_problem
 from msvm import AngleBasedMSVM
 from msvm.angle import simplex_vertices
 

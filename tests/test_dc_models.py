@@ -1,5 +1,6 @@
 """RobustMSVM, WeightedRobustMSVM, AdaptiveWeightedSVM and WestonWatkinsMSVM against the
-independent cvxpy references of tests/_reference_models.py, and the DC algorithm's properties.
+independent cvxpy references of the oracle package (oracle/primal.py), and the DC
+algorithm's properties.
 
 - every convex problem (WestonWatkinsMSVM, WeightedRobustMSVM(truncation=None) with a random
   utility, and one DC step's convex subproblem of RobustMSVM and WeightedRobustMSVM) reaches
@@ -17,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import _reference_models as R
-from _reference import kernel_matrix, make_problem
+import oracle as R
+from oracle import kernel_matrix, make_problem
 from msvm import AdaptiveWeightedSVM, RobustMSVM, WeightedRobustMSVM, WestonWatkinsMSVM
 
 RTOL = 1e-6

@@ -8,7 +8,7 @@ import pytest
 MODULES = ["msvm.reinforced", "msvm.robust", "msvm.weighted", "msvm.weston_watkins",
            "msvm.angle", "msvm.targeted", "msvm.plotting", "msvm.datasets._targeted_examples",
            "msvm.datasets._simulated", "msvm.datasets._robust_examples",
-           "msvm.datasets._pendigits"]
+           "msvm.datasets._pendigits", "msvm.metrics", "msvm.model_selection"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -8,10 +8,10 @@ weights, odd labels, bad kernels and parameters -- and fits every estimator and
 - a ValueError or TypeError whose message names the problem (key words of the message are
   asserted), and the estimator is left unfitted; or
 - a finite fit: finite decision values equal to the function rebuilt here from ``dual_coef_``,
-  ``intercept_`` and the oracle kernels of ``tests/_reference.py``, predictions in
+  ``intercept_`` and the oracle kernels of ``oracle/kernels.py``, predictions in
   ``classes_``, and ``objective_ >= 0`` equal to the model's objective of docs/models.md
   recomputed here (penalty from ``dual_coef_`` and the kernel between support vectors, plus
-  C sum_i w_i loss_i with the oracle losses of ``tests/_reference_models.py``; the truncated
+  C sum_i w_i loss_i with the oracle losses of ``oracle/losses.py``; the truncated
   loss for the DC models).
 
 A case states which outcomes it allows: must raise (NaN in X), must fit (one sample in a
@@ -44,10 +44,9 @@ from hypothesis import strategies as st
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from _reference import kernel_matrix as ref_kernel
 from _signals import alarm_after
-from _reference_models import (reinforced_loss, robust_loss, vertices, weighted_loss,
-                               ww_loss)
+from oracle import kernel_matrix as ref_kernel
+from oracle import reinforced_loss, robust_loss, smoothing_kernel, vertices, weighted_loss, ww_loss
 from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
                   TargetedLocalMSVM, WeightedRobustMSVM, WestonWatkinsMSVM)
 from msvm.model_selection import TuningSetSearch, lambda_grid
@@ -685,16 +684,6 @@ def check_fitted_base(est, X, y_enc, w, consistent=True):
     _close(est.objective_, obj, scale, "objective_")
 
 
-def smoother(name, t):
-    """The smoothing kernels K of the contract (K_h(u) = K(u / h) / h)."""
-    a = np.abs(t)
-    return {"epanechnikov": np.where(a <= 1, 0.75 * (1 - t * t), 0.0),
-            "gaussian": np.exp(-0.5 * t * t) / np.sqrt(2 * np.pi),
-            "uniform": np.where(a <= 1, 0.5, 0.0),
-            "triangular": np.maximum(1 - a, 0.0),
-            "biweight": np.where(a <= 1, 15 / 16 * (1 - t * t) ** 2, 0.0)}[name]
-
-
 def check_fitted_targeted(est, X, y_enc, w, consistent=True):
     """TargetedLocalMSVM: the objective at every grid point, recomputed."""
     k = len(est.classes_)
@@ -717,7 +706,7 @@ def check_fitted_targeted(est, X, y_enc, w, consistent=True):
         Kss = oracle_gram(est, sv, sv) + 1.0
         Kzs = oracle_gram(est, Z, sv) + 1.0
     for g, u0 in enumerate(est.grid_):
-        local = est.C * w * smoother(est.smoother, (U - u0) / h) / h
+        local = est.C * w * smoothing_kernel(est.smoother, (U - u0) / h) / h
         if est.kernel == "linear":
             B = est.coef_path_[g]                       # (k-1) x (1 + p)
             penalty = 0.5 * float(np.sum(B * B))

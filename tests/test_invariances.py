@@ -17,7 +17,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from _reference import kernel_matrix, make_problem, rbf_kernel, resolve_gamma
+from oracle import kernel_matrix, make_problem, rbf_kernel, resolve_gamma
 from msvm import ReinforcedMSVM
 
 TOL = 1e-8

@@ -23,7 +23,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
-from _reference import (
+from oracle import (
     dual_objective,
     hinge_margins,
     kernel_matrix,

@@ -22,9 +22,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
-from _reference import kernel_matrix, reference_fit
-from _reference_models import (cvx_angle_loss, cvx_weighted_loss, cvx_ww_loss, primal_fit,
-                               vertices)
+from oracle import (cvx_angle_loss, cvx_weighted_loss, cvx_ww_loss, kernel_matrix, penalty,
+                    primal_fit, reference_fit, reinforced_loss, vertices, weighted_loss, ww_loss)
 from msvm import (AngleBasedMSVM, ReinforcedMSVM, RobustMSVM, WeightedRobustMSVM,
                   WestonWatkinsMSVM)
 from msvm.exceptions import DegenerateFitWarning
@@ -57,25 +56,13 @@ def _optimum(model, K, y, w, C, k, U):
         g = 0.5 if model == "reinforced" else 0.0
         return reference_fit(K, y, w, C, g, k=k)[0]
     if model == "weston-watkins":
-        loss = cvx_ww_loss(y, w, C)
-        V, b, F = primal_fit(K, k, loss)
-        G = F
-        own = G[np.arange(len(y)), y][:, None]
-        terms = np.maximum(1.0 - (own - G), 0.0)
-        terms[np.arange(len(y)), y] = 0.0
-        return 0.5 * float(np.einsum("ij,ik,kj->", V, K, V)) + C * float(w @ terms.sum(1))
+        V, b, F = primal_fit(K, k, cvx_ww_loss(y, w, C))
+        return penalty(V, K) + C * ww_loss(F, y, w)
     if model == "weighted":
         V, b, F = primal_fit(K, k, cvx_weighted_loss(y, w, C, U))
-        marg = np.stack([F[:, j] - np.delete(F, j, axis=1).max(axis=1) for j in range(k)], 1)
-        loss = (U[y] * np.maximum(1.0 - marg, 0.0)).sum(axis=1)
-        return 0.5 * float(np.einsum("ij,ik,kj->", V, K, V)) + C * float(w @ loss)
+        return penalty(V, K) + C * weighted_loss(F, y, w, U, None)
     V, b, F = primal_fit(K, k - 1, cvx_angle_loss(y, w, C, 0.5, k), sum_to_zero=False)
-    G = F @ vertices(k)
-    own = G[np.arange(len(y)), y]
-    other = np.maximum(1.0 + G, 0.0)
-    other[np.arange(len(y)), y] = 0.0
-    loss = 0.5 * np.maximum((k - 1) - own, 0.0) + 0.5 * other.sum(axis=1)
-    return 0.5 * float(np.einsum("ij,ik,kj->", V, K, V)) + C * float(w @ loss)
+    return penalty(V, K) + C * reinforced_loss(F @ vertices(k), y, w, 0.5)
 
 
 @st.composite
@@ -137,10 +124,7 @@ def test_issue_case_weston_watkins_large_C():
         X, y = rng.standard_normal((5, 5)), np.arange(5)
         est = WestonWatkinsMSVM(C=1000, kernel="linear").fit(X, y)
         V, b, F = primal_fit(X @ X.T, 5, cvx_ww_loss(y, np.ones(5), 1000.0))
-        own = F[np.arange(5), y][:, None]
-        terms = np.maximum(1.0 - (own - F), 0.0)
-        terms[np.arange(5), y] = 0.0
-        optimum = 0.5 * float(np.einsum("ij,ik,kj->", V, X @ X.T, V)) + 1000 * terms.sum()
+        optimum = penalty(V, X @ X.T) + 1000 * ww_loss(F, y, np.ones(5))
         worst = max(worst, (est.objective_ - optimum) / optimum)
     assert worst <= TOL
 

@@ -1,4 +1,4 @@
-"""ReinforcedMSVM against the independent cvxpy + Clarabel reference QP (tests/_reference.py).
+"""ReinforcedMSVM against the independent cvxpy + Clarabel reference QP (oracle/primal.py).
 
 Each case is a small random problem (n <= 60, k in 2..5, d <= 5, random sample weights and
 reinforcement, linear / poly / rbf kernels) fitted with tol=1e-8. Checks:
@@ -20,7 +20,7 @@ reinforcement, linear / poly / rbf kernels) fitted with tol=1e-8. Checks:
 import numpy as np
 import pytest
 
-from _reference import kernel_matrix, make_problem, reference_fit, reinforced_objective, \
+from oracle import kernel_matrix, make_problem, reference_fit, reinforced_objective, \
     resolve_gamma
 from msvm import ReinforcedMSVM
 

@@ -1,4 +1,4 @@
-"""Sanity checks of the test oracle itself (tests/_reference.py); msvm is not imported here.
+"""Sanity checks of the test oracle itself (the oracle package); msvm is not imported here.
 
 The reference QP is trusted because it reproduces three things derived independently:
 
@@ -19,7 +19,7 @@ from sklearn.metrics.pairwise import polynomial_kernel as sk_poly
 from sklearn.metrics.pairwise import rbf_kernel as sk_rbf
 from sklearn.svm import SVC
 
-from _reference import (
+from oracle import (
     dual_objective,
     hinge_margins,
     kernel_matrix,

@@ -1,7 +1,8 @@
 """Smoke test of the paper-reproduction scripts: each runs end to end in --quick mode.
 
 The recorded runs (the papers' repetition counts) are in benchmarks/results/reproduce/; here
-every script runs with a few small repetitions into a temporary directory, and must exit 0 and
+every script runs with a few small repetitions into a temporary directory, as the README says
+(``python -m benchmarks.reproduce.<script>`` from the repository root), and must exit 0 and
 write its markdown table (and its figure, for the figure scripts).
 """
 
@@ -12,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-SCRIPTS = sorted(p for p in (Path(__file__).resolve().parents[1] / "benchmarks"
-                             / "reproduce").glob("*.py") if not p.name.startswith("_"))
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted(p for p in (ROOT / "benchmarks" / "reproduce").glob("*.py")
+                 if not p.name.startswith("_"))
 
 
 def test_every_paper_has_a_script():
@@ -24,8 +26,9 @@ def test_every_paper_has_a_script():
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
 def test_script_runs_in_quick_mode(script, tmp_path):
-    proc = subprocess.run([sys.executable, str(script), "--quick", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", f"benchmarks.reproduce.{script.stem}", "--quick",
+                           "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     written = {p.name for p in tmp_path.iterdir()}
     assert written and all(name.startswith("quick_") for name in written), written

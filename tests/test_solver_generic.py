@@ -18,8 +18,9 @@ import pytest
 
 cp = pytest.importorskip("cvxpy")
 
-from msvm._core._solver import RowSource, init_scores, solve  # noqa: E402
+from msvm._core._solver import init_scores, make_row_source, solve  # noqa: E402
 from msvm._problem import DualProblem  # noqa: E402
+from oracle import psd_sqrt  # noqa: E402
 
 
 def _random_problem(seed, structure):
@@ -66,18 +67,13 @@ def _dual_matrix(K, problem):
     return (D @ (problem.kappa * P) @ D.T) * K[np.ix_(iv, iv)]
 
 
-def _psd_sqrt(A):
-    vals, vecs = np.linalg.eigh(A)
-    return vecs * np.sqrt(np.clip(vals, 0.0, None))
-
-
 def _reference(K, problem):
     # 1/2 alpha^T Q alpha = 1/2 || L_K^T U L_M ||_F^2 with U = E diag(alpha) D (n x k),
-    # K = L_K L_K^T and kappa P = L_M L_M^T
+    # K = L_K L_K^T and kappa P = L_M L_M^T (symmetric square roots)
     E = np.zeros((problem.n_samples, len(problem.lin)))
     E[problem.sample_of_var(), np.arange(len(problem.lin))] = 1.0
-    LK = _psd_sqrt(K)
-    LM = _psd_sqrt(problem.kappa * (np.eye(problem.k) - 1.0 / problem.k))
+    LK = psd_sqrt(K)
+    LM = psd_sqrt(problem.kappa * (np.eye(problem.k) - 1.0 / problem.k))
     a = cp.Variable(len(problem.lin))
     cons = [a >= problem.lo, a <= problem.hi]
     if len(problem.cap):
@@ -101,7 +97,7 @@ def test_solver_matches_generic_qp(structure, seed):
     K, problem = _random_problem(seed, structure)
     alpha = problem.clip_feasible(np.zeros(len(problem.lin)))
     mu = np.zeros(problem.k)
-    src = RowSource("precomputed", problem.k, K=K)
+    src = make_row_source("precomputed", problem.k, K=K)
     U = problem.slot_sums(alpha)
     if np.any(U != 0):
         init_scores(src, np.ascontiguousarray(U))

@@ -12,8 +12,8 @@
 import numpy as np
 import pytest
 
-import _reference_models as R
-from _reference import kernel_matrix, make_problem
+import oracle as R
+from oracle import kernel_matrix, make_problem
 from msvm import AngleBasedMSVM, TargetedLocalMSVM
 from msvm.datasets import make_targeted_example
 from msvm.targeted import SMOOTHERS, bandwidth_rule, smoothing_weights

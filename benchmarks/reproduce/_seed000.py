@@ -9,13 +9,13 @@ set (our reading: the paper only says "selected over a grid using an independent
 set").
 """
 
+import contextlib
 import sys
-import warnings
-from collections import Counter
+from collections import Counter, defaultdict
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
+from benchmarks.harness import format_counts, watch_fits
 from msvm import WeightedRobustMSVM
 from msvm.metrics import make_utility_scorer
 from msvm.model_selection import TuningSetSearch, lambda_grid
@@ -32,70 +32,40 @@ def rep_seeds(base_seed, rep, count):
             np.random.SeedSequence([int(base_seed), int(rep)]).generate_state(count)]
 
 
-def _warning_kind(message):
-    """A short class of an msvm ConvergenceWarning message."""
-    if "solver stopped at max_iter" in message:
-        return "convex solver reached max_iter"
-    if "raised the objective" in message:
-        return "DC step raised the objective (inexact convex solve), fit kept previous step"
-    if "max_dc_iter" in message:
-        return "DC algorithm reached max_dc_iter"
-    return message[:60]
-
-
 class WarningLog:
-    """Record every warning raised inside ``with log.catch(method):``, counted per method.
+    """Count the fits inside ``with log.catch(method) as count:`` per method.
 
-    ConvergenceWarnings are counted per method; other warnings are counted per (method,
-    category) and re-listed in the script's Notes, so nothing is suppressed silently.
+    ``count(est)`` registers a fitted estimator; fits that did not converge are counted by
+    their stop reason (`benchmarks.harness.FitWatch.unconverged`); other warnings are counted
+    per (method, category, message) and re-listed in the script's Notes, so nothing is
+    suppressed silently.
     """
 
     def __init__(self):
-        self.convergence = Counter()
-        self.convergence_messages = Counter()
+        self.unconverged = defaultdict(Counter)
         self.other = Counter()
 
-    class _Catch:
-        def __init__(self, log, method):
-            self.log, self.method = log, method
-
-        def __enter__(self):
-            self._cm = warnings.catch_warnings(record=True)
-            self._records = self._cm.__enter__()
-            warnings.simplefilter("always")
-            return self
-
-        def __exit__(self, *exc):
-            self._cm.__exit__(*exc)
-            for rec in self._records:
-                if issubclass(rec.category, ConvergenceWarning):
-                    self.log.convergence[self.method] += 1
-                    self.log.convergence_messages[(self.method, str(rec.message)[:90])] += 1
-                else:
-                    self.log.other[(self.method, rec.category.__name__,
-                                    str(rec.message)[:120])] += 1
-            return False
-
+    @contextlib.contextmanager
     def catch(self, method):
-        return self._Catch(self, method)
+        with watch_fits() as watch:
+            yield watch.add
+        self.unconverged[method].update(watch.unconverged())
+        for rec in watch.other_warnings():
+            self.other[(method, rec.category.__name__, str(rec.message)[:120])] += 1
 
     def notes(self, methods):
-        lines = ["ConvergenceWarnings (over all fits): " + ", ".join(
-            f"{m} {self.convergence.get(m, 0)}" for m in methods) + "."]
-        kinds = Counter()
-        for (method, msg), count in self.convergence_messages.items():
-            kinds[(method, _warning_kind(msg))] += count
-        if kinds:
-            lines.append("Their messages (start): " + "; ".join(
-                f"{m}: {c} x '{msg}'" for (m, msg), c in sorted(kinds.items())) + ".")
+        lines = ["Fits that did not converge (over all fits): " + ", ".join(
+            f"{m} {sum(self.unconverged[m].values())}" for m in methods) + "."]
+        reasons = [f"{m}: {format_counts(self.unconverged[m])}" for m in methods
+                   if self.unconverged[m]]
+        if reasons:
+            lines.append("Their stop reasons: " + "; ".join(reasons) + ".")
         for (method, cat, msg), count in sorted(self.other.items()):
             lines.append(f"{method}: {count} x {cat}: {msg}")
         return lines
 
     def payload(self):
-        return {"convergence_warnings": dict(self.convergence),
-                "convergence_messages": [{"method": m, "message": s, "count": n} for (m, s), n
-                                         in self.convergence_messages.items()],
+        return {"unconverged_fits": {m: dict(c) for m, c in self.unconverged.items()},
                 "other_warnings": [{"method": m, "category": c, "message": s, "count": n}
                                    for (m, c, s), n in self.other.items()]}
 
@@ -104,8 +74,8 @@ def tuned_fit(U, X, y, X_tune, y_tune, *, truncation, lambdas, log, method, **es
     """TuningSetSearch of WeightedRobustMSVM(utility=U, truncation=...) selected by utility."""
     est = WeightedRobustMSVM(utility=U, truncation=truncation, **est_params)
     search = TuningSetSearch(est, lambdas=lambdas, scoring=make_utility_scorer(U))
-    with log.catch(method):
-        search.fit(X, y, X_tune=X_tune, y_tune=y_tune)
+    with log.catch(method) as count:
+        count(search.fit(X, y, X_tune=X_tune, y_tune=y_tune))
     return search
 
 

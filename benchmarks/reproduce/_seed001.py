@@ -1,15 +1,12 @@
 """Shared pieces of the seed 001 scripts (Wu and Liu, truncated-hinge-loss MSVM, section 4).
 
-Also home of :func:`convergence_warnings`, the ConvergenceWarning counter the seed 003 scripts
-use as well.
+Fits that did not converge are counted by `benchmarks.harness.count_unconverged` (their stop
+reasons), in the seed 003 scripts as well.
 """
 
 import collections
-import contextlib
-import warnings
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from msvm import RobustMSVM
 from msvm.datasets import make_disc_example
@@ -47,7 +44,7 @@ def draw_sets(n_train, n_tune, n_test, contamination, key):
 # solver epochs per convex solve: the library default.  (Before commit c1e2e04 the solver
 # stalled at the largest lambda, C = 1/(n 2^15) ~ 1e-7, on the intercept equalities, and the
 # scripts capped it at 300 epochs; the cap is gone with the fix.)  Every fit that reaches it
-# is counted as a ConvergenceWarning, and the scripts report whether a *selected* fit is
+# is counted by its stop reason, and the scripts report whether a *selected* fit is
 # unconverged (kkt_residual_ > tol).
 MAX_ITER = 10000
 
@@ -86,43 +83,11 @@ def bayes_lines():
     return np.deg2rad([0.0, 60.0, 180.0, 240.0])
 
 
-@contextlib.contextmanager
-def convergence_warnings(counter):
-    """Count ConvergenceWarnings by kind into ``counter``; re-emit every other warning."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield counter
-    others = []
-    for w in caught:
-        if issubclass(w.category, ConvergenceWarning):
-            msg = str(w.message)
-            if "max_iter=" in msg:
-                kind = "solver max_iter"
-            elif "max_dc_iter" in msg:
-                kind = "DC max steps"
-            elif "DC step" in msg:
-                kind = "DC objective rose"
-            elif "max_reweight" in msg:
-                kind = "reweighting max_reweight"
-            else:
-                kind = "other"
-            counter[kind] += 1
-        else:
-            others.append(w)
-    for w in others:
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-
-
 def unconverged(est):
     """Whether a fitted estimator's last convex solve stopped above its tolerance."""
     return bool(est.kkt_residual_ > est.tol)
 
 
 def new_counter():
+    """A counter of unconverged fits by stop reason (see `benchmarks.harness.count_unconverged`)."""
     return collections.Counter()
-
-
-def format_counter(counter):
-    if not counter:
-        return "none"
-    return ", ".join(f"{v} {k}" for k, v in sorted(counter.items()))

@@ -8,7 +8,7 @@ import numpy as np
 from msvm import AdaptiveWeightedSVM, WeightedRobustMSVM
 from msvm.model_selection import TuningSetSearch
 
-from _seed001 import convergence_warnings
+from benchmarks.harness import count_unconverged
 
 METHODS = ("SVM", "OWSVM", "IWSVM")
 
@@ -36,9 +36,9 @@ def make_method(name, max_iter=10000):
 def tune(name, X, y, X_tune, y_tune, grid, counter, max_iter=10000):
     """TuningSetSearch over the lambda grid; returns (search, wall time of the grid)."""
     t0 = time.perf_counter()
-    with convergence_warnings(counter):
-        search = TuningSetSearch(make_method(name, max_iter), lambdas=grid).fit(
-            X, y, X_tune=X_tune, y_tune=y_tune)
+    with count_unconverged(counter) as count:
+        search = count(TuningSetSearch(make_method(name, max_iter), lambdas=grid).fit(
+            X, y, X_tune=X_tune, y_tune=y_tune))
     return search, time.perf_counter() - t0
 
 

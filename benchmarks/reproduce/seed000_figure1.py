@@ -23,7 +23,6 @@ Choices where the paper is silent or ambiguous (ours):
 
 import sys
 import time
-from pathlib import Path
 
 import matplotlib
 
@@ -31,12 +30,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _common  # noqa: E402
-import _seed000  # noqa: E402
+from benchmarks.reproduce import _common, _seed000  # noqa: E402
 from msvm import WeightedRobustMSVM  # noqa: E402
 from msvm.datasets import make_utility_example, utility_matrix  # noqa: E402
+from oracle import weighted_loss  # noqa: E402
 
 NAME = "seed000_figure1"
 N_TRAIN = 1600
@@ -60,12 +57,7 @@ def draw_boundaries(ax, xx, yy, scores, color, lw=1.6, ls="-"):
 def truncated_objective(coef, intercept, X, y, U, C, s):
     """The WRSVM objective (1/2) sum ||w_j||^2 + C sum_i sum_j U_{y_i j} T_s(g_j) of a linear f."""
     F = X @ coef.T + intercept
-    total = 0.5 * float(np.sum(coef ** 2))
-    for j in range(3):
-        g = F[:, j] - np.delete(F, j, axis=1).max(axis=1)
-        T = np.maximum(1.0 - g, 0.0) - np.maximum(s - g, 0.0)
-        total += C * float(np.sum(U[y, j] * T))
-    return total
+    return 0.5 * float(np.sum(coef ** 2)) + C * weighted_loss(F, y, np.ones(len(y)), U, s)
 
 
 def region_shares(scores):
@@ -92,9 +84,9 @@ def main(argv=None):
     for a in A_VALUES:
         for kind in ((1, 2, 3) if a > 0 else (0,)):
             U = utility_matrix(kind, a)
-            with log.catch("WRSVM"):
-                est = WeightedRobustMSVM(C=C, utility=U, truncation="auto",
-                                         kernel="linear").fit(X, y)
+            with log.catch("WRSVM") as count:
+                est = count(WeightedRobustMSVM(C=C, utility=U, truncation="auto",
+                                               kernel="linear").fit(X, y))
             fits[(kind, a)] = est.decision_function(G).reshape(xx.shape + (3,))
             models[(kind, a)] = est
 

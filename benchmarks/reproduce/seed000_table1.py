@@ -34,16 +34,12 @@ Choices where the paper is silent or ambiguous (ours):
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _common  # noqa: E402
-import _seed000  # noqa: E402
-from msvm.datasets import make_utility_example, utility_matrix  # noqa: E402
-from msvm.metrics import average_utility  # noqa: E402
+from benchmarks.reproduce import _common, _seed000
+from msvm.datasets import make_utility_example, utility_matrix
+from msvm.metrics import average_utility
 
 NAME = "seed000_table1"
 PAPER_REPS = 100
@@ -135,7 +131,7 @@ def main(argv=None):
     md = ["# Seed 000 (Liu, Wu & He), Table 1: utility of WRSVM vs WSVM, Example 2", ""]
     if reduced:
         md += [f"**Reduced run: {reps} repetitions (the paper: {PAPER_REPS}), to fit the time "
-               f"budget; `python benchmarks/reproduce/{NAME}.py` runs the paper's "
+               f"budget; `python -m benchmarks.reproduce.{NAME}` runs the paper's "
                f"{PAPER_REPS}.**", ""]
     if max_iter is not None:
         md += [f"**Solver capped at max_iter = {max_iter} epochs per convex solve (library "
@@ -165,7 +161,7 @@ def main(argv=None):
     if max_iter is not None:
         notes.insert(0, f"**Solver cap: max_iter = {max_iter} epochs per convex solve (the "
                         f"library default is 10000)**, set with --max-iter: solves that reach "
-                        f"it stop short of tol (counted in the ConvergenceWarnings).")
+                        f"it stop short of tol (counted among the fits that did not converge).")
     md += [f"- {x}" for x in notes]
     payload = {"table": "seed 000 Table 1", "reps": reps, "paper_reps": PAPER_REPS,
                "n_train": n, "n_tune": n, "n_test": n_test,

@@ -27,16 +27,12 @@ Choices where the paper is silent or ambiguous (ours):
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.metrics import confusion_matrix
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _common  # noqa: E402
-import _seed000  # noqa: E402
-from msvm.datasets import load_pendigits, utility_matrix  # noqa: E402
+from benchmarks.reproduce import _common, _seed000
+from msvm.datasets import load_pendigits, utility_matrix
 
 NAME = "seed000_table3"
 PAPER_REPS = 20

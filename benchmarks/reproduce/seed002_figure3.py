@@ -15,15 +15,12 @@ the corresponding table script (same seeds), so the paper's "typical" is ours by
 construction, not by selection; the legend gives each fit's test error on that
 repetition's 10^5-point test set.
 
-Run ``python benchmarks/reproduce/seed002_figure3.py [--quick] [--seed S]``; writes
+Run ``python -m benchmarks.reproduce.seed002_figure3 [--quick] [--seed S]``; writes
 seed002_figure3.png (and a short .md/.json with the selected lambdas and test errors).
 """
 
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import matplotlib  # noqa: E402
 
@@ -33,9 +30,9 @@ import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-import _seed002 as S  # noqa: E402
-from _common import (figure_path, markdown_table, parse_args, provenance,  # noqa: E402
-                     write_outputs)
+from benchmarks.reproduce import _seed002 as S  # noqa: E402
+from benchmarks.reproduce._common import (figure_path, markdown_table, parse_args,  # noqa: E402
+                                          provenance, write_outputs)
 from msvm.model_selection import median_gamma  # noqa: E402
 
 PANELS = [("4.1.1", 50, "linear", "Example 4.1.1, linear kernel, n = 50"),

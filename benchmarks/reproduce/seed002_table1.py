@@ -31,15 +31,11 @@ Our choices where the paper is silent or ambiguous:
   0.2398 for gamma = 0.7 (Lin n = 50) and (0.009) for gamma = 0.6 (Lin n = 100); the clean
   block reads 0.2298 and (0.0009), which we use.
 
-Run ``python benchmarks/reproduce/seed002_table1.py [--quick] [--reps R] [--seed S]``.
+Run ``python -m benchmarks.reproduce.seed002_table1 [--quick] [--reps R] [--seed S]``.
 """
 
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _seed002  # noqa: E402
+from benchmarks.reproduce import _seed002
 
 # Table 1 of the paper: columns Lin n=50, Lin n=100, poly2 n=50, poly2 n=100; rows gamma = 0,
 # 0.1, ..., 1, WW-SVM, OVR; mean test error (estimated standard error), 100 replications.

@@ -32,15 +32,11 @@ Our choices where the paper is silent or ambiguous:
 - sigma is the median over all between-class pairs of the training set (not of the tuning
   set or their union).
 
-Run ``python benchmarks/reproduce/seed002_table2.py [--quick] [--reps R] [--seed S]``.
+Run ``python -m benchmarks.reproduce.seed002_table2 [--quick] [--reps R] [--seed S]``.
 """
 
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _seed002  # noqa: E402
+from benchmarks.reproduce import _seed002
 
 # Table 2 of the paper: columns poly2 n=50, poly2 n=100, Gauss n=50, Gauss n=100; rows
 # gamma = 0, 0.1, ..., 1, WW-SVM, OVR; mean test error (spread, read as standard error),

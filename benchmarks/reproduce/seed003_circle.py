@@ -30,19 +30,15 @@ Choices (ours):
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _common import (comparison_row, compare, fmt, markdown_table, parse_args,  # noqa: E402
-                     provenance, summarize, write_outputs)
-from _seed001 import (convergence_warnings, format_counter, lambdas,  # noqa: E402
-                      new_counter, seed_int, unconverged)
-from _seed003 import METHODS, make_method, paired_rows, tune  # noqa: E402
-
-from msvm.datasets import flip_labels, make_circle_example  # noqa: E402
+from benchmarks.harness import count_unconverged, format_counts
+from benchmarks.reproduce._common import (comparison_row, compare, fmt, markdown_table,
+                                          parse_args, provenance, summarize, write_outputs)
+from benchmarks.reproduce._seed001 import lambdas, new_counter, seed_int, unconverged
+from benchmarks.reproduce._seed003 import METHODS, make_method, paired_rows, tune
+from msvm.datasets import flip_labels, make_circle_example
 
 NAME = "seed003_circle"
 DEFAULT_REPS = 100        # our choice: the slides print no repetition count
@@ -93,8 +89,8 @@ def main(argv=None):
                     cell["selected_unconverged"].append(unconverged(search.best_estimator_))
                     est = make_method(m).set_params(C=search.best_params_["C"])
                     t0 = time.perf_counter()
-                    with convergence_warnings(cell["warnings"]):
-                        est.fit(X, y)
+                    with count_unconverged(cell["warnings"]) as count:
+                        count(est.fit(X, y))
                     cell["fit_time"].append(time.perf_counter() - t0)
         log(f"rep {r + 1}/{reps} ({time.perf_counter() - started:.0f} s): " + "; ".join(
             f"K={k} {p:.0%} " + "/".join(f"{results[(k, p, m)]['error'][-1]:.3f}"
@@ -115,7 +111,7 @@ def main(argv=None):
             drows.append([f"K = {k}, {p:.0%}, {m}", fmt(em, es), f"{np.median(lam):+.0f}",
                           str(int(np.sum(lam == np.log2(grid.min())))),
                           str(int(np.sum(lam == np.log2(grid.max())))),
-                          format_counter(cell["warnings"]),
+                          format_counts(cell["warnings"]),
                           str(int(np.sum(cell["selected_unconverged"])))])
     prow = paired_rows(results, keys, lambda key: f"K = {key[0]}, {key[1]:.0%} flipped")
     # overall time ratios
@@ -148,7 +144,7 @@ def main(argv=None):
           "## Diagnostics", "",
           markdown_table(["setting", "error vs flipped test labels", "median log2 lambda",
                           "# at lambda = min", "# at lambda = max",
-                          "ConvergenceWarnings (grid + cold fit)", "selected fit unconverged"],
+                          "unconverged fits (grid + cold fit)", "selected fit unconverged"],
                          drows), "",
           provenance(args, started), "", "## Notes", "",
           "- No published numbers: the slides only plot accuracy and time (Figures 2-5) for "

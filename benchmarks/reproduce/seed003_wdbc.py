@@ -37,22 +37,18 @@ Choices where the slides are silent or ambiguous (ours):
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _common import (comparison_row, compare, markdown_table, parse_args,  # noqa: E402
-                     provenance, write_outputs)
-from _seed001 import (format_counter, lambdas, new_counter, seed_int,  # noqa: E402
-                      unconverged)
-from _seed003 import METHODS, make_method, paired_rows, tune  # noqa: E402
-
-from msvm.datasets import flip_labels  # noqa: E402
+from benchmarks.harness import format_counts
+from benchmarks.reproduce._common import (comparison_row, compare, markdown_table, parse_args,
+                                          provenance, write_outputs)
+from benchmarks.reproduce._seed001 import lambdas, new_counter, seed_int, unconverged
+from benchmarks.reproduce._seed003 import METHODS, make_method, paired_rows, tune
+from msvm.datasets import flip_labels
 
 NAME = "seed003_wdbc"
 PAPER_REPS = 100
@@ -128,7 +124,7 @@ def main(argv=None):
             drows.append([f"{m}, {p:.0%}", f"{np.median(lam):+.0f}",
                           str(int(np.sum(lam == np.log2(grid.min())))),
                           str(int(np.sum(lam == np.log2(grid.max())))),
-                          f"{np.mean(cell['grid_time']):.2f}", format_counter(cell["warnings"]),
+                          f"{np.mean(cell['grid_time']):.2f}", format_counts(cell["warnings"]),
                           str(int(np.sum(cell["selected_unconverged"])))])
     # the table's own contrasts (paired within our repetitions)
     prow = paired_rows(results, [(p,) for p in FLIPS], lambda k: f"{k[0]:.0%} flipped")
@@ -158,7 +154,7 @@ def main(argv=None):
            "Diagnostics:", "",
            markdown_table(["setting", "median log2 lambda", "# at lambda = min",
                            "# at lambda = max", "grid time (s)",
-                           "ConvergenceWarnings (all fits)", "selected fit unconverged"],
+                           "unconverged fits (all fits)", "selected fit unconverged"],
                           drows), "",
            provenance(args, started), "", "## Notes", ""]
     if check is not None:
@@ -166,7 +162,8 @@ def main(argv=None):
                   f"`WeightedRobustMSVM(truncation=None, C)` vs sklearn `SVC(kernel='linear', "
                   f"C=2C)` on the training set: max |2 f_1 - F_svc| = {check[1]:.2g}, "
                   f"{check[2]} prediction disagreements.")
-    md += ["- ConvergenceWarnings (counted per method and flip level in the diagnostics; the "
+    md += ["- Unconverged fits (counted by stop reason per method and flip level in the "
+           "diagnostics; the "
            "attribution to lambdas below comes from our diagnostic runs, the counts are not "
            "per lambda): most are fits at the smallest lambdas (C ~ 1e2 .. 4e2, nearly hard "
            "margin on flipped labels, which need thousands of epochs and stop at max_iter = "
@@ -174,7 +171,7 @@ def main(argv=None):
            "largest lambdas (C ~ 1e-7 .. 1e-6), where its second, reweighted fit, "
            "warm-started from the unweighted dual, stops at max_iter with a KKT residual "
            "~2e-3 (a cold start with the same weights converges in 2 epochs); such fits "
-           "predict one class and are never selected. The IWSVM's max_reweight warnings are "
+           "predict one class and are never selected. The IWSVM's max_reweight stops are "
            "weights that cycle. The selected lambdas (median 2^-3 .. 2^-1) are far from both "
            "ends, and the last diagnostics column counts selected fits that are unconverged."]
     text = "\n".join(md)

@@ -24,12 +24,11 @@ geometry and the regularization.  So the panels compare shapes: (a) the true bet
 |cos angle(b_q(u), beta(u))| and that of the leading right singular vector of
 B(u) = (b_1(u); b_2(u)), which should be near 1 wherever beta(u) is not close to 0.
 
-    python benchmarks/reproduce/seed004_figure1.py [--quick]
+    python -m benchmarks.reproduce.seed004_figure1 [--quick]
 """
 
 import sys
 import time
-from pathlib import Path
 
 import matplotlib
 
@@ -37,9 +36,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _common  # noqa: E402
+from benchmarks.reproduce import _common  # noqa: E402
 from msvm import TargetedLocalMSVM  # noqa: E402
 from msvm.datasets import make_targeted_example  # noqa: E402
 from msvm.plotting import plot_coef_path  # noqa: E402

@@ -24,15 +24,11 @@ Silverman's rule; Gaussian kernel gamma by the median heuristic; polynomial (1 +
 20 TLAMSVM grid points).  Extra options: --kernels, --smoothers, --smoother-reps restrict
 the design when time is short (the defaults run the paper's full 3 x 3 design).
 
-    python benchmarks/reproduce/seed004_table1.py [--quick]
+    python -m benchmarks.reproduce.seed004_table1 [--quick]
 """
 
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _seed004  # noqa: E402
+from benchmarks.reproduce import _seed004
 
 NAME = "seed004_table1"
 
