@@ -303,6 +303,8 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
+        # scipy.sparse rows go to the sparse row sources; a Gram matrix must be dense
+        tags.input_tags.sparse = self.kernel != "precomputed"
         return tags
 
     def _validate_fit_input(self, X, y, sample_weight):
@@ -312,7 +314,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
             X = check_gram(X)
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, order="C",
-                                 ensure_all_finite=True)
+                                 accept_sparse="csr", ensure_all_finite=True)
         check_class_labels(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
@@ -510,6 +512,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
     def _fitted_functions(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False,
+                          accept_sparse=False if self.kernel == "precomputed" else "csr",
                           ensure_all_finite=True)
         if self.kernel == "linear":
             return check_finite_decision(X @ self.coef_.T + self.intercept_)

@@ -218,7 +218,11 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError("give both X_tune and y_tune, or neither")
         lambdas = self._check_lambdas()
         # validate; a data frame is handed to the inner fits as it is (feature names kept)
-        X_checked, y = validate_data(self, X, y, ensure_min_samples=2, reset=True)
+        # sparse X stays sparse (CSR: the hold-out split indexes rows) where the estimator
+        # takes it
+        sparse_ok = "csr" if self.estimator.__sklearn_tags__().input_tags.sparse else False
+        X_checked, y = validate_data(self, X, y, ensure_min_samples=2, reset=True,
+                                     accept_sparse=sparse_ok)
         if not hasattr(X, "columns"):
             X = X_checked
         check_class_labels(y)

@@ -426,6 +426,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = False
+        tags.input_tags.sparse = False
         # the targeted column only weights the local fits: on generic data whose classes
         # need every column as a feature, the training score can be low by design
         tags.classifier_tags.poor_score = True
