@@ -136,3 +136,17 @@ def test_sparse_input_that_overflows_is_refused():
     X = X * 1e300
     with pytest.raises(ValueError, match="[Rr]escale"):
         ReinforcedMSVM(kernel="rbf").fit(X, y)
+
+
+def test_callable_kernel_receives_the_sparse_matrix():
+    X, y = _sparse_problem(seed=10)
+    seen = []
+
+    def linear(A, B):
+        seen.append(sp.issparse(A))
+        return np.asarray((A @ B.T).toarray() if sp.issparse(A) else A @ B.T)
+
+    a = _fit(ReinforcedMSVM, X, y, kernel=linear).decision_function(X)
+    b = _fit(ReinforcedMSVM, X.toarray(), y, kernel=linear).decision_function(X.toarray())
+    assert seen[0]                                  # the kernel saw sparse rows, not a copy
+    np.testing.assert_allclose(a, b, atol=ATOL)
