@@ -185,3 +185,14 @@ def test_every_estimator_documents_the_attributes():
         assert "    converged_ :" in cls.__doc__ and "    stop_reason_ :" in cls.__doc__
     assert "    grid_stop_reasons_ :" in TargetedLocalMSVM.__doc__
     assert issubclass(TargetedLocalMSVM, BaseMSVM)
+
+
+@pytest.mark.parametrize("cls", [RobustMSVM, WeightedRobustMSVM])
+def test_max_iter_stop_inside_the_dc_loop(cls):
+    # the DC loop itself ends (a fixed point or max_dc_iter is not what stops it here): the
+    # solves that stopped at max_iter name the fit's stop
+    X, y = _disc()
+    est = cls(C=1.0, tol=0.3, max_iter=1, random_state=0)
+    messages = _fit(est, X, y)
+    assert messages and all("max_iter=1" in m for m in messages)
+    assert est.converged_ is False and est.stop_reason_ == "max_iter"

@@ -11,6 +11,10 @@ linearization repeats, when a step lowers the objective by less than ``dc_tol`` 
 after ``max_dc_iter`` steps with a ConvergenceWarning.  With ``verbose >= 1`` every convex solve
 of the loop prints one line (msvm._progress): the start, each step, a polish to tol, a rejected
 step.
+
+The loop is :func:`dc_fit`, a function over a :class:`msvm._sequence.DualSequence` (the row
+source and the scores of the current step); :func:`truncated_fit` is the whole fit of a
+truncated model (its untruncated start, then the loop).
 """
 
 import numbers
@@ -169,10 +173,11 @@ def truncated_fit(estimator, sequence, y, sw, log):
         "n_iter_": len(history), "n_solver_iter_": epochs})
 
 
-class DCMixin:
-    """The DegenerateFitWarning cause of a truncated model (its fit is :func:`truncated_fit`).
+class TruncatedDegenerateCause:
+    """Mixin: the DegenerateFitWarning cause and remedy of a truncated model.
 
-    A model supplies ``_truncation_value(k)`` and ``truncated_`` (set by its fit).
+    The model's fit is :func:`truncated_fit`; it supplies ``_truncation_value(k)`` and the
+    fitted ``truncated_``.
     """
 
     # how to truncate less, for the DegenerateFitWarning (a model may say it better)

@@ -6,13 +6,13 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ._base import BaseMSVM, set_init_params
-from ._dc import DC_PARAMETER_CONSTRAINTS, DCMixin, truncated_fit
+from ._dc import DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, truncated_fit
 from ._docs import fill_doc
 from ._problem import alpha_by_slots, per_class_hinge_problem, select_variables
 
 
 @fill_doc
-class RobustMSVM(DCMixin, BaseMSVM):
+class RobustMSVM(TruncatedDegenerateCause, BaseMSVM):
     r"""Robust (truncated-hinge-loss) multicategory SVM (Wu and Liu).
 
     Solves, with f_j = b_j + h_j, h_j in the RKHS of the kernel and unpenalized intercepts b,

@@ -240,8 +240,9 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            Inputs, the targeted column included.
+        X : {array-like, sparse matrix} or DataFrame of shape (n_samples, n_features)
+            Inputs, the targeted column included (a scipy.sparse matrix stays sparse; the
+            targeted column is read from it alone).
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None

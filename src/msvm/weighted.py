@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM, set_init_params
-from ._dc import DC_PARAMETER_CONSTRAINTS, DCMixin, truncated_fit
+from ._dc import DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, truncated_fit
 from ._docs import fill_doc
 from ._problem import alpha_by_slots, margin_problem
 from ._progress import n_epochs
@@ -81,7 +81,7 @@ _TRUNCATION = [StrOptions({"auto"}), Interval(numbers.Real, None, 0, closed="rig
 
 
 @fill_doc
-class WeightedRobustMSVM(DCMixin, BaseMSVM):
+class WeightedRobustMSVM(TruncatedDegenerateCause, BaseMSVM):
     r"""Utility-based weighted multicategory robust SVM (Liu, Wu and He).
 
     Solves, with f_j = b_j + h_j, unpenalized intercepts and the generalized functional
