@@ -100,9 +100,24 @@ def test_max_reweight_stop():
     assert _fit(est, X, y) == [] and est.stop_reason_ == "tol" and est.n_iter_ > 2
 
 
-def test_gap_floor_status_gives_gap_floor():
-    # no small real problem reaches the solver's duality-gap floor; the real solve is run
-    # and its status replaced by the floor's, to check the mapping and the warning
+def test_gap_floor_stop():
+    # sample weights over 16 decades at tol=1e-8: the KKT residual reaches its floor while
+    # the relative duality gap cannot be certified below tol in double precision
+    X, y = make_reinforced_example(40, random_state=2)
+    w = 10.0 ** np.random.default_rng(2).uniform(-8, 8, len(y))
+    est = ReinforcedMSVM(C=1e3, tol=1e-8, kernel="rbf", gamma=5.0, max_iter=20000,
+                         random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y, sample_weight=w)
+    messages = [str(m.message) for m in caught if issubclass(m.category, ConvergenceWarning)]
+    assert len(messages) == 1 and "limit of double precision" in messages[0]
+    assert est.converged_ is False and est.stop_reason_ == "gap_floor"
+
+
+def test_gap_floor_status_is_mapped_by_the_sequence():
+    # the sequence's own mapping, whatever fit reaches the floor: the real solve is run and
+    # its status replaced by the floor's
     X, y = make_reinforced_example(40, random_state=1)
 
     def solve_at_floor(*args, **kwargs):
