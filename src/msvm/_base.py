@@ -3,7 +3,9 @@
 A model subclass supplies only data: `_dual_problem` (its dual as a DualProblem), `_loss` (its
 per-sample loss on decision values, for `objective_`), and `_alpha_matrix` (how its dual
 variables are shaped for `alpha_`).  Angle-based models also override `_output_map` (decision
-vector coordinates versus class slots).
+vector coordinates versus class slots).  A fit builds one :class:`msvm._sequence.DualSequence`
+on its row source and runs its model's ``_fit_dual`` over it (one solve here; the DC steps,
+the reweighting or a grid in the models that need several), which returns a ``SequenceFit``.
 """
 
 import functools
