@@ -57,9 +57,10 @@ def stop_reasons(estimator):
     ----------
     estimator : estimator
         A fitted estimator. ``TuningSetSearch`` reports one fit per grid point (its
-        ``results_['converged']`` and ``results_['stop_reason']``); every msvm estimator one
-        fit (``converged_`` and ``stop_reason_``, one of `STOP_REASONS`); a scikit-learn
-        ``Pipeline`` reports its final step's.
+        ``results_['converged']`` and ``results_['stop_reason']``); ``TargetedLocalMSVM`` one
+        fit per grid point (its ``grid_stop_reasons_``, as each grid point's solve warns on
+        its own); every other msvm estimator one fit (``converged_`` and ``stop_reason_``,
+        one of `STOP_REASONS`); a scikit-learn ``Pipeline`` reports its final step's.
 
     Returns
     -------
@@ -75,6 +76,9 @@ def stop_reasons(estimator):
             return [(bool(c), str(r)) for c, r in zip(results["converged"],
                                                       results["stop_reason"])]
         return None
+    grid = getattr(estimator, "grid_stop_reasons_", None)
+    if grid is not None:
+        return [(str(r) == "tol", str(r)) for r in grid]
     if hasattr(estimator, "converged_") and hasattr(estimator, "stop_reason_"):
         return [(bool(estimator.converged_), str(estimator.stop_reason_))]
     return None

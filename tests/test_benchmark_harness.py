@@ -113,3 +113,17 @@ def test_report_helpers():
     assert markdown_table(["a", "b"], [[1, "x"]]) == "| a | b |\n|---|---|\n| 1 | x |"
     assert format_counts({}) == "none"
     assert format_counts({"tol": 2, "max_iter": 1}) == "1 max_iter, 2 tol"
+
+
+def test_targeted_fits_are_counted_per_grid_point():
+    from msvm import TargetedLocalMSVM
+    from msvm.datasets import make_targeted_example
+
+    X, y = make_targeted_example(80, random_state=0)[:2]
+    with watch_fits() as watch:
+        est = TargetedLocalMSVM(n_grid=3, max_iter=1, tol=1e-8, random_state=0).fit(X, y)
+        watch.add(est)
+    assert stop_reasons(est) == [(r == "tol", r) for r in est.grid_stop_reasons_]
+    assert watch.n_fits() == 3
+    n_warned = sum("max_iter=1" in str(w.message) for w in watch.warnings)
+    assert watch.unconverged() == {"max_iter": n_warned} and n_warned > 0

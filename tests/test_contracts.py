@@ -197,3 +197,22 @@ def test_fit_that_raises_on_bad_input_leaves_the_estimator_unfitted(data, make):
     with pytest.raises(NotFittedError):
         check_is_fitted(est)
     assert _fitted_state(est) == []
+
+
+# ---------------------------------------------------------------------- parameters
+def test_init_stores_exactly_the_arguments():
+    import inspect
+
+    import msvm as package
+
+    for name in package.__all__:
+        cls = getattr(package, name)
+        if not (inspect.isclass(cls) and issubclass(cls, msvm._base.BaseMSVM)):
+            continue
+        signature = inspect.signature(cls.__init__)
+        defaults = {p: v.default for p, v in signature.parameters.items() if p != "self"}
+        assert cls().get_params() == defaults, name
+        marker = object()
+        est = cls(C=marker, random_state=marker)
+        assert est.C is marker and est.random_state is marker
+        assert set(vars(est)) == set(defaults), name

@@ -137,3 +137,27 @@ def test_constant_target_is_refused():
     X[:, 1] = 0.5
     with pytest.raises(ValueError, match="constant"):
         TargetedLocalMSVM(target=1).fit(X, y)
+
+
+# ---------------------------------------------------------------------- sparse input
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly"])
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_sparse_input_gives_the_dense_fit(kernel, fmt):
+    import scipy.sparse as sp
+
+    from msvm.datasets import make_reinforced_example
+
+    X, y = make_reinforced_example(80, random_state=5)
+    U = np.random.default_rng(5).uniform(0, 1, (len(X), 1))
+    XU = np.hstack([U, X])
+    XU[XU[:, 2] < 0, 2] = 0.0                      # some structural zeros
+    S = sp.csr_matrix(XU) if fmt == "csr" else sp.csc_matrix(XU)
+    params = dict(n_grid=4, kernel=kernel, gamma=0.5, tol=1e-12, max_iter=100000,
+                  random_state=0)
+    dense_fit = TargetedLocalMSVM(**params).fit(XU, y)
+    sparse_fit = TargetedLocalMSVM(**params).fit(S, y)
+    assert TargetedLocalMSVM().__sklearn_tags__().input_tags.sparse
+    np.testing.assert_allclose(sparse_fit.grid_, dense_fit.grid_, rtol=0, atol=1e-15)
+    for Xp in (XU, S):
+        np.testing.assert_allclose(sparse_fit.decision_values(Xp), dense_fit.decision_values(XU),
+                                   rtol=0, atol=1e-8)

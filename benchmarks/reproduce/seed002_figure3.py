@@ -131,7 +131,7 @@ def main(argv=None):
         f"repetition 1 of the table scripts, test errors on {test_size} test points.", "",
         f"![Figure 3]({png.name})", "",
         markdown_table(["panel", "method", "selected lambda", "test error",
-                        "ConvergenceWarnings"], rows), "",
+                        "fits not converged"], rows), "",
         provenance(args, started)])
     print(md)
     payload["provenance"] = provenance(args, started)

@@ -3,7 +3,9 @@
 A model subclass supplies only data: `_dual_problem` (its dual as a DualProblem), `_loss` (its
 per-sample loss on decision values, for `objective_`), and `_alpha_matrix` (how its dual
 variables are shaped for `alpha_`).  Angle-based models also override `_output_map` (decision
-vector coordinates versus class slots).
+vector coordinates versus class slots).  A fit builds one :class:`msvm._sequence.DualSequence`
+on its row source and runs its model's ``_fit_dual`` over it (one solve here; the DC steps,
+the reweighting or a grid in the models that need several), which returns a ``SequenceFit``.
 """
 
 import functools
@@ -13,17 +15,16 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._core._solver import add_scores, init_scores, primal_dual, solve
+from ._core._solver import primal_dual, solve
 from ._intercept import exact_intercepts
 from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
                        make_row_source, resolve_gamma)
-from ._progress import StepLog, n_epochs, solver_verbose
+from ._progress import StepLog, n_epochs
+from ._sequence import CONVERGED, DualSequence, SequenceFit, rescaled_dual
 from .exceptions import DegenerateFitWarning
 
 @dataclass
@@ -41,15 +42,22 @@ class _Solution:
     G: np.ndarray            # decision values at the training points
     penalty: float           # 1/2 sum_j ||h_j||^2
     gap: float = np.nan      # duality-gap certificate at the fitted intercepts
-    sw: object = None        # sample weights of the objective, when a model changed them
 
 
 # Rows of a prediction Gram block are computed in chunks of at most this many entries.
 _CHUNK_ENTRIES = 2 ** 23
 
-# Status codes of msvm._core._solver.solve that warn (errors are raised by the solver).
-_STATUS_MAX_ITER = 1
-_STATUS_GAP_FLOOR = 4
+
+def set_init_params(estimator, arguments):
+    """Store the arguments of an estimator's ``__init__`` as its parameters, unmodified.
+
+    Every ``__init__`` names its parameters in its signature (scikit-learn's convention, read
+    by ``get_params``) and ends with ``set_init_params(self, locals())``: ``arguments`` is
+    that ``locals()``, i.e. exactly the arguments (``self`` and ``__class__`` are skipped).
+    """
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
 
 
 def check_finite_decision(values):
@@ -259,7 +267,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
     """Common machinery of the kernel multicategory SVMs (not for direct use)."""
 
     # private fit state removed with the fitted attributes when a fit fails
-    _fit_state = ("_dual_state", "_rho", "_seed")
+    _fit_state = ("_dual_state",)
 
     _parameter_constraints = {
         "C": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -271,6 +279,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "cache_size": [Interval(numbers.Real, 0, None, closed="neither")],
+        "cache_dtype": [StrOptions({"float64", "float32"})],
         "shrinking": ["boolean"],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
@@ -307,14 +316,15 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = self.kernel != "precomputed"
         return tags
 
-    def _validate_fit_input(self, X, y, sample_weight):
+    def _validate_fit_input(self, X, y, sample_weight, **check):
+        """(X, encoded labels, weights) of a fit; ``check`` adds ``validate_data`` options."""
         if self.kernel == "precomputed":
             X, y = validate_data(self, X, y, dtype=np.float64, order="C",
-                                 ensure_all_finite=True)
+                                 ensure_all_finite=True, **check)
             X = check_gram(X)
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, order="C",
-                                 accept_sparse="csr", ensure_all_finite=True)
+                                 accept_sparse="csr", ensure_all_finite=True, **check)
         check_class_labels(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
@@ -372,78 +382,51 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         else:
             src_X, src_kind = X, self.kernel
         src = make_row_source(src_X, src_kind, k, gamma=self.gamma_, degree=self.degree,
-                              coef0=self.coef0, cache_size=self.cache_size)
-        self._rho = None
-        sol = self._fit_dual(X, y, sw, src, StepLog(type(self).__name__, self.verbose))
-        self._store_solution(X, y, sw if sol.sw is None else sol.sw, sol)
-        self._warn_if_degenerate(self.classes_[np.argmax(sol.G, axis=1)], y)
+                              coef0=self.coef0, cache_size=self.cache_size,
+                              cache_dtype=self.cache_dtype)
+        fitted = self._fit_dual(self._dual_sequence(X, src), y, sw,
+                                StepLog(type(self).__name__, self.verbose))
+        self._store_fit(X, y, fitted)
+        self._warn_if_degenerate(self.classes_[np.argmax(fitted.solution.G, axis=1)], y)
         return self
 
-    # ------------------------------------------------------------------ the solve
-    def _fit_dual(self, X, y, sw, src, log):
+    # ------------------------------------------------------------------ the solves
+    def _dual_sequence(self, X, src):
+        """A DualSequence on the row source ``src`` of the training inputs X."""
+        return DualSequence(src, functools.partial(self._snapshot, X, src),
+                            type(self).__name__, tol=self.tol, max_iter=self.max_iter,
+                            shrinking=self.shrinking, verbose=self.verbose,
+                            random_state=self.random_state, solver=solve)
+
+    def _fit_dual(self, sequence, y, sw, log):
         """Solve the model's dual once; DC and reweighting models run several solves here.
 
-        ``log`` (a :class:`msvm._progress.StepLog`) reports every solve (``verbose``).
+        Returns a :class:`msvm._sequence.SequenceFit`.  ``log`` (a
+        :class:`msvm._progress.StepLog`) reports every solve (``verbose``).
         """
-        sol = self._first_solve(X, y, sw, src)
-        self.n_iter_ = sol.n_iter
+        sol = self._start(sequence, self._dual_problem(y, len(self.classes_), self.C * sw))
         log.step("solve", self._objective(sol, y, sw), sol.resid, n_epochs(sol.n_iter))
-        return sol
+        return SequenceFit(sol, sw, sequence.stop_reason(), start=sol,
+                           attributes={"n_iter_": sol.n_iter})
 
-    def _first_solve(self, X, y, sw, src, problem=None):
+    def _start(self, sequence, problem):
         """Solve the model's convex dual, from the previous fit's solution if warm_start."""
-        k = len(self.classes_)
-        if problem is None:
-            problem = self._dual_problem(y, k, self.C * sw)
+        k = problem.k
         alpha0, mu0 = np.zeros(len(problem.lin)), np.zeros(k)
         if self.warm_start and getattr(self, "_dual_state", None) is not None:
-            # every box and group cap is proportional to C, and the equalities are
-            # homogeneous: alpha * C / C_prev is feasible and exact where alpha sat at bounds
             a_prev, mu_prev, C_prev = self._dual_state
             if a_prev.shape == alpha0.shape and mu_prev.shape == mu0.shape:
-                alpha0, mu0 = a_prev * (float(self.C) / C_prev), mu_prev
-        alpha = problem.clip_feasible(alpha0)
-        U = problem.slot_sums(alpha)
-        if np.any(U != 0):
-            init_scores(src, np.ascontiguousarray(U))
-        sol = self._solve(X, src, problem, alpha, np.ascontiguousarray(mu0 - mu0.mean()))
-        self._dual_state = (sol.alpha.copy(), sol.mu.copy(), float(self.C))
-        return sol
+                alpha0, mu0 = rescaled_dual(a_prev, C_prev, self.C), mu_prev
+        return sequence.solve(problem, problem.clip_feasible(alpha0), mu0 - mu0.mean())
 
-    def _solve(self, X, src, problem, alpha, mu, tol=None):
-        """Run the compiled solver from (alpha, mu), whose scores ``src`` holds; snapshot.
-
-        ``tol`` overrides the estimator's tol (a DC step solved loosely).
-        """
-        tol = float(self.tol if tol is None else tol)
-        if self._rho is None:
-            diag = src.diagonal()
-            rho = problem.kappa * float(np.median(diag)) if len(diag) else 1.0
-            self._rho = rho if rho > 0 else 1.0
-            self._seed = check_random_state(self.random_state).randint(0, 2 ** 31 - 1)
-        n_iter, resid, status, gap = solve(
-            src, problem, alpha, mu, tol=tol, max_iter=int(self.max_iter),
-            shrinking=bool(self.shrinking), seed=int(self._seed), rho=self._rho,
-            verbose=solver_verbose(self.verbose))
-        if status == _STATUS_MAX_ITER:
-            warnings.warn(
-                f"{type(self).__name__}: the solver stopped at max_iter={self.max_iter} epochs "
-                f"with KKT residual {resid:.3g} and relative duality gap {gap:.3g} (tol="
-                f"{tol:g}); increase max_iter or tol.", ConvergenceWarning)
-        elif status == _STATUS_GAP_FLOOR:
-            warnings.warn(
-                f"{type(self).__name__}: the relative duality gap stayed at {gap:.3g} > tol="
-                f"{tol:g} although the KKT residual reached {resid:.3g}, the limit of double "
-                f"precision for this problem; objective_ may be inexact. Rescale X or C, or "
-                f"increase tol.", ConvergenceWarning)
-        return self._snapshot(X, src, problem, alpha, mu, int(n_iter), float(resid))
-
-    def _move_to(self, src, problem_old, alpha_old, problem_new, alpha_new):
-        """Update the scores ``src`` holds from alpha_old to alpha_new (only changed rows)."""
-        dU = problem_new.slot_sums(alpha_new) - problem_old.slot_sums(alpha_old)
-        rows = np.flatnonzero(np.any(dU != 0, axis=1)).astype(np.int32)
-        if len(rows):
-            add_scores(src, rows, np.ascontiguousarray(dU[rows]))
+    def _store_fit(self, X, y, fitted):
+        """The fitted attributes of a SequenceFit, and the dual a warm_start refit starts from."""
+        self._store_solution(X, y, fitted.sample_weight, fitted.solution)
+        for name, value in fitted.attributes.items():
+            setattr(self, name, value)
+        self.stop_reason_ = fitted.stop_reason
+        self.converged_ = fitted.stop_reason == CONVERGED
+        self._dual_state = (fitted.start.alpha.copy(), fitted.start.mu.copy(), float(self.C))
 
     def _snapshot(self, X, src, problem, alpha, mu, n_iter, resid):
         """The fitted functions of one solved dual, at the training points."""

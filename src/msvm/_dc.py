@@ -11,6 +11,10 @@ linearization repeats, when a step lowers the objective by less than ``dc_tol`` 
 after ``max_dc_iter`` steps with a ConvergenceWarning.  With ``verbose >= 1`` every convex solve
 of the loop prints one line (msvm._progress): the start, each step, a polish to tol, a rejected
 step.
+
+The loop is :func:`dc_fit`, a function over a :class:`msvm._sequence.DualSequence` (the row
+source and the scores of the current step); :func:`truncated_fit` is the whole fit of a
+truncated model (its untruncated start, then the loop).
 """
 
 import numbers
@@ -22,6 +26,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._problem import shifted
 from ._progress import n_epochs
+from ._sequence import CONVERGED, SequenceFit
 
 # Inner tolerance of the early DC steps, and the relative decrease below which the steps are
 # solved to the estimator's tol (only those decide convergence).
@@ -34,12 +39,145 @@ DC_PARAMETER_CONSTRAINTS = {
 }
 
 
-class DCMixin:
-    """Runs the DC algorithm in place of the single convex solve of BaseMSVM.
+def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, log):
+    """Run the DC algorithm over ``sequence`` from its untruncated solution ``first``.
 
-    A model supplies ``_dual_problem`` (the untruncated convex dual), ``_truncation_value(k)``
-    (None for no truncation) and ``_dc_shift(problem, G, y)`` returning the box shift of the
-    linearized step at decision values G and the mask of truncated samples.
+    Parameters
+    ----------
+    sequence : msvm._sequence.DualSequence
+        The sequence ``first`` was solved on (it is at ``first``).
+    first : msvm._base._Solution
+        The solved untruncated convex dual; its problem is the base every step shifts.
+    objective : callable
+        ``objective(sol)``: the model's (truncated) objective at a solution.
+    linearize : callable
+        ``linearize(problem, G)``: the box shift of the linearized step at decision values
+        G and the mask of truncated samples (``_dc_shift`` of the model).
+    tol, dc_tol, max_dc_iter : float, float, int
+        The estimator's parameters.
+    log : msvm._progress.StepLog
+        Reports every convex solve.
+
+    Returns
+    -------
+    sol : msvm._base._Solution
+        The solution of the last accepted step.
+    history : list of float
+        The objective after each accepted convex solve (``dc_objectives_``).
+    epochs : int
+        Solver epochs summed over every solve (``n_solver_iter_``).
+    stop_reason : str
+        ``'tol'`` (a fixed point, or a decrease below dc_tol), ``'max_dc_iter'`` or
+        ``'dc_objective_rose'``; the latter two with a ConvergenceWarning.
+    """
+    base, sol = first.problem, first
+    epochs = sol.n_iter
+    obj = objective(sol)
+    history = [obj]
+    shift = np.zeros(len(base.lin))
+    steps = 0
+    log.step("DC start (untruncated)", obj, sol.resid, n_epochs(sol.n_iter))
+    reason = "max_dc_iter"
+    # early steps only move the linearization: solve them loosely (LOOSE_TOL), the last
+    # ones, which decide convergence, to tol
+    step_tol = max(tol, LOOSE_TOL)
+    sol_tol = tol            # the accuracy the current solution was solved to
+    while steps < max_dc_iter:
+        new_shift, _ = linearize(base, sol.G)
+        if np.array_equal(new_shift, shift):
+            if sol_tol > tol:
+                # the loose path has settled: polish the same problem to tol
+                step_tol = sol_tol = tol
+                sol = sequence.solve(sol.problem, sol.alpha, sol.mu, tol=step_tol)
+                epochs += sol.n_iter
+                obj = objective(sol)
+                history[-1] = obj
+                log.step(f"DC step {steps} polished to tol", obj, sol.resid,
+                         n_epochs(sol.n_iter))
+                continue
+            reason = CONVERGED          # the same convex problem again: a DC fixed point
+            break
+        steps += 1
+        problem = shifted(base, new_shift)
+        new_sol = sequence.solve(problem, sol.alpha + shift - new_shift, sol.mu, tol=step_tol)
+        epochs += new_sol.n_iter
+        new_obj = objective(new_sol)
+        if new_obj > obj and step_tol > tol:
+            # a loose step overshot: undo it and take it again at full accuracy
+            log.step(f"DC step {steps} rejected (objective rose; retaken at tol)",
+                     new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
+            sequence.move_to(sol.problem, sol.alpha)
+            steps -= 1
+            step_tol = tol
+            continue
+        if new_obj > obj:
+            # only an inexact convex solve can raise the objective: keep the better
+            # function and stop; say so when the rise exceeds the solver's accuracy
+            log.step(f"DC step {steps} rejected (objective rose; the fit keeps step "
+                     f"{steps - 1})", new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
+            reason = CONVERGED
+            if new_obj - obj > max(dc_tol, tol) * max(1.0, abs(obj)):
+                warnings.warn(
+                    f"{sequence.owner}: DC step {steps} raised the objective from "
+                    f"{obj:.10g} to {new_obj:.10g} (the convex step is solved to tol="
+                    f"{tol:g} only); the fit stops at the previous step's function. Lower "
+                    f"tol for a more exact DC path.", ConvergenceWarning)
+                reason = "dc_objective_rose"
+            # the scores stay at the rejected step: nothing reads them after the loop
+            break
+        history.append(new_obj)
+        log.step(f"DC step {steps}", new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
+        decrease = obj - new_obj
+        sol, obj, shift, sol_tol = new_sol, new_obj, new_shift, step_tol
+        if step_tol > tol:
+            if decrease <= LOOSE_UNTIL * max(1.0, abs(obj)):
+                step_tol = tol
+        elif decrease <= dc_tol * max(1.0, abs(obj)) and sol_tol == tol:
+            reason = CONVERGED
+            break
+    if reason == "max_dc_iter":
+        warnings.warn(
+            f"{sequence.owner}: the DC algorithm stopped at max_dc_iter={max_dc_iter} steps "
+            f"while the objective still decreased; increase max_dc_iter or dc_tol.",
+            ConvergenceWarning)
+    return sol, history, epochs, reason
+
+
+def truncated_fit(estimator, sequence, y, sw, log):
+    """The fit of a truncated model: its untruncated start, then the DC algorithm.
+
+    ``estimator`` supplies ``_dual_problem`` (the untruncated convex dual),
+    ``_truncation_value(k)`` (None: no truncation, the start is the fit) and
+    ``_dc_shift(problem, G, y)`` (the linearized step's box shift and truncated mask).
+    Returns the :class:`msvm._sequence.SequenceFit` with the DC attributes
+    (``dc_objectives_``, ``truncated_``, ``n_iter_``, ``n_solver_iter_``).
+    """
+    k = len(estimator.classes_)
+    first = estimator._start(sequence, estimator._dual_problem(y, k, estimator.C * sw))
+
+    def objective(sol):
+        return estimator._objective(sol, y, sw)
+
+    if estimator._truncation_value(k) is None:
+        sol, history, epochs = first, [objective(first)], first.n_iter
+        log.step("solve", history[0], sol.resid, n_epochs(sol.n_iter))
+        truncated, reason = np.zeros(len(y), dtype=bool), CONVERGED
+    else:
+        sol, history, epochs, reason = dc_fit(
+            sequence, first, objective, lambda problem, G: estimator._dc_shift(problem, G, y),
+            tol=estimator.tol, dc_tol=estimator.dc_tol, max_dc_iter=estimator.max_dc_iter,
+            log=log)
+        truncated = estimator._dc_shift(first.problem, sol.G, y)[1]
+    return SequenceFit(sol, sw, sequence.stop_reason(reason), start=first, attributes={
+        "dc_objectives_": np.array(history), "truncated_": truncated,
+        "n_iter_": len(history), "n_solver_iter_": epochs})
+
+
+class TruncatedDegenerateCause:
+    """Mixin: the DegenerateFitWarning cause and remedy of a truncated model.
+
+    The model's fit is :func:`truncated_fit`; it supplies ``_truncation_value(k)`` and the
+    fitted ``truncated_``.
     """
 
     # how to truncate less, for the DegenerateFitWarning (a model may say it better)
@@ -56,91 +194,3 @@ class DCMixin:
                 f"the model's DC solution, not a solver failure",
                 f"use a larger C or {self._less_truncation}, e.g. C tuned with "
                 f"msvm.model_selection.TuningSetSearch")
-
-    def _fit_dual(self, X, y, sw, src, log):
-        k = len(self.classes_)
-        base = self._dual_problem(y, k, self.C * sw)
-        sol = self._first_solve(X, y, sw, src, base)
-        epochs = sol.n_iter
-        obj = self._objective(sol, y, sw)
-        history = [obj]
-        shift = np.zeros(len(base.lin))
-        steps = 0
-        truncating = self._truncation_value(k) is not None
-        log.step("DC start (untruncated)" if truncating else "solve", obj, sol.resid,
-                 n_epochs(sol.n_iter))
-        if truncating:
-            converged = False
-            # early steps only move the linearization: solve them loosely (LOOSE_TOL), the
-            # last ones, which decide convergence, to tol
-            step_tol = max(self.tol, LOOSE_TOL)
-            sol_tol = self.tol            # the accuracy the current solution was solved to
-            while steps < self.max_dc_iter:
-                new_shift, _ = self._dc_shift(base, sol.G, y)
-                if np.array_equal(new_shift, shift):
-                    if sol_tol > self.tol:
-                        # the loose path has settled: polish the same problem to tol
-                        step_tol = sol_tol = self.tol
-                        sol = self._solve(X, src, sol.problem, sol.alpha, sol.mu.copy(),
-                                          tol=step_tol)
-                        epochs += sol.n_iter
-                        obj = self._objective(sol, y, sw)
-                        history[-1] = obj
-                        log.step(f"DC step {steps} polished to tol", obj, sol.resid,
-                                 n_epochs(sol.n_iter))
-                        continue
-                    converged = True          # the same convex problem again: a DC fixed point
-                    break
-                steps += 1
-                problem = shifted(base, new_shift)
-                alpha = np.ascontiguousarray(sol.alpha + shift - new_shift)
-                self._move_to(src, sol.problem, sol.alpha, problem, alpha)
-                new_sol = self._solve(X, src, problem, alpha, sol.mu.copy(), tol=step_tol)
-                epochs += new_sol.n_iter
-                new_obj = self._objective(new_sol, y, sw)
-                if new_obj > obj and step_tol > self.tol:
-                    # a loose step overshot: undo it and take it again at full accuracy
-                    log.step(f"DC step {steps} rejected (objective rose; retaken at tol)",
-                             new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
-                    self._move_to(src, new_sol.problem, new_sol.alpha, sol.problem, sol.alpha)
-                    steps -= 1
-                    step_tol = self.tol
-                    continue
-                if new_obj > obj:
-                    # only an inexact convex solve can raise the objective: keep the better
-                    # function and stop; say so when the rise exceeds the solver's accuracy
-                    log.step(f"DC step {steps} rejected (objective rose; the fit keeps step "
-                             f"{steps - 1})", new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
-                    if new_obj - obj > max(self.dc_tol, self.tol) * max(1.0, abs(obj)):
-                        warnings.warn(
-                            f"{type(self).__name__}: DC step {steps} raised the objective "
-                            f"from {obj:.10g} to {new_obj:.10g} (the convex step is solved to "
-                            f"tol={self.tol:g} only); the fit stops at the previous step's "
-                            f"function. Lower tol for a more exact DC path.",
-                            ConvergenceWarning)
-                    steps -= 1
-                    converged = True
-                    break
-                history.append(new_obj)
-                log.step(f"DC step {steps}", new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
-                decrease = obj - new_obj
-                sol, obj, shift, sol_tol = new_sol, new_obj, new_shift, step_tol
-                if step_tol > self.tol:
-                    if decrease <= LOOSE_UNTIL * max(1.0, abs(obj)):
-                        step_tol = self.tol
-                elif decrease <= self.dc_tol * max(1.0, abs(obj)) and sol_tol == self.tol:
-                    converged = True
-                    break
-            if not converged:
-                warnings.warn(
-                    f"{type(self).__name__}: the DC algorithm stopped at max_dc_iter="
-                    f"{self.max_dc_iter} steps while the objective still decreased; increase "
-                    f"max_dc_iter or dc_tol.", ConvergenceWarning)
-            truncated = self._dc_shift(base, sol.G, y)[1]
-        else:
-            truncated = np.zeros(len(y), dtype=bool)
-        self.dc_objectives_ = np.array(history)
-        self.truncated_ = truncated
-        self.n_iter_ = len(history)
-        self.n_solver_iter_ = epochs
-        return sol

@@ -28,6 +28,10 @@ KERNEL_PARAMETERS = """\
         solve.  Reaching it raises a ``ConvergenceWarning``.
     cache_size : float, default=200
         Kernel row cache size in MB: fitting never holds more kernel rows than this.
+    cache_dtype : {'float64', 'float32'}, default='float64'
+        Storage of the cached kernel rows.  'float32' halves the cache memory per row,
+        doubling how many kernel rows ``cache_size`` MB holds; scores and sums stay in
+        float64.
     shrinking : bool, default=True
         Whether to shrink samples whose dual variables sit firmly at their bounds.  Used by
         the coordinate-descent path (the linear kernel above 2000 samples); the kernel SMO
@@ -109,6 +113,17 @@ FUNCTION_ATTRIBUTES = """\
         convex step.
     gamma_ : float or None
         Resolved kernel coefficient.
+    converged_ : bool
+        Whether the fit converged: ``stop_reason_ == 'tol'``.  A fit that did not raised a
+        ``ConvergenceWarning``.
+    stop_reason_ : str
+        How the fit stopped: 'tol' (converged), 'max_iter' (a solve reached ``max_iter``),
+        'gap_floor' (the duality gap stayed above tol at the limit of double precision),
+        'max_dc_iter' (the DC algorithm reached ``max_dc_iter`` steps), 'dc_objective_rose'
+        (an inexact DC step raised the objective; the fit keeps the previous step) or
+        'max_reweight' (the iterative weights still changed after ``max_reweight`` refits).
+        A loop around the solver that stopped early names the stop; otherwise the last
+        solve that did.
 """
 
 DC_ATTRIBUTES = """\

@@ -63,6 +63,13 @@ def gamma_quartiles(X, y, quantiles=(0.25, 0.5, 0.75)):
     return [between_class_gamma(X, y, q) for q in quantiles]
 
 
+def _stop(est):
+    """(converged, stop_reason) of a fitted estimator, or None when it has no such attributes."""
+    if hasattr(est, "converged_") and hasattr(est, "stop_reason_"):
+        return bool(est.converged_), str(est.stop_reason_)
+    return None
+
+
 def _fit_summary(est):
     """(objective, KKT residual) of a fitted estimator, NaN where it has none.
 
@@ -133,7 +140,10 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     best_score_ : float
         Its tuning-set score.
     results_ : dict of arrays
-        One entry per fit: ``'params'``, ``'lambda'``, ``'C'``, ``'score'``, ``'fit_time'``.
+        One entry per fit: ``'params'``, ``'lambda'``, ``'C'``, ``'score'``, ``'fit_time'``,
+        and, when the estimator reports how its fits stopped (every msvm estimator does),
+        ``'converged'`` (bool) and ``'stop_reason'`` (its ``converged_`` and
+        ``stop_reason_``: 'tol', 'max_iter', 'max_dc_iter', ...).
     classes_ : ndarray
         The class labels.
     n_features_in_ : int
@@ -270,6 +280,7 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         grid = list(ParameterGrid(self.param_grid)) if self.param_grid is not None else [{}]
 
         results = {"params": [], "lambda": [], "C": [], "score": [], "fit_time": []}
+        stops = []
         best = None
         with StepLog(type(self).__name__, self.verbose, total=len(grid) * len(lambdas),
                      bar=self.progress_bar) as log:
@@ -292,12 +303,16 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                     results["C"].append(C)
                     results["score"].append(score)
                     results["fit_time"].append(t1)
+                    stops.append(_stop(est))
                     if best is None or score > best[0]:
                         best = (score, lam, dict(params, C=C), deepcopy(est))
                     objective, resid = _fit_summary(est)
                     shown = "".join(f", {key}={value!r}" for key, value in params.items())
                     log.step(f"lambda {lam:.4g} (C = {C:.4g}{shown})", objective, resid,
                              f"tuning score {score:.4g}, fit {t1:.3f} s", advance=True)
+        if all(stop is not None for stop in stops):
+            results["converged"] = [converged for converged, _ in stops]
+            results["stop_reason"] = [reason for _, reason in stops]
         self.results_ = {key: (np.asarray(val) if key != "params" else val)
                          for key, val in results.items()}
         self.best_score_, self.best_lambda_, self.best_params_, self.best_estimator_ = best

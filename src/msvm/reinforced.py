@@ -4,7 +4,7 @@ import numbers
 
 from sklearn.utils._param_validation import Interval
 
-from ._base import BaseMSVM
+from ._base import BaseMSVM, set_init_params
 from ._docs import fill_doc
 from ._losses import reinforced_loss
 from ._problem import reinforced_problem
@@ -62,22 +62,10 @@ class ReinforcedMSVM(BaseMSVM):
     }
 
     def __init__(self, C=1.0, reinforcement=0.5, *, kernel="rbf", degree=3, gamma="scale",
-                 coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, shrinking=True,
-                 warm_start=False, random_state=None, verbose=False, class_weight=None):
-        self.C = C
-        self.reinforcement = reinforcement
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.cache_size = cache_size
-        self.shrinking = shrinking
-        self.warm_start = warm_start
-        self.random_state = random_state
-        self.verbose = verbose
-        self.class_weight = class_weight
+                 coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="float64",
+                 shrinking=True, warm_start=False, random_state=None, verbose=False,
+                 class_weight=None):
+        set_init_params(self, locals())
 
     def _dual_problem(self, y, k, weights):
         return reinforced_problem(y, k, weights, float(self.reinforcement))

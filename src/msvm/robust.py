@@ -5,14 +5,14 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._base import BaseMSVM
-from ._dc import DC_PARAMETER_CONSTRAINTS, DCMixin
+from ._base import BaseMSVM, set_init_params
+from ._dc import DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, truncated_fit
 from ._docs import fill_doc
 from ._problem import alpha_by_slots, per_class_hinge_problem, select_variables
 
 
 @fill_doc
-class RobustMSVM(DCMixin, BaseMSVM):
+class RobustMSVM(TruncatedDegenerateCause, BaseMSVM):
     r"""Robust (truncated-hinge-loss) multicategory SVM (Wu and Liu).
 
     Solves, with f_j = b_j + h_j, h_j in the RKHS of the kernel and unpenalized intercepts b,
@@ -80,30 +80,18 @@ class RobustMSVM(DCMixin, BaseMSVM):
     }
 
     def __init__(self, C=1.0, truncation=1.0, *, kernel="rbf", degree=3, gamma="scale",
-                 coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, shrinking=True,
-                 warm_start=False, random_state=None, verbose=False, class_weight=None, dc_tol=1e-6,
-                 max_dc_iter=100):
-        self.C = C
-        self.truncation = truncation
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.cache_size = cache_size
-        self.shrinking = shrinking
-        self.warm_start = warm_start
-        self.random_state = random_state
-        self.verbose = verbose
-        self.class_weight = class_weight
-        self.dc_tol = dc_tol
-        self.max_dc_iter = max_dc_iter
+                 coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="float64",
+                 shrinking=True, warm_start=False, random_state=None, verbose=False,
+                 class_weight=None, dc_tol=1e-6, max_dc_iter=100):
+        set_init_params(self, locals())
 
     _less_truncation = "a larger truncation (truncation=None: the untruncated MSVM)"
 
     def _truncation_value(self, k):
         return None if self.truncation is None else float(self.truncation)
+
+    def _fit_dual(self, sequence, y, sw, log):
+        return truncated_fit(self, sequence, y, sw, log)
 
     def _dual_problem(self, y, k, weights):
         full = per_class_hinge_problem(

@@ -11,19 +11,19 @@ import numbers
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (BaseMSVM, check_class_labels, check_finite_objective, check_fit_weights,
-                    check_weighted_classes, label_repr, unfitted_on_error, weights_name)
-from ._core._solver import init_scores
+from ._base import BaseMSVM, check_finite_objective, label_repr, set_init_params, unfitted_on_error
 from ._docs import fill_doc
-from ._kernels import (check_callable_kernel, check_gram, kernel_matrix, make_row_source,
-                       resolve_gamma)
+from ._kernels import (check_callable_kernel, check_gram, dense, kernel_matrix,
+                       make_row_source, resolve_gamma)
 from ._losses import reinforced_loss
 from ._problem import reinforced_problem
 from .angle import AngleGeometry, simplex_vertices
 from ._progress import StepLog, n_epochs
+from ._sequence import CONVERGED, rescaled_dual
 from .exceptions import DegenerateFitWarning
 
 
@@ -54,6 +54,12 @@ SMOOTHERS = {"epanechnikov": _epanechnikov, "gaussian": _gaussian, "uniform": _u
 def smoothing_weights(U, u0, bandwidth, smoother="epanechnikov"):
     """K_h(U - u0) = K((U - u0) / h) / h for the named smoothing kernel K."""
     return SMOOTHERS[smoother]((np.asarray(U, dtype=np.float64) - u0) / bandwidth) / bandwidth
+
+
+def _with_constant(Z):
+    """(1, x) for every row x of Z: the penalized intercept as a constant feature."""
+    ones = np.ones((Z.shape[0], 1))
+    return sp.hstack([ones, Z], format="csr") if sp.issparse(Z) else np.hstack([ones, Z])
 
 
 def _points(values):
@@ -149,6 +155,15 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         hold no sample is solved exactly without the solver and reports 0.
     gamma_ : float or None
         Resolved kernel coefficient (computed on the non-target columns).
+    grid_stop_reasons_ : ndarray of str, shape (n_grid,)
+        How the solve of every grid point stopped: 'tol' (converged; also a grid point
+        without samples, solved exactly), 'max_iter' or 'gap_floor' (each with a
+        ``ConvergenceWarning``).
+    converged_ : bool
+        Whether every grid point converged.
+    stop_reason_ : str
+        'tol' when every grid point converged, else the stop reason of the last grid point
+        that did not.
 
     Notes
     -----
@@ -181,28 +196,10 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
 
     def __init__(self, C=1.0, reinforcement=0.5, target=0, smoother="epanechnikov",
                  bandwidth="silverman", n_grid=20, *, kernel="linear", degree=3, gamma="scale",
-                 coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, shrinking=True,
-                 warm_start=False, random_state=None, verbose=False, class_weight=None,
-                 progress_bar=False):
-        self.C = C
-        self.reinforcement = reinforcement
-        self.target = target
-        self.smoother = smoother
-        self.bandwidth = bandwidth
-        self.n_grid = n_grid
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.cache_size = cache_size
-        self.shrinking = shrinking
-        self.warm_start = warm_start
-        self.random_state = random_state
-        self.verbose = verbose
-        self.class_weight = class_weight
-        self.progress_bar = progress_bar
+                 coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="float64",
+                 shrinking=True, warm_start=False, random_state=None, verbose=False,
+                 class_weight=None, progress_bar=False):
+        set_init_params(self, locals())
 
     # ------------------------------------------------------------------ input
     def _target_column(self, n_features):
@@ -221,7 +218,10 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         return int(self.target) % n_features
 
     def _split(self, X):
-        """(U, Z): the targeted column and the others."""
+        """(U, Z): the targeted column (dense) and the others (sparse when X is)."""
+        if sp.issparse(X):
+            keep = np.delete(np.arange(X.shape[1]), self.target_index_)
+            return X[:, [self.target_index_]].toarray().ravel(), X[:, keep].tocsr()
         U = X[:, self.target_index_]
         Z = np.ascontiguousarray(np.delete(X, self.target_index_, axis=1))
         return U, Z
@@ -240,8 +240,9 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            Inputs, the targeted column included.
+        X : {array-like, sparse matrix} or DataFrame of shape (n_samples, n_features)
+            Inputs, the targeted column included (a scipy.sparse matrix stays sparse; the
+            targeted column is read from it alone).
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -253,17 +254,8 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         self : object
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite=True,
-                             ensure_min_features=2)
-        check_class_labels(y)
-        self.classes_, y = np.unique(y, return_inverse=True)
-        y = y.astype(np.int32)
+        X, y, sw = self._validate_fit_input(X, y, sample_weight, ensure_min_features=2)
         k = len(self.classes_)
-        if k < 2:
-            raise ValueError(f"TargetedLocalMSVM needs samples of at least 2 classes; got 1 "
-                             f"class ({self.classes_[0]!r})")
-        sw = check_weighted_classes(check_fit_weights(self, sample_weight, y), y, self.classes_,
-                                    weights_name(self))
         self.target_index_ = self._target_column(X.shape[1])
         U, Z = self._split(X)
         if np.ptp(U) == 0:
@@ -280,7 +272,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         self.gamma_ = resolve_gamma(self.gamma, self.kernel, Z, y) \
             if not callable(self.kernel) else None
         if self.kernel == "linear":
-            src_X, kind, shift = np.hstack([np.ones((len(Z), 1)), Z]), "linear", 0.0
+            src_X, kind, shift = _with_constant(Z), "linear", 0.0
         elif callable(self.kernel):
             check_callable_kernel(self.kernel, Z)
             src_X = check_gram(kernel_matrix(Z, Z, self.kernel), "callable kernel's Gram matrix")
@@ -288,8 +280,9 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         else:
             src_X, kind, shift = Z, self.kernel, 1.0
         src = make_row_source(src_X, kind, k, gamma=self.gamma_, degree=self.degree,
-                              coef0=self.coef0, cache_size=self.cache_size, shift=shift)
-        self._rho = None
+                              coef0=self.coef0, cache_size=self.cache_size, shift=shift,
+                              cache_dtype=self.cache_dtype)
+        sequence = self._dual_sequence(src_X, src)
         kappa = self._kappa(k)
         T = self._output_map(k)
         P = np.eye(k) - 1.0 / k
@@ -299,8 +292,8 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         if self.warm_start and getattr(self, "_dual_state", None) is not None:
             alphas_prev, C_prev = self._dual_state
             if len(alphas_prev) == len(self.grid_):     # shapes checked at each grid point
-                previous = (alphas_prev, float(self.C) / C_prev)
-        paths, objectives, resids, iters, alphas = [], [], [], [], []
+                previous = (alphas_prev, C_prev)
+        paths, objectives, resids, iters, alphas, stops = [], [], [], [], [], []
         empty, one_class = [], []        # grid points without local data of two classes
         sol = None          # the last solved grid point (``src`` holds its scores)
         with StepLog(type(self).__name__, self.verbose, total=len(self.grid_),
@@ -319,24 +312,21 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
                     objectives.append(0.0)
                     resids.append(0.0)
                     iters.append(0)
+                    stops.append(CONVERGED)
                     paths.append(np.zeros((k - 1, src_X.shape[1])) if self.kernel == "linear"
                                  else np.zeros((len(y), k - 1)))
                     log.step(f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})", 0.0, 0.0,
                              "no sample: f = 0, not solved", advance=True)
                     continue
                 if previous is not None and previous[0][g].shape == problem.lin.shape:
-                    alpha = problem.clip_feasible(previous[0][g] * previous[1])
+                    alpha = problem.clip_feasible(rescaled_dual(previous[0][g], previous[1],
+                                                                self.C))
                 elif sol is not None:
                     alpha = problem.clip_feasible(sol.alpha)
                 else:
                     alpha = np.zeros(len(problem.lin))
-                if sol is None:
-                    U0 = problem.slot_sums(alpha)
-                    if np.any(U0 != 0):
-                        init_scores(src, np.ascontiguousarray(U0))
-                else:
-                    self._move_to(src, sol.problem, sol.alpha, problem, alpha)
-                sol = self._solve(src_X, src, problem, alpha, np.zeros(k))
+                sol = sequence.solve(problem, alpha, np.zeros(k))
+                stops.append(sequence.stop_reasons[-1])
                 alphas.append(sol.alpha.copy())
                 with np.errstate(over="ignore", invalid="ignore"):
                     objective = sol.penalty + float(np.dot(
@@ -355,6 +345,9 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         self.objectives_ = np.array(objectives)
         self.kkt_residuals_ = np.array(resids)
         self.n_iter_ = np.array(iters)
+        self.grid_stop_reasons_ = np.array(stops)
+        self.converged_ = bool(np.all(self.grid_stop_reasons_ == CONVERGED))
+        self.stop_reason_ = sequence.stop_reason()
         if self.kernel == "linear":
             self.coef_path_ = np.array(paths)
         else:
@@ -396,7 +389,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         """f(u, x) (n_samples, k - 1) with u the targeted column of X."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False,
-                          ensure_all_finite=True)
+                          accept_sparse="csr", ensure_all_finite=True)
         return self._local_functions(X)
 
     def _local_functions(self, X):
@@ -406,7 +399,8 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         if self.kernel == "linear":
             B = (1 - t)[:, None, None] * self.coef_path_[lo] + t[:, None, None] * \
                 self.coef_path_[hi]                                  # n x (k-1) x (1 + p)
-            return np.einsum("nqd,nd->nq", B, np.hstack([np.ones((len(Z), 1)), Z]))
+            # B is dense n x (k-1) x (1 + p) already: Z densified is no larger
+            return np.einsum("nqd,nd->nq", B, dense(_with_constant(Z)))
         K = kernel_matrix(Z, self.support_vectors_, self.kernel, self.gamma_, self.degree,
                           self.coef0) + 1.0
         A = (1 - t)[:, None, None] * self.dual_coef_path_[lo] + t[:, None, None] * \
@@ -426,7 +420,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = False
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         # the targeted column only weights the local fits: on generic data whose classes
         # need every column as a feature, the training score can be low by design
         tags.classifier_tags.poor_score = True

@@ -8,11 +8,12 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseMSVM
-from ._dc import DC_PARAMETER_CONSTRAINTS, DCMixin
+from ._base import BaseMSVM, set_init_params
+from ._dc import DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, truncated_fit
 from ._docs import fill_doc
 from ._problem import alpha_by_slots, margin_problem
 from ._progress import n_epochs
+from ._sequence import CONVERGED, SequenceFit
 
 
 def margins(G):
@@ -80,7 +81,7 @@ _TRUNCATION = [StrOptions({"auto"}), Interval(numbers.Real, None, 0, closed="rig
 
 
 @fill_doc
-class WeightedRobustMSVM(DCMixin, BaseMSVM):
+class WeightedRobustMSVM(TruncatedDegenerateCause, BaseMSVM):
     r"""Utility-based weighted multicategory robust SVM (Liu, Wu and He).
 
     Solves, with f_j = b_j + h_j, unpenalized intercepts and the generalized functional
@@ -148,37 +149,20 @@ class WeightedRobustMSVM(DCMixin, BaseMSVM):
 
     def __init__(self, C=1.0, utility=None, cost=None, truncation="auto", *, kernel="rbf",
                  degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200,
-                 shrinking=True, warm_start=False, random_state=None, verbose=False,
-                 class_weight=None, dc_tol=1e-6, max_dc_iter=100):
-        self.C = C
-        self.utility = utility
-        self.cost = cost
-        self.truncation = truncation
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.cache_size = cache_size
-        self.shrinking = shrinking
-        self.warm_start = warm_start
-        self.random_state = random_state
-        self.verbose = verbose
-        self.class_weight = class_weight
-        self.dc_tol = dc_tol
-        self.max_dc_iter = max_dc_iter
+                 cache_dtype="float64", shrinking=True, warm_start=False, random_state=None,
+                 verbose=False, class_weight=None, dc_tol=1e-6, max_dc_iter=100):
+        set_init_params(self, locals())
 
     _less_truncation = "a more negative truncation (truncation=None: the convex MSVM)"
 
     def _truncation_value(self, k):
         return _auto_truncation(self.truncation, k)
 
-    def _fit_dual(self, X, y, sw, src, log):
+    def _fit_dual(self, sequence, y, sw, log):
         k = len(self.classes_)
         self.utility_ = resolve_utility(self.utility, self.cost, k)
         self.truncation_ = self._truncation_value(k)
-        return super()._fit_dual(X, y, sw, src, log)
+        return truncated_fit(self, sequence, y, sw, log)
 
     def _dual_problem(self, y, k, weights):
         return margin_problem(y, k, weights, self.utility_)
@@ -273,24 +257,9 @@ class AdaptiveWeightedSVM(BaseMSVM):
 
     def __init__(self, C=1.0, scheme="one-step", truncation="auto", max_reweight=100, *,
                  kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000,
-                 cache_size=200, shrinking=True, warm_start=False, random_state=None,
-                 verbose=False, class_weight=None):
-        self.C = C
-        self.scheme = scheme
-        self.truncation = truncation
-        self.max_reweight = max_reweight
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.cache_size = cache_size
-        self.shrinking = shrinking
-        self.warm_start = warm_start
-        self.random_state = random_state
-        self.verbose = verbose
-        self.class_weight = class_weight
+                 cache_size=200, cache_dtype="float64", shrinking=True, warm_start=False,
+                 random_state=None, verbose=False, class_weight=None):
+        set_init_params(self, locals())
 
     def _dual_problem(self, y, k, weights):
         return margin_problem(y, k, weights, np.eye(k))
@@ -304,25 +273,24 @@ class AdaptiveWeightedSVM(BaseMSVM):
         s = _auto_truncation(self.truncation, k)
         return (u >= s).astype(np.float64)
 
-    def _fit_dual(self, X, y, sw, src, log):
+    def _fit_dual(self, sequence, y, sw, log):
+        """The reweighting loop: refits warm-started from the previous weights' solution."""
         k = len(self.classes_)
         v = np.ones(len(y))
-        sol = self._first_solve(X, y, sw, src)
+        first = sol = self._start(sequence, self._dual_problem(y, k, self.C * sw))
         fits, epochs = 1, sol.n_iter
         log.step("fit 1 (v = 1)", self._objective(sol, y, sw), sol.resid, n_epochs(sol.n_iter))
-        converged = True
+        reason = CONVERGED
         while True:
             v_new = self.next_weights(sol.G, y)
             if self.scheme == "iterative" and np.array_equal(v_new, v):
                 break
             if fits - 1 >= self.max_reweight:
-                converged = False
+                reason = "max_reweight"
                 break
             v = v_new
             problem = self._dual_problem(y, k, self.C * sw * v)
-            alpha = problem.clip_feasible(sol.alpha)
-            self._move_to(src, sol.problem, sol.alpha, problem, alpha)
-            sol = self._solve(X, src, problem, alpha, sol.mu.copy())
+            sol = sequence.solve(problem, problem.clip_feasible(sol.alpha), sol.mu)
             fits += 1
             epochs += sol.n_iter
             dropped = (f", {int(np.sum(v == 0))} of {len(v)} samples at weight 0"
@@ -331,15 +299,12 @@ class AdaptiveWeightedSVM(BaseMSVM):
                      n_epochs(sol.n_iter) + dropped)
             if self.scheme == "one-step":
                 break
-        if not converged:
+        if reason != CONVERGED:
             warnings.warn(f"AdaptiveWeightedSVM: the iterative weights still changed after "
                           f"max_reweight={self.max_reweight} refits; increase max_reweight.",
                           ConvergenceWarning)
-        self.adaptive_weights_ = v
-        self.n_iter_ = fits
-        self.n_solver_iter_ = epochs
-        sol.sw = sw * v
-        return sol
+        return SequenceFit(sol, sw * v, sequence.stop_reason(reason), start=first, attributes={
+            "adaptive_weights_": v, "n_iter_": fits, "n_solver_iter_": epochs})
 
     def _degenerate_cause(self):
         dropped = int(np.sum(self.adaptive_weights_ == 0))

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._base import BaseMSVM
+from ._base import BaseMSVM, set_init_params
 from ._docs import fill_doc
 from ._problem import alpha_by_slots, pairwise_hinge_problem
 
@@ -40,22 +40,11 @@ class WestonWatkinsMSVM(BaseMSVM):
         Number of solver epochs.
     """
 
-    def __init__(self, C=1.0, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
-                 max_iter=10000, cache_size=200, shrinking=True, warm_start=False,
-                 random_state=None, verbose=False, class_weight=None):
-        self.C = C
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.cache_size = cache_size
-        self.shrinking = shrinking
-        self.warm_start = warm_start
-        self.random_state = random_state
-        self.verbose = verbose
-        self.class_weight = class_weight
+    def __init__(self, C=1.0, *, kernel="rbf", degree=3, gamma="scale",
+                 coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="float64",
+                 shrinking=True, warm_start=False, random_state=None, verbose=False,
+                 class_weight=None):
+        set_init_params(self, locals())
 
     def _dual_problem(self, y, k, weights):
         return pairwise_hinge_problem(y, k, weights)

@@ -1,0 +1,188 @@
+"""A sequence of related duals over one row source, each solve warm-started from the last.
+
+Every fit of msvm solves one or more convex duals that differ only in their bounds and linear
+term: the single solve of a convex model, the steps of the DC algorithm (boxes shifted), the
+refits of adaptive reweighting (boxes scaled), the grid of a targeted local model (boxes
+weighted by a smoothing kernel).  They share the kernel, hence one row source whose cached
+scores ``K @ U(alpha)`` belong to the dual the sequence was last at.  :class:`DualSequence`
+owns that source, the augmented-Lagrangian penalty rho and the coordinate-order seed (both
+fixed at the first solve and kept for the whole sequence), and the bookkeeping of which dual
+the scores belong to: ``move_to`` moves the scores to another dual's alpha (only the rows
+whose slot sums change, through the core's ``add_scores``) and ``solve`` moves them to its
+starting point and runs the compiled solver from there.  A fit builds a sequence, runs its
+loop over it and returns a :class:`SequenceFit`; nothing of a fit's loop is kept on the
+estimator except its fitted attributes and, for ``warm_start``, the dual it started from.
+"""
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+
+from ._core._solver import add_scores, init_scores, solve
+from ._progress import solver_verbose
+
+# Status codes of msvm._core._solver.solve that return (errors are raised by the solver) and
+# the stop reason each one gives.
+STATUS_CONVERGED = 0
+STATUS_MAX_ITER = 1
+STATUS_GAP_FLOOR = 4
+SOLVER_STOP_REASONS = {STATUS_CONVERGED: "tol", STATUS_MAX_ITER: "max_iter",
+                       STATUS_GAP_FLOOR: "gap_floor"}
+
+# Every value of ``stop_reason_``: the solver's, then those of the loops around it.
+CONVERGED = "tol"
+STOP_REASONS = ("tol", "max_iter", "gap_floor", "max_dc_iter", "dc_objective_rose",
+                "max_reweight")
+
+
+@dataclass
+class SequenceFit:
+    """What a fit's sequence of solves produced, returned explicitly to ``fit``.
+
+    Attributes
+    ----------
+    solution : msvm._base._Solution
+        The solved dual the estimator keeps (its fitted function).
+    sample_weight : ndarray of shape (n_samples,)
+        The weights of the objective at that solution (a reweighting fit changes them).
+    stop_reason : str
+        How the fit stopped, one of `STOP_REASONS` (``'tol'``: converged).
+    start : msvm._base._Solution
+        The first solve of the sequence, the dual a ``warm_start`` refit starts from.
+    attributes : dict
+        Further fitted attributes of the fit (``n_iter_``, ``dc_objectives_``, ...).
+    """
+
+    solution: object
+    sample_weight: np.ndarray
+    stop_reason: str
+    start: object
+    attributes: dict = field(default_factory=dict)
+
+
+def fit_stop_reason(loop_reason, solver_reasons):
+    """The stop reason of a fit: its loop's, or else the last unconverged solve's.
+
+    A loop around the solver (DC steps, reweighting) that did not converge names the fit's
+    stop; when it did (or there is none), a solve that stopped early (``'max_iter'``,
+    ``'gap_floor'``: each warned) does; otherwise the fit converged (``'tol'``).
+    """
+    if loop_reason != CONVERGED:
+        return loop_reason
+    early = [reason for reason in solver_reasons if reason != CONVERGED]
+    return early[-1] if early else CONVERGED
+
+
+def rescaled_dual(alpha, C_previous, C):
+    """A previous fit's dual variables for a new C: ``alpha * C / C_previous``.
+
+    Every box and group cap is proportional to C and the equalities are homogeneous, so the
+    result is feasible for the new C and exact where alpha sat at its bounds.
+    """
+    return alpha * (float(C) / C_previous)
+
+
+class DualSequence:
+    """Related duals solved one after another on one row source (see the module docstring).
+
+    Parameters
+    ----------
+    src : msvm._core._rows.RowSource
+        The row source of the training inputs, shared by every dual of the sequence.
+    snapshot : callable
+        ``snapshot(problem, alpha, mu, n_iter, resid)``: the fitted function of a solved dual
+        (an ``msvm._base._Solution``), read while ``src`` holds its scores.
+    owner : str
+        Name of the estimator, for the ConvergenceWarning of a solve that stops early.
+    tol, max_iter, shrinking, verbose, random_state
+        The estimator's solver settings.
+    solver : callable, default=msvm._core._solver.solve
+        The compiled solve.
+    """
+
+    def __init__(self, src, snapshot, owner, *, tol, max_iter, shrinking, verbose,
+                 random_state, solver=solve):
+        self.src = src
+        self._snapshot = snapshot
+        self.owner = owner
+        self.tol = float(tol)
+        self.max_iter = int(max_iter)
+        self.shrinking = bool(shrinking)
+        self.verbose = solver_verbose(verbose)
+        self.random_state = random_state
+        self._solver = solver
+        self.rho = None              # the augmented-Lagrangian penalty, set at the first solve
+        self.seed = None             # the coordinate-order seed, drawn at the first solve
+        self.problem = None          # the dual whose scores ``src`` holds, and its alpha
+        self.alpha = None
+        self.stop_reasons = []       # of every solve, in order
+
+    # ------------------------------------------------------------------ scores
+    def move_to(self, problem, alpha):
+        """Make ``src`` hold the scores of ``alpha`` (a dual variable of ``problem``).
+
+        The first time the scores are computed from scratch (``init_scores``; nothing to do
+        for alpha = 0); afterwards only the rows whose slot sums differ from those of the
+        dual the sequence is at are updated (``add_scores``).
+        """
+        alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+        if self.problem is None:
+            U = problem.slot_sums(alpha)
+            if np.any(U != 0):
+                init_scores(self.src, np.ascontiguousarray(U))
+        else:
+            dU = problem.slot_sums(alpha) - self.problem.slot_sums(self.alpha)
+            rows = np.flatnonzero(np.any(dU != 0, axis=1)).astype(np.int32)
+            if len(rows):
+                add_scores(self.src, rows, np.ascontiguousarray(dU[rows]))
+        self.problem, self.alpha = problem, alpha
+
+    # ------------------------------------------------------------------ solve
+    def _fix_penalty_and_seed(self, problem):
+        """rho = kappa * median kernel diagonal (1 if that is 0) and the seed, once."""
+        if self.rho is None:
+            diag = self.src.diagonal()
+            rho = problem.kappa * float(np.median(diag)) if len(diag) else 1.0
+            self.rho = rho if rho > 0 else 1.0
+            self.seed = check_random_state(self.random_state).randint(0, 2 ** 31 - 1)
+
+    def solve(self, problem, alpha0, mu0, tol=None):
+        """Solve ``problem`` from (alpha0, mu0); the fitted function of its solution.
+
+        The scores are moved to alpha0 first (``move_to``); the solver then updates them with
+        alpha, so that afterwards the sequence is at the solution.  ``tol`` overrides the
+        sequence's tol (a DC step solved loosely).  A solve stopped by max_iter or by the
+        duality-gap floor raises a ConvergenceWarning; its stop reason is appended to
+        ``stop_reasons``.
+        """
+        tol = self.tol if tol is None else float(tol)
+        alpha = np.array(alpha0, dtype=np.float64)           # the solver's own copy
+        mu = np.array(mu0, dtype=np.float64)
+        self.move_to(problem, alpha)
+        self._fix_penalty_and_seed(problem)
+        n_iter, resid, status, gap = self._solver(
+            self.src, problem, alpha, mu, tol=tol, max_iter=self.max_iter,
+            shrinking=self.shrinking, seed=int(self.seed), rho=self.rho, verbose=self.verbose)
+        self._warn_if_stopped_early(status, resid, gap, tol)
+        self.stop_reasons.append(SOLVER_STOP_REASONS[status])
+        return self._snapshot(problem, alpha, mu, int(n_iter), float(resid))
+
+    def _warn_if_stopped_early(self, status, resid, gap, tol):
+        if status == STATUS_MAX_ITER:
+            warnings.warn(
+                f"{self.owner}: the solver stopped at max_iter={self.max_iter} epochs "
+                f"with KKT residual {resid:.3g} and relative duality gap {gap:.3g} (tol="
+                f"{tol:g}); increase max_iter or tol.", ConvergenceWarning)
+        elif status == STATUS_GAP_FLOOR:
+            warnings.warn(
+                f"{self.owner}: the relative duality gap stayed at {gap:.3g} > tol="
+                f"{tol:g} although the KKT residual reached {resid:.3g}, the limit of double "
+                f"precision for this problem; objective_ may be inexact. Rescale X or C, or "
+                f"increase tol.", ConvergenceWarning)
+
+    def stop_reason(self, loop_reason=CONVERGED):
+        """The stop reason of a fit over this sequence (see :func:`fit_stop_reason`)."""
+        return fit_stop_reason(loop_reason, self.stop_reasons)
