@@ -19,9 +19,9 @@ Sections:
 
 import argparse
 import pathlib
-import resource
 import sys
 import tempfile
+import threading
 import time
 import warnings
 
@@ -33,7 +33,7 @@ from benchmarks.harness import (fmt, git_commit, markdown_table, run_in_child, r
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 MD_PATH, JSON_PATH = RESULTS / "sparse.md", RESULTS / "sparse.json"
-C_LINEAR, C_KERNEL, K, SEED = 0.1, 1.0, 5, 0
+C_LINEAR, C_KERNEL, K, SEED = 0.1, 10.0, 5, 0
 MSVM_MODELS = ("ReinforcedMSVM", "WestonWatkinsMSVM", "AngleBasedMSVM")
 
 
@@ -67,8 +67,31 @@ def make_estimator(name, C, kernel):
     return getattr(msvm, name)(C=C, kernel=kernel, random_state=SEED)
 
 
-def _peak_rss_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+class PeakMemory:
+    """Largest resident set size (MB) above its value at entry, sampled every 5 ms."""
+
+    def __enter__(self):
+        import psutil
+
+        self._proc = psutil.Process()
+        self.start = self.peak = self._proc.memory_info().rss / 2**20
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._stop.wait(0.005):
+            self.peak = max(self.peak, self._proc.memory_info().rss / 2**20)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self._proc.memory_info().rss / 2**20)
+
+    @property
+    def above_start(self):
+        return self.peak - self.start
 
 
 def fit_in_child(name, C, kernel, path, n_train, queue):
@@ -80,8 +103,7 @@ def fit_in_child(name, C, kernel, path, n_train, queue):
     y = data["y"]
     X_train, y_train, X_test, y_test = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
     est = make_estimator(name, C, kernel)
-    before = _peak_rss_mb()
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, PeakMemory() as memory:
         warnings.simplefilter("always")
         cpu, wall = time.process_time(), time.perf_counter()
         est.fit(X_train, y_train)
@@ -93,7 +115,7 @@ def fit_in_child(name, C, kernel, path, n_train, queue):
     else:
         stop = stops[0][1]
     queue.put({"cpu": cpu, "wall": wall, "accuracy": float(est.score(X_test, y_test)),
-               "peak_above_data_mb": max(0.0, _peak_rss_mb() - before),
+               "peak_above_data_mb": memory.above_start,
                "data_mb": (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / 2**20,
                "stop": stop, "sparse_kept": bool(sp.issparse(X_train))})
 
@@ -188,7 +210,7 @@ def render_kernel(res):
 def render_equal(res):
     table = [[name, fmt(r["max_abs_diff"], ".1e"), fmt(r["cpu_sparse"], ".2f"),
               fmt(r["cpu_dense"], ".2f")] for name, r in res["rows"].items()]
-    return markdown_table(["fit", "max |sparse - dense| decision value", "CPU s sparse",
+    return markdown_table(["fit", "largest difference of decision values, sparse - dense", "CPU s sparse",
                            "CPU s dense"], table) + "\n"
 
 
@@ -196,16 +218,17 @@ SETUPS = {
     "linear": ("Linear models on a sparse matrix (against LinearSVC)",
                "Synthetic CSR data (`sparse_classification`: 1 % density, k = 5, labels from a "
                "sparse linear rule with Gumbel noise), 80/20 train/test split, C = 0.1 for "
-               "every estimator, default tol, each fit in its own child process (CPU time, "
-               "`ru_maxrss` growth during the fit). Ratio: CPU time / CPU time of "
+               "every estimator, default tol, each fit in its own child process (CPU time; "
+               "peak memory: the largest resident set size during the fit, sampled every "
+               "5 ms, minus its value before the fit, when the data are loaded). Ratio: CPU time / CPU time of "
                "LinearSVC(multi_class='crammer_singer') on the same CSR matrix. `stop`: msvm's "
                "`stop_reason_` (or, for scikit-learn, whether it raised a ConvergenceWarning)."),
     "kernel": ("RBF kernel on a sparse matrix (against SVC)",
-               "The same generator, a smaller n; gamma='scale', C = 1; msvm computes the "
+               "The same generator, a smaller n; gamma='scale', C = 10; msvm computes the "
                "kernel rows from the CSR rows (sparse dot products), never densifying X; "
                "SVC (one-vs-one, libsvm's sparse path) on the same CSR matrix."),
     "equal": ("Sparse fit against the dense fit of the same data",
-              "tol = 1e-8, C = 1, random_state = 0; the dense copy is X.toarray()."),
+              "tol = 1e-8, C = 10, random_state = 0; the dense copy is X.toarray()."),
 }
 RUNNERS = {"linear": run_linear, "kernel": run_kernel, "equal": run_equal}
 RENDER = {"linear": render_linear, "kernel": render_kernel, "equal": render_equal}
@@ -216,7 +239,7 @@ def render_report(data):
     parts = ["# Sparse input benchmarks\n",
              f"Written by `python -m benchmarks.run_sparse_benchmarks"
              f"{' --quick' if data['quick'] else ''}` (commit {git_commit()}), {m['date']}, "
-             f"on {m.get('cpu', '?')} ({m.get('cores', '?')} cores, shared with other work: "
+             f"on {m.get('cpu', '?')} ({m.get('logical_cpus', '?')} logical CPUs, shared with other work: "
              "CPU times, not wall-clock, are compared).\n"]
     for name in ("linear", "kernel", "equal"):
         res = data["benchmarks"].get(name)
