@@ -238,7 +238,7 @@ def render_report(data):
     m = data["machine"]
     parts = ["# Sparse input benchmarks\n",
              f"Written by `python -m benchmarks.run_sparse_benchmarks"
-             f"{' --quick' if data['quick'] else ''}` (commit {git_commit()}), {m['date']}, "
+             f"{' --quick' if data['quick'] else ''}` (commit {m.get('git') or git_commit()}), {m['date']}, "
              f"on {m.get('cpu', '?')} ({m.get('logical_cpus', '?')} logical CPUs, shared with other work: "
              "CPU times, not wall-clock, are compared).\n"]
     for name in ("linear", "kernel", "equal"):
