@@ -1,6 +1,10 @@
+cimport cython
+
 from ._alm cimport InnerSolver
 
 
+# final: the visit's steps are direct (inlinable) calls, not vtable calls
+@cython.final
 cdef class CDSolver(InnerSolver):
     cdef long max_iter, it
     cdef bint shrinking

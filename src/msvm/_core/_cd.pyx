@@ -121,38 +121,44 @@ cdef class CDSolver(InnerSolver):
         pg_max / pg_min collect this epoch's."""
         cdef const Prob* p = self.p
         cdef State* st = self.st
+        cdef double* Fs = self.Fs
+        cdef double* du = self.du
         cdef int v
         cdef double gr, pg, ub, lo, av, H, new, viol = 0.0
+        # running values in locals (registers), written back once: the steps write through
+        # Fs, du and the state's arrays, which the compiler must assume may alias pointers
+        cdef double s = sumF[0], hi_seen = pg_max[0], lo_seen = pg_min[0]
+        cdef bint shrink = shrinkable[0], moved = changed[0]
         for v in range(p.ptr[i], p.ptr[i + 1]):
             lo = p.lo[v]
             if p.hi[v] <= lo:
                 continue
-            gr = _grad(p, st, v, self.Fs, sumF[0])
+            gr = _grad(p, st, v, Fs, s)
             ub = _upper(p, st, v)
             av = st.alpha[v]
             pg = 0.0
             if ub <= lo:
                 # a full group leaves this variable no room of its own: only the pair steps
                 # inside the group can move it, and they measure its violation
-                shrinkable[0] = False
+                shrink = False
                 continue
             if av <= lo:
                 if gr > pg_hi:
                     continue
-                shrinkable[0] = False
+                shrink = False
                 if gr < 0.0:
                     pg = gr
             elif av >= ub:
                 if gr < pg_lo and p.grp[v] < 0:
                     continue
-                shrinkable[0] = False
+                shrink = False
                 if gr > 0.0:
                     pg = gr
             else:
                 pg = gr
-                shrinkable[0] = False
-            pg_max[0] = max(pg_max[0], pg)
-            pg_min[0] = min(pg_min[0], pg)
+                shrink = False
+            hi_seen = max(hi_seen, pg)
+            lo_seen = min(lo_seen, pg)
             viol = max(viol, fabs(pg))
             if pg == 0.0:
                 continue
@@ -162,8 +168,13 @@ cdef class CDSolver(InnerSolver):
             else:
                 new = ub if gr < 0.0 else lo
             if new != av:
-                _move(p, st, v, new - av, Kii, self.Fs, sumF, self.du)
-                changed[0] = True
+                _move(p, st, v, new - av, Kii, Fs, &s, du)
+                moved = True
+        sumF[0] = s
+        pg_max[0] = hi_seen
+        pg_min[0] = lo_seen
+        shrinkable[0] = shrink
+        changed[0] = moved
         return viol
 
     cdef double _group_pairs(self, int i, double Kii, double* sumF, bint* shrinkable,
@@ -216,7 +227,8 @@ cdef class CDSolver(InnerSolver):
         shrinkable[0] = True
         viol = self._singles(i, Kii, &sumF, pg_hi, pg_lo, pg_max, pg_min, shrinkable,
                              &changed)
-        viol = max(viol, self._group_pairs(i, Kii, &sumF, shrinkable, &changed))
+        if self.p.ngroups > 0:
+            viol = max(viol, self._group_pairs(i, Kii, &sumF, shrinkable, &changed))
         if changed:
             self.src.apply(i, self.du)
         return viol

@@ -34,6 +34,8 @@ from libc.math cimport exp, fabs
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 
+from ._types cimport MAX_CLASSES
+
 import numpy as np
 
 cdef enum:
@@ -52,6 +54,17 @@ cdef inline double _ipow(double base, int e) noexcept nogil:
         base *= base
         e >>= 1
     return out
+
+
+cdef inline int _nonzero_slots(const double* du, int k, int* js, double* dv) noexcept nogil:
+    """The slots j with du[j] != 0 (js) and their values (dv); returns how many."""
+    cdef int j, nz = 0
+    for j in range(k):
+        if du[j] != 0.0:
+            js[nz] = j
+            dv[nz] = du[j]
+            nz += 1
+    return nz
 
 
 cdef inline void _axpy(double* y, const double* x, double t, Py_ssize_t n) noexcept nogil:
@@ -495,14 +508,20 @@ cdef class DenseLinearRows(WeightRows):
                     out[j] += xf * self.W[f, j]
 
     cdef void apply(self, int i, const double* du) noexcept nogil:
-        cdef int j, f
+        cdef int t, f, nz
+        cdef int js[MAX_CLASSES]
+        cdef double dv[MAX_CLASSES]
         cdef double xf
+        cdef double* w
+        nz = _nonzero_slots(du, self.k, js, dv)
+        if nz == 0:
+            return
         for f in range(self.d):
             xf = self.X[i, f]
             if xf != 0.0:
-                for j in range(self.k):
-                    if du[j] != 0.0:
-                        self.W[f, j] += xf * du[j]
+                w = &self.W[f, 0]
+                for t in range(nz):
+                    w[js[t]] += xf * dv[t]
 
 
 cdef class SparseLinearRows(WeightRows):
@@ -535,15 +554,19 @@ cdef class SparseLinearRows(WeightRows):
                 out[j] += xf * w[j]
 
     cdef void apply(self, int i, const double* du) noexcept nogil:
-        cdef int j, t
+        cdef int u, t, nz
+        cdef int js[MAX_CLASSES]
+        cdef double dv[MAX_CLASSES]
         cdef double xf
         cdef double* w
+        nz = _nonzero_slots(du, self.k, js, dv)
+        if nz == 0:
+            return
         for t in range(self.indptr[i], self.indptr[i + 1]):
             xf = self.data[t]
             w = &self.W[self.indices[t], 0]
-            for j in range(self.k):
-                if du[j] != 0.0:
-                    w[j] += xf * du[j]
+            for u in range(nz):
+                w[js[u]] += xf * dv[u]
 
 
 # ---------------------------------------------------------------------- construction

@@ -67,6 +67,7 @@ cdef struct Prob:
     double kappa
     int equality
     int maxper        # most variables of one sample
+    int ngroups       # number of groups (0: every variable has only its box)
 
 
 cdef struct State:
