@@ -60,6 +60,7 @@ Wu, Y., Zhang, H. H. and Liu, Y. (2010).  Robust model-free multiclass probabili
 estimation.  Journal of the American Statistical Association, 105(489), 424-436.
 """
 
+import functools
 import numbers
 import warnings
 
@@ -165,6 +166,26 @@ def probabilities_from_ratios(ratios, predicted):
     return R / R.sum(axis=1, keepdims=True)
 
 
+def _with_probability_fits(fit):
+    """Decorator of ``fit``: after the fit, the weighted fits when ``probability=True``.
+
+    If they raise, the estimator is left unfitted (as by a fit that raises).
+    """
+
+    @functools.wraps(fit)
+    def fit_then_probability(self, X, y, sample_weight=None, **kwargs):
+        fit(self, X, y, sample_weight=sample_weight, **kwargs)
+        if self.probability:
+            try:
+                self._fit_probability(X, y, sample_weight)
+            except BaseException:
+                reset_fit_state(self)
+                raise
+        return self
+
+    return fit_then_probability
+
+
 class ProbabilityMixin:
     """``probability=True``: class probabilities from weighted refits of the same model.
 
@@ -178,6 +199,13 @@ class ProbabilityMixin:
     probabilities whose argmax is ``predict`` (see :mod:`msvm._probability`).
     """
 
+    def __init_subclass__(cls, **kwargs):
+        # an estimator with its own fit (TargetedLocalMSVM) gets the probability fits too
+        super().__init_subclass__(**kwargs)
+        if "fit" in vars(cls):
+            cls.fit = _with_probability_fits(vars(cls)["fit"])
+
+    @_with_probability_fits
     def fit(self, X, y, sample_weight=None):
         """Fit the model; with ``probability=True`` also the k * m weighted fits.
 
@@ -194,15 +222,7 @@ class ProbabilityMixin:
         -------
         self : object
         """
-        super().fit(X, y, sample_weight=sample_weight)
-        if not self.probability:
-            return self
-        try:
-            self._fit_probability(X, y, sample_weight)
-        except BaseException:
-            reset_fit_state(self)
-            raise
-        return self
+        return super().fit(X, y, sample_weight=sample_weight)
 
     def _fit_probability(self, X, y, sample_weight):
         """The k * m weighted fits, stored in ``probability_estimators_``."""

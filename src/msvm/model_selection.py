@@ -23,6 +23,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.metadata_routing import (MetadataRouter, MethodMapping, _routing_enabled,
                                             process_routing)
 from sklearn.utils._param_validation import validate_parameter_constraints
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (check_class_labels, check_fit_sample_weight, degenerate_fit_message,
@@ -61,6 +62,14 @@ def gamma_quartiles(X, y, quantiles=(0.25, 0.5, 0.75)):
     quartile; pass the result as ``param_grid={'gamma': ...}`` of :class:`TuningSetSearch`.
     """
     return [between_class_gamma(X, y, q) for q in quantiles]
+
+
+def _estimator_has_probability(search):
+    """available_if check: the searched estimator was given ``probability=True``."""
+    if not getattr(search.estimator, "probability", False):
+        raise AttributeError("predict_proba is not available: the estimator of "
+                             "TuningSetSearch needs probability=True")
+    return True
 
 
 def _fit_summary(est):
@@ -338,6 +347,42 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Decision values of the selected fit."""
         check_is_fitted(self)
         return self.best_estimator_.decision_function(X)
+
+    @available_if(_estimator_has_probability)
+    def predict_proba(self, X):
+        """Class probabilities of the selected fit (the estimator needs ``probability=True``).
+
+        Every fit of the path then makes its probability fits too (1 + k * probability_grid
+        fits per lambda); to pay that once, search with ``probability=False`` and refit the
+        selected parameters with ``probability=True``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_estimator_has_probability)
+    def predict_log_proba(self, X):
+        """Logarithm of the class probabilities of the selected fit.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.predict_log_proba(X)
 
     def score(self, X, y, sample_weight=None):
         """The ``scoring`` of the selected fit on (X, y) (accuracy when ``scoring`` is None)."""
