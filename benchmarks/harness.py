@@ -5,7 +5,7 @@ reproductions ``python -m benchmarks.reproduce.<script>``, run from the reposito
 these pieces from here instead of from each other:
 
 - timing: `timed_fit` (wall clock, fast fits repeated, the median), `cpu_fit` (CPU time of one
-  fit);
+  fit), `wall_cpu_fit` (both, of one fit);
 - child processes: `run_in_child` (a spawned process with a timeout, for solvers that may run
   for long or need a fresh process's memory accounting);
 - convergence: `stop_reasons` reads how each fit stopped from the estimators' machine-readable
@@ -234,6 +234,17 @@ def cpu_fit(make, X, y):
         start = time.process_time()
         est.fit(X, y)
         return time.process_time() - start, est
+
+
+def wall_cpu_fit(estimator, X, y):
+    """Fit ``estimator`` once; returns (wall seconds, CPU seconds, the fitted estimator).
+
+    Wall clock is ``time.perf_counter``, CPU time ``time.process_time`` (this process, all
+    its threads).  Warnings pass through.
+    """
+    wall, cpu = time.perf_counter(), time.process_time()
+    estimator.fit(X, y)
+    return time.perf_counter() - wall, time.process_time() - cpu, estimator
 
 
 def run_in_child(target, args, timeout=None):

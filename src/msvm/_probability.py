@@ -86,20 +86,21 @@ PROBABILITY_PARAMETER_CONSTRAINTS = {
 }
 
 
-def probability_levels(m, smallest=SMALLEST_LEVEL):
+def probability_levels(m, smallest=None):
     """The weight levels t_1 < ... < t_m < 1 of the other classes (geometric, from ``smallest``).
 
     Parameters
     ----------
     m : int
         Number of levels (``probability_grid``).
-    smallest : float, default=1e-3
-        t_1.
+    smallest : float, default=None
+        t_1; None means ``SMALLEST_LEVEL`` (1e-3).
 
     Returns
     -------
     levels : ndarray of shape (m,)
     """
+    smallest = SMALLEST_LEVEL if smallest is None else smallest
     return smallest ** ((m - np.arange(m)) / m)
 
 
