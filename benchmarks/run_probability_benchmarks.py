@@ -33,8 +33,8 @@ import warnings
 
 import numpy as np
 
-from benchmarks.harness import (RESULTS, fmt, markdown_table, pendigits_split, run_sections,
-                                wall_cpu_fit)
+from benchmarks.harness import (RESULTS, chosen_sections, fmt, markdown_table, pendigits_split,
+                                run_sections, wall_cpu_fit)
 
 SEED = 0
 PROBABILITY_GRID = 8
@@ -284,10 +284,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help="tiny smoke run; writes quick_probability.md / .json")
     args = parser.parse_args(argv)
-    only = [s.strip() for s in args.only.split(",") if s.strip()]
-    unknown = set(only) - set(RENDER)
-    if unknown:
-        parser.error(f"unknown sections {sorted(unknown)}; choose from {sorted(RENDER)}")
+    only = chosen_sections(parser, args.only, RENDER)
     stem = "quick_probability" if args.quick else "probability"
     runners = {"1": lambda: bench_simulated(args.quick),
                "2": lambda: bench_pendigits(args.quick)}

@@ -350,37 +350,18 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     @available_if(_estimator_has_probability)
     def predict_proba(self, X):
-        """Class probabilities of the selected fit (the estimator needs ``probability=True``).
+        """Class probabilities of the selected fit (an estimator with ``probability=True``).
 
         Every fit of the path then makes its probability fits too (1 + k * probability_grid
         fits per lambda); to pay that once, search with ``probability=False`` and refit the
         selected parameters with ``probability=True``.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Inputs.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)
 
     @available_if(_estimator_has_probability)
     def predict_log_proba(self, X):
-        """Logarithm of the class probabilities of the selected fit.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Inputs.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
+        """Logarithm of the class probabilities of the selected fit."""
         check_is_fitted(self)
         return self.best_estimator_.predict_log_proba(X)
 
