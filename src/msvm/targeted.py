@@ -21,6 +21,7 @@ from ._docs import fill_doc
 from ._kernels import (check_callable_kernel, check_gram, kernel_matrix, make_row_source,
                        resolve_gamma)
 from ._losses import reinforced_loss
+from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import reinforced_problem
 from .angle import AngleGeometry, simplex_vertices
 from ._progress import StepLog, n_epochs
@@ -74,7 +75,7 @@ def bandwidth_rule(U, rule):
 
 
 @fill_doc
-class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
+class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     r"""Targeted local angle-based multicategory SVM (TLAMSVM; Kang, Lin and Zhang 2019).
 
     Column ``target`` of X is the targeted variable U; x denotes the other columns.  For each
@@ -116,6 +117,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         Show a progress bar over the grid points (needs ``tqdm``: ``pip install
         "msvm[progress]"``).  With ``verbose=1`` the one line per grid point is written
         above the bar.
+    {probability_parameters}
 
     Attributes
     ----------
@@ -149,6 +151,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         hold no sample is solved exactly without the solver and reports 0.
     gamma_ : float or None
         Resolved kernel coefficient (computed on the non-target columns).
+    {probability_attributes}
 
     Notes
     -----
@@ -177,13 +180,15 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
                       StrOptions({"silverman", "scott"})],
         "n_grid": [Interval(numbers.Integral, 1, None, closed="left")],
         "progress_bar": ["boolean"],
+        **PROBABILITY_PARAMETER_CONSTRAINTS,
     }
 
     def __init__(self, C=1.0, reinforcement=0.5, target=0, smoother="epanechnikov",
                  bandwidth="silverman", n_grid=20, *, kernel="linear", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, shrinking=True,
                  warm_start=False, random_state=None, verbose=False, class_weight=None,
-                 progress_bar=False):
+                 progress_bar=False,
+                 probability=False, probability_grid=8):
         self.C = C
         self.reinforcement = reinforcement
         self.target = target
@@ -203,6 +208,8 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         self.verbose = verbose
         self.class_weight = class_weight
         self.progress_bar = progress_bar
+        self.probability = probability
+        self.probability_grid = probability_grid
 
     # ------------------------------------------------------------------ input
     def _target_column(self, n_features):
