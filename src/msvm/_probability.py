@@ -13,15 +13,19 @@ from the next), in the form below.
 The weighted Bayes rule
 -----------------------
 A Fisher-consistent multicategory loss with weight c_l on class l estimates
-argmax_l c_l p_l(x).  Give class j weight 1 and every other class weight t in (0, 1]: the
-weighted classifier predicts j exactly when
+argmax_l c_l p_l(x).  Give class j weight 1/t, t in (0, 1], and every other class weight 1:
+the weighted classifier predicts j exactly when
 
     p_j(x) > t * max_{l != j} p_l(x),   i.e.   r_j(x) = p_j(x) / max_{l != j} p_l(x) > t.
 
 So for each class j a grid t_1 < ... < t_m < 1 of weight levels brackets the ratio r_j(x): it
 lies between the largest level at which j is still predicted and the smallest at which it is
 not.  At t = 1 the weighted fit is the estimator's own fit, so no extra fit is needed there.
-For k = 2 this is the binary scheme of Wang, Shen and Liu with pi = t / (1 + t).
+For k = 2 this is the binary scheme of Wang, Shen and Liu with pi = t / (1 + t).  Only the
+ratio of the weights decides the weighted Bayes rule; up-weighting class j (rather than
+down-weighting the others by t) keeps every sample at least at its own weight, so the fits
+at small t are not flattened by the penalty (down-weighting gave nearly constant fits and
+clearly worse estimates at moderate C).
 
 From ratios to probabilities
 ----------------------------
@@ -193,7 +197,7 @@ class ProbabilityMixin:
     The first base class of every msvm estimator.  With ``probability=True``, ``fit`` fits
     the estimator and then, for each class j and each level t of
     :func:`probability_levels` (``probability_grid`` levels), a weighted fit of the same
-    estimator with class j's samples at weight 1 and the others at weight t (times the given
+    estimator with class j's samples at weight 1/t and the others at weight 1 (times the given
     sample weights), warm-started along the levels: 1 + k * m fits.  ``predict_proba``
     brackets, for each class, the level at which its weighted fits stop predicting it
     (Wang, Shen and Liu 2008; Wu, Zhang and Liu 2010) and turns these ratios into
@@ -249,7 +253,11 @@ class ProbabilityMixin:
                     # at small t the weighted fit predicts j almost everywhere: expected
                     warnings.simplefilter("ignore", DegenerateFitWarning)
                     est.fit(X, y, sample_weight=base_sw * factor)
-                unconverged += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+                for w in caught:              # counted once below, or passed on
+                    if issubclass(w.category, ConvergenceWarning):
+                        unconverged += 1
+                    else:
+                        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
                 state = getattr(est, "_dual_state", None)
                 chain.append(est)
             fits.append(chain[::-1])
@@ -265,8 +273,9 @@ class ProbabilityMixin:
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, k), in the order of ``classes_``.
 
-        Estimated from the weighted fits made with ``probability=True`` (see
-        :mod:`msvm._probability`); the argmax of each row is ``predict(X)``.
+        Estimated from the weighted fits made with ``probability=True`` (the method is in
+        the documentation page "Class probabilities"); the argmax of each row is
+        ``predict(X)``.
 
         Parameters
         ----------
