@@ -5,7 +5,7 @@ reproductions ``python -m benchmarks.reproduce.<script>``, run from the reposito
 these pieces from here instead of from each other:
 
 - timing: `timed_fit` (wall clock, fast fits repeated, the median), `cpu_fit` (CPU time of one
-  fit);
+  fit), `wall_cpu_fit` (both, of one fit);
 - child processes: `run_in_child` (a spawned process with a timeout, for solvers that may run
   for long or need a fresh process's memory accounting);
 - convergence: `stop_reasons` reads how each fit stopped from the estimators' machine-readable
@@ -16,7 +16,8 @@ these pieces from here instead of from each other:
   without those attributes (another library's) is counted by the category of the warnings
   its fit raised (``ConvergenceWarning``), never by their text;
 - reports: `markdown_table`, `fmt`, `machine_info`, `git_commit`, `write_json`,
-  `run_sections` (run the chosen sections, rewrite the Markdown and JSON results after each);
+  `chosen_sections` (the ``--only`` argument), `run_sections` (run the chosen sections,
+  rewrite the Markdown and JSON results after each);
 - shared data: `pendigits_split`.
 
 Timings are measured and reported, never asserted.
@@ -240,6 +241,17 @@ def cpu_fit(make, X, y):
         return time.process_time() - start, est
 
 
+def wall_cpu_fit(estimator, X, y):
+    """Fit ``estimator`` once; returns (wall seconds, CPU seconds, the fitted estimator).
+
+    Wall clock is ``time.perf_counter``, CPU time ``time.process_time`` (this process, all
+    its threads).  Warnings pass through.
+    """
+    wall, cpu = time.perf_counter(), time.process_time()
+    estimator.fit(X, y)
+    return time.perf_counter() - wall, time.process_time() - cpu, estimator
+
+
 def run_in_child(target, args, timeout=None):
     """Run ``target(*args, queue)`` in a spawned process and return what it puts on the queue.
 
@@ -383,6 +395,29 @@ def write_json(path, data, indent=2):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(to_json(data, indent) + "\n")
     return path
+
+
+def chosen_sections(parser, only, names):
+    """The section names of a comma-separated ``--only`` value; ``parser.error`` on unknown ones.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The script's parser (its ``error`` exits with the usage).
+    only : str
+        The ``--only`` value, e.g. ``'1,2'``.
+    names : iterable of str
+        The script's section names.
+
+    Returns
+    -------
+    only : list of str
+    """
+    chosen = [s.strip() for s in only.split(",") if s.strip()]
+    unknown = set(chosen) - set(names)
+    if unknown:
+        parser.error(f"unknown sections {sorted(unknown)}; choose from {sorted(names)}")
+    return chosen
 
 
 def run_sections(only, runners, setups, render, render_report, md_path, json_path, quick):

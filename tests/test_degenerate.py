@@ -163,3 +163,18 @@ def test_targeted_warm_start_reaches_the_cold_solution_in_fewer_iterations(scena
     assert warm.n_iter_.sum() < 0.75 * cold.n_iter_.sum()
     np.testing.assert_array_equal(again.objectives_, cold.objectives_)
     np.testing.assert_array_equal(again.n_iter_, cold.n_iter_)
+
+
+@pytest.mark.parametrize("make", [lambda: ReinforcedMSVM(C=0.01),
+                                  lambda: ReinforcedMSVM(C=0.01, probability=True,
+                                                         probability_grid=2),
+                                  lambda: RobustMSVM(C=0.01, truncation=None)],
+                         ids=["plain", "probability-wrapped-fit", "dc"])
+def test_warning_points_at_the_callers_line(make):
+    """However many msvm frames the fit passes through, the warning names the user's line."""
+    X, y = _five_classes(150)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        make().fit(X, y)
+    places = {w.filename for w in caught if w.category is DegenerateFitWarning}
+    assert places == {__file__}

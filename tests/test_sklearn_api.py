@@ -16,6 +16,14 @@ _EXPECTED_FAILURES = {
         "agreement is to the solver tolerance; checked at tol=1e-8 in test_invariances.py",
 }
 
+# The probabilities come from weighted refits, not from a monotone map of the decision
+# values: for two classes their order need not be the order of decision_function (their
+# argmax is predict's, which tests/test_probability.py checks).
+_PROBABILITY_FAILURES = {
+    "check_decision_proba_consistency":
+        "probabilities from weighted refits are not a monotone function of decision_function",
+}
+
 
 @parametrize_with_checks([ReinforcedMSVM(), ReinforcedMSVM(kernel="linear"), RobustMSVM(),
                           WeightedRobustMSVM(), WeightedRobustMSVM(kernel="linear"),
@@ -24,7 +32,13 @@ _EXPECTED_FAILURES = {
                           AngleBasedMSVM(kernel="linear"), TargetedLocalMSVM(n_grid=3),
                           TargetedLocalMSVM(kernel="rbf", n_grid=3, bandwidth=0.5),
                           TuningSetSearch(ReinforcedMSVM(), lambdas=lambda_grid(-10, 0),
-                                          random_state=0)],
-                         expected_failed_checks=lambda est: _EXPECTED_FAILURES)
+                                          random_state=0),
+                          # predict_proba and predict_log_proba (msvm._probability)
+                          ReinforcedMSVM(probability=True, probability_grid=2),
+                          WeightedRobustMSVM(kernel="linear", probability=True,
+                                             probability_grid=2)],
+                         expected_failed_checks=lambda est: (
+                             {**_EXPECTED_FAILURES, **_PROBABILITY_FAILURES}
+                             if getattr(est, "probability", False) else _EXPECTED_FAILURES))
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

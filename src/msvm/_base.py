@@ -10,6 +10,8 @@ the reweighting or a grid in the models that need several), which returns a ``Se
 
 import functools
 import numbers
+import os
+import sys
 import warnings
 from dataclasses import dataclass
 
@@ -42,6 +44,21 @@ class _Solution:
     G: np.ndarray            # decision values at the training points
     penalty: float           # 1/2 sum_j ||h_j||^2
     gap: float = np.nan      # duality-gap certificate at the fitted intercepts
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_stacklevel():
+    """The ``stacklevel`` of ``warnings.warn`` that names the first frame outside msvm.
+
+    Called from the function that warns; however many msvm frames lie between it and the
+    user's call (a wrapped ``fit``, a meta-estimator), the warning points at the user's line.
+    """
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 # Rows of a prediction Gram block are computed in chunks of at most this many entries.
@@ -345,7 +362,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         """Warn (DegenerateFitWarning) when the training predictions are one class."""
         message = degenerate_fit_message(self, y_pred, y)
         if message is not None:
-            warnings.warn(message, DegenerateFitWarning, stacklevel=4)
+            warnings.warn(message, DegenerateFitWarning, stacklevel=user_stacklevel())
 
     # ------------------------------------------------------------------ fit
     @unfitted_on_error

@@ -82,6 +82,27 @@ DC_NOTES = """\
     a tuning set).
 """
 
+PROBABILITY_PARAMETERS = """\
+    probability : bool, default=False
+        Also estimate class probabilities (``predict_proba``, ``predict_log_proba``) from
+        weighted refits of this model (Wang, Shen and Liu 2008; Wu, Zhang and Liu 2010): for
+        each class j and each of ``probability_grid`` weight levels t, a fit with the other
+        classes' samples weighted by t, warm-started along the levels, so ``fit`` costs
+        ``1 + n_classes * probability_grid`` fits.  The argmax of the probabilities is
+        ``predict``.  The method and its cost are in the documentation page "Class
+        probabilities".
+    probability_grid : int, default=8
+        Number m of weight levels per class (geometric from 1e-3 to 1).
+"""
+
+PROBABILITY_ATTRIBUTES = """\
+    probability_grid_ : ndarray of shape (probability_grid,)
+        The weight levels t of the probability fits (``probability=True`` only).
+    n_probability_fits_ : int
+        Number of fits made by ``fit``: ``1 + n_classes * probability_grid``
+        (``probability=True`` only).
+"""
+
 FUNCTION_ATTRIBUTES = """\
     classes_ : ndarray of shape (k,)
         Class labels; slot j of every matrix below is ``classes_[j]``.
@@ -143,7 +164,9 @@ def fill_doc(cls):
     """Replace the ``{kernel_parameters}``-style fields of a class docstring with the pieces above."""
     pieces = {"{kernel_parameters}": KERNEL_PARAMETERS, "{dc_parameters}": DC_PARAMETERS,
               "{function_attributes}": FUNCTION_ATTRIBUTES, "{dc_attributes}": DC_ATTRIBUTES,
-              "{dc_notes}": DC_NOTES}
+              "{dc_notes}": DC_NOTES,
+              "{probability_parameters}": PROBABILITY_PARAMETERS,
+              "{probability_attributes}": PROBABILITY_ATTRIBUTES}
     doc = cls.__doc__
     for field, text in pieces.items():
         doc = doc.replace("    " + field + "\n", text)

@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import Interval
 from ._base import BaseMSVM, set_init_params
 from ._docs import fill_doc
 from ._losses import reinforced_loss
+from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import reinforced_problem
 
 
@@ -45,7 +46,7 @@ class AngleGeometry:
 
 
 @fill_doc
-class AngleBasedMSVM(AngleGeometry, BaseMSVM):
+class AngleBasedMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     r"""Reinforced angle-based multicategory SVM (Zhang and Liu; Kang, Lin and Zhang section 1.1).
 
     Classes are the vertices W_1..W_k of a regular simplex in R^{k-1} (unit vectors at equal
@@ -70,6 +71,7 @@ class AngleBasedMSVM(AngleGeometry, BaseMSVM):
     reinforcement : float in [0, 1], default=0.5
         The loss mixing weight gamma (Fisher consistent for gamma <= 1/2).
     {kernel_parameters}
+    {probability_parameters}
 
     Attributes
     ----------
@@ -78,6 +80,7 @@ class AngleBasedMSVM(AngleGeometry, BaseMSVM):
         Dual variables: ``alpha_[i, j]`` multiplies sample i's hinge term of class j.
     n_iter_ : int
         Number of solver epochs.
+    {probability_attributes}
 
     Notes
     -----
@@ -89,12 +92,13 @@ class AngleBasedMSVM(AngleGeometry, BaseMSVM):
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,
         "reinforcement": [Interval(numbers.Real, 0, 1, closed="both")],
+        **PROBABILITY_PARAMETER_CONSTRAINTS,
     }
 
     def __init__(self, C=1.0, reinforcement=0.5, *, kernel="rbf", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="float64",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
-                 class_weight=None):
+                 class_weight=None, probability=False, probability_grid=8):
         set_init_params(self, locals())
 
     def _dual_problem(self, y, k, weights):

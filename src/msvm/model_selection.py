@@ -23,10 +23,11 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.metadata_routing import (MetadataRouter, MethodMapping, _routing_enabled,
                                             process_routing)
 from sklearn.utils._param_validation import validate_parameter_constraints
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (check_class_labels, check_fit_sample_weight, degenerate_fit_message,
-                    unfitted_on_error)
+                    unfitted_on_error, user_stacklevel)
 from ._kernels import between_class_gamma, median_gamma
 from ._progress import StepLog
 from .exceptions import DegenerateFitWarning
@@ -68,6 +69,14 @@ def _stop(est):
     if hasattr(est, "converged_") and hasattr(est, "stop_reason_"):
         return bool(est.converged_), str(est.stop_reason_)
     return None
+
+
+def _estimator_has_probability(search):
+    """available_if check: the searched estimator was given ``probability=True``."""
+    if not getattr(search.estimator, "probability", False):
+        raise AttributeError("predict_proba is not available: the estimator of "
+                             "TuningSetSearch needs probability=True")
+    return True
 
 
 def _fit_summary(est):
@@ -326,7 +335,7 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             warnings.warn(f"TuningSetSearch selected lambda = {self.best_lambda_:g} (C = "
                           f"{self.best_params_['C']:g}), a degenerate fit: {message} Extend "
                           f"the grid to smaller lambda (larger C) if the best tuning score "
-                          f"sits at its end.", DegenerateFitWarning, stacklevel=3)
+                          f"sits at its end.", DegenerateFitWarning, stacklevel=user_stacklevel())
         return self
 
     def get_metadata_routing(self):
@@ -353,6 +362,23 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Decision values of the selected fit."""
         check_is_fitted(self)
         return self.best_estimator_.decision_function(X)
+
+    @available_if(_estimator_has_probability)
+    def predict_proba(self, X):
+        """Class probabilities of the selected fit (an estimator with ``probability=True``).
+
+        Every fit of the path then makes its probability fits too (1 + k * probability_grid
+        fits per lambda); to pay that once, search with ``probability=False`` and refit the
+        selected parameters with ``probability=True``.
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_estimator_has_probability)
+    def predict_log_proba(self, X):
+        """Logarithm of the class probabilities of the selected fit."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict_log_proba(X)
 
     def score(self, X, y, sample_weight=None):
         """The ``scoring`` of the selected fit on (X, y) (accuracy when ``scoring`` is None)."""

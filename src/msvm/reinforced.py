@@ -7,11 +7,12 @@ from sklearn.utils._param_validation import Interval
 from ._base import BaseMSVM, set_init_params
 from ._docs import fill_doc
 from ._losses import reinforced_loss
+from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import reinforced_problem
 
 
 @fill_doc
-class ReinforcedMSVM(BaseMSVM):
+class ReinforcedMSVM(ProbabilityMixin, BaseMSVM):
     r"""Reinforced multicategory SVM (Liu and Yuan 2011); the Lee-Lin-Wahba MSVM at gamma = 0.
 
     Solves, with f_j = b_j + h_j, h_j in the RKHS of the kernel and unpenalized intercepts b,
@@ -35,6 +36,7 @@ class ReinforcedMSVM(BaseMSVM):
     reinforcement : float in [0, 1], default=0.5
         The loss mixing weight gamma. 0 gives the Lee, Lin and Wahba (2004) MSVM.
     {kernel_parameters}
+    {probability_parameters}
 
     Attributes
     ----------
@@ -45,6 +47,7 @@ class ReinforcedMSVM(BaseMSVM):
         ``[0, C w_i (1 - gamma)]``.
     n_iter_ : int
         Number of solver epochs.
+    {probability_attributes}
 
     Examples
     --------
@@ -59,12 +62,13 @@ class ReinforcedMSVM(BaseMSVM):
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,
         "reinforcement": [Interval(numbers.Real, 0, 1, closed="both")],
+        **PROBABILITY_PARAMETER_CONSTRAINTS,
     }
 
     def __init__(self, C=1.0, reinforcement=0.5, *, kernel="rbf", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="float64",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
-                 class_weight=None):
+                 class_weight=None, probability=False, probability_grid=8):
         set_init_params(self, locals())
 
     def _dual_problem(self, y, k, weights):

@@ -8,11 +8,12 @@ from sklearn.utils._param_validation import Interval
 from ._base import BaseMSVM, set_init_params
 from ._dc import DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, truncated_fit
 from ._docs import fill_doc
+from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import alpha_by_slots, per_class_hinge_problem, select_variables
 
 
 @fill_doc
-class RobustMSVM(TruncatedDegenerateCause, BaseMSVM):
+class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     r"""Robust (truncated-hinge-loss) multicategory SVM (Wu and Liu).
 
     Solves, with f_j = b_j + h_j, h_j in the RKHS of the kernel and unpenalized intercepts b,
@@ -41,6 +42,7 @@ class RobustMSVM(TruncatedDegenerateCause, BaseMSVM):
         Lee-Lin-Wahba MSVM (one convex solve).
     {kernel_parameters}
     {dc_parameters}
+    {probability_parameters}
 
     Attributes
     ----------
@@ -50,6 +52,7 @@ class RobustMSVM(TruncatedDegenerateCause, BaseMSVM):
         hinge [1 + f_j(x_i)]_+, in ``[-C w_i beta_ij, C w_i (1 - beta_ij)]``; zero for
         ``j == y_i``.  A truncated term has beta_ij = 1.
     {dc_attributes}
+    {probability_attributes}
 
     Notes
     -----
@@ -77,12 +80,14 @@ class RobustMSVM(TruncatedDegenerateCause, BaseMSVM):
         **BaseMSVM._parameter_constraints,
         **DC_PARAMETER_CONSTRAINTS,
         "truncation": [Interval(numbers.Real, 0, None, closed="left"), None],
+        **PROBABILITY_PARAMETER_CONSTRAINTS,
     }
 
     def __init__(self, C=1.0, truncation=1.0, *, kernel="rbf", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="float64",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
-                 class_weight=None, dc_tol=1e-6, max_dc_iter=100):
+                 class_weight=None, dc_tol=1e-6, max_dc_iter=100,
+                 probability=False, probability_grid=8):
         set_init_params(self, locals())
 
     _less_truncation = "a larger truncation (truncation=None: the untruncated MSVM)"

@@ -15,11 +15,13 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import BaseMSVM, check_finite_objective, label_repr, set_init_params, unfitted_on_error
+from ._base import (BaseMSVM, check_finite_objective, label_repr, set_init_params,
+                    unfitted_on_error, user_stacklevel)
 from ._docs import fill_doc
 from ._kernels import (check_callable_kernel, check_gram, dense, kernel_matrix,
                        make_row_source, resolve_gamma)
 from ._losses import reinforced_loss
+from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import reinforced_problem
 from .angle import AngleGeometry, simplex_vertices
 from ._progress import StepLog, n_epochs
@@ -80,7 +82,7 @@ def bandwidth_rule(U, rule):
 
 
 @fill_doc
-class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
+class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     r"""Targeted local angle-based multicategory SVM (TLAMSVM; Kang, Lin and Zhang 2019).
 
     Column ``target`` of X is the targeted variable U; x denotes the other columns.  For each
@@ -122,6 +124,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
         Show a progress bar over the grid points (needs ``tqdm``: ``pip install
         "msvm[progress]"``).  With ``verbose=1`` the one line per grid point is written
         above the bar.
+    {probability_parameters}
 
     Attributes
     ----------
@@ -164,6 +167,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
     stop_reason_ : str
         'tol' when every grid point converged, else the stop reason of the last grid point
         that did not.
+    {probability_attributes}
 
     Notes
     -----
@@ -192,13 +196,14 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
                       StrOptions({"silverman", "scott"})],
         "n_grid": [Interval(numbers.Integral, 1, None, closed="left")],
         "progress_bar": ["boolean"],
+        **PROBABILITY_PARAMETER_CONSTRAINTS,
     }
 
     def __init__(self, C=1.0, reinforcement=0.5, target=0, smoother="epanechnikov",
                  bandwidth="silverman", n_grid=20, *, kernel="linear", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="float64",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
-                 class_weight=None, progress_bar=False):
+                 class_weight=None, progress_bar=False, probability=False, probability_grid=8):
         set_init_params(self, locals())
 
     # ------------------------------------------------------------------ input
@@ -368,7 +373,7 @@ class TargetedLocalMSVM(AngleGeometry, BaseMSVM):
                 f"points have no local classification problem: the smoothing weights "
                 f"(bandwidth {self.bandwidth_:.4g}) hold {' and '.join(parts)}; predictions "
                 f"near those u0 come from these fits. Use a larger bandwidth or fewer grid "
-                f"points (n_grid).", DegenerateFitWarning, stacklevel=3)
+                f"points (n_grid).", DegenerateFitWarning, stacklevel=user_stacklevel())
         self._warn_if_degenerate(
             self.classes_[np.argmax(self._local_functions(X) @ simplex_vertices(k), axis=1)], y)
         return self

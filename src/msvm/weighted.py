@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import BaseMSVM, set_init_params
 from ._dc import DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, truncated_fit
 from ._docs import fill_doc
+from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import alpha_by_slots, margin_problem
 from ._progress import n_epochs
 from ._sequence import CONVERGED, SequenceFit
@@ -81,7 +82,7 @@ _TRUNCATION = [StrOptions({"auto"}), Interval(numbers.Real, None, 0, closed="rig
 
 
 @fill_doc
-class WeightedRobustMSVM(TruncatedDegenerateCause, BaseMSVM):
+class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     r"""Utility-based weighted multicategory robust SVM (Liu, Wu and He).
 
     Solves, with f_j = b_j + h_j, unpenalized intercepts and the generalized functional
@@ -118,6 +119,7 @@ class WeightedRobustMSVM(TruncatedDegenerateCause, BaseMSVM):
         psi-learning, None no truncation.
     {kernel_parameters}
     {dc_parameters}
+    {probability_parameters}
 
     Attributes
     ----------
@@ -130,6 +132,7 @@ class WeightedRobustMSVM(TruncatedDegenerateCause, BaseMSVM):
         Dual variables of the last convex step: ``alpha_[i, j, j']`` multiplies the hinge
         [1 + f_j'(x_i) - f_j(x_i)]_+ of group (i, j).
     {dc_attributes}
+    {probability_attributes}
 
     Notes
     -----
@@ -145,12 +148,14 @@ class WeightedRobustMSVM(TruncatedDegenerateCause, BaseMSVM):
         "utility": ["array-like", None],
         "cost": ["array-like", None],
         "truncation": _TRUNCATION,
+        **PROBABILITY_PARAMETER_CONSTRAINTS,
     }
 
     def __init__(self, C=1.0, utility=None, cost=None, truncation="auto", *, kernel="rbf",
                  degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200,
                  cache_dtype="float64", shrinking=True, warm_start=False, random_state=None,
-                 verbose=False, class_weight=None, dc_tol=1e-6, max_dc_iter=100):
+                 verbose=False, class_weight=None, dc_tol=1e-6, max_dc_iter=100,
+                 probability=False, probability_grid=8):
         set_init_params(self, locals())
 
     _less_truncation = "a more negative truncation (truncation=None: the convex MSVM)"
@@ -191,7 +196,7 @@ class WeightedRobustMSVM(TruncatedDegenerateCause, BaseMSVM):
 
 
 @fill_doc
-class AdaptiveWeightedSVM(BaseMSVM):
+class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
     r"""Adaptively weighted large-margin classifier (Wu and Liu), any number of classes.
 
     A weighted MSVM in the generalized-functional-margin form, refitted with data-driven
@@ -234,6 +239,7 @@ class AdaptiveWeightedSVM(BaseMSVM):
         Maximum number of refits of the iterative scheme; reaching it raises a
         ``ConvergenceWarning``.
     {kernel_parameters}
+    {probability_parameters}
 
     Attributes
     ----------
@@ -246,6 +252,7 @@ class AdaptiveWeightedSVM(BaseMSVM):
         Number of fits (2 for the one-step scheme).
     n_solver_iter_ : int
         Solver epochs summed over the fits.
+    {probability_attributes}
     """
 
     _parameter_constraints = {
@@ -253,12 +260,14 @@ class AdaptiveWeightedSVM(BaseMSVM):
         "scheme": [StrOptions({"one-step", "iterative"})],
         "truncation": _TRUNCATION[:2],
         "max_reweight": [Interval(numbers.Integral, 1, None, closed="left")],
+        **PROBABILITY_PARAMETER_CONSTRAINTS,
     }
 
     def __init__(self, C=1.0, scheme="one-step", truncation="auto", max_reweight=100, *,
                  kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000,
                  cache_size=200, cache_dtype="float64", shrinking=True, warm_start=False,
-                 random_state=None, verbose=False, class_weight=None):
+                 random_state=None, verbose=False, class_weight=None,
+                 probability=False, probability_grid=8):
         set_init_params(self, locals())
 
     def _dual_problem(self, y, k, weights):

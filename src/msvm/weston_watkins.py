@@ -4,11 +4,12 @@ import numpy as np
 
 from ._base import BaseMSVM, set_init_params
 from ._docs import fill_doc
+from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import alpha_by_slots, pairwise_hinge_problem
 
 
 @fill_doc
-class WestonWatkinsMSVM(BaseMSVM):
+class WestonWatkinsMSVM(ProbabilityMixin, BaseMSVM):
     r"""Weston-Watkins multicategory SVM with sum-to-zero functions.
 
     Solves, with f_j = b_j + h_j and unpenalized intercepts b,
@@ -29,6 +30,7 @@ class WestonWatkinsMSVM(BaseMSVM):
     C : float, default=1.0
         Weight of the loss (``C = 1 / (n lambda)`` in the papers' scaling).
     {kernel_parameters}
+    {probability_parameters}
 
     Attributes
     ----------
@@ -38,12 +40,13 @@ class WestonWatkinsMSVM(BaseMSVM):
         [1 - (f_{y_i}(x_i) - f_j(x_i))]_+; zero for ``j == y_i``.
     n_iter_ : int
         Number of solver epochs.
+    {probability_attributes}
     """
 
     def __init__(self, C=1.0, *, kernel="rbf", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="float64",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
-                 class_weight=None):
+                 class_weight=None, probability=False, probability_grid=8):
         set_init_params(self, locals())
 
     def _dual_problem(self, y, k, weights):

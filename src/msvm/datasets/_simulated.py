@@ -80,3 +80,45 @@ def make_reinforced_example(n_samples=100, example="4.1.1", random_state=None):
         means[mask] = np.asarray(components)[component[mask] % len(components)]
     X = means + _SD * rng.standard_normal((n, 2))
     return X, y
+
+
+def reinforced_example_proba(X, example="4.1.1"):
+    """True class probabilities P(Y = j | X = x) of the simulated examples of Liu and Yuan (2011).
+
+    With equal priors, p_j(x) is proportional to the class-j density (a mixture density for
+    class 1 of ``"4.1.2"``) of :func:`make_reinforced_example`: the truth against which
+    estimated probabilities are measured.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, 2)
+        Inputs.
+    example : {"4.1.1", "4.1.2"}, default="4.1.1"
+        Which example of section 4.1 of the paper.
+
+    Returns
+    -------
+    proba : ndarray of shape (n_samples, 3)
+        p_0(x), p_1(x), p_2(x); each row sums to 1.
+
+    Examples
+    --------
+    >>> from msvm.datasets import make_reinforced_example, reinforced_example_proba
+    >>> X, y = make_reinforced_example(n_samples=5, random_state=0)
+    >>> reinforced_example_proba(X).shape
+    (5, 3)
+    """
+    if example not in _MEANS:
+        raise ValueError(f"example must be one of {sorted(_MEANS)}; got {example!r}")
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != 2:
+        raise ValueError(f"X must have shape (n_samples, 2); got {X.shape}")
+    # log of each class density up to the common factor 1 / (2 pi sd^2)
+    logd = np.empty((len(X), len(_MEANS[example])))
+    for label, components in enumerate(_MEANS[example]):
+        sq = np.stack([np.sum((X - np.asarray(mu)) ** 2, axis=1) for mu in components])
+        logd[:, label] = np.log(np.mean(np.exp(-(sq - sq.min(axis=0)) / (2 * _SD ** 2)),
+                                        axis=0)) - sq.min(axis=0) / (2 * _SD ** 2)
+    logd -= logd.max(axis=1, keepdims=True)
+    proba = np.exp(logd)
+    return proba / proba.sum(axis=1, keepdims=True)

@@ -1,0 +1,324 @@
+"""Benchmarks of msvm's class probabilities (probability=True) against Platt scaling.
+
+    python -m benchmarks.run_probability_benchmarks               # everything (about 10 minutes)
+    python -m benchmarks.run_probability_benchmarks --only 2      # one section
+    python -m benchmarks.run_probability_benchmarks --quick       # tiny smoke run
+
+(from the repository root)
+
+Three ways to get class probabilities from the same classifier, side by side in one process:
+msvm's ``probability=True`` (weighted refits and bracketing, msvm._probability), Platt
+scaling of the same msvm estimator (scikit-learn's ``CalibratedClassifierCV(method='sigmoid')``,
+5 folds) and ``sklearn.svm.SVC(probability=True)`` (libsvm's one-vs-one SVMs with Platt
+scaling and pairwise coupling) with the same C and kernel width.
+
+1. Liu and Yuan's (2011) simulated examples 4.1.1 and 4.1.2, whose true probabilities are
+   known (``msvm.datasets.reinforced_example_proba``): n = 400 training samples, 5000 test
+   samples, R = 5 repetitions; ReinforcedMSVM (reinforcement 0.5, gamma='median') at C = 1,
+   at C = 10, and with each method's C chosen by its own 5-fold cross-validated log loss
+   from {0.1, 1, 10, 30}.
+   Mean absolute error against the true probabilities, log loss, Brier score, agreement of
+   the argmax with ``predict``, fit times.  Target: lower mean absolute error than Platt.
+2. Pendigits (bundled; standardized 70/30 split of ``benchmarks.harness.pendigits_split``),
+   a stratified 2000-sample part of the training set, the whole test set (3298 samples),
+   ReinforcedMSVM(C=10, gamma='scale'): log loss, Brier score, argmax agreement, fit time and
+   CPU time.  Targets: log loss at most Platt's + 0.05; argmax = predict on >= 97 %.
+
+The full run writes benchmarks/results/probability.md and probability.json; --quick writes
+quick_probability.md and quick_probability.json (n = 200, 1000 test samples, one repetition,
+pendigits on 500 training samples).  Timings are reported, never asserted.
+"""
+
+import argparse
+import warnings
+
+import numpy as np
+
+from benchmarks.harness import (RESULTS, chosen_sections, fmt, markdown_table, pendigits_split,
+                                run_sections, wall_cpu_fit)
+
+SEED = 0
+PROBABILITY_GRID = 8
+CV_FOLDS = 5
+C_GRID = (0.1, 1.0, 10.0, 30.0)
+MAE_MARGIN = 0.0          # target: our MAE below Platt's
+LOG_LOSS_MARGIN = 0.05    # target: our log loss at most Platt's + 0.05 on real data
+AGREEMENT_TARGET = 0.97
+PENDIGITS_C = 10.0
+METHODS = ("msvm", "platt", "svc")
+LABELS = {"msvm": "msvm probability=True", "platt": "CalibratedClassifierCV(sigmoid)",
+          "svc": "SVC(probability=True)"}
+
+
+def brier(y_enc, proba):
+    """Multiclass Brier score: mean over samples of sum_j (p_j - 1{y = j})^2."""
+    onehot = np.eye(proba.shape[1])[y_enc]
+    return float(np.mean(np.sum((proba - onehot) ** 2, axis=1)))
+
+
+def _evaluate(proba, y_enc, predicted, truth=None):
+    """Scores of one method's probabilities on a test set (y_enc, predicted: class indices)."""
+    from sklearn.metrics import log_loss
+
+    out = {"log_loss": float(log_loss(y_enc, proba, labels=np.arange(proba.shape[1]))),
+           "brier": brier(y_enc, proba),
+           "agreement": float(np.mean(np.argmax(proba, axis=1) == predicted))}
+    if truth is not None:
+        out["mae"] = float(np.mean(np.abs(proba - truth)))
+    return out
+
+
+def compare(make_msvm, svc_params, Cs, X, y, X_test, y_test, truth=None):
+    """Fit the three methods on (X, y) and score them on the test set.
+
+    ``make_msvm(probability, C)`` returns the msvm estimator, ``Cs`` maps each method to its
+    C.  Platt scaling calibrates ``make_msvm(False, Cs['platt'])``; its agreement is measured
+    against that estimator refitted on all of (X, y), the classifier whose probabilities it
+    is meant to give.  ``one_fit`` is one fit of ``make_msvm(False, Cs['msvm'])``.
+    """
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.svm import SVC
+
+    classes = np.unique(y)
+    y_enc = np.searchsorted(classes, y_test)
+    res = {"C": dict(Cs)}
+    wall, cpu, _ = wall_cpu_fit(make_msvm(False, Cs["msvm"]), X, y)
+    res["one_fit"] = {"wall": wall, "cpu": cpu}
+    base = make_msvm(False, Cs["platt"]).fit(X, y)
+    base_pred = np.searchsorted(classes, base.predict(X_test))
+
+    wall, cpu, ours = wall_cpu_fit(make_msvm(True, Cs["msvm"]), X, y)
+    res["msvm"] = {"wall": wall, "cpu": cpu, "n_fits": int(ours.n_probability_fits_),
+                   **_evaluate(ours.predict_proba(X_test), y_enc,
+                               np.searchsorted(classes, ours.predict(X_test)), truth)}
+    wall, cpu, platt = wall_cpu_fit(
+        CalibratedClassifierCV(make_msvm(False, Cs["platt"]), method="sigmoid", cv=CV_FOLDS),
+        X, y)
+    res["platt"] = {"wall": wall, "cpu": cpu, "n_fits": CV_FOLDS,
+                    **_evaluate(platt.predict_proba(X_test), y_enc, base_pred, truth)}
+    with warnings.catch_warnings():
+        # scikit-learn 1.9 deprecates SVC(probability=True); it is the comparator asked for
+        warnings.simplefilter("ignore", FutureWarning)
+        wall, cpu, svc = wall_cpu_fit(SVC(probability=True, random_state=SEED, C=Cs["svc"],
+                                          **svc_params), X, y)
+    res["svc"] = {"wall": wall, "cpu": cpu,
+                  **_evaluate(svc.predict_proba(X_test), y_enc,
+                              np.searchsorted(classes, svc.predict(X_test)), truth)}
+    return res
+
+
+# --------------------------------------------------------------------------- 1. simulated
+def _cv_Cs(make_msvm, gamma, X, y):
+    """Each method's C from C_GRID by 5-fold cross-validated log loss (its own probabilities)."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.svm import SVC
+
+    candidates = {
+        "msvm": (make_msvm(True, 1.0), "C"),
+        "platt": (CalibratedClassifierCV(make_msvm(False, 1.0), method="sigmoid",
+                                         cv=CV_FOLDS), "estimator__C"),
+        "svc": (SVC(probability=True, random_state=SEED, gamma=gamma), "C"),
+    }
+    Cs = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for method, (est, name) in candidates.items():
+            search = GridSearchCV(est, {name: list(C_GRID)}, cv=CV_FOLDS,
+                                  scoring="neg_log_loss").fit(X, y)
+            Cs[method] = float(search.best_params_[name])
+    return Cs
+
+
+def _make_reinforced(probability, C):
+    from msvm import ReinforcedMSVM
+
+    return ReinforcedMSVM(C=C, gamma="median", probability=probability,
+                          probability_grid=PROBABILITY_GRID)
+
+
+def bench_simulated(quick):
+    from msvm import ReinforcedMSVM
+    from msvm.datasets import make_reinforced_example, reinforced_example_proba
+
+    n, n_test, reps = (200, 1000, 1) if quick else (400, 5000, 5)
+    rows = []
+    for example in ("4.1.1", "4.1.2"):
+        for setting in ("1", "10", "cv"):
+            runs = []
+            for rep in range(reps):
+                X, y = make_reinforced_example(n, example, random_state=rep)
+                X_test, y_test = make_reinforced_example(n_test, example,
+                                                         random_state=1000 + rep)
+                truth = reinforced_example_proba(X_test, example)
+                gamma = ReinforcedMSVM(gamma="median").fit(X, y).gamma_
+                Cs = (_cv_Cs(_make_reinforced, gamma, X, y) if setting == "cv"
+                      else dict.fromkeys(METHODS, float(setting)))
+                res = compare(_make_reinforced, {"gamma": gamma}, Cs, X, y, X_test, y_test,
+                              truth)
+                runs.append(res)
+                print(f"  1: {example} C={setting} rep {rep}: MAE "
+                      + " / ".join(f"{res[m]['mae']:.4f}" for m in METHODS)
+                      + " (C " + " / ".join(f"{Cs[m]:g}" for m in METHODS) + ")", flush=True)
+            rows.append({"example": example, "setting": setting, "n": n, "n_test": n_test,
+                         "reps": reps, "runs": runs, "summary": _summary(runs)})
+    return {"rows": rows}
+
+
+def _summary(runs):
+    """Mean of every metric over the repetitions, per method; time ratios against ours."""
+    out = {}
+    for m in METHODS:
+        out[m] = {key: float(np.mean([r[m][key] for r in runs]))
+                  for key in runs[0][m] if key != "n_fits"}
+    out["one_fit"] = {key: float(np.mean([r["one_fit"][key] for r in runs]))
+                      for key in ("wall", "cpu")}
+    out["C"] = {m: [r["C"][m] for r in runs] for m in METHODS}
+    return out
+
+
+def render_simulated(section):
+    header = ["example", "C", "reps", "MAE vs truth: msvm / Platt / SVC",
+              "target MAE < Platt", "log loss: msvm / Platt / SVC",
+              "Brier: msvm / Platt / SVC", "argmax = predict: msvm / Platt / SVC",
+              "fit s: one fit / msvm / Platt / SVC", "msvm time / Platt, / SVC (wall)",
+              "msvm CPU / one fit, / Platt"]
+    rows, met = [], 0
+    for row in section["rows"]:
+        s = row["summary"]
+        ok = s["msvm"]["mae"] < s["platt"]["mae"] - MAE_MARGIN
+        met += ok
+        C = ("by CV log loss: " + "; ".join(
+            f"{m} " + ", ".join(f"{c:g}" for c in s["C"][m]) for m in METHODS)
+             if row["setting"] == "cv" else row["setting"])
+        rows.append([
+            row["example"], C, row["reps"],
+            " / ".join(fmt(s[m]["mae"], ".4f") for m in METHODS), "met" if ok else "NOT met",
+            " / ".join(fmt(s[m]["log_loss"], ".4f") for m in METHODS),
+            " / ".join(fmt(s[m]["brier"], ".4f") for m in METHODS),
+            " / ".join(fmt(s[m]["agreement"], ".3f") for m in METHODS),
+            " / ".join(fmt(v, ".2f") for v in (s["one_fit"]["wall"], s["msvm"]["wall"],
+                                               s["platt"]["wall"], s["svc"]["wall"])),
+            f"{s['msvm']['wall'] / s['platt']['wall']:.1f}x, "
+            f"{s['msvm']['wall'] / s['svc']['wall']:.0f}x",
+            f"{s['msvm']['cpu'] / s['one_fit']['cpu']:.0f}x, "
+            f"{s['msvm']['cpu'] / s['platt']['cpu']:.1f}x"])
+    return (markdown_table(header, rows)
+            + f"\n\nTarget (msvm's MAE against the true probabilities below Platt scaling's): "
+              f"met in {met} of {len(rows)} rows.")
+
+
+# --------------------------------------------------------------------------- 2. pendigits
+def bench_pendigits(quick):
+    from sklearn.model_selection import train_test_split
+
+    from msvm import ReinforcedMSVM
+
+    X, X_test, y, y_test = pendigits_split(quick=False, seed=SEED)
+    n = 500 if quick else 2000
+    X, _, y, _ = train_test_split(X, y, train_size=n, stratify=y, random_state=SEED)
+
+    def make(probability, C):
+        return ReinforcedMSVM(C=C, probability=probability, probability_grid=PROBABILITY_GRID)
+
+    gamma = 1.0 / (X.shape[1] * X.var())                # gamma='scale', as SVC resolves it
+    res = compare(make, {"gamma": gamma}, dict.fromkeys(METHODS, PENDIGITS_C), X, y, X_test,
+                  y_test)
+    res.update(n=n, n_test=len(y_test))
+    for m in METHODS:
+        print(f"  2: {LABELS[m]}: log loss {res[m]['log_loss']:.4f}, Brier "
+              f"{res[m]['brier']:.4f}, agreement {res[m]['agreement']:.4f}, fit "
+              f"{res[m]['wall']:.2f} s", flush=True)
+    return res
+
+
+def render_pendigits(res):
+    rows = [[LABELS[m], fmt(res[m]["log_loss"], ".4f"), fmt(res[m]["brier"], ".4f"),
+             fmt(res[m]["agreement"], ".4f"), fmt(res[m].get("n_fits"), "d"),
+             fmt(res[m]["wall"], ".2f"), fmt(res[m]["cpu"], ".2f"),
+             fmt(res[m]["wall"] / res["one_fit"]["wall"], ".1f"),
+             fmt(res[m]["cpu"] / res["one_fit"]["cpu"], ".1f")] for m in METHODS]
+    rows.append(["one ReinforcedMSVM fit (probability=False)", "-", "-", "-", "1",
+                 fmt(res["one_fit"]["wall"], ".2f"), fmt(res["one_fit"]["cpu"], ".2f"), "1.0",
+                 "1.0"])
+    table = markdown_table(["method", "log loss", "Brier", "argmax = predict", "fits",
+                            "fit wall s", "fit CPU s", "wall / one fit", "CPU / one fit"],
+                           rows)
+    ll_ok = res["msvm"]["log_loss"] <= res["platt"]["log_loss"] + LOG_LOSS_MARGIN
+    ag_ok = res["msvm"]["agreement"] >= AGREEMENT_TARGET
+    return (table + f"\n\nTargets: log loss at most Platt's + {LOG_LOSS_MARGIN}: "
+            f"{'met' if ll_ok else 'NOT met'} ({res['msvm']['log_loss']:.4f} against "
+            f"{res['platt']['log_loss']:.4f}); argmax = predict on >= "
+            f"{AGREEMENT_TARGET:.0%} of the test samples: {'met' if ag_ok else 'NOT met'} "
+            f"({res['msvm']['agreement']:.2%}). Time ratios: msvm / Platt "
+            f"{res['msvm']['wall'] / res['platt']['wall']:.1f}x, msvm / SVC "
+            f"{res['msvm']['wall'] / res['svc']['wall']:.0f}x (wall); msvm / Platt "
+            f"{res['msvm']['cpu'] / res['platt']['cpu']:.1f}x, msvm / SVC "
+            f"{res['msvm']['cpu'] / max(res['svc']['cpu'], 1e-9):.0f}x (CPU).")
+
+
+SETUPS = {
+    "1": ("1. Simulated examples with known probabilities (Liu and Yuan 2011, 4.1.1 and 4.1.2)",
+          "Training data `make_reinforced_example(n, example, random_state=rep)`, test data of "
+          "5000 samples with random_state = 1000 + rep, true probabilities "
+          "`reinforced_example_proba` (equal priors, Gaussian class densities). "
+          "ReinforcedMSVM(reinforcement=0.5, gamma='median'), probability_grid=8 (1 + 3 x 8 "
+          "= 25 fits); Platt: CalibratedClassifierCV(ReinforcedMSVM(same C), "
+          "method='sigmoid', cv=5); SVC(probability=True) with the same C and the resolved "
+          "median gamma. C fixed at 1 or 10 for all three, or chosen for each method by its "
+          "own 5-fold cross-validated log loss (`GridSearchCV(scoring='neg_log_loss')` on the "
+          "training data) from {0.1, 1, 10, 30} (the C of each repetition listed). MAE = mean over test "
+          "samples and classes of |p_hat - p|; Brier = mean of sum_j (p_hat_j - 1{y = j})^2; "
+          "argmax = predict: share of test samples whose most probable class is the "
+          "classifier's prediction (for Platt, the prediction of the msvm estimator refitted "
+          "on all the training data). Means over the repetitions; fit times are wall clock "
+          "(one fit each) and the ratio columns divide msvm's probability fit by the "
+          "others'."),
+    "2": ("2. Pendigits",
+          "Standardized stratified 70/30 split of pendigits, a stratified 2000-sample part of "
+          "the training set (random_state=0), the whole test set. ReinforcedMSVM(C=10, "
+          "gamma='scale'), probability_grid=8 (1 + 10 x 8 = 81 fits); Platt: "
+          "CalibratedClassifierCV(ReinforcedMSVM(C=10), method='sigmoid', cv=5); "
+          "SVC(probability=True, C=10, same gamma). Wall time (`time.perf_counter`) and CPU "
+          "time (`time.process_time`) of one fit each."),
+}
+RENDER = {"1": render_simulated, "2": render_pendigits}
+
+
+def render_report(data):
+    m = data["machine"]
+    lines = ["# msvm class-probability benchmark results", "",
+             "Generated by `python -m benchmarks.run_probability_benchmarks"
+             + (" --quick" if data.get("quick") else "") + "`; the raw numbers are in "
+             + f"`{data['json_name']}`. The method is described in `docs/probability.md`.", "",
+             "## Machine", "",
+             markdown_table(["item", "value"], [[k, v] for k, v in m.items()]), ""]
+    if data.get("quick"):
+        lines += ["**Quick smoke run**: tiny sizes; the numbers say nothing about accuracy.",
+                  ""]
+    for name in sorted(data["benchmarks"]):
+        section = data["benchmarks"][name]
+        title, setup = SETUPS[name]
+        lines += [f"## {title}", "", setup, "", RENDER[name](section), ""]
+        if section.get("wall_time") is not None:
+            lines += [f"Section wall time: {section['wall_time']:.0f} s.", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", default="1,2", help="comma-separated subset of 1, 2")
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny smoke run; writes quick_probability.md / .json")
+    args = parser.parse_args(argv)
+    only = chosen_sections(parser, args.only, RENDER)
+    stem = "quick_probability" if args.quick else "probability"
+    runners = {"1": lambda: bench_simulated(args.quick),
+               "2": lambda: bench_pendigits(args.quick)}
+    run_sections(only, runners, SETUPS, RENDER, render_report, RESULTS / f"{stem}.md",
+                 RESULTS / f"{stem}.json", args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,320 @@
+"""Class probabilities from the classifiers themselves, by weighted refits and bracketing.
+
+A large-margin classifier estimates the Bayes rule, not the class probabilities; but a
+*weighted* classifier estimates the weighted Bayes rule, and the weights at which its
+decision flips reveal the probabilities.  Wang, Shen and Liu (2008) do this for the binary
+SVM: with weight 1 - pi on class +1 and pi on class -1 the weighted SVM estimates
+sign(p(x) - pi), so bracketing the sign changes over a grid of pi gives p(x).  Wu, Zhang and
+Liu (2010) extend it to k classes with weighted multicategory SVMs over a grid of weight
+vectors.  This module implements that idea for every msvm estimator, with the same model and
+the same solver (the weighted fits are ordinary fits with sample weights, warm-started one
+from the next), in the form below.
+
+The weighted Bayes rule
+-----------------------
+A Fisher-consistent multicategory loss with weight c_l on class l estimates
+argmax_l c_l p_l(x).  Give class j weight 1/t, t in (0, 1], and every other class weight 1:
+the weighted classifier predicts j exactly when
+
+    p_j(x) > t * max_{l != j} p_l(x),   i.e.   r_j(x) = p_j(x) / max_{l != j} p_l(x) > t.
+
+So for each class j a grid t_1 < ... < t_m < 1 of weight levels brackets the ratio r_j(x): it
+lies between the largest level at which j is still predicted and the smallest at which it is
+not.  At t = 1 the weighted fit is the estimator's own fit, so no extra fit is needed there.
+For k = 2 this is the binary scheme of Wang, Shen and Liu with pi = t / (1 + t).  Only the
+ratio of the weights decides the weighted Bayes rule; up-weighting class j (rather than
+down-weighting the others by t) keeps every sample at least at its own weight, so the fits
+at small t are not flattened by the penalty (down-weighting gave nearly constant fits and
+clearly worse estimates at moderate C).
+
+From ratios to probabilities
+----------------------------
+Let j* be the class the estimator predicts at x (the argmax of its decision values).  For
+every other class j, max_{l != j} p_l = p_{j*} (j* is the most probable class), so
+r_j = p_j / p_{j*} <= 1 and
+
+    p_{j*}(x) = 1 / (1 + sum_{j != j*} r_j(x)),     p_j(x) = r_j(x) p_{j*}(x).
+
+These probabilities are in [0, 1], sum to one, and their argmax is j*, the estimator's own
+prediction (every r_j of another class is capped just below 1): ``predict_proba`` never
+disagrees with ``predict``, unlike Platt scaling.  Within a bracket [t_lo, t_hi] the ratio is
+placed where the generalized margin f_j - max_{l != j} f_l of the two fits crosses zero,
+interpolated linearly in log t; below the smallest level it is put at t_1 / sqrt(q), q the
+ratio of consecutive levels (half a grid step below it, in log t).
+
+Cost
+----
+One fit of the estimator plus k * m weighted fits (m = ``probability_grid``), for each class
+along the grid from t = 1 down, each warm-started from the previous fit's dual solution (the
+first from the estimator's own fit).  ``predict_proba`` evaluates the k * m + 1 fitted
+functions.  A DC model runs its DC algorithm in every weighted fit, AdaptiveWeightedSVM its
+reweighting, TargetedLocalMSVM its whole grid of local fits (its probabilities are those of
+the local classifier at the sample's targeted value).
+
+The levels are geometric, t_l = t_min^((m + 1 - l) / m) with t_min = 1e-3, so that ratios
+from 1e-3 to 1 (the range that matters for the log loss) are bracketed with a constant
+relative resolution.
+
+References
+----------
+Wang, J., Shen, X. and Liu, Y. (2008).  Probability estimation for large-margin classifiers.
+Biometrika, 95(1), 149-167.
+
+Wu, Y., Zhang, H. H. and Liu, Y. (2010).  Robust model-free multiclass probability
+estimation.  Journal of the American Statistical Association, 105(489), 424-436.
+"""
+
+import functools
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from ._base import reset_fit_state
+from .exceptions import DegenerateFitWarning
+
+# Smallest weight level t_1: ratios p_j / p_{j*} below it are not resolved.
+SMALLEST_LEVEL = 1e-3
+# A ratio r_j of a class other than the predicted one is capped here, so that the predicted
+# class keeps the strictly largest probability.
+_RATIO_CAP = 1.0 - 1e-9
+
+PROBABILITY_PARAMETER_CONSTRAINTS = {
+    "probability": ["boolean"],
+    "probability_grid": [Interval(numbers.Integral, 1, None, closed="left")],
+}
+
+
+def probability_levels(m, smallest=None):
+    """The weight levels t_1 < ... < t_m < 1 of the other classes (geometric, from ``smallest``).
+
+    Parameters
+    ----------
+    m : int
+        Number of levels (``probability_grid``).
+    smallest : float, default=None
+        t_1; None means ``SMALLEST_LEVEL`` (1e-3).
+
+    Returns
+    -------
+    levels : ndarray of shape (m,)
+    """
+    smallest = SMALLEST_LEVEL if smallest is None else smallest
+    return smallest ** ((m - np.arange(m)) / m)
+
+
+def _probability_enabled(estimator):
+    """available_if check of predict_proba: AttributeError unless ``probability=True``."""
+    if not estimator.probability:
+        raise AttributeError(f"predict_proba is not available when probability=False; fit "
+                             f"{type(estimator).__name__}(probability=True)")
+    return True
+
+
+def bracket_ratios(margins, levels):
+    """Estimate r_j = p_j / max_{l != j} p_l from the margins of class j along the levels.
+
+    Parameters
+    ----------
+    margins : ndarray of shape (n_samples, m + 1)
+        Margin f_j - max_{l != j} f_l of class j at levels t_1 < ... < t_m and, last, at
+        t = 1 (the estimator's own fit), where it must be <= 0 (j is not the predicted class).
+    levels : ndarray of shape (m,)
+        The levels t_1 .. t_m.
+
+    Returns
+    -------
+    ratios : ndarray of shape (n_samples,)
+        The first sign change along the grid (from the smallest level up), placed by linear
+        interpolation of the margin in log t; below the grid (no positive margin at t_1),
+        t_1 / sqrt(q) with q = t_2 / t_1 (t_1 ** 1.5 for a single level).  Capped just below 1.
+    """
+    log_t = np.log(np.append(levels, 1.0))
+    n = margins.shape[0]
+    nonpositive = margins <= 0
+    first = np.argmax(nonpositive, axis=1)           # index of the first level with j lost
+    rows = np.arange(n)
+    below = first == 0
+    lo = np.maximum(first - 1, 0)
+    s_lo, s_hi = margins[rows, lo], margins[rows, first]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(below, 0.0, s_lo / (s_lo - s_hi))
+    frac = np.clip(np.nan_to_num(frac, nan=1.0), 0.0, 1.0)
+    log_r = log_t[lo] + frac * (log_t[first] - log_t[lo])
+    step = log_t[1] - log_t[0]                       # the grid step in log t (t_2 or 1 over t_1)
+    log_r = np.where(below, log_t[0] - 0.5 * step, log_r)
+    return np.minimum(np.exp(log_r), _RATIO_CAP)
+
+
+def probabilities_from_ratios(ratios, predicted):
+    """Probabilities from the ratios r_j = p_j / p_{j*} of the non-predicted classes.
+
+    Parameters
+    ----------
+    ratios : ndarray of shape (n_samples, k)
+        r_j for every class; the entry of the predicted class is ignored.
+    predicted : ndarray of int, shape (n_samples,)
+        The predicted class j* of each sample.
+
+    Returns
+    -------
+    proba : ndarray of shape (n_samples, k)
+        ``p_{j*} = 1 / (1 + sum_{j != j*} r_j)`` and ``p_j = r_j p_{j*}``.
+    """
+    R = np.array(ratios, dtype=np.float64)
+    R[np.arange(len(R)), predicted] = 1.0
+    return R / R.sum(axis=1, keepdims=True)
+
+
+def _with_probability_fits(fit):
+    """Decorator of ``fit``: after the fit, the weighted fits when ``probability=True``.
+
+    If they raise, the estimator is left unfitted (as by a fit that raises).
+    """
+
+    @functools.wraps(fit)
+    def fit_then_probability(self, X, y, sample_weight=None, **kwargs):
+        fit(self, X, y, sample_weight=sample_weight, **kwargs)
+        if self.probability:
+            try:
+                self._fit_probability(X, y, sample_weight)
+            except BaseException:
+                reset_fit_state(self)
+                raise
+        return self
+
+    return fit_then_probability
+
+
+class ProbabilityMixin:
+    """``probability=True``: class probabilities from weighted refits of the same model.
+
+    The first base class of every msvm estimator.  With ``probability=True``, ``fit`` fits
+    the estimator and then, for each class j and each level t of
+    :func:`probability_levels` (``probability_grid`` levels), a weighted fit of the same
+    estimator with class j's samples at weight 1/t and the others at weight 1 (times the given
+    sample weights), warm-started along the levels: 1 + k * m fits.  ``predict_proba``
+    brackets, for each class, the level at which its weighted fits stop predicting it
+    (Wang, Shen and Liu 2008; Wu, Zhang and Liu 2010) and turns these ratios into
+    probabilities whose argmax is ``predict`` (see :mod:`msvm._probability`).
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        # an estimator with its own fit (TargetedLocalMSVM) gets the probability fits too
+        super().__init_subclass__(**kwargs)
+        if "fit" in vars(cls):
+            cls.fit = _with_probability_fits(vars(cls)["fit"])
+
+    @_with_probability_fits
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model; with ``probability=True`` also the k * m weighted fits.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training inputs (the Gram matrix when ``kernel='precomputed'``).
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Nonnegative weights; the weighted fits multiply them by the level weights.
+
+        Returns
+        -------
+        self : object
+        """
+        return super().fit(X, y, sample_weight=sample_weight)
+
+    def _fit_probability(self, X, y, sample_weight):
+        """The k * m weighted fits, stored in ``probability_estimators_``."""
+        classes = self.classes_
+        k = len(classes)
+        y_enc = np.searchsorted(classes, column_or_1d(np.asarray(y), warn=False))
+        base_sw = (np.ones(len(y_enc)) if sample_weight is None
+                   else np.asarray(sample_weight, dtype=np.float64))
+        levels = probability_levels(int(self.probability_grid))
+        template = clone(self).set_params(probability=False, warm_start=True, verbose=0)
+        fits = []
+        unconverged = 0
+        for j in range(k):
+            state = getattr(self, "_dual_state", None)
+            chain = []
+            for t in levels[::-1]:                  # from the estimator's own fit down
+                est = clone(template)
+                if state is not None:
+                    est._dual_state = state
+                factor = np.where(y_enc == j, 1.0 / t, 1.0)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    # at small t the weighted fit predicts j almost everywhere: expected
+                    warnings.simplefilter("ignore", DegenerateFitWarning)
+                    est.fit(X, y, sample_weight=base_sw * factor)
+                for w in caught:              # counted once below, or passed on
+                    if issubclass(w.category, ConvergenceWarning):
+                        unconverged += 1
+                    else:
+                        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+                state = getattr(est, "_dual_state", None)
+                chain.append(est)
+            fits.append(chain[::-1])
+        if unconverged:
+            warnings.warn(f"{type(self).__name__}: {unconverged} warnings of non-convergence "
+                          f"in the {k * len(levels)} weighted fits of the probability "
+                          f"estimate; increase max_iter or tol.", ConvergenceWarning)
+        self.probability_grid_ = levels
+        self.probability_estimators_ = fits
+        self.n_probability_fits_ = 1 + k * len(levels)
+
+    @available_if(_probability_enabled)
+    def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, k), in the order of ``classes_``.
+
+        Estimated from the weighted fits made with ``probability=True`` (the method is in
+        the documentation page "Class probabilities"); the argmax of each row is
+        ``predict(X)``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Inputs (the kernel with the training inputs when ``kernel='precomputed'``).
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        # not at import time: msvm.weighted imports this module
+        from .weighted import margins as generalized_margins
+
+        check_is_fitted(self, "probability_estimators_")
+        G = self.decision_values(X)
+        predicted = np.argmax(G, axis=1)
+        own = generalized_margins(G)
+        levels = self.probability_grid_
+        ratios = np.ones_like(G)
+        for j, chain in enumerate(self.probability_estimators_):
+            M = np.empty((G.shape[0], len(levels) + 1))
+            for l, est in enumerate(chain):
+                M[:, l] = generalized_margins(est.decision_values(X))[:, j]
+            M[:, -1] = np.minimum(own[:, j], 0.0)
+            ratios[:, j] = bracket_ratios(M, levels)
+        return probabilities_from_ratios(ratios, predicted)
+
+    @available_if(_probability_enabled)
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        return np.log(self.predict_proba(X))
+

@@ -1,0 +1,114 @@
+"""Class probabilities from weighted refits (probability=True, msvm._probability)."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
+                  TargetedLocalMSVM, WeightedRobustMSVM, WestonWatkinsMSVM)
+from msvm._probability import bracket_ratios, probabilities_from_ratios, probability_levels
+from msvm.datasets import make_reinforced_example, reinforced_example_proba
+from msvm.model_selection import TuningSetSearch, lambda_grid
+
+ESTIMATORS = [ReinforcedMSVM(), ReinforcedMSVM(kernel="linear"), RobustMSVM(),
+              WeightedRobustMSVM(), AdaptiveWeightedSVM(), WestonWatkinsMSVM(),
+              AngleBasedMSVM(), TargetedLocalMSVM(n_grid=3)]
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_reinforced_example(90, random_state=0)
+    X_test, _ = make_reinforced_example(60, random_state=1)
+    return X, y, X_test
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: repr(e))
+def test_probabilities_are_a_distribution_whose_argmax_is_predict(estimator, data):
+    X, y, X_test = data
+    est = clone(estimator).set_params(probability=True, probability_grid=3, C=10.0).fit(X, y)
+    proba = est.predict_proba(X_test)
+    assert proba.shape == (len(X_test), 3)
+    assert np.all(proba >= 0) and np.all(proba <= 1)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    # by construction the predicted class has the largest probability (target >= 97 %)
+    assert np.mean(est.classes_[np.argmax(proba, axis=1)] == est.predict(X_test)) >= 0.97
+    np.testing.assert_allclose(est.predict_log_proba(X_test), np.log(proba))
+    assert est.n_probability_fits_ == 1 + 3 * 3
+    assert len(est.probability_grid_) == 3
+
+
+def test_close_to_the_true_probabilities():
+    # Liu and Yuan's (2011) example 4.1.1, whose p(x) is known; C = 10, n = 400, default
+    # grid (m = 8): the mean absolute error is about 0.03 (Platt scaling about 0.04).
+    X, y = make_reinforced_example(400, random_state=0)
+    X_test, _ = make_reinforced_example(1000, random_state=1)
+    est = ReinforcedMSVM(C=10.0, gamma="median", probability=True).fit(X, y)
+    error = np.abs(est.predict_proba(X_test) - reinforced_example_proba(X_test)).mean()
+    assert error < 0.045
+
+
+def test_unavailable_without_probability(data):
+    X, y, _ = data
+    est = ReinforcedMSVM().fit(X, y)
+    assert not hasattr(est, "predict_proba")
+    for method in ("predict_proba", "predict_log_proba"):
+        with pytest.raises(AttributeError, match=method) as info:
+            getattr(est, method)(X)
+        assert "probability=False" in str(info.value.__cause__)
+    assert hasattr(ReinforcedMSVM(probability=True), "predict_proba")
+
+
+def test_clone_and_pickle(data):
+    X, y, X_test = data
+    est = ReinforcedMSVM(probability=True, probability_grid=2).fit(X, y)
+    assert clone(est).get_params()["probability_grid"] == 2
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.predict_proba(X_test), est.predict_proba(X_test))
+
+
+def test_sparse_input(data):
+    X, y, X_test = data
+    dense = ReinforcedMSVM(probability=True, probability_grid=2).fit(X, y)
+    sparse = ReinforcedMSVM(probability=True, probability_grid=2).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(sparse.predict_proba(sp.csr_matrix(X_test)),
+                               dense.predict_proba(X_test), atol=1e-3)  # solver tol
+
+
+def test_string_labels_and_sample_weight(data):
+    X, y, X_test = data
+    labels = np.array(["a", "b", "c"])[y]
+    est = ReinforcedMSVM(probability=True, probability_grid=2)
+    est.fit(X, labels, sample_weight=np.linspace(0.5, 1.5, len(y)))
+    proba = est.predict_proba(X_test)
+    assert np.all(est.classes_[np.argmax(proba, axis=1)] == est.predict(X_test))
+
+
+def test_invalid_grid_is_refused(data):
+    X, y, _ = data
+    with pytest.raises(ValueError, match="probability_grid"):
+        ReinforcedMSVM(probability=True, probability_grid=0).fit(X, y)
+
+
+def test_tuning_set_search_delegates(data):
+    X, y, X_test = data
+    search = TuningSetSearch(ReinforcedMSVM(probability=True, probability_grid=2),
+                             lambdas=lambda_grid(-4, -2), random_state=0).fit(X, y)
+    np.testing.assert_array_equal(search.predict_proba(X_test),
+                                  search.best_estimator_.predict_proba(X_test))
+    assert not hasattr(TuningSetSearch(ReinforcedMSVM()), "predict_proba")
+
+
+def test_levels_and_bracketing():
+    levels = probability_levels(4, smallest=1e-2)
+    np.testing.assert_allclose(levels, [1e-2, 10 ** -1.5, 1e-1, 10 ** -0.5])
+    # margins of class j at t_1..t_4 and t = 1: the sign changes between t_2 and t_3,
+    # halfway in margin, so halfway in log t; no positive margin: half a step below t_1
+    margins = np.array([[2.0, 1.0, -1.0, -2.0, -3.0],
+                        [-1.0, -1.0, -2.0, -2.0, -3.0]])
+    ratios = bracket_ratios(margins, levels)
+    np.testing.assert_allclose(ratios, [10 ** -1.25, 10 ** -2.25])
+    proba = probabilities_from_ratios(np.array([[0.5, 0.25, 7.0]]), np.array([2]))
+    np.testing.assert_allclose(proba, [[0.5 / 1.75, 0.25 / 1.75, 1 / 1.75]])
