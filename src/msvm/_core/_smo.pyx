@@ -450,32 +450,39 @@ cdef class SMOSolver(InnerSolver):
         cdef const Canon* cn = &self.cn
         cdef Block* B = &self.B
         cdef Extremes* ex = &self.ex
-        cdef int j, idx, ib
-        cdef double z, viol = 0.0, br, cs, sconst
+        cdef bint grouped = self.grouped
+        cdef int j, idx, ib, lo_at, up_at
+        cdef double z, viol = 0.0, br, cs, sconst, kappa = p.kappa, lo_z, up_z
         cdef const double* Fp
         cdef const double* Fq
         for j in range(cn.nbuckets):
-            ex.l[j] = -INFINITY
-            ex.u[j] = INFINITY
-            ex.la[j] = -1
-            ex.ua[j] = -1
-            if B.start[j] == B.start[j + 1]:
-                continue
-            _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
-            for idx in range(B.start[j], B.start[j + 1]):
-                ib = B.li[idx]
-                z = p.kappa * (Fp[ib] - cs * B.S[ib]) + sconst + B.off[idx]
-                if Fq != NULL:
-                    z += p.kappa * br * Fq[ib]
-                if z < ex.u[j] and (B.U[idx] < B.Uhi[idx] if not self.grouped else
-                                    _room_up(p, st, cn, B.gv[idx], B.U[idx], B.Uhi[idx]) > 0.0):
-                    ex.u[j] = z
-                    ex.ua[j] = idx
-                if z > ex.l[j] and (B.U[idx] > B.Ulo[idx] if not self.grouped else
-                                    _room_down(p, st, cn, B.gv[idx], B.U[idx], B.Ulo[idx]) > 0.0):
-                    ex.l[j] = z
-                    ex.la[j] = idx
-            viol = max(viol, -ex.u[j], ex.l[j])
+            # the running extremes stay in locals (the block's arrays are written nowhere
+            # in this loop, but the compiler cannot know that through the pointers)
+            lo_z = -INFINITY
+            up_z = INFINITY
+            lo_at = -1
+            up_at = -1
+            if B.start[j] < B.start[j + 1]:
+                _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
+                for idx in range(B.start[j], B.start[j + 1]):
+                    ib = B.li[idx]
+                    z = kappa * (Fp[ib] - cs * B.S[ib]) + sconst + B.off[idx]
+                    if Fq != NULL:
+                        z += kappa * br * Fq[ib]
+                    if z < up_z and (B.U[idx] < B.Uhi[idx] if not grouped else
+                                     _room_up(p, st, cn, B.gv[idx], B.U[idx], B.Uhi[idx]) > 0.0):
+                        up_z = z
+                        up_at = idx
+                    if z > lo_z and (B.U[idx] > B.Ulo[idx] if not grouped else
+                                     _room_down(p, st, cn, B.gv[idx], B.U[idx],
+                                                B.Ulo[idx]) > 0.0):
+                        lo_z = z
+                        lo_at = idx
+                viol = max(viol, -up_z, lo_z)
+            ex.l[j] = lo_z
+            ex.u[j] = up_z
+            ex.la[j] = lo_at
+            ex.ua[j] = up_at
         return viol
 
     cdef void _group_values(self, int x0, int x1) noexcept nogil:
