@@ -16,6 +16,8 @@ import warnings
 from copy import deepcopy
 
 import numpy as np
+from joblib import effective_n_jobs
+from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, train_test_split
@@ -24,6 +26,7 @@ from sklearn.utils.metadata_routing import (MetadataRouter, MethodMapping, _rout
                                             process_routing)
 from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (check_class_labels, check_fit_sample_weight, degenerate_fit_message,
@@ -94,6 +97,91 @@ def _fit_summary(est):
             np.nan if resid is None else float(resid))
 
 
+def _better(score, best_score):
+    """Whether ``score`` beats the best so far: the first maximum wins, NaN never does."""
+    return best_score is None or (np.isnan(best_score) and not np.isnan(score)) \
+        or score > best_score
+
+
+def _log_point(log, params, point):
+    """One verbose line (and a step of the bar) for one fit of a lambda path."""
+    shown = "".join(f", {key}={value!r}" for key, value in params.items())
+    log.step(f"lambda {point['lambda']:.4g} (C = {point['C']:.4g}{shown})", point["objective"],
+             point["resid"], f"tuning score {point['score']:.4g}, fit "
+             f"{point['fit_time']:.3f} s", advance=True)
+
+
+def _lambda_path(estimator, params, lambdas, n, warm_start, X, y, X_tune, y_tune, fit_params,
+                 scorer, log=None):
+    """Fit one ``param_grid`` combination along the lambda grid, warm-started, in order.
+
+    The unit of work of a parallel :class:`TuningSetSearch` (one joblib task).  Returns the
+    list of the path's fits (a dict each: lambda, C, tuning score, fit and scoring times,
+    ``(converged, stop_reason)`` or None, objective and KKT residual) and ``(index, fit)`` of
+    its best-scoring fit (a copy of the estimator).  ``log``, when given, reports each fit
+    as it ends.
+    """
+    est = clone(estimator).set_params(**params)
+    if "warm_start" in est.get_params():
+        est.set_params(warm_start=bool(warm_start))
+    points, best, best_score = [], None, None
+    for lam in lambdas:
+        C = 1.0 / (n * lam)
+        est.set_params(C=C)
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            # the large-lambda end of the path is expected to be constant
+            warnings.simplefilter("ignore", DegenerateFitWarning)
+            est.fit(X, y, **fit_params)
+        t1 = time.perf_counter()
+        score = float(scorer(est, X_tune, y_tune))
+        objective, resid = _fit_summary(est)
+        point = {"lambda": float(lam), "C": C, "score": score, "fit_time": t1 - t0,
+                 "score_time": time.perf_counter() - t1, "stop": _stop(est),
+                 "objective": objective, "resid": resid}
+        points.append(point)
+        if _better(score, best_score):
+            best, best_score = (len(points) - 1, deepcopy(est)), score
+        if log is not None:
+            _log_point(log, params, point)
+    return points, best
+
+
+def _cv_results(grid, paths):
+    """``cv_results_`` of a search (scikit-learn's ``GridSearchCV`` layout), one entry per fit."""
+    params, lambdas, points = [], [], []
+    for combination, (path, _) in zip(grid, paths):
+        for point in path:
+            params.append(dict(combination, C=point["C"]))
+            lambdas.append(point["lambda"])
+            points.append(point)
+    n_fits = len(points)
+    results = {"params": params}
+    names = ["C"] + sorted({name for combination in grid for name in combination})
+    for name in names:
+        column = np.ma.MaskedArray(np.empty(n_fits, dtype=object), mask=True)
+        for i, p in enumerate(params):
+            if name in p:
+                column[i] = p[name]
+        results[f"param_{name}"] = column
+    scores = np.array([p["score"] for p in points])
+    results["lambda"] = np.asarray(lambdas)
+    results["split0_test_score"] = scores
+    results["mean_test_score"] = scores
+    results["std_test_score"] = np.zeros(n_fits)
+    # as GridSearchCV: rank 1 is the best, ties share the lowest rank, NaN scores come last
+    finite = np.where(np.isnan(scores), np.nanmin(scores) - 1 if np.any(~np.isnan(scores))
+                      else 0.0, scores)
+    results["rank_test_score"] = rankdata(-finite, method="min").astype(np.int32)
+    for key in ("fit_time", "score_time"):
+        results[f"mean_{key}"] = np.array([p[key] for p in points])
+        results[f"std_{key}"] = np.zeros(n_fits)
+    if all(p["stop"] is not None for p in points):
+        results["converged"] = np.array([p["stop"][0] for p in points])
+        results["stop_reason"] = np.array([p["stop"][1] for p in points])
+    return results
+
+
 class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Choose C on a separate tuning set along a lambda grid, with warm starts.
 
@@ -128,12 +216,23 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Warm-start each fit of the grid from the previous one.
     random_state : int, RandomState instance or None, default=None
         Seed of the training/tuning split made when no tuning set is given.
+    n_jobs : int, default=None
+        Number of jobs fitting the ``param_grid`` combinations in parallel (joblib; ``None``
+        is 1 unless in a ``joblib.parallel_backend`` context, -1 is every core).  Each job
+        walks the whole warm-started lambda path of one combination in order, so the fits,
+        the scores and the selection are those of ``n_jobs=1``; with a single combination
+        the search runs in this process.  Any joblib backend works, e.g. a Dask cluster
+        through ``joblib.parallel_backend('dask')`` (``pip install "msvm[dask]"``).  The
+        fits' warnings (e.g. ``ConvergenceWarning``) are not shown by the worker processes;
+        ``results_['converged']`` and ``'stop_reason'`` record how each fit stopped.
     verbose : bool or int, default=0
         1 (True) or more prints one line per fit of the path (each lambda of each
         ``param_grid`` combination) with the fit's objective and KKT residual (for
         ``TargetedLocalMSVM`` the sum of its grid objectives and the largest residual), its
         tuning score and the time elapsed since the search started.  The estimator's own
-        ``verbose`` still decides what each fit prints.
+        ``verbose`` still decides what each fit prints.  In parallel (``n_jobs``) the lines
+        of a combination's path are printed when its job ends, in grid order (the time is
+        then that of printing).
     progress_bar : bool, default=False
         Show a progress bar over the fits of the path (needs ``tqdm``: ``pip install
         "msvm[progress]"``).
@@ -153,6 +252,15 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         and, when the estimator reports how its fits stopped (every msvm estimator does),
         ``'converged'`` (bool) and ``'stop_reason'`` (its ``converged_`` and
         ``stop_reason_``: 'tol', 'max_iter', 'max_dc_iter', ...).
+    cv_results_ : dict of arrays
+        The same fits in the layout of scikit-learn's ``GridSearchCV.cv_results_`` (for
+        ``pandas.DataFrame(search.cv_results_)``): ``'params'``, ``'param_C'`` and
+        ``'param_<name>'`` for each ``param_grid`` name (masked arrays, masked where a
+        combination lacks the name), ``'lambda'``, ``'split0_test_score'`` and
+        ``'mean_test_score'`` (the tuning score: there is one split), ``'std_test_score'``
+        (0), ``'rank_test_score'`` (1 the best; ties share the lowest rank, NaN last),
+        ``'mean_fit_time'``, ``'std_fit_time'``, ``'mean_score_time'``,
+        ``'std_score_time'``, and ``'converged'`` and ``'stop_reason'`` as in ``results_``.
     classes_ : ndarray
         The class labels.
     n_features_in_ : int
@@ -173,8 +281,12 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     9
     """
 
+    _parameter_constraints = {"n_jobs": [numbers.Integral, None], "verbose": ["verbose"],
+                              "progress_bar": ["boolean"]}
+
     def __init__(self, estimator, lambdas=None, param_grid=None, scoring=None, tuning_size=0.5,
-                 warm_start=True, random_state=None, *, verbose=0, progress_bar=False):
+                 warm_start=True, random_state=None, *, n_jobs=None, verbose=0,
+                 progress_bar=False):
         self.estimator = estimator
         self.lambdas = lambdas
         self.param_grid = param_grid
@@ -182,6 +294,7 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.tuning_size = tuning_size
         self.warm_start = warm_start
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.progress_bar = progress_bar
 
@@ -228,8 +341,8 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : object
         """
         validate_parameter_constraints(
-            {"verbose": ["verbose"], "progress_bar": ["boolean"]},
-            {"verbose": self.verbose, "progress_bar": self.progress_bar},
+            self._parameter_constraints,
+            {name: getattr(self, name) for name in self._parameter_constraints},
             caller_name=type(self).__name__)
         if not hasattr(self.estimator, "C"):
             raise ValueError(f"estimator {type(self.estimator).__name__} has no C parameter")
@@ -288,42 +401,39 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         scorer = check_scoring(self.estimator, scoring=self.scoring)
         grid = list(ParameterGrid(self.param_grid)) if self.param_grid is not None else [{}]
 
-        results = {"params": [], "lambda": [], "C": [], "score": [], "fit_time": []}
-        stops = []
-        best = None
+        task = dict(lambdas=lambdas, n=n, warm_start=self.warm_start, X=X, y=y,
+                    X_tune=X_tune, y_tune=y_tune, fit_params=fit_params, scorer=scorer)
         with StepLog(type(self).__name__, self.verbose, total=len(grid) * len(lambdas),
                      bar=self.progress_bar) as log:
-            for params in grid:
-                est = clone(self.estimator).set_params(**params)
-                if "warm_start" in est.get_params():
-                    est.set_params(warm_start=bool(self.warm_start))
-                for lam in lambdas:
-                    C = 1.0 / (n * lam)
-                    est.set_params(C=C)
-                    t0 = time.perf_counter()
-                    with warnings.catch_warnings():
-                        # the large-lambda end of the path is expected to be constant
-                        warnings.simplefilter("ignore", DegenerateFitWarning)
-                        est.fit(X, y, **fit_params)
-                    t1 = time.perf_counter() - t0
-                    score = float(scorer(est, X_tune, y_tune))
-                    results["params"].append(dict(params, C=C))
-                    results["lambda"].append(lam)
-                    results["C"].append(C)
-                    results["score"].append(score)
-                    results["fit_time"].append(t1)
-                    stops.append(_stop(est))
-                    if best is None or score > best[0]:
-                        best = (score, lam, dict(params, C=C), deepcopy(est))
-                    objective, resid = _fit_summary(est)
-                    shown = "".join(f", {key}={value!r}" for key, value in params.items())
-                    log.step(f"lambda {lam:.4g} (C = {C:.4g}{shown})", objective, resid,
-                             f"tuning score {score:.4g}, fit {t1:.3f} s", advance=True)
-        if all(stop is not None for stop in stops):
-            results["converged"] = [converged for converged, _ in stops]
-            results["stop_reason"] = [reason for _, reason in stops]
-        self.results_ = {key: (np.asarray(val) if key != "params" else val)
-                         for key, val in results.items()}
+            if len(grid) == 1 or effective_n_jobs(self.n_jobs) == 1:
+                # in this process, one line per fit as it ends
+                paths = [_lambda_path(self.estimator, params, log=log, **task)
+                         for params in grid]
+            else:
+                # one task per param_grid combination, each walking its lambda path; the
+                # lines of a path are printed when its task ends (in grid order)
+                paths = []
+                for params, path in zip(grid, Parallel(n_jobs=self.n_jobs,
+                                                       return_as="generator")(
+                        delayed(_lambda_path)(self.estimator, params, **task)
+                        for params in grid)):
+                    paths.append(path)
+                    for point in path[0]:
+                        _log_point(log, params, point)
+        best = None
+        for params, (points, (index, fit)) in zip(grid, paths):
+            if best is None or _better(points[index]["score"], best[0]):
+                point = points[index]
+                best = (point["score"], point["lambda"], dict(params, C=point["C"]), fit)
+        self.cv_results_ = _cv_results(grid, paths)
+        cv = self.cv_results_
+        self.results_ = {"params": list(cv["params"]), "lambda": cv["lambda"].copy(),
+                         "C": np.array([p["C"] for p in cv["params"]]),
+                         "score": cv["mean_test_score"].copy(),
+                         "fit_time": cv["mean_fit_time"].copy()}
+        if "converged" in cv:
+            self.results_["converged"] = cv["converged"].copy()
+            self.results_["stop_reason"] = cv["stop_reason"].copy()
         self.best_score_, self.best_lambda_, self.best_params_, self.best_estimator_ = best
         if "warm_start" in self.best_estimator_.get_params():
             self.best_estimator_.set_params(warm_start=self.estimator.get_params()["warm_start"])
