@@ -1,0 +1,210 @@
+"""Benchmarks of model selection at scale: the warm-started lambda path and n_jobs.
+
+    python -m benchmarks.run_tuning_benchmarks               # everything (a few minutes)
+    python -m benchmarks.run_tuning_benchmarks --only 1      # one section
+    python -m benchmarks.run_tuning_benchmarks --quick       # tiny smoke run
+
+(from the repository root)
+
+Pendigits (bundled; the standardized 70/30 split of ``benchmarks.harness.pendigits_split``):
+a stratified n-sample part of the training set is the training set of the search, a disjoint
+stratified 1000-sample part its tuning set.
+
+1. The papers' full path, 32 lambdas 2^15 .. 2^-16 (largest first), C = 1 / (n lambda), of
+   ``TuningSetSearch`` for ReinforcedMSVM (reinforcement 0.5) and WestonWatkinsMSVM, RBF
+   kernel with gamma='scale', n = 1000 and 2000, with ``warm_start=True`` and ``False``.
+   Path = wall time of the whole search (fits and tuning-set scoring); cold = one fit from
+   scratch at the lambda the warm path selected (median of 3).  Target: path (warm) at most
+   5x cold.  The epochs of every fit of the path (warm and cold) are recorded too (through
+   the scorer), to show where the path's time goes.
+2. ``n_jobs``: ReinforcedMSVM (RBF), n = 1000, ``param_grid`` = the 3 quartile gammas of
+   Wu and Liu (2007) (``gamma_quartiles``), the 32-lambda path each; wall time with
+   ``n_jobs=1`` and ``n_jobs=2`` (loky processes) and whether both selected the same fit.
+
+The full run writes benchmarks/results/tuning.md and tuning.json; --quick writes
+quick_tuning.md and quick_tuning.json (n = 300, tuning set 300, 12 lambdas).  Timings are
+reported, never asserted.
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+from benchmarks.harness import (RESULTS, chosen_sections, fmt, markdown_table, pendigits_split,
+                                run_sections, timed_fit)
+from msvm import ReinforcedMSVM, WestonWatkinsMSVM
+from msvm.model_selection import TuningSetSearch, gamma_quartiles, lambda_grid
+
+SEED = 0
+TARGET_RATIO = 5.0
+MODELS = {"ReinforcedMSVM": lambda: ReinforcedMSVM(kernel="rbf", gamma="scale",
+                                                   reinforcement=0.5, random_state=SEED),
+          "WestonWatkinsMSVM": lambda: WestonWatkinsMSVM(kernel="rbf", gamma="scale",
+                                                         random_state=SEED)}
+
+
+def _data(n, n_tune, quick):
+    """A stratified n-sample training part and a disjoint n_tune-sample tuning part."""
+    X, _, y, _ = pendigits_split(False, seed=SEED)
+    X_train, X_rest, y_train, y_rest = train_test_split(X, y, train_size=n, stratify=y,
+                                                        random_state=SEED)
+    X_tune, _, y_tune, _ = train_test_split(X_rest, y_rest, train_size=n_tune, stratify=y_rest,
+                                            random_state=SEED)
+    return X_train, y_train, X_tune, y_tune
+
+
+def _lambdas(quick):
+    return lambda_grid(-16, -5) if quick else lambda_grid()
+
+
+def _epoch_scorer(epochs):
+    """Accuracy, recording the fit's epochs (``n_iter_``) on the way."""
+    def scorer(est, X, y):
+        epochs.append(int(getattr(est, "n_iter_", -1)))
+        return float(np.mean(est.predict(X) == y))
+    return scorer
+
+
+def _search(make, lambdas, X, y, X_tune, y_tune, **kwargs):
+    epochs = []
+    search = TuningSetSearch(make(), lambdas=lambdas, scoring=_epoch_scorer(epochs), **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        search.fit(X, y, X_tune=X_tune, y_tune=y_tune)
+        wall = time.perf_counter() - start
+    return search, wall, epochs
+
+
+def bench_path(quick):
+    sizes = (300,) if quick else (1000, 2000)
+    n_tune = 300 if quick else 1000
+    lambdas = _lambdas(quick)
+    rows = []
+    for n in sizes:
+        X, y, X_tune, y_tune = _data(n, n_tune, quick)
+        for name, make in MODELS.items():
+            row = {"model": name, "n": n, "n_lambdas": len(lambdas)}
+            for warm in (True, False):
+                search, wall, epochs = _search(make, lambdas, X, y, X_tune, y_tune,
+                                               warm_start=warm)
+                key = "warm" if warm else "cold"
+                row[f"{key}_path_s"] = wall
+                row[f"{key}_fit_s"] = float(np.sum(search.results_["fit_time"]))
+                row[f"{key}_fit_times"] = search.results_["fit_time"].tolist()
+                row[f"{key}_epochs"] = epochs
+                row[f"{key}_unconverged"] = int(np.sum(~search.results_["converged"]))
+                row[f"{key}_best_lambda"] = search.best_lambda_
+                row[f"{key}_best_score"] = search.best_score_
+            C = 1.0 / (n * row["warm_best_lambda"])
+            seconds, runs, model, notes = timed_fit(
+                lambda: make().set_params(C=C), X, y)
+            row.update(lambdas=lambdas.tolist(), cold_at_best_s=seconds, cold_runs=runs,
+                       cold_at_best_epochs=int(model.n_iter_), notes=notes,
+                       ratio_warm=row["warm_path_s"] / seconds,
+                       ratio_cold=row["cold_path_s"] / seconds)
+            row["met"] = bool(row["ratio_warm"] <= TARGET_RATIO)
+            rows.append(row)
+            print(f"{name} n={n}: warm path {row['warm_path_s']:.2f} s, cold path "
+                  f"{row['cold_path_s']:.2f} s, cold fit at lambda "
+                  f"{row['warm_best_lambda']:g}: {seconds:.3f} s, ratio "
+                  f"{row['ratio_warm']:.1f}x", flush=True)
+    return {"rows": rows}
+
+
+def bench_parallel(quick):
+    n = 300 if quick else 1000
+    n_tune = 300 if quick else 1000
+    lambdas = _lambdas(quick)
+    X, y, X_tune, y_tune = _data(n, n_tune, quick)
+    gammas = [float(g) for g in gamma_quartiles(X, y)]
+    make = MODELS["ReinforcedMSVM"]
+    walls, searches = {}, {}
+    for n_jobs in (1, 2):
+        searches[n_jobs], walls[n_jobs], _ = _search(
+            make, lambdas, X, y, X_tune, y_tune, param_grid={"gamma": gammas}, n_jobs=n_jobs)
+    same = (searches[1].best_params_ == searches[2].best_params_
+            and np.array_equal(searches[1].results_["score"], searches[2].results_["score"]))
+    return {"n": n, "gammas": gammas, "n_lambdas": len(lambdas), "wall_1": walls[1],
+            "wall_2": walls[2], "speedup": walls[1] / walls[2], "same_search": bool(same),
+            "best_params": searches[1].best_params_}
+
+
+def render_path(section):
+    header = ["model", "n", "warm path s", "cold path s", "fits in warm path s",
+              "selected lambda", "cold fit there s (runs)", "warm path / cold fit",
+              "cold path / cold fit", "target <= 5x", "unconverged (warm, cold)"]
+    rows = [[r["model"], r["n"], fmt(r["warm_path_s"], ".2f"), fmt(r["cold_path_s"], ".2f"),
+             fmt(r["warm_fit_s"], ".2f"), f"2^{np.log2(r['warm_best_lambda']):.0f}",
+             f"{r['cold_at_best_s']:.3f} ({r['cold_runs']})", f"{r['ratio_warm']:.1f}x",
+             f"{r['ratio_cold']:.1f}x", "met" if r["met"] else "missed",
+             f"{r['warm_unconverged']}, {r['cold_unconverged']}"] for r in section["rows"]]
+    lines = [markdown_table(header, rows), "",
+             "Epochs (`n_iter_`) of each fit along the path, largest lambda first "
+             "(warm / cold):", ""]
+    for r in section["rows"]:
+        lines.append(f"- {r['model']}, n = {r['n']}: warm {r['warm_epochs']}; cold "
+                     f"{r['cold_epochs']}; fit times warm "
+                     f"{[round(t, 3) for t in r['warm_fit_times']]}")
+    return "\n".join(lines)
+
+
+def render_parallel(s):
+    header = ["n", "gammas", "lambdas", "n_jobs=1 s", "n_jobs=2 s", "speed-up",
+              "same search"]
+    return markdown_table(header, [[s["n"], ", ".join(f"{g:.4g}" for g in s["gammas"]),
+                                    s["n_lambdas"], fmt(s["wall_1"], ".2f"),
+                                    fmt(s["wall_2"], ".2f"), f"{s['speedup']:.2f}x",
+                                    "yes" if s["same_search"] else "NO"]])
+
+
+SETUPS = {"1": ("1. The warm-started lambda path against one cold fit",
+                "Pendigits, training n as given, tuning set 1000; 32 lambdas 2^15 .. 2^-16, "
+                "RBF gamma='scale'. Path: wall time of `TuningSetSearch.fit` (32 fits and "
+                "their tuning scores). Cold fit: one fit from scratch at the lambda the warm "
+                "path selected (median of 3). Target: warm path <= 5x cold fit."),
+          "2": ("2. n_jobs: parallel param_grid combinations",
+                "ReinforcedMSVM RBF, pendigits n = 1000, tuning set 1000, param_grid = the "
+                "3 quartile gammas, 32 lambdas each (96 fits); wall time with n_jobs=1 and 2 "
+                "(loky), on a machine with 2 logical CPUs.")}
+RENDER = {"1": render_path, "2": render_parallel}
+
+
+def render_report(data):
+    m = data["machine"]
+    lines = ["# msvm model-selection benchmark results", "",
+             "Generated by `python -m benchmarks.run_tuning_benchmarks"
+             + (" --quick" if data.get("quick") else "") + "`; the raw numbers are in "
+             + f"`{data['json_name']}`.", "",
+             "## Machine", "",
+             markdown_table(["item", "value"], [[k, v] for k, v in m.items()]), ""]
+    if data.get("quick"):
+        lines += ["**Quick smoke run**: tiny sizes and a short grid.", ""]
+    for name in sorted(data["benchmarks"]):
+        section = data["benchmarks"][name]
+        title, setup = SETUPS[name]
+        lines += [f"## {title}", "", setup, "", RENDER[name](section), ""]
+        if section.get("wall_time") is not None:
+            lines += [f"Section wall time: {section['wall_time']:.0f} s.", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", default="1,2", help="comma-separated subset of 1, 2")
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny smoke run; writes quick_tuning.md / .json")
+    args = parser.parse_args(argv)
+    only = chosen_sections(parser, args.only, RENDER)
+    stem = "quick_tuning" if args.quick else "tuning"
+    runners = {"1": lambda: bench_path(args.quick), "2": lambda: bench_parallel(args.quick)}
+    run_sections(only, runners, SETUPS, RENDER, render_report, RESULTS / f"{stem}.md",
+                 RESULTS / f"{stem}.json", args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
