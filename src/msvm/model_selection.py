@@ -191,7 +191,8 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     the tuning set.  The best-scoring fit is kept as ``best_estimator_`` (not refitted: the
     papers report the test score of the fit on the training set alone).  Ties go to the
     first combination of ``param_grid`` and, within it, to the largest lambda (the simplest
-    fit).
+    fit); a NaN score is never selected over a number.  ``n_jobs`` fits the combinations of
+    ``param_grid`` in parallel, each job walking its lambda path in order (see below).
 
     The fits at the large-lambda end of the grid are often constant classifiers; their
     :class:`~msvm.exceptions.DegenerateFitWarning` is silenced along the path, and raised
