@@ -147,3 +147,72 @@ def test_dask_cluster_gives_the_sequential_search(split):
             distributed.Client(cluster), joblib.parallel_backend("dask"):
         on_dask = _fit(_search(2), split)
     assert_same_search(sequential, on_dask, split[2])
+
+
+# --------------------------------------------------------------------------- cv folds
+def _cv_search(**kwargs):
+    return TuningSetSearch(ReinforcedMSVM(kernel="rbf", reinforcement=0.5),
+                           lambdas=lambda_grid(-6, 1), param_grid={"gamma": [0.2, 1.0]},
+                           **kwargs)
+
+
+def _fit_xy(search, X, y, **fit_kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return search.fit(X, y, **fit_kwargs)
+
+
+@pytest.fixture(scope="module")
+def pooled(split):
+    X, y, Xt, yt = split
+    return np.vstack([X, Xt]), np.r_[y, yt]
+
+
+def test_cv_folds_are_tuning_set_searches(pooled):
+    """Each split<i>_test_score is the search with that fold as its tuning set."""
+    from sklearn.model_selection import StratifiedKFold
+    X, y = pooled
+    w = np.linspace(0.5, 2.0, len(y))
+    folds = StratifiedKFold(3)
+    search = _fit_xy(_cv_search(cv=folds), X, y, sample_weight=w)
+    cv = search.cv_results_
+    for i, (train, test) in enumerate(folds.split(X, y)):
+        one = _fit_xy(_cv_search(), X[train], y[train], X_tune=X[test], y_tune=y[test],
+                      sample_weight=w[train])
+        np.testing.assert_array_equal(cv[f"split{i}_test_score"], one.results_["score"])
+    scores = np.column_stack([cv[f"split{i}_test_score"] for i in range(3)])
+    np.testing.assert_allclose(cv["mean_test_score"], scores.mean(axis=1))
+    np.testing.assert_allclose(cv["std_test_score"], scores.std(axis=1))
+    # selected by the mean; refitted on all of X at C = 1 / (n lambda), n = len(y)
+    best = int(np.argmax(cv["mean_test_score"]))
+    assert search.best_params_ == cv["params"][best]
+    assert search.best_score_ == cv["mean_test_score"][best]
+    assert search.best_params_["C"] == pytest.approx(1 / (len(y) * search.best_lambda_))
+    refit = ReinforcedMSVM(kernel="rbf", reinforcement=0.5).set_params(**search.best_params_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        refit.fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(search.decision_function(X), refit.decision_function(X))
+
+
+def test_cv_in_parallel_is_the_sequential_one(pooled):
+    X, y = pooled
+    sequential = _fit_xy(_cv_search(cv=3), X, y)
+    parallel = _fit_xy(_cv_search(cv=3, n_jobs=2), X, y)
+    for key in ("split0_test_score", "split2_test_score", "mean_test_score",
+                "rank_test_score", "converged", "stop_reason"):
+        np.testing.assert_array_equal(sequential.cv_results_[key], parallel.cv_results_[key])
+    assert sequential.best_params_ == parallel.best_params_
+    np.testing.assert_array_equal(sequential.decision_function(X),
+                                  parallel.decision_function(X))
+
+
+def test_cv_input_errors(split):
+    X, y, Xt, yt = split
+    with pytest.raises(ValueError, match="not both"):
+        _fit_xy(_cv_search(cv=3), X, y, X_tune=Xt, y_tune=yt)
+    K = X @ X.T
+    with pytest.raises(ValueError, match="precomputed"):
+        _fit_xy(TuningSetSearch(ReinforcedMSVM(kernel="precomputed"), cv=3), K, y)
+    with pytest.raises(ValueError, match="cv"):
+        _fit_xy(_cv_search(cv="five"), X, y)
