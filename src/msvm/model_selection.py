@@ -16,14 +16,17 @@ import warnings
 from copy import deepcopy
 
 import numpy as np
+from joblib import effective_n_jobs
+from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.metrics import check_scoring
-from sklearn.model_selection import ParameterGrid, train_test_split
+from sklearn.model_selection import ParameterGrid, check_cv, train_test_split
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metadata_routing import (MetadataRouter, MethodMapping, _routing_enabled,
                                             process_routing)
 from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (check_class_labels, check_fit_sample_weight, degenerate_fit_message,
@@ -94,6 +97,125 @@ def _fit_summary(est):
             np.nan if resid is None else float(resid))
 
 
+def _check_only_sample_weight(fit_params, needs):
+    unknown = set(fit_params) - {"sample_weight"}
+    if unknown:
+        raise ValueError(f"fit parameters {sorted(unknown)} need {needs}")
+
+
+def _split_fit_params(fit_params, rows):
+    """The fit parameters of a training part (sample_weight indexed with its rows)."""
+    if fit_params.get("sample_weight") is None:
+        return dict(fit_params)
+    return dict(fit_params, sample_weight=np.asarray(fit_params["sample_weight"])[rows])
+
+
+def _better(score, best_score):
+    """Whether ``score`` beats the best so far: the first maximum wins, NaN never does."""
+    return best_score is None or (np.isnan(best_score) and not np.isnan(score)) \
+        or score > best_score
+
+
+def _log_point(log, params, point):
+    """One verbose line (and a step of the bar) for one fit of a lambda path."""
+    shown = "".join(f", {key}={value!r}" for key, value in params.items())
+    log.step(f"lambda {point['lambda']:.4g} (C = {point['C']:.4g}{shown})", point["objective"],
+             point["resid"], f"tuning score {point['score']:.4g}, fit "
+             f"{point['fit_time']:.3f} s", advance=True)
+
+
+def _lambda_path(estimator, params, lambdas, n, warm_start, X, y, X_tune, y_tune, fit_params,
+                 scorer, log=None, keep_best=True):
+    """Fit one ``param_grid`` combination along the lambda grid, warm-started, in order.
+
+    The unit of work of a parallel :class:`TuningSetSearch` (one joblib task).  Returns the
+    list of the path's fits (a dict each: lambda, C, tuning score, fit and scoring times,
+    ``(converged, stop_reason)`` or None, objective and KKT residual) and ``(index, fit)`` of
+    its best-scoring fit (a copy of the estimator; None unless ``keep_best``).  ``log``, when
+    given, reports each fit as it ends.
+    """
+    est = clone(estimator).set_params(**params)
+    if "warm_start" in est.get_params():
+        est.set_params(warm_start=bool(warm_start))
+    points, best, best_score = [], None, None
+    for lam in lambdas:
+        C = 1.0 / (n * lam)
+        est.set_params(C=C)
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            # the large-lambda end of the path is expected to be constant
+            warnings.simplefilter("ignore", DegenerateFitWarning)
+            est.fit(X, y, **fit_params)
+        t1 = time.perf_counter()
+        score = float(scorer(est, X_tune, y_tune))
+        objective, resid = _fit_summary(est)
+        point = {"lambda": float(lam), "C": C, "score": score, "fit_time": t1 - t0,
+                 "score_time": time.perf_counter() - t1, "stop": _stop(est),
+                 "objective": objective, "resid": resid}
+        points.append(point)
+        if keep_best and _better(score, best_score):
+            best, best_score = (len(points) - 1, deepcopy(est)), score
+        if log is not None:
+            _log_point(log, params, point)
+    return points, best
+
+
+def _merged_stop(stops):
+    """(converged, stop_reason) of one grid point over the folds: the first unconverged fold's."""
+    if any(stop is None for stop in stops):
+        return None
+    for stop in stops:
+        if not stop[0]:
+            return stop
+    return stops[0]
+
+
+def _cv_results(grid, lambdas, C, paths):
+    """``cv_results_`` of a search (scikit-learn's ``GridSearchCV`` layout), one entry per fit.
+
+    ``paths[g][s]`` is the list of fits of combination g on split s along ``lambdas``; ``C``
+    the C reported for each lambda.
+    """
+    n_splits = len(paths[0])
+    params = [dict(combination, C=c) for combination in grid for c in C]
+    n_fits = len(params)
+    results = {"params": params}
+    names = ["C"] + sorted({name for combination in grid for name in combination})
+    for name in names:
+        column = np.ma.MaskedArray(np.empty(n_fits, dtype=object), mask=True)
+        for i, p in enumerate(params):
+            if name in p:
+                column[i] = p[name]
+        results[f"param_{name}"] = column
+    results["lambda"] = np.tile(np.asarray(lambdas, dtype=float), len(grid))
+
+    def table(key):          # (n_fits, n_splits)
+        return np.array([[point[key] for point in path] for split_paths in paths
+                         for path in split_paths]).reshape(len(grid), n_splits, -1) \
+            .transpose(0, 2, 1).reshape(n_fits, n_splits)
+
+    scores = table("score")
+    for i in range(n_splits):
+        results[f"split{i}_test_score"] = scores[:, i]
+    results["mean_test_score"] = scores.mean(axis=1)
+    results["std_test_score"] = scores.std(axis=1)
+    # as GridSearchCV: rank 1 is the best, ties share the lowest rank, NaN scores come last
+    mean = results["mean_test_score"]
+    finite = np.where(np.isnan(mean), np.nanmin(mean) - 1 if np.any(~np.isnan(mean))
+                      else 0.0, mean)
+    results["rank_test_score"] = rankdata(-finite, method="min").astype(np.int32)
+    for key in ("fit_time", "score_time"):
+        times = table(key)
+        results[f"mean_{key}"] = times.mean(axis=1)
+        results[f"std_{key}"] = times.std(axis=1)
+    stops = [_merged_stop([path[j]["stop"] for path in split_paths])
+             for split_paths in paths for j in range(len(lambdas))]
+    if all(stop is not None for stop in stops):
+        results["converged"] = np.array([stop[0] for stop in stops])
+        results["stop_reason"] = np.array([stop[1] for stop in stops])
+    return results
+
+
 class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Choose C on a separate tuning set along a lambda grid, with warm starts.
 
@@ -103,7 +225,8 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     the tuning set.  The best-scoring fit is kept as ``best_estimator_`` (not refitted: the
     papers report the test score of the fit on the training set alone).  Ties go to the
     first combination of ``param_grid`` and, within it, to the largest lambda (the simplest
-    fit).
+    fit); a NaN score is never selected over a number.  ``n_jobs`` fits the combinations of
+    ``param_grid`` in parallel, each job walking its lambda path in order (see below).
 
     The fits at the large-lambda end of the grid are often constant classifiers; their
     :class:`~msvm.exceptions.DegenerateFitWarning` is silenced along the path, and raised
@@ -128,12 +251,33 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Warm-start each fit of the grid from the previous one.
     random_state : int, RandomState instance or None, default=None
         Seed of the training/tuning split made when no tuning set is given.
+    cv : int, cross-validation generator, iterable or None, default=None
+        ``None``: one tuning set (``X_tune``, or the ``tuning_size`` hold-out), as the papers
+        do.  Otherwise the folds of ``check_cv(cv, y, classifier=True)`` (an int is a
+        stratified k-fold; the splitter's own seed decides the folds): the path is walked on
+        the training part of every fold and scored on its held-out part; the mean score
+        over the folds selects the combination and lambda, and ``best_estimator_`` is then
+        fitted once more, on all of (X, y), at the selected parameters and
+        ``C = 1 / (n lambda)`` with n = ``len(y)`` (the fits of a fold use that fold's
+        training size).  Not with ``X_tune`` nor ``kernel='precomputed'``.
+    n_jobs : int, default=None
+        Number of jobs fitting the ``param_grid`` combinations (and ``cv`` folds) in
+        parallel (joblib; ``None`` is 1 unless in a ``joblib.parallel_backend`` context, -1
+        is every core).  Each job walks the whole warm-started lambda path of one
+        combination on one split in order, so the fits, the scores and the selection are
+        those of ``n_jobs=1``; with a single combination and split the search runs in this
+        process.  Any joblib backend works, e.g. a Dask cluster
+        through ``joblib.parallel_backend('dask')`` (``pip install "msvm[dask]"``).  The
+        fits' warnings (e.g. ``ConvergenceWarning``) are not shown by the worker processes;
+        ``results_['converged']`` and ``'stop_reason'`` record how each fit stopped.
     verbose : bool or int, default=0
         1 (True) or more prints one line per fit of the path (each lambda of each
         ``param_grid`` combination) with the fit's objective and KKT residual (for
         ``TargetedLocalMSVM`` the sum of its grid objectives and the largest residual), its
         tuning score and the time elapsed since the search started.  The estimator's own
-        ``verbose`` still decides what each fit prints.
+        ``verbose`` still decides what each fit prints.  In parallel (``n_jobs``) the lines
+        of a combination's path are printed when its job ends, in grid order (the time is
+        then that of printing).
     progress_bar : bool, default=False
         Show a progress bar over the fits of the path (needs ``tqdm``: ``pip install
         "msvm[progress]"``).
@@ -141,18 +285,29 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     best_estimator_ : estimator
-        The fit on the training set at the selected parameters.
+        The fit on the training set at the selected parameters (with ``cv``: on all of X).
     best_params_ : dict
         Its parameters, ``C`` included.
     best_lambda_ : float
         The selected lambda.
     best_score_ : float
-        Its tuning-set score.
+        Its tuning-set score (with ``cv``: the mean over the folds).
     results_ : dict of arrays
-        One entry per fit: ``'params'``, ``'lambda'``, ``'C'``, ``'score'``, ``'fit_time'``,
-        and, when the estimator reports how its fits stopped (every msvm estimator does),
-        ``'converged'`` (bool) and ``'stop_reason'`` (its ``converged_`` and
+        One entry per fit: ``'params'``, ``'lambda'``, ``'C'``, ``'score'``, ``'fit_time'``
+        (with ``cv``: one entry per grid point, the means over the folds), and, when the
+        estimator reports how its fits stopped (every msvm estimator does), ``'converged'``
+        (bool) and ``'stop_reason'`` (its ``converged_`` and
         ``stop_reason_``: 'tol', 'max_iter', 'max_dc_iter', ...).
+    cv_results_ : dict of arrays
+        The same fits in the layout of scikit-learn's ``GridSearchCV.cv_results_`` (for
+        ``pandas.DataFrame(search.cv_results_)``): ``'params'``, ``'param_C'`` and
+        ``'param_<name>'`` for each ``param_grid`` name (masked arrays, masked where a
+        combination lacks the name), ``'lambda'``, ``'split<i>_test_score'`` for each split
+        (one, the tuning set, unless ``cv``), ``'mean_test_score'`` and
+        ``'std_test_score'`` over the splits, ``'rank_test_score'`` (1 the best; ties share
+        the lowest rank, NaN last), ``'mean_fit_time'``, ``'std_fit_time'``, ``'mean_score_time'``,
+        ``'std_score_time'``, and ``'converged'`` and ``'stop_reason'`` as in ``results_``
+        (with ``cv``: those of the first fold whose fit did not converge, if any).
     classes_ : ndarray
         The class labels.
     n_features_in_ : int
@@ -173,8 +328,12 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     9
     """
 
+    _parameter_constraints = {"cv": ["cv_object"], "n_jobs": [numbers.Integral, None],
+                              "verbose": ["verbose"], "progress_bar": ["boolean"]}
+
     def __init__(self, estimator, lambdas=None, param_grid=None, scoring=None, tuning_size=0.5,
-                 warm_start=True, random_state=None, *, verbose=0, progress_bar=False):
+                 warm_start=True, random_state=None, *, cv=None, n_jobs=None, verbose=0,
+                 progress_bar=False):
         self.estimator = estimator
         self.lambdas = lambdas
         self.param_grid = param_grid
@@ -182,6 +341,8 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.tuning_size = tuning_size
         self.warm_start = warm_start
         self.random_state = random_state
+        self.cv = cv
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.progress_bar = progress_bar
 
@@ -198,6 +359,54 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if np.any(~(lambdas > 0)) or not np.all(np.isfinite(lambdas)):
             raise ValueError("lambdas must be positive and finite")
         return np.sort(lambdas)[::-1]            # largest lambda (smallest C) first
+
+    def _tuning_split(self, X, y, fit_params):
+        """(X, y, X_tune, y_tune, fit_params): a stratified ``tuning_size`` part held out."""
+        if self.estimator.get_params().get("kernel") == "precomputed":
+            raise ValueError("with kernel='precomputed' give the tuning set explicitly "
+                             "(X_tune: the kernel between tuning and training points)")
+        if not (isinstance(self.tuning_size, numbers.Real) and 0 < self.tuning_size < 1):
+            raise ValueError(f"tuning_size must be in (0, 1); got {self.tuning_size!r}")
+        _check_only_sample_weight(fit_params, "an explicit tuning set (X_tune, y_tune)")
+        _, counts = np.unique(y, return_counts=True)
+        stratify = y if len(counts) > 1 and counts.min() >= 2 else None
+        index = np.arange(len(y))
+        train, _tune = train_test_split(index, test_size=self.tuning_size,
+                                        random_state=self.random_state, stratify=stratify)
+        # a class with one sample cannot be stratified: every class keeps a sample in the
+        # training part (else the fits would silently not know it)
+        back = [_tune[np.flatnonzero(y[_tune] == c)[0]]
+                for c in np.setdiff1d(np.unique(y), y[train])]
+        if back:
+            train, _tune = np.concatenate([train, back]), np.setdiff1d(_tune, back)
+        if len(_tune) == 0:
+            raise ValueError(f"too few samples ({len(y)}) to hold out a tuning set with "
+                             f"every class in the training part; give X_tune and y_tune")
+        return (_safe_indexing(X, train), y[train], _safe_indexing(X, _tune), y[_tune],
+                _split_fit_params(fit_params, train))
+
+    def _cv_splits(self, X, y, X_tune, fit_params):
+        """The (X, y, X_tune, y_tune, fit_params) of each fold of ``cv``."""
+        if X_tune is not None:
+            raise ValueError("give either cv or a tuning set (X_tune, y_tune), not both")
+        if self.estimator.get_params().get("kernel") == "precomputed":
+            raise ValueError("cv does not take kernel='precomputed'; give the tuning set "
+                             "explicitly (X_tune: the kernel between tuning and training "
+                             "points)")
+        _check_only_sample_weight(fit_params, "cv=None and an explicit tuning set")
+        splits = []
+        for train, test in check_cv(self.cv, y, classifier=True).split(X, y):
+            splits.append((_safe_indexing(X, train), y[train], _safe_indexing(X, test),
+                           y[test], _split_fit_params(fit_params, train)))
+        return splits
+
+    def _refit(self, params, X, y, fit_params):
+        """With ``cv``: the estimator at the selected parameters fitted on all of (X, y)."""
+        est = clone(self.estimator).set_params(**params)
+        with warnings.catch_warnings():
+            # a degenerate selection is reported once, by fit
+            warnings.simplefilter("ignore", DegenerateFitWarning)
+            return est.fit(X, y, **fit_params)
 
     @unfitted_on_error
     def fit(self, X, y, X_tune=None, y_tune=None, sample_weight=None, **fit_params):
@@ -228,8 +437,8 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : object
         """
         validate_parameter_constraints(
-            {"verbose": ["verbose"], "progress_bar": ["boolean"]},
-            {"verbose": self.verbose, "progress_bar": self.progress_bar},
+            self._parameter_constraints,
+            {name: getattr(self, name) for name in self._parameter_constraints},
             caller_name=type(self).__name__)
         if not hasattr(self.estimator, "C"):
             raise ValueError(f"estimator {type(self.estimator).__name__} has no C parameter")
@@ -256,81 +465,75 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             fit_params = dict(fit_params)
             if sample_weight is not None:
                 fit_params["sample_weight"] = sample_weight
-        if X_tune is None:
-            if self.estimator.get_params().get("kernel") == "precomputed":
-                raise ValueError("with kernel='precomputed' give the tuning set explicitly "
-                                 "(X_tune: the kernel between tuning and training points)")
-            if not (isinstance(self.tuning_size, numbers.Real) and 0 < self.tuning_size < 1):
-                raise ValueError(f"tuning_size must be in (0, 1); got {self.tuning_size!r}")
-            unknown = set(fit_params) - {"sample_weight"}
-            if unknown:
-                raise ValueError(f"fit parameters {sorted(unknown)} need an explicit tuning "
-                                 f"set (X_tune, y_tune)")
-            _, counts = np.unique(y, return_counts=True)
-            stratify = y if len(counts) > 1 and counts.min() >= 2 else None
-            index = np.arange(len(y))
-            train, _tune = train_test_split(index, test_size=self.tuning_size,
-                                            random_state=self.random_state, stratify=stratify)
-            # a class with one sample cannot be stratified: every class keeps a sample in the
-            # training part (else the fits would silently not know it)
-            back = [_tune[np.flatnonzero(y[_tune] == c)[0]]
-                    for c in np.setdiff1d(np.unique(y), y[train])]
-            if back:
-                train, _tune = np.concatenate([train, back]), np.setdiff1d(_tune, back)
-            if len(_tune) == 0:
-                raise ValueError(f"too few samples ({len(y)}) to hold out a tuning set with "
-                                 f"every class in the training part; give X_tune and y_tune")
-            X, X_tune = _safe_indexing(X, train), _safe_indexing(X, _tune)
-            y, y_tune = y[train], y[_tune]
-            if fit_params.get("sample_weight") is not None:
-                fit_params = {"sample_weight": np.asarray(fit_params["sample_weight"])[train]}
-        n = len(y)
         scorer = check_scoring(self.estimator, scoring=self.scoring)
         grid = list(ParameterGrid(self.param_grid)) if self.param_grid is not None else [{}]
+        if self.cv is not None:
+            splits = self._cv_splits(X, y, X_tune, fit_params)
+        elif X_tune is None:
+            splits = [self._tuning_split(X, y, fit_params)]
+        else:
+            splits = [(X, y, X_tune, y_tune, fit_params)]
+        n_all = len(y)
+        # the C of each lambda: that of the fits (one tuning split) or of the refit (cv)
+        C = 1.0 / ((len(splits[0][1]) if self.cv is None else n_all) * lambdas)
+        keep_best = self.cv is None
 
-        results = {"params": [], "lambda": [], "C": [], "score": [], "fit_time": []}
-        stops = []
-        best = None
-        with StepLog(type(self).__name__, self.verbose, total=len(grid) * len(lambdas),
+        def task(params, split, log=None):
+            X_fit, y_fit, X_score, y_score, params_fit = split
+            return _lambda_path(self.estimator, params, lambdas, len(y_fit), self.warm_start,
+                                X_fit, y_fit, X_score, y_score, params_fit, scorer, log=log,
+                                keep_best=keep_best)
+
+        work = [(params, split) for params in grid for split in splits]
+        with StepLog(type(self).__name__, self.verbose, total=len(work) * len(lambdas),
                      bar=self.progress_bar) as log:
-            for params in grid:
-                est = clone(self.estimator).set_params(**params)
-                if "warm_start" in est.get_params():
-                    est.set_params(warm_start=bool(self.warm_start))
-                for lam in lambdas:
-                    C = 1.0 / (n * lam)
-                    est.set_params(C=C)
-                    t0 = time.perf_counter()
-                    with warnings.catch_warnings():
-                        # the large-lambda end of the path is expected to be constant
-                        warnings.simplefilter("ignore", DegenerateFitWarning)
-                        est.fit(X, y, **fit_params)
-                    t1 = time.perf_counter() - t0
-                    score = float(scorer(est, X_tune, y_tune))
-                    results["params"].append(dict(params, C=C))
-                    results["lambda"].append(lam)
-                    results["C"].append(C)
-                    results["score"].append(score)
-                    results["fit_time"].append(t1)
-                    stops.append(_stop(est))
-                    if best is None or score > best[0]:
-                        best = (score, lam, dict(params, C=C), deepcopy(est))
-                    objective, resid = _fit_summary(est)
-                    shown = "".join(f", {key}={value!r}" for key, value in params.items())
-                    log.step(f"lambda {lam:.4g} (C = {C:.4g}{shown})", objective, resid,
-                             f"tuning score {score:.4g}, fit {t1:.3f} s", advance=True)
-        if all(stop is not None for stop in stops):
-            results["converged"] = [converged for converged, _ in stops]
-            results["stop_reason"] = [reason for _, reason in stops]
-        self.results_ = {key: (np.asarray(val) if key != "params" else val)
-                         for key, val in results.items()}
+            if len(work) == 1 or effective_n_jobs(self.n_jobs) == 1:
+                # in this process, one line per fit as it ends
+                done = [task(params, split, log) for params, split in work]
+            else:
+                # one task per (param_grid combination, split), each walking its lambda path;
+                # the lines of a path are printed when its task ends (in order)
+                done = []
+                jobs = Parallel(n_jobs=self.n_jobs, return_as="generator")(
+                    delayed(_lambda_path)(self.estimator, params, lambdas, len(split[1]),
+                                          self.warm_start, *split, scorer,
+                                          keep_best=keep_best)
+                    for params, split in work)
+                for (params, _), path in zip(work, jobs):
+                    done.append(path)
+                    for point in path[0]:
+                        _log_point(log, params, point)
+        paths = [[points for points, _ in done[g * len(splits):(g + 1) * len(splits)]]
+                 for g in range(len(grid))]
+        self.cv_results_ = cv = _cv_results(grid, lambdas, C, paths)
+        self.results_ = {"params": list(cv["params"]), "lambda": cv["lambda"].copy(),
+                         "C": np.array([p["C"] for p in cv["params"]]),
+                         "score": cv["mean_test_score"].copy(),
+                         "fit_time": cv["mean_fit_time"].copy()}
+        if "converged" in cv:
+            self.results_["converged"] = cv["converged"].copy()
+            self.results_["stop_reason"] = cv["stop_reason"].copy()
+        # the first maximum of the (mean) tuning score, NaN never selected over a number
+        best_index = None
+        for i, score in enumerate(cv["mean_test_score"]):
+            if best_index is None or _better(score, cv["mean_test_score"][best_index]):
+                best_index = i
+        g, j = divmod(best_index, len(lambdas))
+        best_params = cv["params"][best_index]
+        if keep_best:
+            index, fit = done[g][1]
+        else:
+            fit = self._refit(best_params, X, y, fit_params)
+        best = (float(cv["mean_test_score"][best_index]), float(lambdas[j]), best_params, fit)
         self.best_score_, self.best_lambda_, self.best_params_, self.best_estimator_ = best
         if "warm_start" in self.best_estimator_.get_params():
             self.best_estimator_.set_params(warm_start=self.estimator.get_params()["warm_start"])
         self.classes_ = self.best_estimator_.classes_
         if np.isnan(self.best_score_):
             warnings.warn("every tuning score is NaN", UserWarning)
-        message = degenerate_fit_message(self.best_estimator_, self.best_estimator_.predict(X), y)
+        X_fit, y_fit = (splits[0][0], splits[0][1]) if keep_best else (X, y)
+        message = degenerate_fit_message(self.best_estimator_,
+                                         self.best_estimator_.predict(X_fit), y_fit)
         if message is not None:
             warnings.warn(f"TuningSetSearch selected lambda = {self.best_lambda_:g} (C = "
                           f"{self.best_params_['C']:g}), a degenerate fit: {message} Extend "

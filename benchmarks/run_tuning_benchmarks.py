@@ -1,0 +1,226 @@
+"""Benchmarks of model selection at scale: the warm-started lambda path and n_jobs.
+
+    python -m benchmarks.run_tuning_benchmarks               # everything (a few minutes)
+    python -m benchmarks.run_tuning_benchmarks --only 1      # one section
+    python -m benchmarks.run_tuning_benchmarks --quick       # tiny smoke run
+
+(from the repository root)
+
+Pendigits (bundled; the standardized 70/30 split of ``benchmarks.harness.pendigits_split``):
+a stratified n-sample part of the training set is the training set of the search, a disjoint
+stratified 1000-sample part its tuning set.
+
+1. The papers' full path, 32 lambdas 2^15 .. 2^-16 (largest first), C = 1 / (n lambda), of
+   ``TuningSetSearch`` for ReinforcedMSVM (reinforcement 0.5) and WestonWatkinsMSVM, RBF
+   kernel with gamma='scale', n = 1000 and 2000, with ``warm_start=True`` and ``False``.
+   Path = wall time of the whole search (fits and tuning-set scoring); cold = one fit from
+   scratch at the lambda the warm path selected (median of 3).  Target: path (warm) at most
+   5x cold.  The epochs of every fit of the path (warm and cold) are recorded too (through
+   the scorer), to show where the path's time goes.
+2. ``n_jobs``: ReinforcedMSVM (RBF), n = 1000, ``param_grid`` = 4 gammas at the 20, 40, 60
+   and 80 % quantiles of the between-class distances (``gamma_quartiles`` at those
+   quantiles), the 32-lambda path each; wall time with ``n_jobs=1`` and ``n_jobs=2`` (loky
+   processes) and whether both made the same search.
+
+The full run writes benchmarks/results/tuning.md and tuning.json; --quick writes
+quick_tuning.md and quick_tuning.json (n = 300, tuning set 300, 12 lambdas).  Timings are
+reported, never asserted.
+"""
+
+import os
+import time
+import warnings
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+from benchmarks.harness import (fmt, markdown_table, pendigits_split, sectioned_main,
+                                sectioned_report, timed_fit)
+from msvm import ReinforcedMSVM, WestonWatkinsMSVM
+from msvm.model_selection import TuningSetSearch, gamma_quartiles, lambda_grid
+
+SEED = 0
+TARGET_RATIO = 5.0
+QUANTILES = (0.2, 0.4, 0.6, 0.8)
+MODELS = {"ReinforcedMSVM": lambda: ReinforcedMSVM(kernel="rbf", gamma="scale",
+                                                   reinforcement=0.5, random_state=SEED),
+          "WestonWatkinsMSVM": lambda: WestonWatkinsMSVM(kernel="rbf", gamma="scale",
+                                                         random_state=SEED)}
+
+
+def _data(n, n_tune, quick):
+    """A stratified n-sample training part and a disjoint n_tune-sample tuning part."""
+    X, _, y, _ = pendigits_split(False, seed=SEED)
+    X_train, X_rest, y_train, y_rest = train_test_split(X, y, train_size=n, stratify=y,
+                                                        random_state=SEED)
+    X_tune, _, y_tune, _ = train_test_split(X_rest, y_rest, train_size=n_tune, stratify=y_rest,
+                                            random_state=SEED)
+    return X_train, y_train, X_tune, y_tune
+
+
+def _lambdas(quick):
+    return lambda_grid(-16, -5) if quick else lambda_grid()
+
+
+def _epoch_scorer(epochs):
+    """Accuracy, recording the fit's epochs (``n_iter_``) on the way."""
+    def scorer(est, X, y):
+        epochs.append(int(getattr(est, "n_iter_", -1)))
+        return float(np.mean(est.predict(X) == y))
+    return scorer
+
+
+def _search(make, lambdas, X, y, X_tune, y_tune, **kwargs):
+    epochs = []
+    search = TuningSetSearch(make(), lambdas=lambdas, scoring=_epoch_scorer(epochs), **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        search.fit(X, y, X_tune=X_tune, y_tune=y_tune)
+        wall = time.perf_counter() - start
+    return search, wall, epochs
+
+
+def bench_path(quick):
+    sizes = (300,) if quick else (1000, 2000)
+    n_tune = 300 if quick else 1000
+    lambdas = _lambdas(quick)
+    rows = []
+    for n in sizes:
+        X, y, X_tune, y_tune = _data(n, n_tune, quick)
+        for name, make in MODELS.items():
+            row = {"model": name, "n": n, "n_lambdas": len(lambdas)}
+            for warm in (True, False):
+                search, wall, epochs = _search(make, lambdas, X, y, X_tune, y_tune,
+                                               warm_start=warm)
+                key = "warm" if warm else "cold"
+                row[f"{key}_path_s"] = wall
+                row[f"{key}_fit_s"] = float(np.sum(search.results_["fit_time"]))
+                row[f"{key}_fit_times"] = search.results_["fit_time"].tolist()
+                row[f"{key}_epochs"] = epochs
+                row[f"{key}_unconverged"] = int(np.sum(~search.results_["converged"]))
+                row[f"{key}_best_lambda"] = search.best_lambda_
+                row[f"{key}_best_score"] = search.best_score_
+            C = 1.0 / (n * row["warm_best_lambda"])
+            seconds, runs, model, notes = timed_fit(
+                lambda: make().set_params(C=C), X, y)
+            row.update(lambdas=lambdas.tolist(), cold_at_best_s=seconds, cold_runs=runs,
+                       cold_at_best_epochs=int(model.n_iter_), notes=notes,
+                       ratio_warm=row["warm_path_s"] / seconds,
+                       ratio_cold=row["cold_path_s"] / seconds)
+            row["met"] = bool(row["ratio_warm"] <= TARGET_RATIO)
+            rows.append(row)
+            print(f"{name} n={n}: warm path {row['warm_path_s']:.2f} s, cold path "
+                  f"{row['cold_path_s']:.2f} s, cold fit at lambda "
+                  f"{row['warm_best_lambda']:g}: {seconds:.3f} s, ratio "
+                  f"{row['ratio_warm']:.1f}x", flush=True)
+    return {"rows": rows}
+
+
+def bench_parallel(quick):
+    n = 300 if quick else 1000
+    n_tune = 300 if quick else 1000
+    lambdas = _lambdas(quick)
+    X, y, X_tune, y_tune = _data(n, n_tune, quick)
+    gammas = [float(g) for g in gamma_quartiles(X, y, QUANTILES)]
+    make = MODELS["ReinforcedMSVM"]
+    walls, searches, loads = {}, {}, {}
+    for n_jobs in (1, 2):
+        searches[n_jobs], walls[n_jobs], _ = _search(
+            make, lambdas, X, y, X_tune, y_tune, param_grid={"gamma": gammas}, n_jobs=n_jobs)
+        loads[n_jobs] = os.getloadavg()[0]
+    same = (searches[1].best_params_ == searches[2].best_params_
+            and np.array_equal(searches[1].results_["score"], searches[2].results_["score"]))
+    return {"n": n, "gammas": gammas, "n_lambdas": len(lambdas), "wall_1": walls[1],
+            "wall_2": walls[2], "speedup": walls[1] / walls[2], "same_search": bool(same),
+            "best_params": searches[1].best_params_, "load_1": loads[1], "load_2": loads[2],
+            "fits_s": float(np.sum(searches[1].results_["fit_time"]))}
+
+
+def render_path(section):
+    return _render_path_table(section) + "\n\n" + WHY_NOT_5X
+
+
+def _render_path_table(section):
+    header = ["model", "n", "warm path s", "cold path s", "fits in warm path s",
+              "selected lambda", "cold fit there s (runs)", "warm path / cold fit",
+              "cold path / cold fit", "target <= 5x", "unconverged (warm, cold)"]
+    rows = [[r["model"], r["n"], fmt(r["warm_path_s"], ".2f"), fmt(r["cold_path_s"], ".2f"),
+             fmt(r["warm_fit_s"], ".2f"), f"2^{np.log2(r['warm_best_lambda']):.0f}",
+             f"{r['cold_at_best_s']:.3f} ({r['cold_runs']})", f"{r['ratio_warm']:.1f}x",
+             f"{r['ratio_cold']:.1f}x", "met" if r["met"] else "missed",
+             f"{r['warm_unconverged']}, {r['cold_unconverged']}"] for r in section["rows"]]
+    lines = [markdown_table(header, rows), "",
+             "Epochs (`n_iter_`) of each fit along the path, largest lambda first "
+             "(warm / cold):", ""]
+    for r in section["rows"]:
+        lines.append(f"- {r['model']}, n = {r['n']}: warm {r['warm_epochs']}; cold "
+                     f"{r['cold_epochs']}; fit times warm "
+                     f"{[round(t, 3) for t in r['warm_fit_times']]}")
+    return "\n".join(lines)
+
+
+def render_parallel(s):
+    header = ["n", "gammas", "lambdas", "n_jobs=1 s", "n_jobs=2 s", "speed-up",
+              "same search", "load average after (1, 2)"]
+    load = (f"{s['load_1']:.1f}, {s['load_2']:.1f}" if "load_1" in s else "")
+    return markdown_table(header, [[s["n"], ", ".join(f"{g:.4g}" for g in s["gammas"]),
+                                    s["n_lambdas"], fmt(s["wall_1"], ".2f"),
+                                    fmt(s["wall_2"], ".2f"), f"{s['speedup']:.2f}x",
+                                    "yes" if s["same_search"] else "NO", load]])
+
+
+# What the epochs and fit times of section 1 show (written from the measurements; see the
+# issue-12 report for the change the estimator layer needs).
+WHY_NOT_5X = """Why the warm-started path misses 5x:
+
+- The path is walked largest lambda first, so each warm start is a small step (C doubles).
+  At the large-lambda end the warm-started fits take 1 epoch (cold: 8-10), yet each costs as
+  much as a whole cold fit at the selected lambda for WestonWatkinsMSVM: every `fit` builds a
+  new kernel row source, and a warm start first recomputes the scores K U(alpha) from scratch
+  (`DualSequence.move_to` -> `init_scores`: n x n_sv kernel evaluations; at large lambda
+  every alpha is at its bound, so that is the full kernel matrix), and the kernel-row cache of
+  the previous fit is lost.  A cold fit starts at alpha = 0 and touches only the rows it needs.
+- Scoring each of the 32 fits on the tuning set evaluates the kernel between the tuning set
+  and the support vectors again (the gap between "warm path" and "fits in warm path").
+- At the small-lambda end (where ReinforcedMSVM's selection lies) warm-started solves take
+  about as many epochs as cold ones (e.g. 282 against 263 at 2^-16, n = 1000): rescaling the
+  whole previous dual by C'/C = 2 is exact for the variables at their bounds but doubles the
+  free ones, so the start is not closer to the solution than zero.
+- The path goes on past the selected lambda: the last lambdas are the most expensive fits.
+
+Fixes that belong to the estimator layer (`_base.py`, `_sequence.py`), not to
+`TuningSetSearch`: keep the previous fit's `DualSequence` (row source, kernel cache, scores,
+rho, seed) when a `warm_start` refit sees the same X and kernel, and rescale the cached scores
+by C'/C instead of recomputing them; rescale only the variables at their bounds; score the
+tuning set from a kernel block computed once per path."""
+
+SETUPS = {"1": ("1. The warm-started lambda path against one cold fit",
+                "Pendigits, training n as given, tuning set 1000; 32 lambdas 2^15 .. 2^-16, "
+                "RBF gamma='scale'. Path: wall time of `TuningSetSearch.fit` (32 fits and "
+                "their tuning scores). Cold fit: one fit from scratch at the lambda the warm "
+                "path selected (median of 3). Target: warm path <= 5x cold fit."),
+          "2": ("2. n_jobs: parallel param_grid combinations",
+                "ReinforcedMSVM RBF, pendigits n = 1000, tuning set 1000, param_grid = 4 "
+                "gammas (20, 40, 60, 80 % quantiles of the between-class distances), 32 "
+                "lambdas each (128 fits); wall time with n_jobs=1 and 2 "
+                "(loky), on a machine with 2 logical CPUs. The 1-minute load average after each "
+                "run shows whether other jobs shared the CPUs (a load above 2 means the two "
+                "workers did not have a CPU each).")}
+RENDER = {"1": render_path, "2": render_parallel}
+
+
+def render_report(data):
+    return sectioned_report(data, "msvm model-selection benchmark results",
+                            "python -m benchmarks.run_tuning_benchmarks", SETUPS, RENDER,
+                            quick_note="tiny sizes and a short grid.")
+
+
+def main(argv=None):
+    return sectioned_main(argv, __doc__.split("\n\n")[0], "tuning",
+                          {"1": bench_path, "2": bench_parallel}, SETUPS, RENDER,
+                          render_report)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
