@@ -213,8 +213,9 @@ def fourier_map(n_features, m, gamma, rng):
 
 
 def _user_stacklevel():
+    """The stacklevel, for a warning of fit_feature_map, of the first frame outside msvm."""
     from ._base import user_stacklevel        # _base imports this module
-    return user_stacklevel() + 1
+    return user_stacklevel() - 1              # counted from here, one frame below the warner
 
 
 def fit_feature_map(estimator, X, gamma):
