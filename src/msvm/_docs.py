@@ -130,7 +130,7 @@ APPROXIMATION_ATTRIBUTES = """\
     feature_map_ : object
         The fitted feature map phi (``kernel_approximation`` only): a ``NystroemMap``
         (``landmarks``, ``normalization``) or a ``FourierMap`` (``weights``, ``offsets``) of
-        :mod:`msvm._approx`, with ``transform(X)``.
+        ``msvm._approx``, with ``transform(X)``.
     n_components_ : int
         Number of features of ``feature_map_`` (``kernel_approximation`` only).
     feature_coef_ : ndarray of shape (n_outputs, n_components_)

@@ -171,7 +171,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     {probability_attributes}
     feature_map_ : object
         The fitted feature map phi of the non-target columns (``kernel_approximation``
-        only; see :mod:`msvm._approx`).
+        only; see ``msvm._approx``).
     n_components_ : int
         Number of features of ``feature_map_`` (``kernel_approximation`` only).
     feature_coef_path_ : ndarray of shape (n_grid, k - 1, 1 + n_components_)
