@@ -168,18 +168,19 @@ def test_same_random_state_same_fit_and_other_state_other_map(data, method):
     assert not np.allclose(a.decision_function(X_test), c.decision_function(X_test))
 
 
-@pytest.mark.parametrize("method", ["nystroem", "rff"])
+@pytest.mark.parametrize("method,landmarks", [("nystroem", "uniform"),
+                                               ("nystroem", "kmeans++"), ("rff", "uniform")])
 @pytest.mark.parametrize("make", [ESTIMATORS[0], ESTIMATORS[-1]], ids=["reinforced", "targeted"])
-def test_sparse_input_equals_dense(data, method, make):
+def test_sparse_input_equals_dense(data, method, landmarks, make):
     X, y, X_test, _ = data
     X = X.copy()
     X[np.abs(X) < 0.5] = 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateFitWarning)
-        dense_fit = make(kernel_approximation=method, n_components=40, random_state=0,
-                         tol=1e-8).fit(X, y)
-        sparse_fit = make(kernel_approximation=method, n_components=40, random_state=0,
-                          tol=1e-8).fit(sp.csr_matrix(X), y)
+        kw = dict(kernel_approximation=method, n_components=40, landmarks=landmarks,
+                  random_state=0, tol=1e-8)
+        dense_fit = make(**kw).fit(X, y)
+        sparse_fit = make(**kw).fit(sp.csr_matrix(X), y)
     assert np.abs(dense_fit.decision_values(X_test)
                   - sparse_fit.decision_values(sp.csr_matrix(X_test))).max() < 1e-6
 
