@@ -45,7 +45,8 @@ KERNEL_PARAMETERS = """\
         it with the other fitted attributes.
     random_state : int, RandomState instance or None, default=None
         Seed of the coordinate order of the coordinate-descent path (the kernel SMO path is
-        deterministic).
+        deterministic) and of the feature map of ``kernel_approximation`` (its landmarks or
+        random frequencies).
     verbose : bool or int, default=False
         0 (False) prints nothing.  1 (True) prints one line per convex solve of the fit (the
         single solve, each DC step, each reweighting, each grid point) with its objective,
