@@ -198,10 +198,13 @@ def test_sample_weight_and_class_weight(data):
 
 
 @pytest.mark.parametrize("method", ["nystroem", "rff"])
-def test_probability(data, method):
+@pytest.mark.parametrize("make", [ESTIMATORS[1], ESTIMATORS[-1]], ids=["ww", "targeted"])
+def test_probability(data, method, make):
     X, y, X_test, _ = data
-    est = WestonWatkinsMSVM(kernel_approximation=method, n_components=40, random_state=0,
-                            probability=True, probability_grid=2).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateFitWarning)
+        est = make(kernel_approximation=method, n_components=40, random_state=0,
+                   probability=True, probability_grid=2).fit(X, y)
     P = est.predict_proba(X_test)
     assert np.allclose(P.sum(axis=1), 1.0)
     assert np.array_equal(est.classes_[P.argmax(axis=1)], est.predict(X_test))
