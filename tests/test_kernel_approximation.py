@@ -210,8 +210,9 @@ def test_probability(data, method, make):
     assert np.array_equal(est.classes_[P.argmax(axis=1)], est.predict(X_test))
     # every weighted refit uses the same map (same random_state, same training inputs)
     for fit in np.ravel(est.probability_estimators_):
-        assert np.array_equal(fit.feature_map_.transform(X_test),
-                              est.feature_map_.transform(X_test))
+        Z = (np.delete(X_test, est.target_index_, axis=1)
+             if isinstance(est, TargetedLocalMSVM) else X_test)
+        assert np.array_equal(fit.feature_map_.transform(Z), est.feature_map_.transform(Z))
 
 
 def test_clone_and_pickle(data):
