@@ -32,6 +32,7 @@ import os
 import platform
 import statistics
 import subprocess
+import threading
 import time
 import warnings
 from collections import Counter
@@ -276,6 +277,36 @@ def run_in_child(target, args, timeout=None):
     proc.join()
     res["wall_time"] = time.perf_counter() - start
     return res
+
+
+class PeakMemory:
+    """Largest resident set size (MB) above its value at entry, sampled every 5 ms.
+
+    ``with PeakMemory() as memory: ...`` then ``memory.above_start`` (MB).
+    """
+
+    def __enter__(self):
+        import psutil
+
+        self._proc = psutil.Process()
+        self.start = self.peak = self._proc.memory_info().rss / 2**20
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._stop.wait(0.005):
+            self.peak = max(self.peak, self._proc.memory_info().rss / 2**20)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self._proc.memory_info().rss / 2**20)
+
+    @property
+    def above_start(self):
+        return self.peak - self.start
 
 
 # --------------------------------------------------------------------------- data

@@ -21,15 +21,14 @@ import argparse
 import pathlib
 import sys
 import tempfile
-import threading
 import time
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-from benchmarks.harness import (fmt, git_commit, markdown_table, run_in_child, run_sections,
-                                stop_reasons)
+from benchmarks.harness import (PeakMemory, fmt, git_commit, markdown_table, run_in_child,
+                                run_sections, stop_reasons)
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 MD_PATH, JSON_PATH = RESULTS / "sparse.md", RESULTS / "sparse.json"
@@ -65,33 +64,6 @@ def make_estimator(name, C, kernel):
     if name == "SVC":
         return SVC(C=C, kernel=kernel, gamma="scale")
     return getattr(msvm, name)(C=C, kernel=kernel, random_state=SEED)
-
-
-class PeakMemory:
-    """Largest resident set size (MB) above its value at entry, sampled every 5 ms."""
-
-    def __enter__(self):
-        import psutil
-
-        self._proc = psutil.Process()
-        self.start = self.peak = self._proc.memory_info().rss / 2**20
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def _sample(self):
-        while not self._stop.wait(0.005):
-            self.peak = max(self.peak, self._proc.memory_info().rss / 2**20)
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self._proc.memory_info().rss / 2**20)
-
-    @property
-    def above_start(self):
-        return self.peak - self.start
 
 
 def fit_in_child(name, C, kernel, path, n_train, queue):

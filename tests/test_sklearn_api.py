@@ -33,6 +33,11 @@ _PROBABILITY_FAILURES = {
                           TargetedLocalMSVM(kernel="rbf", n_grid=3, bandwidth=0.5),
                           TuningSetSearch(ReinforcedMSVM(), lambdas=lambda_grid(-10, 0),
                                           random_state=0),
+                          # approximate kernels (msvm._approx)
+                          ReinforcedMSVM(kernel_approximation="nystroem", n_components=20,
+                                         random_state=0),
+                          WestonWatkinsMSVM(kernel_approximation="rff", n_components=50,
+                                            random_state=0),
                           # predict_proba and predict_log_proba (msvm._probability)
                           ReinforcedMSVM(probability=True, probability_grid=2),
                           WeightedRobustMSVM(kernel="linear", probability=True,

@@ -21,6 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._approx import APPROXIMATIONS, LANDMARK_RULES, check_approximation, fit_feature_map
 from ._core._solver import primal_dual, solve
 from ._intercept import exact_intercepts
 from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
@@ -302,6 +303,9 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "kernel_approximation": [StrOptions(set(APPROXIMATIONS)), None],
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "landmarks": [StrOptions(set(LANDMARK_RULES))],
     }
 
     # ------------------------------------------------------------------ model hooks
@@ -388,12 +392,18 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self : object
         """
         self._validate_params()
+        self._check_approximation()
         X, y, sw = self._validate_fit_input(X, y, sample_weight)
         k = len(self.classes_)
         self.gamma_ = resolve_gamma(self.gamma, self.kernel, X, y) \
             if not callable(self.kernel) else None
+        train = X          # the inputs of the solved problem: X, or its features phi(X)
         if callable(self.kernel):
             check_callable_kernel(self.kernel, X)
+        if self.kernel_approximation is not None:
+            train = self._fit_feature_map(X)
+            src_X, src_kind = train, "linear"
+        elif callable(self.kernel):
             gram = check_gram(kernel_matrix(X, X, self.kernel), "callable kernel's Gram matrix")
             src_X, src_kind = gram, "precomputed"
         else:
@@ -401,11 +411,26 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         src = make_row_source(src_X, src_kind, k, gamma=self.gamma_, degree=self.degree,
                               coef0=self.coef0, cache_size=self.cache_size,
                               cache_dtype=self.cache_dtype)
-        fitted = self._fit_dual(self._dual_sequence(X, src), y, sw,
+        fitted = self._fit_dual(self._dual_sequence(train, src), y, sw,
                                 StepLog(type(self).__name__, self.verbose))
         self._store_fit(X, y, fitted)
         self._warn_if_degenerate(self.classes_[np.argmax(fitted.solution.G, axis=1)], y)
         return self
+
+    # ------------------------------------------------------------------ approximate kernels
+    def _check_approximation(self):
+        """Refuse a kernel_approximation the kernel has no map for (before any work)."""
+        check_approximation(self.kernel_approximation, self.kernel)
+
+    def _explicit_features(self):
+        """Whether the solved problem is linear in explicit features (x, or phi(x))."""
+        return self.kernel == "linear" or self.kernel_approximation is not None
+
+    def _fit_feature_map(self, X):
+        """Fit ``feature_map_`` on the training inputs X; return the features phi(X)."""
+        self.feature_map_ = fit_feature_map(self, X, self.gamma_)
+        self.n_components_ = self.feature_map_.n_components_
+        return self.feature_map_.transform(X)
 
     # ------------------------------------------------------------------ the solves
     def _dual_sequence(self, X, src):
@@ -454,7 +479,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         U = problem.slot_sums(alpha)
         V = -kappa * U @ P                       # h_slot(x) = sum_i K(x, x_i) V_i
         W = None
-        if self.kernel == "linear":
+        if self._explicit_features():
             W = src.weights if src.weights is not None else X.T @ U     # d x k, = X^T U
             W = np.array(W)
             F = X @ W
@@ -495,7 +520,11 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         T = self._output_map(k)
         if sol.W is not None:
             P = np.eye(k) - 1.0 / k
-            self.coef_ = T @ (-problem.kappa * P @ sol.W.T)
+            weights = T @ (-problem.kappa * P @ sol.W.T)
+            if self.kernel_approximation is None:
+                self.coef_ = weights
+            else:
+                self.feature_coef_ = weights
         support = np.unique(problem.sample_of_var()[alpha != 0])
         self.support_ = support
         self.n_support_ = np.bincount(y[support], minlength=k).astype(np.int32)
@@ -514,6 +543,9 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False,
                           accept_sparse=False if self.kernel == "precomputed" else "csr",
                           ensure_all_finite=True)
+        if self.kernel_approximation is not None:
+            return check_finite_decision(self.feature_map_.apply(X, self.feature_coef_)
+                                         + self.intercept_)
         if self.kernel == "linear":
             return check_finite_decision(X @ self.coef_.T + self.intercept_)
         if self.kernel == "precomputed":

@@ -45,7 +45,8 @@ KERNEL_PARAMETERS = """\
         it with the other fitted attributes.
     random_state : int, RandomState instance or None, default=None
         Seed of the coordinate order of the coordinate-descent path (the kernel SMO path is
-        deterministic).
+        deterministic) and of the feature map of ``kernel_approximation`` (its landmarks or
+        random frequencies).
     verbose : bool or int, default=False
         0 (False) prints nothing.  1 (True) prints one line per convex solve of the fit (the
         single solve, each DC step, each reweighting, each grid point) with its objective,
@@ -101,6 +102,42 @@ PROBABILITY_ATTRIBUTES = """\
     n_probability_fits_ : int
         Number of fits made by ``fit``: ``1 + n_classes * probability_grid``
         (``probability=True`` only).
+"""
+
+APPROXIMATION_PARAMETERS = """\
+    kernel_approximation : {'nystroem', 'rff'} or None, default=None
+        None solves the exact kernel problem.  'nystroem' and 'rff' replace the kernel by the
+        inner products of ``n_components`` explicit features phi(x) (Nystroem landmarks; random
+        Fourier features, 'rbf' only) and fit the linear model on them, so that a fit scales to
+        millions of samples and prediction costs O(n_components) per sample.  The map is
+        fitted on the training inputs (seeded by ``random_state``), stored in
+        ``feature_map_`` and applied to new inputs in chunks of rows.  The problem solved,
+        hence ``objective_``, is the model's objective for the approximate kernel
+        ``phi(x)^T phi(x')``.  Not with kernel='precomputed'; 'rff' with any kernel other than
+        'rbf' is refused.
+    n_components : int, default=1000
+        Number of features of the approximation: landmarks of 'nystroem' (at most n_samples:
+        a larger value is clipped to n_samples with a UserWarning; landmark eigenvalues below
+        1e-12 of the largest are dropped, so ``n_components_`` can be smaller) or random
+        frequencies of 'rff'.
+    landmarks : {'uniform', 'kmeans++'}, default='uniform'
+        How 'nystroem' picks its landmarks among the training inputs: a uniform sample without
+        replacement, or k-means++ seeding (each next landmark drawn with probability
+        proportional to its squared distance to those chosen, on at most 50,000 training
+        rows; no Lloyd iterations).
+"""
+
+APPROXIMATION_ATTRIBUTES = """\
+    feature_map_ : object
+        The fitted feature map phi (``kernel_approximation`` only): a ``NystroemMap``
+        (``landmarks``, ``normalization``) or a ``FourierMap`` (``weights``, ``offsets``) of
+        ``msvm._approx``, with ``transform(X)``.
+    n_components_ : int
+        Number of features of ``feature_map_`` (``kernel_approximation`` only).
+    feature_coef_ : ndarray of shape (n_outputs, n_components_)
+        ``h(x) = feature_coef_ @ phi(x)`` (``kernel_approximation`` only; ``coef_`` is not
+        set).  ``dual_coef_`` and ``support_vectors_`` then describe h through the
+        approximate kernel ``phi(x)^T phi(x')``.
 """
 
 FUNCTION_ATTRIBUTES = """\
@@ -166,7 +203,9 @@ def fill_doc(cls):
               "{function_attributes}": FUNCTION_ATTRIBUTES, "{dc_attributes}": DC_ATTRIBUTES,
               "{dc_notes}": DC_NOTES,
               "{probability_parameters}": PROBABILITY_PARAMETERS,
-              "{probability_attributes}": PROBABILITY_ATTRIBUTES}
+              "{probability_attributes}": PROBABILITY_ATTRIBUTES,
+              "{approximation_parameters}": APPROXIMATION_PARAMETERS,
+              "{approximation_attributes}": APPROXIMATION_ATTRIBUTES}
     doc = cls.__doc__
     for field, text in pieces.items():
         doc = doc.replace("    " + field + "\n", text)

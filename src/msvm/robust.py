@@ -43,6 +43,7 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     {kernel_parameters}
     {dc_parameters}
     {probability_parameters}
+    {approximation_parameters}
 
     Attributes
     ----------
@@ -53,6 +54,7 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
         ``j == y_i``.  A truncated term has beta_ij = 1.
     {dc_attributes}
     {probability_attributes}
+    {approximation_attributes}
 
     Notes
     -----
@@ -87,7 +89,8 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="float64",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
                  class_weight=None, dc_tol=1e-6, max_dc_iter=100,
-                 probability=False, probability_grid=8):
+                 probability=False, probability_grid=8,
+                 kernel_approximation=None, n_components=1000, landmarks="uniform"):
         set_init_params(self, locals())
 
     _less_truncation = "a larger truncation (truncation=None: the untruncated MSVM)"

@@ -125,6 +125,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         "msvm[progress]"``).  With ``verbose=1`` the one line per grid point is written
         above the bar.
     {probability_parameters}
+    {approximation_parameters}
 
     Attributes
     ----------
@@ -168,9 +169,23 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         'tol' when every grid point converged, else the stop reason of the last grid point
         that did not.
     {probability_attributes}
+    feature_map_ : object
+        The fitted feature map phi of the non-target columns (``kernel_approximation``
+        only; see ``msvm._approx``).
+    n_components_ : int
+        Number of features of ``feature_map_`` (``kernel_approximation`` only).
+    feature_coef_path_ : ndarray of shape (n_grid, k - 1, 1 + n_components_)
+        ``kernel_approximation`` only: f_q(u0, x) = <feature_coef_path_[g, q], (1, phi(z))>
+        at every grid point, z the non-target columns of x (``coef_path_`` and the
+        ``dual_coef_path_`` are then not set).
 
     Notes
     -----
+    With ``kernel_approximation`` the feature map is fitted on the non-target columns only
+    (the kernel never sees the targeted variable, which only weights the local fits): every
+    grid fit is the linear local model on (1, phi(z)), and prediction interpolates the grid
+    fits' weights applied to phi(z).
+
     With ``kernel='precomputed'`` X is not a Gram matrix: pass ``kernel`` as a callable
     instead; the target column must stay in X.
 
@@ -203,7 +218,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                  bandwidth="silverman", n_grid=20, *, kernel="linear", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="float64",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
-                 class_weight=None, progress_bar=False, probability=False, probability_grid=8):
+                 class_weight=None, progress_bar=False, probability=False, probability_grid=8,
+                 kernel_approximation=None, n_components=1000, landmarks="uniform"):
         set_init_params(self, locals())
 
     # ------------------------------------------------------------------ input
@@ -259,6 +275,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         self : object
         """
         self._validate_params()
+        self._check_approximation()
         X, y, sw = self._validate_fit_input(X, y, sample_weight, ensure_min_features=2)
         k = len(self.classes_)
         self.target_index_ = self._target_column(X.shape[1])
@@ -276,7 +293,11 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         # one row source for the whole grid: the kernel of (1, x), i.e. K + 1
         self.gamma_ = resolve_gamma(self.gamma, self.kernel, Z, y) \
             if not callable(self.kernel) else None
-        if self.kernel == "linear":
+        explicit = self._explicit_features()
+        if self.kernel_approximation is not None:
+            # the map is of the non-target columns only: U weights the local fits
+            src_X, kind, shift = _with_constant(self._fit_feature_map(Z)), "linear", 0.0
+        elif self.kernel == "linear":
             src_X, kind, shift = _with_constant(Z), "linear", 0.0
         elif callable(self.kernel):
             check_callable_kernel(self.kernel, Z)
@@ -318,7 +339,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                     resids.append(0.0)
                     iters.append(0)
                     stops.append(CONVERGED)
-                    paths.append(np.zeros((k - 1, src_X.shape[1])) if self.kernel == "linear"
+                    paths.append(np.zeros((k - 1, src_X.shape[1])) if explicit
                                  else np.zeros((len(y), k - 1)))
                     log.step(f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})", 0.0, 0.0,
                              "no sample: f = 0, not solved", advance=True)
@@ -353,7 +374,9 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         self.grid_stop_reasons_ = np.array(stops)
         self.converged_ = bool(np.all(self.grid_stop_reasons_ == CONVERGED))
         self.stop_reason_ = sequence.stop_reason()
-        if self.kernel == "linear":
+        if self.kernel_approximation is not None:
+            self.feature_coef_path_ = np.array(paths)
+        elif self.kernel == "linear":
             self.coef_path_ = np.array(paths)
         else:
             V = np.array(paths)                                     # n_grid x n x (k-1)
@@ -401,6 +424,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         """f(u, x) for a validated float array X."""
         U, Z = self._split(X)
         lo, hi, t = self._interpolation(U)
+        if self.kernel_approximation is not None:
+            return self._approximate_local_functions(Z, lo, hi, t)
         if self.kernel == "linear":
             B = (1 - t)[:, None, None] * self.coef_path_[lo] + t[:, None, None] * \
                 self.coef_path_[hi]                                  # n x (k-1) x (1 + p)
@@ -411,6 +436,20 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         A = (1 - t)[:, None, None] * self.dual_coef_path_[lo] + t[:, None, None] * \
             self.dual_coef_path_[hi]                                 # n x (k-1) x n_SV
         return np.einsum("nqs,ns->nq", A, K)
+
+    def _approximate_local_functions(self, Z, lo, hi, t):
+        """f(u, x) from the features (1, phi(z)): every grid point's functions, interpolated.
+
+        phi(Z) @ every grid point's weights in chunks of rows (O(n_grid k n_components) per
+        sample), then the linear interpolation between the two grid points around each u.
+        """
+        paths = self.feature_coef_path_                           # n_grid x (k-1) x (1 + m)
+        n_grid, q = paths.shape[:2]
+        flat = paths.reshape(n_grid * q, -1)
+        F = self.feature_map_.apply(Z, flat[:, 1:]) + flat[:, 0]  # n x (n_grid (k-1))
+        F = F.reshape(len(t), n_grid, q)
+        rows = np.arange(len(t))
+        return (1 - t)[:, None] * F[rows, lo] + t[:, None] * F[rows, hi]
 
     def decision_values(self, X):
         """<f(u, x), W_j> for every class, shape (n_samples, k)."""

@@ -120,6 +120,7 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     {kernel_parameters}
     {dc_parameters}
     {probability_parameters}
+    {approximation_parameters}
 
     Attributes
     ----------
@@ -133,6 +134,7 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
         [1 + f_j'(x_i) - f_j(x_i)]_+ of group (i, j).
     {dc_attributes}
     {probability_attributes}
+    {approximation_attributes}
 
     Notes
     -----
@@ -155,7 +157,8 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
                  degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200,
                  cache_dtype="float64", shrinking=True, warm_start=False, random_state=None,
                  verbose=False, class_weight=None, dc_tol=1e-6, max_dc_iter=100,
-                 probability=False, probability_grid=8):
+                 probability=False, probability_grid=8,
+                 kernel_approximation=None, n_components=1000, landmarks="uniform"):
         set_init_params(self, locals())
 
     _less_truncation = "a more negative truncation (truncation=None: the convex MSVM)"
@@ -240,6 +243,7 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
         ``ConvergenceWarning``.
     {kernel_parameters}
     {probability_parameters}
+    {approximation_parameters}
 
     Attributes
     ----------
@@ -253,6 +257,7 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
     n_solver_iter_ : int
         Solver epochs summed over the fits.
     {probability_attributes}
+    {approximation_attributes}
     """
 
     _parameter_constraints = {
@@ -267,7 +272,8 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
                  kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000,
                  cache_size=200, cache_dtype="float64", shrinking=True, warm_start=False,
                  random_state=None, verbose=False, class_weight=None,
-                 probability=False, probability_grid=8):
+                 probability=False, probability_grid=8,
+                 kernel_approximation=None, n_components=1000, landmarks="uniform"):
         set_init_params(self, locals())
 
     def _dual_problem(self, y, k, weights):

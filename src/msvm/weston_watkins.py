@@ -31,6 +31,7 @@ class WestonWatkinsMSVM(ProbabilityMixin, BaseMSVM):
         Weight of the loss (``C = 1 / (n lambda)`` in the papers' scaling).
     {kernel_parameters}
     {probability_parameters}
+    {approximation_parameters}
 
     Attributes
     ----------
@@ -41,12 +42,14 @@ class WestonWatkinsMSVM(ProbabilityMixin, BaseMSVM):
     n_iter_ : int
         Number of solver epochs.
     {probability_attributes}
+    {approximation_attributes}
     """
 
     def __init__(self, C=1.0, *, kernel="rbf", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="float64",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
-                 class_weight=None, probability=False, probability_grid=8):
+                 class_weight=None, probability=False, probability_grid=8,
+                 kernel_approximation=None, n_components=1000, landmarks="uniform"):
         set_init_params(self, locals())
 
     def _dual_problem(self, y, k, weights):

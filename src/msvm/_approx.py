@@ -1,0 +1,241 @@
+"""Approximate kernels: explicit feature maps handed to the linear path.
+
+With ``kernel_approximation`` set, an estimator does not solve its dual over the n x n kernel:
+it maps every input to ``n_components`` explicit features phi(x) with
+phi(x)^T phi(x') ~ K(x, x') and fits the linear model on them (the coordinate-descent path on
+explicit weights, O(n_components * k) per update).  Prediction maps the new inputs in chunks of
+rows and applies the fitted weights: O(n_components) per sample, whatever n was.
+
+Two maps:
+
+* Nystroem (Williams and Seeger 2001): m landmarks z_1..z_m taken from the training inputs,
+  phi(x) = K_mm^{-1/2} (K(z_1, x), .., K(z_m, x)), the inverse square root through an
+  eigendecomposition K_mm = U diag(lambda) U^T that drops eigenvalues at most
+  ``EIGEN_RTOL * max(lambda)`` (negative ones included: an indefinite callable kernel is
+  projected on its positive part).  Then phi(x)^T phi(x') = K_xm K_mm^+ K_mx', which is K
+  itself at the landmarks.  Any kernel of the estimator (linear, poly, rbf, callable).
+  Landmarks are a uniform sample without replacement ('uniform') or the k-means++ seeding
+  of Arthur and Vassilvitskii (2007) ('kmeans++': each next landmark drawn with probability
+  proportional to its squared Euclidean distance to the landmarks so far; no Lloyd
+  iterations), run on a uniform subsample of at most ``KMEANS_MAX_SAMPLES`` rows.
+* Random Fourier features (Rahimi and Recht 2007), RBF kernel only:
+  phi(x) = sqrt(2 / m) cos(W^T x + b), W_ij ~ N(0, 2 gamma), b_j ~ U[0, 2 pi), whose inner
+  products are an unbiased estimate of exp(-gamma ||x - x'||^2) with O(1 / sqrt(m)) error.
+
+Both maps are computed in float64 in chunks of rows (``CHUNK_ENTRIES`` entries per block),
+for dense or scipy.sparse (CSR) inputs.
+"""
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import eigh
+from sklearn.utils import check_random_state
+
+from ._kernels import dense, kernel_matrix, squared_distances
+
+APPROXIMATIONS = ("nystroem", "rff")
+LANDMARK_RULES = ("uniform", "kmeans++")
+
+# Eigenvalues of the landmark Gram matrix at most this fraction of the largest are dropped.
+EIGEN_RTOL = 1e-12
+# The k-means++ seeding runs on a uniform subsample of at most this many training rows.
+KMEANS_MAX_SAMPLES = 50_000
+# Rows of a feature block are computed in chunks of at most this many entries (64 MB).
+CHUNK_ENTRIES = 2 ** 23
+
+
+def check_approximation(method, kernel):
+    """Refuse combinations of ``kernel_approximation`` and ``kernel`` that have no map."""
+    if method is None:
+        return
+    if kernel == "precomputed":
+        raise ValueError(f"kernel_approximation={method!r} needs the inputs, not a Gram "
+                         f"matrix: it cannot be used with kernel='precomputed' (pass the "
+                         f"kernel as a callable instead)")
+    if method == "rff" and kernel != "rbf":
+        name = "a callable" if callable(kernel) else repr(kernel)
+        raise ValueError(f"kernel_approximation='rff' (random Fourier features) approximates "
+                         f"the 'rbf' kernel only; got kernel={name}. Use "
+                         f"kernel_approximation='nystroem' for this kernel")
+
+
+def _chunk_rows(width):
+    """Rows per chunk so that a block of ``width`` columns holds at most CHUNK_ENTRIES."""
+    return max(1, CHUNK_ENTRIES // max(1, width))
+
+
+class FeatureMap:
+    """A fitted explicit feature map phi; subclasses give ``_block`` (phi of a few rows).
+
+    Attributes
+    ----------
+    n_components_ : int
+        Number of features of phi(x).
+    """
+
+    n_components_ = 0
+
+    def _block(self, X):
+        raise NotImplementedError
+
+    def _width(self, X):
+        return max(self.n_components_, X.shape[1])
+
+    def transform(self, X):
+        """phi(X), shape (n_samples, n_components_), computed in chunks of rows."""
+        out = np.empty((X.shape[0], self.n_components_))
+        step = _chunk_rows(self._width(X))
+        for start in range(0, X.shape[0], step):
+            out[start:start + step] = self._block(X[start:start + step])
+        return out
+
+    def apply(self, X, weights):
+        """phi(X) @ weights.T for weights of shape (q, n_components_), in chunks of rows.
+
+        Never holds more than one chunk of features: memory O(chunk * n_components_ + n * q).
+        """
+        out = np.empty((X.shape[0], weights.shape[0]))
+        step = _chunk_rows(self._width(X))
+        for start in range(0, X.shape[0], step):
+            out[start:start + step] = self._block(X[start:start + step]) @ weights.T
+        return out
+
+
+class NystroemMap(FeatureMap):
+    """phi(x) = K(x, landmarks) @ normalization, normalization = U_+ diag(lambda_+)^{-1/2}.
+
+    Parameters
+    ----------
+    landmarks : ndarray of shape (m, n_features)
+        The landmark inputs (dense).
+    normalization : ndarray of shape (m, n_components_)
+        Eigenvectors of the landmark Gram matrix divided by the square roots of their kept
+        eigenvalues.
+    kernel, gamma, degree, coef0
+        The estimator's kernel and its resolved parameters.
+    """
+
+    def __init__(self, landmarks, normalization, kernel, gamma, degree, coef0):
+        self.landmarks = landmarks
+        self.normalization = normalization
+        self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
+        self.n_components_ = normalization.shape[1]
+
+    def _width(self, X):
+        return max(len(self.landmarks), X.shape[1])
+
+    def _block(self, X):
+        K = kernel_matrix(X, self.landmarks, self.kernel, self.gamma, self.degree, self.coef0)
+        return K @ self.normalization
+
+
+class FourierMap(FeatureMap):
+    """phi(x) = sqrt(2 / m) cos(x @ weights + offsets) (random Fourier features of the RBF).
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_features, m)
+        Frequencies, i.i.d. N(0, 2 gamma).
+    offsets : ndarray of shape (m,)
+        Phases, i.i.d. uniform on [0, 2 pi).
+    """
+
+    def __init__(self, weights, offsets):
+        self.weights, self.offsets = weights, offsets
+        self.n_components_ = weights.shape[1]
+
+    def _block(self, X):
+        Z = dense(X @ self.weights) + self.offsets
+        np.cos(Z, out=Z)
+        Z *= np.sqrt(2.0 / self.n_components_)
+        return Z
+
+
+def uniform_landmarks(n, m, rng):
+    """Indices of m of the n training rows, uniformly without replacement (sorted)."""
+    return np.sort(rng.choice(n, m, replace=False))
+
+
+def kmeanspp_landmarks(X, m, rng):
+    """Indices of m rows of X chosen by k-means++ seeding (D^2 sampling), no Lloyd steps.
+
+    The first index is uniform; each next one is drawn with probability proportional to the
+    squared Euclidean distance of a row to its nearest chosen row.  Rows at distance zero
+    (duplicates of a chosen row) are never drawn; when every row is at distance zero the
+    remaining indices are uniform among the rows not chosen yet.  Runs on a uniform subsample
+    of at most KMEANS_MAX_SAMPLES rows (the indices returned are rows of X).
+    """
+    n = X.shape[0]
+    pool = np.arange(n)
+    if n > KMEANS_MAX_SAMPLES:
+        pool = np.sort(rng.choice(n, KMEANS_MAX_SAMPLES, replace=False))
+    S = X[pool]
+    chosen = [int(rng.integers(len(pool)))]
+    d2 = squared_distances(S, S[chosen[0]:chosen[0] + 1]).ravel()
+    for _ in range(1, m):
+        total = d2.sum()
+        if not total > 0:
+            rest = np.setdiff1d(np.arange(len(pool)), chosen)
+            chosen.extend(rng.choice(rest, m - len(chosen), replace=False).tolist())
+            break
+        i = int(np.searchsorted(np.cumsum(d2), rng.uniform(0.0, total), side="right"))
+        i = min(i, len(pool) - 1)
+        chosen.append(i)
+        d2 = np.minimum(d2, squared_distances(S, S[i:i + 1]).ravel())
+    return np.sort(pool[chosen])
+
+
+def nystroem_map(X, m, kernel, gamma, degree, coef0, landmarks, rng):
+    """Fit a :class:`NystroemMap` of m landmarks on the training inputs X."""
+    idx = (kmeanspp_landmarks(X, m, rng) if landmarks == "kmeans++"
+           else uniform_landmarks(X.shape[0], m, rng))
+    L = X[idx]
+    L = L.toarray() if sp.issparse(L) else np.array(L, dtype=np.float64)
+    K = kernel_matrix(L, L, kernel, gamma, degree, coef0)
+    lam, U = eigh(0.5 * (K + K.T))
+    top = float(lam.max()) if len(lam) else 0.0
+    if not (np.isfinite(top) and top > 0):
+        raise ValueError("kernel_approximation='nystroem': the kernel's Gram matrix of the "
+                         "landmarks has no positive eigenvalue, so the kernel gives no "
+                         "features on these data")
+    keep = lam > EIGEN_RTOL * top
+    return NystroemMap(L, np.ascontiguousarray(U[:, keep] / np.sqrt(lam[keep])), kernel,
+                       gamma, degree, coef0)
+
+
+def fourier_map(n_features, m, gamma, rng):
+    """Draw a :class:`FourierMap` of m random Fourier features of exp(-gamma ||x - x'||^2)."""
+    weights = rng.normal(scale=np.sqrt(2.0 * gamma), size=(n_features, m))
+    offsets = rng.uniform(0.0, 2.0 * np.pi, size=m)
+    return FourierMap(weights, offsets)
+
+
+def _user_stacklevel():
+    """The stacklevel, for a warning of fit_feature_map, of the first frame outside msvm."""
+    from ._base import user_stacklevel        # _base imports this module
+    return user_stacklevel() - 1              # counted from here, one frame below the warner
+
+
+def fit_feature_map(estimator, X, gamma):
+    """The feature map of ``estimator.kernel_approximation`` fitted on the training inputs X.
+
+    Nystroem uses at most n_samples landmarks: a larger ``n_components`` is clipped to
+    n_samples with a UserWarning.  The estimator's ``random_state`` seeds the landmarks or
+    the random frequencies.
+    """
+    method, m = estimator.kernel_approximation, int(estimator.n_components)
+    check_approximation(method, estimator.kernel)
+    rng = np.random.default_rng(check_random_state(estimator.random_state)
+                                .randint(np.iinfo(np.int32).max))
+    if method == "rff":
+        return fourier_map(X.shape[1], m, gamma, rng)
+    n = X.shape[0]
+    if m > n:
+        warnings.warn(f"{type(estimator).__name__}: n_components={m} is larger than the "
+                      f"{n} training samples; the Nystroem map uses all {n} as landmarks",
+                      UserWarning, stacklevel=_user_stacklevel())
+        m = n
+    return nystroem_map(X, m, estimator.kernel, gamma, estimator.degree, estimator.coef0,
+                        estimator.landmarks, rng)
