@@ -61,8 +61,9 @@ def check_approximation(method, kernel):
                          f"kernel_approximation='nystroem' for this kernel")
 
 
-def _chunk_rows(width):
-    """Rows per chunk so that a block of ``width`` columns holds at most CHUNK_ENTRIES."""
+def chunk_rows(width):
+    """Rows per chunk so that a block of ``width`` columns (a feature or prediction Gram
+    block) holds at most CHUNK_ENTRIES."""
     return max(1, CHUNK_ENTRIES // max(1, width))
 
 
@@ -86,7 +87,7 @@ class FeatureMap:
     def transform(self, X):
         """phi(X), shape (n_samples, n_components_), computed in chunks of rows."""
         out = np.empty((X.shape[0], self.n_components_))
-        step = _chunk_rows(self._width(X))
+        step = chunk_rows(self._width(X))
         for start in range(0, X.shape[0], step):
             out[start:start + step] = self._block(X[start:start + step])
         return out
@@ -97,7 +98,7 @@ class FeatureMap:
         Never holds more than one chunk of features: memory O(chunk * n_components_ + n * q).
         """
         out = np.empty((X.shape[0], weights.shape[0]))
-        step = _chunk_rows(self._width(X))
+        step = chunk_rows(self._width(X))
         for start in range(0, X.shape[0], step):
             out[start:start + step] = self._block(X[start:start + step]) @ weights.T
         return out
@@ -212,12 +213,6 @@ def fourier_map(n_features, m, gamma, rng):
     return FourierMap(weights, offsets)
 
 
-def _user_stacklevel():
-    """The stacklevel, for a warning of fit_feature_map, of the first frame outside msvm."""
-    from ._base import user_stacklevel        # _base imports this module
-    return user_stacklevel() - 1              # counted from here, one frame below the warner
-
-
 def fit_feature_map(estimator, X, gamma):
     """The feature map of ``estimator.kernel_approximation`` fitted on the training inputs X.
 
@@ -225,6 +220,8 @@ def fit_feature_map(estimator, X, gamma):
     n_samples with a UserWarning.  The estimator's ``random_state`` seeds the landmarks or
     the random frequencies.
     """
+    from ._base import user_stacklevel        # _base imports this module
+
     method, m = estimator.kernel_approximation, int(estimator.n_components)
     check_approximation(method, estimator.kernel)
     rng = np.random.default_rng(check_random_state(estimator.random_state)
@@ -235,7 +232,7 @@ def fit_feature_map(estimator, X, gamma):
     if m > n:
         warnings.warn(f"{type(estimator).__name__}: n_components={m} is larger than the "
                       f"{n} training samples; the Nystroem map uses all {n} as landmarks",
-                      UserWarning, stacklevel=_user_stacklevel())
+                      UserWarning, stacklevel=user_stacklevel())
         m = n
     return nystroem_map(X, m, estimator.kernel, gamma, estimator.degree, estimator.coef0,
                         estimator.landmarks, rng)

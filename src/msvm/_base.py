@@ -21,7 +21,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._approx import APPROXIMATIONS, LANDMARK_RULES, check_approximation, fit_feature_map
+from ._approx import (APPROXIMATIONS, LANDMARK_RULES, check_approximation, chunk_rows,
+                      fit_feature_map)
 from ._core._solver import primal_dual, solve
 from ._intercept import exact_intercepts
 from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
@@ -60,10 +61,6 @@ def user_stacklevel():
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     return level
-
-
-# Rows of a prediction Gram block are computed in chunks of at most this many entries.
-_CHUNK_ENTRIES = 2 ** 23
 
 
 def set_init_params(estimator, arguments):
@@ -551,7 +548,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         if self.kernel == "precomputed":
             cols = self.support_
         out = np.empty((X.shape[0], self.dual_coef_.shape[0]))
-        step = max(1, _CHUNK_ENTRIES // max(1, len(self.support_)))
+        step = chunk_rows(len(self.support_))
         for start in range(0, X.shape[0], step):
             Xc = X[start:start + step]
             if self.kernel == "precomputed":

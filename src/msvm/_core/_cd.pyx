@@ -15,7 +15,8 @@ from libc.stdlib cimport malloc, free
 
 from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
                       STATUS_INTERRUPTED, CURV_MIN, rng_next)
-from ._state cimport move_sums, pnorm2, pair_pnorm2, group_full, group_pair, sums_finite
+from ._state cimport (move_sums, pnorm2, pair_pnorm2, group_full, group_end, group_pair,
+                     sums_finite)
 from ._signals cimport tick
 from ._rows cimport RowSource
 from ._problem cimport ProblemArrays
@@ -189,9 +190,7 @@ cdef class CDSolver(InnerSolver):
             if g < 0:
                 v += 1
                 continue
-            w = v
-            while w < v1 and p.grp[w] == g:
-                w += 1
+            w = group_end(p, v, v1)
             if group_full(p, st, g):
                 for x in range(v, w):
                     self.members[x - v] = x

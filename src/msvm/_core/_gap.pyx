@@ -17,6 +17,7 @@ from libc.stdlib cimport malloc, free
 
 from ._types cimport STATUS_CONVERGED, STATUS_INTERRUPTED
 from ._signals cimport tick
+from ._state cimport group_end
 from ._problem cimport ProblemArrays
 
 
@@ -51,9 +52,7 @@ cdef void sample_gap(const Prob* p, const State* st, int i, const double* Fi, do
     v = v0
     while v < v1:
         g = p.grp[v]
-        w = v + 1
-        while w < v1 and g >= 0 and p.grp[w] == g:
-            w += 1
+        w = group_end(p, v, v1)
         for x in range(v, w):
             z = p.lin[x] + p.c1[x] * Hb[p.s1[x]]
             if p.s2[x] >= 0:

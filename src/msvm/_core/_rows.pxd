@@ -45,7 +45,6 @@ cdef class CachedRows(ScoreRows):
     cdef int* nxt
     cdef int head, tail, used
 
-    cdef double _value(self, double dot, double sq_i, double sq_r) noexcept nogil
     cdef void dots(self, int i, double* out) noexcept nogil
     cdef void _compute(self, int i, double* out) noexcept nogil
     cdef int _claim(self, int i) noexcept nogil

@@ -67,6 +67,45 @@ cdef inline int _nonzero_slots(const double* du, int k, int* js, double* dv) noe
     return nz
 
 
+cdef void _dense_sqnorms(const double[:, ::1] X, double[::1] out) noexcept nogil:
+    """out[i] = ||X[i]||^2 for a dense X."""
+    cdef Py_ssize_t i, f
+    cdef double acc
+    for i in range(X.shape[0]):
+        acc = 0.0
+        for f in range(X.shape[1]):
+            acc += X[i, f] * X[i, f]
+        out[i] = acc
+
+
+cdef void _csr_sqnorms(const double[::1] data, const int[::1] indptr,
+                       double[::1] out) noexcept nogil:
+    """out[i] = ||X[i]||^2 for a CSR X (its data and indptr)."""
+    cdef Py_ssize_t i, t
+    cdef double acc
+    for i in range(indptr.shape[0] - 1):
+        acc = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            acc += data[t] * data[t]
+        out[i] = acc
+
+
+cdef inline double _kernel_value(int kernel, double gamma, double coef0, int degree,
+                                 double shift, double dot, double sq_i,
+                                 double sq_r) noexcept nogil:
+    """Kernel value from the dot product and the two squared norms (inlined into the row
+    loop, where the kernel is the same for every entry)."""
+    cdef double dist
+    if kernel == KERNEL_RBF:
+        dist = sq_i + sq_r - 2.0 * dot
+        if dist < 0.0:
+            dist = 0.0
+        return exp(-gamma * dist) + shift
+    if kernel == KERNEL_POLY:
+        return _ipow(gamma * dot + coef0, degree) + shift
+    return dot + shift
+
+
 cdef inline void _axpy(double* y, const double* x, double t, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t r
     for r in range(n):
@@ -267,7 +306,9 @@ cdef class CachedRows(ScoreRows):
         self.cache_dtype = cache_dtype
         self.single = cache_dtype == "float32"
         for i in range(self.n):
-            self.kdiag[i] = self._value(self.sqnorm[i], self.sqnorm[i], self.sqnorm[i])
+            self.kdiag[i] = _kernel_value(self.kernel, self.gamma, self.coef0, self.degree,
+                                          self.shift, self.sqnorm[i], self.sqnorm[i],
+                                          self.sqnorm[i])
         top = self._largest_norm()
         if self.kernel == KERNEL_RBF:
             bound = 4.0 * top
@@ -295,27 +336,18 @@ cdef class CachedRows(ScoreRows):
         self.used = 0
         self._init_scores()
 
-    cdef double _value(self, double dot, double sq_i, double sq_r) noexcept nogil:
-        """Kernel value from the dot product and the two squared norms."""
-        cdef double dist
-        if self.kernel == KERNEL_RBF:
-            dist = sq_i + sq_r - 2.0 * dot
-            if dist < 0.0:
-                dist = 0.0
-            return exp(-self.gamma * dist) + self.shift
-        if self.kernel == KERNEL_POLY:
-            return _ipow(self.gamma * dot + self.coef0, self.degree) + self.shift
-        return dot + self.shift
-
     cdef void dots(self, int i, double* out) noexcept nogil:
         pass
 
     cdef void _compute(self, int i, double* out) noexcept nogil:
         cdef Py_ssize_t r
-        cdef double sq_i = self.sqnorm[i]
+        cdef double sq_i = self.sqnorm[i], gamma = self.gamma, coef0 = self.coef0
+        cdef double shift = self.shift
+        cdef int kernel = self.kernel, degree = self.degree
+        cdef const double* sq = &self.sqnorm[0]
         self.dots(i, out)
         for r in range(self.n):
-            out[r] = self._value(out[r], sq_i, self.sqnorm[r])
+            out[r] = _kernel_value(kernel, gamma, coef0, degree, shift, out[r], sq_i, sq[r])
         self.n_computed += 1
 
     cdef const double* row(self, int i) noexcept nogil:
@@ -387,15 +419,9 @@ cdef class DenseKernelRows(CachedRows):
     def __init__(self, const double[:, ::1] X, int k, str kernel, double gamma=1.0,
                  double coef0=0.0, int degree=3, double shift=0.0, Py_ssize_t capacity=2,
                  str cache_dtype="float64"):
-        cdef Py_ssize_t i, f
-        cdef double acc
         self._setup(X.shape[0], X.shape[1], k)
         self.X = X
-        for i in range(self.n):
-            acc = 0.0
-            for f in range(self.d):
-                acc += X[i, f] * X[i, f]
-            self.sqnorm[i] = acc
+        _dense_sqnorms(X, self.sqnorm)
         self.row_cost = <long long> self.n * (self.d + 1)
         self._configure(kernel, gamma, coef0, degree, shift, capacity, cache_dtype)
 
@@ -425,17 +451,11 @@ cdef class SparseKernelRows(CachedRows):
     def __init__(self, X, int k, str kernel, double gamma=1.0, double coef0=0.0,
                  int degree=3, double shift=0.0, Py_ssize_t capacity=2,
                  str cache_dtype="float64"):
-        cdef Py_ssize_t i, t
-        cdef double acc
         self._setup(X.shape[0], X.shape[1], k)
         self.data = X.data
         self.indices = X.indices
         self.indptr = X.indptr
-        for i in range(self.n):
-            acc = 0.0
-            for t in range(self.indptr[i], self.indptr[i + 1]):
-                acc += self.data[t] * self.data[t]
-            self.sqnorm[i] = acc
+        _csr_sqnorms(self.data, self.indptr, self.sqnorm)
         self.dense_i = <double*> malloc(self.d * sizeof(double) + 1)
         if self.dense_i == NULL:
             raise MemoryError()
@@ -485,15 +505,9 @@ cdef class DenseLinearRows(WeightRows):
     """The linear kernel on a dense X (n x d, C order), weights held explicitly."""
 
     def __init__(self, const double[:, ::1] X, int k):
-        cdef Py_ssize_t i, f
-        cdef double acc
         self._setup(X.shape[0], X.shape[1], k)
         self.X = X
-        for i in range(self.n):
-            acc = 0.0
-            for f in range(self.d):
-                acc += X[i, f] * X[i, f]
-            self.sqnorm[i] = acc
+        _dense_sqnorms(X, self.sqnorm)
         self._init_weights(self.d)
 
     cdef void get_scores(self, int i, double* out) noexcept nogil:
@@ -528,17 +542,11 @@ cdef class SparseLinearRows(WeightRows):
     """The linear kernel on a CSR X (int32 indices), weights held explicitly."""
 
     def __init__(self, X, int k):
-        cdef Py_ssize_t i, t
-        cdef double acc
         self._setup(X.shape[0], X.shape[1], k)
         self.data = X.data
         self.indices = X.indices
         self.indptr = X.indptr
-        for i in range(self.n):
-            acc = 0.0
-            for t in range(self.indptr[i], self.indptr[i + 1]):
-                acc += self.data[t] * self.data[t]
-            self.sqnorm[i] = acc
+        _csr_sqnorms(self.data, self.indptr, self.sqnorm)
         self._init_weights(self.indptr[self.n] / max(self.n, 1))
 
     cdef void get_scores(self, int i, double* out) noexcept nogil:

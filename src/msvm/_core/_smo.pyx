@@ -40,7 +40,8 @@ from libc.stdlib cimport malloc, free
 
 from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
                       STATUS_INTERRUPTED, CURV_MIN, all_finite)
-from ._state cimport move_sums, pair_pnorm2, group_full, group_pair, sums_finite
+from ._state cimport (move_sums, pair_pnorm2, group_full, group_end, group_pair,
+                      sums_finite)
 from ._signals cimport tick
 from ._rows cimport RowSource
 from ._problem cimport ProblemArrays
@@ -333,9 +334,7 @@ cdef class SMOSolver(InnerSolver):
         v = v0
         while v < v1:
             g = p.grp[v]
-            w = v + 1
-            while w < v1 and g >= 0 and p.grp[w] == g:
-                w += 1
+            w = group_end(p, v, v1)
             if group_full(p, st, g):
                 for va in range(v, w):
                     self.gvars[va - v] = va

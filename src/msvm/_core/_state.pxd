@@ -64,6 +64,15 @@ cdef inline double pair_pnorm2(const Prob* p, int a, int b) noexcept nogil:
     return sq - tot * tot / p.k
 
 
+cdef inline int group_end(const Prob* p, int v, int v1) noexcept nogil:
+    """One past the last variable of v's group among v..v1-1 (v + 1 if v has no group):
+    a sample's variables of one group are contiguous."""
+    cdef int g = p.grp[v], w = v + 1
+    while w < v1 and g >= 0 and p.grp[w] == g:
+        w += 1
+    return w
+
+
 cdef inline bint group_full(const Prob* p, const State* st, int g) noexcept nogil:
     """Whether group g's cap is active (its sum within rounding of the cap)."""
     return g >= 0 and st.gsum[g] >= p.cap[g] - CAP_RTOL * (1.0 + fabs(p.cap[g]))
