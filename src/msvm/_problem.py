@@ -107,9 +107,19 @@ class DualProblem:
         return D
 
     def slot_sums(self, alpha):
-        """U (n, k): per sample, sum_v alpha_v d_v over its variables."""
-        contrib = self.directions() * alpha[:, None]
-        return np.add.reduceat(contrib, self.var_ptr[:-1], axis=0) if len(alpha) else contrib
+        """U (n, k): per sample, sum_v alpha_v d_v over its variables.
+
+        Summed by (sample, slot) index, in O(n_vars) memory (the dense directions would take
+        n_vars x k)."""
+        n, k = self.n_samples, self.k
+        alpha = np.asarray(alpha, dtype=np.float64)
+        cell = self.sample_of_var() * k
+        U = np.bincount(cell + self.slot1, weights=self.coef1 * alpha, minlength=n * k)
+        two = np.flatnonzero(self.slot2 >= 0)
+        if len(two):
+            U += np.bincount(cell[two] + self.slot2[two], weights=self.coef2[two] * alpha[two],
+                             minlength=n * k)
+        return U.reshape(n, k)
 
     def clip_feasible(self, alpha):
         """Project a warm start into the box and scale down groups that exceed their cap."""

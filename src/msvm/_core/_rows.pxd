@@ -64,6 +64,7 @@ cdef class SparseKernelRows(CachedRows):
 
 cdef class WeightRows(RowSource):
     cdef double[:, ::1] W           # d x k: W = X^T U
+    cdef readonly double features_per_row   # d (dense) or the mean nonzeros of a row (CSR)
 
     cdef int _init_weights(self, double mean_nnz) except -1
 

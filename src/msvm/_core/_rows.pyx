@@ -484,6 +484,7 @@ cdef class WeightRows(RowSource):
     cdef int _init_weights(self, double mean_nnz) except -1:
         cdef Py_ssize_t i
         self.W = np.zeros((self.d, self.k))
+        self.features_per_row = mean_nnz
         for i in range(self.n):
             self.kdiag[i] = self.sqnorm[i]
         top = self._largest_norm()
