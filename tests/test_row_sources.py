@@ -59,6 +59,25 @@ def test_scores_agree_across_sources():
     np.testing.assert_allclose(sources[2].scores, expected, rtol=1e-10, atol=1e-10)
 
 
+def test_float32_linear_source_matches_float64():
+    """The float32 dense linear source (explicit feature maps) accumulates in double: on
+    float32-representable data it gives the float64 source's scores and solve, bit for bit."""
+    X, y = _sparse_data(seed=3)
+    X32 = np.ascontiguousarray(X.toarray(), dtype=np.float32)
+    X64 = X32.astype(np.float64)
+    src32, src64 = make_row_source("linear", 3, X=X32), make_row_source("linear", 3, X=X64)
+    assert type(src32).__name__ == "DenseLinearRows32"
+    np.testing.assert_array_equal(src32.diagonal(), src64.diagonal())
+    problem = reinforced_problem(y, 3, np.full(len(y), 0.5), 0.5)
+    alphas = []
+    for src in (src32, src64):
+        alpha, mu = np.zeros(len(problem.lin)), np.zeros(3)
+        solve(src, problem, alpha, mu, tol=1e-8, seed=0, method="cd")
+        alphas.append(alpha)
+    np.testing.assert_array_equal(alphas[0], alphas[1])
+    np.testing.assert_array_equal(src32.weights, src64.weights)
+
+
 def _reinforced(y, k, w):
     return reinforced_problem(y, k, w, 0.5)
 

@@ -67,6 +67,18 @@ def chunk_rows(width):
     return max(1, CHUNK_ENTRIES // max(1, width))
 
 
+def rows_times(X, W):
+    """X @ W in float64 for a float64 or float32 X (chunks of rows: a float32 X is never
+    converted to float64 as a whole)."""
+    if X.dtype == np.float64 or sp.issparse(X):
+        return np.asarray(X @ W)
+    out = np.empty((X.shape[0], W.shape[1]))
+    step = chunk_rows(X.shape[1])
+    for start in range(0, X.shape[0], step):
+        out[start:start + step] = X[start:start + step].astype(np.float64) @ W
+    return out
+
+
 class FeatureMap:
     """A fitted explicit feature map phi; subclasses give ``_block`` (phi of a few rows).
 
@@ -84,9 +96,10 @@ class FeatureMap:
     def _width(self, X):
         return max(self.n_components_, X.shape[1])
 
-    def transform(self, X):
-        """phi(X), shape (n_samples, n_components_), computed in chunks of rows."""
-        out = np.empty((X.shape[0], self.n_components_))
+    def transform(self, X, dtype=np.float64):
+        """phi(X), shape (n_samples, n_components_), computed in chunks of rows (in float64;
+        stored as ``dtype``: float32 halves the memory of training features)."""
+        out = np.empty((X.shape[0], self.n_components_), dtype=dtype)
         step = chunk_rows(self._width(X))
         for start in range(0, X.shape[0], step):
             out[start:start + step] = self._block(X[start:start + step])

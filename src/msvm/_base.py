@@ -22,7 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._approx import (APPROXIMATIONS, LANDMARK_RULES, check_approximation, chunk_rows,
-                      fit_feature_map)
+                      fit_feature_map, rows_times)
 from ._core._solver import primal_dual, solve
 from ._intercept import exact_intercepts
 from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
@@ -398,7 +398,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         if callable(self.kernel):
             check_callable_kernel(self.kernel, X)
         if self.kernel_approximation is not None:
-            train = self._fit_feature_map(X)
+            train = self._fit_feature_map(X, dtype=np.float32)
             src_X, src_kind = train, "linear"
         elif callable(self.kernel):
             gram = check_gram(kernel_matrix(X, X, self.kernel), "callable kernel's Gram matrix")
@@ -423,11 +423,14 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         """Whether the solved problem is linear in explicit features (x, or phi(x))."""
         return self.kernel == "linear" or self.kernel_approximation is not None
 
-    def _fit_feature_map(self, X):
-        """Fit ``feature_map_`` on the training inputs X; return the features phi(X)."""
+    def _fit_feature_map(self, X, dtype=np.float64):
+        """Fit ``feature_map_`` on the training inputs X; return the features phi(X).
+
+        ``dtype``: the storage of the features (float32 halves the memory of a large n; the
+        solver accumulates in float64)."""
         self.feature_map_ = fit_feature_map(self, X, self.gamma_)
         self.n_components_ = self.feature_map_.n_components_
-        return self.feature_map_.transform(X)
+        return self.feature_map_.transform(X, dtype=dtype)
 
     # ------------------------------------------------------------------ the solves
     def _dual_sequence(self, X, src):
@@ -479,7 +482,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         if self._explicit_features():
             W = src.weights if src.weights is not None else X.T @ U     # d x k, = X^T U
             W = np.array(W)
-            F = X @ W
+            F = rows_times(X, W)
         else:
             F = np.array(src.scores)
         H = -kappa * F @ P                       # h_slot at the training points

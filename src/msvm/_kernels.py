@@ -290,6 +290,8 @@ def make_row_source(X, kernel, k, gamma=None, degree=3, coef0=0.0, cache_size=20
     capacity = int(cache_size * 2 ** 20 // (itemsize * max(n, 1)))
     if kernel == "linear":
         if n <= LINEAR_ROWS_MAX_SAMPLES and capacity >= n:
+            if not sp.issparse(X):
+                X = np.ascontiguousarray(X, dtype=np.float64)      # kernel rows: float64 X
             return _rows.make_row_source("linear-rows", k, X=X, capacity=n,
                                          cache_dtype=cache_dtype)
         return _rows.make_row_source("linear", k, X=X)

@@ -73,6 +73,10 @@ cdef class DenseLinearRows(WeightRows):
     cdef const double[:, ::1] X
 
 
+cdef class DenseLinearRows32(WeightRows):
+    cdef const float[:, ::1] X
+
+
 cdef class SparseLinearRows(WeightRows):
     cdef const double[::1] data
     cdef const int[::1] indices, indptr

@@ -67,14 +67,20 @@ cdef inline int _nonzero_slots(const double* du, int k, int* js, double* dv) noe
     return nz
 
 
-cdef void _dense_sqnorms(const double[:, ::1] X, double[::1] out) noexcept nogil:
-    """out[i] = ||X[i]||^2 for a dense X."""
+ctypedef fused real:
+    float
+    double
+
+
+cdef void _dense_sqnorms(const real[:, ::1] X, double[::1] out) noexcept nogil:
+    """out[i] = ||X[i]||^2 for a dense X (float64 or float32 entries, summed in double)."""
     cdef Py_ssize_t i, f
-    cdef double acc
+    cdef double acc, xf
     for i in range(X.shape[0]):
         acc = 0.0
         for f in range(X.shape[1]):
-            acc += X[i, f] * X[i, f]
+            xf = X[i, f]
+            acc += xf * xf
         out[i] = acc
 
 
@@ -539,6 +545,48 @@ cdef class DenseLinearRows(WeightRows):
                     w[js[t]] += xf * dv[t]
 
 
+cdef class DenseLinearRows32(WeightRows):
+    """The linear kernel on a dense float32 X (n x d, C order), weights held in float64.
+
+    For explicit feature maps (kernel_approximation): half the memory and memory traffic of
+    float64 rows; every product is accumulated in double."""
+
+    def __init__(self, const float[:, ::1] X, int k):
+        self._setup(X.shape[0], X.shape[1], k)
+        self.X = X
+        _dense_sqnorms(X, self.sqnorm)
+        self._init_weights(self.d)
+
+    cdef void get_scores(self, int i, double* out) noexcept nogil:
+        cdef int j, f
+        cdef double xf
+        cdef const double* w
+        for j in range(self.k):
+            out[j] = 0.0
+        for f in range(self.d):
+            xf = self.X[i, f]
+            if xf != 0.0:
+                w = &self.W[f, 0]
+                for j in range(self.k):
+                    out[j] += xf * w[j]
+
+    cdef void apply(self, int i, const double* du) noexcept nogil:
+        cdef int t, f, nz
+        cdef int js[MAX_CLASSES]
+        cdef double dv[MAX_CLASSES]
+        cdef double xf
+        cdef double* w
+        nz = _nonzero_slots(du, self.k, js, dv)
+        if nz == 0:
+            return
+        for f in range(self.d):
+            xf = self.X[i, f]
+            if xf != 0.0:
+                w = &self.W[f, 0]
+                for t in range(nz):
+                    w[js[t]] += xf * dv[t]
+
+
 cdef class SparseLinearRows(WeightRows):
     """The linear kernel on a CSR X (int32 indices), weights held explicitly."""
 
@@ -607,7 +655,8 @@ def make_row_source(str kind, int k, X=None, K=None, double gamma=1.0, double co
     k : int
         Number of class slots.
     X : ndarray of shape (n, d) or scipy.sparse matrix
-        The training inputs (dense C-ordered float64, or any sparse format: converted to CSR).
+        The training inputs (dense C-ordered float64, or any sparse format: converted to CSR);
+        for 'linear', dense C-ordered float32 too (explicit feature maps).
     """
     import scipy.sparse as sp
     if kind == "precomputed":
@@ -616,7 +665,9 @@ def make_row_source(str kind, int k, X=None, K=None, double gamma=1.0, double co
         raise ValueError("shift applies to kernel rows only; append a constant column instead")
     sparse = sp.issparse(X)
     if kind == "linear":
-        return SparseLinearRows(_csr(X), k) if sparse else DenseLinearRows(X, k)
+        if sparse:
+            return SparseLinearRows(_csr(X), k)
+        return DenseLinearRows32(X, k) if X.dtype == np.float32 else DenseLinearRows(X, k)
     kernel = "linear" if kind == "linear-rows" else kind
     if kernel not in ("rbf", "poly", "linear"):
         raise ValueError(f"unknown row source kind {kind!r}")
