@@ -438,7 +438,8 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         return DualSequence(src, functools.partial(self._snapshot, X, src),
                             type(self).__name__, tol=self.tol, max_iter=self.max_iter,
                             shrinking=self.shrinking, verbose=self.verbose,
-                            random_state=self.random_state, solver=solve)
+                            random_state=self.random_state, solver=solve,
+                            features=X if self._explicit_features() else None)
 
     def _fit_dual(self, sequence, y, sw, log):
         """Solve the model's dual once; DC and reweighting models run several solves here.

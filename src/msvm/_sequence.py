@@ -22,6 +22,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ._core._solver import add_scores, init_scores, solve
+from ._primal import primal_start, primal_start_applies
 from ._progress import solver_verbose
 
 # Status codes of msvm._core._solver.solve that return (errors are raised by the solver) and
@@ -104,8 +105,9 @@ class DualSequence:
     """
 
     def __init__(self, src, snapshot, owner, *, tol, max_iter, shrinking, verbose,
-                 random_state, solver=solve):
+                 random_state, solver=solve, features=None):
         self.src = src
+        self.features = features     # explicit features of the linear path (primal start)
         self._snapshot = snapshot
         self.owner = owner
         self.tol = float(tol)
@@ -173,12 +175,26 @@ class DualSequence:
         mu = np.array(mu0, dtype=np.float64)
         self.move_to(problem, alpha)
         self._fix_penalty_and_seed(problem)
+        alpha, mu = self._primal_start(problem, alpha, mu, tol)
         n_iter, resid, status, gap = self._solver(
             self.src, problem, alpha, mu, tol=tol, max_iter=self.max_iter,
             shrinking=self.shrinking, seed=int(self.seed), rho=self.rho, verbose=self.verbose)
         self._warn_if_stopped_early(status, resid, gap, tol)
         self.stop_reasons.append(SOLVER_STOP_REASONS[status])
         return self._snapshot(problem, alpha, mu, int(n_iter), float(resid))
+
+    def _primal_start(self, problem, alpha, mu, tol):
+        """Where dual coordinate descent is slow (large C, n >> d, explicit features), the
+        start from the smoothed primal (msvm/_primal.py); otherwise (alpha, mu) unchanged."""
+        if (self.features is None or self.src.weights is None
+                or not primal_start_applies(problem, self.features, self.src.diagonal())):
+            return alpha, mu
+        alpha, mu = primal_start(problem, self.features, self.src.weights, mu, tol,
+                                 self.src.diagonal())
+        self.move_to(problem, alpha)
+        if self.verbose:
+            print(f"[msvm] {self.owner}: dual start from the smoothed primal (Newton)")
+        return alpha, mu
 
     def _warn_if_stopped_early(self, status, resid, gap, tol):
         if status == STATUS_MAX_ITER:

@@ -28,7 +28,10 @@
 # * everything else (the linear kernel with explicit weights above 2000 samples, directions
 #   with other coefficients): randomized dual coordinate descent over samples (all variables
 #   of one sample share one kernel row or one x_i), LIBLINEAR-style shrinking with a final
-#   unshrunk pass, and exact pair steps inside groups whose cap is active.
+#   unshrunk pass, and exact pair steps inside groups whose cap is active.  Where this is
+#   slow (explicit features, large C, n >> d, two-slot directions), the Python layer first
+#   solves the smoothed primal by Newton's method and starts the solver from its dual point
+#   (msvm/_primal.py); the solver then certifies that start like any other.
 #
 # The current scores F = K U are held by a RowSource (_rows.pyx), the only seam to the data:
 # explicit weights for the linear kernel (O(d k) per sample update, dense or CSR rows) or

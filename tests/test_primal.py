@@ -1,0 +1,88 @@
+"""The smoothed-primal Newton start of the linear path (msvm/_primal.py)."""
+
+import numpy as np
+import pytest
+
+import msvm
+import msvm._primal as primal_module
+from msvm._primal import SmoothedPrimal, primal_start, primal_start_applies
+
+
+def _data(n=3000, d=4, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, size=n)
+    X = rng.normal(size=(n, d)) + 0.8 * np.eye(k, d)[y]
+    return X, y
+
+
+def _ww_problem(X, y, k, C):
+    return msvm.WestonWatkinsMSVM(C=C)._dual_problem(y, k, C * np.ones(len(y)))
+
+
+@pytest.mark.parametrize("equality", [True, False])
+def test_gradient_and_hessian_match_finite_differences(equality):
+    X, y = _data(n=400, d=3, k=4)
+    problem = _ww_problem(X, y, 4, 1.0)
+    problem.equality = equality
+    sp = SmoothedPrimal(problem, X)
+    sp.mu = 0.3
+    rng = np.random.default_rng(1)
+    V, b = sp._center(0.3 * rng.normal(size=(3, 4)), 0.3 * rng.normal(size=4))
+    dV, db = sp._center(rng.normal(size=(3, 4)), rng.normal(size=4))
+    z = sp._z(sp.decision(V, b))
+    gV, gb = sp.gradient(V, b, z)
+    eps = 1e-6
+    fd = (sp.value(V + eps * dV, b + eps * db) - sp.value(V - eps * dV, b - eps * db)) / (2 * eps)
+    assert fd == pytest.approx(float(np.sum(gV * dV) + np.sum(gb * db)), rel=1e-6)
+    free = (z >= sp.mu * problem.lo) & (z <= sp.mu * problem.hi)
+    H = sp.hessian(free)
+    g_plus = sp.gradient(V + eps * dV, b + eps * db, sp._z(sp.decision(V + eps * dV, b + eps * db)))
+    g_minus = sp.gradient(V - eps * dV, b - eps * db,
+                          sp._z(sp.decision(V - eps * dV, b - eps * db)))
+    fd_h = sp._flat((g_plus[0] - g_minus[0]) / (2 * eps), (g_plus[1] - g_minus[1]) / (2 * eps))
+    np.testing.assert_allclose(H @ sp._flat(dV, db), fd_h, rtol=1e-5, atol=1e-6)
+
+
+def test_start_is_feasible_and_nearly_optimal():
+    """alpha in its box, P c(alpha) ~ 0, and every term's KKT violation below tol / 2."""
+    X, y = _data()
+    k, tol = 3, 1e-3
+    problem = _ww_problem(X, y, k, 5.0)
+    diag = np.einsum("ij,ij->i", X, X)
+    alpha, mu = primal_start(problem, X, np.zeros((X.shape[1], k)), np.zeros(k), tol, diag)
+    assert np.all(alpha >= problem.lo) and np.all(alpha <= problem.hi)
+    c = problem.slot_sums(alpha).sum(axis=0)
+    assert np.abs(c - c.mean()).max() <= tol * problem.hi.max()
+    # the dual's own margins at alpha: z = a + <d, b + h>, h = -kappa X X^T U P
+    U = problem.slot_sums(alpha)
+    W = X.T @ U
+    F = X @ (-problem.kappa * (W - W.mean(axis=1, keepdims=True))) - mu
+    z = SmoothedPrimal(problem, X)._z(F)
+    viol = np.where(alpha <= problem.lo, np.maximum(z, 0), 0.0) \
+        + np.where(alpha >= problem.hi, np.maximum(-z, 0), 0.0) \
+        + np.where((alpha > problem.lo) & (alpha < problem.hi), np.abs(z), 0.0)
+    assert viol.max() <= tol
+
+
+def test_fit_with_primal_start_matches_the_dual_path(monkeypatch):
+    X, y = _data()
+    fits = {}
+    for name, scale in (("primal", 0.0), ("dual", np.inf)):
+        monkeypatch.setattr(primal_module, "PRIMAL_MIN_SCALE", scale)
+        est = msvm.WestonWatkinsMSVM(C=1.0, kernel="linear", tol=1e-6, random_state=0)
+        fits[name] = est.fit(X, y)
+    assert fits["primal"].objective_ == pytest.approx(fits["dual"].objective_, rel=1e-5)
+    assert fits["primal"].converged_ and fits["dual"].converged_
+    assert fits["primal"].n_iter_ < fits["dual"].n_iter_       # the start did the work
+    np.testing.assert_allclose(fits["primal"].decision_function(X[:50]),
+                               fits["dual"].decision_function(X[:50]), atol=1e-2)
+
+
+def test_primal_start_is_chosen_only_where_it_pays():
+    X, y = _data()
+    diag = np.einsum("ij,ij->i", X, X)
+    assert primal_start_applies(_ww_problem(X, y, 3, 100.0), X, diag)
+    assert not primal_start_applies(_ww_problem(X, y, 3, 0.01), X, diag)         # small C
+    assert not primal_start_applies(_ww_problem(X[:30], y[:30], 3, 100.0), X[:30], diag[:30])
+    reinforced = msvm.ReinforcedMSVM(C=100.0)._dual_problem(y, 3, 100.0 * np.ones(len(y)))
+    assert not primal_start_applies(reinforced, X, diag)      # single-slot layouts: dual CD
