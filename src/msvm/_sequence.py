@@ -32,6 +32,12 @@ STATUS_GAP_FLOOR = 4
 SOLVER_STOP_REASONS = {STATUS_CONVERGED: "tol", STATUS_MAX_ITER: "max_iter",
                        STATUS_GAP_FLOOR: "gap_floor"}
 
+# Relative size of a slot-sum difference that ``DualSequence.move_to`` treats as rounding.
+ROUNDING = 4 * np.finfo(np.float64).eps
+
+# Relative tolerance of a warm start's bounds and equalities (see ``path_start``).
+FEASIBLE = 1e-12
+
 # Every value of ``stop_reason_``: the solver's, then those of the loops around it.
 CONVERGED = "tol"
 STOP_REASONS = ("tol", "max_iter", "gap_floor", "max_dc_iter", "dc_objective_rose",
@@ -85,6 +91,71 @@ def rescaled_dual(alpha, C_previous, C):
     return alpha * (float(C) / C_previous)
 
 
+def path_start(problem, alpha, C_previous, C):
+    """A warm start for the new C that rescales only the variables at their bounds.
+
+    ``rescaled_dual`` scales every variable by rho = C / C_previous: exact for those at a
+    bound (the bounds scale with C) but it multiplies the free ones too, which along a path
+    of growing C mostly stay where they were.  This start keeps the free variables, scales
+    the others, and restores the equalities ``P c = 0`` (c the slot sums of all variables)
+    that mixing the two breaks: the least-norm change of the free variables that zeroes the
+    residual, clipped to their box and repeated on the variables still inside it.  When that
+    does not give a feasible point (box, group caps, equalities to rounding) or there is no
+    free variable, it is ``rescaled_dual``.  ``alpha`` is a solution of the dual at
+    C_previous with the same sample weights (else the classification of bounds is a guess;
+    the start is feasible either way).
+    """
+    scaled = rescaled_dual(alpha, C_previous, C)
+    width = FEASIBLE * np.maximum(1.0, np.maximum(np.abs(problem.lo), np.abs(problem.hi)))
+    free = (scaled > problem.lo + width) & (scaled < problem.hi - width)
+    if not np.any(free) or len(alpha) != len(problem.lin):
+        return scaled
+    start = np.where(free, alpha, scaled)
+    if problem.equality:
+        start = _restore_equalities(problem, start, free)
+    if start is None or not _feasible(problem, start):
+        return scaled
+    return start
+
+
+def _equality_residual(problem, D, alpha):
+    """P c for the slot sums c = D^T alpha: the equalities' residual, and its scale."""
+    c = D.T @ alpha
+    return c - c.mean(), float(np.abs(D).T.dot(np.abs(alpha)).max(initial=0.0))
+
+
+def _restore_equalities(problem, alpha, movable, rounds=8):
+    """alpha with ``P c = 0`` restored by changing the ``movable`` variables, or None."""
+    D = problem.directions()
+    alpha = alpha.copy()
+    for _ in range(rounds):
+        r, scale = _equality_residual(problem, D, alpha)
+        if np.abs(r).max(initial=0.0) <= FEASIBLE * max(scale, 1.0):
+            return alpha
+        if not np.any(movable):
+            return None
+        M = D[movable] - D[movable].mean(axis=1, keepdims=True)        # rows: P d_v
+        # least-norm delta with M^T delta = -r (r lies in the range of P)
+        delta = M @ np.linalg.lstsq(M.T @ M, -r, rcond=None)[0]
+        alpha[movable] = np.clip(alpha[movable] + delta, problem.lo[movable],
+                                 problem.hi[movable])
+        movable = movable & (alpha > problem.lo) & (alpha < problem.hi)
+    r, scale = _equality_residual(problem, D, alpha)
+    return alpha if np.abs(r).max(initial=0.0) <= FEASIBLE * max(scale, 1.0) else None
+
+
+def _feasible(problem, alpha):
+    """Whether alpha is in its box and under its group caps."""
+    if np.any(alpha < problem.lo) or np.any(alpha > problem.hi):
+        return False
+    if len(problem.cap):
+        grouped = problem.group >= 0
+        sums = np.bincount(problem.group[grouped], weights=alpha[grouped],
+                           minlength=len(problem.cap))
+        return bool(np.all(sums <= problem.cap * (1 + FEASIBLE)))
+    return True
+
+
 class DualSequence:
     """Related duals solved one after another on one row source (see the module docstring).
 
@@ -134,11 +205,36 @@ class DualSequence:
             if np.any(U != 0):
                 init_scores(self.src, np.ascontiguousarray(U))
         else:
-            dU = problem.slot_sums(alpha) - self.problem.slot_sums(self.alpha)
+            U, U_now = problem.slot_sums(alpha), self.problem.slot_sums(self.alpha)
+            dU = U - U_now
+            # a difference at the rounding level of the slot sums is no change: after
+            # ``scale`` the sums of factor * alpha differ from factor * (sums of alpha) by
+            # a few ulps, and updating those rows would cost a kernel row each for nothing
+            dU[np.abs(dU) <= ROUNDING * (np.abs(U) + np.abs(U_now))] = 0.0
             rows = np.flatnonzero(np.any(dU != 0, axis=1)).astype(np.int32)
             if len(rows):
                 add_scores(self.src, rows, np.ascontiguousarray(dU[rows]))
         self.problem, self.alpha = problem, alpha
+
+    def resume(self, problem, alpha):
+        """Declare that ``src`` already holds the scores of ``alpha`` (a dual of ``problem``).
+
+        For a sequence built on the row source of an earlier fit (a ``warm_start`` refit on
+        the same training inputs and kernel): the scores and the kernel-row cache are taken
+        over instead of being recomputed.
+        """
+        self.problem, self.alpha = problem, np.array(alpha, dtype=np.float64)
+
+    def scale(self, factor):
+        """Move to ``factor`` times the current alpha by scaling the scores, O(n k).
+
+        The scores K U(alpha) are linear in alpha, so a warm start rescaled by C'/C (see
+        :func:`rescaled_dual`) needs no kernel row at all.
+        """
+        if self.problem is None:
+            raise RuntimeError("scale needs a sequence at a dual (solve or resume first)")
+        self.src.scale_scores(float(factor))
+        self.alpha = self.alpha * float(factor)
 
     # ------------------------------------------------------------------ solve
     def _fix_penalty_and_seed(self, problem):

@@ -29,7 +29,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (check_class_labels, check_fit_sample_weight, degenerate_fit_message,
+from ._base import (BaseMSVM, KernelColumns, check_class_labels, check_fit_sample_weight, degenerate_fit_message,
                     unfitted_on_error, user_stacklevel)
 from ._kernels import between_class_gamma, median_gamma
 from ._progress import StepLog
@@ -137,6 +137,22 @@ def _lambda_path(estimator, params, lambdas, n, warm_start, X, y, X_tune, y_tune
     est = clone(estimator).set_params(**params)
     if "warm_start" in est.get_params():
         est.set_params(warm_start=bool(warm_start))
+    if isinstance(est, BaseMSVM):
+        # along the path only: each fit keeps its row source (scores, kernel-row cache) for
+        # the next, warm-started one, and the tuning-set kernel columns are computed once
+        est._keep_rows = bool(warm_start)
+        est._tuning_columns = KernelColumns(len(y))
+    try:
+        return _walk_path(est, lambdas, n, X, y, X_tune, y_tune, fit_params, scorer,
+                          params, log, keep_best)
+    finally:
+        for name in getattr(est, "_transient_state", ()):
+            est.__dict__.pop(name, None)
+
+
+def _walk_path(est, lambdas, n, X, y, X_tune, y_tune, fit_params, scorer, params, log,
+               keep_best):
+    """The loop of :func:`_lambda_path` over the lambdas, on the prepared estimator."""
     points, best, best_score = [], None, None
     for lam in lambdas:
         C = 1.0 / (n * lam)
