@@ -12,6 +12,10 @@ whose slot sums change, through the core's ``add_scores``) and ``solve`` moves t
 starting point and runs the compiled solver from there.  A fit builds a sequence, runs its
 loop over it and returns a :class:`SequenceFit`; nothing of a fit's loop is kept on the
 estimator except its fitted attributes and, for ``warm_start``, the dual it started from.
+Along a lambda path (``msvm.model_selection.TuningSetSearch``) a warm-started refit on the
+same training inputs and kernel builds its sequence on the previous fit's row source instead
+(``resume``: scores and kernel-row cache taken over), and ``scale`` follows the rescaling of
+the warm start by C'/C in O(n k); :func:`path_start` is that warm start.
 """
 
 import warnings
@@ -118,18 +122,19 @@ def path_start(problem, alpha, C_previous, C):
     return start
 
 
-def _equality_residual(problem, D, alpha):
+def _equality_residual(D, absD, alpha):
     """P c for the slot sums c = D^T alpha: the equalities' residual, and its scale."""
-    c = D.T @ alpha
-    return c - c.mean(), float(np.abs(D).T.dot(np.abs(alpha)).max(initial=0.0))
+    c = alpha @ D
+    return c - c.mean(), float((np.abs(alpha) @ absD).max(initial=0.0))
 
 
 def _restore_equalities(problem, alpha, movable, rounds=8):
     """alpha with ``P c = 0`` restored by changing the ``movable`` variables, or None."""
     D = problem.directions()
+    absD = np.abs(D)
     alpha = alpha.copy()
     for _ in range(rounds):
-        r, scale = _equality_residual(problem, D, alpha)
+        r, scale = _equality_residual(D, absD, alpha)
         if np.abs(r).max(initial=0.0) <= FEASIBLE * max(scale, 1.0):
             return alpha
         if not np.any(movable):
@@ -140,7 +145,7 @@ def _restore_equalities(problem, alpha, movable, rounds=8):
         alpha[movable] = np.clip(alpha[movable] + delta, problem.lo[movable],
                                  problem.hi[movable])
         movable = movable & (alpha > problem.lo) & (alpha < problem.hi)
-    r, scale = _equality_residual(problem, D, alpha)
+    r, scale = _equality_residual(D, absD, alpha)
     return alpha if np.abs(r).max(initial=0.0) <= FEASIBLE * max(scale, 1.0) else None
 
 

@@ -4,8 +4,9 @@ Every paper fits on a training set for each lambda of a grid (2^-16 .. 2^15 in
 Liu, Wu and He (2011) and Liu and Yuan (2011)), picks the lambda whose fit scores best on an independent tuning set, and
 reports that fit's test score.  Our estimators take ``C = 1 / (n lambda)`` (n the training
 size).  :class:`TuningSetSearch` does exactly that, walking the grid from the largest lambda
-(smallest C) to the smallest with each fit warm-started from the previous one (the dual is
-rescaled by C'/C, which keeps it feasible), and is itself a scikit-learn classifier, so it
+(smallest C) to the smallest with each fit warm-started from the previous one (the variables
+at their bounds rescaled by C'/C, the free ones kept, the equalities restored:
+``msvm._sequence.path_start``), and is itself a scikit-learn classifier, so it
 nests in ``cross_val_score`` and ``GridSearchCV``.  scikit-learn's own ``GridSearchCV`` with a
 ``PredefinedSplit`` selects the same C (tested); it refits from scratch at each C.
 """
@@ -264,7 +265,13 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     tuning_size : float in (0, 1), default=0.5
         When ``fit`` gets no tuning set, this fraction of ``X`` (stratified) becomes one.
     warm_start : bool, default=True
-        Warm-start each fit of the grid from the previous one.
+        Warm-start each fit of the grid from the previous one.  The fits of a path then
+        also share one kernel row source (its scores, rescaled, and its cache of kernel rows
+        of at most the estimator's ``cache_size`` MB), reused only while the training
+        inputs, the kernel and its parameters are unchanged; the kernel between the tuning
+        set and the training samples is computed once per path when it fits in
+        ``cache_size`` (with or without warm starts).  The fits are those of cold starts to
+        the solver's ``tol``.
     random_state : int, RandomState instance or None, default=None
         Seed of the training/tuning split made when no tuning set is given.
     cv : int, cross-validation generator, iterable or None, default=None
