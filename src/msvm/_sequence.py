@@ -122,30 +122,62 @@ def path_start(problem, alpha, C_previous, C):
     return start
 
 
-def _equality_residual(D, absD, alpha):
-    """P c for the slot sums c = D^T alpha: the equalities' residual, and its scale."""
-    c = alpha @ D
-    return c - c.mean(), float((np.abs(alpha) @ absD).max(initial=0.0))
+def _slot_totals(problem, weights):
+    """sum_v weights_v d_v (k values), from the problem's sparse directions."""
+    k, two = problem.k, problem.slot2 >= 0
+    return (np.bincount(problem.slot1, weights=problem.coef1 * weights, minlength=k)
+            + np.bincount(problem.slot2[two], weights=problem.coef2[two] * weights[two],
+                          minlength=k))
+
+
+def _equality_residual(problem, alpha):
+    """P c for the slot sums c = sum_v alpha_v d_v (the equalities' residual), its scale."""
+    c = _slot_totals(problem, alpha)
+    absolute = np.abs(alpha)
+    scale = (np.bincount(problem.slot1, weights=np.abs(problem.coef1) * absolute,
+                         minlength=problem.k)
+             + np.bincount(np.maximum(problem.slot2, 0),
+                           weights=np.abs(problem.coef2) * absolute * (problem.slot2 >= 0),
+                           minlength=problem.k))
+    return c - c.mean(), float(scale.max(initial=0.0))
+
+
+def _least_norm_change(problem, movable, r):
+    """delta on the ``movable`` variables, least in norm, with sum_v delta_v P d_v = -r.
+
+    With m_v the mean of d_v's entries, P d_v = d_v - m_v 1, so the k x k normal matrix
+    sum_v (P d_v)(P d_v)^T and the change delta_v = (P d_v) . z follow from the sparse
+    directions (one or two slots each) in O(n_vars) memory.
+    """
+    k = problem.k
+    s1, c1 = problem.slot1[movable], problem.coef1[movable]
+    two = problem.slot2[movable] >= 0
+    s2, c2 = np.where(two, problem.slot2[movable], 0), np.where(two, problem.coef2[movable], 0)
+    m = (c1 + c2) / k
+    G = (np.bincount(s1 * k + s1, weights=c1 * c1, minlength=k * k)
+         + np.bincount(s2 * k + s2, weights=c2 * c2, minlength=k * k)
+         + np.bincount(s1 * k + s2, weights=c1 * c2, minlength=k * k)
+         + np.bincount(s2 * k + s1, weights=c1 * c2, minlength=k * k)).reshape(k, k)
+    a = (np.bincount(s1, weights=c1 * m, minlength=k)
+         + np.bincount(s2, weights=c2 * m, minlength=k))
+    normal = G - a[:, None] - a[None, :] + np.dot(m, m)
+    z = np.linalg.lstsq(normal, -r, rcond=None)[0]
+    return c1 * z[s1] + c2 * z[s2] - m * z.sum()
 
 
 def _restore_equalities(problem, alpha, movable, rounds=8):
     """alpha with ``P c = 0`` restored by changing the ``movable`` variables, or None."""
-    D = problem.directions()
-    absD = np.abs(D)
     alpha = alpha.copy()
     for _ in range(rounds):
-        r, scale = _equality_residual(D, absD, alpha)
+        r, scale = _equality_residual(problem, alpha)
         if np.abs(r).max(initial=0.0) <= FEASIBLE * max(scale, 1.0):
             return alpha
         if not np.any(movable):
             return None
-        M = D[movable] - D[movable].mean(axis=1, keepdims=True)        # rows: P d_v
-        # least-norm delta with M^T delta = -r (r lies in the range of P)
-        delta = M @ np.linalg.lstsq(M.T @ M, -r, rcond=None)[0]
-        alpha[movable] = np.clip(alpha[movable] + delta, problem.lo[movable],
-                                 problem.hi[movable])
+        alpha[movable] = np.clip(alpha[movable] + _least_norm_change(problem, movable, r),
+                                 problem.lo[movable], problem.hi[movable])
         movable = movable & (alpha > problem.lo) & (alpha < problem.hi)
-    r, scale = _equality_residual(D, absD, alpha)
+    r, scale = _equality_residual(problem, alpha)
     return alpha if np.abs(r).max(initial=0.0) <= FEASIBLE * max(scale, 1.0) else None
 
 
