@@ -254,9 +254,9 @@ objectives to the solver's tol as the cold path: last-but-one column):
 - The warm start rescales only the variables at their bounds and keeps the free ones,
   with the equalities P c = 0 restored by the least-norm change of the free variables
   (`msvm._sequence.path_start`); at the small-lambda end this saves about 15-20 % of the
-  epochs (e.g. 228 against 282 at 2^-16, n = 1000, ReinforcedMSVM; cold: 263).  Scaling the
+  epochs (e.g. 230 against 282 at 2^-16, n = 1000, ReinforcedMSVM; cold: 263).  Scaling the
   free variables by another factor (0.8, 1.3) or a secant prediction through the two previous
-  solutions did not do better (measured: 735-812 epochs in all against 749).
+  solutions did not do better (735-812 epochs in all, n = 1000, against 725-749 here).
 
 Why the target is still missed where it is:
 
@@ -269,7 +269,7 @@ Why the target is still missed where it is:
   still take nearly as many epochs warm as cold (the solver's convergence at large C, not the
   start, sets them); they alone are about 4x the cold fit.
 - The path goes on past the selected lambda, but the selection lies at the small-lambda end
-  (2^-12 .. 2^-16) and 78-100 % of the warm fit time is spent up to it (last column of the
+  (2^-12 .. 2^-16) and 73-100 % of the warm fit time is spent up to it (end of the
   epoch lines), so stopping the path early when the tuning score has peaked would save at
   most a fit or two here; it is not offered."""
 
