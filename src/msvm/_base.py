@@ -9,6 +9,7 @@ the reweighting or a grid in the models that need several), which returns a ``Se
 """
 
 import functools
+import hashlib
 import numbers
 import os
 import sys
@@ -16,6 +17,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -28,7 +30,7 @@ from ._intercept import exact_intercepts
 from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
                        make_row_source, resolve_gamma)
 from ._progress import StepLog, n_epochs
-from ._sequence import CONVERGED, DualSequence, SequenceFit, rescaled_dual
+from ._sequence import CONVERGED, DualSequence, SequenceFit, path_start
 from .exceptions import DegenerateFitWarning
 
 @dataclass
@@ -61,6 +63,71 @@ def user_stacklevel():
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def data_fingerprint(X):
+    """A hash of an array's (or CSR matrix's) shape, dtype and bytes: equal data, equal hash.
+
+    O(size of X), far below the kernel work of a fit on X; identifies the training inputs of
+    a warm-start refit without trusting the array object (which may have changed in place).
+    """
+    digest = hashlib.blake2b(digest_size=20)
+    if sp.issparse(X):
+        X = X.tocsr()
+        parts = (X.data, X.indices, X.indptr)
+    else:
+        parts = (X,)
+    digest.update(repr((type(X).__name__, X.shape, X.dtype.str)).encode())
+    for part in parts:
+        digest.update(np.ascontiguousarray(part).view(np.uint8).ravel())
+    return digest.hexdigest()
+
+
+class KernelColumns:
+    """The kernel between one scoring set and the training samples, computed once per sample.
+
+    A lambda path (``msvm.model_selection``) scores 32 fits on the same tuning set; their
+    support vectors are mostly the same training samples, so the kernel column of training
+    sample i, K(X_tune, x_i), is computed the first time i is a support vector and kept.
+    A column is reused only for the same scoring inputs (a hash of their bytes), the same
+    kernel and parameters, and the same training row x_i (compared exactly); the block is
+    kept only while it fits in the estimator's ``cache_size``.
+
+    Parameters
+    ----------
+    n_train : int
+        Number of training samples (the fits' ``support_`` index them).
+    """
+
+    def __init__(self, n_train):
+        self.n_train = int(n_train)
+        self.key = None
+
+    def columns(self, estimator, X):
+        """K(X, x_i) for every training sample i (n_samples, n_train), or None.
+
+        The columns of the estimator's support vectors are exact; the others are zero or
+        those of earlier fits (the caller multiplies them by zero coefficients).  None when
+        the block cannot be kept (sparse inputs, or larger than ``cache_size``).
+        """
+        sv, support = estimator.support_vectors_, estimator.support_
+        if sp.issparse(X) or sp.issparse(sv) \
+                or X.shape[0] * self.n_train * 8 > estimator.cache_size * 2 ** 20 \
+                or (len(support) and support.max() >= self.n_train):
+            return None
+        key = (estimator.kernel, estimator.gamma_, estimator.degree, estimator.coef0,
+               data_fingerprint(X))
+        if key != self.key:
+            self.key = key
+            self.K = np.zeros((X.shape[0], self.n_train))
+            self.rows = np.full((self.n_train, X.shape[1]), np.nan)
+        new = ~np.all(self.rows[support] == sv, axis=1)
+        if np.any(new):
+            self.K[:, support[new]] = kernel_matrix(X, sv[new], estimator.kernel,
+                                                    estimator.gamma_, estimator.degree,
+                                                    estimator.coef0)
+            self.rows[support[new]] = sv[new]
+        return self.K
 
 
 def set_init_params(estimator, arguments):
@@ -282,7 +349,10 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
     """Common machinery of the kernel multicategory SVMs (not for direct use)."""
 
     # private fit state removed with the fitted attributes when a fit fails
-    _fit_state = ("_dual_state",)
+    _fit_state = ("_dual_state", "_row_state")
+    # private state never copied nor pickled: the row source kept for warm-start refits and
+    # the tuning-set kernel columns of a lambda path (msvm.model_selection)
+    _transient_state = ("_row_state", "_keep_rows", "_tuning_columns")
 
     _parameter_constraints = {
         "C": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -405,12 +475,22 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
             src_X, src_kind = gram, "precomputed"
         else:
             src_X, src_kind = X, self.kernel
-        src = make_row_source(src_X, src_kind, k, gamma=self.gamma_, degree=self.degree,
-                              coef0=self.coef0, cache_size=self.cache_size,
-                              cache_dtype=self.cache_dtype)
-        fitted = self._fit_dual(self._dual_sequence(train, src), y, sw,
-                                StepLog(type(self).__name__, self.verbose))
+        key = self._row_source_key(src_X, src_kind, k)
+        kept = getattr(self, "_row_state", None)
+        self._row_state = None          # in use: a fit that raises must not leave it behind
+        if key is not None and kept is not None and kept[0] == key:
+            src = kept[1]
+            sequence = self._dual_sequence(train, src)
+            sequence.resume(kept[2], kept[3])
+        else:
+            src = make_row_source(src_X, src_kind, k, gamma=self.gamma_, degree=self.degree,
+                                  coef0=self.coef0, cache_size=self.cache_size,
+                                  cache_dtype=self.cache_dtype)
+            sequence = self._dual_sequence(train, src)
+        fitted = self._fit_dual(sequence, y, sw, StepLog(type(self).__name__, self.verbose))
         self._store_fit(X, y, fitted)
+        if key is not None:
+            self._row_state = (key, src, sequence.problem, sequence.alpha)
         self._warn_if_degenerate(self.classes_[np.argmax(fitted.solution.G, axis=1)], y)
         return self
 
@@ -431,6 +511,30 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self.feature_map_ = fit_feature_map(self, X, self.gamma_)
         self.n_components_ = self.feature_map_.n_components_
         return self.feature_map_.transform(X, dtype=dtype)
+
+    # ------------------------------------------------------------------ warm-start reuse
+    def _row_source_key(self, src_X, src_kind, k):
+        """What a kept row source must match to be reused by this fit, or None (no reuse).
+
+        A warm-start refit keeps the previous fit's row source (its scores and kernel-row
+        cache) only when asked to (``_keep_rows``, set by ``TuningSetSearch`` on the
+        estimator of a lambda path: a fitted estimator does not hold a kernel cache of up to
+        ``cache_size`` MB otherwise) and only for the same training inputs (a hash of their
+        bytes, not the array's identity: an array changed in place is new data), the same
+        kernel and parameters, and the same number of class slots.
+        """
+        if not (self.warm_start and getattr(self, "_keep_rows", False)) \
+                or self.kernel_approximation is not None or callable(self.kernel):
+            return None
+        return (src_kind, k, self.gamma_, self.degree, self.coef0, self.cache_size,
+                self.cache_dtype, data_fingerprint(src_X))
+
+    def __getstate__(self):
+        # a copy: object.__getstate__ returns the instance's own __dict__
+        state = dict(super().__getstate__())
+        for name in self._transient_state:
+            state.pop(name, None)
+        return state
 
     # ------------------------------------------------------------------ the solves
     def _dual_sequence(self, X, src):
@@ -459,7 +563,10 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         if self.warm_start and getattr(self, "_dual_state", None) is not None:
             a_prev, mu_prev, C_prev = self._dual_state
             if a_prev.shape == alpha0.shape and mu_prev.shape == mu0.shape:
-                alpha0, mu0 = rescaled_dual(a_prev, C_prev, self.C), mu_prev
+                alpha0, mu0 = path_start(problem, a_prev, C_prev, self.C), mu_prev
+                if sequence.problem is not None:
+                    # a kept row source (see fit): the scores follow the rescaling exactly
+                    sequence.scale(float(self.C) / C_prev)
         return sequence.solve(problem, problem.clip_feasible(alpha0), mu0 - mu0.mean())
 
     def _store_fit(self, X, y, fitted):
@@ -551,6 +658,13 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
             return check_finite_decision(X @ self.coef_.T + self.intercept_)
         if self.kernel == "precomputed":
             cols = self.support_
+        else:
+            kept = getattr(self, "_tuning_columns", None)
+            K = kept.columns(self, X) if kept is not None else None
+            if K is not None:
+                coef = np.zeros((K.shape[1], self.dual_coef_.shape[0]))
+                coef[self.support_] = self.dual_coef_.T
+                return check_finite_decision(K @ coef + self.intercept_)
         out = np.empty((X.shape[0], self.dual_coef_.shape[0]))
         step = chunk_rows(len(self.support_))
         for start in range(0, X.shape[0], step):

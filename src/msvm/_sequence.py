@@ -12,6 +12,10 @@ whose slot sums change, through the core's ``add_scores``) and ``solve`` moves t
 starting point and runs the compiled solver from there.  A fit builds a sequence, runs its
 loop over it and returns a :class:`SequenceFit`; nothing of a fit's loop is kept on the
 estimator except its fitted attributes and, for ``warm_start``, the dual it started from.
+Along a lambda path (``msvm.model_selection.TuningSetSearch``) a warm-started refit on the
+same training inputs and kernel builds its sequence on the previous fit's row source instead
+(``resume``: scores and kernel-row cache taken over), and ``scale`` follows the rescaling of
+the warm start by C'/C in O(n k); :func:`path_start` is that warm start.
 """
 
 import warnings
@@ -32,6 +36,12 @@ STATUS_MAX_ITER = 1
 STATUS_GAP_FLOOR = 4
 SOLVER_STOP_REASONS = {STATUS_CONVERGED: "tol", STATUS_MAX_ITER: "max_iter",
                        STATUS_GAP_FLOOR: "gap_floor"}
+
+# Relative size of a slot-sum difference that ``DualSequence.move_to`` treats as rounding.
+ROUNDING = 4 * np.finfo(np.float64).eps
+
+# Relative tolerance of a warm start's bounds and equalities (see ``path_start``).
+FEASIBLE = 1e-12
 
 # Every value of ``stop_reason_``: the solver's, then those of the loops around it.
 CONVERGED = "tol"
@@ -86,6 +96,104 @@ def rescaled_dual(alpha, C_previous, C):
     return alpha * (float(C) / C_previous)
 
 
+def path_start(problem, alpha, C_previous, C):
+    """A warm start for the new C that rescales only the variables at their bounds.
+
+    ``rescaled_dual`` scales every variable by rho = C / C_previous: exact for those at a
+    bound (the bounds scale with C) but it multiplies the free ones too, which along a path
+    of growing C mostly stay where they were.  This start keeps the free variables, scales
+    the others, and restores the equalities ``P c = 0`` (c the slot sums of all variables)
+    that mixing the two breaks: the least-norm change of the free variables that zeroes the
+    residual, clipped to their box and repeated on the variables still inside it.  When that
+    does not give a feasible point (box, group caps, equalities to rounding) or there is no
+    free variable, it is ``rescaled_dual``.  ``alpha`` is a solution of the dual at
+    C_previous with the same sample weights (else the classification of bounds is a guess;
+    the start is feasible either way).
+    """
+    scaled = rescaled_dual(alpha, C_previous, C)
+    width = FEASIBLE * np.maximum(1.0, np.maximum(np.abs(problem.lo), np.abs(problem.hi)))
+    free = (scaled > problem.lo + width) & (scaled < problem.hi - width)
+    if not np.any(free) or len(alpha) != len(problem.lin):
+        return scaled
+    start = np.where(free, alpha, scaled)
+    if problem.equality:
+        start = _restore_equalities(problem, start, free)
+    if start is None or not _feasible(problem, start):
+        return scaled
+    return start
+
+
+def _slot_totals(problem, weights):
+    """sum_v weights_v d_v (k values), from the problem's sparse directions."""
+    k, two = problem.k, problem.slot2 >= 0
+    return (np.bincount(problem.slot1, weights=problem.coef1 * weights, minlength=k)
+            + np.bincount(problem.slot2[two], weights=problem.coef2[two] * weights[two],
+                          minlength=k))
+
+
+def _equality_residual(problem, alpha):
+    """P c for the slot sums c = sum_v alpha_v d_v (the equalities' residual), its scale."""
+    c = _slot_totals(problem, alpha)
+    absolute = np.abs(alpha)
+    scale = (np.bincount(problem.slot1, weights=np.abs(problem.coef1) * absolute,
+                         minlength=problem.k)
+             + np.bincount(np.maximum(problem.slot2, 0),
+                           weights=np.abs(problem.coef2) * absolute * (problem.slot2 >= 0),
+                           minlength=problem.k))
+    return c - c.mean(), float(scale.max(initial=0.0))
+
+
+def _least_norm_change(problem, movable, r):
+    """delta on the ``movable`` variables, least in norm, with sum_v delta_v P d_v = -r.
+
+    With m_v the mean of d_v's entries, P d_v = d_v - m_v 1, so the k x k normal matrix
+    sum_v (P d_v)(P d_v)^T and the change delta_v = (P d_v) . z follow from the sparse
+    directions (one or two slots each) in O(n_vars) memory.
+    """
+    k = problem.k
+    s1, c1 = problem.slot1[movable], problem.coef1[movable]
+    two = problem.slot2[movable] >= 0
+    s2, c2 = np.where(two, problem.slot2[movable], 0), np.where(two, problem.coef2[movable], 0)
+    m = (c1 + c2) / k
+    G = (np.bincount(s1 * k + s1, weights=c1 * c1, minlength=k * k)
+         + np.bincount(s2 * k + s2, weights=c2 * c2, minlength=k * k)
+         + np.bincount(s1 * k + s2, weights=c1 * c2, minlength=k * k)
+         + np.bincount(s2 * k + s1, weights=c1 * c2, minlength=k * k)).reshape(k, k)
+    a = (np.bincount(s1, weights=c1 * m, minlength=k)
+         + np.bincount(s2, weights=c2 * m, minlength=k))
+    normal = G - a[:, None] - a[None, :] + np.dot(m, m)
+    z = np.linalg.lstsq(normal, -r, rcond=None)[0]
+    return c1 * z[s1] + c2 * z[s2] - m * z.sum()
+
+
+def _restore_equalities(problem, alpha, movable, rounds=8):
+    """alpha with ``P c = 0`` restored by changing the ``movable`` variables, or None."""
+    alpha = alpha.copy()
+    for _ in range(rounds):
+        r, scale = _equality_residual(problem, alpha)
+        if np.abs(r).max(initial=0.0) <= FEASIBLE * max(scale, 1.0):
+            return alpha
+        if not np.any(movable):
+            return None
+        alpha[movable] = np.clip(alpha[movable] + _least_norm_change(problem, movable, r),
+                                 problem.lo[movable], problem.hi[movable])
+        movable = movable & (alpha > problem.lo) & (alpha < problem.hi)
+    r, scale = _equality_residual(problem, alpha)
+    return alpha if np.abs(r).max(initial=0.0) <= FEASIBLE * max(scale, 1.0) else None
+
+
+def _feasible(problem, alpha):
+    """Whether alpha is in its box and under its group caps."""
+    if np.any(alpha < problem.lo) or np.any(alpha > problem.hi):
+        return False
+    if len(problem.cap):
+        grouped = problem.group >= 0
+        sums = np.bincount(problem.group[grouped], weights=alpha[grouped],
+                           minlength=len(problem.cap))
+        return bool(np.all(sums <= problem.cap * (1 + FEASIBLE)))
+    return True
+
+
 class DualSequence:
     """Related duals solved one after another on one row source (see the module docstring).
 
@@ -136,11 +244,36 @@ class DualSequence:
             if np.any(U != 0):
                 init_scores(self.src, np.ascontiguousarray(U))
         else:
-            dU = problem.slot_sums(alpha) - self.problem.slot_sums(self.alpha)
+            U, U_now = problem.slot_sums(alpha), self.problem.slot_sums(self.alpha)
+            dU = U - U_now
+            # a difference at the rounding level of the slot sums is no change: after
+            # ``scale`` the sums of factor * alpha differ from factor * (sums of alpha) by
+            # a few ulps, and updating those rows would cost a kernel row each for nothing
+            dU[np.abs(dU) <= ROUNDING * (np.abs(U) + np.abs(U_now))] = 0.0
             rows = np.flatnonzero(np.any(dU != 0, axis=1)).astype(np.int32)
             if len(rows):
                 add_scores(self.src, rows, np.ascontiguousarray(dU[rows]))
         self.problem, self.alpha = problem, alpha
+
+    def resume(self, problem, alpha):
+        """Declare that ``src`` already holds the scores of ``alpha`` (a dual of ``problem``).
+
+        For a sequence built on the row source of an earlier fit (a ``warm_start`` refit on
+        the same training inputs and kernel): the scores and the kernel-row cache are taken
+        over instead of being recomputed.
+        """
+        self.problem, self.alpha = problem, np.array(alpha, dtype=np.float64)
+
+    def scale(self, factor):
+        """Move to ``factor`` times the current alpha by scaling the scores, O(n k).
+
+        The scores K U(alpha) are linear in alpha, so a warm start rescaled by C'/C (see
+        :func:`rescaled_dual`) needs no kernel row at all.
+        """
+        if self.problem is None:
+            raise RuntimeError("scale needs a sequence at a dual (solve or resume first)")
+        self.src.scale_scores(float(factor))
+        self.alpha = self.alpha * float(factor)
 
     # ------------------------------------------------------------------ solve
     def _fix_penalty_and_seed(self, problem):

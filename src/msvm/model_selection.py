@@ -4,8 +4,9 @@ Every paper fits on a training set for each lambda of a grid (2^-16 .. 2^15 in
 Liu, Wu and He (2011) and Liu and Yuan (2011)), picks the lambda whose fit scores best on an independent tuning set, and
 reports that fit's test score.  Our estimators take ``C = 1 / (n lambda)`` (n the training
 size).  :class:`TuningSetSearch` does exactly that, walking the grid from the largest lambda
-(smallest C) to the smallest with each fit warm-started from the previous one (the dual is
-rescaled by C'/C, which keeps it feasible), and is itself a scikit-learn classifier, so it
+(smallest C) to the smallest with each fit warm-started from the previous one (the variables
+at their bounds rescaled by C'/C, the free ones kept, the equalities restored:
+``msvm._sequence.path_start``), and is itself a scikit-learn classifier, so it
 nests in ``cross_val_score`` and ``GridSearchCV``.  scikit-learn's own ``GridSearchCV`` with a
 ``PredefinedSplit`` selects the same C (tested); it refits from scratch at each C.
 """
@@ -29,7 +30,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (check_class_labels, check_fit_sample_weight, degenerate_fit_message,
+from ._base import (BaseMSVM, KernelColumns, check_class_labels, check_fit_sample_weight, degenerate_fit_message,
                     unfitted_on_error, user_stacklevel)
 from ._kernels import between_class_gamma, median_gamma
 from ._progress import StepLog
@@ -137,6 +138,22 @@ def _lambda_path(estimator, params, lambdas, n, warm_start, X, y, X_tune, y_tune
     est = clone(estimator).set_params(**params)
     if "warm_start" in est.get_params():
         est.set_params(warm_start=bool(warm_start))
+    if isinstance(est, BaseMSVM):
+        # along the path only: each fit keeps its row source (scores, kernel-row cache) for
+        # the next, warm-started one, and the tuning-set kernel columns are computed once
+        est._keep_rows = bool(warm_start)
+        est._tuning_columns = KernelColumns(len(y))
+    try:
+        return _walk_path(est, lambdas, n, X, y, X_tune, y_tune, fit_params, scorer,
+                          params, log, keep_best)
+    finally:
+        for name in getattr(est, "_transient_state", ()):
+            est.__dict__.pop(name, None)
+
+
+def _walk_path(est, lambdas, n, X, y, X_tune, y_tune, fit_params, scorer, params, log,
+               keep_best):
+    """The loop of :func:`_lambda_path` over the lambdas, on the prepared estimator."""
     points, best, best_score = [], None, None
     for lam in lambdas:
         C = 1.0 / (n * lam)
@@ -248,7 +265,13 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     tuning_size : float in (0, 1), default=0.5
         When ``fit`` gets no tuning set, this fraction of ``X`` (stratified) becomes one.
     warm_start : bool, default=True
-        Warm-start each fit of the grid from the previous one.
+        Warm-start each fit of the grid from the previous one.  The fits of a path then
+        also share one kernel row source (its scores, rescaled, and its cache of kernel rows
+        of at most the estimator's ``cache_size`` MB), reused only while the training
+        inputs, the kernel and its parameters are unchanged; the kernel between the tuning
+        set and the training samples is computed once per path when it fits in
+        ``cache_size`` (with or without warm starts).  The fits are those of cold starts to
+        the solver's ``tol``.
     random_state : int, RandomState instance or None, default=None
         Seed of the training/tuning split made when no tuning set is given.
     cv : int, cross-validation generator, iterable or None, default=None

@@ -248,6 +248,14 @@ cdef class ScoreRows(RowSource):
         if self.n > 0:
             memset(&self.Ft[0, 0], 0, <size_t> self.k * self.n * sizeof(double))
 
+    def scale_scores(self, double factor):
+        """F *= factor: the scores of factor * U (the scores are linear in U), O(n k)."""
+        cdef Py_ssize_t j, r
+        with nogil:
+            for j in range(self.k):
+                for r in range(self.n):
+                    self.Ft[j, r] *= factor
+
 
 cdef class GramRows(ScoreRows):
     """Kernel rows from a Gram matrix the caller holds (``kernel='precomputed'``)."""
@@ -506,6 +514,14 @@ cdef class WeightRows(RowSource):
     cdef void reset_scores(self) noexcept nogil:
         if self.d > 0:
             memset(&self.W[0, 0], 0, <size_t> self.d * self.k * sizeof(double))
+
+    def scale_scores(self, double factor):
+        """W *= factor: the weights (hence scores) of factor * U, O(d k)."""
+        cdef Py_ssize_t f, j
+        with nogil:
+            for f in range(self.d):
+                for j in range(self.k):
+                    self.W[f, j] *= factor
 
 
 cdef class DenseLinearRows(WeightRows):
