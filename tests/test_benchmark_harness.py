@@ -127,3 +127,16 @@ def test_targeted_fits_are_counted_per_grid_point():
     assert watch.n_fits() == 3
     n_warned = sum("max_iter=1" in str(w.message) for w in watch.warnings)
     assert watch.unconverged() == {"max_iter": n_warned} and n_warned > 0
+
+
+def test_large_n_report_renders_targets_and_missing_sources():
+    from benchmarks import report_large_n as report
+
+    empty = report.render({name: None for name in report.SOURCES})
+    assert empty.count("missing") >= len(report.SOURCES)
+    tuning = {"machine": {"date": "d", "git": "g"}, "benchmarks": {"1": {"date": "d", "rows": [
+        {"model": "ReinforcedMSVM", "n": 1000, "ratio_warm": 4.0, "ratio_off": 8.0},
+        {"model": "WestonWatkinsMSVM", "n": 1000, "ratio_warm": 30.0, "ratio_off": 60.0}]}}}
+    text = report.render({**{name: None for name in report.SOURCES}, "tuning": tuning})
+    assert "| 4.0x (without reuse 8.0x) | met |" in text
+    assert "| 30.0x (without reuse 60.0x) | missed |" in text

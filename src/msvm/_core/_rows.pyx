@@ -24,8 +24,10 @@
 #     a constant `shift` (a penalised intercept as a constant feature).
 # * WeightRows keep the weights W = X^T U (d x k) of the linear kernel instead: F[i] = x_i W
 #   costs O(d k) (O(nnz_i k) for CSR rows) and no kernel row is ever formed.
-#   DenseLinearRows and SparseLinearRows differ only in how they walk x_i.  A constant
-#   feature, if any, is a column the caller appends.
+#   DenseLinearRows (float64 X), DenseLinearRows32 (float32 X: the features of an
+#   approximate kernel, half the memory; products accumulated in double) and SparseLinearRows
+#   differ only in how they walk x_i.  A constant feature, if any, is a column the caller
+#   appends.
 #
 # Every source refuses, at construction, an X whose kernel values would overflow double
 # precision (bounds through the squared norms, O(nnz)).
