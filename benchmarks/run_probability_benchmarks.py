@@ -1,6 +1,6 @@
 """Benchmarks of msvm's class probabilities (probability=True) against Platt scaling.
 
-    python -m benchmarks.run_probability_benchmarks               # everything (about 10 minutes)
+    python -m benchmarks.run_probability_benchmarks               # everything (about 20 minutes)
     python -m benchmarks.run_probability_benchmarks --only 2      # one section
     python -m benchmarks.run_probability_benchmarks --quick       # tiny smoke run
 
@@ -263,7 +263,8 @@ SETUPS = {
           "5000 samples with random_state = 1000 + rep, true probabilities "
           "`reinforced_example_proba` (equal priors, Gaussian class densities). "
           "ReinforcedMSVM(reinforcement=0.5, gamma='median'), probability_grid=8 (1 + 3 x 8 "
-          "= 25 fits, and again on each of 3 calibration folds: 100 fits); Platt: CalibratedClassifierCV(ReinforcedMSVM(same C), "
+          "= 25 fits; with the 3 calibration folds at C and 3 C, 175 fits, 176 when 3 C is "
+          "chosen); Platt: CalibratedClassifierCV(ReinforcedMSVM(same C), "
           "method='sigmoid', cv=5); SVC(probability=True) with the same C and the resolved "
           "median gamma. C fixed at 1 or 10 for all three, or chosen for each method by its "
           "own 5-fold cross-validated log loss (`GridSearchCV(scoring='neg_log_loss')` on the "
@@ -279,7 +280,7 @@ SETUPS = {
           "Standardized stratified 70/30 split of pendigits, a stratified 2000-sample part of "
           "the training set (random_state=0), the whole test set. ReinforcedMSVM(C=10, "
           "gamma='scale'), probability_grid=8 (1 + 10 x 8 = 81 fits, "
-          "4 x 81 = 324 with the 3 calibration folds); Platt: "
+          "567 or 568 with the 3 calibration folds); Platt: "
           "CalibratedClassifierCV(ReinforcedMSVM(C=10), method='sigmoid', cv=5); "
           "SVC(probability=True, C=10, same gamma). Wall time (`time.perf_counter`) and CPU "
           "time (`time.process_time`) of one fit each."),

@@ -37,8 +37,12 @@ def test_probabilities_are_a_distribution_whose_argmax_is_predict(estimator, dat
     # by construction the predicted class has the largest probability (target >= 97 %)
     assert np.mean(est.classes_[np.argmax(proba, axis=1)] == est.predict(X_test)) >= 0.97
     np.testing.assert_allclose(est.predict_log_proba(X_test), np.log(proba))
-    # own fit + 3 classes x 3 levels, and the same again on each of the 3 calibration folds
-    assert est.n_probability_fits_ == (1 + 3 * 3) * 4
+    # own fit + 3 classes x 3 levels (+ the unweighted fit at the refits' C when it is not C),
+    # and on each of the 3 calibration folds an own fit, the 3 x 3 weighted fits for each of
+    # the 2 candidate C factors and the unweighted fit at 3 C
+    top = est.probability_C_factor_ != 1.0
+    assert est.n_probability_fits_ == 1 + 3 * 3 + top + 3 * (2 + 2 * 3 * 3)
+    assert est.probability_C_factor_ in (1.0, 3.0)
     assert 0.25 <= est.probability_exponent_ <= 4.0 and 0.0 <= est.probability_floor_ <= 0.5
     assert len(est.probability_grid_) == 3
 
@@ -125,7 +129,8 @@ def test_fit_shape_recovers_exponent_and_floor():
     ratios = q / q.max(axis=1, keepdims=True)
     p = shaped_probabilities(ratios, 2.0, 0.1)
     y = (rng.random(len(p))[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
-    a, eps = fit_shape(ratios, y)
+    a, eps, loss = fit_shape(ratios, y)
+    assert loss > 0
     assert abs(a - 2.0) < 0.2 and abs(eps - 0.1) < 0.03
 
 
