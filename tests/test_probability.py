@@ -9,7 +9,8 @@ from sklearn.base import clone
 
 from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
                   TargetedLocalMSVM, WeightedRobustMSVM, WestonWatkinsMSVM)
-from msvm._probability import bracket_ratios, probabilities_from_ratios, probability_levels
+from msvm._probability import (bracket_ratios, fit_shape, probabilities_from_ratios,
+                                probability_levels, shaped_probabilities)
 from msvm.datasets import make_reinforced_example, reinforced_example_proba
 from msvm.model_selection import TuningSetSearch, lambda_grid
 
@@ -36,7 +37,13 @@ def test_probabilities_are_a_distribution_whose_argmax_is_predict(estimator, dat
     # by construction the predicted class has the largest probability (target >= 97 %)
     assert np.mean(est.classes_[np.argmax(proba, axis=1)] == est.predict(X_test)) >= 0.97
     np.testing.assert_allclose(est.predict_log_proba(X_test), np.log(proba))
-    assert est.n_probability_fits_ == 1 + 3 * 3
+    # own fit + 3 classes x 3 levels (+ the unweighted fit at the refits' C when it is not C),
+    # and on each of the 3 calibration folds an own fit, the 3 x 3 weighted fits for each of
+    # the 2 candidate C factors and the unweighted fit at 3 C
+    top = est.probability_C_factor_ != 1.0
+    assert est.n_probability_fits_ == 1 + 3 * 3 + top + 3 * (2 + 2 * 3 * 3)
+    assert est.probability_C_factor_ in (1.0, 3.0)
+    assert 0.25 <= est.probability_exponent_ <= 4.0 and 0.0 <= est.probability_floor_ <= 0.5
     assert len(est.probability_grid_) == 3
 
 
@@ -112,3 +119,27 @@ def test_levels_and_bracketing():
     np.testing.assert_allclose(ratios, [10 ** -1.25, 10 ** -2.25])
     proba = probabilities_from_ratios(np.array([[0.5, 0.25, 7.0]]), np.array([2]))
     np.testing.assert_allclose(proba, [[0.5 / 1.75, 0.25 / 1.75, 1 / 1.75]])
+
+
+def test_fit_shape_recovers_exponent_and_floor():
+    # held-out ratios r = q / q_max of a known distribution q, labels drawn from
+    # p = 0.9 * q^2 / sum(q^2) + 0.1 / 3: fit_shape should find a near 2 and eps near 0.1
+    rng = np.random.default_rng(0)
+    q = rng.dirichlet(np.ones(3), size=20000)
+    ratios = q / q.max(axis=1, keepdims=True)
+    p = shaped_probabilities(ratios, 2.0, 0.1)
+    y = (rng.random(len(p))[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+    a, eps, loss = fit_shape(ratios, y)
+    assert loss > 0
+    assert abs(a - 2.0) < 0.2 and abs(eps - 0.1) < 0.03
+
+
+def test_shaped_probabilities_keep_the_argmax():
+    rng = np.random.default_rng(1)
+    ratios = rng.uniform(1e-4, 1.0, size=(50, 4))
+    predicted = rng.integers(4, size=50)
+    ratios[np.arange(50), predicted] = 1.0
+    for a, eps in ((0.3, 0.0), (1.0, 0.2), (3.5, 0.45)):
+        proba = shaped_probabilities(ratios, a, eps)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        assert np.all(np.argmax(proba, axis=1) == predicted)

@@ -42,14 +42,53 @@ placed where the generalized margin f_j - max_{l != j} f_l of the two fits cross
 interpolated linearly in log t; below the smallest level it is put at t_1 / sqrt(q), q the
 ratio of consecutive levels (half a grid step below it, in log t).
 
+Cross-validated: the refits' C, the exponent and the floor
+---------------------------------------------------------
+The bracketed ratios are biased towards 1 (too flat): a weighted fit at finite C is pulled by
+the penalty towards the constant classifier, which predicts the class of largest weighted mass,
+so the region where the up-weighted class j wins is larger than {r_j > t} (measured on Liu and
+Yuan's example 4.1.2, n = 400: at t = 0.18 class 0 was predicted on 69 % of the test points
+against 59 % for the weighted Bayes rule at C = 10, 71 % at C = 1), the more so the smaller C.
+And below the smallest level at which the fits still change (the hinge loss ignores samples
+classified with margin, so up-weighting them further changes nothing) the ratios are not
+resolved.  Three choices, made by cross-validation, correct this:
+
+- the C of the weighted fits, C or 3 C (``REFIT_C_FACTORS``; a larger C pulls them less
+  towards the constant classifier).  With 3 C the chains start from an unweighted fit at 3 C,
+  which is also the top t = 1 of their brackets; the predicted class j* stays the
+  estimator's own;
+- an exponent a in [0.25, 4] and a floor eps in [0, 0.5] of the estimate
+
+      p = (1 - eps) r^a / sum_l r_l^a + eps / k       (a > 1 sharpens),
+
+  chosen for each C factor to minimize the log loss of held-out samples; the factor with the
+  smaller held-out log loss is kept.
+
+The held-out ratios come from repeating the whole construction (the estimator's own fit and
+the weighted chains for each factor) on the training part of each of 3 stratified folds
+(shuffled with seed 0), with the sample weights scaled by n / n_train so that the balance of
+loss and penalty is that of the full fit.  Both maps of the estimate are increasing in r_j,
+so its argmax stays the estimator's prediction.  On examples 4.1.1 and 4.1.2 (n = 400) the
+chosen a is 1.2 to 1.6 at C = 1 and 1.1 to 1.4 at C = 10; 3 C was chosen on 4 of 5 draws of
+4.1.2 at C = 1 and on none of 3 at C = 10; the mean absolute error against the true
+probabilities fell by a third to two fifths at C = 1 and by a tenth to a fifth at C = 10
+(benchmarks/results/probability.md).  Measured and dropped: a fixed 3 C (helps
+at C = 1, hurts at C = 10), and normalizing the weights to keep the total loss mass fixed (more
+regularization, flatter estimates).
+
 Cost
 ----
 One fit of the estimator plus k * m weighted fits (m = ``probability_grid``), for each class
 along the grid from t = 1 down, each warm-started from the previous fit's dual solution (the
-first from the estimator's own fit).  ``predict_proba`` evaluates the k * m + 1 fitted
-functions.  A DC model runs its DC algorithm in every weighted fit, AdaptiveWeightedSVM its
-reweighting, TargetedLocalMSVM its whole grid of local fits (its probabilities are those of
-the local classifier at the sample's targeted value).
+first from the estimator's own fit, or from the unweighted fit at 3 C, one more fit); and on
+the training part of each of the 3 folds an own fit, the unweighted fit at 3 C and the k * m
+weighted fits for each of the two factors: 1 + k m (+ 1) + 3 (2 + 2 k m) fits in all
+(``n_probability_fits_``), 7 to 8 times 1 + k m; the fits at 3 C are the slower ones.
+``predict_proba`` evaluates the k * m + 1 (+ 1) fitted functions of the full fit.  A DC model
+runs its DC algorithm in every weighted fit, AdaptiveWeightedSVM its reweighting,
+TargetedLocalMSVM its whole grid of local fits (its probabilities are those of the local
+classifier at the sample's targeted value).  When a class has fewer than 3 samples the
+cross-validation is skipped (factor 1, a = 1, eps = 0; 1 + k m fits) with a UserWarning.
 
 The levels are geometric, t_l = t_min^((m + 1 - l) / m) with t_min = 1e-3, so that ratios
 from 1e-3 to 1 (the range that matters for the log loss) are bracketed with a constant
@@ -69,6 +108,7 @@ import numbers
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
@@ -83,6 +123,13 @@ SMALLEST_LEVEL = 1e-3
 # A ratio r_j of a class other than the predicted one is capped here, so that the predicted
 # class keeps the strictly largest probability.
 _RATIO_CAP = 1.0 - 1e-9
+
+# Folds of the cross-validation that chooses the exponent and the floor of the estimate.
+CALIBRATION_FOLDS = 3
+EXPONENT_BOUNDS = (0.25, 4.0)
+# Candidate multiples of C for the weighted fits, chosen by the same cross-validation.
+REFIT_C_FACTORS = (1.0, 3.0)
+FLOOR_BOUNDS = (0.0, 0.5)
 
 PROBABILITY_PARAMETER_CONSTRAINTS = {
     "probability": ["boolean"],
@@ -171,6 +218,100 @@ def probabilities_from_ratios(ratios, predicted):
     return R / R.sum(axis=1, keepdims=True)
 
 
+def bracketed_ratios(own_fit, chains, levels, X):
+    """Ratios r_j = p_j / p_{j*} at X, from a fit and its weighted chains (1 at j*).
+
+    Parameters
+    ----------
+    own_fit : fitted estimator
+        The fit at t = 1; its argmax is the predicted class j*.
+    chains : list of k lists of m fitted estimators
+        For each class j, the weighted fits at the levels t_1 .. t_m.
+    levels : ndarray of shape (m,)
+    X : array-like of shape (n_samples, n_features)
+
+    Returns
+    -------
+    ratios : ndarray of shape (n_samples, k)
+        :func:`bracket_ratios` for every class but j*, whose entry is 1.
+    """
+    # not at import time: msvm.weighted imports this module
+    from .weighted import margins as generalized_margins
+
+    G = own_fit.decision_values(X)
+    own = generalized_margins(G)
+    ratios = np.ones_like(G)
+    for j, chain in enumerate(chains):
+        M = np.empty((G.shape[0], len(levels) + 1))
+        for l, est in enumerate(chain):
+            M[:, l] = generalized_margins(est.decision_values(X))[:, j]
+        # t = 1: the own fit, or the chain's own top fit at another C (m + 1 entries)
+        top = own if len(chain) == len(levels) else generalized_margins(
+            chain[-1].decision_values(X))
+        M[:, -1] = np.minimum(top[:, j], 0.0)
+        ratios[:, j] = bracket_ratios(M, levels)
+    ratios[np.arange(len(G)), np.argmax(G, axis=1)] = 1.0
+    return ratios
+
+
+def shaped_probabilities(ratios, exponent=1.0, floor=0.0):
+    """Probabilities ``(1 - eps) r^a / sum(r^a) + eps / k`` from ratios that are 1 at j*.
+
+    Parameters
+    ----------
+    ratios : ndarray of shape (n_samples, k)
+        r_j = p_j / p_{j*}, in (0, 1], 1 at the predicted class.
+    exponent : float, default=1.0
+        a > 0; a > 1 sharpens the estimate.
+    floor : float, default=0.0
+        eps in [0, 1): the weight of the uniform distribution mixed in.
+
+    Returns
+    -------
+    proba : ndarray of shape (n_samples, k)
+        Rows sum to one; the argmax is j* (both maps are increasing in r_j).
+    """
+    powered = np.exp(exponent * np.log(ratios))
+    proba = powered / powered.sum(axis=1, keepdims=True)
+    return (1.0 - floor) * proba + floor / ratios.shape[1]
+
+
+def fit_shape(ratios, y_enc, sample_weight=None):
+    """Exponent a and floor eps minimizing the (weighted) log loss of held-out ratios.
+
+    Parameters
+    ----------
+    ratios : ndarray of shape (n_samples, k)
+        Held-out ratios (1 at each sample's predicted class).
+    y_enc : ndarray of int, shape (n_samples,)
+        True class indices.
+    sample_weight : ndarray of shape (n_samples,), default=None
+
+    Returns
+    -------
+    exponent, floor : float
+        a in [EXPONENT_BOUNDS], eps in [FLOOR_BOUNDS] (L-BFGS-B from a = 1, eps = 0.01).
+    log_loss : float
+        The (weighted) mean held-out log loss at (a, eps).
+    """
+    from scipy.optimize import minimize
+
+    w = np.ones(len(y_enc)) if sample_weight is None else np.asarray(sample_weight, float)
+    w = w / w.sum()
+    log_r = np.log(ratios)
+    rows = np.arange(len(y_enc))
+
+    def loss(params):
+        a, eps = params
+        powered = np.exp(a * (log_r - log_r.max(axis=1, keepdims=True)))
+        p_true = powered[rows, y_enc] / powered.sum(axis=1)
+        return -np.sum(w * np.log((1.0 - eps) * p_true + eps / ratios.shape[1]))
+
+    result = minimize(loss, np.array([1.0, 0.01]), method="L-BFGS-B",
+                      bounds=[EXPONENT_BOUNDS, FLOOR_BOUNDS])
+    return float(result.x[0]), float(result.x[1]), float(result.fun)
+
+
 def _with_probability_fits(fit):
     """Decorator of ``fit``: after the fit, the weighted fits when ``probability=True``.
 
@@ -198,10 +339,13 @@ class ProbabilityMixin:
     the estimator and then, for each class j and each level t of
     :func:`probability_levels` (``probability_grid`` levels), a weighted fit of the same
     estimator with class j's samples at weight 1/t and the others at weight 1 (times the given
-    sample weights), warm-started along the levels: 1 + k * m fits.  ``predict_proba``
-    brackets, for each class, the level at which its weighted fits stop predicting it
-    (Wang, Shen and Liu 2008; Wu, Zhang and Liu 2010) and turns these ratios into
-    probabilities whose argmax is ``predict`` (see :mod:`msvm._probability`).
+    sample weights), warm-started along the levels: 1 + k * m fits; before them, the same on
+    the training part of each of 3 folds, at C and at 3 C, whose held-out estimates choose
+    the C of the weighted fits, an exponent and a floor of the estimate (about 7 (1 + k m)
+    fits in all, ``n_probability_fits_``).  ``predict_proba`` brackets, for each class,
+    the level at which its weighted fits stop predicting it (Wang, Shen and Liu 2008; Wu,
+    Zhang and Liu 2010) and turns these ratios into probabilities whose argmax is ``predict``
+    (see :mod:`msvm._probability`).
     """
 
     def __init_subclass__(cls, **kwargs):
@@ -212,7 +356,7 @@ class ProbabilityMixin:
 
     @_with_probability_fits
     def fit(self, X, y, sample_weight=None):
-        """Fit the model; with ``probability=True`` also the k * m weighted fits.
+        """Fit the model; with ``probability=True`` also the weighted fits (see the class).
 
         Parameters
         ----------
@@ -230,18 +374,56 @@ class ProbabilityMixin:
         return super().fit(X, y, sample_weight=sample_weight)
 
     def _fit_probability(self, X, y, sample_weight):
-        """The k * m weighted fits, stored in ``probability_estimators_``."""
-        classes = self.classes_
-        k = len(classes)
-        y_enc = np.searchsorted(classes, column_or_1d(np.asarray(y), warn=False))
-        base_sw = (np.ones(len(y_enc)) if sample_weight is None
+        """The weighted fits and the cross-validated shape of the estimate.
+
+        Stores ``probability_estimators_`` (k chains of m weighted fits),
+        ``probability_C_factor_``, ``probability_exponent_`` and ``probability_floor_``.
+        """
+        y = column_or_1d(np.asarray(y), warn=False)
+        base_sw = (np.ones(len(y)) if sample_weight is None
                    else np.asarray(sample_weight, dtype=np.float64))
         levels = probability_levels(int(self.probability_grid))
         template = clone(self).set_params(probability=False, warm_start=True, verbose=0)
+        counter = {"unconverged": 0}
+        factor, exponent, floor, n_cv_fits = self._cross_validated_shape(
+            template, X, y, base_sw, levels, counter)
+        refit = clone(template).set_params(C=template.C * factor)
+        fits = self._weighted_chains(refit, self, X, y, base_sw, levels, counter)
+        k = len(self.classes_)
+        if counter["unconverged"]:
+            warnings.warn(f"{type(self).__name__}: {counter['unconverged']} warnings of "
+                          f"non-convergence in the weighted fits of the probability "
+                          f"estimate; increase max_iter or tol.", ConvergenceWarning)
+        self.probability_grid_ = levels
+        self.probability_estimators_ = fits
+        self.probability_C_factor_ = factor
+        self.probability_exponent_ = exponent
+        self.probability_floor_ = floor
+        # the top fit at the refits' C (factor != 1) ends every chain but is one fit
+        self.n_probability_fits_ = (1 + sum(map(len, fits)) - (k - 1) * (factor != 1.0)
+                                    + n_cv_fits)
+
+    def _weighted_chains(self, template, own_fit, X, y, base_sw, levels, counter):
+        """For each class j, the weighted fits at the levels (t_1 first), warm-started from t = 1.
+
+        ``own_fit`` is the estimator's fit on (X, y, base_sw), the level t = 1; the weighted
+        fits are clones of ``template`` (whose C may be a multiple of the estimator's).
+        """
+        classes = own_fit.classes_
+        y_enc = np.searchsorted(classes, y)
+        top = None
+        if template.C != own_fit.C:
+            # the level t = 1 at the refits' C: the top of every chain's bracket
+            top = clone(template)
+            if getattr(own_fit, "_dual_state", None) is not None:
+                top._dual_state = own_fit._dual_state
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DegenerateFitWarning)
+                top.fit(X, y, sample_weight=base_sw)
+        start = own_fit if top is None else top
         fits = []
-        unconverged = 0
-        for j in range(k):
-            state = getattr(self, "_dual_state", None)
+        for j in range(len(classes)):
+            state = getattr(start, "_dual_state", None)
             chain = []
             for t in levels[::-1]:                  # from the estimator's own fit down
                 est = clone(template)
@@ -253,28 +435,76 @@ class ProbabilityMixin:
                     # at small t the weighted fit predicts j almost everywhere: expected
                     warnings.simplefilter("ignore", DegenerateFitWarning)
                     est.fit(X, y, sample_weight=base_sw * factor)
-                for w in caught:              # counted once below, or passed on
+                for w in caught:              # counted and raised once, or passed on
                     if issubclass(w.category, ConvergenceWarning):
-                        unconverged += 1
+                        counter["unconverged"] += 1
                     else:
                         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
                 state = getattr(est, "_dual_state", None)
                 chain.append(est)
-            fits.append(chain[::-1])
-        if unconverged:
-            warnings.warn(f"{type(self).__name__}: {unconverged} warnings of non-convergence "
-                          f"in the {k * len(levels)} weighted fits of the probability "
-                          f"estimate; increase max_iter or tol.", ConvergenceWarning)
-        self.probability_grid_ = levels
-        self.probability_estimators_ = fits
-        self.n_probability_fits_ = 1 + k * len(levels)
+            fits.append(chain[::-1] + ([] if top is None else [top]))
+        return fits
+
+    def _cross_validated_shape(self, template, X, y, base_sw, levels, counter):
+        """C factor of the weighted fits, exponent a and floor eps, by cross-validated log loss.
+
+        The whole construction (own fit and weighted chains, the chains once for each factor of
+        ``REFIT_C_FACTORS``) is repeated on the training part of each of
+        ``CALIBRATION_FOLDS`` stratified folds, with the sample weights scaled by n / n_train
+        so that the balance of loss and penalty is that of the full fit; for each factor the
+        bracketed ratios of the held-out samples choose (a, eps) (:func:`fit_shape`), and the
+        factor of the smallest held-out log loss is kept.  Returns (1.0, 1.0, 0.0, 0) when a
+        class has fewer samples than folds.
+
+        Returns
+        -------
+        factor, exponent, floor : float
+        n_fits : int
+            Number of fits made.
+        """
+        from sklearn.model_selection import StratifiedKFold
+        from sklearn.utils.metaestimators import _safe_split
+
+        classes = self.classes_
+        y_enc = np.searchsorted(classes, y)
+        if np.bincount(y_enc, minlength=len(classes)).min() < CALIBRATION_FOLDS:
+            warnings.warn(f"{type(self).__name__}: a class has fewer than "
+                          f"{CALIBRATION_FOLDS} samples; the probability estimate is not "
+                          f"cross-validated (C factor 1, exponent 1, floor 0).", UserWarning)
+            return 1.0, 1.0, 0.0, 0
+        # row-indexable inputs for the folds (lists, array-likes, COO matrices)
+        X = X.tocsr() if sp.issparse(X) else np.asarray(X)
+        folds = StratifiedKFold(CALIBRATION_FOLDS, shuffle=True, random_state=0)
+        ratios = np.empty((len(REFIT_C_FACTORS), len(y), len(classes)))
+        n_fits = 0
+        for train, test in folds.split(np.zeros(len(y)), y_enc):
+            X_train, y_train = _safe_split(template, X, y, train)
+            X_test, _ = _safe_split(template, X, y, test, train)
+            sw = base_sw[train] * (len(y) / len(train))
+            own = clone(template).set_params(warm_start=False)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DegenerateFitWarning)
+                own.fit(X_train, y_train, sample_weight=sw)
+            n_fits += 1
+            for i, factor in enumerate(REFIT_C_FACTORS):
+                refit = clone(template).set_params(C=template.C * factor)
+                chains = self._weighted_chains(refit, own, X_train, y_train, sw, levels,
+                                               counter)
+                ratios[i, test] = bracketed_ratios(own, chains, levels, X_test)
+                n_fits += sum(map(len, chains)) - (len(chains) - 1) * (factor != 1.0)
+        shapes = [fit_shape(r, y_enc, base_sw) for r in ratios]
+        best = min(range(len(shapes)), key=lambda i: shapes[i][2])
+        exponent, floor, _ = shapes[best]
+        return float(REFIT_C_FACTORS[best]), exponent, floor, n_fits
 
     @available_if(_probability_enabled)
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, k), in the order of ``classes_``.
 
-        Estimated from the weighted fits made with ``probability=True`` (the method is in
-        the documentation page "Class probabilities"); the argmax of each row is
+        Estimated from the weighted fits made with ``probability=True`` (at
+        ``probability_C_factor_`` times C), shaped by the cross-validated
+        ``probability_exponent_`` and ``probability_floor_`` (the method is
+        in the documentation page "Class probabilities"); the argmax of each row is
         ``predict(X)``.
 
         Parameters
@@ -286,22 +516,9 @@ class ProbabilityMixin:
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        # not at import time: msvm.weighted imports this module
-        from .weighted import margins as generalized_margins
-
         check_is_fitted(self, "probability_estimators_")
-        G = self.decision_values(X)
-        predicted = np.argmax(G, axis=1)
-        own = generalized_margins(G)
-        levels = self.probability_grid_
-        ratios = np.ones_like(G)
-        for j, chain in enumerate(self.probability_estimators_):
-            M = np.empty((G.shape[0], len(levels) + 1))
-            for l, est in enumerate(chain):
-                M[:, l] = generalized_margins(est.decision_values(X))[:, j]
-            M[:, -1] = np.minimum(own[:, j], 0.0)
-            ratios[:, j] = bracket_ratios(M, levels)
-        return probabilities_from_ratios(ratios, predicted)
+        ratios = bracketed_ratios(self, self.probability_estimators_, self.probability_grid_, X)
+        return shaped_probabilities(ratios, self.probability_exponent_, self.probability_floor_)
 
     @available_if(_probability_enabled)
     def predict_log_proba(self, X):
