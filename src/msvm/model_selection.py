@@ -593,8 +593,8 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def predict_proba(self, X):
         """Class probabilities of the selected fit (an estimator with ``probability=True``).
 
-        Every fit of the path then makes its probability fits too (1 + k * probability_grid
-        fits per lambda); to pay that once, search with ``probability=False`` and refit the
+        Every fit of the path then makes its probability fits too (about
+        7 (1 + k * probability_grid) fits per lambda, ``n_probability_fits_``); to pay that once, search with ``probability=False`` and refit the
         selected parameters with ``probability=True``.
         """
         check_is_fitted(self)
