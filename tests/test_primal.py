@@ -1,5 +1,6 @@
 """The smoothed-primal Newton start of the linear path (msvm/_primal.py)."""
 
+import dataclasses
 import numpy as np
 import pytest
 
@@ -64,12 +65,14 @@ def test_start_is_feasible_and_nearly_optimal():
     assert viol.max() <= tol
 
 
-def test_fit_with_primal_start_matches_the_dual_path(monkeypatch):
+@pytest.mark.parametrize("cls", [msvm.WestonWatkinsMSVM, msvm.ReinforcedMSVM,
+                                 msvm.AngleBasedMSVM])
+def test_fit_with_primal_start_matches_the_dual_path(monkeypatch, cls):
     X, y = _data()
     fits = {}
     for name, scale in (("primal", 0.0), ("dual", np.inf)):
         monkeypatch.setattr(primal_module, "PRIMAL_MIN_SCALE", scale)
-        est = msvm.WestonWatkinsMSVM(C=1.0, kernel="linear", tol=1e-6, random_state=0)
+        est = cls(C=0.3, kernel="linear", tol=1e-6, random_state=0)
         fits[name] = est.fit(X, y)
     assert fits["primal"].objective_ == pytest.approx(fits["dual"].objective_, rel=1e-5)
     assert fits["primal"].converged_ and fits["dual"].converged_
@@ -85,4 +88,7 @@ def test_primal_start_is_chosen_only_where_it_pays():
     assert not primal_start_applies(_ww_problem(X, y, 3, 0.01), X, diag)         # small C
     assert not primal_start_applies(_ww_problem(X[:30], y[:30], 3, 100.0), X[:30], diag[:30])
     reinforced = msvm.ReinforcedMSVM(C=100.0)._dual_problem(y, 3, 100.0 * np.ones(len(y)))
-    assert not primal_start_applies(reinforced, X, diag)      # single-slot layouts: dual CD
+    assert primal_start_applies(reinforced, X, diag)
+    ww = _ww_problem(X, y, 3, 100.0)
+    capped = dataclasses.replace(ww, group=ww.sample_of_var(), cap=np.full(len(y), 100.0))
+    assert not primal_start_applies(capped, X, diag)         # group caps: dual CD

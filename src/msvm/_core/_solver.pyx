@@ -29,7 +29,7 @@
 #   with other coefficients): randomized dual coordinate descent over samples (all variables
 #   of one sample share one kernel row or one x_i), LIBLINEAR-style shrinking with a final
 #   unshrunk pass, and exact pair steps inside groups whose cap is active.  Where this is
-#   slow (explicit features, large C, n >> d, two-slot directions), the Python layer first
+#   slow (explicit features, large C, n >> d, no group caps), the Python layer first
 #   solves the smoothed primal by Newton's method and starts the solver from its dual point
 #   (msvm/_primal.py); the solver then certifies that start like any other.
 #
