@@ -50,7 +50,8 @@ def test_start_is_feasible_and_nearly_optimal():
     k, tol = 3, 1e-3
     problem = _ww_problem(X, y, k, 5.0)
     diag = np.einsum("ij,ij->i", X, X)
-    alpha, mu = primal_start(problem, X, np.zeros((X.shape[1], k)), np.zeros(k), tol, diag)
+    alpha, mu = primal_start(problem, X, np.zeros((X.shape[1], k)), np.zeros(k), tol, diag,
+                             max_steps=1000)
     assert np.all(alpha >= problem.lo) and np.all(alpha <= problem.hi)
     c = problem.slot_sums(alpha).sum(axis=0)
     assert np.abs(c - c.mean()).max() <= tol * problem.hi.max()

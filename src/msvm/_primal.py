@@ -31,6 +31,8 @@ PRIMAL_MIN_SCALE = 20.0
 # ... and the samples outnumber the primal's unknowns ((d + 1) k) this many times over.
 PRIMAL_MIN_RATIO = 4
 NEWTON_MAX_ITER = 150
+# the smoothing stops at mu = TOL_FLOOR / (2 max bound) even when tol is smaller
+TOL_FLOOR = 1e-6
 # largest number of primal unknowns (d + 1) k: the Newton system is formed and factored
 PRIMAL_MAX_UNKNOWNS = 1500
 
@@ -170,14 +172,16 @@ class SmoothedPrimal:
         return T[:d], (T[d] if self.problem.equality else np.zeros(self.k))
 
     # ----------------------------------------------------------------- Newton
-    def newton(self, V, b, gtol):
-        """Newton's method with Armijo backtracking until the gradient norm is below gtol."""
+    def newton(self, V, b, gtol, max_steps=NEWTON_MAX_ITER):
+        """At most max_steps steps of Newton's method with Armijo backtracking until the gradient norm is below gtol."""
         from scipy.linalg import cho_factor, cho_solve, LinAlgError, lstsq
 
         p = self.problem
         z = self._z(self.decision(V, b))
         f = self.value(V, b, z)
-        for _ in range(NEWTON_MAX_ITER):
+        self.steps = 0
+        for _ in range(max_steps):
+            self.steps += 1
             gV, gb = self.gradient(V, b, z)
             g = self._flat(gV, gb)
             if np.sqrt(g @ g) <= gtol:
@@ -252,17 +256,20 @@ def _chunked_xtu(X, U):
     return out
 
 
-def primal_start(problem, X, W, mu0, tol, diag):
+def primal_start(problem, X, W, mu0, tol, diag, max_steps):
     """A dual start (alpha, mu) from the smoothed primal (see the module note).
 
     ``W`` (d, k): the current weights X^T U of the row source (the warm start, or zeros);
     ``mu0`` (k): the current multiplier (intercept estimate -mu0); ``diag``: the squared
-    norms of the rows of X.
+    norms of the rows of X; ``max_steps``: the Newton steps allowed over all stages (the
+    fit's max_iter).  mu stops at TOL_FLOOR: below it the start gains nothing the dual solver
+    cannot do from there, and the smoothed problem only grows stiffer.
     """
     primal = SmoothedPrimal(problem, X)
     V, b = primal._center(-problem.kappa * np.asarray(W, dtype=np.float64),
                           -np.asarray(mu0, dtype=np.float64))
     bound = float(np.max(np.maximum(np.abs(problem.hi), np.abs(problem.lo))))
+    tol = max(tol, TOL_FLOOR)
     target = 0.5 * tol / bound
     primal.mu = 1.0 / bound
     # the dual solver's scores are those of alpha(z), V - kappa g_V and P c = g_b: a gradient
@@ -272,8 +279,10 @@ def primal_start(problem, X, W, mu0, tol, diag):
     while True:
         primal.mu = max(primal.mu, target)
         # the stages before the last only bring the active pattern near: loosely
-        V, b, z = primal.newton(V, b, gtol if primal.mu <= target else 1e3 * gtol)
-        if primal.mu <= target:
+        V, b, z = primal.newton(V, b, gtol if primal.mu <= target else 1e3 * gtol,
+                                min(NEWTON_MAX_ITER, max_steps))
+        max_steps -= primal.steps
+        if primal.mu <= target or max_steps <= 0:
             break
         primal.mu *= 0.1
     alpha = np.ascontiguousarray(primal.alpha(z))

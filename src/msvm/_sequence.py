@@ -323,7 +323,7 @@ class DualSequence:
                 or not primal_start_applies(problem, self.features, self.src.diagonal())):
             return alpha, mu
         alpha, mu = primal_start(problem, self.features, self.src.weights, mu, tol,
-                                 self.src.diagonal())
+                                 self.src.diagonal(), self.max_iter)
         self.move_to(problem, alpha)
         if self.verbose:
             print(f"[msvm] {self.owner}: dual start from the smoothed primal (Newton)")
