@@ -279,6 +279,31 @@ def run_in_child(target, args, timeout=None):
     return res
 
 
+def measured_fit(estimator, X, y):
+    """Fit ``estimator`` on (X, y) and measure it (run it in a child for a clean memory peak).
+
+    Returns a dict: ``cpu`` and ``wall`` seconds, ``peak_above_data_mb`` (`PeakMemory` above
+    its value before the fit), ``stop`` (the first fit's stop reason, or for an estimator
+    without the attributes whether it warned) and ``convergence_warnings`` (how many
+    ConvergenceWarnings the fit raised).
+    """
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings(record=True) as caught, PeakMemory() as memory:
+        warnings.simplefilter("always")
+        cpu, wall = time.process_time(), time.perf_counter()
+        estimator.fit(X, y)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    unconverged = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+    stops = stop_reasons(estimator)
+    if stops is None:
+        stop = "ConvergenceWarning" if unconverged else "converged"
+    else:
+        stop = stops[0][1]
+    return {"cpu": cpu, "wall": wall, "peak_above_data_mb": memory.above_start, "stop": stop,
+            "convergence_warnings": unconverged}
+
+
 class PeakMemory:
     """Largest resident set size (MB) above its value at entry, sampled every 5 ms.
 

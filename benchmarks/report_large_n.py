@@ -21,7 +21,7 @@ figures. Missing sources are reported as missing.
 import json
 import pathlib
 
-from benchmarks.harness import fmt, markdown_table
+from benchmarks.harness import markdown_table
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 SOURCES = ("exact", "linear", "approx", "tuning")

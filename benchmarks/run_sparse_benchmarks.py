@@ -22,13 +22,12 @@ import pathlib
 import sys
 import tempfile
 import time
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-from benchmarks.harness import (PeakMemory, fmt, git_commit, markdown_table, run_in_child,
-                                run_sections, stop_reasons)
+from benchmarks.harness import (fmt, git_commit, markdown_table, measured_fit, run_in_child,
+                                run_sections)
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 MD_PATH, JSON_PATH = RESULTS / "sparse.md", RESULTS / "sparse.json"
@@ -68,28 +67,17 @@ def make_estimator(name, C, kernel):
 
 def fit_in_child(name, C, kernel, path, n_train, queue):
     """Load the CSR data from ``path``, fit one estimator, report time, accuracy, memory."""
-    from sklearn.exceptions import ConvergenceWarning
-
     data = np.load(path)
     X = sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
     y = data["y"]
     X_train, y_train, X_test, y_test = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
     est = make_estimator(name, C, kernel)
-    with warnings.catch_warnings(record=True) as caught, PeakMemory() as memory:
-        warnings.simplefilter("always")
-        cpu, wall = time.process_time(), time.perf_counter()
-        est.fit(X_train, y_train)
-        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    stops = stop_reasons(est)
-    if stops is None:
-        unconverged = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
-        stop = "ConvergenceWarning" if unconverged else "converged"
-    else:
-        stop = stops[0][1]
-    queue.put({"cpu": cpu, "wall": wall, "accuracy": float(est.score(X_test, y_test)),
-               "peak_above_data_mb": memory.above_start,
-               "data_mb": (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / 2**20,
-               "stop": stop, "sparse_kept": bool(sp.issparse(X_train))})
+    res = measured_fit(est, X_train, y_train)
+    del res["convergence_warnings"]
+    res.update({"accuracy": float(est.score(X_test, y_test)),
+                "data_mb": (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / 2**20,
+                "sparse_kept": bool(sp.issparse(X_train))})
+    queue.put(res)
 
 
 def _save(X, y, directory):

@@ -53,7 +53,7 @@ def test_start_is_feasible_and_nearly_optimal():
     alpha, mu = primal_start(problem, X, np.zeros((X.shape[1], k)), np.zeros(k), tol, diag,
                              max_steps=1000)
     assert np.all(alpha >= problem.lo) and np.all(alpha <= problem.hi)
-    c = problem.slot_sums(alpha).sum(axis=0)
+    c = problem.class_sums(alpha)
     assert np.abs(c - c.mean()).max() <= tol * problem.hi.max()
     # the dual's own margins at alpha: z = a + <d, b + h>, h = -kappa X X^T U P
     U = problem.slot_sums(alpha)

@@ -79,6 +79,17 @@ def rows_times(X, W):
     return out
 
 
+def transposed_times(X, U):
+    """X^T U in float64 for a float64 or float32 X (chunks of rows, as in `rows_times`)."""
+    if X.dtype == np.float64 or sp.issparse(X):
+        return np.asarray(X.T @ U)
+    out = np.zeros((X.shape[1], U.shape[1]))
+    step = chunk_rows(X.shape[1])
+    for start in range(0, X.shape[0], step):
+        out += X[start:start + step].astype(np.float64).T @ U[start:start + step]
+    return out
+
+
 class FeatureMap:
     """A fitted explicit feature map phi; subclasses give ``_block`` (phi of a few rows).
 

@@ -22,7 +22,7 @@ solver starts, never what it returns a solution for.
 
 import numpy as np
 
-from ._approx import rows_times
+from ._approx import rows_times, transposed_times
 
 # The primal start is used when the largest box bound times the median ||x||^2 (the
 # scale of the dual's curvature against its box) reaches this value (measured: below it,
@@ -67,13 +67,10 @@ class SmoothedPrimal:
 
     def _z(self, F):
         """z_v = a_v + <d_v, F_i> for the decision values F (n, k) at the samples."""
-        p = self.problem
-        z = p.lin + p.coef1 * F[self.rows, p.slot1]
-        if len(self.two):
-            z[self.two] += p.coef2[self.two] * F[self.rows[self.two], p.slot2[self.two]]
-        return z
+        return self.problem.lin + self._dz(F)
 
     def _dz(self, dF):
+        """<d_v, dF_i> for every term v (the change of z for a change dF of F)."""
         p = self.problem
         dz = p.coef1 * dF[self.rows, p.slot1]
         if len(self.two):
@@ -90,12 +87,12 @@ class SmoothedPrimal:
         """The smoothed objective at (V, b)."""
         z = self._z(self.decision(V, b)) if z is None else z
         a = self.alpha(z)
-        return 0.5 / self.kappa * float(np.sum(V * V)) + float(np.sum(a * z - 0.5 * self.mu * a * a))
+        loss = float(np.sum(a * z - 0.5 * self.mu * a * a))
+        return 0.5 / self.kappa * float(np.sum(V * V)) + loss
 
     def _back(self, U):
         """(X^T U P, P 1^T U): the map of slot sums U (n, k) to the (V, b) space."""
-        gV = np.asarray(self.X.T @ U) if self.X.dtype == np.float64 else \
-            _chunked_xtu(self.X, U)
+        gV = transposed_times(self.X, U)
         gV = gV - gV.mean(axis=1, keepdims=True)
         gb = U.sum(axis=0)
         gb = gb - gb.mean() if self.problem.equality else np.zeros(self.k)
@@ -127,14 +124,12 @@ class SmoothedPrimal:
         keys, weights = np.concatenate(keys), np.concatenate(weights) / self.mu
         H4 = np.zeros((m, k, m, k))
         n = self.X.shape[0]
-        cell = keys.astype(np.int64) * n + rows
-        order = np.unique(cell, return_inverse=True)
-        w = np.bincount(order[1], weights=weights)
-        cells = order[0]
-        for key in np.unique(cells // n):
-            sel = (cells // n) == key
-            idx, wi = cells[sel] - key * n, w[sel]
-            B = self._weighted_gram(idx, wi)
+        # the weight of every (slot pair, sample) cell, the cells sorted by slot pair
+        cells, inverse = np.unique(keys.astype(np.int64) * n + rows, return_inverse=True)
+        w = np.bincount(inverse, weights=weights)
+        pairs, starts = np.unique(cells // n, return_index=True)
+        for key, lo, hi in zip(pairs, starts, [*starts[1:], len(cells)]):
+            B = self._weighted_gram(cells[lo:hi] - key * n, w[lo:hi])
             j, l = divmod(int(key), k)
             H4[:, j, :, l] += B
             if j != l:
@@ -173,7 +168,8 @@ class SmoothedPrimal:
 
     # ----------------------------------------------------------------- Newton
     def newton(self, V, b, gtol, max_steps=NEWTON_MAX_ITER):
-        """At most max_steps steps of Newton's method with Armijo backtracking until the gradient norm is below gtol."""
+        """Newton's method, each step the exact minimizer along the Newton direction, until
+        the gradient norm is below gtol (at most max_steps steps; ``self.steps`` counts them)."""
         from scipy.linalg import cho_factor, cho_solve, LinAlgError, lstsq
 
         p = self.problem
@@ -243,17 +239,6 @@ class SmoothedPrimal:
                     s_lo *= 0.5
                 side = 1
         return 0.5 * (lo + hi)
-
-
-def _chunked_xtu(X, U):
-    """X^T U for a float32 X, in chunks of rows (accumulated in float64)."""
-    from ._approx import chunk_rows
-
-    out = np.zeros((X.shape[1], U.shape[1]))
-    step = chunk_rows(X.shape[1])
-    for start in range(0, X.shape[0], step):
-        out += X[start:start + step].astype(np.float64).T @ U[start:start + step]
-    return out
 
 
 def primal_start(problem, X, W, mu0, tol, diag, max_steps):

@@ -298,14 +298,10 @@ def fit_shape(ratios, y_enc, sample_weight=None):
 
     w = np.ones(len(y_enc)) if sample_weight is None else np.asarray(sample_weight, float)
     w = w / w.sum()
-    log_r = np.log(ratios)
     rows = np.arange(len(y_enc))
 
     def loss(params):
-        a, eps = params
-        powered = np.exp(a * (log_r - log_r.max(axis=1, keepdims=True)))
-        p_true = powered[rows, y_enc] / powered.sum(axis=1)
-        return -np.sum(w * np.log((1.0 - eps) * p_true + eps / ratios.shape[1]))
+        return -np.sum(w * np.log(shaped_probabilities(ratios, *params)[rows, y_enc]))
 
     result = minimize(loss, np.array([1.0, 0.01]), method="L-BFGS-B",
                       bounds=[EXPONENT_BOUNDS, FLOOR_BOUNDS])

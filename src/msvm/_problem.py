@@ -121,6 +121,13 @@ class DualProblem:
                              minlength=n * k)
         return U.reshape(n, k)
 
+    def class_sums(self, alpha):
+        """c(alpha) = sum_v alpha_v d_v (k values): the column sums of ``slot_sums``."""
+        k, two = self.k, self.slot2 >= 0
+        return (np.bincount(self.slot1, weights=self.coef1 * alpha, minlength=k)
+                + np.bincount(self.slot2[two], weights=self.coef2[two] * alpha[two],
+                              minlength=k))
+
     def clip_feasible(self, alpha):
         """Project a warm start into the box and scale down groups that exceed their cap."""
         alpha = np.clip(np.asarray(alpha, dtype=np.float64), self.lo, self.hi)

@@ -123,17 +123,9 @@ def path_start(problem, alpha, C_previous, C):
     return start
 
 
-def _slot_totals(problem, weights):
-    """sum_v weights_v d_v (k values), from the problem's sparse directions."""
-    k, two = problem.k, problem.slot2 >= 0
-    return (np.bincount(problem.slot1, weights=problem.coef1 * weights, minlength=k)
-            + np.bincount(problem.slot2[two], weights=problem.coef2[two] * weights[two],
-                          minlength=k))
-
-
 def _equality_residual(problem, alpha):
     """P c for the slot sums c = sum_v alpha_v d_v (the equalities' residual), its scale."""
-    c = _slot_totals(problem, alpha)
+    c = problem.class_sums(alpha)
     absolute = np.abs(alpha)
     scale = (np.bincount(problem.slot1, weights=np.abs(problem.coef1) * absolute,
                          minlength=problem.k)
@@ -319,11 +311,13 @@ class DualSequence:
     def _primal_start(self, problem, alpha, mu, tol):
         """Where dual coordinate descent is slow (large C, n >> d, explicit features), the
         start from the smoothed primal (msvm/_primal.py); otherwise (alpha, mu) unchanged."""
-        if (self.features is None or self.src.weights is None
-                or not primal_start_applies(problem, self.features, self.src.diagonal())):
+        if self.features is None or self.src.weights is None:
             return alpha, mu
-        alpha, mu = primal_start(problem, self.features, self.src.weights, mu, tol,
-                                 self.src.diagonal(), self.max_iter)
+        diag = self.src.diagonal()
+        if not primal_start_applies(problem, self.features, diag):
+            return alpha, mu
+        alpha, mu = primal_start(problem, self.features, self.src.weights, mu, tol, diag,
+                                 self.max_iter)
         self.move_to(problem, alpha)
         if self.verbose:
             print(f"[msvm] {self.owner}: dual start from the smoothed primal (Newton)")

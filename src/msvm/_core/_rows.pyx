@@ -526,6 +526,42 @@ cdef class WeightRows(RowSource):
                     self.W[f, j] *= factor
 
 
+cdef inline void _dense_row_scores(const real* x, int d, const double* W, int k,
+                                   double* out) noexcept nogil:
+    """out = x W for one dense row x (d values, float32 or float64) and W (d x k, C order),
+    accumulated in double."""
+    cdef int j, f
+    cdef double xf
+    cdef const double* w
+    for j in range(k):
+        out[j] = 0.0
+    for f in range(d):
+        xf = x[f]
+        if xf != 0.0:
+            w = &W[f * k]
+            for j in range(k):
+                out[j] += xf * w[j]
+
+
+cdef inline void _dense_row_apply(const real* x, int d, double* W, int k,
+                                  const double* du) noexcept nogil:
+    """W += x^T du for one dense row x: only the nonzero slots of du are touched."""
+    cdef int t, f, nz
+    cdef int js[MAX_CLASSES]
+    cdef double dv[MAX_CLASSES]
+    cdef double xf
+    cdef double* w
+    nz = _nonzero_slots(du, k, js, dv)
+    if nz == 0:
+        return
+    for f in range(d):
+        xf = x[f]
+        if xf != 0.0:
+            w = &W[f * k]
+            for t in range(nz):
+                w[js[t]] += xf * dv[t]
+
+
 cdef class DenseLinearRows(WeightRows):
     """The linear kernel on a dense X (n x d, C order), weights held explicitly."""
 
@@ -536,31 +572,14 @@ cdef class DenseLinearRows(WeightRows):
         self._init_weights(self.d)
 
     cdef void get_scores(self, int i, double* out) noexcept nogil:
-        cdef int j, f
-        cdef double xf
-        for j in range(self.k):
-            out[j] = 0.0
-        for f in range(self.d):
-            xf = self.X[i, f]
-            if xf != 0.0:
-                for j in range(self.k):
-                    out[j] += xf * self.W[f, j]
+        if self.d > 0:
+            _dense_row_scores(&self.X[i, 0], self.d, &self.W[0, 0], self.k, out)
+        else:
+            memset(out, 0, self.k * sizeof(double))
 
     cdef void apply(self, int i, const double* du) noexcept nogil:
-        cdef int t, f, nz
-        cdef int js[MAX_CLASSES]
-        cdef double dv[MAX_CLASSES]
-        cdef double xf
-        cdef double* w
-        nz = _nonzero_slots(du, self.k, js, dv)
-        if nz == 0:
-            return
-        for f in range(self.d):
-            xf = self.X[i, f]
-            if xf != 0.0:
-                w = &self.W[f, 0]
-                for t in range(nz):
-                    w[js[t]] += xf * dv[t]
+        if self.d > 0:
+            _dense_row_apply(&self.X[i, 0], self.d, &self.W[0, 0], self.k, du)
 
 
 cdef class DenseLinearRows32(WeightRows):
@@ -576,33 +595,14 @@ cdef class DenseLinearRows32(WeightRows):
         self._init_weights(self.d)
 
     cdef void get_scores(self, int i, double* out) noexcept nogil:
-        cdef int j, f
-        cdef double xf
-        cdef const double* w
-        for j in range(self.k):
-            out[j] = 0.0
-        for f in range(self.d):
-            xf = self.X[i, f]
-            if xf != 0.0:
-                w = &self.W[f, 0]
-                for j in range(self.k):
-                    out[j] += xf * w[j]
+        if self.d > 0:
+            _dense_row_scores(&self.X[i, 0], self.d, &self.W[0, 0], self.k, out)
+        else:
+            memset(out, 0, self.k * sizeof(double))
 
     cdef void apply(self, int i, const double* du) noexcept nogil:
-        cdef int t, f, nz
-        cdef int js[MAX_CLASSES]
-        cdef double dv[MAX_CLASSES]
-        cdef double xf
-        cdef double* w
-        nz = _nonzero_slots(du, self.k, js, dv)
-        if nz == 0:
-            return
-        for f in range(self.d):
-            xf = self.X[i, f]
-            if xf != 0.0:
-                w = &self.W[f, 0]
-                for t in range(nz):
-                    w[js[t]] += xf * dv[t]
+        if self.d > 0:
+            _dense_row_apply(&self.X[i, 0], self.d, &self.W[0, 0], self.k, du)
 
 
 cdef class SparseLinearRows(WeightRows):
