@@ -31,6 +31,7 @@ from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix
                        make_row_source, resolve_gamma)
 from ._progress import StepLog, n_epochs
 from ._sequence import CONVERGED, DualSequence, SequenceFit, path_start
+from ._slot_products import centered_slots, feature_weights, times_small, weighted_sum
 from .exceptions import DegenerateFitWarning
 
 @dataclass
@@ -582,10 +583,9 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         """The fitted functions of one solved dual, at the training points."""
         k = problem.k
         kappa = problem.kappa
-        P = np.eye(k) - 1.0 / k
         T = self._output_map(k)
         U = problem.slot_sums(alpha)
-        V = -kappa * U @ P                       # h_slot(x) = sum_i K(x, x_i) V_i
+        V = -kappa * centered_slots(U)           # h_slot(x) = sum_i K(x, x_i) V_i
         W = None
         if self._explicit_features():
             W = src.weights if src.weights is not None else X.T @ U     # d x k, = X^T U
@@ -593,7 +593,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
             F = rows_times(X, W)
         else:
             F = np.array(src.scores)
-        H = -kappa * F @ P                       # h_slot at the training points
+        H = -kappa * centered_slots(F)           # h_slot at the training points
         # intercepts: the KKT multipliers -mu of the dual, made exact (given h) by the
         # per-slot breakpoint search where every loss term involves one slot
         b_slot = -mu
@@ -603,11 +603,12 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
             except RuntimeError:
                 pass        # the loss is flat to infinity in some b_j: keep the KKT estimate
         intercept = T @ b_slot
-        f_train = H @ T.T + intercept
+        HT = times_small(H, T.T)
+        f_train = HT + intercept
         _, gap, _ = primal_dual(problem, alpha, np.ascontiguousarray(F),
                                 np.ascontiguousarray(b_slot, dtype=np.float64))
         with np.errstate(over="ignore", invalid="ignore"):
-            penalty = 0.5 * float(np.sum((V @ T.T) * (H @ T.T)))
+            penalty = 0.5 * float(np.sum(times_small(V, T.T) * HT))
         check_finite_objective(self, penalty, "the penalty 1/2 sum_j ||h_j||^2")
         return _Solution(
             problem=problem, alpha=alpha.copy(), mu=mu.copy(), n_iter=n_iter, resid=resid,
@@ -619,7 +620,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
     def _objective(self, sol, y, sw):
         """The model's objective (models.md) at a snapshot's function."""
         with np.errstate(over="ignore", invalid="ignore"):
-            value = sol.penalty + self.C * float(np.dot(sw, self._loss(sol.G, y)))
+            value = sol.penalty + self.C * weighted_sum(sw, self._loss(sol.G, y))
         return check_finite_objective(self, value, "the objective")
 
     def _store_solution(self, X, y, sw, sol):
@@ -627,8 +628,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         k = problem.k
         T = self._output_map(k)
         if sol.W is not None:
-            P = np.eye(k) - 1.0 / k
-            weights = T @ (-problem.kappa * P @ sol.W.T)
+            weights = feature_weights(sol.W, problem.kappa, T)
             if self.kernel_approximation is None:
                 self.coef_ = weights
             else:
@@ -636,7 +636,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         support = np.unique(problem.sample_of_var()[alpha != 0])
         self.support_ = support
         self.n_support_ = np.bincount(y[support], minlength=k).astype(np.int32)
-        self.dual_coef_ = (sol.V[support] @ T.T).T
+        self.dual_coef_ = times_small(sol.V[support], T.T).T
         self.intercept_ = sol.intercept
         if self.kernel != "precomputed":
             self.support_vectors_ = X[support]

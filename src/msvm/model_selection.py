@@ -29,6 +29,7 @@ from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from ._base import (BaseMSVM, KernelColumns, check_class_labels, check_fit_sample_weight, degenerate_fit_message,
                     unfitted_on_error, user_stacklevel)
@@ -144,8 +145,12 @@ def _lambda_path(estimator, params, lambdas, n, warm_start, X, y, X_tune, y_tune
         est._keep_rows = bool(warm_start)
         est._tuning_columns = KernelColumns(len(y))
     try:
-        return _walk_path(est, lambdas, n, X, y, X_tune, y_tune, fit_params, scorer,
-                          params, log, keep_best)
+        # one thread of BLAS along the path: its products (tuning-set scores, the fits'
+        # slot-space products) are small, and OpenBLAS's idle workers would spin for a
+        # while after every one of them, taking the other core from the compiled solves
+        with threadpool_limits(limits=1, user_api="blas"):
+            return _walk_path(est, lambdas, n, X, y, X_tune, y_tune, fit_params, scorer,
+                              params, log, keep_best)
     finally:
         for name in getattr(est, "_transient_state", ()):
             est.__dict__.pop(name, None)

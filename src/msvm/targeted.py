@@ -26,6 +26,7 @@ from ._problem import reinforced_problem
 from .angle import AngleGeometry, simplex_vertices
 from ._progress import StepLog, n_epochs
 from ._sequence import CONVERGED, rescaled_dual
+from ._slot_products import feature_weights, times_small, weighted_sum
 from .exceptions import DegenerateFitWarning
 
 
@@ -311,7 +312,6 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         sequence = self._dual_sequence(src_X, src)
         kappa = self._kappa(k)
         T = self._output_map(k)
-        P = np.eye(k) - 1.0 / k
         # warm start: every grid point from the previous fit's dual at that grid point, times
         # C / C_prev (every box is proportional to C, so the point stays feasible)
         previous = None
@@ -355,8 +355,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                 stops.append(sequence.stop_reasons[-1])
                 alphas.append(sol.alpha.copy())
                 with np.errstate(over="ignore", invalid="ignore"):
-                    objective = sol.penalty + float(np.dot(
-                        weights, reinforced_loss(sol.G, y, float(self.reinforcement))))
+                    objective = sol.penalty + weighted_sum(
+                        weights, reinforced_loss(sol.G, y, float(self.reinforcement)))
                 objectives.append(check_finite_objective(self, objective,
                                                          f"the objective at u0 = {u0:.4g}"))
                 resids.append(sol.resid)
@@ -364,9 +364,9 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                 log.step(f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})",
                          objectives[-1], sol.resid, n_epochs(sol.n_iter), advance=True)
                 if sol.W is not None:
-                    paths.append(T @ (-kappa * P @ sol.W.T))           # (k-1) x (1 + p)
+                    paths.append(feature_weights(sol.W, kappa, T))      # (k-1) x (1 + p)
                 else:
-                    paths.append(sol.V @ T.T)                           # n x (k-1)
+                    paths.append(times_small(sol.V, T.T))               # n x (k-1)
         self._dual_state = (np.array(alphas), float(self.C))
         self.objectives_ = np.array(objectives)
         self.kkt_residuals_ = np.array(resids)
