@@ -21,8 +21,42 @@ def _data():
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
-def test_float64_is_the_default(cls):
-    assert cls().get_params()["cache_dtype"] == "float64"
+def test_auto_is_the_default(cls):
+    assert cls().get_params()["cache_dtype"] == "auto"
+
+
+@pytest.mark.parametrize("cls", [WestonWatkinsMSVM, ReinforcedMSVM, WeightedRobustMSVM])
+@pytest.mark.parametrize("params, storage", [
+    (dict(tol=1e-3), "float32"), (dict(tol=1e-4), "float32"), (dict(tol=1e-6), "float64"),
+    (dict(C=1000.0), "float64"), (dict(kernel="poly", degree=2), "float64")],
+    ids=["default-tol", "tol-1e-4", "tight-tol", "large-C", "poly"])
+def test_auto_resolves_by_kernel_tol_and_bounds(cls, params, storage):
+    # 'auto' is float32 storage for RBF rows at tol >= 1e-4 and C * weight <= 100, float64
+    # otherwise: the same fit, bit for bit, as the storage it resolves to
+    X, y = _data()
+    X = X[:, 1:]
+    params = dict(dict(kernel="rbf", gamma=0.5, random_state=0), **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto = cls(**params).fit(X, y)
+        fixed = cls(cache_dtype=storage, **params).fit(X, y)
+        other = cls(cache_dtype="float64" if storage == "float32" else "float32",
+                    **params).fit(X, y)
+    np.testing.assert_array_equal(auto.decision_values(X), fixed.decision_values(X))
+    assert not np.array_equal(auto.decision_values(X), other.decision_values(X))
+
+
+def test_auto_keeps_float64_for_a_heavy_sample():
+    X, y = _data()
+    X = X[:, 1:]
+    w = np.ones(len(y))
+    w[0] = 500.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto = WestonWatkinsMSVM(kernel="rbf", gamma=0.5).fit(X, y, sample_weight=w)
+        wide = WestonWatkinsMSVM(kernel="rbf", gamma=0.5, cache_dtype="float64").fit(
+            X, y, sample_weight=w)
+    np.testing.assert_array_equal(auto.decision_values(X), wide.decision_values(X))
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)

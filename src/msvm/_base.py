@@ -53,6 +53,15 @@ class _Solution:
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
+# cache_dtype='auto' stores RBF kernel rows in float32 where that is safe: rounding a kernel
+# value to single precision changes it by at most 6e-8 of itself, and a score sum_r K_ir U_r
+# by about 6e-8 times the size of the dual variables (at most C * weight each).  From this
+# tol up and with every C * weight at most FLOAT32_MAX_BOUND, that is orders of magnitude
+# below the accuracy asked for; tighter tols and larger bounds (the near-hard-margin end,
+# where the objective is tiny against C) keep the rows in float64.
+FLOAT32_CACHE_TOL = 1e-4
+FLOAT32_MAX_BOUND = 100.0
+
 
 def user_stacklevel():
     """The ``stacklevel`` of ``warnings.warn`` that names the first frame outside msvm.
@@ -365,7 +374,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "cache_size": [Interval(numbers.Real, 0, None, closed="neither")],
-        "cache_dtype": [StrOptions({"float64", "float32"})],
+        "cache_dtype": [StrOptions({"auto", "float64", "float32"})],
         "shrinking": ["boolean"],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
@@ -388,6 +397,19 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
     def _alpha_matrix(self, alpha, problem):
         """Dual variables in the model's natural shape."""
         return alpha.reshape(problem.n_samples, -1)
+
+    def _cache_dtype(self, weights=None):
+        """The storage of cached kernel rows: ``cache_dtype``, with 'auto' resolved to
+        float32 where single-precision rounding of the kernel is far below the accuracy asked
+        for (see ``FLOAT32_CACHE_TOL``): the RBF kernel (values in (0, 1]), tol from
+        ``FLOAT32_CACHE_TOL`` up and every box bound C * weight at most
+        ``FLOAT32_MAX_BOUND``.  float64 otherwise."""
+        if self.cache_dtype != "auto":
+            return self.cache_dtype
+        if self.kernel != "rbf" or self.tol < FLOAT32_CACHE_TOL:
+            return "float64"
+        heaviest = 1.0 if weights is None or len(weights) == 0 else float(np.max(weights))
+        return "float32" if self.C * heaviest <= FLOAT32_MAX_BOUND else "float64"
 
     def _output_map(self, k):
         """T (n_outputs, k): the fitted functions are T times the slot-space functions."""
@@ -476,7 +498,8 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
             src_X, src_kind = gram, "precomputed"
         else:
             src_X, src_kind = X, self.kernel
-        key = self._row_source_key(src_X, src_kind, k)
+        cache_dtype = self._cache_dtype(sw)
+        key = self._row_source_key(src_X, src_kind, k, cache_dtype)
         kept = getattr(self, "_row_state", None)
         self._row_state = None          # in use: a fit that raises must not leave it behind
         if key is not None and kept is not None and kept[0] == key:
@@ -486,7 +509,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         else:
             src = make_row_source(src_X, src_kind, k, gamma=self.gamma_, degree=self.degree,
                                   coef0=self.coef0, cache_size=self.cache_size,
-                                  cache_dtype=self.cache_dtype)
+                                  cache_dtype=cache_dtype)
             sequence = self._dual_sequence(train, src)
         fitted = self._fit_dual(sequence, y, sw, StepLog(type(self).__name__, self.verbose))
         self._store_fit(X, y, fitted)
@@ -514,7 +537,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         return self.feature_map_.transform(X, dtype=dtype)
 
     # ------------------------------------------------------------------ warm-start reuse
-    def _row_source_key(self, src_X, src_kind, k):
+    def _row_source_key(self, src_X, src_kind, k, cache_dtype):
         """What a kept row source must match to be reused by this fit, or None (no reuse).
 
         A warm-start refit keeps the previous fit's row source (its scores and kernel-row
@@ -528,7 +551,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
                 or self.kernel_approximation is not None or callable(self.kernel):
             return None
         return (src_kind, k, self.gamma_, self.degree, self.coef0, self.cache_size,
-                self.cache_dtype, data_fingerprint(src_X))
+                cache_dtype, data_fingerprint(src_X))
 
     def __getstate__(self):
         # a copy: object.__getstate__ returns the instance's own __dict__

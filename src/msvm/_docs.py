@@ -28,10 +28,15 @@ KERNEL_PARAMETERS = """\
         solve.  Reaching it raises a ``ConvergenceWarning``.
     cache_size : float, default=200
         Kernel row cache size in MB: fitting never holds more kernel rows than this.
-    cache_dtype : {'float64', 'float32'}, default='float64'
+    cache_dtype : {'auto', 'float64', 'float32'}, default='auto'
         Storage of the cached kernel rows.  'float32' halves the cache memory per row,
-        doubling how many kernel rows ``cache_size`` MB holds; scores and sums stay in
-        float64.
+        doubling how many kernel rows ``cache_size`` MB holds (as libsvm's cache does);
+        scores and sums stay in float64.  The kernel values are then rounded to single
+        precision (a relative change of at most 6e-8), so the problem solved is that of the
+        rounded kernel.  'auto' is 'float32' for the RBF kernel when ``tol >= 1e-4`` (the
+        default tol) and C times the largest sample weight is at most 100, and 'float64'
+        otherwise: for tighter tols the solution should be that of the exact kernel, and
+        large dual variables (large C or weights) multiply the rounding of the kernel.
     shrinking : bool, default=True
         Whether to shrink samples whose dual variables sit firmly at their bounds.  Used by
         the coordinate-descent path (the linear kernel above 2000 samples); the kernel SMO

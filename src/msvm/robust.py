@@ -86,7 +86,7 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     }
 
     def __init__(self, C=1.0, truncation=1.0, *, kernel="rbf", degree=3, gamma="scale",
-                 coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="float64",
+                 coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="auto",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
                  class_weight=None, dc_tol=1e-6, max_dc_iter=100,
                  probability=False, probability_grid=8,

@@ -217,7 +217,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
 
     def __init__(self, C=1.0, reinforcement=0.5, target=0, smoother="epanechnikov",
                  bandwidth="silverman", n_grid=20, *, kernel="linear", degree=3, gamma="scale",
-                 coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="float64",
+                 coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="auto",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
                  class_weight=None, progress_bar=False, probability=False, probability_grid=8,
                  kernel_approximation=None, n_components=1000, landmarks="uniform"):
@@ -308,7 +308,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
             src_X, kind, shift = Z, self.kernel, 1.0
         src = make_row_source(src_X, kind, k, gamma=self.gamma_, degree=self.degree,
                               coef0=self.coef0, cache_size=self.cache_size, shift=shift,
-                              cache_dtype=self.cache_dtype)
+                              cache_dtype=self._cache_dtype(sw))
         sequence = self._dual_sequence(src_X, src)
         kappa = self._kappa(k)
         T = self._output_map(k)

@@ -155,7 +155,7 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
 
     def __init__(self, C=1.0, utility=None, cost=None, truncation="auto", *, kernel="rbf",
                  degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200,
-                 cache_dtype="float64", shrinking=True, warm_start=False, random_state=None,
+                 cache_dtype="auto", shrinking=True, warm_start=False, random_state=None,
                  verbose=False, class_weight=None, dc_tol=1e-6, max_dc_iter=100,
                  probability=False, probability_grid=8,
                  kernel_approximation=None, n_components=1000, landmarks="uniform"):
@@ -270,7 +270,7 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
 
     def __init__(self, C=1.0, scheme="one-step", truncation="auto", max_reweight=100, *,
                  kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000,
-                 cache_size=200, cache_dtype="float64", shrinking=True, warm_start=False,
+                 cache_size=200, cache_dtype="auto", shrinking=True, warm_start=False,
                  random_state=None, verbose=False, class_weight=None,
                  probability=False, probability_grid=8,
                  kernel_approximation=None, n_components=1000, landmarks="uniform"):

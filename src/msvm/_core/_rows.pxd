@@ -18,6 +18,8 @@ cdef class RowSource:
     cdef void reset_scores(self) noexcept nogil
     cdef bint has_rows(self) noexcept nogil
     cdef const double* row(self, int i) noexcept nogil
+    cdef void row_entries(self, int i, const int* idx, int m, double* out) noexcept nogil
+    cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil
     cdef double* slot_scores(self) noexcept nogil
 
 
@@ -47,6 +49,7 @@ cdef class CachedRows(ScoreRows):
 
     cdef void dots(self, int i, double* out) noexcept nogil
     cdef void _compute(self, int i, double* out) noexcept nogil
+    cdef Py_ssize_t _cached(self, int i) noexcept nogil
     cdef int _claim(self, int i) noexcept nogil
     cdef void _unlink(self, int s) noexcept nogil
     cdef void _push_front(self, int s) noexcept nogil

@@ -17,8 +17,11 @@
 #   - CachedRows: rows computed on demand from X into an LRU cache of at most `capacity`
 #     rows (sized by the caller from cache_size), so a fit never holds an n x n matrix
 #     beyond that bound.  `cache_dtype` 'float32' stores the rows in single precision
-#     (twice the rows per MB) and converts a row to float64 once per fetch; scores and sums
-#     stay float64.  DenseKernelRows compute x_i . x_r from a dense X, SparseKernelRows from
+#     (twice the rows per MB); scores and sums stay float64.  Besides row(i) (a float32 row
+#     converted into a scratch buffer), two primitives read the stored row in place:
+#     row_entries(i, idx) gathers K[i, idx] (a working set's block) and row_axpys(i, c, y)
+#     does y_t += c_t K[i, :] for several targets in one pass (a score update), so the SMO
+#     path never converts a whole float32 row.  DenseKernelRows compute x_i . x_r from a dense X, SparseKernelRows from
 #     a CSR X (sample i scattered into a dense vector: O(nnz) per row).  The kernels: 'rbf'
 #     exp(-gamma ||x - x'||^2), 'poly' (gamma x.x' + coef0)^degree, 'linear' x.x', each plus
 #     a constant `shift` (a penalised intercept as a constant feature).
@@ -120,6 +123,12 @@ cdef inline void _axpy(double* y, const double* x, double t, Py_ssize_t n) noexc
         y[r] += t * x[r]
 
 
+cdef inline void _axpy32(double* y, const float* x, double t, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t r
+    for r in range(n):
+        y[r] += t * x[r]
+
+
 cdef class RowSource:
     """Rows and scores for the dual solver (see the module's Design note).
 
@@ -208,6 +217,20 @@ cdef class RowSource:
     cdef const double* row(self, int i) noexcept nogil:
         return NULL
 
+    cdef void row_entries(self, int i, const int* idx, int m, double* out) noexcept nogil:
+        """out[b] = K[i, idx[b]] for b < m (sources with rows)."""
+        cdef const double* r = self.row(i)
+        cdef int b
+        for b in range(m):
+            out[b] = r[idx[b]]
+
+    cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
+        """ys[t] += coef[t] K[i, :] for t < m (sources with rows)."""
+        cdef const double* r = self.row(i)
+        cdef int t
+        for t in range(m):
+            _axpy(ys[t], r, coef[t], self.n)
+
     cdef double* slot_scores(self) noexcept nogil:
         return NULL
 
@@ -237,14 +260,16 @@ cdef class ScoreRows(RowSource):
             out[j] = self.Ft[j, i]
 
     cdef void apply(self, int i, const double* du) noexcept nogil:
-        cdef int j
-        cdef const double* r = NULL
+        cdef int j, m = 0
+        cdef double coef[MAX_CLASSES]
+        cdef double* ys[MAX_CLASSES]
         for j in range(self.k):
-            if du[j] == 0.0:
-                continue
-            if r == NULL:
-                r = self.row(i)
-            _axpy(&self.Ft[j, 0], r, du[j], self.n)
+            if du[j] != 0.0:
+                coef[m] = du[j]
+                ys[m] = &self.Ft[j, 0]
+                m += 1
+        if m > 0:
+            self.row_axpys(i, coef, ys, m)
 
     cdef void reset_scores(self) noexcept nogil:
         if self.n > 0:
@@ -366,33 +391,60 @@ cdef class CachedRows(ScoreRows):
             out[r] = _kernel_value(kernel, gamma, coef0, degree, shift, out[r], sq_i, sq[r])
         self.n_computed += 1
 
-    cdef const double* row(self, int i) noexcept nogil:
-        """Kernel row i (length n) from the cache, computed on a miss.  A float32 row is
-        converted into a scratch buffer, valid until the next call."""
+    cdef Py_ssize_t _cached(self, int i) noexcept nogil:
+        """Offset in the store of kernel row i, computed into the cache on a miss (a float32
+        row through the scratch buffer)."""
         cdef int s = self.slot_of[i]
         cdef Py_ssize_t r, off
         cdef float* rows32 = <float*> self.store
-        cdef double* rows64 = <double*> self.store
         self.n_requests += 1
         if s >= 0:
             if self.head != s:
                 self._unlink(s)
                 self._push_front(s)
-            off = <Py_ssize_t> s * self.n
-            if not self.single:
-                return rows64 + off
-            for r in range(self.n):
-                self.scratch[r] = rows32[off + r]
-            return self.scratch
+            return <Py_ssize_t> s * self.n
         s = self._claim(i)
         off = <Py_ssize_t> s * self.n
         if not self.single:
-            self._compute(i, rows64 + off)
-            return rows64 + off
+            self._compute(i, <double*> self.store + off)
+            return off
         self._compute(i, self.scratch)
         for r in range(self.n):
             rows32[off + r] = <float> self.scratch[r]
+        return off
+
+    cdef const double* row(self, int i) noexcept nogil:
+        """Kernel row i (length n) from the cache, computed on a miss.  A float32 row is
+        converted into a scratch buffer, valid until the next call."""
+        cdef Py_ssize_t r, off = self._cached(i)
+        cdef const float* row32
+        if not self.single:
+            return <double*> self.store + off
+        row32 = <float*> self.store + off
+        for r in range(self.n):
+            self.scratch[r] = row32[r]
         return self.scratch
+
+    cdef void row_entries(self, int i, const int* idx, int m, double* out) noexcept nogil:
+        cdef Py_ssize_t off = self._cached(i)
+        cdef const float* row32 = <float*> self.store + off
+        cdef const double* row64 = <double*> self.store + off
+        cdef int b
+        if self.single:
+            for b in range(m):
+                out[b] = row32[idx[b]]
+        else:
+            for b in range(m):
+                out[b] = row64[idx[b]]
+
+    cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
+        cdef Py_ssize_t off = self._cached(i)
+        cdef int t
+        for t in range(m):
+            if self.single:
+                _axpy32(ys[t], <float*> self.store + off, coef[t], self.n)
+            else:
+                _axpy(ys[t], <double*> self.store + off, coef[t], self.n)
 
     cdef int _claim(self, int i) noexcept nogil:
         """A cache slot for row i: a free one, or the least recently used one."""
@@ -442,17 +494,40 @@ cdef class DenseKernelRows(CachedRows):
         self._configure(kernel, gamma, coef0, degree, shift, capacity, cache_dtype)
 
     cdef void dots(self, int i, double* out) noexcept nogil:
-        cdef Py_ssize_t r, f, d = self.d
-        cdef const double* xi = &self.X[i, 0] if d > 0 else NULL
-        cdef const double* xr
-        cdef double acc
-        for r in range(self.n):
-            acc = 0.0
-            if d > 0:
-                xr = &self.X[r, 0]
-                for f in range(d):
-                    acc += xi[f] * xr[f]
-            out[r] = acc
+        """out[r] = x_i . x_r, four rows at a time: four independent sums (each in the order
+        of the features, as one row at a time would give) instead of one dependency chain."""
+        cdef Py_ssize_t r = 0, f, d = self.d, n = self.n
+        cdef const double* xi
+        cdef const double* x0
+        cdef double a0, a1, a2, a3, v
+        if d == 0:
+            memset(out, 0, n * sizeof(double))
+            return
+        xi = &self.X[i, 0]
+        while r + 4 <= n:
+            x0 = &self.X[r, 0]
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            a3 = 0.0
+            for f in range(d):
+                v = xi[f]
+                a0 += v * x0[f]
+                a1 += v * x0[d + f]
+                a2 += v * x0[2 * d + f]
+                a3 += v * x0[3 * d + f]
+            out[r] = a0
+            out[r + 1] = a1
+            out[r + 2] = a2
+            out[r + 3] = a3
+            r += 4
+        while r < n:
+            x0 = &self.X[r, 0]
+            a0 = 0.0
+            for f in range(d):
+                a0 += xi[f] * x0[f]
+            out[r] = a0
+            r += 1
 
 
 cdef class SparseKernelRows(CachedRows):

@@ -39,7 +39,7 @@ from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
 
 from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
-                      STATUS_INTERRUPTED, CURV_MIN, all_finite)
+                      STATUS_INTERRUPTED, CURV_MIN, MAX_CLASSES, all_finite)
 from ._state cimport (move_sums, pair_pnorm2, group_full, group_end, group_pair,
                       sums_finite)
 from ._signals cimport tick
@@ -375,7 +375,6 @@ cdef class SMOSolver(InnerSolver):
         cdef Block* B = &self.B
         cdef int a, b, i, j, n = self.p.n, k = self.p.k, qmax = self.qmax, qb
         cdef int keep = qmax - self.nprev // 2
-        cdef const double* row
         if m > keep:
             _top_q(self.score, self.cand, m, keep)
             m = keep
@@ -393,12 +392,10 @@ cdef class SMOSolver(InnerSolver):
         B.q = qb
         for a in range(qb):
             i = self.cand[a]
-            row = self.src.row(i)
+            self.src.row_entries(i, self.cand, qb, &B.K[<Py_ssize_t> a * qb])
             if tick(&self.work, self.src.row_cost):
                 return STATUS_INTERRUPTED
             B.kd[a] = self.src.diag(i)
-            for b in range(qb):
-                B.K[<Py_ssize_t> a * qb + b] = row[self.cand[b]]
             for j in range(k):
                 B.Ft[j * qb + a] = self.Ft[<Py_ssize_t> j * n + i]
             B.S[a] = self.S[i]
@@ -728,9 +725,10 @@ cdef class SMOSolver(InnerSolver):
         cdef const Prob* p = self.p
         cdef const Canon* cn = &self.cn
         cdef Block* B = &self.B
-        cdef int b, v, a, i, j, n = p.n, k = p.k, status = STATUS_CONVERGED
+        cdef int b, v, a, i, j, m, n = p.n, k = p.k, status = STATUS_CONVERGED
         cdef double d, tot
-        cdef const double* row
+        cdef double coef[MAX_CLASSES + 1]
+        cdef double* ys[MAX_CLASSES + 1]
         for b in range(B.nb):
             v = B.gv[b]
             d = B.U[b] - cn.sg[v] * self.st.alpha[v]
@@ -745,19 +743,25 @@ cdef class SMOSolver(InnerSolver):
             self.prev[a] = i
             B.loc[i] = -1
             tot = 0.0
-            row = NULL
+            m = 0
             for j in range(k):
                 d = self.dU[a * k + j]
                 if d == 0.0:
                     continue
-                if row == NULL:
-                    row = self.src.row(i)
                 tot += d
-                _axpy(self.Ft + <Py_ssize_t> j * n, row, d, n)
+                coef[m] = d
+                ys[m] = self.Ft + <Py_ssize_t> j * n
+                m += 1
                 self.dU[a * k + j] = 0.0
-            if row != NULL and tot != 0.0:
-                _axpy(self.S, row, tot, n)
-            if row != NULL and tick(&self.work, self.src.row_cost):
+            if m == 0:
+                continue
+            if tot != 0.0:
+                coef[m] = tot
+                ys[m] = self.S
+                m += 1
+            # every changed slot and the row sums in one pass over the kernel row
+            self.src.row_axpys(i, coef, ys, m)
+            if tick(&self.work, self.src.row_cost):
                 status = STATUS_INTERRUPTED
         return status
 
