@@ -20,8 +20,9 @@ c. 26 classes: make_classification(n = 14000, d = 16, n_informative = 12, one cl
    random_state 0), 70/30 split, standardized, RBF gamma = 1/16, C = 1: WestonWatkinsMSVM
    against SVC (target: at most 5x SVC at equal accuracy).
 
-Times are CPU seconds (time.process_time) and wall seconds (time.perf_counter) of one fit
-each; the ratios use CPU time (the machine may be shared).  The load average at the start
+Times are CPU seconds (time.process_time) and wall seconds (time.perf_counter), the median
+of 5 fits in a (and of 5 predictions), of 3 in c and in b up to n = 5000, of one fit above;
+the ratios use CPU time (the machine may be shared).  The load average at the start
 of each section is recorded.  Results go to
 benchmarks/results/exact.md and exact.json (--quick: quick_exact.*).  Targets are reported as
 met or NOT met, never asserted.
@@ -38,6 +39,7 @@ from benchmarks.harness import (RESULTS, fmt, git_commit, machine_info, markdown
                                 pendigits_split, write_json)
 
 SEED = 0
+REPEATS_A = 5        # pendigits fits take 0.1-5 s: the median of 5 each
 
 
 def _timed(fn):
@@ -49,9 +51,18 @@ def _timed(fn):
     return time.process_time() - cpu, time.perf_counter() - wall, out
 
 
-def _fit(make, X, y):
-    """Fit make(); (cpu, wall, model)."""
-    return _timed(lambda: make().fit(X, y))
+def _fit(make, X, y, repeats=1):
+    """Fit make() `repeats` times; (median cpu, median wall, the last model).  Short fits are
+    repeated: one fit of 0.1 s is at the mercy of whatever else the machine does."""
+    runs = [_timed(lambda: make().fit(X, y)) for _ in range(repeats)]
+    return (float(np.median([r[0] for r in runs])), float(np.median([r[1] for r in runs])),
+            runs[-1][2])
+
+
+def _predict_cpu(est, X, repeats=1):
+    """Median CPU and wall seconds of est.predict(X) over `repeats` calls."""
+    runs = [_timed(lambda: est.predict(X)) for _ in range(repeats)]
+    return float(np.median([r[0] for r in runs])), float(np.median([r[1] for r in runs]))
 
 
 def _models(C, gamma):
@@ -75,8 +86,8 @@ def bench_pendigits(quick):
     C, gamma = 10.0, 1.0 / 16
     rows = []
     for name, make in _models(C, gamma).items():
-        cpu, wall, est = _fit(make, X_train, y_train)
-        pcpu, pwall, _ = _timed(lambda: est.predict(X_test))
+        cpu, wall, est = _fit(make, X_train, y_train, repeats=1 if quick else REPEATS_A)
+        pcpu, pwall = _predict_cpu(est, X_test, repeats=1 if quick else REPEATS_A)
         nsv = _n_support(est)
         rows.append({"model": name, "fit_cpu": cpu, "fit_wall": wall,
                      "accuracy": est.score(X_test, y_test), "n_support": nsv,
@@ -134,7 +145,7 @@ def bench_scaling(quick, max_n):
         models = _models(C, gamma)
         for name in ("SVC", "WestonWatkinsMSVM", "ReinforcedMSVM",
                      "WeightedRobustMSVM(truncation=None)"):
-            cpu, wall, est = _fit(models[name], X, y)
+            cpu, wall, est = _fit(models[name], X, y, repeats=3 if n <= 5000 else 1)
             rows.append({"n": n, "model": name, "fit_cpu": cpu, "fit_wall": wall,
                          "n_support": _n_support(est),
                          "n_iter": getattr(est, "n_iter_", None),
@@ -182,7 +193,7 @@ def bench_26(quick):
     models = _models(C, gamma)
     rows = []
     for name in ("SVC", "WestonWatkinsMSVM"):
-        cpu, wall, est = _fit(models[name], X_train, y_train)
+        cpu, wall, est = _fit(models[name], X_train, y_train, repeats=1 if quick else 3)
         rows.append({"model": name, "fit_cpu": cpu, "fit_wall": wall,
                      "accuracy": est.score(X_test, y_test), "n_support": _n_support(est),
                      "n_iter": getattr(est, "n_iter_", None)})
@@ -205,18 +216,31 @@ def render_26(s):
 
 NOTES = """## Notes
 
+- msvm's default `cache_dtype='auto'` stores RBF kernel rows in float32 (as libsvm's cache
+  does) at the default tol with C * weight <= 100: every fit here uses it.  At n = 20,000
+  (section b's data, WestonWatkinsMSVM) float32 rows took 5.1 s against 8.6 s for float64
+  (20,561 against 46,305 kernel rows computed).
 - WeightedRobustMSVM(truncation=None) has direction coefficients other than +-1, so it is
   solved by the coordinate-descent path, not the working-set SMO.
-- Where the time goes (pendigits ReinforcedMSVM, profiled): updating every sample's scores
-  after each working set ~23 %, the violation scan ~13 %, the block solve ~20 %, kernel rows
-  ~5 % (5,980 rows computed of 632,845 requested); 1,439 working sets, 515k steps on ~35k
-  free variables.  Working sets of 128 / 256 / 512 / 1024 samples did not change the time
-  materially.  An OpenMP version of the scan and the score update (bit-identical) was built
-  and measured 3-7x slower with 2 threads on this shared 2-core machine, so it was not kept.
-- Cache: the default cache_size of 200 MB holds 200 MB / (8 n) rows (float64); at n = 20000
-  that is 1310 rows for ~10^4 support samples, so rows are recomputed (the jump in section b
-  from 10k to 20k).  SVC's cache has the same size.
+- Where the time goes:
+  - n = 40,000 (WestonWatkinsMSVM): computing kernel rows is ~75 % (dot products ~30 %,
+    exp ~35 %), 107k rows for ~15k support samples, as the 200 MB cache holds 1,250 rows of
+    40,000 float32 values; score updates ~10 %, the violation scan ~6 %.  libsvm's
+    one-against-one subproblems have rows of the two classes' samples only, and its
+    shrinking shortens them further.
+  - 26 classes (WestonWatkinsMSVM): the violation scan ~23 % (25 variables per sample, every
+    working set), score updates ~19 %, block solve ~15 %; kernel rows ~15 %; 132 epochs.
+    Working sets of 512 samples save ~8 %, 128 or 1024 cost more.
+  - pendigits ReinforcedMSVM (earlier profile): score updates ~23 %, violation scan ~13 %,
+    block solve ~20 %, kernel rows ~5 %; 515k steps on ~35k free variables.
+- Not kept: (1) kernel rows computed a block at a time through BLAS (dgemm on the working
+  set's missing rows): 8-14 % faster at n = 20k-40k, but its dot products round differently
+  from the one-row path, so rows were no longer bitwise consistent (the symmetry and the
+  exact diagonal of K), which changed fits at extreme weights and scales in the fuzz tests;
+  (2) an OpenMP scan and score update (bit-identical): 3-7x slower with 2 threads on this
+  shared 2-core machine.
 """
+
 
 SECTIONS = {"a": ("a. pendigits, RBF, C = 10, gamma = 1/16", bench_pendigits, render_pendigits),
             "b": ("b. make_classification scaling (d = 20, k = 5, C = 1)", bench_scaling,
@@ -250,10 +274,10 @@ def main(argv=None):
         print(f"section {name} done", flush=True)
     lines = ["# Exact-kernel fits against SVC (issue 12, item 3)", "",
              "Generated by `python -m benchmarks.run_exact_benchmarks`; CPU seconds "
-             "(`time.process_time`) and wall seconds of one fit each, in one "
-             "process; ratios of CPU time. The machine (2 cores) was shared with other jobs: "
-             "the load average at the start of each section is given; wall times under load "
-             "are unreliable.",
+             "(`time.process_time`) and wall seconds of each fit (the median of 5 in a, of 3 "
+             "in c and in b up to n = 5000, one fit above), in one process; ratios of CPU "
+             "time. The machine has 2 cores and may be shared: the load average at the start "
+             "of each section is given; wall times under load are unreliable.",
              ""]
     for name, (title, _, render) in SECTIONS.items():
         if name in data["sections"]:

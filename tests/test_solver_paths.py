@@ -112,3 +112,10 @@ def test_tiny_C_equalities_converge(truncation):
         est = WeightedRobustMSVM(C=1 / (400 * 2.0 ** 15), utility=utility_matrix(1, 0.8),
                                  truncation=truncation, kernel="linear", max_iter=200).fit(X, y)
     assert est.kkt_residual_ <= est.tol
+
+
+def test_working_set_grows_where_its_fixed_costs_dominate():
+    from msvm._core._solver import auto_working_set
+    assert auto_working_set(6500, 7694, 10) == 256        # every row cached, small scan
+    assert auto_working_set(2500, 20000, 5) == 512        # cache under half the rows
+    assert auto_working_set(5100, 9800, 26) == 512        # n k >= 200,000

@@ -41,7 +41,9 @@ KERNEL_PARAMETERS = """\
         Whether to shrink samples whose dual variables sit firmly at their bounds.  Used by
         the coordinate-descent path (the linear kernel above 2000 samples); the kernel SMO
         path always works on a working set of the most violating samples (at
-        most 256, never more than the row cache holds), which has the same effect.
+        most 256, or 512 when the row cache holds under half the kernel rows or the samples
+        times the classes reach 200,000; never more than the row cache holds), which has
+        the same effect.
     warm_start : bool, default=False
         Start the next ``fit`` from the previous fit's dual solution, rescaled by
         ``C / C_previous`` (every box is proportional to C, so it stays feasible): a path

@@ -63,7 +63,8 @@
 # INTERRUPTED: the handler's exception is re-raised once the work arrays are freed).
 
 from ._types cimport (Schedule, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
-                      STATUS_INTERRUPTED, STATUS_GAP_FLOOR, STATUS_NO_MEMORY, WORKING_SET)
+                      STATUS_INTERRUPTED, STATUS_GAP_FLOOR, STATUS_NO_MEMORY, WORKING_SET,
+                      WORKING_SET_LARGE, LARGE_SCAN)
 from ._signals cimport tick, reraise
 from ._problem cimport ProblemArrays
 from ._state cimport DualState
@@ -83,6 +84,18 @@ from ._smo import smo_applies
 __all__ = ["solve", "init_scores", "add_scores", "primal_dual", "make_row_source",
            "RowSource", "set_signal_checks", "signal_check_stats", "NONFINITE_MESSAGE"]
 
+def auto_working_set(Py_ssize_t capacity, int n, int k):
+    """The SMO path's working-set bound: WORKING_SET (256 samples), or WORKING_SET_LARGE
+    (512) where a working set's fixed costs dominate: the row cache holds under half the rows,
+    so that every block recomputes kernel rows (n = 40,000, d = 20, k = 5: 107k rows computed
+    with 256, 82k with 512, 28 % less time), or the scan of every block covers n k >=
+    LARGE_SCAN sample-slot pairs (26 classes, n = 9,800: 8 % less time).  Where every row
+    stays cached and n k is small (pendigits), 512 costs 10 % more (larger block solves)."""
+    if 2 * capacity < n or <long long> n * k >= LARGE_SCAN:
+        return WORKING_SET_LARGE
+    return WORKING_SET
+
+
 NONFINITE_MESSAGE = (
     "non-finite values (NaN or infinity) arose in the solver: kernel values, scores or dual "
     "bounds overflow double precision. Rescale X (e.g. with sklearn.preprocessing."
@@ -91,11 +104,12 @@ NONFINITE_MESSAGE = (
 
 def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=1e-3,
           long max_iter=10000, bint shrinking=True, unsigned long long seed=0, double rho=1.0,
-          int verbose=0, int working_set=WORKING_SET, str method="auto"):
+          int verbose=0, int working_set=0, str method="auto"):
     """Solve the dual QP described by `problem` (a msvm._problem.DualProblem).
 
     ``method`` picks the inner solver: 'smo' (kernel sources, +-1 directions), 'cd'
-    (coordinate descent, any problem) or 'auto' (SMO where it applies).
+    (coordinate descent, any problem) or 'auto' (SMO where it applies).  ``working_set``
+    bounds the SMO path's working set (samples); 0 chooses it (`auto_working_set`).
 
     `alpha` (warm start, feasible for the box and group caps) and `mu` (k, sums to zero) are
     updated in place; `src` must hold scores consistent with alpha (see `init_scores`).
@@ -119,6 +133,8 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     if method == "smo" and not use_smo:
         raise ValueError("the SMO path needs a kernel row source and +-1 directions")
     if use_smo:
+        if working_set <= 0:
+            working_set = auto_working_set(src.capacity, pa.p.n, pa.p.k)
         inner = SMOSolver(src, pa, ds, max_iter * <long long> max(pa.p.n, 1), working_set)
     else:
         inner = CDSolver(src, pa, ds, max_iter, shrinking, seed)

@@ -7,6 +7,8 @@ cdef extern from *:
     /* Numerical constants of the msvm dual solver (see msvm/_core/_types.pxd). */
     #define MSVM_MAX_CLASSES 64
     #define MSVM_WORKING_SET 256
+    #define MSVM_WORKING_SET_LARGE 512
+    #define MSVM_LARGE_SCAN 200000
     #define MSVM_CHECK_WORK (((long long) 1) << 24)
     #define MSVM_EPS_START 0.1
     #define MSVM_KKT_FLOOR 1e-13
@@ -18,8 +20,13 @@ cdef extern from *:
     """
     # most class slots of a problem (work arrays of this size live on the stack)
     enum: MAX_CLASSES "MSVM_MAX_CLASSES"
-    # largest working set (samples) of the SMO path; never more than the row cache holds
+    # largest working set (samples) of the SMO path; never more than the row cache holds.
+    # WORKING_SET_LARGE where a working set's fixed costs dominate: the row cache holds
+    # under half the rows (each block recomputes rows), or the scan covers LARGE_SCAN or
+    # more sample-slot pairs (n k)
     enum: WORKING_SET "MSVM_WORKING_SET"
+    enum: WORKING_SET_LARGE "MSVM_WORKING_SET_LARGE"
+    enum: LARGE_SCAN "MSVM_LARGE_SCAN"
     # work units (about one multiply-add each) between two signal checks: ~10 ms of work
     const long long CHECK_WORK "MSVM_CHECK_WORK"
     # inner tolerance of the first augmented-Lagrangian round
