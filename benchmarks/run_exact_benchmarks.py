@@ -223,14 +223,17 @@ NOTES = """## Notes
 - WeightedRobustMSVM(truncation=None) has direction coefficients other than +-1, so it is
   solved by the coordinate-descent path, not the working-set SMO.
 - Where the time goes:
-  - n = 40,000 (WestonWatkinsMSVM): computing kernel rows is ~75 % (dot products ~30 %,
-    exp ~35 %), 107k rows for ~15k support samples, as the 200 MB cache holds 1,250 rows of
-    40,000 float32 values; score updates ~10 %, the violation scan ~6 %.  libsvm's
-    one-against-one subproblems have rows of the two classes' samples only, and its
-    shrinking shortens them further.
-  - 26 classes (WestonWatkinsMSVM): the violation scan ~23 % (25 variables per sample, every
-    working set), score updates ~19 %, block solve ~15 %; kernel rows ~15 %; 132 epochs.
-    Working sets of 512 samples save ~8 %, 128 or 1024 cost more.
+  - n = 40,000 (WestonWatkinsMSVM, working sets of 256): computing kernel rows was ~75 %
+    (dot products ~30 %, exp ~35 %), 107k rows for ~15k support samples, as the 200 MB
+    cache holds 1,250 rows of 40,000 float32 values; score updates ~10 %, the violation scan
+    ~6 %.  Working sets of 512 samples (now chosen when the cache holds under half the rows)
+    need 82k rows and 28 % less time; 1024 need more (116k).  libsvm's one-against-one
+    subproblems have rows of the two classes' samples only, and its shrinking shortens them
+    further.
+  - 26 classes (WestonWatkinsMSVM, working sets of 256): the violation scan ~23 % (25
+    variables per sample, every working set), score updates ~19 %, block solve ~15 %,
+    kernel rows ~15 %; 132 epochs.  Working sets of 512 (now chosen when n k >= 200,000)
+    save ~8 %; 128 or 1024 cost more.
   - pendigits ReinforcedMSVM (earlier profile): score updates ~23 %, violation scan ~13 %,
     block solve ~20 %, kernel rows ~5 %; 515k steps on ~35k free variables.
 - Not kept: (1) kernel rows computed a block at a time through BLAS (dgemm on the working

@@ -104,7 +104,7 @@ def _reuse_off():
 
     saved = (model_selection.KernelColumns, _base.BaseMSVM._row_source_key, _base.path_start)
     model_selection.KernelColumns = NoColumns
-    _base.BaseMSVM._row_source_key = lambda self, src_X, src_kind, k: None
+    _base.BaseMSVM._row_source_key = lambda self, *args: None
     _base.path_start = lambda problem, alpha, C_previous, C: rescaled_dual(alpha, C_previous, C)
     try:
         yield

@@ -120,3 +120,22 @@ def test_row_source_is_abstract_and_checks_input():
         make_row_source("rbf", 2, X=np.zeros((3, 2)), cache_dtype="float16")
     with pytest.raises(ValueError, match="overflows"):
         make_row_source("linear", 2, X=sp.csr_matrix(np.full((3, 2), 1e200)))
+
+
+@pytest.mark.parametrize("gamma", [2.0 ** -10, 0.25, 2.0, 64.0])
+def test_rbf_rows_match_numpy_exp_to_the_last_bits(gamma):
+    # the rows' exponentials come from a vectorized exp (_exp_row.h): within 2 ulp of
+    # NumPy's exp of the same arguments wherever the value is a normal number, exactly 1 on
+    # the diagonal, 0 below exp(-708) (where NumPy gives subnormal numbers).  Small integer
+    # features and a power-of-2 gamma make every argument exact in both computations.
+    rng = np.random.default_rng(4)
+    X = rng.integers(-3, 4, size=(300, 5)).astype(float)
+    src = make_row_source("rbf", 3, X=X, gamma=gamma, capacity=300)
+    for i in (0, 7, 150, 299):
+        expected = np.exp(-gamma * np.sum((X - X[i]) ** 2, axis=1))
+        row = src.kernel_row(i)
+        assert row[i] == 1.0
+        normal = expected >= np.exp(-708.0)
+        assert np.all(np.abs(row[normal] - expected[normal]) <= 2 * np.spacing(expected[normal]))
+        assert np.all(row[~normal] == 0.0)
+    assert src.n_computed == 4

@@ -24,7 +24,8 @@
 #     path never converts a whole float32 row.  DenseKernelRows compute x_i . x_r from a dense X, SparseKernelRows from
 #     a CSR X (sample i scattered into a dense vector: O(nnz) per row).  The kernels: 'rbf'
 #     exp(-gamma ||x - x'||^2), 'poly' (gamma x.x' + coef0)^degree, 'linear' x.x', each plus
-#     a constant `shift` (a penalised intercept as a constant feature).
+#     a constant `shift` (a penalised intercept as a constant feature).  An RBF row's
+#     exponentials are taken together by a vectorized exp (_exp_row.h), 3-5x libm's speed.
 # * WeightRows keep the weights W = X^T U (d x k) of the linear kernel instead: F[i] = x_i W
 #   costs O(d k) (O(nnz_i k) for CSR rows) and no kernel row is ever formed.
 #   DenseLinearRows (float64 X), DenseLinearRows32 (float32 X: the features of an
@@ -40,6 +41,9 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 
 from ._types cimport MAX_CLASSES
+
+cdef extern from "_exp_row.h":
+    void msvm_exp_row(double* x, Py_ssize_t n) noexcept nogil
 
 import numpy as np
 
@@ -381,14 +385,24 @@ cdef class CachedRows(ScoreRows):
         pass
 
     cdef void _compute(self, int i, double* out) noexcept nogil:
-        cdef Py_ssize_t r
+        cdef Py_ssize_t r, n = self.n
         cdef double sq_i = self.sqnorm[i], gamma = self.gamma, coef0 = self.coef0
-        cdef double shift = self.shift
+        cdef double shift = self.shift, dist
         cdef int kernel = self.kernel, degree = self.degree
         cdef const double* sq = &self.sqnorm[0]
         self.dots(i, out)
-        for r in range(self.n):
-            out[r] = _kernel_value(kernel, gamma, coef0, degree, shift, out[r], sq_i, sq[r])
+        if kernel == KERNEL_RBF:
+            # exp(-gamma ||x_i - x_r||^2) + shift, the exponentials a whole row at a time
+            for r in range(n):
+                dist = sq_i + sq[r] - 2.0 * out[r]
+                out[r] = -gamma * dist if dist > 0.0 else 0.0
+            msvm_exp_row(out, n)
+            if shift != 0.0:
+                for r in range(n):
+                    out[r] += shift
+        else:
+            for r in range(n):
+                out[r] = _kernel_value(kernel, gamma, coef0, degree, shift, out[r], sq_i, sq[r])
         self.n_computed += 1
 
     cdef Py_ssize_t _cached(self, int i) noexcept nogil:
