@@ -223,25 +223,28 @@ NOTES = """## Notes
 - WeightedRobustMSVM(truncation=None) has direction coefficients other than +-1, so it is
   solved by the coordinate-descent path, not the working-set SMO.
 - Where the time goes:
-  - n = 40,000 (WestonWatkinsMSVM, working sets of 256): computing kernel rows was ~75 %
-    (dot products ~30 %, exp ~35 %), 107k rows for ~15k support samples, as the 200 MB
-    cache holds 1,250 rows of 40,000 float32 values; score updates ~10 %, the violation scan
-    ~6 %.  Working sets of 512 samples (now chosen when the cache holds under half the rows)
-    need 82k rows and 28 % less time; 1024 need more (116k).  libsvm's one-against-one
-    subproblems have rows of the two classes' samples only, and its shrinking shortens them
-    further.
-  - 26 classes (WestonWatkinsMSVM, working sets of 256): the violation scan ~23 % (25
-    variables per sample, every working set), score updates ~19 %, block solve ~15 %,
-    kernel rows ~15 %; 132 epochs.  Working sets of 512 (now chosen when n k >= 200,000)
-    save ~8 %; 128 or 1024 cost more.
+  - n = 40,000 (WestonWatkinsMSVM, now): dot products of kernel rows ~45 %, score updates
+    ~16 %, the rest of the row computation ~20 % (the exponentials ~7 %: vectorized, they
+    were ~35 % through libm's exp), the violation scan ~5 %; 82k kernel rows for ~15k
+    support samples, as the 200 MB cache holds 1,250 rows of 40,000 float32 values.  With
+    working sets of 256 samples it computed 107k rows (and took 28 % longer); 1024 need
+    116k.  libsvm's one-against-one subproblems have rows of the two classes' samples only,
+    and its shrinking shortens them further.
+  - 26 classes (WestonWatkinsMSVM, working sets of 512): score updates ~18 %, the block
+    solve ~30 % (the extremes of its buckets ~17 %, steps ~12 %), the violation scan ~12 %
+    (25 variables per sample, every working set), gathering the block's kernel entries ~7 %,
+    kernel rows ~8 %.  Working sets of 256 took ~10 % longer.
   - pendigits ReinforcedMSVM (earlier profile): score updates ~23 %, violation scan ~13 %,
     block solve ~20 %, kernel rows ~5 %; 515k steps on ~35k free variables.
 - Not kept: (1) kernel rows computed a block at a time through BLAS (dgemm on the working
-  set's missing rows): 8-14 % faster at n = 20k-40k, but its dot products round differently
-  from the one-row path, so rows were no longer bitwise consistent (the symmetry and the
-  exact diagonal of K), which changed fits at extreme weights and scales in the fuzz tests;
-  (2) an OpenMP scan and score update (bit-identical): 3-7x slower with 2 threads on this
-  shared 2-core machine.
+  set's missing rows): 8-14 % faster at n = 20k-40k (before the vectorized exp), but its
+  dot products round differently from the one-row path, so rows were no longer bitwise
+  consistent (the symmetry and the exact diagonal of K), which changed fits at extreme
+  weights and scales in the fuzz tests; a bitwise-consistent blocked loop of our own (rows
+  of X^T in chunks, no contraction) was no faster than the four-rows-at-a-time one, as it
+  kept its sums in memory; (2) an OpenMP scan and score update (bit-identical): 3-7x slower
+  with 2 threads on this shared 2-core machine.  Prediction computes its kernel blocks
+  through BLAS (X Y^T with the norms) already.
 """
 
 
