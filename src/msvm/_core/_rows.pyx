@@ -20,9 +20,9 @@
 #     (twice the rows per MB); scores and sums stay float64.  Besides row(i) (a float32 row
 #     converted into a scratch buffer), two primitives read the stored row in place:
 #     row_entries(i, idx) gathers K[i, idx] (a working set's block) and row_axpys(i, c, y)
-#     does y_t += c_t K[i, :] for several targets in one pass (a score update), so the SMO
-#     path never converts a whole float32 row.  DenseKernelRows compute x_i . x_r from a dense X, SparseKernelRows from
-#     a CSR X (sample i scattered into a dense vector: O(nnz) per row).  The kernels: 'rbf'
+#     does y_t += c_t K[i, :] for several targets (a score update), so the SMO path never
+#     converts a whole float32 row.  DenseKernelRows compute x_i . x_r from a dense X,
+#     SparseKernelRows from a CSR X (sample i scattered into a dense vector: O(nnz) per row).  The kernels: 'rbf'
 #     exp(-gamma ||x - x'||^2), 'poly' (gamma x.x' + coef0)^degree, 'linear' x.x', each plus
 #     a constant `shift` (a penalised intercept as a constant feature).  An RBF row's
 #     exponentials are taken together by a vectorized exp (_exp_row.h), 3-5x libm's speed.
@@ -395,7 +395,7 @@ cdef class CachedRows(ScoreRows):
             # exp(-gamma ||x_i - x_r||^2) + shift, the exponentials a whole row at a time
             for r in range(n):
                 dist = sq_i + sq[r] - 2.0 * out[r]
-                out[r] = -gamma * dist if dist > 0.0 else 0.0
+                out[r] = 0.0 if dist < 0.0 else -gamma * dist
             msvm_exp_row(out, n)
             if shift != 0.0:
                 for r in range(n):
@@ -454,10 +454,11 @@ cdef class CachedRows(ScoreRows):
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
         cdef Py_ssize_t off = self._cached(i)
         cdef int t
-        for t in range(m):
-            if self.single:
+        if self.single:
+            for t in range(m):
                 _axpy32(ys[t], <float*> self.store + off, coef[t], self.n)
-            else:
+        else:
+            for t in range(m):
                 _axpy(ys[t], <double*> self.store + off, coef[t], self.n)
 
     cdef int _claim(self, int i) noexcept nogil:

@@ -373,7 +373,7 @@ cdef class SMOSolver(InnerSolver):
         """Step 2: the working set (the m candidates' most violating, topped up with the
         previous working set) and its kernel block and scores."""
         cdef Block* B = &self.B
-        cdef int a, b, i, j, n = self.p.n, k = self.p.k, qmax = self.qmax, qb
+        cdef int a, i, j, n = self.p.n, k = self.p.k, qmax = self.qmax, qb
         cdef int keep = qmax - self.nprev // 2
         if m > keep:
             _top_q(self.score, self.cand, m, keep)
