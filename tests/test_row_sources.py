@@ -139,3 +139,27 @@ def test_rbf_rows_match_numpy_exp_to_the_last_bits(gamma):
         assert np.all(np.abs(row[normal] - expected[normal]) <= 2 * np.spacing(expected[normal]))
         assert np.all(row[~normal] == 0.0)
     assert src.n_computed == 4
+
+
+@pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
+@pytest.mark.parametrize("kernel,params", [("rbf", dict(gamma=0.7)),
+                                           ("poly", dict(gamma=0.5, coef0=1.0, degree=3))])
+def test_rows_computed_together_equal_rows_computed_alone(kernel, params, cache_dtype):
+    # the SMO path computes a working set's missing rows together (X^T read once per four
+    # rows); every value must be the one-row value to the last bit, so that K stays
+    # exactly symmetric with its exact diagonal
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(103, 9))
+    rows = [5, 0, 77, 102, 31, 64, 12, 9, 50]           # two blocks of four and one row
+    together = make_row_source(kernel, 3, X=X, capacity=20, cache_dtype=cache_dtype, **params)
+    together.prefetch_rows(rows)
+    assert together.n_computed == len(rows)
+    alone = make_row_source(kernel, 3, X=X, capacity=20, cache_dtype=cache_dtype, **params)
+    for i in rows:
+        np.testing.assert_array_equal(together.kernel_row(i), alone.kernel_row(i))
+    assert together.n_computed == len(rows)             # the prefetched rows were cached
+    K = np.array([alone.kernel_row(i) for i in rows])
+    np.testing.assert_array_equal(K[:, rows], K[:, rows].T)
+    np.testing.assert_array_equal(np.diag(K[:, rows]), alone.diagonal()[rows]
+                                  if cache_dtype == "float64"
+                                  else alone.diagonal()[rows].astype(np.float32))

@@ -18,6 +18,7 @@ cdef class RowSource:
     cdef void reset_scores(self) noexcept nogil
     cdef bint has_rows(self) noexcept nogil
     cdef const double* row(self, int i) noexcept nogil
+    cdef void prefetch(self, const int* idx, int m) noexcept nogil
     cdef void row_entries(self, int i, const int* idx, int m, double* out) noexcept nogil
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil
     cdef double* slot_scores(self) noexcept nogil
@@ -46,9 +47,15 @@ cdef class CachedRows(ScoreRows):
     cdef int* prv
     cdef int* nxt
     cdef int head, tail, used
+    cdef int batch                  # rows computed together by prefetch
+    cdef double* block              # batch x n: their dot products, then kernel values
+    cdef int* pending               # capacity: the rows prefetch has to compute
 
     cdef void dots(self, int i, double* out) noexcept nogil
+    cdef void dots_block(self, const int* idx, int m, double* out) noexcept nogil
+    cdef void _kernel_values(self, int i, double* row) noexcept nogil
     cdef void _compute(self, int i, double* out) noexcept nogil
+    cdef void _store_row(self, int i, const double* values) noexcept nogil
     cdef Py_ssize_t _cached(self, int i) noexcept nogil
     cdef int _claim(self, int i) noexcept nogil
     cdef void _unlink(self, int s) noexcept nogil
@@ -57,6 +64,8 @@ cdef class CachedRows(ScoreRows):
 
 cdef class DenseKernelRows(CachedRows):
     cdef const double[:, ::1] X
+    cdef const double[:, ::1] XT    # X^T (d x n): the rows of a dots_block read it once
+    cdef double* xb                 # batch x d: the samples of one dots_block
 
 
 cdef class SparseKernelRows(CachedRows):

@@ -38,12 +38,19 @@
 
 from libc.math cimport exp, fabs
 from libc.stdlib cimport malloc, free
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from ._types cimport MAX_CLASSES
 
 cdef extern from "_exp_row.h":
     void msvm_exp_row(double* x, Py_ssize_t n) noexcept nogil
+
+cdef extern from "_dense_dots.h":
+    void msvm_sqnorms(const double* X, Py_ssize_t n, Py_ssize_t d, double* out) noexcept nogil
+    void msvm_dots_row(const double* X, Py_ssize_t n, Py_ssize_t d, const double* xi,
+                       double* out) noexcept nogil
+    void msvm_dots_rows(const double* XT, Py_ssize_t n, Py_ssize_t d, const double* xb, int m,
+                        double* out) noexcept nogil
 
 import numpy as np
 
@@ -53,6 +60,10 @@ cdef enum:
     KERNEL_POLY = 2
 
 cdef double DOUBLE_MAX = 1.7e308
+# prefetch computes at most BLOCK_ROWS kernel rows together, holding at most BLOCK_BYTES of
+# their values at once
+cdef int BLOCK_ROWS = 16
+cdef Py_ssize_t BLOCK_BYTES = 4 << 20
 
 
 cdef inline double _ipow(double base, int e) noexcept nogil:
@@ -174,6 +185,17 @@ cdef class RowSource:
         """Kernel diagonal K(x_i, x_i) (with the shift) as a NumPy array."""
         return np.array(self.kdiag)
 
+    def prefetch_rows(self, idx):
+        """Compute rows idx together, as the SMO path's prefetch does (for tests)."""
+        cdef int[::1] rows = np.ascontiguousarray(idx, dtype=np.int32)
+        if not self.has_rows():
+            raise ValueError(f"{type(self).__name__} holds weights, not kernel rows")
+        if len(np.unique(rows)) != len(rows) or len(rows) > max(self.capacity, 1) \
+                or (len(rows) and not (0 <= min(rows) and max(rows) < self.n)):
+            raise ValueError("prefetch needs distinct row indices, at most the cache capacity")
+        if len(rows):
+            self.prefetch(&rows[0], len(rows))
+
     def kernel_row(self, int i):
         """A copy of kernel row i (for tests and diagnostics; the solver reads it in place)."""
         cdef const double* r
@@ -220,6 +242,10 @@ cdef class RowSource:
 
     cdef const double* row(self, int i) noexcept nogil:
         return NULL
+
+    cdef void prefetch(self, const int* idx, int m) noexcept nogil:
+        """A hint that rows idx[0:m] are about to be read (sources that compute rows)."""
+        pass
 
     cdef void row_entries(self, int i, const int* idx, int m, double* out) noexcept nogil:
         """out[b] = K[i, idx[b]] for b < m (sources with rows)."""
@@ -315,6 +341,8 @@ cdef class CachedRows(ScoreRows):
     def __cinit__(self):
         self.store = NULL
         self.scratch = NULL
+        self.block = NULL
+        self.pending = NULL
         self.slot_of = NULL
         self.row_of = NULL
         self.prv = NULL
@@ -323,6 +351,8 @@ cdef class CachedRows(ScoreRows):
     def __dealloc__(self):
         free(self.store)
         free(self.scratch)
+        free(self.block)
+        free(self.pending)
         free(self.slot_of)
         free(self.row_of)
         free(self.prv)
@@ -367,12 +397,16 @@ cdef class CachedRows(ScoreRows):
         itemsize = sizeof(float) if self.single else sizeof(double)
         self.store = malloc(capacity * self.n * itemsize + 1)
         self.scratch = <double*> malloc(self.n * sizeof(double) + 1)
+        self.batch = <int> max(1, min(BLOCK_ROWS, capacity, BLOCK_BYTES // (8 * max(self.n, 1))))
+        self.block = <double*> malloc(<Py_ssize_t> self.batch * self.n * sizeof(double) + 1)
+        self.pending = <int*> malloc(capacity * sizeof(int) + 1)
         self.slot_of = <int*> malloc(self.n * sizeof(int) + 1)
         self.row_of = <int*> malloc(capacity * sizeof(int) + 1)
         self.prv = <int*> malloc(capacity * sizeof(int) + 1)
         self.nxt = <int*> malloc(capacity * sizeof(int) + 1)
         if (self.store == NULL or self.scratch == NULL or self.slot_of == NULL
-                or self.row_of == NULL or self.prv == NULL or self.nxt == NULL):
+                or self.row_of == NULL or self.prv == NULL or self.nxt == NULL
+                or self.block == NULL or self.pending == NULL):
             raise MemoryError("cannot allocate the kernel row cache; lower cache_size")
         for i in range(self.n):
             self.slot_of[i] = -1
@@ -384,26 +418,68 @@ cdef class CachedRows(ScoreRows):
     cdef void dots(self, int i, double* out) noexcept nogil:
         pass
 
-    cdef void _compute(self, int i, double* out) noexcept nogil:
+    cdef void dots_block(self, const int* idx, int m, double* out) noexcept nogil:
+        """out[b * n + r] = x_{idx[b]} . x_r for b < m: one row at a time here."""
+        cdef int b
+        for b in range(m):
+            self.dots(idx[b], out + <Py_ssize_t> b * self.n)
+
+    cdef void _kernel_values(self, int i, double* row) noexcept nogil:
+        """Dot products x_i . x_r into kernel values K(x_i, x_r), in place."""
         cdef Py_ssize_t r, n = self.n
         cdef double sq_i = self.sqnorm[i], gamma = self.gamma, coef0 = self.coef0
         cdef double shift = self.shift, dist
         cdef int kernel = self.kernel, degree = self.degree
         cdef const double* sq = &self.sqnorm[0]
-        self.dots(i, out)
         if kernel == KERNEL_RBF:
             # exp(-gamma ||x_i - x_r||^2) + shift, the exponentials a whole row at a time
             for r in range(n):
-                dist = sq_i + sq[r] - 2.0 * out[r]
-                out[r] = 0.0 if dist < 0.0 else -gamma * dist
-            msvm_exp_row(out, n)
+                dist = sq_i + sq[r] - 2.0 * row[r]
+                row[r] = 0.0 if dist < 0.0 else -gamma * dist
+            msvm_exp_row(row, n)
             if shift != 0.0:
                 for r in range(n):
-                    out[r] += shift
+                    row[r] += shift
         else:
             for r in range(n):
-                out[r] = _kernel_value(kernel, gamma, coef0, degree, shift, out[r], sq_i, sq[r])
+                row[r] = _kernel_value(kernel, gamma, coef0, degree, shift, row[r], sq_i, sq[r])
         self.n_computed += 1
+
+    cdef void _compute(self, int i, double* out) noexcept nogil:
+        self.dots(i, out)
+        self._kernel_values(i, out)
+
+    cdef void _store_row(self, int i, const double* values) noexcept nogil:
+        """Kernel row i (computed, float64) into a cache slot of its own."""
+        cdef Py_ssize_t r, off = <Py_ssize_t> self._claim(i) * self.n
+        cdef float* rows32 = <float*> self.store
+        if self.single:
+            for r in range(self.n):
+                rows32[off + r] = <float> values[r]
+        else:
+            memcpy(<double*> self.store + off, values, self.n * sizeof(double))
+
+    cdef void prefetch(self, const int* idx, int m) noexcept nogil:
+        """Rows idx[0:m] (distinct samples, m <= capacity) into the cache: the cached ones
+        become the most recent first (so that computing the others cannot evict them), then
+        the missing ones are computed `batch` at a time (dots_block)."""
+        cdef int a, b, s, nb, nmiss = 0
+        for a in range(m):
+            s = self.slot_of[idx[a]]
+            if s < 0:
+                self.pending[nmiss] = idx[a]
+                nmiss += 1
+            elif self.head != s:
+                self._unlink(s)
+                self._push_front(s)
+        a = 0
+        while a < nmiss:
+            nb = min(self.batch, nmiss - a)
+            self.dots_block(self.pending + a, nb, self.block)
+            for b in range(nb):
+                self._kernel_values(self.pending[a + b], self.block + <Py_ssize_t> b * self.n)
+                self._store_row(self.pending[a + b], self.block + <Py_ssize_t> b * self.n)
+            a += nb
 
     cdef Py_ssize_t _cached(self, int i) noexcept nogil:
         """Offset in the store of kernel row i, computed into the cache on a miss (a float32
@@ -497,52 +573,44 @@ cdef class CachedRows(ScoreRows):
 
 
 cdef class DenseKernelRows(CachedRows):
-    """Kernel rows computed from a dense X (n x d, C order)."""
+    """Kernel rows computed from a dense X (n x d, C order), dot products by _dense_dots.h."""
+
+    def __cinit__(self):
+        self.xb = NULL
+
+    def __dealloc__(self):
+        free(self.xb)
 
     def __init__(self, const double[:, ::1] X, int k, str kernel, double gamma=1.0,
                  double coef0=0.0, int degree=3, double shift=0.0, Py_ssize_t capacity=2,
                  str cache_dtype="float64"):
         self._setup(X.shape[0], X.shape[1], k)
         self.X = X
-        _dense_sqnorms(X, self.sqnorm)
+        self.XT = np.ascontiguousarray(np.asarray(X).T)
+        if self.n > 0 and self.d > 0:
+            msvm_sqnorms(&X[0, 0], self.n, self.d, &self.sqnorm[0])
         self.row_cost = <long long> self.n * (self.d + 1)
         self._configure(kernel, gamma, coef0, degree, shift, capacity, cache_dtype)
+        self.xb = <double*> malloc(<Py_ssize_t> self.batch * self.d * sizeof(double) + 1)
+        if self.xb == NULL:
+            raise MemoryError("cannot allocate the kernel row cache; lower cache_size")
 
     cdef void dots(self, int i, double* out) noexcept nogil:
-        """out[r] = x_i . x_r, four rows at a time: four independent sums (each in the order
-        of the features, as one row at a time would give) instead of one dependency chain."""
-        cdef Py_ssize_t r = 0, f, d = self.d, n = self.n
-        cdef const double* xi
-        cdef const double* x0
-        cdef double a0, a1, a2, a3, v
-        if d == 0:
-            memset(out, 0, n * sizeof(double))
+        if self.d == 0:
+            memset(out, 0, self.n * sizeof(double))
             return
-        xi = &self.X[i, 0]
-        while r + 4 <= n:
-            x0 = &self.X[r, 0]
-            a0 = 0.0
-            a1 = 0.0
-            a2 = 0.0
-            a3 = 0.0
+        msvm_dots_row(&self.X[0, 0], self.n, self.d, &self.X[i, 0], out)
+
+    cdef void dots_block(self, const int* idx, int m, double* out) noexcept nogil:
+        """Rows idx[0:m] together: X^T read once per four rows (the same values)."""
+        cdef int b, f, d = self.d
+        if m == 1 or d == 0:
+            CachedRows.dots_block(self, idx, m, out)
+            return
+        for b in range(m):
             for f in range(d):
-                v = xi[f]
-                a0 += v * x0[f]
-                a1 += v * x0[d + f]
-                a2 += v * x0[2 * d + f]
-                a3 += v * x0[3 * d + f]
-            out[r] = a0
-            out[r + 1] = a1
-            out[r + 2] = a2
-            out[r + 3] = a3
-            r += 4
-        while r < n:
-            x0 = &self.X[r, 0]
-            a0 = 0.0
-            for f in range(d):
-                a0 += xi[f] * x0[f]
-            out[r] = a0
-            r += 1
+                self.xb[b * d + f] = self.X[idx[b], f]
+        msvm_dots_rows(&self.XT[0, 0], self.n, d, self.xb, m, out)
 
 
 cdef class SparseKernelRows(CachedRows):

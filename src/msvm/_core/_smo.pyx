@@ -390,6 +390,8 @@ cdef class SMOSolver(InnerSolver):
                 m += 1
         qb = m
         B.q = qb
+        # the block's missing rows computed together (_rows.pyx: prefetch)
+        self.src.prefetch(self.cand, qb)
         for a in range(qb):
             i = self.cand[a]
             self.src.row_entries(i, self.cand, qb, &B.K[<Py_ssize_t> a * qb])
