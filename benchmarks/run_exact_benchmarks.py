@@ -223,13 +223,15 @@ NOTES = """## Notes
 - WeightedRobustMSVM(truncation=None) has direction coefficients other than +-1, so it is
   solved by the coordinate-descent path, not the working-set SMO.
 - Where the time goes:
-  - n = 40,000 (WestonWatkinsMSVM, now): dot products of kernel rows ~45 %, score updates
-    ~16 %, the rest of the row computation ~20 % (the exponentials ~7 %: vectorized, they
-    were ~35 % through libm's exp), the violation scan ~5 %; 82k kernel rows for ~15k
-    support samples, as the 200 MB cache holds 1,250 rows of 40,000 float32 values.  With
-    working sets of 256 samples it computed 107k rows (and took 28 % longer); 1024 need
-    116k.  libsvm's one-against-one subproblems have rows of the two classes' samples only,
-    and its shrinking shortens them further.
+  - n = 40,000 (WestonWatkinsMSVM, now): dot products of kernel rows ~40 %, score updates
+    ~18 %, the rest of the row computation ~20 % (the exponentials ~7 %: vectorized, they
+    were ~35 % through libm's exp), the violation scan ~5 %; ~80k kernel rows for ~15k
+    support samples, as the 200 MB cache holds 1,250 rows of 40,000 float32 values.  The
+    missing rows of a working set are computed together, four at a time against X^T (the
+    same values as one at a time): 13-16 s instead of 17.4 s.  With working sets of 256
+    samples it computed 107k rows (and took 28 % longer); 1024 need 116k.  libsvm's
+    one-against-one subproblems have rows of the two classes' samples only, and its
+    shrinking shortens them further.
   - 26 classes (WestonWatkinsMSVM, working sets of 512): score updates ~18 %, the block
     solve ~30 % (the extremes of its buckets ~17 %, steps ~12 %), the violation scan ~12 %
     (25 variables per sample, every working set), gathering the block's kernel entries ~7 %,
@@ -240,9 +242,9 @@ NOTES = """## Notes
   set's missing rows): 8-14 % faster at n = 20k-40k (before the vectorized exp), but its
   dot products round differently from the one-row path, so rows were no longer bitwise
   consistent (the symmetry and the exact diagonal of K), which changed fits at extreme
-  weights and scales in the fuzz tests; a bitwise-consistent blocked loop of our own (rows
-  of X^T in chunks, no contraction) was no faster than the four-rows-at-a-time one, as it
-  kept its sums in memory; (2) an OpenMP scan and score update (bit-identical): 3-7x slower
+  weights and scales in the fuzz tests (the blocked loop of _dense_dots.h, four rows
+  against 16 samples in registers, gives the one-row values exactly and is used instead);
+  (2) an OpenMP scan and score update (bit-identical): 3-7x slower
   with 2 threads on this shared 2-core machine.  Prediction computes its kernel blocks
   through BLAS (X Y^T with the norms) already.
 """
