@@ -23,6 +23,7 @@ solver starts, never what it returns a solution for.
 import numpy as np
 
 from ._approx import rows_times, transposed_times
+from ._slot_products import centered_slots
 
 # The primal start is used when the largest box bound times the median ||x||^2 (the
 # scale of the dual's curvature against its box) reaches this value (measured: below it,
@@ -61,7 +62,7 @@ class SmoothedPrimal:
     # ----------------------------------------------------------------- pieces
     def _center(self, V, b):
         """Rows of V and b in range(P) (sum zero over the class slots)."""
-        V = V - V.mean(axis=1, keepdims=True)
+        V = centered_slots(V)
         b = b - b.mean() if self.problem.equality else np.zeros(self.k)
         return V, b
 
@@ -92,8 +93,7 @@ class SmoothedPrimal:
 
     def _back(self, U):
         """(X^T U P, P 1^T U): the map of slot sums U (n, k) to the (V, b) space."""
-        gV = transposed_times(self.X, U)
-        gV = gV - gV.mean(axis=1, keepdims=True)
+        gV = centered_slots(transposed_times(self.X, U))
         gb = U.sum(axis=0)
         gb = gb - gb.mean() if self.problem.equality else np.zeros(self.k)
         return gV, gb

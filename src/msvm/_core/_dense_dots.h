@@ -18,19 +18,9 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
-    && __GNUC__ >= 12
-#define MSVM_DOTS_ATTR __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", \
-                                                    "default"), \
-                                      optimize("no-trapping-math", "fp-contract=off")))
-#elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define MSVM_DOTS_ATTR __attribute__((target_clones("avx2", "default"), \
-                                      optimize("no-trapping-math", "fp-contract=off")))
-#elif defined(__GNUC__) && !defined(__clang__)
-#define MSVM_DOTS_ATTR __attribute__((optimize("no-trapping-math", "fp-contract=off")))
-#else
-#define MSVM_DOTS_ATTR
-#endif
+#include "_clones.h"
+
+#define MSVM_DOTS_ATTR MSVM_CLONED(("no-trapping-math", "fp-contract=off"))
 
 /* out[i] = ||X[i]||^2 for X (n x d, row-major). */
 MSVM_DOTS_ATTR

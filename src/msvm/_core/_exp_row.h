@@ -18,22 +18,11 @@
 #include <stdint.h>
 #include <string.h>
 
-/* GCC on x86-64 Linux: clones for AVX-512 and AVX2+FMA machines besides the baseline one,
- * chosen at load time; everywhere: no trapping math inside this loop, so that its selects
- * vectorize (they raise no floating-point exception that anything here would read). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
-    && __GNUC__ >= 12
-#define MSVM_EXP_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", \
-                                                     "default"), \
-                                       optimize("no-trapping-math")))
-#elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define MSVM_EXP_CLONES __attribute__((target_clones("avx2", "default"), \
-                                       optimize("no-trapping-math")))
-#elif defined(__GNUC__) && !defined(__clang__)
-#define MSVM_EXP_CLONES __attribute__((optimize("no-trapping-math")))
-#else
-#define MSVM_EXP_CLONES
-#endif
+#include "_clones.h"
+
+/* no trapping math inside this loop, so that its selects vectorize (they raise no
+ * floating-point exception that anything here would read) */
+#define MSVM_EXP_CLONES MSVM_CLONED(("no-trapping-math"))
 
 MSVM_EXP_CLONES
 static void msvm_exp_row(double *x, ptrdiff_t n)

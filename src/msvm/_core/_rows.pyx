@@ -132,13 +132,8 @@ cdef inline double _kernel_value(int kernel, double gamma, double coef0, int deg
     return dot + shift
 
 
-cdef inline void _axpy(double* y, const double* x, double t, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t r
-    for r in range(n):
-        y[r] += t * x[r]
-
-
-cdef inline void _axpy32(double* y, const float* x, double t, Py_ssize_t n) noexcept nogil:
+cdef inline void _axpy(double* y, const real* x, double t, Py_ssize_t n) noexcept nogil:
+    """y += t x (x float64, or float32 rows read in place)."""
     cdef Py_ssize_t r
     for r in range(n):
         y[r] += t * x[r]
@@ -532,7 +527,7 @@ cdef class CachedRows(ScoreRows):
         cdef int t
         if self.single:
             for t in range(m):
-                _axpy32(ys[t], <float*> self.store + off, coef[t], self.n)
+                _axpy(ys[t], <float*> self.store + off, coef[t], self.n)
         else:
             for t in range(m):
                 _axpy(ys[t], <double*> self.store + off, coef[t], self.n)

@@ -84,6 +84,7 @@ from ._smo import smo_applies
 __all__ = ["solve", "init_scores", "add_scores", "primal_dual", "make_row_source",
            "RowSource", "set_signal_checks", "signal_check_stats", "NONFINITE_MESSAGE"]
 
+
 def auto_working_set(Py_ssize_t capacity, int n, int k):
     """The SMO path's working-set bound: WORKING_SET (256 samples), or WORKING_SET_LARGE
     (512) where a working set's fixed costs dominate: the row cache holds under half the rows,
