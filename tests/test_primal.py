@@ -1,6 +1,5 @@
 """The smoothed-primal Newton start of the linear path (msvm/_primal.py)."""
 
-import dataclasses
 import numpy as np
 import pytest
 
@@ -91,5 +90,5 @@ def test_primal_start_is_chosen_only_where_it_pays():
     reinforced = msvm.ReinforcedMSVM(C=100.0)._dual_problem(y, 3, 100.0 * np.ones(len(y)))
     assert primal_start_applies(reinforced, X, diag)
     ww = _ww_problem(X, y, 3, 100.0)
-    capped = dataclasses.replace(ww, group=ww.sample_of_var(), cap=np.full(len(y), 100.0))
+    capped = ww.replace(group=ww.sample_of_var(), cap=np.full(len(y), 100.0))
     assert not primal_start_applies(capped, X, diag)         # group caps: dual CD

@@ -77,7 +77,8 @@ def test_exact_intercepts_equal_the_lp(seed):
     problem = per_class_hinge_problem(y, k, lin_own=k - 1.0, lin_other=1.0, coef_own=-1.0,
                                       coef_other=1.0, hi_own=w * g, hi_other=w * (1 - g))
     if seed % 2:  # DC-style shifted boxes: lo > 0 on some variables
-        problem.lo = np.where(rng.uniform(size=len(problem.lo)) < 0.3, 0.5 * problem.hi, 0.0)
+        problem = problem.replace(
+            lo=np.where(rng.uniform(size=problem.n_vars) < 0.3, 0.5 * problem.hi, 0.0))
     H = rng.normal(scale=2.0, size=(n, k))
     H -= H.mean(axis=1, keepdims=True)
 

@@ -10,20 +10,27 @@ with f = b + h, h in the RKHS of the kernel and d_v a direction in class-slot sp
 intercepts create.  DC steps of the truncated models only move the boxes and linear terms.
 """
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
+from ._core._problem import (box_crossings, clip_to_boxes, samples_with_nonzero,
+                            scatter_by_slots, slot_sums)
 
-@dataclass
+
 class DualProblem:
     """Description of one dual QP for :func:`msvm._core._solver.solve`.
 
     Variables are stored sample by sample: those of sample ``i`` are
-    ``var_ptr[i]:var_ptr[i + 1]``.
+    ``var_ptr[i]:var_ptr[i + 1]``.  The per-variable attributes below can be stored
+    compactly: with ``var_entry`` given, ``slot1``, ``coef1``, ``slot2``, ``coef2`` and
+    ``lin`` are passed per *entry* and variable ``v`` reads entry ``var_entry[v]`` (the
+    variables of every sample of one class then share one template of entries), and ``lo``
+    (``hi``) too when ``lo_per_entry`` (``hi_per_entry``).  The attributes of the same names
+    always read per variable (expanded on access, so they cost memory when the layout is
+    compact; the fit path uses :meth:`slot_sums`, :meth:`clip_feasible` and
+    :meth:`support_mask` instead, which allocate nothing per variable).
 
-    Attributes
-    ----------
+    Parameters and attributes
+    -------------------------
     k : int
         Number of class slots.
     var_ptr : ndarray of int32, shape (n + 1,)
@@ -36,8 +43,8 @@ class DualProblem:
     lo, hi : ndarray, shape (n_vars,)
         Box of each variable.
     group : ndarray of int32, shape (n_vars,)
-        Group of each variable (-1 for none).  A group is a contiguous run of one sample's
-        variables whose sum is capped by ``cap[group]``.
+        Group of each variable (-1 for none; None when no variable has a group).  A group is
+        a contiguous run of one sample's variables whose sum is capped by ``cap[group]``.
     cap : ndarray, shape (n_groups,)
         Group caps.
     kappa : float
@@ -45,49 +52,125 @@ class DualProblem:
         ``k / (k - 1)`` for the angle-based simplex geometry.
     equality : bool
         Whether the intercepts are unpenalized (they then create the equalities ``P c = 0``).
+    var_entry : ndarray of int32, shape (n_vars,), optional
+        Entry of each variable (None: entry v is variable v).
+    lo_per_entry, hi_per_entry : bool
+        Whether ``lo`` (``hi``) is given per entry rather than per variable.
     """
 
-    k: int
-    var_ptr: np.ndarray
-    slot1: np.ndarray
-    coef1: np.ndarray
-    lin: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    slot2: np.ndarray = None
-    coef2: np.ndarray = None
-    group: np.ndarray = None
-    cap: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    kappa: float = 1.0
-    equality: bool = True
-
-    def __post_init__(self):
-        nv = len(self.lin)
+    def __init__(self, k, var_ptr, slot1, coef1, lin, lo, hi, slot2=None, coef2=None,
+                 group=None, cap=(), kappa=1.0, equality=True, var_entry=None,
+                 lo_per_entry=False, hi_per_entry=False):
         as_int = lambda a: np.ascontiguousarray(a, dtype=np.int32)  # noqa: E731
         as_float = lambda a: np.ascontiguousarray(a, dtype=np.float64)  # noqa: E731
-        self.var_ptr = as_int(self.var_ptr)
-        self.slot1 = as_int(self.slot1)
-        self.coef1 = as_float(self.coef1)
-        self.lin = as_float(self.lin)
-        self.lo = as_float(self.lo)
-        self.hi = as_float(self.hi)
-        self.slot2 = as_int(np.full(nv, -1) if self.slot2 is None else self.slot2)
-        self.coef2 = as_float(np.zeros(nv) if self.coef2 is None else self.coef2)
-        self.group = as_int(np.full(nv, -1) if self.group is None else self.group)
-        self.cap = as_float(self.cap)
-        for name in ("slot1", "coef1", "lo", "hi", "slot2", "coef2", "group"):
-            if len(getattr(self, name)) != nv:
-                raise ValueError(f"DualProblem.{name} must have one entry per variable")
-        if self.var_ptr[0] != 0 or self.var_ptr[-1] != nv or np.any(np.diff(self.var_ptr) < 0):
+        self.k = int(k)
+        self.kappa = float(kappa)
+        self.equality = bool(equality)
+        self.var_ptr = as_int(var_ptr)
+        self.var_entry = None if var_entry is None else as_int(var_entry)
+        self.entry_slot1 = as_int(slot1)
+        self.entry_coef1 = as_float(coef1)
+        self.entry_lin = as_float(lin)
+        ne = len(self.entry_lin)
+        self.entry_slot2 = as_int(np.full(ne, -1) if slot2 is None else slot2)
+        self.entry_coef2 = as_float(np.zeros(ne) if coef2 is None else coef2)
+        self.lo_per_entry = bool(lo_per_entry) and self.var_entry is not None
+        self.hi_per_entry = bool(hi_per_entry) and self.var_entry is not None
+        self.box_lo = as_float(lo)
+        self.box_hi = as_float(hi)
+        self.var_group = None if group is None else as_int(group)
+        if self.var_group is not None and not np.any(self.var_group >= 0):
+            self.var_group = None
+        self.cap = as_float(cap)
+        self._check()
+
+    def _check(self):
+        nv = self.n_vars
+        ne = len(self.entry_lin)
+        if len(self.var_ptr) < 1 or self.var_ptr[0] != 0 or np.any(np.diff(self.var_ptr) < 0):
             raise ValueError("DualProblem.var_ptr must run from 0 to n_vars, non-decreasing")
-        if np.any(self.lo > self.hi):
-            raise ValueError("DualProblem: a lower bound exceeds its upper bound")
-        for name in ("lin", "lo", "hi", "cap", "coef1", "coef2"):
+        if self.var_entry is None and ne != nv:
+            raise ValueError("DualProblem.lin must have one entry per variable")
+        if self.var_entry is not None:
+            if len(self.var_entry) != nv:
+                raise ValueError("DualProblem.var_entry must have one entry per variable")
+            if nv and (self.var_entry.min() < 0 or self.var_entry.max() >= ne):
+                raise ValueError("DualProblem.var_entry must index the entries")
+        for name in ("entry_slot1", "entry_coef1", "entry_slot2", "entry_coef2"):
+            if len(getattr(self, name)) != ne:
+                raise ValueError(f"DualProblem.{name[6:]} must have one entry per variable")
+        for name, per_entry in (("box_lo", self.lo_per_entry), ("box_hi", self.hi_per_entry)):
+            if len(getattr(self, name)) != (ne if per_entry else nv):
+                raise ValueError(f"DualProblem.{name[4:]} must have one entry per variable")
+        if self.var_group is not None and len(self.var_group) != nv:
+            raise ValueError("DualProblem.group must have one entry per variable")
+        for name in ("entry_lin", "box_lo", "box_hi", "cap", "entry_coef1", "entry_coef2"):
             if not np.all(np.isfinite(getattr(self, name))):
                 raise ValueError(
-                    f"the dual's {'bounds' if name in ('lo', 'hi', 'cap') else 'terms'} are "
-                    f"not finite: C times the sample weights overflows double precision. "
+                    f"the dual's {'bounds' if name in ('box_lo', 'box_hi', 'cap') else 'terms'}"
+                    f" are not finite: C times the sample weights overflows double precision. "
                     f"Use a smaller C or rescale sample_weight.")
+        if box_crossings(self):
+            raise ValueError("DualProblem: a lower bound exceeds its upper bound")
+
+    def replace(self, **changes):
+        """A new problem with the given attributes (per-variable arrays) replaced; the
+        result stores every attribute per variable."""
+        fields = dict(k=self.k, var_ptr=self.var_ptr, slot1=self.slot1, coef1=self.coef1,
+                      lin=self.lin, lo=self.lo, hi=self.hi, slot2=self.slot2, coef2=self.coef2,
+                      group=self.var_group, cap=self.cap, kappa=self.kappa,
+                      equality=self.equality)
+        fields.update(changes)
+        return DualProblem(**fields)
+
+    # ------------------------------------------------------------------ per-variable views
+    def _per_variable(self, values, per_entry=True):
+        if self.var_entry is None or not per_entry:
+            return values
+        return values[self.var_entry]
+
+    @property
+    def n_vars(self):
+        return int(self.var_ptr[-1])
+
+    @property
+    def slot1(self):
+        return self._per_variable(self.entry_slot1)
+
+    @property
+    def coef1(self):
+        return self._per_variable(self.entry_coef1)
+
+    @property
+    def slot2(self):
+        return self._per_variable(self.entry_slot2)
+
+    @property
+    def coef2(self):
+        return self._per_variable(self.entry_coef2)
+
+    @property
+    def lin(self):
+        return self._per_variable(self.entry_lin)
+
+    @property
+    def lo(self):
+        return self._per_variable(self.box_lo, self.lo_per_entry)
+
+    @property
+    def hi(self):
+        return self._per_variable(self.box_hi, self.hi_per_entry)
+
+    @property
+    def group(self):
+        return np.full(self.n_vars, -1, dtype=np.int32) if self.var_group is None \
+            else self.var_group
+
+    @property
+    def has_pairs(self):
+        """Whether some direction has two slots."""
+        return bool(np.any(self.entry_slot2 >= 0)) if self.var_entry is None \
+            else bool(np.any(self.entry_slot2[np.unique(self.var_entry)] >= 0))
 
     @property
     def n_samples(self):
@@ -95,43 +178,43 @@ class DualProblem:
 
     def sample_of_var(self):
         """Sample index of every variable."""
-        return np.repeat(np.arange(self.n_samples), np.diff(self.var_ptr))
+        return np.repeat(np.arange(self.n_samples, dtype=np.int32), np.diff(self.var_ptr))
 
     def directions(self):
         """Dense (n_vars, k) matrix of the directions d_v."""
-        nv = len(self.lin)
+        nv = self.n_vars
         D = np.zeros((nv, self.k))
         D[np.arange(nv), self.slot1] += self.coef1
-        two = self.slot2 >= 0
-        D[np.flatnonzero(two), self.slot2[two]] += self.coef2[two]
+        slot2 = self.slot2
+        two = slot2 >= 0
+        D[np.flatnonzero(two), slot2[two]] += self.coef2[two]
         return D
 
     def slot_sums(self, alpha):
-        """U (n, k): per sample, sum_v alpha_v d_v over its variables.
+        """U (n, k): per sample, sum_v alpha_v d_v over its variables (O(n k) memory)."""
+        return slot_sums(self, np.ascontiguousarray(alpha, dtype=np.float64))
 
-        Summed by (sample, slot) index, in O(n_vars) memory (the dense directions would take
-        n_vars x k)."""
-        n, k = self.n_samples, self.k
-        alpha = np.asarray(alpha, dtype=np.float64)
-        cell = self.sample_of_var() * k
-        U = np.bincount(cell + self.slot1, weights=self.coef1 * alpha, minlength=n * k)
-        two = np.flatnonzero(self.slot2 >= 0)
-        if len(two):
-            U += np.bincount(cell[two] + self.slot2[two], weights=self.coef2[two] * alpha[two],
-                             minlength=n * k)
-        return U.reshape(n, k)
+    def support_mask(self, alpha):
+        """Boolean (n,): the samples with a nonzero dual variable."""
+        return samples_with_nonzero(self, np.ascontiguousarray(alpha, dtype=np.float64))
 
     def class_sums(self, alpha):
-        """c(alpha) = sum_v alpha_v d_v (k values): the column sums of ``slot_sums``."""
-        k, two = self.k, self.slot2 >= 0
-        return (np.bincount(self.slot1, weights=self.coef1 * alpha, minlength=k)
-                + np.bincount(self.slot2[two], weights=self.coef2[two] * alpha[two],
+        """c(alpha) = sum_v alpha_v d_v (k values), summed per entry first."""
+        k = self.k
+        alpha = np.asarray(alpha, dtype=np.float64)
+        A = alpha if self.var_entry is None else \
+            np.bincount(self.var_entry, weights=alpha, minlength=len(self.entry_lin))
+        two = self.entry_slot2 >= 0
+        return (np.bincount(self.entry_slot1, weights=self.entry_coef1 * A, minlength=k)
+                + np.bincount(self.entry_slot2[two], weights=self.entry_coef2[two] * A[two],
                               minlength=k))
 
     def clip_feasible(self, alpha):
         """Project a warm start into the box and scale down groups that exceed their cap."""
-        alpha = np.clip(np.asarray(alpha, dtype=np.float64), self.lo, self.hi)
+        alpha = np.array(alpha, dtype=np.float64)
+        clip_to_boxes(self, alpha)
         if len(self.cap):
+            lo = self.lo
             grouped = self.group >= 0
             sums = np.bincount(self.group[grouped], weights=alpha[grouped],
                                minlength=len(self.cap))
@@ -142,14 +225,29 @@ class DualProblem:
                     members = np.flatnonzero(self.group == g)
                     excess = sums[g] - self.cap[g]
                     while excess > 1e-15 * max(1.0, abs(self.cap[g])):
-                        room = alpha[members] - self.lo[members]
+                        room = alpha[members] - lo[members]
                         movable = members[room > 0]
                         if len(movable) == 0:
                             break
                         step = min(excess / len(movable), room[room > 0].min())
                         alpha[movable] -= step
                         excess -= step * len(movable)
-        return np.ascontiguousarray(alpha)
+        return alpha
+
+
+def _class_templates(y, k, per_class):
+    """var_ptr and var_entry of a layout whose sample i has the template of class y_i:
+    ``per_class`` entries per class, entries of class c at c * per_class."""
+    y = np.asarray(y, dtype=np.int32)
+    n = len(y)
+    var_ptr = np.arange(0, n * per_class + 1, per_class, dtype=np.int64)
+    if var_ptr[-1] >= 2 ** 31:
+        raise ValueError(f"{n} samples x {per_class} dual variables exceed the solver's "
+                         f"2^31 variables; fit on fewer samples or use kernel_approximation "
+                         f"with fewer classes")
+    var_entry = (y[:, None] * per_class
+                 + np.arange(per_class, dtype=np.int32)[None, :]).ravel()
+    return var_ptr, var_entry
 
 
 def per_class_hinge_problem(y, k, lin_own, lin_other, coef_own, coef_other, hi_own, hi_other,
@@ -159,24 +257,23 @@ def per_class_hinge_problem(y, k, lin_own, lin_other, coef_own, coef_other, hi_o
     Variable (i, j) is the hinge term of sample i in slot j: for j == y_i it has direction
     ``coef_own * e_j``, offset ``lin_own`` and box ``[0, hi_own[i]]``; for j != y_i direction
     ``coef_other * e_j``, offset ``lin_other`` and box ``[0, hi_other[i]]``.  This is the layout
-    of the Lee-Lin-Wahba, reinforced, truncated-LLW and angle-based losses.
+    of the Lee-Lin-Wahba, reinforced, truncated-LLW and angle-based losses.  Stored compactly:
+    the k x k entries (class, slot) and the upper bounds per variable.
     """
     y = np.asarray(y)
     n = len(y)
-    own = np.zeros((n, k), dtype=bool)
-    own[np.arange(n), y] = True
-    slots = np.tile(np.arange(k, dtype=np.int32), n)
-    own_f = own.ravel()
-    hi = np.where(own, np.asarray(hi_own, dtype=float)[:, None],
-                  np.asarray(hi_other, dtype=float)[:, None]).ravel()
+    var_ptr, var_entry = _class_templates(y, k, k)
+    own = np.eye(k, dtype=bool).ravel()            # entry (c, j) is the own slot when j == c
+    hi = np.empty((n, k))
+    hi[...] = np.asarray(hi_other, dtype=float)[:, None] if np.ndim(hi_other) else hi_other
+    hi[np.arange(n), y] = hi_own if not np.ndim(hi_own) else np.asarray(hi_own, dtype=float)
     return DualProblem(
-        k=k,
-        var_ptr=np.arange(0, n * k + 1, k),
-        slot1=slots,
-        coef1=np.where(own_f, coef_own, coef_other),
-        lin=np.where(own_f, lin_own, lin_other),
-        lo=np.zeros(n * k),
-        hi=hi,
+        k=k, var_ptr=var_ptr, var_entry=var_entry,
+        slot1=np.tile(np.arange(k, dtype=np.int32), k),
+        coef1=np.where(own, coef_own, coef_other),
+        lin=np.where(own, lin_own, lin_other),
+        lo=np.zeros(k * k), lo_per_entry=True,
+        hi=hi.ravel(),
         kappa=kappa,
         equality=equality,
     )
@@ -186,11 +283,19 @@ def select_variables(problem, keep):
     """The same problem restricted to the variables where ``keep`` is true (groups kept)."""
     keep = np.asarray(keep, dtype=bool)
     counts = np.bincount(problem.sample_of_var()[keep], minlength=problem.n_samples)
+    compact = problem.var_entry is not None
     return DualProblem(
         k=problem.k, var_ptr=np.concatenate([[0], np.cumsum(counts)]),
-        slot1=problem.slot1[keep], coef1=problem.coef1[keep], lin=problem.lin[keep],
-        lo=problem.lo[keep], hi=problem.hi[keep], slot2=problem.slot2[keep],
-        coef2=problem.coef2[keep], group=problem.group[keep], cap=problem.cap,
+        var_entry=problem.var_entry[keep] if compact else None,
+        slot1=problem.entry_slot1 if compact else problem.slot1[keep],
+        coef1=problem.entry_coef1 if compact else problem.coef1[keep],
+        lin=problem.entry_lin if compact else problem.lin[keep],
+        slot2=problem.entry_slot2 if compact else problem.slot2[keep],
+        coef2=problem.entry_coef2 if compact else problem.coef2[keep],
+        lo=problem.box_lo if problem.lo_per_entry else problem.lo[keep],
+        hi=problem.box_hi if problem.hi_per_entry else problem.hi[keep],
+        lo_per_entry=problem.lo_per_entry, hi_per_entry=problem.hi_per_entry,
+        group=None if problem.var_group is None else problem.var_group[keep], cap=problem.cap,
         kappa=problem.kappa, equality=problem.equality)
 
 
@@ -205,14 +310,15 @@ def shifted(problem, shift):
     """
     shift = np.asarray(shift, dtype=np.float64)
     cap = problem.cap.copy()
-    grouped = problem.group >= 0
     if len(cap):
+        grouped = problem.group >= 0
         cap -= np.bincount(problem.group[grouped], weights=shift[grouped], minlength=len(cap))
     return DualProblem(
-        k=problem.k, var_ptr=problem.var_ptr, slot1=problem.slot1, coef1=problem.coef1,
-        lin=problem.lin, lo=problem.lo - shift, hi=problem.hi - shift, slot2=problem.slot2,
-        coef2=problem.coef2, group=problem.group, cap=cap, kappa=problem.kappa,
-        equality=problem.equality)
+        k=problem.k, var_ptr=problem.var_ptr, var_entry=problem.var_entry,
+        slot1=problem.entry_slot1, coef1=problem.entry_coef1, lin=problem.entry_lin,
+        slot2=problem.entry_slot2, coef2=problem.entry_coef2,
+        lo=problem.lo - shift, hi=problem.hi - shift, group=problem.var_group, cap=cap,
+        kappa=problem.kappa, equality=problem.equality)
 
 
 def margin_problem(y, k, weights, utility):
@@ -221,57 +327,58 @@ def margin_problem(y, k, weights, utility):
     With g_j(f) = min_{j' != j} (f_j - f_j'), the hinge is max_{j' != j} [1 + f_j' - f_j]_+,
     so each (sample i, class j) with U[y_i, j] > 0 is a group of k - 1 variables
     alpha_{ijj'} (direction e_j' - e_j, offset 1) with sum_{j'} alpha_{ijj'} <= w_i U[y_i, j]
-    (Liu, Wu and He 2011 section 4).  Variables are stored sample by sample, group by group.
+    (Liu, Wu and He 2011 section 4).  Variables are stored sample by sample, group by group;
+    directions and offsets as one template per class.
     """
     y = np.asarray(y)
     weights = np.asarray(weights, dtype=np.float64)
     utility = np.asarray(utility, dtype=np.float64)
     n = len(y)
+    per_group = k - 1
     others = np.array([[jp for jp in range(k) if jp != j] for j in range(k)], dtype=np.int32)
-    active = utility[y] > 0                                   # n x k groups that exist
-    gi, gj = np.nonzero(active)                               # group order: by sample, class
+    active = utility > 0                                      # class c's groups: active[c]
+    # entries: class c's template lists its active groups j, each with k - 1 directions
+    tc, tj = np.nonzero(active)
+    t_start = np.concatenate([[0], np.cumsum(active.sum(axis=1))]) * per_group
+    gi, gj = np.nonzero(active[y])                            # group order: by sample, class
     caps = weights[gi] * utility[y[gi], gj]
     ng = len(gi)
-    per_group = k - 1
-    slot1 = others[gj].ravel()
-    slot2 = np.repeat(gj, per_group).astype(np.int32)
-    group = np.repeat(np.arange(ng), per_group)
-    hi = np.repeat(caps, per_group)
-    counts = np.bincount(gi, minlength=n) * per_group
+    counts = active.sum(axis=1)[y] * per_group
+    var_ptr = np.concatenate([[0], np.cumsum(counts)])
+    if var_ptr[-1] >= 2 ** 31:
+        raise ValueError("too many dual variables for the solver (2^31); fit on fewer samples")
+    first = np.repeat(t_start[y] - var_ptr[:-1], counts)
+    var_entry = first + np.arange(var_ptr[-1])
     return DualProblem(
-        k=k, var_ptr=np.concatenate([[0], np.cumsum(counts)]), slot1=slot1,
-        coef1=np.ones(ng * per_group), slot2=slot2, coef2=-np.ones(ng * per_group),
-        lin=np.ones(ng * per_group), lo=np.zeros(ng * per_group), hi=hi, group=group,
-        cap=caps)
+        k=k, var_ptr=var_ptr, var_entry=var_entry, slot1=others[tj].ravel(),
+        coef1=np.ones(len(tj) * per_group), slot2=np.repeat(tj, per_group),
+        coef2=-np.ones(len(tj) * per_group), lin=np.ones(len(tj) * per_group),
+        lo=np.zeros(len(tj) * per_group), lo_per_entry=True,
+        hi=np.repeat(caps, per_group), group=np.repeat(np.arange(ng), per_group), cap=caps)
 
 
 def pairwise_hinge_problem(y, k, weights):
     """Weston-Watkins hinge: sum_i w_i sum_{j != y_i} [1 - (f_{y_i}(x_i) - f_j(x_i))]_+.
 
-    One variable per (i, j != y_i), direction e_j - e_{y_i}, offset 1, box [0, w_i].
+    One variable per (i, j != y_i), direction e_j - e_{y_i}, offset 1, box [0, w_i]; the
+    directions are stored as one template of k - 1 entries per class.
     """
     y = np.asarray(y)
     n = len(y)
-    mask = np.ones((n, k), dtype=bool)
-    mask[np.arange(n), y] = False
-    ii, jj = np.nonzero(mask)
+    var_ptr, var_entry = _class_templates(y, k, k - 1)
+    others = np.array([[j for j in range(k) if j != c] for c in range(k)], dtype=np.int32)
+    per = k - 1
     return DualProblem(
-        k=k, var_ptr=np.arange(0, n * (k - 1) + 1, k - 1), slot1=jj,
-        coef1=np.ones(len(ii)), slot2=y[ii], coef2=-np.ones(len(ii)), lin=np.ones(len(ii)),
-        lo=np.zeros(len(ii)), hi=np.asarray(weights, dtype=np.float64)[ii])
+        k=k, var_ptr=var_ptr, var_entry=var_entry, slot1=others.ravel(),
+        coef1=np.ones(k * per), slot2=np.repeat(np.arange(k, dtype=np.int32), per),
+        coef2=-np.ones(k * per), lin=np.ones(k * per), lo=np.zeros(k * per),
+        lo_per_entry=True,
+        hi=np.repeat(np.asarray(weights, dtype=np.float64), per) if n else np.zeros(0))
 
 
 def alpha_by_slots(problem, alpha, pairs=False):
     """Dual variables as an (n, k) array indexed by slot, or (n, k, k) by (slot2, slot1)."""
-    n, k = problem.n_samples, problem.k
-    rows = problem.sample_of_var()
-    if pairs:
-        out = np.zeros((n, k, k))
-        out[rows, problem.slot2, problem.slot1] = alpha
-    else:
-        out = np.zeros((n, k))
-        out[rows, problem.slot1] = alpha
-    return out
+    return scatter_by_slots(problem, np.ascontiguousarray(alpha, dtype=np.float64), pairs)
 
 
 def reinforced_problem(y, k, weights, gamma, kappa=1.0, equality=True):

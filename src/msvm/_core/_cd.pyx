@@ -14,7 +14,8 @@ from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
 
 from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
-                      STATUS_INTERRUPTED, CURV_MIN, rng_next)
+                      STATUS_INTERRUPTED, CURV_MIN, rng_next, v_s1, v_c1, v_s2, v_c2, v_lin,
+                      v_lo, v_hi, v_grp)
 from ._state cimport (move_sums, pnorm2, pair_pnorm2, group_full, group_end, group_pair,
                      sums_finite)
 from ._signals cimport tick
@@ -26,21 +27,21 @@ from ._state cimport DualState
 cdef inline double _grad(const Prob* p, const State* st, int v, const double* Fi,
                          double sumF) noexcept nogil:
     """Gradient of the inner objective in alpha_v (scores Fi of v's sample, their sum)."""
-    cdef int j1 = p.s1[v], j2 = p.s2[v]
-    cdef double c1 = p.c1[v], c2 = 0.0, dF, ds
+    cdef int j1 = v_s1(p, v), j2 = v_s2(p, v)
+    cdef double c1 = v_c1(p, v), c2 = 0.0, dF, ds
     dF = c1 * Fi[j1]
     ds = c1 * st.s[j1]
     if j2 >= 0:
-        c2 = p.c2[v]
+        c2 = v_c2(p, v)
         dF += c2 * Fi[j2]
         ds += c2 * st.s[j2]
-    return p.kappa * (dF - (c1 + c2) * sumF / p.k) - p.lin[v] + ds
+    return p.kappa * (dF - (c1 + c2) * sumF / p.k) - v_lin(p, v) + ds
 
 
 cdef inline double _upper(const Prob* p, const State* st, int v) noexcept nogil:
     """Upper end of alpha_v's room: its box and its group's cap."""
-    cdef double ub = p.hi[v], room
-    cdef int g = p.grp[v]
+    cdef double ub = v_hi(p, v), room
+    cdef int g = v_grp(p, v)
     if g >= 0:
         room = p.cap[g] - st.gsum[g] + st.alpha[v]
         if room < ub:
@@ -51,14 +52,14 @@ cdef inline double _upper(const Prob* p, const State* st, int v) noexcept nogil:
 cdef inline void _move(const Prob* p, State* st, int v, double delta, double Kii,
                        double* Fi, double* sumF, double* du) noexcept nogil:
     """alpha_v += delta: the sums (move_sums), the sample's local scores and its change du."""
-    cdef int j1 = p.s1[v], j2 = p.s2[v]
-    cdef double c1 = p.c1[v], c2 = 0.0
+    cdef int j1 = v_s1(p, v), j2 = v_s2(p, v)
+    cdef double c1 = v_c1(p, v), c2 = 0.0
     st.alpha[v] += delta
     move_sums(p, st, v, delta)
     du[j1] += delta * c1
     Fi[j1] += Kii * delta * c1
     if j2 >= 0:
-        c2 = p.c2[v]
+        c2 = v_c2(p, v)
         du[j2] += delta * c2
         Fi[j2] += Kii * delta * c2
     sumF[0] += Kii * delta * (c1 + c2)
@@ -131,8 +132,8 @@ cdef class CDSolver(InnerSolver):
         cdef double s = sumF[0], hi_seen = pg_max[0], lo_seen = pg_min[0]
         cdef bint shrink = shrinkable[0], moved = changed[0]
         for v in range(p.ptr[i], p.ptr[i + 1]):
-            lo = p.lo[v]
-            if p.hi[v] <= lo:
+            lo = v_lo(p, v)
+            if v_hi(p, v) <= lo:
                 continue
             gr = _grad(p, st, v, Fs, s)
             ub = _upper(p, st, v)
@@ -150,7 +151,7 @@ cdef class CDSolver(InnerSolver):
                 if gr < 0.0:
                     pg = gr
             elif av >= ub:
-                if gr < pg_lo and p.grp[v] < 0:
+                if gr < pg_lo and v_grp(p, v) < 0:
                     continue
                 shrink = False
                 if gr > 0.0:
@@ -186,7 +187,7 @@ cdef class CDSolver(InnerSolver):
         cdef int v = p.ptr[i], v1 = p.ptr[i + 1], w, x, va, vb, a, b, g
         cdef double viol = 0.0, gv, curv, t
         while v < v1:
-            g = p.grp[v]
+            g = v_grp(p, v)
             if g < 0:
                 v += 1
                 continue
@@ -203,7 +204,7 @@ cdef class CDSolver(InnerSolver):
                     a = v + va
                     b = v + vb
                     curv = (p.kappa * Kii + st.rho * p.equality) * pair_pnorm2(p, a, b)
-                    t = min(st.alpha[a] - p.lo[a], p.hi[b] - st.alpha[b])
+                    t = min(st.alpha[a] - v_lo(p, a), v_hi(p, b) - st.alpha[b])
                     if curv > CURV_MIN and gv / curv < t:
                         t = gv / curv
                     if t > 0.0:

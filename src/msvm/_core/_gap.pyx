@@ -15,7 +15,8 @@
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
 
-from ._types cimport STATUS_CONVERGED, STATUS_INTERRUPTED
+from ._types cimport (STATUS_CONVERGED, STATUS_INTERRUPTED, v_s1, v_c1, v_s2, v_c2, v_lin, v_lo,
+                      v_hi, v_grp)
 from ._signals cimport tick
 from ._state cimport group_end
 from ._problem cimport ProblemArrays
@@ -40,10 +41,10 @@ cdef void sample_gap(const Prob* p, const State* st, int i, const double* Fi, do
     meanF /= k
     for v in range(v0, v1):
         a = st.alpha[v]
-        U[p.s1[v]] += a * p.c1[v]
-        if p.s2[v] >= 0:
-            U[p.s2[v]] += a * p.c2[v]
-        acc[2] += p.lin[v] * a
+        U[v_s1(p, v)] += a * v_c1(p, v)
+        if v_s2(p, v) >= 0:
+            U[v_s2(p, v)] += a * v_c2(p, v)
+        acc[2] += v_lin(p, v) * a
     for j in range(k):
         pen += U[j] * (Fi[j] - meanF)
         Hb[j] = -p.kappa * (Fi[j] - meanF) - st.s[j]
@@ -51,24 +52,24 @@ cdef void sample_gap(const Prob* p, const State* st, int i, const double* Fi, do
     acc[0] += 0.5 * p.kappa * pen
     v = v0
     while v < v1:
-        g = p.grp[v]
+        g = v_grp(p, v)
         w = group_end(p, v, v1)
         for x in range(v, w):
-            z = p.lin[x] + p.c1[x] * Hb[p.s1[x]]
-            if p.s2[x] >= 0:
-                z += p.c2[x] * Hb[p.s2[x]]
+            z = v_lin(p, x) + v_c1(p, x) * Hb[v_s1(p, x)]
+            if v_s2(p, x) >= 0:
+                z += v_c2(p, x) * Hb[v_s2(p, x)]
             zbuf[x - v] = z
         if g < 0:
             z = zbuf[0]
-            t = p.hi[v] * z if z > 0.0 else p.lo[v] * z
+            t = v_hi(p, v) * z if z > 0.0 else v_lo(p, v) * z
         else:
             # max sum alpha z over lo <= alpha <= hi, sum alpha <= cap: start at lo, then
             # fill the remaining budget by decreasing positive z
             t = 0.0
             budget = p.cap[g]
             for x in range(v, w):
-                t += p.lo[x] * zbuf[x - v]
-                budget -= p.lo[x]
+                t += v_lo(p, x) * zbuf[x - v]
+                budget -= v_lo(p, x)
                 used[x - v] = 0
             while budget > 0.0:
                 best = -1
@@ -80,7 +81,7 @@ cdef void sample_gap(const Prob* p, const State* st, int i, const double* Fi, do
                 if best < 0:
                     break
                 used[best - v] = 1
-                room = p.hi[best] - p.lo[best]
+                room = v_hi(p, best) - v_lo(p, best)
                 if room > budget:
                     room = budget
                 t += room * zb

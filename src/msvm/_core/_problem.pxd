@@ -4,6 +4,6 @@ from ._types cimport Prob
 
 
 cdef class ProblemArrays:
-    cdef const int[::1] ptr, s1, s2, grp
+    cdef const int[::1] ptr, ent, s1, s2, grp
     cdef const double[::1] c1, c2, lin, lo, hi, cap
     cdef Prob p

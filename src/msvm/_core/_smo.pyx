@@ -39,7 +39,8 @@ from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
 
 from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
-                      STATUS_INTERRUPTED, CURV_MIN, MAX_CLASSES, all_finite)
+                      STATUS_INTERRUPTED, CURV_MIN, MAX_CLASSES, all_finite, v_s1, v_c1, v_s2,
+                      v_c2, v_lin, v_lo, v_hi, v_grp)
 from ._state cimport (move_sums, pair_pnorm2, group_full, group_end, group_pair,
                       sums_finite)
 from ._signals cimport tick
@@ -52,7 +53,7 @@ cdef inline double _room_up(const Prob* p, const State* st, const Canon* cn, int
                             double Uhi) noexcept nogil:
     """How far U_v can increase (box and, when alpha grows, the group cap)."""
     cdef double room = Uhi - U, g_room
-    cdef int g = p.grp[v]
+    cdef int g = v_grp(p, v)
     if g >= 0 and cn.sg[v] > 0:
         g_room = p.cap[g] - st.gsum[g]
         if g_room < room:
@@ -64,7 +65,7 @@ cdef inline double _room_down(const Prob* p, const State* st, const Canon* cn, i
                               double Ulo) noexcept nogil:
     """How far U_v can decrease (box and, when alpha grows, the group cap)."""
     cdef double room = U - Ulo, g_room
-    cdef int g = p.grp[v]
+    cdef int g = v_grp(p, v)
     if g >= 0 and cn.sg[v] < 0:
         g_room = p.cap[g] - st.gsum[g]
         if g_room < room:
@@ -156,16 +157,16 @@ cdef int _canonical(const Prob* p, Canon* cn) noexcept nogil:
         ids[key] = -1
     cn.nbuckets = 0
     for v in range(p.nv):
-        c1 = p.c1[v]
-        a = p.s1[v]
-        b = p.s2[v]
+        c1 = v_c1(p, v)
+        a = v_s1(p, v)
+        b = v_s2(p, v)
         if b < 0:
             cn.p[v] = a
             cn.q[v] = -1
             cn.r[v] = 0.0
             cn.sg[v] = c1
         else:
-            c2 = p.c2[v]
+            c2 = v_c2(p, v)
             if a < b:
                 cn.p[v] = a
                 cn.q[v] = b
@@ -269,7 +270,7 @@ cdef class SMOSolver(InnerSolver):
             raise MemoryError("cannot allocate the solver's work arrays")
         self.grouped = False
         for v in range(nv):
-            if p.grp[v] >= 0:
+            if v_grp(p, v) >= 0:
                 self.grouped = True
         for i in range(n):
             self.S[i] = 0.0
@@ -314,32 +315,32 @@ cdef class SMOSolver(InnerSolver):
         cdef int v, v0 = p.ptr[i], v1 = p.ptr[i + 1], g, w, va, vb, n = p.n
         cdef double sc = 0.0, z, U, sig, gv
         for v in range(v0, v1):
-            if p.hi[v] <= p.lo[v]:
+            if v_hi(p, v) <= v_lo(p, v):
                 continue
             sig = cn.sg[v]
-            z = _zval(p, st, cn, v, self.Ft, self.S, n, i, -sig * p.lin[v])
+            z = _zval(p, st, cn, v, self.Ft, self.S, n, i, -sig * v_lin(p, v))
             if not self.grouped:
                 # alpha can move towards its bound in the direction that lowers the objective
-                if (z < -sc and (st.alpha[v] < p.hi[v] if sig > 0 else st.alpha[v] > p.lo[v])) or \
-                        (z > sc and (st.alpha[v] > p.lo[v] if sig > 0 else st.alpha[v] < p.hi[v])):
+                if (z < -sc and (st.alpha[v] < v_hi(p, v) if sig > 0 else st.alpha[v] > v_lo(p, v))) or \
+                        (z > sc and (st.alpha[v] > v_lo(p, v) if sig > 0 else st.alpha[v] < v_hi(p, v))):
                     sc = fabs(z)
                 continue
             U = sig * st.alpha[v]
-            if z < -sc and _room_up(p, st, cn, v, U, p.hi[v] if sig > 0 else -p.lo[v]) > 0.0:
+            if z < -sc and _room_up(p, st, cn, v, U, v_hi(p, v) if sig > 0 else -v_lo(p, v)) > 0.0:
                 sc = -z
-            elif z > sc and _room_down(p, st, cn, v, U, p.lo[v] if sig > 0 else -p.hi[v]) > 0.0:
+            elif z > sc and _room_down(p, st, cn, v, U, v_lo(p, v) if sig > 0 else -v_hi(p, v)) > 0.0:
                 sc = z
         if not self.grouped:
             return sc
         v = v0
         while v < v1:
-            g = p.grp[v]
+            g = v_grp(p, v)
             w = group_end(p, v, v1)
             if group_full(p, st, g):
                 for va in range(v, w):
                     self.gvars[va - v] = va
                     self.zg[va - v] = cn.sg[va] * _zval(p, st, cn, va, self.Ft, self.S, n, i,
-                                                        -cn.sg[va] * p.lin[va])
+                                                        -cn.sg[va] * v_lin(p, va))
                     self.ag[va - v] = st.alpha[va]
                 gv = group_pair(p, self.gvars, w - v, self.zg, self.ag, &va, &vb)
                 if gv > sc:
@@ -416,7 +417,7 @@ cdef class SMOSolver(InnerSolver):
             B.start[j] = 0
         for a in range(B.q):
             for v in range(p.ptr[self.cand[a]], p.ptr[self.cand[a] + 1]):
-                if p.hi[v] > p.lo[v]:
+                if v_hi(p, v) > v_lo(p, v):
                     self.bv[nb] = v
                     nb += 1
                     B.start[cn.bucket[v] + 1] += 1
@@ -432,9 +433,9 @@ cdef class SMOSolver(InnerSolver):
             B.pos[x] = b
             B.li[b] = B.loc[self.sample[v]]
             B.U[b] = sig * self.st.alpha[v]
-            B.Ulo[b] = p.lo[v] if sig > 0 else -p.hi[v]
-            B.Uhi[b] = p.hi[v] if sig > 0 else -p.lo[v]
-            B.off[b] = -sig * p.lin[v]
+            B.Ulo[b] = v_lo(p, v) if sig > 0 else -v_hi(p, v)
+            B.Uhi[b] = v_hi(p, v) if sig > 0 else -v_lo(p, v)
+            B.off[b] = -sig * v_lin(p, v)
         for j in range(nbk, 0, -1):
             B.start[j] = B.start[j - 1]
         B.start[0] = 0
@@ -503,9 +504,9 @@ cdef class SMOSolver(InnerSolver):
         cdef Block* B = &self.B
         cdef int x0 = 0, x1, g, va, vb
         while x0 < B.nb:
-            g = p.grp[B.gv[B.pos[x0]]]
+            g = v_grp(p, B.gv[B.pos[x0]])
             x1 = x0 + 1
-            while x1 < B.nb and g >= 0 and p.grp[B.gv[B.pos[x1]]] == g:
+            while x1 < B.nb and g >= 0 and v_grp(p, B.gv[B.pos[x1]]) == g:
                 x1 += 1
             if group_full(p, self.st, g):
                 self._group_values(x0, x1)
@@ -652,9 +653,9 @@ cdef class SMOSolver(InnerSolver):
         cdef double gv, curv, room, t
         cdef const double* row
         while x0 < B.nb and steps < budget:
-            g = p.grp[B.gv[B.pos[x0]]]
+            g = v_grp(p, B.gv[B.pos[x0]])
             x1 = x0 + 1
-            while x1 < B.nb and g >= 0 and p.grp[B.gv[B.pos[x1]]] == g:
+            while x1 < B.nb and g >= 0 and v_grp(p, B.gv[B.pos[x1]]) == g:
                 x1 += 1
             if group_full(p, st, g):
                 self._group_values(x0, x1)
@@ -667,7 +668,7 @@ cdef class SMOSolver(InnerSolver):
                     b = self.gvars[vb]
                     ia = B.li[pa]
                     curv = (p.kappa * B.kd[ia] + st.rho * p.equality) * pair_pnorm2(p, a, b)
-                    room = min(self.ag[va] - p.lo[a], p.hi[b] - self.ag[vb])
+                    room = min(self.ag[va] - v_lo(p, a), v_hi(p, b) - self.ag[vb])
                     t = room
                     if curv > CURV_MIN and gv / curv < room:
                         t = gv / curv

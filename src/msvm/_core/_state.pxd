@@ -4,7 +4,8 @@
 
 from libc.math cimport fabs, INFINITY
 
-from ._types cimport Prob, State, MAX_CLASSES, CAP_RTOL, all_finite
+from ._types cimport (Prob, State, MAX_CLASSES, CAP_RTOL, all_finite, v_s1, v_c1, v_s2, v_c2,
+                      v_lo, v_hi, v_grp)
 from ._problem cimport ProblemArrays
 
 
@@ -19,11 +20,11 @@ cdef class DualState:
 
 cdef inline void move_sums(const Prob* p, State* st, int v, double delta) noexcept nogil:
     """alpha_v moves by delta: update the class sums c, the shift s and the group sum."""
-    cdef int j1 = p.s1[v], j2 = p.s2[v], j
-    cdef double c1 = p.c1[v], c2 = 0.0, sd
+    cdef int j1 = v_s1(p, v), j2 = v_s2(p, v), j
+    cdef double c1 = v_c1(p, v), c2 = 0.0, sd
     st.c[j1] += delta * c1
     if j2 >= 0:
-        c2 = p.c2[v]
+        c2 = v_c2(p, v)
         st.c[j2] += delta * c2
     if p.equality:
         sd = c1 + c2
@@ -33,15 +34,15 @@ cdef inline void move_sums(const Prob* p, State* st, int v, double delta) noexce
         if sd != 0.0:
             for j in range(p.k):
                 st.s[j] -= st.rho * delta * sd / p.k
-    if p.grp[v] >= 0:
-        st.gsum[p.grp[v]] += delta
+    if v_grp(p, v) >= 0:
+        st.gsum[v_grp(p, v)] += delta
 
 
 cdef inline double pnorm2(const Prob* p, int v) noexcept nogil:
     """||P d_v||^2 (P = I - 11^T/k)."""
-    cdef double c1 = p.c1[v], c2 = 0.0
-    if p.s2[v] >= 0:
-        c2 = p.c2[v]
+    cdef double c1 = v_c1(p, v), c2 = 0.0
+    if v_s2(p, v) >= 0:
+        c2 = v_c2(p, v)
     return c1 * c1 + c2 * c2 - (c1 + c2) * (c1 + c2) / p.k
 
 
@@ -52,12 +53,12 @@ cdef inline double pair_pnorm2(const Prob* p, int a, int b) noexcept nogil:
     cdef double tot = 0.0, sq = 0.0
     for j in range(p.k):
         e[j] = 0.0
-    e[p.s1[b]] += p.c1[b]
-    if p.s2[b] >= 0:
-        e[p.s2[b]] += p.c2[b]
-    e[p.s1[a]] -= p.c1[a]
-    if p.s2[a] >= 0:
-        e[p.s2[a]] -= p.c2[a]
+    e[v_s1(p, b)] += v_c1(p, b)
+    if v_s2(p, b) >= 0:
+        e[v_s2(p, b)] += v_c2(p, b)
+    e[v_s1(p, a)] -= v_c1(p, a)
+    if v_s2(p, a) >= 0:
+        e[v_s2(p, a)] -= v_c2(p, a)
     for j in range(p.k):
         tot += e[j]
         sq += e[j] * e[j]
@@ -67,8 +68,8 @@ cdef inline double pair_pnorm2(const Prob* p, int a, int b) noexcept nogil:
 cdef inline int group_end(const Prob* p, int v, int v1) noexcept nogil:
     """One past the last variable of v's group among v..v1-1 (v + 1 if v has no group):
     a sample's variables of one group are contiguous."""
-    cdef int g = p.grp[v], w = v + 1
-    while w < v1 and g >= 0 and p.grp[w] == g:
+    cdef int g = v_grp(p, v), w = v + 1
+    while w < v1 and g >= 0 and v_grp(p, w) == g:
         w += 1
     return w
 
@@ -90,10 +91,10 @@ cdef inline double group_pair(const Prob* p, const int* members, int m, const do
     vb[0] = -1
     for x in range(m):
         v = members[x]
-        if alpha[x] > p.lo[v] and grad[x] > ga:
+        if alpha[x] > v_lo(p, v) and grad[x] > ga:
             ga = grad[x]
             va[0] = x
-        if alpha[x] < p.hi[v] and grad[x] < gb:
+        if alpha[x] < v_hi(p, v) and grad[x] < gb:
             gb = grad[x]
             vb[0] = x
     if va[0] < 0 or vb[0] < 0 or va[0] == vb[0]:

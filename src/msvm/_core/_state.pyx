@@ -39,7 +39,7 @@ cdef class DualState:
             self.st.gsum[j] = 0.0
         self.scale = 0.0
         for v in range(p.nv):
-            self.scale = max(self.scale, fabs(p.hi[v]), fabs(p.lo[v]))
+            self.scale = max(self.scale, fabs(v_hi(p, v)), fabs(v_lo(p, v)))
             a = alpha[v]
             if a != 0.0:
                 move_sums(p, &self.st, v, a)

@@ -59,9 +59,14 @@ cdef enum:
 cdef struct Prob:
     # A DualProblem's arrays (msvm/_problem.py): variables ptr[i]:ptr[i+1] belong to sample i;
     # variable v has direction c1 e_{s1} (+ c2 e_{s2} if s2 >= 0), linear term lin, box
-    # [lo, hi] and group grp (-1: none) with cap[grp].
+    # [lo, hi] and group grp (-1: none) with cap[grp].  Direction and linear term are stored
+    # per entry: variable v reads entry ent[v] (ent NULL: entry v), so that the variables of
+    # all samples of one class share one template.  lo and hi are stored per variable, or per
+    # entry when lo_ent (hi_ent) is set; grp is per variable (NULL: no groups).  Read them
+    # through the accessors below, never directly.
     int n, k, nv
     const int* ptr
+    const int* ent
     const int* s1
     const double* c1
     const int* s2
@@ -71,10 +76,49 @@ cdef struct Prob:
     const double* hi
     const int* grp
     const double* cap
+    int lo_ent        # lo is indexed by entry (1) or by variable (0)
+    int hi_ent
     double kappa
     int equality
     int maxper        # most variables of one sample
     int ngroups       # number of groups (0: every variable has only its box)
+
+
+cdef inline int v_ent(const Prob* p, int v) noexcept nogil:
+    """The entry (direction, linear term) of variable v."""
+    return v if p.ent == NULL else p.ent[v]
+
+
+cdef inline int v_s1(const Prob* p, int v) noexcept nogil:
+    return p.s1[v_ent(p, v)]
+
+
+cdef inline double v_c1(const Prob* p, int v) noexcept nogil:
+    return p.c1[v_ent(p, v)]
+
+
+cdef inline int v_s2(const Prob* p, int v) noexcept nogil:
+    return p.s2[v_ent(p, v)]
+
+
+cdef inline double v_c2(const Prob* p, int v) noexcept nogil:
+    return p.c2[v_ent(p, v)]
+
+
+cdef inline double v_lin(const Prob* p, int v) noexcept nogil:
+    return p.lin[v_ent(p, v)]
+
+
+cdef inline double v_lo(const Prob* p, int v) noexcept nogil:
+    return p.lo[v_ent(p, v) if p.lo_ent else v]
+
+
+cdef inline double v_hi(const Prob* p, int v) noexcept nogil:
+    return p.hi[v_ent(p, v) if p.hi_ent else v]
+
+
+cdef inline int v_grp(const Prob* p, int v) noexcept nogil:
+    return -1 if p.grp == NULL else p.grp[v]
 
 
 cdef struct State:
