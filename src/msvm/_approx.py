@@ -42,8 +42,11 @@ LANDMARK_RULES = ("uniform", "kmeans++")
 EIGEN_RTOL = 1e-12
 # The k-means++ seeding runs on a uniform subsample of at most this many training rows.
 KMEANS_MAX_SAMPLES = 50_000
-# Rows of a feature block are computed in chunks of at most this many entries (64 MB).
-CHUNK_ENTRIES = 2 ** 23
+# Rows of a feature block are computed in chunks of at most this many entries (16 MB in
+# float64: the kernel block, its product and their temporaries stay near 50 MB, small
+# beside the float32 features of a million samples, while each block still has thousands
+# of rows for BLAS).
+CHUNK_ENTRIES = 2 ** 21
 
 
 def check_approximation(method, kernel):

@@ -36,7 +36,7 @@ def lp_intercepts(problem, H):
         The minimal loss value.
     """
     k = problem.k
-    nv = len(problem.lin)
+    nv = problem.n_vars
     ng = len(problem.cap)
     D = problem.directions()                                  # nv x k
     rows = problem.sample_of_var()
@@ -61,23 +61,65 @@ def lp_intercepts(problem, H):
 
 
 def _slot_breakpoints(problem, H):
-    """Per slot: sorted breakpoints t, cumulative slopes cum (len m + 1) of the slot's loss."""
+    """Per slot: sorted breakpoints t, cumulative slopes cum (len m + 1) of the slot's loss.
+
+    Built one slot at a time from the problem's entries, so that the memory beyond the
+    result is O(n) (not a per-variable expansion of every attribute)."""
     k = problem.k
-    rows = problem.sample_of_var()
-    sig = np.sign(problem.coef1)
-    # z_v(b) = a_v + sigma_v (H + b) changes sign at t_v; the slope in b of
-    # max_{alpha in [lo, hi]} alpha z_v(b) rises by hi - lo there
-    t_all = -sig * problem.lin - H[rows, problem.slot1]
-    jump = problem.hi - problem.lo
-    base_all = np.where(sig > 0, problem.lo, -problem.hi)
+    entry_of = problem.var_entry
     out = []
     for j in range(k):
-        sel = problem.slot1 == j
-        order = np.argsort(t_all[sel], kind="stable")
-        t = t_all[sel][order]
-        cum = np.concatenate([[0.0], np.cumsum(jump[sel][order])]) + base_all[sel].sum()
+        if entry_of is None:
+            sel = np.flatnonzero(problem.entry_slot1 == j)
+            ent = sel
+        else:
+            sel = np.flatnonzero((problem.entry_slot1 == j)[entry_of])
+            ent = entry_of[sel]
+        rows = np.searchsorted(problem.var_ptr, sel, side="right") - 1
+        sig = np.sign(problem.entry_coef1[ent])
+        lo = problem.box_lo[ent if problem.lo_per_entry else sel]
+        hi = problem.box_hi[ent if problem.hi_per_entry else sel]
+        # z_v(b) = a_v + sigma_v (H + b) changes sign at t_v; the slope in b of
+        # max_{alpha in [lo, hi]} alpha z_v(b) rises by hi - lo there
+        t_all = -sig * problem.entry_lin[ent] - H[rows, j]
+        order = np.argsort(t_all, kind="stable")
+        t = t_all[order]
+        cum = np.concatenate([[0.0], np.cumsum((hi - lo)[order])]) \
+            + np.where(sig > 0, lo, -hi).sum()
         out.append((t, cum))
     return out
+
+
+def _first_reaching(slots, lam_min, lam_max, reaches):
+    """The smallest slope value in [lam_min, lam_max] (over every slot's cum) at which the
+    nondecreasing test ``reaches`` holds, or the largest such value if none does; None when
+    there is none.  A selection over the k sorted arrays: the union of candidates is never
+    built (it has n k entries)."""
+    cums = [cum for _, cum in slots]
+    lo = [int(np.searchsorted(c, lam_min, side="left")) for c in cums]
+    hi = [int(np.searchsorted(c, lam_max, side="right")) for c in cums]
+    failed = None                         # the largest candidate known not to reach
+    while True:
+        sizes = [h - l for l, h in zip(lo, hi)]
+        if sum(sizes) <= 256:
+            cands = np.unique(np.concatenate([c[l:h] for c, l, h in zip(cums, lo, hi)]))
+            if len(cands) == 0:
+                return failed
+            a, b = 0, len(cands) - 1
+            while a < b:
+                mid = (a + b) // 2
+                if reaches(cands[mid]):
+                    b = mid
+                else:
+                    a = mid + 1
+            return cands[a]
+        j = int(np.argmax(sizes))
+        pivot = cums[j][(lo[j] + hi[j]) // 2]
+        if reaches(pivot):
+            hi = [int(np.searchsorted(c, pivot, side="right")) for c in cums]
+        else:
+            failed = pivot
+            lo = [max(l, int(np.searchsorted(c, pivot, side="right"))) for c, l in zip(cums, lo)]
 
 
 def _interval_sums(slots, lam):
@@ -119,30 +161,23 @@ def exact_intercepts(problem, H, b0=None):
     b : ndarray of shape (k,)
         Optimal intercepts, summing to zero.
     """
-    if np.any(problem.slot2 >= 0) or not problem.equality:
+    if problem.has_pairs or not problem.equality:
         raise ValueError("exact_intercepts needs single-slot directions and unpenalized, "
                          "sum-to-zero intercepts; use lp_intercepts")
     k = problem.k
     slots = _slot_breakpoints(problem, H)
     lam_min = max(cum[0] for _, cum in slots)
     lam_max = min(cum[-1] for _, cum in slots)
-    cands = np.unique(np.concatenate([cum for _, cum in slots]))
     scale = max(1.0, max(np.abs(cum).max() for _, cum in slots))
     if lam_min > lam_max and lam_min - lam_max <= 1e-12 * scale:
-        lam_min = lam_max = 0.5 * (lam_min + lam_max)        # equal up to rounding
-        cands = np.append(cands, lam_min)
-    cands = cands[(cands >= lam_min) & (cands <= lam_max)]
-    if len(cands) == 0:
+        lam = 0.5 * (lam_min + lam_max)        # equal up to rounding: the one candidate
+    else:
+        # smallest candidate whose largest minimizer sum reaches 0
+        lam = _first_reaching(slots, lam_min, lam_max,
+                              lambda value: _interval_sums(slots, value)[1].sum() >= 0.0)
+    if lam is None:
         raise RuntimeError("intercept step: the loss is unbounded below in b")
-    # smallest candidate whose largest minimizer sum reaches 0
-    lo_i, hi_i = 0, len(cands) - 1
-    while lo_i < hi_i:
-        mid = (lo_i + hi_i) // 2
-        if _interval_sums(slots, cands[mid])[1].sum() >= 0.0:
-            hi_i = mid
-        else:
-            lo_i = mid + 1
-    bmin, bmax = _interval_sums(slots, cands[lo_i])
+    bmin, bmax = _interval_sums(slots, lam)
     # pick b in the box [bmin, bmax] with sum 0, a common shift of b0 clipped to the box
     b0 = np.zeros(k) if b0 is None else np.asarray(b0, dtype=np.float64)
     finite = np.concatenate([bmin[np.isfinite(bmin)], bmax[np.isfinite(bmax)], b0])

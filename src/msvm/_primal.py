@@ -40,9 +40,9 @@ PRIMAL_MAX_UNKNOWNS = 1500
 
 def primal_start_applies(problem, X, diag):
     """Whether the fit should start from the smoothed primal (see the module note)."""
-    if X is None or len(problem.cap) or len(problem.lin) == 0:
+    if X is None or len(problem.cap) or problem.n_vars == 0:
         return False
-    bound = float(np.max(np.maximum(np.abs(problem.hi), np.abs(problem.lo))))
+    bound = problem.max_abs_bound()
     scale = bound * float(np.median(diag)) if len(diag) else 0.0
     unknowns = (X.shape[1] + 1) * problem.k
     return (scale >= PRIMAL_MIN_SCALE and unknowns <= PRIMAL_MAX_UNKNOWNS

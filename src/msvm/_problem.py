@@ -13,7 +13,7 @@ intercepts create.  DC steps of the truncated models only move the boxes and lin
 import numpy as np
 
 from ._core._problem import (box_crossings, clip_to_boxes, samples_with_nonzero,
-                            scatter_by_slots, slot_sums)
+                            scatter_by_slots, slot_sums, used_entries)
 
 
 class DualProblem:
@@ -166,11 +166,22 @@ class DualProblem:
         return np.full(self.n_vars, -1, dtype=np.int32) if self.var_group is None \
             else self.var_group
 
+    def _used(self, values):
+        """The entries of ``values`` (per entry) that some variable reads."""
+        return values if self.var_entry is None else values[used_entries(self)]
+
     @property
     def has_pairs(self):
         """Whether some direction has two slots."""
-        return bool(np.any(self.entry_slot2 >= 0)) if self.var_entry is None \
-            else bool(np.any(self.entry_slot2[np.unique(self.var_entry)] >= 0))
+        return bool(np.any(self._used(self.entry_slot2) >= 0))
+
+    def max_abs_bound(self):
+        """The largest |lo_v| or |hi_v| (0 without variables)."""
+        if self.n_vars == 0:
+            return 0.0
+        lo = self._used(self.box_lo) if self.lo_per_entry else self.box_lo
+        hi = self._used(self.box_hi) if self.hi_per_entry else self.box_hi
+        return float(max(np.abs(lo).max(), np.abs(hi).max()))
 
     @property
     def n_samples(self):

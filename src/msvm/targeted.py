@@ -334,7 +334,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                 if not np.any(held):
                     # every box is [0, 0]: alpha = 0 and f = 0 solve the local problem exactly
                     empty.append(u0)
-                    alphas.append(np.zeros(len(problem.lin)))
+                    alphas.append(np.zeros(problem.n_vars))
                     objectives.append(0.0)
                     resids.append(0.0)
                     iters.append(0)
@@ -344,13 +344,13 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                     log.step(f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})", 0.0, 0.0,
                              "no sample: f = 0, not solved", advance=True)
                     continue
-                if previous is not None and previous[0][g].shape == problem.lin.shape:
+                if previous is not None and previous[0][g].shape == (problem.n_vars,):
                     alpha = problem.clip_feasible(rescaled_dual(previous[0][g], previous[1],
                                                                 self.C))
                 elif sol is not None:
                     alpha = problem.clip_feasible(sol.alpha)
                 else:
-                    alpha = np.zeros(len(problem.lin))
+                    alpha = np.zeros(problem.n_vars)
                 sol = sequence.solve(problem, alpha, np.zeros(k))
                 stops.append(sequence.stop_reasons[-1])
                 alphas.append(sol.alpha.copy())

@@ -159,3 +159,15 @@ def scatter_by_slots(problem, const double[::1] alpha, bint pairs):
                 else:
                     flat[<Py_ssize_t> i * k + v_s1(p, v)] = alpha[v]
     return out
+
+
+def used_entries(problem):
+    """Boolean mask over the entries: those some variable reads."""
+    cdef const int[::1] ent = problem.var_entry
+    cdef Py_ssize_t v, nv = ent.shape[0]
+    mask = np.zeros(len(problem.entry_lin), dtype=bool)
+    cdef unsigned char[::1] m = mask.view(np.uint8)
+    with nogil:
+        for v in range(nv):
+            m[ent[v]] = 1
+    return mask
