@@ -53,6 +53,7 @@ cdef class ProblemArrays:
         self.p.n = self.ptr.shape[0] - 1
         self.p.k = k
         self.p.nv = nv
+        self.p.ne = ne
         self.p.ptr = &self.ptr[0]
         self.p.ent = &self.ent[0] if problem.var_entry is not None and nv else NULL
         self.p.s1 = &self.s1[0] if ne else NULL

@@ -2,8 +2,10 @@ from ._alm cimport InnerSolver
 
 
 cdef struct Canon:
-    # per variable: canonical direction e = e_p + r e_q (q = -1, r = 0 for one slot),
-    # orientation sigma (d = sigma e), ||P e||^2 and the bucket of its canonical direction
+    # per entry of the problem (variable v reads entry ent[v], see _types.pxd): canonical
+    # direction e = e_p + r e_q (q = -1, r = 0 for one slot), orientation sigma (d = sigma e),
+    # ||P e||^2 and the bucket of its canonical direction.  Read them through ce(cn, v).
+    const int* ent
     int* p
     int* q
     double* r
@@ -39,6 +41,11 @@ cdef struct Extremes:
     double* u
     int* la
     int* ua
+
+
+cdef inline int ce(const Canon* cn, int v) noexcept nogil:
+    """The Canon index of variable v."""
+    return v if cn.ent == NULL else cn.ent[v]
 
 
 cdef class SMOSolver(InnerSolver):

@@ -54,7 +54,7 @@ cdef inline double _room_up(const Prob* p, const State* st, const Canon* cn, int
     """How far U_v can increase (box and, when alpha grows, the group cap)."""
     cdef double room = Uhi - U, g_room
     cdef int g = v_grp(p, v)
-    if g >= 0 and cn.sg[v] > 0:
+    if g >= 0 and cn.sg[ce(cn, v)] > 0:
         g_room = p.cap[g] - st.gsum[g]
         if g_room < room:
             room = g_room
@@ -66,7 +66,7 @@ cdef inline double _room_down(const Prob* p, const State* st, const Canon* cn, i
     """How far U_v can decrease (box and, when alpha grows, the group cap)."""
     cdef double room = U - Ulo, g_room
     cdef int g = v_grp(p, v)
-    if g >= 0 and cn.sg[v] < 0:
+    if g >= 0 and cn.sg[ce(cn, v)] < 0:
         g_room = p.cap[g] - st.gsum[g]
         if g_room < room:
             room = g_room
@@ -76,8 +76,8 @@ cdef inline double _room_down(const Prob* p, const State* st, const Canon* cn, i
 cdef inline double _zval(const Prob* p, const State* st, const Canon* cn, int v,
                          const double* Ft, const double* S, int ld, int i, double off) noexcept nogil:
     """U-space gradient z_v of variable v of sample i (scores F^T with leading dimension ld)."""
-    cdef int a = cn.p[v], b = cn.q[v]
-    cdef double r = cn.r[v], Si = S[i] / p.k
+    cdef int a = cn.p[ce(cn, v)], b = cn.q[ce(cn, v)]
+    cdef double r = cn.r[ce(cn, v)], Si = S[i] / p.k
     if b >= 0:
         return p.kappa * (Ft[<Py_ssize_t> a * ld + i] + r * Ft[<Py_ssize_t> b * ld + i]
                           - (1.0 + r) * Si) + st.s[a] + r * st.s[b] + off
@@ -94,24 +94,24 @@ cdef void _apply_u(const Prob* p, State* st, const Canon* cn, int v, double t, d
                    double* S, const double* row, int ld) noexcept nogil:
     """U_v += t inside a block: its scores (one kernel row, leading dimension ld) and the
     sums (move_sums, with alpha_v moving by sigma_v t)."""
-    cdef int a = cn.p[v], b = cn.q[v]
-    cdef double r = cn.r[v], tot = t
+    cdef int a = cn.p[ce(cn, v)], b = cn.q[ce(cn, v)]
+    cdef double r = cn.r[ce(cn, v)], tot = t
     _axpy(Ft + <Py_ssize_t> a * ld, row, t, ld)
     if b >= 0:
         _axpy(Ft + <Py_ssize_t> b * ld, row, r * t, ld)
         tot += r * t
     if tot != 0.0:
         _axpy(S, row, tot, ld)
-    move_sums(p, st, v, cn.sg[v] * t)
+    move_sums(p, st, v, cn.sg[ce(cn, v)] * t)
 
 
 cdef inline void _bucket_terms(const Prob* p, const State* st, const Canon* cn, const Block* B,
                                int j, const double** Fp, const double** Fq, double* br,
                                double* cs, double* sconst) noexcept nogil:
     """Shared parts of z for bucket j: z = kappa (Fp + br Fq - cs S) + sconst + off."""
-    cdef int v = B.gv[B.start[j]], a = cn.p[v], b = cn.q[v]
+    cdef int v = B.gv[B.start[j]], a = cn.p[ce(cn, v)], b = cn.q[ce(cn, v)]
     Fp[0] = B.Ft + <Py_ssize_t> a * B.q
-    br[0] = cn.r[v]
+    br[0] = cn.r[ce(cn, v)]
     sconst[0] = st.s[a]
     if b >= 0:
         Fq[0] = B.Ft + <Py_ssize_t> b * B.q
@@ -147,43 +147,55 @@ cdef void _top_q(double* score, int* idx, int m, int q) noexcept nogil:
 
 
 cdef int _canonical(const Prob* p, Canon* cn) noexcept nogil:
-    """Canonical directions and buckets of every variable; -1 if out of memory."""
-    cdef int v, a, b, key, nkeys = p.k * (p.k + 1) * 3
+    """Canonical directions and buckets of every entry; -1 if out of memory."""
+    cdef int e, v, a, b, key, nkeys = p.k * (p.k + 1) * 3
     cdef double c1, c2, r
     cdef int* ids = <int*> malloc(nkeys * sizeof(int))
     if ids == NULL:
         return -1
     for key in range(nkeys):
         ids[key] = -1
+    cn.ent = p.ent
     cn.nbuckets = 0
-    for v in range(p.nv):
-        c1 = v_c1(p, v)
-        a = v_s1(p, v)
-        b = v_s2(p, v)
+    for e in range(p.ne):
+        c1 = p.c1[e]
+        a = p.s1[e]
+        b = p.s2[e]
         if b < 0:
-            cn.p[v] = a
-            cn.q[v] = -1
-            cn.r[v] = 0.0
-            cn.sg[v] = c1
+            cn.p[e] = a
+            cn.q[e] = -1
+            cn.r[e] = 0.0
+            cn.sg[e] = c1
         else:
-            c2 = v_c2(p, v)
+            c2 = p.c2[e]
             if a < b:
-                cn.p[v] = a
-                cn.q[v] = b
-                cn.sg[v] = c1
-                cn.r[v] = c2 / c1
+                cn.p[e] = a
+                cn.q[e] = b
+                cn.sg[e] = c1
+                cn.r[e] = c2 / c1
             else:
-                cn.p[v] = b
-                cn.q[v] = a
-                cn.sg[v] = c2
-                cn.r[v] = c1 / c2
-        r = cn.r[v]
-        cn.pn2[v] = 1.0 + r * r - (1.0 + r) * (1.0 + r) / p.k
-        key = (cn.p[v] * (p.k + 1) + cn.q[v] + 1) * 3 + <int> (r + 1.0)
+                cn.p[e] = b
+                cn.q[e] = a
+                cn.sg[e] = c2
+                cn.r[e] = c1 / c2
+        r = cn.r[e]
+        cn.pn2[e] = 1.0 + r * r - (1.0 + r) * (1.0 + r) / p.k
+        cn.bucket[e] = (cn.p[e] * (p.k + 1) + cn.q[e] + 1) * 3 + <int> (r + 1.0)
+    # buckets numbered in the order the variables first use them (the order of a block's
+    # rounds), then the keys replaced by the numbers
+    for v in range(p.nv):
+        key = cn.bucket[ce(cn, v)]
+        if key >= nkeys:
+            continue                     # numbered already (numbers are offset by nkeys)
         if ids[key] < 0:
             ids[key] = cn.nbuckets
             cn.nbuckets += 1
-        cn.bucket[v] = ids[key]
+        cn.bucket[ce(cn, v)] = nkeys + ids[key]
+    for e in range(p.ne):
+        if cn.bucket[e] >= nkeys:
+            cn.bucket[e] -= nkeys
+        else:
+            cn.bucket[e] = -1            # an entry no variable reads
     free(ids)
     return 0
 
@@ -194,9 +206,10 @@ def smo_applies(RowSource src, problem):
     import numpy as np
     if not src.has_rows():
         return False
-    c1 = np.asarray(problem.coef1)
-    s2 = np.asarray(problem.slot2)
-    c2 = np.asarray(problem.coef2)
+    # the entries some variable reads (no per-variable expansion)
+    c1 = np.asarray(problem._used(problem.entry_coef1))
+    s2 = np.asarray(problem._used(problem.entry_slot2))
+    c2 = np.asarray(problem._used(problem.entry_coef2))
     return bool(np.all(np.abs(c1) == 1.0)) and bool(np.all((s2 < 0) | (np.abs(c2) == 1.0)))
 
 
@@ -237,12 +250,12 @@ cdef class SMOSolver(InnerSolver):
         self.ex.u = <double*> malloc(nkeys * sizeof(double))
         self.ex.la = <int*> malloc(nkeys * sizeof(int))
         self.ex.ua = <int*> malloc(nkeys * sizeof(int))
-        self.cn.p = <int*> malloc(nv * sizeof(int) + sizeof(int))
-        self.cn.q = <int*> malloc(nv * sizeof(int) + sizeof(int))
-        self.cn.r = <double*> malloc(nv * sizeof(double) + sizeof(double))
-        self.cn.sg = <double*> malloc(nv * sizeof(double) + sizeof(double))
-        self.cn.pn2 = <double*> malloc(nv * sizeof(double) + sizeof(double))
-        self.cn.bucket = <int*> malloc(nv * sizeof(int) + sizeof(int))
+        self.cn.p = <int*> malloc(p.ne * sizeof(int) + sizeof(int))
+        self.cn.q = <int*> malloc(p.ne * sizeof(int) + sizeof(int))
+        self.cn.r = <double*> malloc(p.ne * sizeof(double) + sizeof(double))
+        self.cn.sg = <double*> malloc(p.ne * sizeof(double) + sizeof(double))
+        self.cn.pn2 = <double*> malloc(p.ne * sizeof(double) + sizeof(double))
+        self.cn.bucket = <int*> malloc(p.ne * sizeof(int) + sizeof(int))
         self.B.K = <double*> malloc(<Py_ssize_t> qmax * qmax * sizeof(double))
         self.B.kd = <double*> malloc(qmax * sizeof(double))
         self.B.Ft = <double*> malloc(<Py_ssize_t> k * qmax * sizeof(double))
@@ -317,7 +330,7 @@ cdef class SMOSolver(InnerSolver):
         for v in range(v0, v1):
             if v_hi(p, v) <= v_lo(p, v):
                 continue
-            sig = cn.sg[v]
+            sig = cn.sg[ce(cn, v)]
             z = _zval(p, st, cn, v, self.Ft, self.S, n, i, -sig * v_lin(p, v))
             if not self.grouped:
                 # alpha can move towards its bound in the direction that lowers the objective
@@ -339,8 +352,8 @@ cdef class SMOSolver(InnerSolver):
             if group_full(p, st, g):
                 for va in range(v, w):
                     self.gvars[va - v] = va
-                    self.zg[va - v] = cn.sg[va] * _zval(p, st, cn, va, self.Ft, self.S, n, i,
-                                                        -cn.sg[va] * v_lin(p, va))
+                    self.zg[va - v] = cn.sg[ce(cn, va)] * _zval(p, st, cn, va, self.Ft, self.S, n, i,
+                                                        -cn.sg[ce(cn, va)] * v_lin(p, va))
                     self.ag[va - v] = st.alpha[va]
                 gv = group_pair(p, self.gvars, w - v, self.zg, self.ag, &va, &vb)
                 if gv > sc:
@@ -420,15 +433,15 @@ cdef class SMOSolver(InnerSolver):
                 if v_hi(p, v) > v_lo(p, v):
                     self.bv[nb] = v
                     nb += 1
-                    B.start[cn.bucket[v] + 1] += 1
+                    B.start[cn.bucket[ce(cn, v)] + 1] += 1
         for j in range(nbk):
             B.start[j + 1] += B.start[j]
         for x in range(nb):
             v = self.bv[x]
-            j = cn.bucket[v]
+            j = cn.bucket[ce(cn, v)]
             b = B.start[j]
             B.start[j] += 1
-            sig = cn.sg[v]
+            sig = cn.sg[ce(cn, v)]
             B.gv[b] = v
             B.pos[x] = b
             B.li[b] = B.loc[self.sample[v]]
@@ -494,9 +507,9 @@ cdef class SMOSolver(InnerSolver):
             b = B.pos[x]
             v = B.gv[b]
             self.gvars[x - x0] = v
-            self.zg[x - x0] = cn.sg[v] * _zval(self.p, self.st, cn, v, B.Ft, B.S, B.q,
+            self.zg[x - x0] = cn.sg[ce(cn, v)] * _zval(self.p, self.st, cn, v, B.Ft, B.S, B.q,
                                                 B.li[b], B.off[b])
-            self.ag[x - x0] = cn.sg[v] * B.U[b]
+            self.ag[x - x0] = cn.sg[ce(cn, v)] * B.U[b]
 
     cdef double _group_violation(self, double viol) noexcept nogil:
         """The block's violation including the pair conditions of its full groups."""
@@ -540,7 +553,7 @@ cdef class SMOSolver(InnerSolver):
         if -zu > single:
             single = -zu
             vs = ua
-        pn2 = cn.pn2[B.gv[la if la >= 0 else ua]]
+        pn2 = cn.pn2[ce(cn, B.gv[la if la >= 0 else ua])]
         if la >= 0 and za - zu > 0.0:
             ia = B.li[la]
             row = B.K + <Py_ssize_t> ia * q
@@ -674,11 +687,11 @@ cdef class SMOSolver(InnerSolver):
                         t = gv / curv
                     if t > 0.0:
                         # alpha_a -= t, alpha_b += t (U = sigma alpha)
-                        B.U[pa] -= cn.sg[a] * t
-                        B.U[pb] += cn.sg[b] * t
+                        B.U[pa] -= cn.sg[ce(cn, a)] * t
+                        B.U[pb] += cn.sg[ce(cn, b)] * t
                         row = B.K + <Py_ssize_t> ia * B.q
-                        _apply_u(p, st, cn, a, -cn.sg[a] * t, B.Ft, B.S, row, B.q)
-                        _apply_u(p, st, cn, b, cn.sg[b] * t, B.Ft, B.S, row, B.q)
+                        _apply_u(p, st, cn, a, -cn.sg[ce(cn, a)] * t, B.Ft, B.S, row, B.q)
+                        _apply_u(p, st, cn, b, cn.sg[ce(cn, b)] * t, B.Ft, B.S, row, B.q)
             x0 = x1
         return steps
 
@@ -696,7 +709,7 @@ cdef class SMOSolver(InnerSolver):
         for j in range(nbk):
             if not transversal:
                 break
-            if B.start[j] == B.start[j + 1] or cn.q[B.gv[B.start[j]]] >= 0:
+            if B.start[j] == B.start[j + 1] or cn.q[ce(cn, B.gv[B.start[j]])] >= 0:
                 transversal = False
         while True:
             viol = self._bucket_extremes()
@@ -734,12 +747,12 @@ cdef class SMOSolver(InnerSolver):
         cdef double* ys[MAX_CLASSES + 1]
         for b in range(B.nb):
             v = B.gv[b]
-            d = B.U[b] - cn.sg[v] * self.st.alpha[v]
+            d = B.U[b] - cn.sg[ce(cn, v)] * self.st.alpha[v]
             if d != 0.0:
-                self.st.alpha[v] = cn.sg[v] * B.U[b]
-                self.dU[B.li[b] * k + cn.p[v]] += d
-                if cn.q[v] >= 0:
-                    self.dU[B.li[b] * k + cn.q[v]] += cn.r[v] * d
+                self.st.alpha[v] = cn.sg[ce(cn, v)] * B.U[b]
+                self.dU[B.li[b] * k + cn.p[ce(cn, v)]] += d
+                if cn.q[ce(cn, v)] >= 0:
+                    self.dU[B.li[b] * k + cn.q[ce(cn, v)]] += cn.r[ce(cn, v)] * d
         self.nprev = B.q
         for a in range(B.q):
             i = self.cand[a]

@@ -65,6 +65,7 @@ cdef struct Prob:
     # entry when lo_ent (hi_ent) is set; grp is per variable (NULL: no groups).  Read them
     # through the accessors below, never directly.
     int n, k, nv
+    int ne            # entries (nv when ent is NULL)
     const int* ptr
     const int* ent
     const int* s1
