@@ -21,6 +21,7 @@ solver starts, never what it returns a solution for.
 """
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ._approx import rows_times, transposed_times
 from ._slot_products import centered_slots
@@ -250,25 +251,30 @@ def primal_start(problem, X, W, mu0, tol, diag, max_steps):
     fit's max_iter).  mu stops at TOL_FLOOR: below it the start gains nothing the dual solver
     cannot do from there, and the smoothed problem only grows stiffer.
     """
-    primal = SmoothedPrimal(problem, X)
-    V, b = primal._center(-problem.kappa * np.asarray(W, dtype=np.float64),
-                          -np.asarray(mu0, dtype=np.float64))
-    bound = float(np.max(np.maximum(np.abs(problem.hi), np.abs(problem.lo))))
-    tol = max(tol, TOL_FLOOR)
-    target = 0.5 * tol / bound
-    primal.mu = 1.0 / bound
-    # the dual solver's scores are those of alpha(z), V - kappa g_V and P c = g_b: a gradient
-    # below gtol keeps their effect on the margins and equalities under tol / 4
-    gtol = 0.25 * tol * min(1.0, bound) / (problem.kappa * np.sqrt(max(np.max(diag), 1e-300))
-                                           + 1.0)
-    while True:
-        primal.mu = max(primal.mu, target)
-        # the stages before the last only bring the active pattern near: loosely
-        V, b, z = primal.newton(V, b, gtol if primal.mu <= target else 1e3 * gtol,
-                                min(NEWTON_MAX_ITER, max_steps))
-        max_steps -= primal.steps
-        if primal.mu <= target or max_steps <= 0:
-            break
-        primal.mu *= 0.1
-    alpha = np.ascontiguousarray(primal.alpha(z))
+    # one BLAS thread: the Hessian blocks are products of a few million flops, and a
+    # threaded OpenBLAS waiting for a busy second core took seconds over each of them
+    # (measured: 1-3 s instead of 20 ms under a load of 3 on 2 cores), time in which
+    # Ctrl-C could not stop the fit
+    with threadpool_limits(limits=1, user_api="blas"):
+        primal = SmoothedPrimal(problem, X)
+        V, b = primal._center(-problem.kappa * np.asarray(W, dtype=np.float64),
+                              -np.asarray(mu0, dtype=np.float64))
+        bound = problem.max_abs_bound()
+        tol = max(tol, TOL_FLOOR)
+        target = 0.5 * tol / bound
+        primal.mu = 1.0 / bound
+        # the dual solver's scores are those of alpha(z), V - kappa g_V and P c = g_b: a
+        # gradient below gtol keeps their effect on the margins and equalities under tol / 4
+        gtol = 0.25 * tol * min(1.0, bound) / (
+            problem.kappa * np.sqrt(max(np.max(diag), 1e-300)) + 1.0)
+        while True:
+            primal.mu = max(primal.mu, target)
+            # the stages before the last only bring the active pattern near: loosely
+            V, b, z = primal.newton(V, b, gtol if primal.mu <= target else 1e3 * gtol,
+                                    min(NEWTON_MAX_ITER, max_steps))
+            max_steps -= primal.steps
+            if primal.mu <= target or max_steps <= 0:
+                break
+            primal.mu *= 0.1
+        alpha = np.ascontiguousarray(primal.alpha(z))
     return alpha, np.ascontiguousarray(-b)

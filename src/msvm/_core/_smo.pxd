@@ -53,6 +53,10 @@ cdef class SMOSolver(InnerSolver):
     cdef long long max_steps
     cdef int qmax, nprev
     cdef bint grouped
+    cdef bint shrinking        # skip settled samples between full scans (see _scan)
+    cdef int since_full        # scans since the last full one
+    cdef double last_viol      # the violation of the last scan
+    cdef unsigned char* settled  # n: the sample was settled at the last full or partial scan
     cdef double* Ft            # the row source's scores, k x n (slot-major)
     cdef double* S             # n: row sums of F
     cdef double* score         # n: violation of the candidate samples
@@ -68,7 +72,8 @@ cdef class SMOSolver(InnerSolver):
     cdef Block B
     cdef Extremes ex
 
-    cdef double _sample_violation(self, int i) noexcept nogil
+    cdef double _sample_violation(self, int i, double* margin) noexcept nogil
+    cdef int _scan_samples(self, double eps, double* viol, int* m, bint full) noexcept nogil
     cdef int _scan(self, double eps, double* viol, int* m) noexcept nogil
     cdef int _load_block(self, int m) noexcept nogil
     cdef void _block_variables(self) noexcept nogil

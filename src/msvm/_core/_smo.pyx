@@ -39,7 +39,7 @@ from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
 
 from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
-                      STATUS_INTERRUPTED, CURV_MIN, MAX_CLASSES, all_finite, v_s1, v_c1, v_s2,
+                      STATUS_INTERRUPTED, CURV_MIN, MAX_CLASSES, SHRINK_EVERY, all_finite, v_s1, v_c1, v_s2,
                       v_c2, v_lin, v_lo, v_hi, v_grp)
 from ._state cimport (move_sums, pair_pnorm2, group_full, group_end, group_pair,
                       sums_finite)
@@ -218,9 +218,10 @@ cdef class SMOSolver(InnerSolver):
 
     def __cinit__(self):
         self.S = NULL
+        self.settled = NULL
 
     def __init__(self, RowSource src, ProblemArrays pa, DualState ds, long long max_steps,
-                 int qmax):
+                 int qmax, bint shrinking=True):
         cdef const Prob* p = &pa.p
         cdef int n = p.n, k = p.k, nv = p.nv, maxper = p.maxper, nkeys, i, v, j
         if not src.has_rows():
@@ -241,6 +242,7 @@ cdef class SMOSolver(InnerSolver):
         self.cand = <int*> malloc(n * sizeof(int) + 1)
         self.prev = <int*> malloc(qmax * sizeof(int))
         self.sample = <int*> malloc(nv * sizeof(int) + sizeof(int))
+        self.settled = <unsigned char*> malloc(n + 1)
         self.bv = <int*> malloc(nbmax * sizeof(int))
         self.dU = <double*> malloc(<Py_ssize_t> qmax * k * sizeof(double))
         self.zg = <double*> malloc((maxper + 1) * sizeof(double))
@@ -270,7 +272,7 @@ cdef class SMOSolver(InnerSolver):
         self.B.gv = <int*> malloc(nbmax * sizeof(int))
         self.B.pos = <int*> malloc(nbmax * sizeof(int))
         if (self.S == NULL or self.score == NULL or self.cand == NULL or self.prev == NULL
-                or self.sample == NULL or self.bv == NULL or self.dU == NULL
+                or self.sample == NULL or self.settled == NULL or self.bv == NULL or self.dU == NULL
                 or self.zg == NULL or self.ag == NULL or self.gvars == NULL
                 or self.ex.l == NULL or self.ex.u == NULL or self.ex.la == NULL
                 or self.ex.ua == NULL or self.cn.p == NULL or self.cn.q == NULL
@@ -285,9 +287,13 @@ cdef class SMOSolver(InnerSolver):
         for v in range(nv):
             if v_grp(p, v) >= 0:
                 self.grouped = True
+        self.shrinking = shrinking and not self.grouped
+        self.since_full = SHRINK_EVERY
+        self.last_viol = INFINITY
         for i in range(n):
             self.S[i] = 0.0
             self.B.loc[i] = -1
+            self.settled[i] = 0
             for v in range(p.ptr[i], p.ptr[i + 1]):
                 self.sample[v] = i
             for j in range(k):
@@ -297,6 +303,7 @@ cdef class SMOSolver(InnerSolver):
 
     def __dealloc__(self):
         free(self.S); free(self.score); free(self.cand); free(self.prev); free(self.sample)
+        free(self.settled)
         free(self.bv); free(self.dU); free(self.zg); free(self.ag); free(self.gvars)
         free(self.ex.l); free(self.ex.u); free(self.ex.la); free(self.ex.ua)
         free(self.cn.p); free(self.cn.q); free(self.cn.r); free(self.cn.sg); free(self.cn.pn2)
@@ -319,30 +326,44 @@ cdef class SMOSolver(InnerSolver):
         return f"steps {self.steps}, blocks {self.blocks}"
 
     # ------------------------------------------------------------------ 1. global scan
-    cdef double _sample_violation(self, int i) noexcept nogil:
+    cdef double _sample_violation(self, int i, double* margin) noexcept nogil:
         """Largest violation of the inner KKT conditions among sample i's variables and
-        groups."""
+        groups.  margin: how far the sample is from violating, the smallest |z| over its
+        variables at a bound with z pointing out of the box (-inf when a variable is free
+        or the problem has groups: then the sample is never settled)."""
         cdef const Prob* p = self.p
         cdef const State* st = self.st
         cdef const Canon* cn = &self.cn
         cdef int v, v0 = p.ptr[i], v1 = p.ptr[i + 1], g, w, va, vb, n = p.n
-        cdef double sc = 0.0, z, U, sig, gv
+        cdef double sc = 0.0, z, U, sig, gv, lo, hi, room = INFINITY
+        cdef bint up, down
         for v in range(v0, v1):
-            if v_hi(p, v) <= v_lo(p, v):
+            lo = v_lo(p, v)
+            hi = v_hi(p, v)
+            if hi <= lo:
                 continue
             sig = cn.sg[ce(cn, v)]
             z = _zval(p, st, cn, v, self.Ft, self.S, n, i, -sig * v_lin(p, v))
             if not self.grouped:
                 # alpha can move towards its bound in the direction that lowers the objective
-                if (z < -sc and (st.alpha[v] < v_hi(p, v) if sig > 0 else st.alpha[v] > v_lo(p, v))) or \
-                        (z > sc and (st.alpha[v] > v_lo(p, v) if sig > 0 else st.alpha[v] < v_hi(p, v))):
+                up = st.alpha[v] < hi if sig > 0 else st.alpha[v] > lo
+                down = st.alpha[v] > lo if sig > 0 else st.alpha[v] < hi
+                if (z < -sc and up) or (z > sc and down):
                     sc = fabs(z)
+                if up and down:
+                    room = -INFINITY
+                elif up:
+                    room = min(room, z)
+                elif down:
+                    room = min(room, -z)
                 continue
+            room = -INFINITY
             U = sig * st.alpha[v]
-            if z < -sc and _room_up(p, st, cn, v, U, v_hi(p, v) if sig > 0 else -v_lo(p, v)) > 0.0:
+            if z < -sc and _room_up(p, st, cn, v, U, hi if sig > 0 else -lo) > 0.0:
                 sc = -z
-            elif z > sc and _room_down(p, st, cn, v, U, v_lo(p, v) if sig > 0 else -v_hi(p, v)) > 0.0:
+            elif z > sc and _room_down(p, st, cn, v, U, lo if sig > 0 else -hi) > 0.0:
                 sc = z
+        margin[0] = room
         if not self.grouped:
             return sc
         v = v0
@@ -361,26 +382,50 @@ cdef class SMOSolver(InnerSolver):
             v = w
         return sc
 
-    cdef int _scan(self, double eps, double* viol, int* m) noexcept nogil:
-        """Step 1: every sample's violation; the candidates (> eps) into score / cand."""
-        cdef int i, n = self.p.n
-        cdef double sc, Ssum = 0.0
+    cdef int _scan_samples(self, double eps, double* viol, int* m, bint full) noexcept nogil:
+        """Every sample's violation (only the unsettled ones unless ``full``); the
+        candidates (> eps) into score / cand.  A sample is settled when it does not violate
+        and every variable at a bound is further from violating than the last scan's largest
+        violation (libsvm's shrinking rule): it stays out of the scans until the next full
+        one.  Scores are kept for every sample, so a full scan needs no reconstruction."""
+        cdef int i, n = self.p.n, scanned = 0
+        cdef long long vars_seen = 0
+        cdef double sc, margin, Ssum = 0.0, thr = self.last_viol
         viol[0] = 0.0
         m[0] = 0
         for i in range(n):
-            sc = self._sample_violation(i)
+            if not full and self.settled[i]:
+                continue
+            scanned += 1
+            vars_seen += self.p.ptr[i + 1] - self.p.ptr[i]
+            sc = self._sample_violation(i, &margin)
             Ssum += self.S[i]
+            if self.shrinking:
+                self.settled[i] = sc == 0.0 and margin > thr
             if sc > viol[0]:
                 viol[0] = sc
             if sc > eps:
                 self.score[m[0]] = sc
                 self.cand[m[0]] = i
                 m[0] += 1
+        self.last_viol = viol[0]
         if not sums_finite(self.p, self.st, viol[0]) or not all_finite(Ssum):
             return STATUS_NONFINITE
-        if tick(&self.work, self.p.nv + n):
+        if tick(&self.work, vars_seen + scanned):
             return STATUS_INTERRUPTED
         return STATUS_CONVERGED
+
+    cdef int _scan(self, double eps, double* viol, int* m) noexcept nogil:
+        """Step 1: the violations and candidates (_scan_samples): a full scan every
+        SHRINK_EVERY scans and before any convergence is declared, the unsettled samples in
+        between."""
+        cdef bint full = not self.shrinking or self.since_full >= SHRINK_EVERY
+        cdef int status = self._scan_samples(eps, viol, m, full)
+        if status == STATUS_CONVERGED and not full and viol[0] <= eps:
+            full = True
+            status = self._scan_samples(eps, viol, m, True)
+        self.since_full = 0 if full else self.since_full + 1
+        return status
 
     # ------------------------------------------------------------------ 2. working set
     cdef int _load_block(self, int m) noexcept nogil:
@@ -786,6 +831,8 @@ cdef class SMOSolver(InnerSolver):
         budget is spent), NONFINITE or INTERRUPTED."""
         cdef int m, status
         cdef long long budget, taken
+        self.since_full = SHRINK_EVERY       # the shift s moved: every sample is scanned
+        self.last_viol = INFINITY
         while True:
             status = self._scan(eps, viol, &m)
             if status != STATUS_CONVERGED:

@@ -136,7 +136,8 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     if use_smo:
         if working_set <= 0:
             working_set = auto_working_set(src.capacity, pa.p.n, pa.p.k)
-        inner = SMOSolver(src, pa, ds, max_iter * <long long> max(pa.p.n, 1), working_set)
+        inner = SMOSolver(src, pa, ds, max_iter * <long long> max(pa.p.n, 1), working_set,
+                          shrinking)
     else:
         inner = CDSolver(src, pa, ds, max_iter, shrinking, seed)
     schedule_init(&sc, &pa.p, tol, ds.scale)

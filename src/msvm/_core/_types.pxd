@@ -9,6 +9,7 @@ cdef extern from *:
     #define MSVM_WORKING_SET 256
     #define MSVM_WORKING_SET_LARGE 512
     #define MSVM_LARGE_SCAN 200000
+    #define MSVM_SHRINK_EVERY 10
     #define MSVM_CHECK_WORK (((long long) 1) << 24)
     #define MSVM_EPS_START 0.1
     #define MSVM_KKT_FLOOR 1e-13
@@ -27,6 +28,9 @@ cdef extern from *:
     enum: WORKING_SET "MSVM_WORKING_SET"
     enum: WORKING_SET_LARGE "MSVM_WORKING_SET_LARGE"
     enum: LARGE_SCAN "MSVM_LARGE_SCAN"
+    # the SMO path's scans skip settled samples (shrinking) and look at every sample once in
+    # SHRINK_EVERY scans and before declaring convergence
+    enum: SHRINK_EVERY "MSVM_SHRINK_EVERY"
     # work units (about one multiply-add each) between two signal checks: ~10 ms of work
     const long long CHECK_WORK "MSVM_CHECK_WORK"
     # inner tolerance of the first augmented-Lagrangian round
