@@ -50,6 +50,7 @@ cdef inline int ce(const Canon* cn, int v) noexcept nogil:
 
 cdef class SMOSolver(InnerSolver):
     cdef readonly long long steps, blocks
+    cdef readonly long long skipped   # sample visits the scans left out (settled samples)
     cdef long long max_steps
     cdef int qmax, nprev
     cdef bint grouped

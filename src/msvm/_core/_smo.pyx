@@ -230,6 +230,7 @@ cdef class SMOSolver(InnerSolver):
         self.max_steps = max_steps
         self.steps = 0
         self.blocks = 0
+        self.skipped = 0
         self.nprev = 0
         qmax = min(qmax, n, src.capacity)
         self.qmax = max(qmax, 1)
@@ -323,7 +324,7 @@ cdef class SMOSolver(InnerSolver):
         return (self.steps + n - 1) // n
 
     cdef str progress(self):
-        return f"steps {self.steps}, blocks {self.blocks}"
+        return f"steps {self.steps}, blocks {self.blocks}, settled visits {self.skipped}"
 
     # ------------------------------------------------------------------ 1. global scan
     cdef double _sample_violation(self, int i, double* margin) noexcept nogil:
@@ -395,6 +396,7 @@ cdef class SMOSolver(InnerSolver):
         m[0] = 0
         for i in range(n):
             if not full and self.settled[i]:
+                self.skipped += 1
                 continue
             scanned += 1
             vars_seen += self.p.ptr[i + 1] - self.p.ptr[i]
