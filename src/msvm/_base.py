@@ -659,23 +659,26 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         kappa = problem.kappa
         T = self._output_map(k)
         identity = T.shape == (k, k) and np.array_equal(T, np.eye(k))
-        V = problem.slot_sums(alpha)
+        explicit = self._explicit_features()
+        # the exact intercepts: the KKT multipliers -mu of the dual made exact (given h) by
+        # the per-slot breakpoint search, where every loss term involves one slot
+        exact = problem.equality and not np.any(problem.slot2 >= 0)
+        # the slot sums U (they become V) come first, or else after that search, which then
+        # runs with one (n, k) array fewer alive
+        U = None
+        if not exact or (explicit and src.weights is None):
+            U = problem.slot_sums(alpha)
         W = None
-        if self._explicit_features():
-            W = src.weights if src.weights is not None else X.T @ V     # d x k, = X^T U
+        if explicit:
+            W = src.weights if src.weights is not None else X.T @ U     # d x k, = X^T U
             W = np.array(W)
             F = rows_times(X, W)
         else:
             F = np.array(src.scores)
-        # h_slot(x) = sum_i K(x, x_i) V_i with V = -kappa U P: U centred in place
-        V -= V.mean(axis=1, keepdims=True)
-        V *= -kappa
         H = F - F.mean(axis=1, keepdims=True)    # h_slot at the training points, -kappa F P
         H *= -kappa
-        # intercepts: the KKT multipliers -mu of the dual, made exact (given h) by the
-        # per-slot breakpoint search where every loss term involves one slot
         b_slot = -mu
-        if problem.equality and not np.any(problem.slot2 >= 0):
+        if exact:
             try:
                 b_slot = exact_intercepts(problem, H, b0=b_slot)
             except RuntimeError:
@@ -683,6 +686,11 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         intercept = T @ b_slot
         _, gap, _ = primal_dual(problem, alpha, np.ascontiguousarray(F),
                                 np.ascontiguousarray(b_slot, dtype=np.float64))
+        # h_slot(x) = sum_i K(x, x_i) V_i with V = -kappa U P: U centred in place
+        V = problem.slot_sums(alpha) if U is None else U
+        del U
+        V -= V.mean(axis=1, keepdims=True)
+        V *= -kappa
         if identity:
             # T = I: the output functions are the slot functions; F's memory holds the
             # products of the penalty, then the decision values
