@@ -651,6 +651,10 @@ def check_fitted_base(est, X, y_enc, w, consistent=True):
         assert not np.isnan(getattr(est, name)) or name == "duality_gap_", name
     if est.kernel == "precomputed":
         sv = None
+    elif est.kernel == "linear" or getattr(est, "kernel_approximation", None) is not None:
+        # an explicit-feature fit keeps no copy of its support samples: X[support_] are they
+        assert not hasattr(est, "support_vectors_")
+        sv = X[sup]
     else:
         sv = est.support_vectors_
         np.testing.assert_array_equal(sv, X[sup])

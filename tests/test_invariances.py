@@ -252,7 +252,11 @@ def test_fitted_attributes(params):
     assert est.intercept_.shape == (k,)
     assert est.alpha_.shape == (n, k)
     assert est.dual_coef_.shape == (k, len(est.support_))
-    assert est.support_vectors_.shape == (len(est.support_), d)
+    if params["kernel"] == "linear":
+        assert not hasattr(est, "support_vectors_")      # X[support_] gives them
+    else:
+        assert est.support_vectors_.shape == (len(est.support_), d)
+        np.testing.assert_array_equal(est.support_vectors_, X[est.support_])
     assert est.n_support_.shape == (k,) and est.n_support_.sum() == len(est.support_)
     assert np.all(np.diff(est.support_) > 0) and est.support_.min() >= 0 and est.support_.max() < n
     assert isinstance(est.n_iter_, (int, np.integer)) and est.n_iter_ >= 1

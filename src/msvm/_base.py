@@ -31,8 +31,45 @@ from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix
                        make_row_source, resolve_gamma)
 from ._progress import StepLog, n_epochs
 from ._sequence import CONVERGED, DualSequence, SequenceFit, path_start
-from ._slot_products import centered_slots, feature_weights, times_small, weighted_sum
+from ._slot_products import feature_weights, times_small, weighted_sum
 from .exceptions import DegenerateFitWarning
+
+
+def support_samples(problem, alpha):
+    """Indices (sorted) of the samples with a nonzero dual variable.
+
+    ``np.unique(problem.sample_of_var()[alpha != 0])`` in O(n_vars) bytes rather than words:
+    a logical or over each sample's run ``var_ptr[i]:var_ptr[i + 1]`` of variables.
+    """
+    nonzero = np.asarray(alpha) != 0
+    starts = problem.var_ptr[:-1]
+    filled = problem.var_ptr[1:] > starts                      # samples with variables
+    has = np.zeros(problem.n_samples, dtype=bool)
+    if nonzero.size:
+        # the runs of the samples with variables tile 0..n_vars: reduceat sums each one
+        has[filled] = np.logical_or.reduceat(nonzero, starts[filled])
+    return np.flatnonzero(has)
+
+
+def support_rows(V, support):
+    """``V[support]`` for sorted, distinct row indices, in V's memory when that is no waste.
+
+    When the support holds at least half the rows (at a small C nearly all), its rows are
+    moved to the front of V in place and the first ``len(support)`` rows of V returned (a
+    view: no second (n, k) array at the end of a large fit; at most twice the memory of the
+    result is kept).  Otherwise the copy ``V[support]``.  V is overwritten in the first case.
+    """
+    m = len(support)
+    if 2 * m < len(V):
+        return V[support]
+    # support[j] >= j: a block of rows gathered (a temporary copy) before it is written only
+    # overwrites rows that no later block reads
+    step = max(1, 2 ** 16 // max(1, V.shape[1]))
+    for start in range(0, m, step):
+        rows = support[start:start + step]
+        V[start:start + len(rows)] = V[rows]
+    return V[:m]
+
 
 @dataclass
 class _Solution:
@@ -512,10 +549,11 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
                                   cache_dtype=cache_dtype)
             sequence = self._dual_sequence(train, src)
         fitted = self._fit_dual(sequence, y, sw, StepLog(type(self).__name__, self.verbose))
-        self._store_fit(X, y, fitted)
+        y_pred = self.classes_[np.argmax(fitted.solution.G, axis=1)]
+        self._store_fit(X, y, fitted)       # releases the solution's (n, k) arrays
         if key is not None:
             self._row_state = (key, src, sequence.problem, sequence.alpha)
-        self._warn_if_degenerate(self.classes_[np.argmax(fitted.solution.G, axis=1)], y)
+        self._warn_if_degenerate(y_pred, y)
         return self
 
     # ------------------------------------------------------------------ approximate kernels
@@ -591,50 +629,87 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
                 if sequence.problem is not None:
                     # a kept row source (see fit): the scores follow the rescaling exactly
                     sequence.scale(float(self.C) / C_prev)
-        return sequence.solve(problem, problem.clip_feasible(alpha0), mu0 - mu0.mean())
+        alpha0 = problem.clip_feasible(alpha0)
+        # alpha0 is this method's own array (zeros or a new warm start): the solver takes it
+        return sequence.solve(problem, alpha0, mu0 - mu0.mean(), copy=False)
 
     def _store_fit(self, X, y, fitted):
-        """The fitted attributes of a SequenceFit, and the dual a warm_start refit starts from."""
+        """The fitted attributes of a SequenceFit, and the dual a warm_start refit starts from.
+
+        The fit's solution is consumed (see ``_store_solution``).
+        """
         self._store_solution(X, y, fitted.sample_weight, fitted.solution)
         for name, value in fitted.attributes.items():
             setattr(self, name, value)
         self.stop_reason_ = fitted.stop_reason
         self.converged_ = fitted.stop_reason == CONVERGED
-        self._dual_state = (fitted.start.alpha.copy(), fitted.start.mu.copy(), float(self.C))
+        # no copy: a solve's alpha is never written once the solve has returned, and no
+        # fitted attribute shares its memory (``_store_solution`` copies a view of it)
+        self._dual_state = (fitted.start.alpha, fitted.start.mu.copy(), float(self.C))
 
     def _snapshot(self, X, src, problem, alpha, mu, n_iter, resid):
-        """The fitted functions of one solved dual, at the training points."""
+        """The fitted functions of one solved dual, at the training points.
+
+        ``alpha`` is kept without a copy: the sequence never writes into the alpha of a solve
+        once that solve has returned (see ``DualSequence.solve``).  Each (n, k) array is
+        computed in place where its input is no longer needed: with the identity output map
+        at most three are alive at once (the slot sums, the scores and the centred function).
+        """
         k = problem.k
         kappa = problem.kappa
         T = self._output_map(k)
-        U = problem.slot_sums(alpha)
-        V = -kappa * centered_slots(U)           # h_slot(x) = sum_i K(x, x_i) V_i
+        identity = T.shape == (k, k) and np.array_equal(T, np.eye(k))
+        explicit = self._explicit_features()
+        # the exact intercepts: the KKT multipliers -mu of the dual made exact (given h) by
+        # the per-slot breakpoint search, where every loss term involves one slot
+        exact = problem.equality and not np.any(problem.slot2 >= 0)
+        # the slot sums U (they become V) come first, or else after that search, which then
+        # runs with one (n, k) array fewer alive
+        U = None
+        if not exact or (explicit and src.weights is None):
+            U = problem.slot_sums(alpha)
         W = None
-        if self._explicit_features():
+        if explicit:
             W = src.weights if src.weights is not None else X.T @ U     # d x k, = X^T U
             W = np.array(W)
             F = rows_times(X, W)
         else:
             F = np.array(src.scores)
-        H = -kappa * centered_slots(F)           # h_slot at the training points
-        # intercepts: the KKT multipliers -mu of the dual, made exact (given h) by the
-        # per-slot breakpoint search where every loss term involves one slot
+        H = F - F.mean(axis=1, keepdims=True)    # h_slot at the training points, -kappa F P
+        H *= -kappa
         b_slot = -mu
-        if problem.equality and not np.any(problem.slot2 >= 0):
+        if exact:
             try:
                 b_slot = exact_intercepts(problem, H, b0=b_slot)
             except RuntimeError:
                 pass        # the loss is flat to infinity in some b_j: keep the KKT estimate
         intercept = T @ b_slot
-        HT = times_small(H, T.T)
-        f_train = HT + intercept
         _, gap, _ = primal_dual(problem, alpha, np.ascontiguousarray(F),
                                 np.ascontiguousarray(b_slot, dtype=np.float64))
-        with np.errstate(over="ignore", invalid="ignore"):
-            penalty = 0.5 * float(np.sum(times_small(V, T.T) * HT))
+        # h_slot(x) = sum_i K(x, x_i) V_i with V = -kappa U P: U centred in place
+        V = problem.slot_sums(alpha) if U is None else U
+        del U
+        V -= V.mean(axis=1, keepdims=True)
+        V *= -kappa
+        if identity:
+            # T = I: the output functions are the slot functions; F's memory holds the
+            # products of the penalty, then the decision values
+            HT = H
+            with np.errstate(over="ignore", invalid="ignore"):
+                penalty = 0.5 * float(np.sum(np.multiply(V, HT, out=F)))
+            f_train = np.add(HT, intercept, out=F)
+            del H, HT
+        else:
+            del F
+            HT = times_small(H, T.T)
+            del H
+            with np.errstate(over="ignore", invalid="ignore"):
+                penalty = 0.5 * float(np.sum(times_small(V, T.T) * HT))
+            f_train = np.add(HT, intercept, out=HT)
+            del HT
         check_finite_objective(self, penalty, "the penalty 1/2 sum_j ||h_j||^2")
         return _Solution(
-            problem=problem, alpha=alpha.copy(), mu=mu.copy(), n_iter=n_iter, resid=resid,
+            problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
             V=V, W=W, intercept=intercept, G=self._decision_from_output(f_train),
             # a squared norm: a negative value can only be rounding
             penalty=max(0.0, penalty),
@@ -647,26 +722,48 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         return check_finite_objective(self, value, "the objective")
 
     def _store_solution(self, X, y, sw, sol):
+        """The fitted attributes of one solved dual.
+
+        Explicit-feature fits (``_explicit_features``: the linear kernel, or a
+        ``kernel_approximation``) keep no ``support_vectors_``: their function is given by
+        ``coef_`` (``feature_coef_``), and a copy of the support samples of a large fit (at a
+        small C nearly all of X) would double the memory of the data; ``X[support_]`` gives
+        them.
+
+        ``sol`` is consumed: its decision values ``G`` are released once ``objective_`` is
+        computed, and its ``V`` becomes the memory of ``dual_coef_`` (``sol.V`` and
+        ``sol.G`` are None afterwards), so that the fitted attributes take no second copy of
+        an (n, k) array.
+        """
         problem, alpha = sol.problem, sol.alpha
         k = problem.k
         T = self._output_map(k)
+        self.objective_ = self._objective(sol, y, sw)
+        sol.G = None
         if sol.W is not None:
             weights = feature_weights(sol.W, problem.kappa, T)
             if self.kernel_approximation is None:
                 self.coef_ = weights
             else:
                 self.feature_coef_ = weights
-        support = np.unique(problem.sample_of_var()[alpha != 0])
+        support = support_samples(problem, alpha)
         self.support_ = support
         self.n_support_ = np.bincount(y[support], minlength=k).astype(np.int32)
-        self.dual_coef_ = times_small(sol.V[support], T.T).T
+        V, sol.V = sol.V, None
+        if np.array_equal(T, np.eye(k)):
+            self.dual_coef_ = support_rows(V, support).T
+        else:
+            self.dual_coef_ = times_small(V[support], T.T).T
+        del V
         self.intercept_ = sol.intercept
-        if self.kernel != "precomputed":
+        if self.kernel != "precomputed" and not self._explicit_features():
             self.support_vectors_ = X[support]
-        self.alpha_ = self._alpha_matrix(alpha, problem)
+        alpha_matrix = self._alpha_matrix(alpha, problem)
+        # a fitted attribute of its own: alpha stays the (private) warm start of a refit
+        self.alpha_ = alpha_matrix.copy() if np.may_share_memory(alpha_matrix, alpha) \
+            else alpha_matrix
         self.kkt_residual_ = sol.resid
         self.duality_gap_ = sol.gap
-        self.objective_ = self._objective(sol, y, sw)
 
     # ------------------------------------------------------------------ predict
     def _fitted_functions(self, X):

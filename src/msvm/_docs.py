@@ -156,8 +156,9 @@ APPROXIMATION_ATTRIBUTES = """\
         Number of features of ``feature_map_`` (``kernel_approximation`` only).
     feature_coef_ : ndarray of shape (n_outputs, n_components_)
         ``h(x) = feature_coef_ @ phi(x)`` (``kernel_approximation`` only; ``coef_`` is not
-        set).  ``dual_coef_`` and ``support_vectors_`` then describe h through the
-        approximate kernel ``phi(x)^T phi(x')``.
+        set).  ``dual_coef_`` then describes h through the approximate kernel
+        ``phi(x)^T phi(x')`` and the support samples ``X[support_]`` (no
+        ``support_vectors_`` is kept: a copy of X at a large n).
 """
 
 FUNCTION_ATTRIBUTES = """\
@@ -170,11 +171,16 @@ FUNCTION_ATTRIBUTES = """\
     intercept_ : ndarray of shape (k,)
         The intercepts b (they sum to zero).
     dual_coef_ : ndarray of shape (k, n_SV)
-        ``h_j(x) = sum_s dual_coef_[j, s] K(x, support_vectors_[s])``.
+        ``h_j(x) = sum_s dual_coef_[j, s] K(x, x_s)`` over the support samples
+        ``x_s = X[support_][s]`` (``support_vectors_[s]`` where it is kept).
     support_ : ndarray of shape (n_SV,)
         Indices of training samples with a nonzero dual variable.
     support_vectors_ : ndarray of shape (n_SV, n_features)
-        Those samples (absent for 'precomputed').
+        Those samples, for the kernel expansions only ('rbf', 'poly', a callable; without
+        ``kernel_approximation``).  Absent for 'precomputed' and for the fits given by
+        explicit weights, ``kernel='linear'`` (``coef_``) and ``kernel_approximation``
+        (``feature_coef_``): at a small C nearly every sample is a support sample, so it
+        would be a copy of the training data; ``X[support_]`` gives them.
     n_support_ : ndarray of shape (k,)
         Number of support samples of each class.
     objective_ : float

@@ -232,16 +232,23 @@ class DualSequence:
         """
         alpha = np.ascontiguousarray(alpha, dtype=np.float64)
         if self.problem is None:
-            U = problem.slot_sums(alpha)
-            if np.any(U != 0):
-                init_scores(self.src, np.ascontiguousarray(U))
+            if alpha.any():             # alpha = 0 (a cold start) has zero slot sums
+                U = problem.slot_sums(alpha)
+                if np.any(U != 0):
+                    init_scores(self.src, np.ascontiguousarray(U))
         else:
             U, U_now = problem.slot_sums(alpha), self.problem.slot_sums(self.alpha)
             dU = U - U_now
             # a difference at the rounding level of the slot sums is no change: after
             # ``scale`` the sums of factor * alpha differ from factor * (sums of alpha) by
-            # a few ulps, and updating those rows would cost a kernel row each for nothing
-            dU[np.abs(dU) <= ROUNDING * (np.abs(U) + np.abs(U_now))] = 0.0
+            # a few ulps, and updating those rows would cost a kernel row each for nothing.
+            # The threshold ROUNDING * (|U| + |U_now|) is formed in U's memory.
+            np.abs(U, out=U)
+            U += np.abs(U_now, out=U_now)
+            del U_now
+            U *= ROUNDING
+            dU[np.abs(dU) <= U] = 0.0
+            del U
             rows = np.flatnonzero(np.any(dU != 0, axis=1)).astype(np.int32)
             if len(rows):
                 add_scores(self.src, rows, np.ascontiguousarray(dU[rows]))
@@ -252,9 +259,10 @@ class DualSequence:
 
         For a sequence built on the row source of an earlier fit (a ``warm_start`` refit on
         the same training inputs and kernel): the scores and the kernel-row cache are taken
-        over instead of being recomputed.
+        over instead of being recomputed.  ``alpha`` is kept without a copy (the sequence
+        never writes into it: see ``solve``).
         """
-        self.problem, self.alpha = problem, np.array(alpha, dtype=np.float64)
+        self.problem, self.alpha = problem, np.asarray(alpha, dtype=np.float64)
 
     def scale(self, factor):
         """Move to ``factor`` times the current alpha by scaling the scores, O(n k).
@@ -286,7 +294,7 @@ class DualSequence:
             self.rho = rho if rho > 0 else 1.0
             self.seed = check_random_state(self.random_state).randint(0, 2 ** 31 - 1)
 
-    def solve(self, problem, alpha0, mu0, tol=None):
+    def solve(self, problem, alpha0, mu0, tol=None, *, copy=True):
         """Solve ``problem`` from (alpha0, mu0); the fitted function of its solution.
 
         The scores are moved to alpha0 first (``move_to``); the solver then updates them with
@@ -294,9 +302,38 @@ class DualSequence:
         sequence's tol (a DC step solved loosely).  A solve stopped by max_iter or by the
         duality-gap floor raises a ConvergenceWarning; its stop reason is appended to
         ``stop_reasons``.
+
+        The solver updates its own alpha in place during the solve and never afterwards:
+        once ``solve`` has returned, the alpha of its snapshot (also the sequence's
+        ``alpha``) is not written again by the sequence (a later solve, ``move_to``,
+        ``resume`` and ``scale`` all work on other arrays), so callers may keep it without
+        a copy.
+
+        Parameters
+        ----------
+        problem : msvm._problem.DualProblem
+            The dual to solve.
+        alpha0 : ndarray of shape (n_vars,)
+            The start, feasible for ``problem``.
+        mu0 : ndarray of shape (k,)
+            The start of the equality multipliers.
+        tol : float, default=None
+            The solve's tol (the sequence's when None).
+        copy : bool, default=True
+            Whether the solver works on a copy of ``alpha0``.  With ``copy=False`` the caller
+            hands over alpha0 (it must not read or keep it): a C-contiguous, writable float64
+            alpha0 is then updated in place (no ``n_vars`` copy), any other is copied.
+
+        Returns
+        -------
+        msvm._base._Solution
+            The snapshot of the solution.
         """
         tol = self.tol if tol is None else float(tol)
-        alpha = np.array(alpha0, dtype=np.float64)           # the solver's own copy
+        if copy:
+            alpha = np.array(alpha0, dtype=np.float64)       # the solver's own copy
+        else:
+            alpha = np.require(alpha0, dtype=np.float64, requirements=["C", "W"])
         mu = np.array(mu0, dtype=np.float64)
         self.move_to(problem, alpha)
         self._fix_penalty_and_seed(problem)

@@ -148,7 +148,9 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     support_ : ndarray of shape (n_SV,)
         Training samples with a nonzero dual variable at some grid point.
     support_vectors_ : ndarray of shape (n_SV, n_features_in_ - 1)
-        Their non-target columns (absent for 'precomputed').
+        Their non-target columns, for the kernel expansions only ('rbf', 'poly', a callable;
+        without ``kernel_approximation``).  Absent for 'precomputed', ``kernel='linear'``
+        (``coef_path_``) and ``kernel_approximation`` (``feature_coef_path_``).
     objectives_ : ndarray of shape (n_grid,)
         The objective above at every grid point.
     kkt_residuals_ : ndarray of shape (n_grid,)
