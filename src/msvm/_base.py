@@ -35,22 +35,6 @@ from ._slot_products import feature_weights, times_small, weighted_sum
 from .exceptions import DegenerateFitWarning
 
 
-def support_samples(problem, alpha):
-    """Indices (sorted) of the samples with a nonzero dual variable.
-
-    ``np.unique(problem.sample_of_var()[alpha != 0])`` in O(n_vars) bytes rather than words:
-    a logical or over each sample's run ``var_ptr[i]:var_ptr[i + 1]`` of variables.
-    """
-    nonzero = np.asarray(alpha) != 0
-    starts = problem.var_ptr[:-1]
-    filled = problem.var_ptr[1:] > starts                      # samples with variables
-    has = np.zeros(problem.n_samples, dtype=bool)
-    if nonzero.size:
-        # the runs of the samples with variables tile 0..n_vars: reduceat sums each one
-        has[filled] = np.logical_or.reduceat(nonzero, starts[filled])
-    return np.flatnonzero(has)
-
-
 def support_rows(V, support):
     """``V[support]`` for sorted, distinct row indices, in V's memory when that is no waste.
 
@@ -621,7 +605,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
     def _start(self, sequence, problem):
         """Solve the model's convex dual, from the previous fit's solution if warm_start."""
         k = problem.k
-        alpha0, mu0 = np.zeros(len(problem.lin)), np.zeros(k)
+        alpha0, mu0 = np.zeros(problem.n_vars), np.zeros(k)
         if self.warm_start and getattr(self, "_dual_state", None) is not None:
             a_prev, mu_prev, C_prev = self._dual_state
             if a_prev.shape == alpha0.shape and mu_prev.shape == mu0.shape:
@@ -662,7 +646,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         explicit = self._explicit_features()
         # the exact intercepts: the KKT multipliers -mu of the dual made exact (given h) by
         # the per-slot breakpoint search, where every loss term involves one slot
-        exact = problem.equality and not np.any(problem.slot2 >= 0)
+        exact = problem.equality and not problem.has_pairs
         # the slot sums U (they become V) come first, or else after that search, which then
         # runs with one (n, k) array fewer alive
         U = None
@@ -672,17 +656,28 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         if explicit:
             W = src.weights if src.weights is not None else X.T @ U     # d x k, = X^T U
             W = np.array(W)
-            F = rows_times(X, W)
-        else:
-            F = np.array(src.scores)
-        H = F - F.mean(axis=1, keepdims=True)    # h_slot at the training points, -kappa F P
-        H *= -kappa
+
+        def scores():
+            """The scores F = K U at the training points (a new array)."""
+            return rows_times(X, W) if explicit else np.array(src.scores)
+
+        F = scores()
         b_slot = -mu
         if exact:
+            # the search runs on h alone, in F's memory; F is formed again after it (the
+            # row source still holds it, or X W), so that one (n, k) array fewer is alive
+            H = F
+            del F
+            H -= H.mean(axis=1, keepdims=True)   # h_slot at the training points, -kappa F P
+            H *= -kappa
             try:
                 b_slot = exact_intercepts(problem, H, b0=b_slot)
             except RuntimeError:
                 pass        # the loss is flat to infinity in some b_j: keep the KKT estimate
+            F = scores()
+        else:
+            H = F - F.mean(axis=1, keepdims=True)
+            H *= -kappa
         intercept = T @ b_slot
         _, gap, _ = primal_dual(problem, alpha, np.ascontiguousarray(F),
                                 np.ascontiguousarray(b_slot, dtype=np.float64))
@@ -746,7 +741,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
                 self.coef_ = weights
             else:
                 self.feature_coef_ = weights
-        support = support_samples(problem, alpha)
+        support = np.flatnonzero(problem.support_mask(alpha))
         self.support_ = support
         self.n_support_ = np.bincount(y[support], minlength=k).astype(np.int32)
         V, sol.V = sol.V, None

@@ -113,7 +113,7 @@ def path_start(problem, alpha, C_previous, C):
     scaled = rescaled_dual(alpha, C_previous, C)
     width = FEASIBLE * np.maximum(1.0, np.maximum(np.abs(problem.lo), np.abs(problem.hi)))
     free = (scaled > problem.lo + width) & (scaled < problem.hi - width)
-    if not np.any(free) or len(alpha) != len(problem.lin):
+    if not np.any(free) or len(alpha) != problem.n_vars:
         return scaled
     start = np.where(free, alpha, scaled)
     if problem.equality:

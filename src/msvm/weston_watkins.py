@@ -57,7 +57,9 @@ class WestonWatkinsMSVM(ProbabilityMixin, BaseMSVM):
 
     def _loss(self, G, y):
         own = G[np.arange(len(y)), y][:, None]
-        terms = np.maximum(1.0 - (own - G), 0.0)
+        terms = G - own                     # 1 - (own - G), one (n, k) array in place
+        terms += 1.0
+        np.maximum(terms, 0.0, out=terms)
         terms[np.arange(len(y)), y] = 0.0
         return terms.sum(axis=1)
 
