@@ -637,7 +637,8 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         ``alpha`` is kept without a copy: the sequence never writes into the alpha of a solve
         once that solve has returned (see ``DualSequence.solve``).  Each (n, k) array is
         computed in place where its input is no longer needed: with the identity output map
-        at most three are alive at once (the slot sums, the scores and the centred function).
+        at most two are alive at once (the slot sums and the scores, which become the
+        centred function and then the decision values).
         """
         k = problem.k
         kappa = problem.kappa
@@ -658,8 +659,8 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
             W = np.array(W)
 
         def scores():
-            """The scores F = K U at the training points (a new array)."""
-            return rows_times(X, W) if explicit else np.array(src.scores)
+            """The scores F = K U at the training points (a new C-contiguous array)."""
+            return rows_times(X, W) if explicit else np.array(src.scores, order="C")
 
         F = scores()
         b_slot = -mu
@@ -675,27 +676,31 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
             except RuntimeError:
                 pass        # the loss is flat to infinity in some b_j: keep the KKT estimate
             F = scores()
+            _, gap, _ = primal_dual(problem, alpha, F,
+                                    np.ascontiguousarray(b_slot, dtype=np.float64))
+            del F
         else:
-            H = F - F.mean(axis=1, keepdims=True)
+            # the gap first, then h in F's memory
+            _, gap, _ = primal_dual(problem, alpha, F,
+                                    np.ascontiguousarray(b_slot, dtype=np.float64))
+            H = F
+            del F
+            H -= H.mean(axis=1, keepdims=True)
             H *= -kappa
         intercept = T @ b_slot
-        _, gap, _ = primal_dual(problem, alpha, np.ascontiguousarray(F),
-                                np.ascontiguousarray(b_slot, dtype=np.float64))
         # h_slot(x) = sum_i K(x, x_i) V_i with V = -kappa U P: U centred in place
         V = problem.slot_sums(alpha) if U is None else U
         del U
         V -= V.mean(axis=1, keepdims=True)
         V *= -kappa
         if identity:
-            # T = I: the output functions are the slot functions; F's memory holds the
-            # products of the penalty, then the decision values
-            HT = H
+            # T = I: the output functions are the slot functions; H's memory then holds the
+            # decision values (the penalty's products are summed without an (n, k) array)
             with np.errstate(over="ignore", invalid="ignore"):
-                penalty = 0.5 * float(np.sum(np.multiply(V, HT, out=F)))
-            f_train = np.add(HT, intercept, out=F)
-            del H, HT
+                penalty = 0.5 * float(np.einsum("ij,ij->", V, H))
+            f_train = np.add(H, intercept, out=H)
+            del H
         else:
-            del F
             HT = times_small(H, T.T)
             del H
             with np.errstate(over="ignore", invalid="ignore"):
