@@ -8,6 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
+import msvm
+import msvm._approx
 from msvm import (AngleBasedMSVM, ReinforcedMSVM, RobustMSVM, WeightedRobustMSVM,
                   WestonWatkinsMSVM)
 from msvm._base import support_rows
@@ -148,3 +150,21 @@ def test_a_solution_alpha_is_not_written_by_later_solves(data):
     K = kernel_matrix(X, X, "rbf", 0.5)
     np.testing.assert_allclose(np.array(sequence.src.scores),
                                K @ A.slot_sums(sequence.alpha), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: msvm.WestonWatkinsMSVM(), lambda: msvm.ReinforcedMSVM(),
+    lambda: msvm.AngleBasedMSVM(), lambda: msvm.RobustMSVM(),
+    lambda: msvm.WeightedRobustMSVM(), lambda: msvm.AdaptiveWeightedSVM()])
+def test_sample_losses_in_blocks_equal_the_whole_loss(make, monkeypatch):
+    """The objective's loss computed on blocks of rows equals the loss of all rows at once."""
+    rng = np.random.default_rng(0)
+    est = make()
+    k = 4
+    G = rng.normal(scale=2.0, size=(1000, k))
+    y = rng.integers(0, k, 1000)
+    if hasattr(est, "utility"):
+        est.utility_ = np.ones((k, k)) - np.eye(k)
+    whole = est._loss(G, y)
+    monkeypatch.setattr(msvm._approx, "CHUNK_ENTRIES", 37 * k)       # blocks of 37 rows
+    np.testing.assert_array_equal(est._sample_losses(G, y), whole)

@@ -718,8 +718,19 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
     def _objective(self, sol, y, sw):
         """The model's objective (models.md) at a snapshot's function."""
         with np.errstate(over="ignore", invalid="ignore"):
-            value = sol.penalty + self.C * weighted_sum(sw, self._loss(sol.G, y))
+            value = sol.penalty + self.C * weighted_sum(sw, self._sample_losses(sol.G, y))
         return check_finite_objective(self, value, "the objective")
+
+    def _sample_losses(self, G, y):
+        """``_loss(G, y)`` computed on blocks of rows (the loss of a sample depends on its row
+        alone), so that its (n, k) temporaries are those of one block at a large n."""
+        step = chunk_rows(G.shape[1])
+        if len(y) <= step:
+            return self._loss(G, y)
+        out = np.empty(len(y))
+        for start in range(0, len(y), step):
+            out[start:start + step] = self._loss(G[start:start + step], y[start:start + step])
+        return out
 
     def _store_solution(self, X, y, sw, sol):
         """The fitted attributes of one solved dual.

@@ -344,7 +344,6 @@ def margin_problem(y, k, weights, utility):
     y = np.asarray(y)
     weights = np.asarray(weights, dtype=np.float64)
     utility = np.asarray(utility, dtype=np.float64)
-    n = len(y)
     per_group = k - 1
     others = np.array([[jp for jp in range(k) if jp != j] for j in range(k)], dtype=np.int32)
     active = utility > 0                                      # class c's groups: active[c]
