@@ -15,7 +15,12 @@
 # 1. a global scan of every variable (O(n k), no kernel rows) measures the violation of the
 #    inner KKT conditions per sample: z >= 0 where U can only increase, z <= 0 where it can
 #    only decrease, z = 0 for free variables (room counted with the group caps), and, in a
-#    full group, max g <= min g over the members that can decrease / increase (g = sigma z);
+#    full group, max g <= min g over the members that can decrease / increase (g = sigma z).
+#    Shrinking (libsvm's rule, without groups): a sample that does not violate and whose
+#    variables at a bound are further from violating than the last scan's largest violation
+#    is settled and left out of the scans until the next full one (every SHRINK_EVERY scans,
+#    at the start of every inner solve, and before convergence is declared).  The scores
+#    of every sample stay current, so a full scan reconstructs nothing;
 # 2. the (at most q) samples with the largest violation, topped up with the previous working
 #    set, form the working set B; their kernel block K_BB (q x q), scores and variables are
 #    copied out;
@@ -39,8 +44,8 @@ from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
 
 from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
-                      STATUS_INTERRUPTED, CURV_MIN, MAX_CLASSES, SHRINK_EVERY, all_finite, v_s1, v_c1, v_s2,
-                      v_c2, v_lin, v_lo, v_hi, v_grp)
+                      STATUS_INTERRUPTED, CURV_MIN, MAX_CLASSES, SHRINK_EVERY, all_finite,
+                      v_s1, v_c1, v_s2, v_c2, v_lin, v_lo, v_hi, v_grp)
 from ._state cimport (move_sums, pair_pnorm2, group_full, group_end, group_pair,
                       sums_finite)
 from ._signals cimport tick
@@ -273,7 +278,8 @@ cdef class SMOSolver(InnerSolver):
         self.B.gv = <int*> malloc(nbmax * sizeof(int))
         self.B.pos = <int*> malloc(nbmax * sizeof(int))
         if (self.S == NULL or self.score == NULL or self.cand == NULL or self.prev == NULL
-                or self.sample == NULL or self.settled == NULL or self.bv == NULL or self.dU == NULL
+                or self.sample == NULL or self.settled == NULL or self.bv == NULL
+                or self.dU == NULL
                 or self.zg == NULL or self.ag == NULL or self.gvars == NULL
                 or self.ex.l == NULL or self.ex.u == NULL or self.ex.la == NULL
                 or self.ex.ua == NULL or self.cn.p == NULL or self.cn.q == NULL
@@ -374,8 +380,9 @@ cdef class SMOSolver(InnerSolver):
             if group_full(p, st, g):
                 for va in range(v, w):
                     self.gvars[va - v] = va
-                    self.zg[va - v] = cn.sg[ce(cn, va)] * _zval(p, st, cn, va, self.Ft, self.S, n, i,
-                                                        -cn.sg[ce(cn, va)] * v_lin(p, va))
+                    sig = cn.sg[ce(cn, va)]
+                    self.zg[va - v] = sig * _zval(p, st, cn, va, self.Ft, self.S, n, i,
+                                                  -sig * v_lin(p, va))
                     self.ag[va - v] = st.alpha[va]
                 gv = group_pair(p, self.gvars, w - v, self.zg, self.ag, &va, &vb)
                 if gv > sc:
