@@ -138,7 +138,8 @@ def approx_targets(data):
                 continue
             gb = r["peak_above_data_mb"] / 1024
             rows.append(_row("2", f"n = 1M: {name} within 10 min and 4 GB",
-                             f"{r['wall']:.0f} s wall, {gb:.1f} GB above the data",
+                             f"{r['wall']:.0f} s wall, {gb:.2f} GB above the data "
+                             f"({r['peak_above_data_mb']:.0f} MB; GB = 1024 MB)",
                              r["wall"] <= 600 and gb <= 4.0, "approx 1m"))
     return rows
 
