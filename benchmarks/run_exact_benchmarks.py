@@ -220,8 +220,10 @@ NOTES = """## Notes
   does) at the default tol with C * weight <= 100: every fit here uses it.  At n = 20,000
   (section b's data, WestonWatkinsMSVM) float32 rows took 5.1 s against 8.6 s for float64
   (20,561 against 46,305 kernel rows computed).
-- WeightedRobustMSVM(truncation=None) has direction coefficients other than +-1, so it is
-  solved by the coordinate-descent path, not the working-set SMO.
+- Every model here is solved by the working-set SMO (all directions are +-1 per slot).  Its
+  scans skip settled samples between full scans (shrinking, libsvm's rule) on the models
+  without group caps; WeightedRobustMSVM's generalized-margin dual has caps, so its scans
+  stay full.
 - Where the time goes:
   - n = 40,000 (WestonWatkinsMSVM, now): dot products of kernel rows ~40 %, score updates
     ~18 %, the rest of the row computation ~20 % (the exponentials ~7 %: vectorized, they
@@ -232,10 +234,11 @@ NOTES = """## Notes
     samples it computed 107k rows (and took 28 % longer); 1024 need 116k.  libsvm's
     one-against-one subproblems have rows of the two classes' samples only, and its
     shrinking shortens them further.
-  - 26 classes (WestonWatkinsMSVM, working sets of 512): score updates ~18 %, the block
-    solve ~30 % (the extremes of its buckets ~17 %, steps ~12 %), the violation scan ~12 %
-    (25 variables per sample, every working set), gathering the block's kernel entries ~7 %,
-    kernel rows ~8 %.  Working sets of 256 took ~10 % longer.
+  - 26 classes (WestonWatkinsMSVM, working sets of 512): score updates ~19 %, the block
+    solve ~30 % (the extremes of its buckets ~17 %, steps ~12 %), the violation scan ~11 %
+    (14 % before the scans skipped settled samples; 25 variables per sample), gathering the
+    block's kernel entries ~8 %, kernel rows ~8 %.  Working sets of 256 took ~10 % longer.
+    Across idle runs the fit is 4.5-5.0x SVC's time.
   - pendigits ReinforcedMSVM (earlier profile): score updates ~23 %, violation scan ~13 %,
     block solve ~20 %, kernel rows ~5 %; 515k steps on ~35k free variables.
 - Not kept: (1) kernel rows computed a block at a time through BLAS (dgemm on the working
@@ -245,7 +248,10 @@ NOTES = """## Notes
   weights and scales in the fuzz tests (the blocked loop of _dense_dots.h, four rows
   against 16 samples in registers, gives the one-row values exactly and is used instead);
   (2) an OpenMP scan and score update (bit-identical): 3-7x slower
-  with 2 threads on this shared 2-core machine.  Prediction computes its kernel blocks
+  with 2 threads on this shared 2-core machine; (3) score updates blocked by columns (each
+  block of the k score rows kept in cache while every changed sample's row adds to it, the
+  same values): 26 classes 5.3 -> 6.2 s, slower than streaming the score rows once per
+  sample.  Prediction computes its kernel blocks
   through BLAS (X Y^T with the norms) already.
 """
 
