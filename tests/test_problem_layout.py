@@ -13,10 +13,7 @@ from msvm._problem import (DualProblem, alpha_by_slots, margin_problem,
 
 def _explicit(problem):
     """The same problem with every attribute stored per variable."""
-    return DualProblem(k=problem.k, var_ptr=problem.var_ptr, slot1=problem.slot1,
-                       coef1=problem.coef1, lin=problem.lin, lo=problem.lo, hi=problem.hi,
-                       slot2=problem.slot2, coef2=problem.coef2, group=problem.var_group,
-                       cap=problem.cap, kappa=problem.kappa, equality=problem.equality)
+    return problem.replace()
 
 
 def _data(seed, n=60, k=4):

@@ -16,6 +16,18 @@ from ._core._problem import (box_crossings, clip_to_boxes, samples_with_nonzero,
                             scatter_by_slots, slot_sums, used_entries)
 
 
+def _per_variable_view(stored, per_entry_flag=None):
+    """A read-only attribute giving ``stored`` per variable: through ``var_entry`` when the
+    values are stored per entry (always, or when the flag attribute ``per_entry_flag`` is
+    set), else the stored array itself."""
+
+    def read(self):
+        per_entry = True if per_entry_flag is None else getattr(self, per_entry_flag)
+        return self._per_variable(getattr(self, stored), per_entry)
+
+    return property(read, doc=f"``{stored}`` per variable (expanded on access).")
+
+
 class DualProblem:
     """Description of one dual QP for :func:`msvm._core._solver.solve`.
 
@@ -133,33 +145,13 @@ class DualProblem:
     def n_vars(self):
         return int(self.var_ptr[-1])
 
-    @property
-    def slot1(self):
-        return self._per_variable(self.entry_slot1)
-
-    @property
-    def coef1(self):
-        return self._per_variable(self.entry_coef1)
-
-    @property
-    def slot2(self):
-        return self._per_variable(self.entry_slot2)
-
-    @property
-    def coef2(self):
-        return self._per_variable(self.entry_coef2)
-
-    @property
-    def lin(self):
-        return self._per_variable(self.entry_lin)
-
-    @property
-    def lo(self):
-        return self._per_variable(self.box_lo, self.lo_per_entry)
-
-    @property
-    def hi(self):
-        return self._per_variable(self.box_hi, self.hi_per_entry)
+    slot1 = _per_variable_view("entry_slot1")
+    coef1 = _per_variable_view("entry_coef1")
+    slot2 = _per_variable_view("entry_slot2")
+    coef2 = _per_variable_view("entry_coef2")
+    lin = _per_variable_view("entry_lin")
+    lo = _per_variable_view("box_lo", "lo_per_entry")
+    hi = _per_variable_view("box_hi", "hi_per_entry")
 
     @property
     def group(self):
@@ -246,16 +238,20 @@ class DualProblem:
         return alpha
 
 
+def _checked_var_ptr(var_ptr):
+    """var_ptr (int64), refused when its variables exceed the solver's int32 indices."""
+    if var_ptr[-1] >= 2 ** 31:
+        raise ValueError(f"the dual has {int(var_ptr[-1])} variables, more than the solver's "
+                         f"2^31; fit on fewer samples")
+    return var_ptr
+
+
 def _class_templates(y, k, per_class):
     """var_ptr and var_entry of a layout whose sample i has the template of class y_i:
     ``per_class`` entries per class, entries of class c at c * per_class."""
     y = np.asarray(y, dtype=np.int32)
     n = len(y)
-    var_ptr = np.arange(0, n * per_class + 1, per_class, dtype=np.int64)
-    if var_ptr[-1] >= 2 ** 31:
-        raise ValueError(f"{n} samples x {per_class} dual variables exceed the solver's "
-                         f"2^31 variables; fit on fewer samples or use kernel_approximation "
-                         f"with fewer classes")
+    var_ptr = _checked_var_ptr(np.arange(0, n * per_class + 1, per_class, dtype=np.int64))
     var_entry = (y[:, None] * per_class
                  + np.arange(per_class, dtype=np.int32)[None, :]).ravel()
     return var_ptr, var_entry
@@ -354,9 +350,7 @@ def margin_problem(y, k, weights, utility):
     caps = weights[gi] * utility[y[gi], gj]
     ng = len(gi)
     counts = active.sum(axis=1)[y] * per_group
-    var_ptr = np.concatenate([[0], np.cumsum(counts)])
-    if var_ptr[-1] >= 2 ** 31:
-        raise ValueError("too many dual variables for the solver (2^31); fit on fewer samples")
+    var_ptr = _checked_var_ptr(np.concatenate([[0], np.cumsum(counts)]))
     first = np.repeat(t_start[y] - var_ptr[:-1], counts)
     var_entry = first + np.arange(var_ptr[-1])
     return DualProblem(

@@ -151,6 +151,11 @@ cdef void _top_q(double* score, int* idx, int m, int q) noexcept nogil:
             break
 
 
+cdef inline int _bucket_key(const Canon* cn, int e, int k) noexcept nogil:
+    """Key of entry e's canonical direction (slots p < q, coefficient r): one per bucket."""
+    return (cn.p[e] * (k + 1) + cn.q[e] + 1) * 3 + <int> (cn.r[e] + 1.0)
+
+
 cdef int _canonical(const Prob* p, Canon* cn) noexcept nogil:
     """Canonical directions and buckets of every entry; -1 if out of memory."""
     cdef int e, v, a, b, key, nkeys = p.k * (p.k + 1) * 3
@@ -185,22 +190,15 @@ cdef int _canonical(const Prob* p, Canon* cn) noexcept nogil:
                 cn.r[e] = c1 / c2
         r = cn.r[e]
         cn.pn2[e] = 1.0 + r * r - (1.0 + r) * (1.0 + r) / p.k
-        cn.bucket[e] = (cn.p[e] * (p.k + 1) + cn.q[e] + 1) * 3 + <int> (r + 1.0)
     # buckets numbered in the order the variables first use them (the order of a block's
-    # rounds), then the keys replaced by the numbers
+    # rounds); an entry no variable reads may have none (-1)
     for v in range(p.nv):
-        key = cn.bucket[ce(cn, v)]
-        if key >= nkeys:
-            continue                     # numbered already (numbers are offset by nkeys)
+        key = _bucket_key(cn, ce(cn, v), p.k)
         if ids[key] < 0:
             ids[key] = cn.nbuckets
             cn.nbuckets += 1
-        cn.bucket[ce(cn, v)] = nkeys + ids[key]
     for e in range(p.ne):
-        if cn.bucket[e] >= nkeys:
-            cn.bucket[e] -= nkeys
-        else:
-            cn.bucket[e] = -1            # an entry no variable reads
+        cn.bucket[e] = ids[_bucket_key(cn, e, p.k)]
     free(ids)
     return 0
 
