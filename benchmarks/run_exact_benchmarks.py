@@ -238,7 +238,8 @@ NOTES = """## Notes
     solve ~30 % (the extremes of its buckets ~17 %, steps ~12 %), the violation scan ~11 %
     (14 % before the scans skipped settled samples; 25 variables per sample), gathering the
     block's kernel entries ~8 %, kernel rows ~8 %.  Working sets of 256 took ~10 % longer.
-    Across idle runs the fit is 4.5-5.1x SVC's time: the 5x target is met in some runs, not in others.
+    Across idle runs the fit is 4.5-5.1x SVC's time: the 5x target is met in some runs,
+    not in others.
   - pendigits ReinforcedMSVM (earlier profile): score updates ~23 %, violation scan ~13 %,
     block solve ~20 %, kernel rows ~5 %; 515k steps on ~35k free variables.
 - Not kept: (1) kernel rows computed a block at a time through BLAS (dgemm on the working
