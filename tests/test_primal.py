@@ -19,6 +19,83 @@ def _ww_problem(X, y, k, C):
     return msvm.WestonWatkinsMSVM(C=C)._dual_problem(y, k, C * np.ones(len(y)))
 
 
+def _margins(problem, F):
+    """z_v = a_v + <d_v, F_i> for every dual variable, from the explicit layout."""
+    rows = problem.sample_of_var()
+    z = problem.lin + problem.coef1 * F[rows, problem.slot1]
+    two = problem.slot2 >= 0
+    z[two] += problem.coef2[two] * F[rows[two], problem.slot2[two]]
+    return z
+
+
+def _smoothed_loss(problem, F, mu):
+    """sum_v max_{lo <= a <= hi} a z_v - mu / 2 a^2, from the explicit layout."""
+    z = _margins(problem, F)
+    a = np.clip(z / mu, problem.lo, problem.hi)
+    return float(np.sum(a * z - 0.5 * mu * a * a))
+
+
+@pytest.mark.parametrize("model", ["ww", "reinforced"])
+def test_compiled_passes_match_the_explicit_layout(model):
+    """The compiled per-term passes against numpy on the explicit per-variable arrays."""
+    X, y = _data(n=300, d=3, k=4)
+    problem = (_ww_problem(X, y, 4, 1.0) if model == "ww" else
+               msvm.ReinforcedMSVM(C=1.0)._dual_problem(y, 4, np.ones(len(y))))
+    sp = SmoothedPrimal(problem, X)
+    sp.mu = 0.3
+    rng = np.random.default_rng(2)
+    F = rng.normal(size=(len(y), 4))
+    dF = rng.normal(size=(len(y), 4))
+    z = _margins(problem, F)
+    alpha = np.clip(z / sp.mu, problem.lo, problem.hi)
+    U = np.empty_like(F)
+    assert sp.terms.value_and_slot_sums(F, U) == pytest.approx(_smoothed_loss(problem, F, 0.3))
+    np.testing.assert_allclose(U, problem.slot_sums(alpha), atol=1e-12)
+    np.testing.assert_allclose(sp.terms.dual_point(F), alpha, atol=1e-15)
+    dz = _margins(problem, dF) - problem.lin
+    t = 0.7
+    expected = float(dz @ np.clip((z - t * dz) / sp.mu, problem.lo, problem.hi))
+    assert sp.terms.line_slope(F, dF, t) == pytest.approx(expected, rel=1e-12)
+    mask = np.zeros(problem.n_vars, dtype=np.uint8)
+    rows, s1, c1, s2, c2, sign = sp.terms.free_changes(F, mask)
+    free = np.flatnonzero((z >= sp.mu * problem.lo) & (z <= sp.mu * problem.hi))
+    assert 0 < len(free) < problem.n_vars
+    np.testing.assert_array_equal(np.flatnonzero(mask), free)
+    np.testing.assert_array_equal(sign, 1.0)
+    np.testing.assert_array_equal(rows, problem.sample_of_var()[free])
+    np.testing.assert_array_equal(s1, problem.slot1[free])
+    np.testing.assert_array_equal(s2, problem.slot2[free])
+    np.testing.assert_array_equal(c1, problem.coef1[free])
+    np.testing.assert_array_equal(c2, np.where(problem.slot2[free] >= 0, problem.coef2[free], 0))
+    # at other values the changes are exactly the symmetric difference, signed
+    F2 = F + 0.3 * dF
+    z2 = _margins(problem, F2)
+    free2 = (z2 >= sp.mu * problem.lo) & (z2 <= sp.mu * problem.hi)
+    rows, *_, sign = sp.terms.free_changes(F2, mask)
+    np.testing.assert_array_equal(mask.astype(bool), free2)
+    was = np.zeros(problem.n_vars, dtype=bool)
+    was[free] = True
+    assert len(rows) == np.sum(was != free2)
+    assert np.sum(sign > 0) == np.sum(free2 & ~was) and np.sum(sign < 0) == np.sum(was & ~free2)
+
+
+def test_updated_curvature_equals_a_fresh_build():
+    """The Hessian updated by the changed terms along a path of values F equals the one
+    built from scratch at the last of them."""
+    X, y = _data(n=500, d=3, k=4)
+    problem = msvm.ReinforcedMSVM(C=1.0)._dual_problem(y, 4, np.ones(len(y)))
+    rng = np.random.default_rng(3)
+    sp = SmoothedPrimal(problem, X)
+    sp.mu = 0.5
+    V, b = sp._center(0.3 * rng.normal(size=(3, 4)), 0.3 * rng.normal(size=4))
+    for _ in range(4):
+        V, b = V + 0.05 * rng.normal(size=V.shape), b + 0.05 * rng.normal(size=4)
+        H = sp.hessian(sp.decision(*sp._center(V, b)))
+    fresh = SmoothedPrimal(problem, X)
+    fresh.mu = 0.5
+    np.testing.assert_allclose(H, fresh.hessian(sp.decision(*sp._center(V, b))), atol=1e-9)
+
+
 @pytest.mark.parametrize("equality", [True, False])
 def test_gradient_and_hessian_match_finite_differences(equality):
     X, y = _data(n=400, d=3, k=4)
@@ -29,16 +106,14 @@ def test_gradient_and_hessian_match_finite_differences(equality):
     rng = np.random.default_rng(1)
     V, b = sp._center(0.3 * rng.normal(size=(3, 4)), 0.3 * rng.normal(size=4))
     dV, db = sp._center(rng.normal(size=(3, 4)), rng.normal(size=4))
-    z = sp._z(sp.decision(V, b))
-    gV, gb = sp.gradient(V, b, z)
+    F = sp.decision(V, b)
+    gV, gb = sp.gradient(V, b, F)
     eps = 1e-6
     fd = (sp.value(V + eps * dV, b + eps * db) - sp.value(V - eps * dV, b - eps * db)) / (2 * eps)
     assert fd == pytest.approx(float(np.sum(gV * dV) + np.sum(gb * db)), rel=1e-6)
-    free = (z >= sp.mu * problem.lo) & (z <= sp.mu * problem.hi)
-    H = sp.hessian(free)
-    g_plus = sp.gradient(V + eps * dV, b + eps * db, sp._z(sp.decision(V + eps * dV, b + eps * db)))
-    g_minus = sp.gradient(V - eps * dV, b - eps * db,
-                          sp._z(sp.decision(V - eps * dV, b - eps * db)))
+    H = sp.hessian(F)
+    g_plus = sp.gradient(V + eps * dV, b + eps * db, sp.decision(V + eps * dV, b + eps * db))
+    g_minus = sp.gradient(V - eps * dV, b - eps * db, sp.decision(V - eps * dV, b - eps * db))
     fd_h = sp._flat((g_plus[0] - g_minus[0]) / (2 * eps), (g_plus[1] - g_minus[1]) / (2 * eps))
     np.testing.assert_allclose(H @ sp._flat(dV, db), fd_h, rtol=1e-5, atol=1e-6)
 
@@ -58,7 +133,7 @@ def test_start_is_feasible_and_nearly_optimal():
     U = problem.slot_sums(alpha)
     W = X.T @ U
     F = X @ (-problem.kappa * (W - W.mean(axis=1, keepdims=True))) - mu
-    z = SmoothedPrimal(problem, X)._z(F)
+    z = _margins(problem, F)
     viol = np.where(alpha <= problem.lo, np.maximum(z, 0), 0.0) \
         + np.where(alpha >= problem.hi, np.maximum(-z, 0), 0.0) \
         + np.where((alpha > problem.lo) & (alpha < problem.hi), np.abs(z), 0.0)

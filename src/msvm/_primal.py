@@ -23,13 +23,21 @@ solver starts, never what it returns a solution for.
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ._approx import rows_times, transposed_times
+from ._approx import chunk_rows, rows_times, transposed_times
+from ._core._smoothed import SmoothedTerms
 from ._slot_products import centered_slots
 
 # The primal start is used when the largest box bound times the median ||x||^2 (the
-# scale of the dual's curvature against its box) reaches this value (measured: below it,
-# dual coordinate descent is faster) ...
-PRIMAL_MIN_SCALE = 20.0
+# scale of the dual's curvature against its box) reaches PRIMAL_MIN_SCALE, or
+# PRIMAL_MID_SCALE with at least PRIMAL_MID_SAMPLES samples.  Measured (make_classification,
+# d = 50, k = 10; WestonWatkins, Reinforced, AngleBased; CPU s primal start / dual CD alone):
+# at scale 5 (C = 0.1) the start wins everywhere (n = 10k: 0.8-1.2 / 1.5-6.5 s; n = 30k:
+# 1.5-2.3 / 5.4-37.5 s); at scale 0.25-0.5 (C = 0.01) it wins from about 20k samples (n = 100k:
+# 3.9-5.3 / 6.2-28.6 s; n = 30k: 1.5-1.9 / 1.1-4.4 s) and loses below (n = 10k: 0.8 / 0.3-0.6
+# s); at scale 0.05 (C = 0.001) dual CD wins (n = 100k WestonWatkins 4.1 / 2.4 s) ...
+PRIMAL_MIN_SCALE = 1.0
+PRIMAL_MID_SCALE = 0.1
+PRIMAL_MID_SAMPLES = 20000
 # ... and the samples outnumber the primal's unknowns ((d + 1) k) this many times over.
 PRIMAL_MIN_RATIO = 4
 NEWTON_MAX_ITER = 150
@@ -46,19 +54,33 @@ def primal_start_applies(problem, X, diag):
     bound = problem.max_abs_bound()
     scale = bound * float(np.median(diag)) if len(diag) else 0.0
     unknowns = (X.shape[1] + 1) * problem.k
-    return (scale >= PRIMAL_MIN_SCALE and unknowns <= PRIMAL_MAX_UNKNOWNS
+    pays = scale >= PRIMAL_MIN_SCALE or (scale >= PRIMAL_MID_SCALE
+                                         and X.shape[0] >= PRIMAL_MID_SAMPLES)
+    return (pays and unknowns <= PRIMAL_MAX_UNKNOWNS
             and X.shape[0] >= PRIMAL_MIN_RATIO * unknowns)
 
 
 class SmoothedPrimal:
-    """The smoothed primal of a DualProblem on explicit features X (see the module note)."""
+    """The smoothed primal of a DualProblem on explicit features X (see the module note).
+
+    The iterate is (V, b) with its decision values F = X V + b (n, k); the per-term passes
+    (values, slot sums, line-search slopes, the free terms) run compiled on the problem's
+    compact layout (``msvm._core._smoothed``), so a Newton step allocates (n, k) and
+    (d + 1) k x (d + 1) k arrays only, never one value per dual variable."""
 
     def __init__(self, problem, X):
         self.problem, self.X = problem, X
         self.k, self.kappa = problem.k, problem.kappa
-        self.rows = problem.sample_of_var()
-        self.two = np.flatnonzero(problem.slot2 >= 0)
-        self.mu = 1.0
+        self.terms = SmoothedTerms(problem)
+        self._curvature = None      # sum of the free terms' blocks (see `hessian`)
+
+    @property
+    def mu(self):
+        return self.terms.mu
+
+    @mu.setter
+    def mu(self, value):
+        self.terms.mu = float(value)
 
     # ----------------------------------------------------------------- pieces
     def _center(self, V, b):
@@ -67,30 +89,24 @@ class SmoothedPrimal:
         b = b - b.mean() if self.problem.equality else np.zeros(self.k)
         return V, b
 
-    def _z(self, F):
-        """z_v = a_v + <d_v, F_i> for the decision values F (n, k) at the samples."""
-        return self.problem.lin + self._dz(F)
-
-    def _dz(self, dF):
-        """<d_v, dF_i> for every term v (the change of z for a change dF of F)."""
-        p = self.problem
-        dz = p.coef1 * dF[self.rows, p.slot1]
-        if len(self.two):
-            dz[self.two] += p.coef2[self.two] * dF[self.rows[self.two], p.slot2[self.two]]
-        return dz
-
     def decision(self, V, b):
-        return rows_times(self.X, V) + b
+        """F = X V + b (n, k), C-contiguous float64."""
+        F = np.ascontiguousarray(rows_times(self.X, V), dtype=np.float64)
+        F += b
+        return F
 
-    def alpha(self, z):
-        return np.clip(z / self.mu, self.problem.lo, self.problem.hi)
+    def value(self, V, b, F=None):
+        """The smoothed objective at (V, b) (F: its decision values, if known)."""
+        F = self.decision(V, b) if F is None else F
+        return 0.5 / self.kappa * float(np.sum(V * V)) + self.terms.value_and_slot_sums(F)
 
-    def value(self, V, b, z=None):
-        """The smoothed objective at (V, b)."""
-        z = self._z(self.decision(V, b)) if z is None else z
-        a = self.alpha(z)
-        loss = float(np.sum(a * z - 0.5 * self.mu * a * a))
-        return 0.5 / self.kappa * float(np.sum(V * V)) + loss
+    def value_and_gradient(self, V, b, F, U=None):
+        """The smoothed objective and its gradient (gV, gb) at (V, b) with values F (U: an
+        (n, k) work array for the slot sums, or None)."""
+        U = np.empty_like(F) if U is None else U
+        loss = self.terms.value_and_slot_sums(F, U)
+        gV, gb = self._back(U)
+        return 0.5 / self.kappa * float(np.sum(V * V)) + loss, gV + V / self.kappa, gb
 
     def _back(self, U):
         """(X^T U P, P 1^T U): the map of slot sums U (n, k) to the (V, b) space."""
@@ -99,42 +115,22 @@ class SmoothedPrimal:
         gb = gb - gb.mean() if self.problem.equality else np.zeros(self.k)
         return gV, gb
 
-    def gradient(self, V, b, z):
-        gV, gb = self._back(self.problem.slot_sums(self.alpha(z)))
-        return gV + V / self.kappa, gb
+    def gradient(self, V, b, F):
+        return self.value_and_gradient(V, b, F)[1:]
 
-    def hessian(self, free):
-        """The (generalized) Hessian in the layout of ``_flat`` at the active pattern free.
+    def hessian(self, F):
+        """The (generalized) Hessian in the layout of ``_flat`` at the decision values F.
 
-        Every free term v adds (x_i x_i^T) (x) (d_v d_v^T) / mu, with x_i extended by 1 for
-        the intercepts; d_v has at most two slots, so the sum is taken block by block (slot
-        pair j <= l) over the samples with free terms there, then projected by P on the slot
-        axes.  The penalty adds I / kappa on the V rows; I (x) 11^T / k (the directions P
-        removes, where nothing moves) and a tiny ridge on b make it positive definite."""
-        p, k = self.problem, self.k
-        m = self.n_rows
-        v = np.flatnonzero(free)
-        rows = self.rows[v]
-        keys, weights = [p.slot1[v] * k + p.slot1[v]], [p.coef1[v] ** 2]
-        two = v[p.slot2[v] >= 0]
-        if len(two):
-            s1, s2 = p.slot1[two], p.slot2[two]
-            keys += [s2 * k + s2, np.minimum(s1, s2) * k + np.maximum(s1, s2)]
-            weights += [p.coef2[two] ** 2, p.coef1[two] * p.coef2[two]]
-            rows = np.concatenate([rows, self.rows[two], self.rows[two]])
-        keys, weights = np.concatenate(keys), np.concatenate(weights) / self.mu
-        H4 = np.zeros((m, k, m, k))
-        n = self.X.shape[0]
-        # the weight of every (slot pair, sample) cell, the cells sorted by slot pair
-        cells, inverse = np.unique(keys.astype(np.int64) * n + rows, return_inverse=True)
-        w = np.bincount(inverse, weights=weights)
-        pairs, starts = np.unique(cells // n, return_index=True)
-        for key, lo, hi in zip(pairs, starts, [*starts[1:], len(cells)]):
-            B = self._weighted_gram(cells[lo:hi] - key * n, w[lo:hi])
-            j, l = divmod(int(key), k)
-            H4[:, j, :, l] += B
-            if j != l:
-                H4[:, l, :, j] += B.T
+        Every free term v (mu lo_v <= z_v <= mu hi_v; terms at a kink count as free, their
+        curvature is what a step meets first) adds (x_i x_i^T) (x) (d_v d_v^T) / mu, with x_i
+        extended by 1 for the intercepts.  That sum (times mu) is kept between calls and
+        updated by the terms that entered or left the free set (`_update_curvature`), then
+        projected by P on the slot axes.  The penalty adds I / kappa on the V rows;
+        I (x) 11^T / k (the directions P removes, where nothing moves) and a tiny ridge on b
+        make it positive definite."""
+        k, m = self.k, self.n_rows
+        self._update_curvature(F)
+        H4 = self._curvature / self.mu
         H4 -= H4.mean(axis=1, keepdims=True)          # P on both slot axes
         H4 -= H4.mean(axis=3, keepdims=True)
         H = H4.reshape(m * k, m * k)
@@ -146,13 +142,73 @@ class SmoothedPrimal:
             H[np.arange(d * k, m * k), np.arange(d * k, m * k)] += 1e-10 * top
         return H
 
+    def _update_curvature(self, F):
+        """Bring ``_curvature`` = sum over the free terms of (x_i x_i^T) (x) (d_v d_v^T),
+        as (m, k, m, k), up to date at F: add the blocks of the terms that became free and
+        subtract those of the terms that left.  Where more terms changed than are free now
+        (the first step of a stage), it is rebuilt from the free terms alone."""
+        if self._curvature is None:
+            self._reset_curvature()
+        changes = self.terms.free_changes(F, self._free)
+        self._n_free += int(np.sum(changes[-1]))
+        if len(changes[0]) > self._n_free:
+            self._reset_curvature()
+            changes = self.terms.free_changes(F, self._free)
+            self._n_free = len(changes[0])
+        self._add_blocks(*changes)
+
+    def _reset_curvature(self):
+        m, k = self.n_rows, self.k
+        self._curvature = np.zeros((m, k, m, k))
+        self._free = np.zeros(self.problem.n_vars, dtype=np.uint8)
+        self._n_free = 0
+
+    def _add_blocks(self, rows, s1, c1, s2, c2, sign):
+        """Add sign_v (x_i x_i^T) (x) (d_v d_v^T) of the listed terms to ``_curvature``: d_v
+        has at most two slots, so the sum is taken block by block (slot pair j <= l) over the
+        samples with terms there."""
+        if not len(rows):
+            return
+        k = self.k
+        keys, weights = [s1 * k + s1], [sign * c1 ** 2]
+        two = np.flatnonzero(s2 >= 0)
+        if len(two):
+            t1, t2 = s1[two], s2[two]
+            keys += [t2 * k + t2, np.minimum(t1, t2) * k + np.maximum(t1, t2)]
+            weights += [sign[two] * c2[two] ** 2, sign[two] * c1[two] * c2[two]]
+            rows = np.concatenate([rows, rows[two], rows[two]])
+        keys, weights = np.concatenate(keys), np.concatenate(weights)
+        n = self.X.shape[0]
+        # the weight of every (slot pair, sample) cell, the cells sorted by slot pair
+        cells, inverse = np.unique(keys.astype(np.int64) * n + rows, return_inverse=True)
+        w = np.bincount(inverse, weights=weights)
+        pairs, starts = np.unique(cells // n, return_index=True)
+        H4 = self._curvature
+        for key, lo, hi in zip(pairs, starts, [*starts[1:], len(cells)]):
+            B = self._weighted_gram(cells[lo:hi] - key * n, w[lo:hi])
+            j, l = divmod(int(key), k)
+            H4[:, j, :, l] += B
+            if j != l:
+                H4[:, l, :, j] += B.T
+
     def _weighted_gram(self, idx, w):
-        """[X, 1]^T diag(w) [X, 1] over the rows idx (or X^T diag(w) X without intercepts)."""
-        Xs = self.X[idx]
-        Xs = Xs.toarray() if hasattr(Xs, "toarray") else np.asarray(Xs, dtype=np.float64)
-        if self.problem.equality:
-            Xs = np.hstack([Xs, np.ones((len(idx), 1))])
-        return (Xs * w[:, None]).T @ Xs
+        """[X, 1]^T diag(w) [X, 1] over the rows idx (or X^T diag(w) X without intercepts),
+        gathered in chunks of rows (the temporaries stay within a few CHUNK_ENTRIES)."""
+        d, m = self.X.shape[1], self.n_rows
+        B = np.zeros((m, m))
+        step = chunk_rows(d)
+        for start in range(0, len(idx), step):
+            Xs = self.X[idx[start:start + step]]
+            Xs = Xs.toarray() if hasattr(Xs, "toarray") else np.asarray(Xs, dtype=np.float64)
+            ws = w[start:start + step]
+            Xw = Xs * ws[:, None]
+            B[:d, :d] += Xw.T @ Xs
+            if self.problem.equality:
+                col = Xw.sum(axis=0)
+                B[:d, d] += col
+                B[d, :d] += col
+                B[d, d] += ws.sum()
+        return B
 
     @property
     def n_rows(self):
@@ -170,21 +226,21 @@ class SmoothedPrimal:
     # ----------------------------------------------------------------- Newton
     def newton(self, V, b, gtol, max_steps=NEWTON_MAX_ITER):
         """Newton's method, each step the exact minimizer along the Newton direction, until
-        the gradient norm is below gtol (at most max_steps steps; ``self.steps`` counts them)."""
+        the gradient norm is below gtol (at most max_steps steps; ``self.steps`` counts them).
+        Returns (V, b, F), F the decision values at (V, b)."""
         from scipy.linalg import cho_factor, cho_solve, LinAlgError, lstsq
 
-        p = self.problem
-        z = self._z(self.decision(V, b))
-        f = self.value(V, b, z)
+        # three (n, k) arrays live at a time: F, the step's dF (turned into F1 in place) and
+        # the slot sums of the gradient
+        F = self.decision(V, b)
+        f, gV, gb = self.value_and_gradient(V, b, F)
         self.steps = 0
         for _ in range(max_steps):
             self.steps += 1
-            gV, gb = self.gradient(V, b, z)
             g = self._flat(gV, gb)
             if np.sqrt(g @ g) <= gtol:
                 break
-            # terms at a kink count as free (their curvature is what the step meets first)
-            H = self.hessian((z >= self.mu * p.lo) & (z <= self.mu * p.hi))
+            H = self.hessian(F)
             try:
                 step_dir = cho_solve(cho_factor(H), g)
             except LinAlgError:
@@ -193,27 +249,32 @@ class SmoothedPrimal:
             slope = float(gV.ravel() @ sV.ravel() + gb @ sb)
             if not slope > 0:
                 sV, sb, slope = gV, gb, float(g @ g)
-            dz = self._dz(self.decision(sV, sb if p.equality else 0.0))
-            step = self._exact_step(V, sV, z, dz)
+            dF = self.decision(sV, sb if self.problem.equality else np.zeros(self.k))
+            step = self._exact_step(V, sV, F, dF)
             V1, b1 = V - step * sV, b - step * sb
-            z1 = z - step * dz
-            f1 = self.value(V1, b1, z1)
+            F1 = dF
+            F1 *= -step
+            F1 += F                                 # F - step dF
+            del dF
+            f1, gV1, gb1 = self.value_and_gradient(V1, b1, F1)
             if not f1 < f:
                 break                               # no decrease: rounding reached
-            V, b, z, f = V1, b1, z1, f1
-        return V, b, z
+            V, b, F, f, gV, gb = V1, b1, F1, f1, gV1, gb1
+        return V, b, F
 
-    def _exact_step(self, V, sV, z, dz):
-        """The minimizer t > 0 of the objective along -(sV, sb): the derivative in t,
-        (t ||sV||^2 - <V, sV>) / kappa - sum_v dz_v alpha_v(z_v - t dz_v), is increasing and
-        piecewise linear (the smoothed hinge terms are piecewise quadratic), so its root is
-        bracketed by doubling and found by bisection, O(n_vars) per evaluation."""
+    def _exact_step(self, V, sV, F, dF):
+        """The minimizer t > 0 of the objective along -(sV, sb) (decision values F - t dF):
+        the derivative in t, (t ||sV||^2 - <V, sV>) / kappa - sum_v dz_v alpha_v(z_v - t dz_v),
+        is increasing and piecewise linear (the smoothed hinge terms are piecewise quadratic),
+        so its root is bracketed by doubling and found by regula falsi, one compiled pass over
+        the terms per evaluation."""
         a, c = float(np.sum(sV * sV)) / self.kappa, float(np.sum(V * sV)) / self.kappa
 
         def slope(t):
-            return t * a - c - float(dz @ self.alpha(z - t * dz))
+            return t * a - c - self.terms.line_slope(F, dF, t)
 
-        lo, s_lo = 0.0, slope(0.0)
+        s0 = slope(0.0)
+        lo, s_lo = 0.0, s0
         hi, s_hi = 1.0, slope(1.0)
         while s_hi < 0 and hi < 1e12:
             lo, s_lo = hi, s_hi
@@ -223,7 +284,7 @@ class SmoothedPrimal:
             return hi
         # Illinois regula falsi on the increasing piecewise-linear derivative: a few steps
         # to within 1e-9 of its initial magnitude
-        tol, side = 1e-9 * abs(slope(0.0)), 0
+        tol, side = 1e-9 * abs(s0), 0
         for _ in range(50):
             t = lo - s_lo * (hi - lo) / (s_hi - s_lo) if s_hi != s_lo else 0.5 * (lo + hi)
             st = slope(t)
@@ -270,11 +331,11 @@ def primal_start(problem, X, W, mu0, tol, diag, max_steps):
         while True:
             primal.mu = max(primal.mu, target)
             # the stages before the last only bring the active pattern near: loosely
-            V, b, z = primal.newton(V, b, gtol if primal.mu <= target else 1e3 * gtol,
+            V, b, F = primal.newton(V, b, gtol if primal.mu <= target else 1e3 * gtol,
                                     min(NEWTON_MAX_ITER, max_steps))
             max_steps -= primal.steps
             if primal.mu <= target or max_steps <= 0:
                 break
             primal.mu *= 0.1
-        alpha = np.ascontiguousarray(primal.alpha(z))
+        alpha = primal.terms.dual_point(F)
     return alpha, np.ascontiguousarray(-b)

@@ -1,0 +1,174 @@
+# Design
+# ======
+# The per-term passes of the smoothed primal (msvm/_primal.py), done on the compact problem
+# layout so that a Newton step allocates nothing per dual variable.  Every dual variable v of
+# a DualProblem is one hinge term of the primal with margin
+#
+#     z_v = a_v + <d_v, F_i>,   F_i = b + V^T x_i  (the decision values of sample i = i(v)),
+#
+# smoothed (Nesterov, parameter mu) to l_v(z) = max_{lo_v <= a <= hi_v} a z - mu/2 a^2, whose
+# maximizer is alpha_v(z) = clip(z / mu, lo_v, hi_v): the term's dual point.  The Python layer
+# keeps only (n, k) arrays (F, a direction dF, slot sums U) and calls one pass per quantity:
+#
+# * `value_and_slot_sums`: sum_v l_v(z_v) and U_i = sum_{v of i} alpha_v(z_v) d_v (the
+#   gradient is X^T U up to the projection), one pass;
+# * `line_slope`: sum_v dz_v alpha_v(z_v - t dz_v), dz_v = <d_v, dF_i>, the loss part of the
+#   derivative along a step t dF (the exact line search evaluates it a dozen times);
+# * `free_changes`: the terms that entered or left the quadratic piece (mu lo_v <= z_v <=
+#   mu hi_v) since the caller's last look (a 0/1 byte per variable), as arrays of their
+#   sample, slots, coefficients and sign: the Hessian is updated by their blocks only (after
+#   the first steps of a stage few terms change, so a Newton step costs O(n_vars) plus the
+#   changed terms' d^2 work instead of the free terms');
+# * `dual_point`: alpha_v(z_v) for every v, the dual start handed to the solver.
+#
+# A pass over ten million variables takes tens of milliseconds; the Python layer checks for
+# signals between passes, so none of them polls.
+
+import numpy as np
+
+from ._types cimport Prob, v_s1, v_c1, v_s2, v_c2, v_lin, v_lo, v_hi
+from ._problem cimport ProblemArrays
+
+
+cdef inline double _margin(const Prob* p, int v, const double* Fi) noexcept nogil:
+    """z_v = a_v + <d_v, F_i>."""
+    cdef int j2 = v_s2(p, v)
+    cdef double z = v_lin(p, v) + v_c1(p, v) * Fi[v_s1(p, v)]
+    if j2 >= 0:
+        z += v_c2(p, v) * Fi[j2]
+    return z
+
+
+cdef inline double _clip(double x, double lo, double hi) noexcept nogil:
+    return lo if x < lo else (hi if x > hi else x)
+
+
+cdef class SmoothedTerms:
+    """The hinge terms of a DualProblem, smoothed by mu (see the module's Design note)."""
+    cdef ProblemArrays pa
+    cdef public double mu
+
+    def __init__(self, problem, double mu=1.0):
+        self.pa = ProblemArrays(problem, problem.k)
+        self.mu = mu
+
+    cdef void _check(self, const double[:, ::1] F) except *:
+        if F.shape[0] != self.pa.p.n or F.shape[1] != self.pa.p.k:
+            raise ValueError("F must be (n_samples, k)")
+
+    def value_and_slot_sums(self, const double[:, ::1] F, double[:, ::1] U=None):
+        """sum_v l_v(z_v) at the decision values F (n, k); with U (n, k), also overwrite U
+        by the slot sums of the dual point, U_i = sum_{v of sample i} alpha_v(z_v) d_v."""
+        cdef const Prob* p = &self.pa.p
+        cdef int i, v, j2
+        cdef double z, a, loss = 0.0, mu = self.mu
+        cdef bint sums = U is not None
+        self._check(F)
+        if sums:
+            self._check(U)
+        with nogil:
+            for i in range(p.n):
+                if sums:
+                    for v in range(p.k):
+                        U[i, v] = 0.0
+                for v in range(p.ptr[i], p.ptr[i + 1]):
+                    z = _margin(p, v, &F[i, 0])
+                    a = _clip(z / mu, v_lo(p, v), v_hi(p, v))
+                    if a == 0.0:
+                        continue
+                    loss += a * z - 0.5 * mu * a * a
+                    if sums:
+                        U[i, v_s1(p, v)] += a * v_c1(p, v)
+                        j2 = v_s2(p, v)
+                        if j2 >= 0:
+                            U[i, j2] += a * v_c2(p, v)
+        return loss
+
+    def line_slope(self, const double[:, ::1] F, const double[:, ::1] dF, double t):
+        """sum_v dz_v alpha_v(z_v - t dz_v), with z at F and dz = <d_v, dF_i>."""
+        cdef const Prob* p = &self.pa.p
+        cdef int i, v, j1, j2
+        cdef double dz, x, total = 0.0, inv = 1.0 / self.mu
+        cdef const double* Fi
+        cdef const double* dFi
+        self._check(F)
+        self._check(dF)
+        with nogil:
+            for i in range(p.n):
+                Fi = &F[i, 0]
+                dFi = &dF[i, 0]
+                for v in range(p.ptr[i], p.ptr[i + 1]):
+                    j1 = v_s1(p, v)
+                    j2 = v_s2(p, v)
+                    # (z - t dz) / mu and dz, with the second slot's parts where it exists
+                    dz = v_c1(p, v) * dFi[j1]
+                    x = v_lin(p, v) + v_c1(p, v) * (Fi[j1] - t * dFi[j1])
+                    if j2 >= 0:
+                        dz += v_c2(p, v) * dFi[j2]
+                        x += v_c2(p, v) * (Fi[j2] - t * dFi[j2])
+                    x = min(max(x * inv, v_lo(p, v)), v_hi(p, v))
+                    total += dz * x
+        return total
+
+    def free_changes(self, const double[:, ::1] F, unsigned char[::1] free):
+        """The terms whose membership of the quadratic piece changed at F.
+
+        A term is free when mu lo_v <= z_v <= mu hi_v (a term at a kink counts).  ``free``
+        (n_vars, 0/1) holds the membership the caller last saw and is updated in place.
+        Returns (sample, slot1, coef1, slot2, coef2, sign) of the changed terms: sign +1 for a
+        term that became free, -1 for one that left; slot2 is -1 for one-slot terms.  With
+        ``free`` all zero this lists every free term."""
+        cdef const Prob* p = &self.pa.p
+        cdef int i, v
+        cdef Py_ssize_t m = 0, r
+        cdef double z, mu = self.mu
+        cdef unsigned char now
+        self._check(F)
+        if free.shape[0] != p.nv:
+            raise ValueError("free must have one entry per dual variable")
+        with nogil:
+            for i in range(p.n):
+                for v in range(p.ptr[i], p.ptr[i + 1]):
+                    z = _margin(p, v, &F[i, 0])
+                    now = mu * v_lo(p, v) <= z <= mu * v_hi(p, v)
+                    if now != free[v]:
+                        m += 1
+        rows = np.empty(m, dtype=np.intp)
+        s1 = np.empty(m, dtype=np.intp)
+        s2 = np.empty(m, dtype=np.intp)
+        c1 = np.empty(m)
+        c2 = np.empty(m)
+        sign = np.empty(m)
+        cdef Py_ssize_t[::1] rr = rows, ss1 = s1, ss2 = s2
+        cdef double[::1] cc1 = c1, cc2 = c2, sg = sign
+        r = 0
+        with nogil:
+            for i in range(p.n):
+                for v in range(p.ptr[i], p.ptr[i + 1]):
+                    z = _margin(p, v, &F[i, 0])
+                    now = mu * v_lo(p, v) <= z <= mu * v_hi(p, v)
+                    if now == free[v] or r >= m:
+                        continue
+                    free[v] = now
+                    rr[r] = i
+                    ss1[r] = v_s1(p, v)
+                    cc1[r] = v_c1(p, v)
+                    ss2[r] = v_s2(p, v)
+                    cc2[r] = v_c2(p, v) if v_s2(p, v) >= 0 else 0.0
+                    sg[r] = 1.0 if now else -1.0
+                    r += 1
+        return rows, s1, c1, s2, c2, sign
+
+    def dual_point(self, const double[:, ::1] F):
+        """alpha_v(z_v) = clip(z_v / mu, lo_v, hi_v) for every variable (n_vars,)."""
+        cdef const Prob* p = &self.pa.p
+        cdef int i, v
+        cdef double mu = self.mu
+        self._check(F)
+        alpha = np.empty(p.nv)
+        cdef double[::1] a = alpha
+        with nogil:
+            for i in range(p.n):
+                for v in range(p.ptr[i], p.ptr[i + 1]):
+                    a[v] = _clip(_margin(p, v, &F[i, 0]) / mu, v_lo(p, v), v_hi(p, v))
+        return alpha
