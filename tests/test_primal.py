@@ -167,3 +167,57 @@ def test_primal_start_is_chosen_only_where_it_pays():
     ww = _ww_problem(X, y, 3, 100.0)
     capped = ww.replace(group=ww.sample_of_var(), cap=np.full(len(y), 100.0))
     assert not primal_start_applies(capped, X, diag)         # group caps: dual CD
+
+
+def _linear_solve(problem, X, alpha, mu, tol, certify_start):
+    """The compiled solver on the linear row source from (alpha, mu); its returns and alpha."""
+    from msvm._core._solver import init_scores, make_row_source, solve
+    src = make_row_source("linear", problem.k, X=X)
+    init_scores(src, np.ascontiguousarray(problem.slot_sums(alpha)))
+    alpha = np.array(alpha)
+    mu = np.array(mu)
+    n_iter, resid, status, gap = solve(src, problem, alpha, mu, tol=tol, method="cd",
+                                       certify_start=certify_start)
+    return n_iter, resid, status, gap, alpha
+
+
+@pytest.mark.parametrize("cls", [msvm.WestonWatkinsMSVM, msvm.ReinforcedMSVM])
+def test_a_primal_start_is_certified_without_a_step(cls):
+    """The smoothed primal's dual point meets the stopping rule (violation tol / 2, equality
+    and gap within tol): the solver certifies it with zero epochs and returns it unchanged,
+    within tol of the optimum a cold solve reaches; from a cold start the same check lets
+    the epochs run."""
+    X, y = _data(n=4000)
+    k, tol, C = 3, 1e-3, 0.05
+    problem = cls(C=C)._dual_problem(y, k, C * np.ones(len(y)))
+    diag = np.einsum("ij,ij->i", X, X)
+    start, mu = primal_start(problem, X, np.zeros((X.shape[1], k)), np.zeros(k), tol, diag,
+                             max_steps=1000)
+    n_iter, resid, status, gap, alpha = _linear_solve(problem, X, start, mu, tol, True)
+    assert (n_iter, status) == (0, 0)
+    assert resid <= tol and gap <= tol
+    np.testing.assert_array_equal(alpha, start)
+    n_cold, _, status_cold, _, cold = _linear_solve(problem, X, np.zeros_like(start),
+                                                    np.zeros(k), 1e-5, True)
+    assert status_cold == 0 and n_cold > 0
+
+    def dual(a):
+        U = problem.slot_sums(a)
+        W = X.T @ U
+        return 0.5 * problem.kappa * np.sum(W * (W - W.mean(axis=1, keepdims=True))) \
+            - problem.lin @ a
+
+    assert dual(alpha) == pytest.approx(dual(cold), rel=tol)
+
+
+def test_certification_leaves_grouped_problems_to_the_rounds():
+    """With group caps the start's pair violations are not measured without steps: the
+    rounds run even from the optimum of a tight solve."""
+    X, y = _data(n=600)
+    k = 3
+    ww = _ww_problem(X, y, k, 1.0)
+    capped = ww.replace(group=ww.sample_of_var(), cap=np.full(len(y), 1.5))
+    _, _, status, _, optimum = _linear_solve(capped, X, np.zeros(capped.n_vars), np.zeros(k),
+                                             1e-10, False)
+    n_iter, _, status2, _, _ = _linear_solve(capped, X, optimum, np.zeros(k), 1e-3, True)
+    assert status == 0 and status2 == 0 and n_iter > 0

@@ -45,6 +45,8 @@ NEWTON_MAX_ITER = 150
 TOL_FLOOR = 1e-6
 # largest number of primal unknowns (d + 1) k: the Newton system is formed and factored
 PRIMAL_MAX_UNKNOWNS = 1500
+# terms per chunk of samples when the Hessian's changed terms are listed
+CHUNK_TERMS = 1 << 18
 
 
 def primal_start_applies(problem, X, diag):
@@ -73,6 +75,10 @@ class SmoothedPrimal:
         self.k, self.kappa = problem.k, problem.kappa
         self.terms = SmoothedTerms(problem)
         self._curvature = None      # sum of the free terms' blocks (see `hessian`)
+        ptr = problem.var_ptr
+        self._chunks = np.unique(np.concatenate(
+            [[0], np.searchsorted(ptr, np.arange(0, ptr[-1], CHUNK_TERMS), side="right") - 1,
+             [len(ptr) - 1]])).tolist()
 
     @property
     def mu(self):
@@ -145,19 +151,19 @@ class SmoothedPrimal:
     def _update_curvature(self, F):
         """Bring ``_curvature`` = sum over the free terms of (x_i x_i^T) (x) (d_v d_v^T),
         as (m, k, m, k), up to date at F: add the blocks of the terms that became free and
-        subtract those of the terms that left.  Where more terms changed than are free now
-        (the first step of a stage), it is rebuilt from the free terms alone."""
+        subtract those of the terms that left, over chunks of samples of at most
+        CHUNK_TERMS terms (so the lists of changed terms stay small)."""
         if self._curvature is None:
             self._reset_curvature()
-        changes = self.terms.free_changes(F, self._free)
-        self._n_free += int(np.sum(changes[-1]))
-        if len(changes[0]) > self._n_free:
-            self._reset_curvature()
-            changes = self.terms.free_changes(F, self._free)
-            self._n_free = len(changes[0])
-        self._add_blocks(*changes)
+        bounds = self._chunks
+        for start, stop in zip(bounds[:-1], bounds[1:]):
+            changes = self.terms.free_changes(F, self._free, start, stop)
+            self._n_free += int(np.sum(changes[-1]))
+            self._add_blocks(*changes)
 
     def _reset_curvature(self):
+        """Forget the curvature sum: the next Hessian is built from the free terms alone
+        (every Newton stage starts so, which also bounds the rounding of the updates)."""
         m, k = self.n_rows, self.k
         self._curvature = np.zeros((m, k, m, k))
         self._free = np.zeros(self.problem.n_vars, dtype=np.uint8)
@@ -215,6 +221,10 @@ class SmoothedPrimal:
         """Rows of the unknown block [V; b^T]: d, plus 1 with unpenalized intercepts."""
         return self.X.shape[1] + (1 if self.problem.equality else 0)
 
+    def _norm(self, gV, gb):
+        g = self._flat(gV, gb)
+        return float(np.sqrt(g @ g))
+
     def _flat(self, gV, gb):
         return (np.vstack([gV, gb[None, :]]) if self.problem.equality else gV).ravel()
 
@@ -234,6 +244,7 @@ class SmoothedPrimal:
         # the slot sums of the gradient
         F = self.decision(V, b)
         f, gV, gb = self.value_and_gradient(V, b, F)
+        self._curvature = None
         self.steps = 0
         for _ in range(max_steps):
             self.steps += 1
@@ -257,8 +268,12 @@ class SmoothedPrimal:
             F1 += F                                 # F - step dF
             del dF
             f1, gV1, gb1 = self.value_and_gradient(V1, b1, F1)
-            if not f1 < f:
-                break                               # no decrease: rounding reached
+            # the exact line search along a descent direction lowers f; near the optimum
+            # that decrease falls below the rounding of f's sum over all terms (a million
+            # samples: about 1e-10 |f|), where the gradient still shrinks: the step is kept
+            # while either of them falls
+            if not (f1 < f or self._norm(gV1, gb1) < np.sqrt(g @ g)):
+                break                               # neither falls: rounding reached
             V, b, F, f, gV, gb = V1, b1, F1, f1, gV1, gb1
         return V, b, F
 
@@ -303,14 +318,15 @@ class SmoothedPrimal:
         return 0.5 * (lo + hi)
 
 
-def primal_start(problem, X, W, mu0, tol, diag, max_steps):
+def primal_start(problem, X, W, mu0, tol, diag, max_steps, out=None):
     """A dual start (alpha, mu) from the smoothed primal (see the module note).
 
     ``W`` (d, k): the current weights X^T U of the row source (the warm start, or zeros);
     ``mu0`` (k): the current multiplier (intercept estimate -mu0); ``diag``: the squared
     norms of the rows of X; ``max_steps``: the Newton steps allowed over all stages (the
-    fit's max_iter).  mu stops at TOL_FLOOR: below it the start gains nothing the dual solver
-    cannot do from there, and the smoothed problem only grows stiffer.
+    fit's max_iter); ``out``: an (n_vars,) array to hold the start (or None).  mu stops at
+    TOL_FLOOR: below it the start gains nothing the dual solver cannot do from there, and
+    the smoothed problem only grows stiffer.
     """
     # one BLAS thread: the Hessian blocks are products of a few million flops, and a
     # threaded OpenBLAS waiting for a busy second core took seconds over each of them
@@ -337,5 +353,5 @@ def primal_start(problem, X, W, mu0, tol, diag, max_steps):
             if primal.mu <= target or max_steps <= 0:
                 break
             primal.mu *= 0.1
-        alpha = primal.terms.dual_point(F)
+        alpha = primal.terms.dual_point(F, out)
     return alpha, np.ascontiguousarray(-b)

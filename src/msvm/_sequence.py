@@ -223,18 +223,19 @@ class DualSequence:
         self.stop_reasons = []       # of every solve, in order
 
     # ------------------------------------------------------------------ scores
-    def move_to(self, problem, alpha):
+    def move_to(self, problem, alpha, fresh=False):
         """Make ``src`` hold the scores of ``alpha`` (a dual variable of ``problem``).
 
-        The first time the scores are computed from scratch (``init_scores``; nothing to do
-        for alpha = 0); afterwards only the rows whose slot sums differ from those of the
-        dual the sequence is at are updated (``add_scores``).
+        The first time (or with ``fresh``: the dual the sequence is at was overwritten) the
+        scores are computed from scratch (``init_scores``; nothing to do for alpha = 0 the
+        first time); afterwards only the rows whose slot sums differ from those of the dual
+        the sequence is at are updated (``add_scores``).
         """
         alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-        if self.problem is None:
-            if alpha.any():             # alpha = 0 (a cold start) has zero slot sums
+        if self.problem is None or fresh:
+            if fresh or alpha.any():    # alpha = 0 (a cold start) has zero slot sums
                 U = problem.slot_sums(alpha)
-                if np.any(U != 0):
+                if fresh or np.any(U != 0):
                     init_scores(self.src, np.ascontiguousarray(U))
         else:
             U, U_now = problem.slot_sums(alpha), self.problem.slot_sums(self.alpha)
@@ -337,28 +338,34 @@ class DualSequence:
         mu = np.array(mu0, dtype=np.float64)
         self.move_to(problem, alpha)
         self._fix_penalty_and_seed(problem)
-        alpha, mu = self._primal_start(problem, alpha, mu, tol)
+        alpha, mu, started = self._primal_start(problem, alpha, mu, tol)
+        extra = {"certify_start": True} if started else {}
         n_iter, resid, status, gap = self._solver(
             self.src, problem, alpha, mu, tol=tol, max_iter=self.max_iter,
-            shrinking=self.shrinking, seed=int(self.seed), rho=self.rho, verbose=self.verbose)
+            shrinking=self.shrinking, seed=int(self.seed), rho=self.rho, verbose=self.verbose,
+            **extra)
         self._warn_if_stopped_early(status, resid, gap, tol)
         self.stop_reasons.append(SOLVER_STOP_REASONS[status])
         return self._snapshot(problem, alpha, mu, int(n_iter), float(resid))
 
     def _primal_start(self, problem, alpha, mu, tol):
         """Where dual coordinate descent is slow (large C, n >> d, explicit features), the
-        start from the smoothed primal (msvm/_primal.py); otherwise (alpha, mu) unchanged."""
+        start from the smoothed primal (msvm/_primal.py); otherwise (alpha, mu) unchanged.
+        Returns (alpha, mu, whether the start was made): the solver then first checks the
+        start against its stopping rule, which it often meets already."""
         if self.features is None or self.src.weights is None:
-            return alpha, mu
+            return alpha, mu, False
         diag = self.src.diagonal()
         if not primal_start_applies(problem, self.features, diag):
-            return alpha, mu
+            return alpha, mu, False
+        # the start overwrites alpha (one n_vars array less at the peak), so the scores are
+        # computed afresh from it
         alpha, mu = primal_start(problem, self.features, self.src.weights, mu, tol, diag,
-                                 self.max_iter)
-        self.move_to(problem, alpha)
+                                 self.max_iter, out=alpha)
+        self.move_to(problem, alpha, fresh=True)
         if self.verbose:
             print(f"[msvm] {self.owner}: dual start from the smoothed primal (Newton)")
-        return alpha, mu
+        return alpha, mu, True
 
     def _warn_if_stopped_early(self, status, resid, gap, tol):
         if status == STATUS_MAX_ITER:

@@ -21,6 +21,7 @@ cdef class InnerSolver:
 
     cdef int _bind(self, RowSource src, ProblemArrays pa, DualState ds) except -1
     cdef int run(self, double eps, double* viol) noexcept nogil
+    cdef int violation(self, double* viol) noexcept nogil
     cdef void end_round(self) noexcept nogil
     cdef bint exhausted(self) noexcept nogil
     cdef int gap(self, double* gap) noexcept nogil
@@ -29,4 +30,5 @@ cdef class InnerSolver:
 
 
 cdef void schedule_init(Schedule* sc, const Prob* p, double tol, double scale) noexcept nogil
-cdef int alm_solve(InnerSolver inner, Schedule* sc, int verbose) noexcept nogil
+cdef int alm_solve(InnerSolver inner, Schedule* sc, int verbose,
+                   bint certify_start) noexcept nogil

@@ -18,6 +18,10 @@
 #    on; otherwise eps_in shrinks by 10 and rho grows by 4 when the equality residual fell by
 #    less than 4x (`_next_round`), up to RHO_MAX / scale.
 #
+# A start that may already be optimal (the smoothed primal's dual point) is first checked
+# against the stopping rule with no step taken (`_certify_start`): one pass for the violation,
+# one for the gap.
+#
 # Termination: the inner solver's budget (max_iter) bounds the work, every round counting at
 # least one unit (`end_round`); non-finite sums stop the solve (NONFINITE); a signal stops it
 # (INTERRUPTED).
@@ -61,6 +65,12 @@ cdef class InnerSolver:
 
     cdef int run(self, double eps, double* viol) noexcept nogil:
         return STATUS_MAX_ITER
+
+    cdef int violation(self, double* viol) noexcept nogil:
+        """The largest projected-gradient violation at the current point, nothing moved
+        (INFINITY where the solver cannot measure it without steps); a status."""
+        viol[0] = INFINITY
+        return STATUS_CONVERGED
 
     cdef void end_round(self) noexcept nogil:
         pass
@@ -175,12 +185,51 @@ cdef int _check_gap(InnerSolver inner, Schedule* sc) noexcept nogil:
     return STATUS_MAX_ITER if inner.exhausted() else -1
 
 
-cdef int alm_solve(InnerSolver inner, Schedule* sc, int verbose) noexcept nogil:
-    """Rounds of the augmented Lagrangian around ``inner`` (see the Design note); a status."""
+cdef int _certify_start(InnerSolver inner, Schedule* sc, int verbose) noexcept nogil:
+    """Before any step: if the start already meets the stopping rule (violation, equality and
+    gap within tol), CONVERGED; -1 to go on with the rounds; or a status to stop with."""
+    cdef const Prob* p = inner.p
+    cdef State* st = inner.st
+    cdef double viol = INFINITY, feas = 0.0, mean_c = 0.0
+    cdef int j, status
+    _start_round(p, st)
+    status = inner.violation(&viol)
+    if status != STATUS_CONVERGED:
+        return status
+    if p.equality:
+        for j in range(p.k):
+            mean_c += st.c[j]
+        mean_c /= p.k
+        for j in range(p.k):
+            feas = max(feas, fabs(st.c[j] - mean_c))
+        feas /= sc.scale
+    sc.resid = viol if viol > feas else feas
+    if verbose:
+        with gil:
+            print(f"[msvm] start: violation {viol:.3e}, equality {feas:.3e}")
+    if not (viol <= sc.kkt_tol and feas <= sc.feas_tol):
+        return -1
+    status = inner.gap(&sc.gap)
+    if status != STATUS_CONVERGED:
+        return status
+    if sc.gap != sc.gap:
+        return STATUS_NONFINITE
+    return STATUS_CONVERGED if sc.gap <= sc.tol else -1
+
+
+cdef int alm_solve(InnerSolver inner, Schedule* sc, int verbose,
+                   bint certify_start) noexcept nogil:
+    """Rounds of the augmented Lagrangian around ``inner`` (see the Design note); a status.
+    With ``certify_start`` the start is first checked against the stopping rule
+    (`_certify_start`): a start from the smoothed primal often meets it already."""
     cdef const Prob* p = inner.p
     cdef State* st = inner.st
     cdef int status, outer = 0
     cdef double viol = INFINITY, feas
+    if certify_start:
+        status = _certify_start(inner, sc, verbose)
+        if status >= 0:
+            return status
     while True:
         _start_round(p, st)
         status = inner.run(sc.eps_in, &viol)

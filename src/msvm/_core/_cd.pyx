@@ -233,6 +233,38 @@ cdef class CDSolver(InnerSolver):
             self.src.apply(i, self.du)
         return viol
 
+    cdef int violation(self, double* viol_out) noexcept nogil:
+        """The largest projected-gradient violation over every variable, nothing moved (as
+        `_singles` measures it; problems with group caps: INFINITY, their pair violations
+        need the pair search)."""
+        cdef const Prob* p = self.p
+        cdef State* st = self.st
+        cdef int i, j, v
+        cdef double sumF, gr, ub, lo, av, pg, viol = 0.0
+        viol_out[0] = INFINITY
+        if p.ngroups > 0:
+            return STATUS_CONVERGED
+        for i in range(p.n):
+            self.src.get_scores(i, self.Fs)
+            sumF = 0.0
+            for j in range(p.k):
+                sumF += self.Fs[j]
+            for v in range(p.ptr[i], p.ptr[i + 1]):
+                lo = v_lo(p, v)
+                ub = v_hi(p, v)
+                if ub <= lo:
+                    continue
+                gr = _grad(p, st, v, self.Fs, sumF)
+                av = st.alpha[v]
+                pg = min(gr, 0.0) if av <= lo else (max(gr, 0.0) if av >= ub else gr)
+                viol = max(viol, fabs(pg))
+            if tick(&self.work, self.src.visit_cost):
+                return STATUS_INTERRUPTED
+        if not sums_finite(p, st, viol):
+            return STATUS_NONFINITE
+        viol_out[0] = viol
+        return STATUS_CONVERGED
+
     cdef void _shuffle(self, int n_active) noexcept nogil:
         cdef int idx, j, tmp
         for idx in range(n_active - 1, 0, -1):

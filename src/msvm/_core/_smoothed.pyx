@@ -110,8 +110,10 @@ cdef class SmoothedTerms:
                     total += dz * x
         return total
 
-    def free_changes(self, const double[:, ::1] F, unsigned char[::1] free):
-        """The terms whose membership of the quadratic piece changed at F.
+    def free_changes(self, const double[:, ::1] F, unsigned char[::1] free, int start=0,
+                     int stop=-1):
+        """The terms of samples start:stop (stop -1: all) whose membership of the quadratic
+        piece changed at F.
 
         A term is free when mu lo_v <= z_v <= mu hi_v (a term at a kink counts).  ``free``
         (n_vars, 0/1) holds the membership the caller last saw and is updated in place.
@@ -126,24 +128,28 @@ cdef class SmoothedTerms:
         self._check(F)
         if free.shape[0] != p.nv:
             raise ValueError("free must have one entry per dual variable")
+        if stop < 0:
+            stop = p.n
+        if not 0 <= start <= stop <= p.n:
+            raise ValueError("sample range out of bounds")
         with nogil:
-            for i in range(p.n):
+            for i in range(start, stop):
                 for v in range(p.ptr[i], p.ptr[i + 1]):
                     z = _margin(p, v, &F[i, 0])
                     now = mu * v_lo(p, v) <= z <= mu * v_hi(p, v)
                     if now != free[v]:
                         m += 1
-        rows = np.empty(m, dtype=np.intp)
-        s1 = np.empty(m, dtype=np.intp)
-        s2 = np.empty(m, dtype=np.intp)
+        rows = np.empty(m, dtype=np.int32)
+        s1 = np.empty(m, dtype=np.int32)
+        s2 = np.empty(m, dtype=np.int32)
         c1 = np.empty(m)
         c2 = np.empty(m)
         sign = np.empty(m)
-        cdef Py_ssize_t[::1] rr = rows, ss1 = s1, ss2 = s2
+        cdef int[::1] rr = rows, ss1 = s1, ss2 = s2
         cdef double[::1] cc1 = c1, cc2 = c2, sg = sign
         r = 0
         with nogil:
-            for i in range(p.n):
+            for i in range(start, stop):
                 for v in range(p.ptr[i], p.ptr[i + 1]):
                     z = _margin(p, v, &F[i, 0])
                     now = mu * v_lo(p, v) <= z <= mu * v_hi(p, v)
@@ -159,14 +165,17 @@ cdef class SmoothedTerms:
                     r += 1
         return rows, s1, c1, s2, c2, sign
 
-    def dual_point(self, const double[:, ::1] F):
-        """alpha_v(z_v) = clip(z_v / mu, lo_v, hi_v) for every variable (n_vars,)."""
+    def dual_point(self, const double[:, ::1] F, out=None):
+        """alpha_v(z_v) = clip(z_v / mu, lo_v, hi_v) for every variable (n_vars,), written
+        into ``out`` when given."""
         cdef const Prob* p = &self.pa.p
         cdef int i, v
         cdef double mu = self.mu
         self._check(F)
-        alpha = np.empty(p.nv)
+        alpha = np.empty(p.nv) if out is None else out
         cdef double[::1] a = alpha
+        if a.shape[0] != p.nv:
+            raise ValueError("out must have one entry per dual variable")
         with nogil:
             for i in range(p.n):
                 for v in range(p.ptr[i], p.ptr[i + 1]):

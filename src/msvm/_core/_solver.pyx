@@ -105,12 +105,15 @@ NONFINITE_MESSAGE = (
 
 def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=1e-3,
           long max_iter=10000, bint shrinking=True, unsigned long long seed=0, double rho=1.0,
-          int verbose=0, int working_set=0, str method="auto"):
+          int verbose=0, int working_set=0, str method="auto", bint certify_start=False):
     """Solve the dual QP described by `problem` (a msvm._problem.DualProblem).
 
     ``method`` picks the inner solver: 'smo' (kernel sources, +-1 directions), 'cd'
     (coordinate descent, any problem) or 'auto' (SMO where it applies).  ``working_set``
     bounds the SMO path's working set (samples); 0 chooses it (`auto_working_set`).
+    ``certify_start``: first check whether the start already meets the stopping rule (no
+    step taken; the coordinate-descent path without group caps), as a start from the
+    smoothed primal often does.
 
     `alpha` (warm start, feasible for the box and group caps) and `mu` (k, sums to zero) are
     updated in place; `src` must hold scores consistent with alpha (see `init_scores`).
@@ -142,7 +145,7 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
         inner = CDSolver(src, pa, ds, max_iter, shrinking, seed)
     schedule_init(&sc, &pa.p, tol, ds.scale)
     with nogil:
-        status = alm_solve(inner, &sc, verbose)
+        status = alm_solve(inner, &sc, verbose, certify_start)
     if status == STATUS_INTERRUPTED:
         reraise()
     if status == STATUS_NO_MEMORY:
