@@ -5,10 +5,13 @@
 # one x_i with explicit weights), so a visit reads the sample's scores once, takes a clipped
 # Newton step on each of its variables (curvature (kappa K_ii + rho) ||P d_v||^2), then exact
 # pair steps inside every group whose cap is active, and applies the sample's change of U to
-# the row source once.  Shrinking: a variable at a bound whose gradient pushes it outward by
-# more than the previous epoch's extreme projected gradient is skipped, a sample all of whose
-# variables are skipped leaves the active set; before declaring convergence one more pass over
-# every sample runs without shrinking.  max_iter bounds the epochs over all rounds.
+# the row source once.  A group whose cap is active (within rounding, `group_full`) gives its
+# variables no room to increase by single steps: only its pair steps move them up (see
+# `_upper`), so the single steps never report the rounding gap below a cap as a violation.
+# Shrinking: a variable at a bound whose gradient pushes it outward by more than the previous
+# epoch's extreme projected gradient is skipped, a sample all of whose variables are skipped
+# leaves the active set; before declaring convergence one more pass over every sample runs
+# without shrinking.  max_iter bounds the epochs over all rounds.
 
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
@@ -39,10 +42,21 @@ cdef inline double _grad(const Prob* p, const State* st, int v, const double* Fi
 
 
 cdef inline double _upper(const Prob* p, const State* st, int v) noexcept nogil:
-    """Upper end of alpha_v's room: its box and its group's cap."""
+    """Upper end of alpha_v's room: its box and its group's cap.
+
+    A full group (group_full: its sum within CAP_RTOL of the cap) leaves no room at all, even
+    when rounding left its sum an ulp or two below the cap: a single step could then only
+    add that ulp, but the variable's projected gradient would count at full size (about 1
+    for a variable at 0 of the generalized-margin dual), so the epoch's violation stayed at
+    that size while the sums' rounding kept reopening such ulps (pair steps alpha_a -= t,
+    alpha_b += t do not restore the sum exactly) and the solve ran epochs that moved only
+    rounding.  Inside a full group only the pair steps move a variable up, and they measure
+    the group's violation; this is the same cap test they use."""
     cdef double ub = v_hi(p, v), room
     cdef int g = v_grp(p, v)
     if g >= 0:
+        if group_full(p, st, g):
+            return st.alpha[v] if st.alpha[v] < ub else ub
         room = p.cap[g] - st.gsum[g] + st.alpha[v]
         if room < ub:
             ub = room
@@ -140,8 +154,9 @@ cdef class CDSolver(InnerSolver):
             av = st.alpha[v]
             pg = 0.0
             if ub <= lo:
-                # a full group leaves this variable no room of its own: only the pair steps
-                # inside the group can move it, and they measure its violation
+                # a full group leaves this variable at its lower bound no room of its own:
+                # only the pair steps inside the group can move it, and they measure its
+                # violation (a variable above it can still step down, leaving the cap)
                 shrink = False
                 continue
             if av <= lo:
