@@ -106,20 +106,21 @@ class SmoothedPrimal:
         F = self.decision(V, b) if F is None else F
         return 0.5 / self.kappa * float(np.sum(V * V)) + self.terms.value_and_slot_sums(F)
 
-    def value_and_gradient(self, V, b, F, U=None):
-        """The smoothed objective and its gradient (gV, gb) at (V, b) with values F (U: an
-        (n, k) work array for the slot sums, or None)."""
-        U = np.empty_like(F) if U is None else U
-        loss = self.terms.value_and_slot_sums(F, U)
-        gV, gb = self._back(U)
-        return 0.5 / self.kappa * float(np.sum(V * V)) + loss, gV + V / self.kappa, gb
-
-    def _back(self, U):
-        """(X^T U P, P 1^T U): the map of slot sums U (n, k) to the (V, b) space."""
-        gV = centered_slots(transposed_times(self.X, U))
-        gb = U.sum(axis=0)
+    def value_and_gradient(self, V, b, F):
+        """The smoothed objective and its gradient (gV, gb) at (V, b) with values F: the
+        slot sums U of the dual point are formed and mapped back by X^T chunk by chunk of
+        samples, so no (n, k) array is allocated."""
+        loss, XtU, gb = 0.0, np.zeros((self.X.shape[1], self.k)), np.zeros(self.k)
+        bounds = self._chunks
+        U = np.empty((max([0, *np.diff(bounds)]), self.k))
+        for start, stop in zip(bounds[:-1], bounds[1:]):
+            Uc = U[:stop - start]
+            loss += self.terms.value_and_slot_sums(F, Uc, start, stop)
+            XtU += transposed_times(self.X[start:stop], Uc)
+            gb += Uc.sum(axis=0)
+        gV = centered_slots(XtU)
         gb = gb - gb.mean() if self.problem.equality else np.zeros(self.k)
-        return gV, gb
+        return 0.5 / self.kappa * float(np.sum(V * V)) + loss, gV + V / self.kappa, gb
 
     def gradient(self, V, b, F):
         return self.value_and_gradient(V, b, F)[1:]
@@ -240,8 +241,7 @@ class SmoothedPrimal:
         Returns (V, b, F), F the decision values at (V, b)."""
         from scipy.linalg import cho_factor, cho_solve, LinAlgError, lstsq
 
-        # three (n, k) arrays live at a time: F, the step's dF (turned into F1 in place) and
-        # the slot sums of the gradient
+        # two (n, k) arrays live at a time: F (moved along a step in place) and the step's dF
         F = self.decision(V, b)
         f, gV, gb = self.value_and_gradient(V, b, F)
         self._curvature = None
@@ -263,18 +263,18 @@ class SmoothedPrimal:
             dF = self.decision(sV, sb if self.problem.equality else np.zeros(self.k))
             step = self._exact_step(V, sV, F, dF)
             V1, b1 = V - step * sV, b - step * sb
-            F1 = dF
-            F1 *= -step
-            F1 += F                                 # F - step dF
+            dF *= step
+            F -= dF                                 # F - step dF, in place
             del dF
-            f1, gV1, gb1 = self.value_and_gradient(V1, b1, F1)
+            f1, gV1, gb1 = self.value_and_gradient(V1, b1, F)
             # the exact line search along a descent direction lowers f; near the optimum
             # that decrease falls below the rounding of f's sum over all terms (a million
             # samples: about 1e-10 |f|), where the gradient still shrinks: the step is kept
             # while either of them falls
             if not (f1 < f or self._norm(gV1, gb1) < np.sqrt(g @ g)):
-                break                               # neither falls: rounding reached
-            V, b, F, f, gV, gb = V1, b1, F1, f1, gV1, gb1
+                F = self.decision(V, b)             # neither falls: rounding reached
+                break
+            V, b, f, gV, gb = V1, b1, f1, gV1, gb1
         return V, b, F
 
     def _exact_step(self, V, sV, F, dF):

@@ -11,7 +11,8 @@
 # keeps only (n, k) arrays (F, a direction dF, slot sums U) and calls one pass per quantity:
 #
 # * `value_and_slot_sums`: sum_v l_v(z_v) and U_i = sum_{v of i} alpha_v(z_v) d_v (the
-#   gradient is X^T U up to the projection), one pass;
+#   gradient is X^T U up to the projection), one pass, over a range of samples (the caller
+#   accumulates X^T U chunk by chunk, so U never exists for all samples at once);
 # * `line_slope`: sum_v dz_v alpha_v(z_v - t dz_v), dz_v = <d_v, dF_i>, the loss part of the
 #   derivative along a step t dF (the exact line search evaluates it a dozen times);
 # * `free_changes`: the terms that entered or left the quadratic piece (mu lo_v <= z_v <=
@@ -56,21 +57,29 @@ cdef class SmoothedTerms:
         if F.shape[0] != self.pa.p.n or F.shape[1] != self.pa.p.k:
             raise ValueError("F must be (n_samples, k)")
 
-    def value_and_slot_sums(self, const double[:, ::1] F, double[:, ::1] U=None):
-        """sum_v l_v(z_v) at the decision values F (n, k); with U (n, k), also overwrite U
-        by the slot sums of the dual point, U_i = sum_{v of sample i} alpha_v(z_v) d_v."""
+    def value_and_slot_sums(self, const double[:, ::1] F, double[:, ::1] U=None,
+                            int start=0, int stop=-1):
+        """sum_v l_v(z_v) over the samples start:stop (stop -1: all) at the decision values
+        F (n, k); with U, also write the slot sums of their dual point into U's rows
+        0:stop-start, U_i = sum_{v of sample i} alpha_v(z_v) d_v."""
         cdef const Prob* p = &self.pa.p
         cdef int i, v, j2
+        cdef Py_ssize_t r
         cdef double z, a, loss = 0.0, mu = self.mu
         cdef bint sums = U is not None
         self._check(F)
-        if sums:
-            self._check(U)
+        if stop < 0:
+            stop = p.n
+        if not 0 <= start <= stop <= p.n:
+            raise ValueError("sample range out of bounds")
+        if sums and (U.shape[0] < stop - start or U.shape[1] != p.k):
+            raise ValueError("U must have stop - start rows and k columns")
         with nogil:
-            for i in range(p.n):
+            for i in range(start, stop):
+                r = i - start
                 if sums:
                     for v in range(p.k):
-                        U[i, v] = 0.0
+                        U[r, v] = 0.0
                 for v in range(p.ptr[i], p.ptr[i + 1]):
                     z = _margin(p, v, &F[i, 0])
                     a = _clip(z / mu, v_lo(p, v), v_hi(p, v))
@@ -78,10 +87,10 @@ cdef class SmoothedTerms:
                         continue
                     loss += a * z - 0.5 * mu * a * a
                     if sums:
-                        U[i, v_s1(p, v)] += a * v_c1(p, v)
+                        U[r, v_s1(p, v)] += a * v_c1(p, v)
                         j2 = v_s2(p, v)
                         if j2 >= 0:
-                            U[i, j2] += a * v_c2(p, v)
+                            U[r, j2] += a * v_c2(p, v)
         return loss
 
     def line_slope(self, const double[:, ::1] F, const double[:, ::1] dF, double t):
