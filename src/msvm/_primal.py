@@ -45,6 +45,8 @@ NEWTON_MAX_ITER = 150
 TOL_FLOOR = 1e-6
 # largest number of primal unknowns (d + 1) k: the Newton system is formed and factored
 PRIMAL_MAX_UNKNOWNS = 1500
+# the exact line search stops when the derivative is within this fraction of its start
+LINE_RTOL = 1e-9
 # terms per chunk of samples when the Hessian's changed terms are listed
 CHUNK_TERMS = 1 << 18
 
@@ -261,7 +263,7 @@ class SmoothedPrimal:
             if not slope > 0:
                 sV, sb, slope = gV, gb, float(g @ g)
             dF = self.decision(sV, sb if self.problem.equality else np.zeros(self.k))
-            step = self._exact_step(V, sV, F, dF)
+            step = self._exact_step(V, sV, F, dF, -slope)
             V1, b1 = V - step * sV, b - step * sb
             dF *= step
             F -= dF                                 # F - step dF, in place
@@ -277,18 +279,18 @@ class SmoothedPrimal:
             V, b, f, gV, gb = V1, b1, f1, gV1, gb1
         return V, b, F
 
-    def _exact_step(self, V, sV, F, dF):
+    def _exact_step(self, V, sV, F, dF, s0):
         """The minimizer t > 0 of the objective along -(sV, sb) (decision values F - t dF):
         the derivative in t, (t ||sV||^2 - <V, sV>) / kappa - sum_v dz_v alpha_v(z_v - t dz_v),
         is increasing and piecewise linear (the smoothed hinge terms are piecewise quadratic),
         so its root is bracketed by doubling and found by regula falsi, one compiled pass over
-        the terms per evaluation."""
+        the terms per evaluation.  s0 < 0: the derivative at t = 0, -<g, s> (known from the
+        gradient, so it costs no pass)."""
         a, c = float(np.sum(sV * sV)) / self.kappa, float(np.sum(V * sV)) / self.kappa
 
         def slope(t):
             return t * a - c - self.terms.line_slope(F, dF, t)
 
-        s0 = slope(0.0)
         lo, s_lo = 0.0, s0
         hi, s_hi = 1.0, slope(1.0)
         while s_hi < 0 and hi < 1e12:
@@ -299,7 +301,7 @@ class SmoothedPrimal:
             return hi
         # Illinois regula falsi on the increasing piecewise-linear derivative: a few steps
         # to within 1e-9 of its initial magnitude
-        tol, side = 1e-9 * abs(s0), 0
+        tol, side = LINE_RTOL * abs(s0), 0
         for _ in range(50):
             t = lo - s_lo * (hi - lo) / (s_hi - s_lo) if s_hi != s_lo else 0.5 * (lo + hi)
             st = slope(t)
