@@ -9,15 +9,23 @@ smoothed by mu (Nesterov smoothing of each hinge term),
     l_v(z) = max_{lo_v <= a <= hi_v}  a z - mu / 2 a^2,
 
 by Newton's method (the class-slot matrix V has rows summing to zero, b sums to zero when
-the intercepts are unpenalized): the (d + 1) k x (d + 1) k Hessian is formed from the free
-terms block by block over slot pairs and factored, and the step is the exact minimizer along
-the Newton direction (the smoothed objective is piecewise quadratic there), with mu
-decreasing by 10 from 1 / max|bound| to 0.5 tol / max|bound|.  Its
+the intercepts are unpenalized): the (d + 1) k x (d + 1) k Hessian sums the blocks of the
+free terms over slot pairs and is factored; between steps it is updated by the blocks of the
+terms that entered or left the free set only (few, once a stage's pattern settles).  The step
+is the exact minimizer along the Newton direction (the smoothed objective is piecewise
+quadratic there), and mu decreases by 10 from 1 / max|bound| to 0.5 tol / max|bound|.  Its
 dual point alpha_v = clip(z_v / mu, lo_v, hi_v) is feasible, satisfies the equalities
 P c(alpha) = 0 (the stationarity in b) and violates the KKT conditions of the exact dual by
 at most mu max|bound| <= tol / 2 (margin units).  The compiled dual solver then starts from
-it and certifies the duality gap as for any other start: the primal start changes where the
-solver starts, never what it returns a solution for.
+it and first checks it against its stopping rule without a step (violation, equalities and
+duality gap: it usually passes, and the fit reports zero epochs); otherwise it goes on from
+there as from any other start: the primal start changes where the solver starts, never what
+it returns a solution for.
+
+The per-term passes (values, slot sums, line-search derivatives, the changed free terms, the
+dual point) run compiled on the problem's compact layout (msvm/_core/_smoothed.pyx), and the
+slot sums are mapped back by X^T chunk by chunk of samples: a Newton step keeps two (n, k)
+arrays and a byte per dual variable, never a float per dual variable.
 """
 
 import numpy as np

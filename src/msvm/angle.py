@@ -80,7 +80,8 @@ class AngleBasedMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     alpha_ : ndarray of shape (n_samples, k)
         Dual variables: ``alpha_[i, j]`` multiplies sample i's hinge term of class j.
     n_iter_ : int
-        Number of solver epochs.
+        Number of solver epochs (0 when the linear path's smoothed-primal start already met
+        the stopping rule).
     {probability_attributes}
     {approximation_attributes}
 

@@ -47,7 +47,8 @@ class ReinforcedMSVM(ProbabilityMixin, BaseMSVM):
         (the reinforced term when ``j == y_i``), in ``[0, C w_i gamma]`` resp.
         ``[0, C w_i (1 - gamma)]``.
     n_iter_ : int
-        Number of solver epochs.
+        Number of solver epochs (0 when the linear path's smoothed-primal start already met
+        the stopping rule).
     {probability_attributes}
     {approximation_attributes}
 

@@ -40,7 +40,8 @@ class WestonWatkinsMSVM(ProbabilityMixin, BaseMSVM):
         Dual variables: ``alpha_[i, j]`` (j != y_i) multiplies the hinge
         [1 - (f_{y_i}(x_i) - f_j(x_i))]_+; zero for ``j == y_i``.
     n_iter_ : int
-        Number of solver epochs.
+        Number of solver epochs (0 when the linear path's smoothed-primal start already met
+        the stopping rule).
     {probability_attributes}
     {approximation_attributes}
     """

@@ -31,7 +31,8 @@
 #   unshrunk pass, and exact pair steps inside groups whose cap is active.  Where this is
 #   slow (explicit features, large C, n >> d, no group caps), the Python layer first
 #   solves the smoothed primal by Newton's method and starts the solver from its dual point
-#   (msvm/_primal.py); the solver then certifies that start like any other.
+#   (msvm/_primal.py); the solver first checks that start against the stopping rule without
+#   a step (`certify_start`, usually met) and otherwise goes on from it like from any other.
 #
 # The current scores F = K U are held by a RowSource (_rows.pyx), the only seam to the data:
 # explicit weights for the linear kernel (O(d k) per sample update, dense or CSR rows) or
