@@ -119,7 +119,7 @@ def test_gradient_and_hessian_match_finite_differences(equality):
 
 
 def test_start_is_feasible_and_nearly_optimal():
-    """alpha in its box, P c(alpha) ~ 0, and every term's KKT violation below tol / 2."""
+    """alpha in its box, P c(alpha) ~ 0, and every term's KKT violation below tol."""
     X, y = _data()
     k, tol = 3, 1e-3
     problem = _ww_problem(X, y, k, 5.0)
@@ -183,7 +183,7 @@ def _linear_solve(problem, X, alpha, mu, tol, certify_start):
 
 @pytest.mark.parametrize("cls", [msvm.WestonWatkinsMSVM, msvm.ReinforcedMSVM])
 def test_a_primal_start_is_certified_without_a_step(cls):
-    """The smoothed primal's dual point meets the stopping rule (violation tol / 2, equality
+    """The smoothed primal's dual point meets the stopping rule (violation 0.9 tol, equality
     and gap within tol): the solver certifies it with zero epochs and returns it unchanged,
     within tol of the optimum a cold solve reaches; from a cold start the same check lets
     the epochs run."""
