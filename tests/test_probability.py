@@ -93,10 +93,14 @@ def test_string_labels_and_sample_weight(data):
     assert np.all(est.classes_[np.argmax(proba, axis=1)] == est.predict(X_test))
 
 
-def test_invalid_grid_is_refused(data):
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("grid", [0, "3"])
+def test_invalid_grid_is_refused(data, estimator, grid):
+    """Every estimator validates probability_grid (WestonWatkinsMSVM did not: 0 raised an
+    IndexError deep in the fit, a string a ValueError from int())."""
     X, y, _ = data
     with pytest.raises(ValueError, match="probability_grid"):
-        ReinforcedMSVM(probability=True, probability_grid=0).fit(X, y)
+        clone(estimator).set_params(probability=True, probability_grid=grid).fit(X, y)
 
 
 def test_tuning_set_search_delegates(data):

@@ -161,3 +161,19 @@ def test_sparse_input_gives_the_dense_fit(kernel, fmt):
     for Xp in (XU, S):
         np.testing.assert_allclose(sparse_fit.decision_values(Xp), dense_fit.decision_values(XU),
                                    rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("kwargs", [{"kernel": "linear"},
+                                    {"kernel": "rbf", "kernel_approximation": "rff",
+                                     "n_components": 20, "random_state": 0},
+                                    {"kernel": "rbf"}])
+def test_support_is_the_samples_with_a_nonzero_dual_variable(kwargs):
+    """support_ on every path (the linear and approximate fits had none): the samples with a
+    nonzero dual variable at some grid point."""
+    X, y, w = _data(1)
+    est = TargetedLocalMSVM(C=2.0, target=1, n_grid=4, bandwidth=0.5, **kwargs).fit(X, y)
+    alphas = est._dual_state[0]
+    expected = np.flatnonzero(np.any(np.abs(alphas).reshape(len(alphas), len(y), -1) > 0,
+                                     axis=(0, 2)))
+    assert len(expected) > 0
+    np.testing.assert_array_equal(est.support_, expected)

@@ -323,6 +323,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                 previous = (alphas_prev, C_prev)
         paths, objectives, resids, iters, alphas, stops = [], [], [], [], [], []
         empty, one_class = [], []        # grid points without local data of two classes
+        support = np.zeros(len(y), dtype=bool)      # a nonzero dual variable at some u0
         sol = None          # the last solved grid point (``src`` holds its scores)
         with StepLog(type(self).__name__, self.verbose, total=len(self.grid_),
                      bar=self.progress_bar) as log:
@@ -354,6 +355,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                 else:
                     alpha = np.zeros(problem.n_vars)
                 sol = sequence.solve(problem, alpha, np.zeros(k))
+                support |= problem.support_mask(sol.alpha)
                 stops.append(sequence.stop_reasons[-1])
                 alphas.append(sol.alpha.copy())
                 with np.errstate(over="ignore", invalid="ignore"):
@@ -378,8 +380,10 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         self.stop_reason_ = sequence.stop_reason()
         if self.kernel_approximation is not None:
             self.feature_coef_path_ = np.array(paths)
+            self.support_ = np.flatnonzero(support)
         elif self.kernel == "linear":
             self.coef_path_ = np.array(paths)
+            self.support_ = np.flatnonzero(support)
         else:
             V = np.array(paths)                                     # n_grid x n x (k-1)
             self.support_ = np.flatnonzero(np.any(V != 0, axis=(0, 2)))

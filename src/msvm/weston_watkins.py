@@ -46,6 +46,11 @@ class WestonWatkinsMSVM(ProbabilityMixin, BaseMSVM):
     {approximation_attributes}
     """
 
+    _parameter_constraints = {
+        **BaseMSVM._parameter_constraints,
+        **PROBABILITY_PARAMETER_CONSTRAINTS,
+    }
+
     def __init__(self, C=1.0, *, kernel="rbf", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="auto",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
