@@ -22,7 +22,7 @@ import pytest
 
 from msvm._core._solver import init_scores, make_row_source, solve
 from msvm._problem import margin_problem
-from oracle import psd_sqrt
+from _dual_qp import dual_value, reference_dual_value
 
 cp = pytest.importorskip("cvxpy")
 
@@ -41,33 +41,6 @@ def _utility(kind, k):
     # a cost-based utility (every entry > 0 but the largest cost's): several groups per sample
     cost = np.abs(np.subtract.outer(np.arange(k), np.arange(k))).astype(float)
     return cost.max() - cost + np.eye(k)
-
-
-def _dual_value(K, problem, alpha):
-    D = problem.directions()
-    iv = problem.sample_of_var()
-    P = np.eye(problem.k) - 1.0 / problem.k
-    Q = (D @ (problem.kappa * P) @ D.T) * K[np.ix_(iv, iv)]
-    return 0.5 * alpha @ Q @ alpha - problem.lin @ alpha
-
-
-def _reference(K, problem):
-    E = np.zeros((problem.n_samples, len(problem.lin)))
-    E[problem.sample_of_var(), np.arange(len(problem.lin))] = 1.0
-    LK = psd_sqrt(K)
-    LM = psd_sqrt(problem.kappa * (np.eye(problem.k) - 1.0 / problem.k))
-    a = cp.Variable(len(problem.lin))
-    G = np.zeros((len(problem.cap), len(problem.lin)))
-    G[problem.group, np.arange(len(problem.lin))] = 1.0
-    cons = [a >= problem.lo, a <= problem.hi, G @ a <= problem.cap]
-    c = problem.directions().T @ a
-    cons.append(c[:-1] == c[-1])
-    U = E @ cp.diag(a) @ problem.directions()
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(LK.T @ U @ LM) - problem.lin @ a),
-                      cons)
-    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
-    assert prob.status == cp.OPTIMAL, f"the reference solver did not converge: {prob.status}"
-    return prob.value
 
 
 def _cd_solve(src, problem, alpha, mu, tol, seed=0, rho=1.0):
@@ -98,8 +71,8 @@ def test_grouped_cd_matches_reference(utility, source, seed):
     assert np.all(alpha >= problem.lo - 1e-14) and np.all(alpha <= problem.hi + 1e-14)
     sums = np.bincount(problem.group, weights=alpha, minlength=len(problem.cap))
     assert np.all(sums <= problem.cap * (1 + 1e-12) + 1e-15)
-    ref = _reference(K, problem)
-    value = _dual_value(K, problem, alpha)
+    ref = reference_dual_value(K, problem)
+    value = dual_value(K, problem, alpha)
     assert abs(value - ref) <= 1e-7 * max(1.0, abs(ref)), (value, ref)
 
 
@@ -112,7 +85,7 @@ def test_rounding_gap_below_a_cap_is_no_violation():
     mu = np.zeros(k)
     _, resid, status, _ = _cd_solve(src, problem, alpha, mu, tol=1e-9)
     assert status == 0
-    value = _dual_value(X @ X.T, problem, alpha)
+    value = dual_value(X @ X.T, problem, alpha)
     # move the sums of full groups a few ulps below their caps (the largest member down,
     # where it is below its box's upper end, so that no pair of the group changes): a
     # feasible point within rounding of the optimum, whose lowered groups have members at 0
@@ -136,7 +109,7 @@ def test_rounding_gap_below_a_cap_is_no_violation():
                                      method="cd")
     assert n_iter == 1
     assert resid <= 1e-7, resid
-    assert abs(_dual_value(X @ X.T, problem, alpha) - value) <= 1e-9 * abs(value)
+    assert abs(dual_value(X @ X.T, problem, alpha) - value) <= 1e-9 * abs(value)
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -107,13 +107,17 @@ def test_gradient_and_hessian_match_finite_differences(equality):
     V, b = sp._center(0.3 * rng.normal(size=(3, 4)), 0.3 * rng.normal(size=4))
     dV, db = sp._center(rng.normal(size=(3, 4)), rng.normal(size=4))
     F = sp.decision(V, b)
-    gV, gb = sp.gradient(V, b, F)
+
+    def at(V, b):       # (value, gV, gb) at (V, b)
+        return sp.value_and_gradient(V, b, sp.decision(V, b))
+
+    _, gV, gb = at(V, b)
     eps = 1e-6
-    fd = (sp.value(V + eps * dV, b + eps * db) - sp.value(V - eps * dV, b - eps * db)) / (2 * eps)
+    fd = (at(V + eps * dV, b + eps * db)[0] - at(V - eps * dV, b - eps * db)[0]) / (2 * eps)
     assert fd == pytest.approx(float(np.sum(gV * dV) + np.sum(gb * db)), rel=1e-6)
     H = sp.hessian(F)
-    g_plus = sp.gradient(V + eps * dV, b + eps * db, sp.decision(V + eps * dV, b + eps * db))
-    g_minus = sp.gradient(V - eps * dV, b - eps * db, sp.decision(V - eps * dV, b - eps * db))
+    g_plus = at(V + eps * dV, b + eps * db)[1:]
+    g_minus = at(V - eps * dV, b - eps * db)[1:]
     fd_h = sp._flat((g_plus[0] - g_minus[0]) / (2 * eps), (g_plus[1] - g_minus[1]) / (2 * eps))
     np.testing.assert_allclose(H @ sp._flat(dV, db), fd_h, rtol=1e-5, atol=1e-6)
 

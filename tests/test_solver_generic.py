@@ -20,7 +20,7 @@ cp = pytest.importorskip("cvxpy")
 
 from msvm._core._solver import init_scores, make_row_source, solve  # noqa: E402
 from msvm._problem import DualProblem  # noqa: E402
-from oracle import psd_sqrt  # noqa: E402
+from _dual_qp import dual_value, reference_dual_value  # noqa: E402
 
 
 def _random_problem(seed, structure):
@@ -60,37 +60,6 @@ def _random_problem(seed, structure):
     return K, problem
 
 
-def _dual_matrix(K, problem):
-    D = problem.directions()
-    iv = problem.sample_of_var()
-    P = np.eye(problem.k) - 1.0 / problem.k
-    return (D @ (problem.kappa * P) @ D.T) * K[np.ix_(iv, iv)]
-
-
-def _reference(K, problem):
-    # 1/2 alpha^T Q alpha = 1/2 || L_K^T U L_M ||_F^2 with U = E diag(alpha) D (n x k),
-    # K = L_K L_K^T and kappa P = L_M L_M^T (symmetric square roots)
-    E = np.zeros((problem.n_samples, len(problem.lin)))
-    E[problem.sample_of_var(), np.arange(len(problem.lin))] = 1.0
-    LK = psd_sqrt(K)
-    LM = psd_sqrt(problem.kappa * (np.eye(problem.k) - 1.0 / problem.k))
-    a = cp.Variable(len(problem.lin))
-    cons = [a >= problem.lo, a <= problem.hi]
-    if len(problem.cap):
-        G = np.zeros((len(problem.cap), len(problem.lin)))
-        G[problem.group, np.arange(len(problem.lin))] = 1.0
-        cons.append(G @ a <= problem.cap)
-    if problem.equality:
-        c = problem.directions().T @ a          # P c = 0: all class sums equal (k - 1 rows)
-        cons.append(c[:-1] == c[-1])
-    U = E @ cp.diag(a) @ problem.directions()
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(LK.T @ U @ LM) - problem.lin @ a),
-                      cons)
-    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
-    assert prob.status == cp.OPTIMAL, f"the reference solver did not converge: {prob.status}"
-    return prob.value
-
-
 @pytest.mark.parametrize("structure", ["groups", "shifted", "angle", "penalized"])
 @pytest.mark.parametrize("seed", range(4))
 def test_solver_matches_generic_qp(structure, seed):
@@ -115,7 +84,6 @@ def test_solver_matches_generic_qp(structure, seed):
     # the scores the solver kept equal K U
     np.testing.assert_allclose(src.scores, K @ problem.slot_sums(alpha), atol=1e-9)
     # the optimum
-    Q = _dual_matrix(K, problem)
-    value = 0.5 * alpha @ Q @ alpha - problem.lin @ alpha
-    ref = _reference(K, problem)
+    value = dual_value(K, problem, alpha)
+    ref = reference_dual_value(K, problem)
     assert abs(value - ref) <= 1e-6 * max(1.0, abs(ref)), (value, ref)

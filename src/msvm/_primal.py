@@ -117,11 +117,6 @@ class SmoothedPrimal:
         F += b
         return F
 
-    def value(self, V, b, F=None):
-        """The smoothed objective at (V, b) (F: its decision values, if known)."""
-        F = self.decision(V, b) if F is None else F
-        return 0.5 / self.kappa * float(np.sum(V * V)) + self.terms.value_and_slot_sums(F)
-
     def value_and_gradient(self, V, b, F):
         """The smoothed objective and its gradient (gV, gb) at (V, b) with values F: the
         slot sums U of the dual point are formed and mapped back by X^T chunk by chunk of
@@ -137,9 +132,6 @@ class SmoothedPrimal:
         gV = centered_slots(XtU)
         gb = gb - gb.mean() if self.problem.equality else np.zeros(self.k)
         return 0.5 / self.kappa * float(np.sum(V * V)) + loss, gV + V / self.kappa, gb
-
-    def gradient(self, V, b, F):
-        return self.value_and_gradient(V, b, F)[1:]
 
     def hessian(self, F):
         """The (generalized) Hessian in the layout of ``_flat`` at the decision values F.
@@ -265,7 +257,8 @@ class SmoothedPrimal:
         for _ in range(max_steps):
             self.steps += 1
             g = self._flat(gV, gb)
-            if np.sqrt(g @ g) <= gtol:
+            gnorm = float(np.sqrt(g @ g))
+            if gnorm <= gtol:
                 break
             H = self.hessian(F)
             try:
@@ -287,7 +280,7 @@ class SmoothedPrimal:
             # that decrease falls below the rounding of f's sum over all terms (a million
             # samples: about 1e-10 |f|), where the gradient still shrinks: the step is kept
             # while either of them falls
-            if not (f1 < f or self._norm(gV1, gb1) < np.sqrt(g @ g)):
+            if not (f1 < f or self._norm(gV1, gb1) < gnorm):
                 F = self.decision(V, b)             # neither falls: rounding reached
                 break
             V, b, f, gV, gb = V1, b1, f1, gV1, gb1

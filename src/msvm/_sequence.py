@@ -339,11 +339,10 @@ class DualSequence:
         self.move_to(problem, alpha)
         self._fix_penalty_and_seed(problem)
         alpha, mu, started = self._primal_start(problem, alpha, mu, tol)
-        extra = {"certify_start": True} if started else {}
         n_iter, resid, status, gap = self._solver(
             self.src, problem, alpha, mu, tol=tol, max_iter=self.max_iter,
             shrinking=self.shrinking, seed=int(self.seed), rho=self.rho, verbose=self.verbose,
-            **extra)
+            certify_start=started)
         self._warn_if_stopped_early(status, resid, gap, tol)
         self.stop_reasons.append(SOLVER_STOP_REASONS[status])
         return self._snapshot(problem, alpha, mu, int(n_iter), float(resid))

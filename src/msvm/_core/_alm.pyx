@@ -106,13 +106,19 @@ cdef void schedule_init(Schedule* sc, const Prob* p, double tol, double scale) n
     sc.resid = INFINITY
 
 
-cdef void _start_round(const Prob* p, State* st) noexcept nogil:
-    """s = mu + rho P c: the gradient shift of the inner problem for the current mu."""
+cdef inline double _mean_class_sum(const Prob* p, const State* st) noexcept nogil:
+    """The mean of the class sums c (P c = c - this mean)."""
     cdef int j
     cdef double mean_c = 0.0
     for j in range(p.k):
         mean_c += st.c[j]
-    mean_c /= p.k
+    return mean_c / p.k
+
+
+cdef void _start_round(const Prob* p, State* st) noexcept nogil:
+    """s = mu + rho P c: the gradient shift of the inner problem for the current mu."""
+    cdef int j
+    cdef double mean_c = _mean_class_sum(p, st)
     for j in range(p.k):
         st.s[j] = (st.mu[j] + st.rho * (st.c[j] - mean_c)) if p.equality else 0.0
 
@@ -120,11 +126,9 @@ cdef void _start_round(const Prob* p, State* st) noexcept nogil:
 cdef double _multiplier_step(const Prob* p, State* st, double scale) noexcept nogil:
     """mu += rho P c; returns the equality violation |P c|_inf / scale (NaN if non-finite)."""
     cdef int j
-    cdef double mean_c = 0.0, vs, feas = 0.0, check = 0.0
+    cdef double mean_c = _mean_class_sum(p, st), vs, feas = 0.0, check = 0.0
     for j in range(p.k):
-        mean_c += st.c[j]
         check += st.s[j]
-    mean_c /= p.k
     if not p.equality:
         return 0.0 if check - check == 0.0 and mean_c - mean_c == 0.0 else mean_c - mean_c
     for j in range(p.k):
@@ -190,16 +194,14 @@ cdef int _certify_start(InnerSolver inner, Schedule* sc, int verbose) noexcept n
     gap within tol), CONVERGED; -1 to go on with the rounds; or a status to stop with."""
     cdef const Prob* p = inner.p
     cdef State* st = inner.st
-    cdef double viol = INFINITY, feas = 0.0, mean_c = 0.0
+    cdef double viol = INFINITY, feas = 0.0, mean_c
     cdef int j, status
     _start_round(p, st)
     status = inner.violation(&viol)
     if status != STATUS_CONVERGED:
         return status
     if p.equality:
-        for j in range(p.k):
-            mean_c += st.c[j]
-        mean_c /= p.k
+        mean_c = _mean_class_sum(p, st)
         for j in range(p.k):
             feas = max(feas, fabs(st.c[j] - mean_c))
         feas /= sc.scale

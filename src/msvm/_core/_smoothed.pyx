@@ -40,6 +40,13 @@ cdef inline double _margin(const Prob* p, int v, const double* Fi) noexcept nogi
     return z
 
 
+cdef inline unsigned char _free(const Prob* p, int v, const double* Fi,
+                                double mu) noexcept nogil:
+    """Whether term v is on the quadratic piece: mu lo_v <= z_v <= mu hi_v (kinks count)."""
+    cdef double z = _margin(p, v, Fi)
+    return mu * v_lo(p, v) <= z <= mu * v_hi(p, v)
+
+
 cdef inline double _clip(double x, double lo, double hi) noexcept nogil:
     return lo if x < lo else (hi if x > hi else x)
 
@@ -132,7 +139,7 @@ cdef class SmoothedTerms:
         cdef const Prob* p = &self.pa.p
         cdef int i, v
         cdef Py_ssize_t m = 0, r
-        cdef double z, mu = self.mu
+        cdef double mu = self.mu
         cdef unsigned char now
         self._check(F)
         if free.shape[0] != p.nv:
@@ -144,9 +151,7 @@ cdef class SmoothedTerms:
         with nogil:
             for i in range(start, stop):
                 for v in range(p.ptr[i], p.ptr[i + 1]):
-                    z = _margin(p, v, &F[i, 0])
-                    now = mu * v_lo(p, v) <= z <= mu * v_hi(p, v)
-                    if now != free[v]:
+                    if _free(p, v, &F[i, 0], mu) != free[v]:
                         m += 1
         rows = np.empty(m, dtype=np.int32)
         s1 = np.empty(m, dtype=np.int32)
@@ -160,8 +165,7 @@ cdef class SmoothedTerms:
         with nogil:
             for i in range(start, stop):
                 for v in range(p.ptr[i], p.ptr[i + 1]):
-                    z = _margin(p, v, &F[i, 0])
-                    now = mu * v_lo(p, v) <= z <= mu * v_hi(p, v)
+                    now = _free(p, v, &F[i, 0], mu)
                     if now == free[v] or r >= m:
                         continue
                     free[v] = now
