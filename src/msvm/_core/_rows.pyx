@@ -45,6 +45,13 @@ from ._types cimport MAX_CLASSES
 cdef extern from "_exp_row.h":
     void msvm_exp_row(double* x, Py_ssize_t n) noexcept nogil
 
+cdef extern from "_big_alloc.h":
+    void* msvm_big_alloc(size_t nbytes) noexcept nogil
+
+cdef extern from "_row_updates.h":
+    void msvm_rows_axpys(const void** rows, int single, int m, const double* coef, int ld,
+                         double** ys, int nt, Py_ssize_t n) noexcept nogil
+
 cdef extern from "_dense_dots.h":
     void msvm_sqnorms(const double* X, Py_ssize_t n, Py_ssize_t d, double* out) noexcept nogil
     void msvm_dots_row(const double* X, Py_ssize_t n, Py_ssize_t d, const double* xi,
@@ -256,6 +263,24 @@ cdef class RowSource:
         for t in range(m):
             _axpy(ys[t], r, coef[t], self.n)
 
+    cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
+                         int nt) noexcept nogil:
+        """ys[t] += sum_a coef[a * ld + t] K[idx[a], :] for t < nt (sources with rows; the
+        samples in order, zero coefficients skipped): a working set's score update.  Here
+        one sample at a time; the sources that hold their rows group them (_row_updates.h)."""
+        cdef int a, t, nz
+        cdef double c[MAX_CLASSES + 1]
+        cdef double* y[MAX_CLASSES + 1]
+        for a in range(m):
+            nz = 0
+            for t in range(nt):
+                if coef[<Py_ssize_t> a * ld + t] != 0.0:
+                    c[nz] = coef[<Py_ssize_t> a * ld + t]
+                    y[nz] = ys[t]
+                    nz += 1
+            if nz > 0:
+                self.row_axpys(idx[a], c, y, nz)
+
     cdef double* slot_scores(self) noexcept nogil:
         return NULL
 
@@ -329,6 +354,18 @@ cdef class GramRows(ScoreRows):
         self.n_requests += 1
         return &self.K[i, 0]
 
+    cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
+                         int nt) noexcept nogil:
+        cdef const void** refs = <const void**> malloc(m * sizeof(void*) + 1)
+        cdef int a
+        if refs == NULL:
+            RowSource.rows_axpys(self, idx, m, coef, ld, ys, nt)
+            return
+        for a in range(m):
+            refs[a] = self.row(idx[a])
+        msvm_rows_axpys(refs, 0, m, coef, ld, ys, nt, self.n)
+        free(refs)
+
 
 cdef class CachedRows(ScoreRows):
     """Kernel rows computed on demand into an LRU cache (abstract: see the subclasses)."""
@@ -390,7 +427,7 @@ cdef class CachedRows(ScoreRows):
         capacity = min(max(capacity, 2), self.n)
         self.capacity = capacity
         itemsize = sizeof(float) if self.single else sizeof(double)
-        self.store = malloc(capacity * self.n * itemsize + 1)
+        self.store = msvm_big_alloc(capacity * self.n * itemsize + 1)
         self.scratch = <double*> malloc(self.n * sizeof(double) + 1)
         self.batch = <int> max(1, min(BLOCK_ROWS, capacity, BLOCK_BYTES // (8 * max(self.n, 1))))
         self.block = <double*> malloc(<Py_ssize_t> self.batch * self.n * sizeof(double) + 1)
@@ -531,6 +568,24 @@ cdef class CachedRows(ScoreRows):
         else:
             for t in range(m):
                 _axpy(ys[t], <double*> self.store + off, coef[t], self.n)
+
+    cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
+                         int nt) noexcept nogil:
+        """(RowSource.rows_axpys) the rows referenced in place, m <= capacity: a row
+        computed here on a miss evicts the least recently used one, never one of these."""
+        cdef const void** refs = <const void**> malloc(m * sizeof(void*) + 1)
+        cdef int a
+        if refs == NULL or m > self.capacity:
+            free(refs)
+            RowSource.rows_axpys(self, idx, m, coef, ld, ys, nt)
+            return
+        for a in range(m):
+            if self.single:
+                refs[a] = <float*> self.store + self._cached(idx[a])
+            else:
+                refs[a] = <double*> self.store + self._cached(idx[a])
+        msvm_rows_axpys(refs, self.single, m, coef, ld, ys, nt, self.n)
+        free(refs)
 
     cdef int _claim(self, int i) noexcept nogil:
         """A cache slot for row i: a free one, or the least recently used one."""

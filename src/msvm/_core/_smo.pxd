@@ -65,7 +65,7 @@ cdef class SMOSolver(InnerSolver):
     cdef int* prev             # qmax: the previous working set
     cdef int* sample           # nv: the sample of every variable
     cdef int* bv               # the working set's variables, in the problem's order
-    cdef double* dU            # qmax x k: the block's change of U
+    cdef double* dU            # qmax x (k + 1): the block's change of U and its row sums
     cdef double* zg            # maxper + 1: a group's gradients
     cdef double* ag            # maxper + 1: a group's alphas
     cdef int* gvars            # maxper + 1: a group's variables

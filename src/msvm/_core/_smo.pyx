@@ -16,10 +16,11 @@
 #    inner KKT conditions per sample: z >= 0 where U can only increase, z <= 0 where it can
 #    only decrease, z = 0 for free variables (room counted with the group caps), and, in a
 #    full group, max g <= min g over the members that can decrease / increase (g = sigma z).
-#    Shrinking (libsvm's rule, without groups): a sample that does not violate and whose
-#    variables at a bound are further from violating than the last scan's largest violation
-#    is settled and left out of the scans until the next full one (every SHRINK_EVERY scans,
-#    at the start of every inner solve, and before convergence is declared).  The scores
+#    Shrinking (libsvm's rule): a sample that does not violate, whose variables are all at a
+#    bound and further from violating than the last scan's largest violation, and whose
+#    groups are below their caps (a full group moves by pairs: never settled), is settled and
+#    left out of the scans until the next full one (every SHRINK_EVERY scans, at the start of
+#    every inner solve, and before convergence is declared).  The scores
 #    of every sample stay current, so a full scan reconstructs nothing;
 # 2. the (at most q) samples with the largest violation, topped up with the previous working
 #    set, form the working set B; their kernel block K_BB (q x q), scores and variables are
@@ -248,7 +249,7 @@ cdef class SMOSolver(InnerSolver):
         self.sample = <int*> malloc(nv * sizeof(int) + sizeof(int))
         self.settled = <unsigned char*> malloc(n + 1)
         self.bv = <int*> malloc(nbmax * sizeof(int))
-        self.dU = <double*> malloc(<Py_ssize_t> qmax * k * sizeof(double))
+        self.dU = <double*> malloc(<Py_ssize_t> qmax * (k + 1) * sizeof(double))
         self.zg = <double*> malloc((maxper + 1) * sizeof(double))
         self.ag = <double*> malloc((maxper + 1) * sizeof(double))
         self.gvars = <int*> malloc((maxper + 1) * sizeof(int))
@@ -292,7 +293,7 @@ cdef class SMOSolver(InnerSolver):
         for v in range(nv):
             if v_grp(p, v) >= 0:
                 self.grouped = True
-        self.shrinking = shrinking and not self.grouped
+        self.shrinking = shrinking
         self.since_full = SHRINK_EVERY
         self.last_viol = INFINITY
         for i in range(n):
@@ -303,7 +304,7 @@ cdef class SMOSolver(InnerSolver):
                 self.sample[v] = i
             for j in range(k):
                 self.S[i] += self.Ft[<Py_ssize_t> j * n + i]
-        for j in range(qmax * k):
+        for j in range(qmax * (k + 1)):
             self.dU[j] = 0.0
 
     def __dealloc__(self):
@@ -335,12 +336,12 @@ cdef class SMOSolver(InnerSolver):
         """Largest violation of the inner KKT conditions among sample i's variables and
         groups.  margin: how far the sample is from violating, the smallest |z| over its
         variables at a bound with z pointing out of the box (-inf when a variable is free
-        or the problem has groups: then the sample is never settled)."""
+        or in a full group: then the sample is never settled)."""
         cdef const Prob* p = self.p
         cdef const State* st = self.st
         cdef const Canon* cn = &self.cn
         cdef int v, v0 = p.ptr[i], v1 = p.ptr[i + 1], g, w, va, vb, n = p.n
-        cdef double sc = 0.0, z, U, sig, gv, lo, hi, room = INFINITY
+        cdef double sc = 0.0, z, U, sig, gv, lo, hi, room = INFINITY, rup, rdown
         cdef bint up, down
         for v in range(v0, v1):
             lo = v_lo(p, v)
@@ -362,12 +363,20 @@ cdef class SMOSolver(InnerSolver):
                 elif down:
                     room = min(room, -z)
                 continue
-            room = -INFINITY
             U = sig * st.alpha[v]
-            if z < -sc and _room_up(p, st, cn, v, U, hi if sig > 0 else -lo) > 0.0:
+            rup = _room_up(p, st, cn, v, U, hi if sig > 0 else -lo)
+            rdown = _room_down(p, st, cn, v, U, lo if sig > 0 else -hi)
+            if z < -sc and rup > 0.0:
                 sc = -z
-            elif z > sc and _room_down(p, st, cn, v, U, lo if sig > 0 else -hi) > 0.0:
+            elif z > sc and rdown > 0.0:
                 sc = z
+            # a full group moves by pairs inside it: such a sample is never settled
+            if group_full(p, st, v_grp(p, v)) or (rup > 0.0 and rdown > 0.0):
+                room = -INFINITY
+            elif rup > 0.0:
+                room = min(room, z)
+            elif rdown > 0.0:
+                room = min(room, -z)
         margin[0] = room
         if not self.grouped:
             return sc
@@ -789,49 +798,57 @@ cdef class SMOSolver(InnerSolver):
     # ------------------------------------------------------------------ 4. write back
     cdef int _write_back(self) noexcept nogil:
         """Step 4: the block's alphas, and every score updated once with the kernel rows of
-        the samples that changed.  INTERRUPTED (after the update is complete) or CONVERGED."""
+        the samples that changed (one grouped pass, RowSource.rows_axpys).  INTERRUPTED
+        (after the update is complete) or CONVERGED."""
         cdef const Prob* p = self.p
         cdef const Canon* cn = &self.cn
         cdef Block* B = &self.B
-        cdef int b, v, a, i, j, m, n = p.n, k = p.k, status = STATUS_CONVERGED
+        cdef int b, v, a, i, j, n = p.n, k = p.k, ld = p.k + 1, changed = 0
         cdef double d, tot
-        cdef double coef[MAX_CLASSES + 1]
         cdef double* ys[MAX_CLASSES + 1]
+        cdef double* du
         for b in range(B.nb):
             v = B.gv[b]
             d = B.U[b] - cn.sg[ce(cn, v)] * self.st.alpha[v]
             if d != 0.0:
                 self.st.alpha[v] = cn.sg[ce(cn, v)] * B.U[b]
-                self.dU[B.li[b] * k + cn.p[ce(cn, v)]] += d
+                self.dU[B.li[b] * ld + cn.p[ce(cn, v)]] += d
                 if cn.q[ce(cn, v)] >= 0:
-                    self.dU[B.li[b] * k + cn.q[ce(cn, v)]] += cn.r[ce(cn, v)] * d
+                    self.dU[B.li[b] * ld + cn.q[ce(cn, v)]] += cn.r[ce(cn, v)] * d
         self.nprev = B.q
+        # the changed samples' rows of dU, compacted in block order, each with its row sum
+        # (the change of S) in column k
         for a in range(B.q):
             i = self.cand[a]
             self.prev[a] = i
             B.loc[i] = -1
+            du = self.dU + <Py_ssize_t> a * ld
             tot = 0.0
-            m = 0
             for j in range(k):
-                d = self.dU[a * k + j]
-                if d == 0.0:
-                    continue
-                tot += d
-                coef[m] = d
-                ys[m] = self.Ft + <Py_ssize_t> j * n
-                m += 1
-                self.dU[a * k + j] = 0.0
-            if m == 0:
+                tot += du[j]
+            du[k] = tot
+            for j in range(ld):
+                if du[j] != 0.0:
+                    break
+            else:
                 continue
-            if tot != 0.0:
-                coef[m] = tot
-                ys[m] = self.S
-                m += 1
-            # every changed slot and the row sums in one pass over the kernel row
-            self.src.row_axpys(i, coef, ys, m)
-            if tick(&self.work, self.src.row_cost):
-                status = STATUS_INTERRUPTED
-        return status
+            if changed < a:
+                for j in range(ld):
+                    self.dU[<Py_ssize_t> changed * ld + j] = du[j]
+                    du[j] = 0.0
+            self.cand[changed] = i
+            changed += 1
+        if changed == 0:
+            return STATUS_CONVERGED
+        for j in range(k):
+            ys[j] = self.Ft + <Py_ssize_t> j * n
+        ys[k] = self.S
+        self.src.rows_axpys(self.cand, changed, self.dU, ld, ys, ld)
+        for j in range(changed * ld):
+            self.dU[j] = 0.0
+        if tick(&self.work, changed * self.src.row_cost):
+            return STATUS_INTERRUPTED
+        return STATUS_CONVERGED
 
     cdef int run(self, double eps, double* viol) noexcept nogil:
         """Working-set rounds until the violation is <= eps: CONVERGED, MAX_ITER (the step

@@ -1,0 +1,121 @@
+/* The score update of a working set (msvm/_core/_rows.pyx: rows_axpys):
+ *     y_t += sum_a c[a, t] K[a, :]     for every target t (the k score rows and their sums),
+ * with the kernel rows K[a, :] of the samples whose variables changed, in float64 or float32.
+ *
+ * One axpy per (sample, target) streams the target row through the caches once per sample
+ * and reads the kernel row again for every target.  Here GROUP samples are taken together:
+ * each target row is read and written once per group, y + c_0 K_0 + c_1 K_1 + ..., and the
+ * group's kernel rows stay in the inner caches while every target passes over them.
+ *
+ * The values are those of the one-sample axpys to the last bit: every entry still receives
+ * its terms one at a time in the samples' order, each product rounded and then added (no
+ * contraction into fused multiply-adds), so a fit's iterates do not depend on the grouping or
+ * on which compiled version (AVX-512, AVX2, baseline) the machine runs.  Zero coefficients
+ * are skipped, as the one-sample updates skip them.
+ */
+#ifndef MSVM_ROW_UPDATES_H
+#define MSVM_ROW_UPDATES_H
+
+#include <stddef.h>
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#include "_clones.h"
+
+#define MSVM_UPDATE_ATTR MSVM_CLONED(("no-trapping-math", "fp-contract=off"))
+#define MSVM_UPDATE_GROUP 4
+
+/* y += c[0] R[0] + ... + c[g-1] R[g-1], the terms added one at a time (1 <= g <= GROUP). */
+MSVM_UPDATE_ATTR
+static void msvm_group_axpy64(double *y, const double *const *R, const double *c, int g,
+                              ptrdiff_t n)
+{
+    ptrdiff_t r;
+    const double *r0 = R[0], *r1 = R[g > 1 ? 1 : 0], *r2 = R[g > 2 ? 2 : 0];
+    const double *r3 = R[g > 3 ? 3 : 0];
+    const double c0 = c[0], c1 = c[g > 1 ? 1 : 0], c2 = c[g > 2 ? 2 : 0];
+    const double c3 = c[g > 3 ? 3 : 0];
+    switch (g) {
+    case 1:
+        for (r = 0; r < n; r++)
+            y[r] = y[r] + c0 * r0[r];
+        break;
+    case 2:
+        for (r = 0; r < n; r++)
+            y[r] = (y[r] + c0 * r0[r]) + c1 * r1[r];
+        break;
+    case 3:
+        for (r = 0; r < n; r++)
+            y[r] = ((y[r] + c0 * r0[r]) + c1 * r1[r]) + c2 * r2[r];
+        break;
+    default:
+        for (r = 0; r < n; r++)
+            y[r] = (((y[r] + c0 * r0[r]) + c1 * r1[r]) + c2 * r2[r]) + c3 * r3[r];
+        break;
+    }
+}
+
+/* The same with float32 kernel rows (each value widened to double before its product). */
+MSVM_UPDATE_ATTR
+static void msvm_group_axpy32(double *y, const float *const *R, const double *c, int g,
+                              ptrdiff_t n)
+{
+    ptrdiff_t r;
+    const float *r0 = R[0], *r1 = R[g > 1 ? 1 : 0], *r2 = R[g > 2 ? 2 : 0];
+    const float *r3 = R[g > 3 ? 3 : 0];
+    const double c0 = c[0], c1 = c[g > 1 ? 1 : 0], c2 = c[g > 2 ? 2 : 0];
+    const double c3 = c[g > 3 ? 3 : 0];
+    switch (g) {
+    case 1:
+        for (r = 0; r < n; r++)
+            y[r] = y[r] + c0 * (double)r0[r];
+        break;
+    case 2:
+        for (r = 0; r < n; r++)
+            y[r] = (y[r] + c0 * (double)r0[r]) + c1 * (double)r1[r];
+        break;
+    case 3:
+        for (r = 0; r < n; r++)
+            y[r] = ((y[r] + c0 * (double)r0[r]) + c1 * (double)r1[r]) + c2 * (double)r2[r];
+        break;
+    default:
+        for (r = 0; r < n; r++)
+            y[r] = (((y[r] + c0 * (double)r0[r]) + c1 * (double)r1[r]) + c2 * (double)r2[r])
+                   + c3 * (double)r3[r];
+        break;
+    }
+}
+
+/* ys[t] += sum_a coef[a * ld + t] rows[a] for t < nt, a < m (rows: m kernel rows of length n,
+ * float32 if single, else float64). */
+static void msvm_rows_axpys(const void *const *rows, int single, int m, const double *coef,
+                            int ld, double *const *ys, int nt, ptrdiff_t n)
+{
+    const void *R[MSVM_UPDATE_GROUP];
+    double c[MSVM_UPDATE_GROUP];
+    int a0, b, g, t, gm;
+    for (a0 = 0; a0 < m; a0 += MSVM_UPDATE_GROUP) {
+        gm = m - a0 < MSVM_UPDATE_GROUP ? m - a0 : MSVM_UPDATE_GROUP;
+        for (t = 0; t < nt; t++) {
+            g = 0;
+            for (b = 0; b < gm; b++) {
+                const double cb = coef[(ptrdiff_t)(a0 + b) * ld + t];
+                if (cb != 0.0) {
+                    R[g] = rows[a0 + b];
+                    c[g] = cb;
+                    g++;
+                }
+            }
+            if (g == 0)
+                continue;
+            if (single)
+                msvm_group_axpy32(ys[t], (const float *const *)R, c, g, n);
+            else
+                msvm_group_axpy64(ys[t], (const double *const *)R, c, g, n);
+        }
+    }
+}
+
+#endif
