@@ -163,3 +163,37 @@ def test_rows_computed_together_equal_rows_computed_alone(kernel, params, cache_
     np.testing.assert_array_equal(np.diag(K[:, rows]), alone.diagonal()[rows]
                                   if cache_dtype == "float64"
                                   else alone.diagonal()[rows].astype(np.float32))
+
+
+@pytest.mark.parametrize("source", ["rbf-float64", "rbf-float32", "sparse-rbf",
+                                    "precomputed"])
+def test_grouped_score_update_equals_one_row_at_a_time(source):
+    # the SMO path adds a working set's kernel rows to the scores four rows per pass over
+    # each score row (_row_updates.h); every value must be the one-row-at-a-time value to
+    # the last bit (each product rounded, then added, the samples in order; zeros skipped)
+    rng = np.random.default_rng(11)
+    n, nt = 57, 6
+    X = rng.normal(size=(n, 5))
+    if source == "precomputed":
+        src = make_row_source("precomputed", 3, K=kernel_matrix(X, X, "rbf", 0.4, 3, 0.0))
+    else:
+        dtype = "float32" if source == "rbf-float32" else "float64"
+        data = sp.csr_matrix(X) if source == "sparse-rbf" else X
+        src = make_row_source("rbf", 3, X=data, gamma=0.4, capacity=30, cache_dtype=dtype)
+    idx = [3, 50, 7, 7 + 1, 21, 44, 0, 12, 33, 56, 18]       # groups of 4, 4 and 3 rows
+    coef = rng.normal(size=(len(idx), nt)) * 10.0 ** rng.integers(-8, 8, size=(len(idx), nt))
+    coef[rng.random(coef.shape) < 0.4] = 0.0
+    coef[2] = 0.0                                              # an unchanged sample
+    ys = rng.normal(size=(nt, n))
+    expected = ys.copy()
+    for a, i in enumerate(idx):
+        row = src.kernel_row(i)
+        for t in range(nt):
+            if coef[a, t] != 0.0:
+                expected[t] = expected[t] + coef[a, t] * row
+    src.add_rows(idx, coef, ys)
+    np.testing.assert_array_equal(ys, expected)
+    with pytest.raises(ValueError, match="distinct"):
+        src.add_rows([1, 1], np.ones((2, nt)), ys)
+    with pytest.raises(ValueError, match="coef must be"):
+        src.add_rows([1, 2], np.ones((2, nt + 1)), ys)

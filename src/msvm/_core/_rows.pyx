@@ -208,6 +208,28 @@ cdef class RowSource:
         r = self.row(i)
         return np.array(<double[:self.n]> r)
 
+    def add_rows(self, idx, coef, ys):
+        """ys[t] += sum_a coef[a, t] K[idx[a], :], in place: the SMO path's score update of a
+        working set (rows_axpys; for tests).  idx: m distinct samples (at most the cache
+        capacity), coef: (m, nt), ys: (nt, n) float64, C-contiguous, nt <= MAX_CLASSES + 1."""
+        cdef int[::1] rows = np.ascontiguousarray(idx, dtype=np.int32)
+        cdef const double[:, ::1] c = np.ascontiguousarray(coef, dtype=np.float64)
+        cdef double[:, ::1] y = ys
+        cdef double* targets[MAX_CLASSES + 1]
+        cdef int t, m = rows.shape[0]
+        if not self.has_rows():
+            raise ValueError(f"{type(self).__name__} holds weights, not kernel rows")
+        if len(np.unique(rows)) != m or m > max(self.capacity, 1) \
+                or (m and not (0 <= min(rows) and max(rows) < self.n)):
+            raise ValueError("add_rows needs distinct row indices, at most the cache capacity")
+        if c.shape[0] != m or c.shape[1] != y.shape[0] or y.shape[1] != self.n \
+                or y.shape[0] > MAX_CLASSES + 1:
+            raise ValueError("coef must be (len(idx), nt) and ys (nt, n), nt <= MAX_CLASSES + 1")
+        for t in range(y.shape[0]):
+            targets[t] = &y[t, 0]
+        if m:
+            self.rows_axpys(&rows[0], m, &c[0, 0], c.shape[1], targets, y.shape[0])
+
     def sample_scores(self, int i):
         """F[i] (k values), as the solver reads it."""
         out = np.empty(self.k)
