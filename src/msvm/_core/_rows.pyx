@@ -45,9 +45,6 @@ from ._types cimport MAX_CLASSES
 cdef extern from "_exp_row.h":
     void msvm_exp_row(double* x, Py_ssize_t n) noexcept nogil
 
-cdef extern from "_big_alloc.h":
-    void* msvm_big_alloc(size_t nbytes) noexcept nogil
-
 cdef extern from "_row_updates.h":
     void msvm_rows_axpys(const void** rows, int single, int m, const double* coef, int ld,
                          double** ys, int nt, Py_ssize_t n) noexcept nogil
@@ -449,7 +446,7 @@ cdef class CachedRows(ScoreRows):
         capacity = min(max(capacity, 2), self.n)
         self.capacity = capacity
         itemsize = sizeof(float) if self.single else sizeof(double)
-        self.store = msvm_big_alloc(capacity * self.n * itemsize + 1)
+        self.store = malloc(capacity * self.n * itemsize + 1)
         self.scratch = <double*> malloc(self.n * sizeof(double) + 1)
         self.batch = <int> max(1, min(BLOCK_ROWS, capacity, BLOCK_BYTES // (8 * max(self.n, 1))))
         self.block = <double*> malloc(<Py_ssize_t> self.batch * self.n * sizeof(double) + 1)
