@@ -29,6 +29,7 @@ cdef struct Block:
     double* Ulo
     double* Uhi
     double* off        # -sigma a
+    double* z          # z, written by each extremes pass
     int* li            # local sample
     int* gv            # global variable
     int* pos           # nb: block variables in the problem's own order (sample, group)
