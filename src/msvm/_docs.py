@@ -38,12 +38,14 @@ KERNEL_PARAMETERS = """\
         otherwise: for tighter tols the solution should be that of the exact kernel, and
         large dual variables (large C or weights) multiply the rounding of the kernel.
     shrinking : bool, default=True
-        Whether to shrink samples whose dual variables sit firmly at their bounds.  Used by
-        the coordinate-descent path (the linear kernel above 2000 samples); the kernel SMO
-        path always works on a working set of the most violating samples (at
-        most 256, or 512 when the row cache holds under half the kernel rows or the samples
-        times the classes reach 200,000; never more than the row cache holds), which has
-        the same effect.
+        Whether to shrink samples whose dual variables sit firmly at their bounds.  The
+        coordinate-descent path (the linear kernel above 2000 samples) leaves them out of
+        its epochs; the kernel SMO path, which works on a working set of the most violating
+        samples (at most 256, or 512 when the row cache holds under half the kernel rows or
+        the samples times the classes reach 200,000; never more than the row cache holds),
+        leaves them out of its scans for the working set (libsvm's rule; a sample with a
+        group at its cap is never left out).  Both look at every sample again before they
+        declare convergence, so shrinking changes the path, not the solution.
     warm_start : bool, default=False
         Start the next ``fit`` from the previous fit's dual solution, rescaled by
         ``C / C_previous`` (every box is proportional to C, so it stays feasible): a path
