@@ -78,6 +78,7 @@ cdef class SMOSolver(InnerSolver):
     cdef int _scan_samples(self, double eps, double* viol, int* m, bint full) noexcept nogil
     cdef int _scan(self, double eps, double* viol, int* m) noexcept nogil
     cdef int _load_block(self, int m) noexcept nogil
+    cdef bint _settled_variable(self, int v, int i) noexcept nogil
     cdef void _block_variables(self) noexcept nogil
     cdef double _bucket_extremes(self) noexcept nogil
     cdef double _group_violation(self, double viol) noexcept nogil

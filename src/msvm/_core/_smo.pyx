@@ -24,7 +24,9 @@
 #    of every sample stay current, so a full scan reconstructs nothing;
 # 2. the (at most q) samples with the largest violation, topped up with the previous working
 #    set, form the working set B; their kernel block K_BB (q x q), scores and variables are
-#    copied out;
+#    copied out, less the variables settled by the same rule (at a bound, outside a full
+#    group, z pointing out of the box by more than the scan's violation: most of a sample's
+#    variables; pendigits and 26 classes 13-15 % less time, the same iterates there);
 # 3. a local SMO solves the subproblem on B (everything else fixed), each step O(q):
 #    * same-bucket pairs (a, b) of one canonical direction: U_a -= t, U_b += t, which leave c
 #      and s unchanged; a has the largest z that can decrease, b maximizes the second-order
@@ -498,9 +500,29 @@ cdef class SMOSolver(InnerSolver):
         self._block_variables()
         return STATUS_CONVERGED
 
+    cdef bint _settled_variable(self, int v, int i) noexcept nogil:
+        """Whether variable v (of sample i) sits at a bound, outside a full group, with z
+        pointing out of its box by more than the last scan's violation: it stays out of
+        the working set's rounds (it could neither violate nor be a pair's partner there)."""
+        cdef const Prob* p = self.p
+        cdef const Canon* cn = &self.cn
+        cdef double sig = cn.sg[ce(cn, v)], U, z, rup, rdown, lo = v_lo(p, v), hi = v_hi(p, v)
+        if self.grouped and group_full(p, self.st, v_grp(p, v)):
+            return False
+        U = sig * self.st.alpha[v]
+        rup = _room_up(p, self.st, cn, v, U, hi if sig > 0 else -lo)
+        rdown = _room_down(p, self.st, cn, v, U, lo if sig > 0 else -hi)
+        if rup > 0.0 and rdown > 0.0:
+            return False
+        z = _zval(p, self.st, cn, v, self.Ft, self.S, p.n, i, -sig * v_lin(p, v))
+        if rup > 0.0:
+            return z > self.last_viol
+        return -z > self.last_viol
+
     cdef void _block_variables(self) noexcept nogil:
-        """The working set's free variables, sorted by bucket (B.start), with their U-space
-        boxes and offsets; B.pos keeps the problem's own order."""
+        """The working set's variables (those with a box, less the settled ones), sorted by
+        bucket (B.start), with their U-space boxes and offsets; B.pos keeps the problem's
+        own order."""
         cdef const Prob* p = self.p
         cdef const Canon* cn = &self.cn
         cdef Block* B = &self.B
@@ -510,7 +532,7 @@ cdef class SMOSolver(InnerSolver):
             B.start[j] = 0
         for a in range(B.q):
             for v in range(p.ptr[self.cand[a]], p.ptr[self.cand[a] + 1]):
-                if v_hi(p, v) > v_lo(p, v):
+                if v_hi(p, v) > v_lo(p, v) and not self._settled_variable(v, self.cand[a]):
                     self.bv[nb] = v
                     nb += 1
                     B.start[cn.bucket[ce(cn, v)] + 1] += 1
