@@ -37,7 +37,8 @@
 #    * in a full group, pair steps alpha_a -= t, alpha_b += t inside the group;
 #    each round scans the block once and then takes one step per violating bucket and group;
 # 4. the scores of all n samples are updated once with the kernel rows of the samples whose
-#    variables changed: F += K[:, B] dU_B (O(n) per changed (sample, slot)).
+#    variables changed: F += K[:, B] dU_B (O(n) per changed (sample, slot)), each score row
+#    read and written once per four of its changed samples (_rows.pyx: rows_axpys).
 #
 # The kernel rows of B come from the row source (Gram matrix or LRU cache); q never exceeds
 # the cache capacity, so the rows fetched in step 2 are still cached in step 4.  The scores
@@ -503,7 +504,8 @@ cdef class SMOSolver(InnerSolver):
     cdef bint _settled_variable(self, int v, int i) noexcept nogil:
         """Whether variable v (of sample i) sits at a bound, outside a full group, with z
         pointing out of its box by more than the last scan's violation: it stays out of
-        the working set's rounds (it could neither violate nor be a pair's partner there)."""
+        the working set's rounds (there it would become a candidate, or a pair's partner,
+        only once its z moved by more than the violation; the scans still check it)."""
         cdef const Prob* p = self.p
         cdef const Canon* cn = &self.cn
         cdef double sig = cn.sg[ce(cn, v)], U, z, rup, rdown, lo = v_lo(p, v), hi = v_hi(p, v)
