@@ -221,27 +221,31 @@ NOTES = """## Notes
   (section b's data, WestonWatkinsMSVM) float32 rows took 5.1 s against 8.6 s for float64
   (20,561 against 46,305 kernel rows computed).
 - Every model here is solved by the working-set SMO (all directions are +-1 per slot).  Its
-  scans skip settled samples between full scans (shrinking, libsvm's rule) on the models
-  without group caps; WeightedRobustMSVM's generalized-margin dual has caps, so its scans
-  stay full.
+  scans skip settled samples between full scans (shrinking, libsvm's rule), on the models
+  with group caps too (WeightedRobustMSVM's generalized-margin dual) when a sample's groups
+  are below their caps; a working set leaves out its own settled variables (at a bound,
+  pointing out of the box by more than the scan's violation), so that its rounds look at a
+  fraction of its variables (pendigits and 26 classes: 13-15 % less time, the same
+  iterates); and its score update adds four kernel rows per pass over each score row (the
+  same values).  Paired in one process against the code before these changes: pendigits
+  WestonWatkinsMSVM 0.146 -> ~0.11 s, WeightedRobustMSVM(truncation=None) 0.193 -> ~0.13 s,
+  ReinforcedMSVM ~4.0 -> ~2.3 s, 26 classes ~5.2 -> ~3.7 s CPU.
 - Where the time goes:
-  - n = 40,000 (WestonWatkinsMSVM, now): dot products of kernel rows ~40 %, score updates
-    ~18 %, the rest of the row computation ~20 % (the exponentials ~7 %: vectorized, they
-    were ~35 % through libm's exp), the violation scan ~5 %; ~80k kernel rows for ~15k
-    support samples, as the 200 MB cache holds 1,250 rows of 40,000 float32 values.  The
-    missing rows of a working set are computed together, four at a time against X^T (the
-    same values as one at a time): 13-16 s instead of 17.4 s.  With working sets of 256
-    samples it computed 107k rows (and took 28 % longer); 1024 need 116k.  libsvm's
-    one-against-one subproblems have rows of the two classes' samples only, and its
+  - n = 40,000 (WestonWatkinsMSVM, earlier profile): dot products of kernel rows ~40 %,
+    score updates ~18 %, the rest of the row computation ~20 % (the exponentials ~7 %:
+    vectorized, they were ~35 % through libm's exp), the violation scan ~5 %; ~80k kernel
+    rows for ~15k support samples, as the 200 MB cache holds 1,250 rows of 40,000 float32
+    values.  The missing rows of a working set are computed together, four at a time
+    against X^T (the same values as one at a time): 13-16 s instead of 17.4 s.  With working
+    sets of 256 samples it computed 107k rows (and took 28 % longer); 1024 need 116k.
+    libsvm's one-against-one subproblems have rows of the two classes' samples only, and its
     shrinking shortens them further.
-  - 26 classes (WestonWatkinsMSVM, working sets of 512): score updates ~19 %, the block
-    solve ~30 % (the extremes of its buckets ~17 %, steps ~12 %), the violation scan ~11 %
-    (14 % before the scans skipped settled samples; 25 variables per sample), gathering the
-    block's kernel entries ~8 %, kernel rows ~8 %.  Working sets of 256 took ~10 % longer.
-    Across idle runs the fit is 4.5-5.1x SVC's time: the 5x target is met in some runs,
-    not in others.
-  - pendigits ReinforcedMSVM (earlier profile): score updates ~23 %, violation scan ~13 %,
-    block solve ~20 %, kernel rows ~5 %; 515k steps on ~35k free variables.
+  - pendigits WestonWatkinsMSVM (now, shares of the compiled solver's time): kernel rows
+    ~21 %, score updates ~17 %, the violation scan ~17 %, the block rounds ~14 % (extremes)
+    + ~14 % (steps), gathering the block's kernel entries ~8 %; 44k steps in 81 working sets.
+  - pendigits ReinforcedMSVM (now): the violation scan ~27 %, score updates ~21 %, the
+    block rounds ~13 % + ~22 % (steps), the block's kernel entries ~8 %; 523k steps in 1,350
+    working sets on ~35k free variables (3,865 support samples against SVC's 874).
 - Not kept: (1) kernel rows computed a block at a time through BLAS (dgemm on the working
   set's missing rows): 8-14 % faster at n = 20k-40k (before the vectorized exp), but its
   dot products round differently from the one-row path, so rows were no longer bitwise
@@ -252,8 +256,17 @@ NOTES = """## Notes
   with 2 threads on this shared 2-core machine; (3) score updates blocked by columns (each
   block of the k score rows kept in cache while every changed sample's row adds to it, the
   same values): 26 classes 5.3 -> 6.2 s, slower than streaming the score rows once per
-  sample.  Prediction computes its kernel blocks
-  through BLAS (X Y^T with the norms) already.
+  sample (the grouped update kept now adds four rows per pass over a whole score row);
+  (4) the row cache on transparent huge pages: 10 ms less per repeated pendigits fit, but
+  the first fit in a process paid 0.05-0.3 s of compaction and zeroing; (5) the block's
+  kernel entries read for the upper triangle only and mirrored: 7-11 % slower (the
+  mirrored writes are strided); (6) eight kernel rows per pass instead of four, working
+  sets of 128 or 512 samples, a block stopped at 0.1 of its starting violation, a second
+  working set from the last scan's candidates rescanned, up to five steps per bucket and
+  round, a full scan every 20-50 scans instead of 10, another first inner tolerance
+  (0.03-1 against 0.1) or penalty (rho x 0.25-16): each within +-5 % or slower on one of
+  the four problems.  Prediction computes its kernel blocks through BLAS (X Y^T with the
+  norms) already.
 """
 
 
