@@ -363,7 +363,7 @@ cdef class SMOSolver(InnerSolver):
         cdef const State* st = self.st
         cdef const Canon* cn = &self.cn
         cdef int v, v0 = p.ptr[i], v1 = p.ptr[i + 1], g, w, va, vb, n = p.n
-        cdef double sc = 0.0, z, U, sig, gv, lo, hi, room = INFINITY, rup, rdown
+        cdef double sc = 0.0, z, U, sig, gv, lo, hi, room = INFINITY, Ulo, Uhi
         cdef bint up, down
         for v in range(v0, v1):
             lo = v_lo(p, v)
@@ -386,18 +386,21 @@ cdef class SMOSolver(InnerSolver):
                     room = min(room, -z)
                 continue
             U = sig * st.alpha[v]
-            rup = _room_up(p, st, cn, v, U, hi if sig > 0 else -lo)
-            rdown = _room_down(p, st, cn, v, U, lo if sig > 0 else -hi)
-            if z < -sc and rup > 0.0:
+            Uhi = hi if sig > 0 else -lo
+            Ulo = lo if sig > 0 else -hi
+            if z < -sc and _room_up(p, st, cn, v, U, Uhi) > 0.0:
                 sc = -z
-            elif z > sc and rdown > 0.0:
+            elif z > sc and _room_down(p, st, cn, v, U, Ulo) > 0.0:
                 sc = z
-            # a full group moves by pairs inside it: such a sample is never settled
-            if group_full(p, st, v_grp(p, v)) or (rup > 0.0 and rdown > 0.0):
+            if room == -INFINITY:
+                continue
+            # a full group moves by pairs inside it: such a sample is never settled; below
+            # its cap a variable's room is its box's
+            if group_full(p, st, v_grp(p, v)) or (U < Uhi and U > Ulo):
                 room = -INFINITY
-            elif rup > 0.0:
+            elif U < Uhi:
                 room = min(room, z)
-            elif rdown > 0.0:
+            elif U > Ulo:
                 room = min(room, -z)
         margin[0] = room
         if not self.grouped:
