@@ -59,6 +59,8 @@ cdef class SMOSolver(InnerSolver):
     cdef int since_full        # scans since the last full one
     cdef double last_viol      # the violation of the last scan
     cdef unsigned char* settled  # n: the sample was settled at the last full or partial scan
+    cdef unsigned char* vsettled  # nv: the variable was settled when its sample was last scanned
+    cdef bint skip_vars        # this scan passes over settled variables
     cdef double* Ft            # the row source's scores, k x n (slot-major)
     cdef double* S             # n: row sums of F
     cdef double* score         # n: violation of the candidate samples

@@ -20,7 +20,10 @@
 #    bound and further from violating than the last scan's largest violation, and whose
 #    groups are below their caps (a full group moves by pairs: never settled), is settled and
 #    left out of the scans until the next full one (every SHRINK_EVERY scans, at the start of
-#    every inner solve, and before convergence is declared).  The scores
+#    every inner solve, and before convergence is declared); without groups, so is every
+#    variable settled by the same rule at its sample's last scan (and not moved since: the
+#    samples of free variables are never settled, their variables at bounds mostly are;
+#    pendigits ReinforcedMSVM 7 % less time).  The scores
 #    of every sample stay current, so a full scan reconstructs nothing;
 # 2. the (at most q) samples with the largest violation, topped up with the previous working
 #    set, form the working set B; their kernel block K_BB (q x q), scores and variables are
@@ -242,6 +245,7 @@ cdef class SMOSolver(InnerSolver):
 
     def __cinit__(self):
         self.S = NULL
+        self.vsettled = NULL
         self.settled = NULL
 
     def __init__(self, RowSource src, ProblemArrays pa, DualState ds, long long max_steps,
@@ -268,6 +272,7 @@ cdef class SMOSolver(InnerSolver):
         self.prev = <int*> malloc(qmax * sizeof(int))
         self.sample = <int*> malloc(nv * sizeof(int) + sizeof(int))
         self.settled = <unsigned char*> malloc(n + 1)
+        self.vsettled = <unsigned char*> malloc(nv + 1)
         self.bv = <int*> malloc(nbmax * sizeof(int))
         self.dU = <double*> malloc(<Py_ssize_t> qmax * (k + 1) * sizeof(double))
         self.zg = <double*> malloc((maxper + 1) * sizeof(double))
@@ -298,6 +303,7 @@ cdef class SMOSolver(InnerSolver):
         self.B.gv = <int*> malloc(nbmax * sizeof(int))
         self.B.pos = <int*> malloc(nbmax * sizeof(int))
         if (self.S == NULL or self.score == NULL or self.cand == NULL or self.prev == NULL
+                or self.vsettled == NULL
                 or self.sample == NULL or self.settled == NULL or self.bv == NULL
                 or self.dU == NULL
                 or self.zg == NULL or self.ag == NULL or self.gvars == NULL
@@ -318,12 +324,14 @@ cdef class SMOSolver(InnerSolver):
         self.shrinking = shrinking
         self.since_full = SHRINK_EVERY
         self.last_viol = INFINITY
+        self.skip_vars = False
         for i in range(n):
             self.S[i] = 0.0
             self.B.loc[i] = -1
             self.settled[i] = 0
             for v in range(p.ptr[i], p.ptr[i + 1]):
                 self.sample[v] = i
+                self.vsettled[v] = 0
             for j in range(k):
                 self.S[i] += self.Ft[<Py_ssize_t> j * n + i]
         for j in range(qmax * (k + 1)):
@@ -332,6 +340,7 @@ cdef class SMOSolver(InnerSolver):
     def __dealloc__(self):
         free(self.S); free(self.score); free(self.cand); free(self.prev); free(self.sample)
         free(self.settled)
+        free(self.vsettled)
         free(self.bv); free(self.dU); free(self.zg); free(self.ag); free(self.gvars)
         free(self.ex.l); free(self.ex.u); free(self.ex.la); free(self.ex.ua)
         free(self.cn.p); free(self.cn.q); free(self.cn.r); free(self.cn.sg); free(self.cn.pn2)
@@ -366,6 +375,8 @@ cdef class SMOSolver(InnerSolver):
         cdef double sc = 0.0, z, U, sig, gv, lo, hi, room = INFINITY, Ulo, Uhi
         cdef bint up, down
         for v in range(v0, v1):
+            if self.skip_vars and self.vsettled[v]:
+                continue
             lo = v_lo(p, v)
             hi = v_hi(p, v)
             if hi <= lo:
@@ -380,10 +391,13 @@ cdef class SMOSolver(InnerSolver):
                     sc = fabs(z)
                 if up and down:
                     room = -INFINITY
+                    self.vsettled[v] = 0
                 elif up:
                     room = min(room, z)
+                    self.vsettled[v] = self.shrinking and z > self.last_viol
                 elif down:
                     room = min(room, -z)
+                    self.vsettled[v] = self.shrinking and -z > self.last_viol
                 continue
             U = sig * st.alpha[v]
             Uhi = hi if sig > 0 else -lo
@@ -433,6 +447,8 @@ cdef class SMOSolver(InnerSolver):
         cdef double sc, margin, Ssum = 0.0, thr = self.last_viol
         viol[0] = 0.0
         m[0] = 0
+        # between full scans, the unsettled samples' settled variables are passed over too
+        self.skip_vars = not full and self.shrinking and not self.grouped
         for i in range(n):
             if not full and self.settled[i]:
                 self.skipped += 1
@@ -450,6 +466,7 @@ cdef class SMOSolver(InnerSolver):
                 self.cand[m[0]] = i
                 m[0] += 1
         self.last_viol = viol[0]
+        self.skip_vars = False
         if not sums_finite(self.p, self.st, viol[0]) or not all_finite(Ssum):
             return STATUS_NONFINITE
         if tick(&self.work, vars_seen + scanned):
@@ -858,6 +875,7 @@ cdef class SMOSolver(InnerSolver):
             v = B.gv[b]
             d = B.U[b] - cn.sg[ce(cn, v)] * self.st.alpha[v]
             if d != 0.0:
+                self.vsettled[v] = 0
                 self.st.alpha[v] = cn.sg[ce(cn, v)] * B.U[b]
                 self.dU[B.li[b] * ld + cn.p[ce(cn, v)]] += d
                 if cn.q[ce(cn, v)] >= 0:
