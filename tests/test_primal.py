@@ -169,6 +169,52 @@ def test_predicted_stage_reaches_the_same_solution_in_fewer_steps(cls):
     assert steps[1] < steps[0]
 
 
+def test_stages_divide_mu_by_ten_and_end_at_the_target(monkeypatch):
+    """mu goes 1 / bound, / 10, ... and a stage that would fall within LAST_STAGE_SNAP of the
+    target is the target's; only the last stage is solved to the full gtol."""
+    X, y = _data()
+    problem = _ww_problem(X, y, 3, 5.0)
+    stages, newton = [], SmoothedPrimal.newton
+
+    def recording(self, V, b, gtol, max_steps, predict=False, rtol=0.0):
+        stages.append((self.mu, predict, rtol))
+        return newton(self, V, b, gtol, max_steps, predict=predict, rtol=rtol)
+
+    monkeypatch.setattr(SmoothedPrimal, "newton", recording)
+    tol, bound = 1e-3, problem.max_abs_bound()
+    diag = np.einsum("ij,ij->i", X, X)
+    primal_start(problem, X, np.zeros((X.shape[1], 3)), np.zeros(3), tol, diag, max_steps=1000)
+    mus = [mu for mu, _, _ in stages]
+    target = primal_module.TARGET_SHARE * tol / bound
+    assert mus[0] == pytest.approx(1.0 / bound)
+    np.testing.assert_allclose(np.array(mus[1:-1]) / mus[:-2], 0.1)
+    assert mus[-1] == pytest.approx(target)
+    assert mus[-2] * 0.1 < primal_module.LAST_STAGE_SNAP * target < mus[-2]
+    assert all(p for _, p, _ in stages)         # (the first has no pattern to start from)
+    assert [r for _, _, r in stages] == [primal_module.STAGE_RTOL] * (len(stages) - 1) + [0.0]
+
+
+def test_stage_rtol_and_gradient_step():
+    """A stage with rtol stops once the gradient fell by that factor; the steepest-descent
+    step goes to the minimizer along the gradient."""
+    X, y = _data(n=2000, d=4, k=3)
+    problem = _ww_problem(X, y, 3, 5.0)
+    sp = SmoothedPrimal(problem, X)
+    sp.mu = 0.1 / problem.max_abs_bound()
+    V0, b0 = sp._center(np.zeros((4, 3)), np.zeros(3))
+    f0, gV, gb = sp.value_and_gradient(V0, b0, sp.decision(V0, b0))
+    V, b = sp.gradient_step(V0, b0)
+    f1, gV1, gb1 = sp.value_and_gradient(V, b, sp.decision(V, b))
+    assert f1 < f0
+    assert abs(float(np.sum(gV1 * gV) + gb1 @ gb)) <= 1e-8 * float(np.sum(gV * gV) + gb @ gb)
+    g0 = sp._norm(gV1, gb1)
+    sp.newton(V, b, 1e-12)
+    full = sp.steps
+    V2, b2, _ = sp.newton(V, b, 1e-12, rtol=1e-2)
+    assert sp.steps < full
+    assert sp._norm(*sp.value_and_gradient(V2, b2, sp.decision(V2, b2))[1:]) <= 1e-2 * g0
+
+
 def test_updated_curvature_equals_a_fresh_build():
     """The Hessian updated by the changed terms along a path of values F equals the one
     built from scratch at the last of them."""
