@@ -170,7 +170,7 @@ def test_predicted_stage_reaches_the_same_solution_in_fewer_steps(cls):
 
 
 def test_stages_divide_mu_by_ten_and_end_at_the_target(monkeypatch):
-    """mu goes 1 / bound, / 10, ... and a stage that would fall within LAST_STAGE_SNAP of the
+    """mu goes FIRST_MU_SHARE / bound, / 10, ... and a stage that would fall within LAST_STAGE_SNAP of the
     target is the target's; only the last stage is solved to the full gtol."""
     X, y = _data()
     problem = _ww_problem(X, y, 3, 5.0)
@@ -186,7 +186,7 @@ def test_stages_divide_mu_by_ten_and_end_at_the_target(monkeypatch):
     primal_start(problem, X, np.zeros((X.shape[1], 3)), np.zeros(3), tol, diag, max_steps=1000)
     mus = [mu for mu, _, _ in stages]
     target = primal_module.TARGET_SHARE * tol / bound
-    assert mus[0] == pytest.approx(1.0 / bound)
+    assert mus[0] == pytest.approx(primal_module.FIRST_MU_SHARE / bound)
     np.testing.assert_allclose(np.array(mus[1:-1]) / mus[:-2], 0.1)
     assert mus[-1] == pytest.approx(target)
     assert mus[-2] * 0.1 < primal_module.LAST_STAGE_SNAP * target < mus[-2]
