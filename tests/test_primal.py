@@ -170,8 +170,9 @@ def test_predicted_stage_reaches_the_same_solution_in_fewer_steps(cls):
 
 
 def test_stages_divide_mu_by_ten_and_end_at_the_target(monkeypatch):
-    """mu goes FIRST_MU_SHARE / bound, / 10, ... and a stage that would fall within LAST_STAGE_SNAP of the
-    target is the target's; only the last stage is solved to the full gtol."""
+    """mu goes FIRST_MU_SHARE / bound, / 10, ... and a stage that would fall within
+    LAST_STAGE_SNAP of the target is the target's; only the last stage is solved to the full
+    gtol."""
     X, y = _data()
     problem = _ww_problem(X, y, 3, 5.0)
     stages, newton = [], SmoothedPrimal.newton
