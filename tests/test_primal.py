@@ -148,6 +148,24 @@ def test_exact_step_is_the_minimizer_along_the_direction():
     assert abs(float(np.sum(gV1 * sV) + gb1 @ sb)) <= 1e-8 * abs(s0)
 
 
+def test_line_search_fallbacks():
+    """Newton from the point just evaluated, else from the bracket's other end, else the
+    geometric midpoint of a wide bracket (hi / 100 from t = 0), the midpoint of a narrow
+    one, and doubling while the derivative stays negative."""
+    step = primal_module._bracketed_newton
+    lo, hi = (0.0, -1.0, 0.0), (1.0, 1.0, 4.0)
+    assert step(hi, lo, hi) == pytest.approx(0.75)
+    lo, hi = (0.0, -1.0, 0.0), (1.0, 3.0, 1.0)        # tangents leave the bracket
+    assert step(hi, lo, hi) == pytest.approx(0.01)
+    lo = (1e-4, -1.0, 0.1)
+    assert step(lo, lo, hi) == pytest.approx(1e-2)
+    lo = (0.5, -1.0, 0.1)
+    assert step(lo, lo, hi) == pytest.approx(0.75)
+    lo = (0.5, -1.0, 5.0)                               # Newton from lo lands inside
+    assert step(lo, lo, hi) == pytest.approx(0.7)
+    assert step((0.5, -1.0, 0.0), (0.5, -1.0, 0.0), (np.inf, np.inf, 0.0)) == 2.0
+
+
 @pytest.mark.parametrize("cls", [msvm.WestonWatkinsMSVM, msvm.ReinforcedMSVM])
 def test_predicted_stage_reaches_the_same_solution_in_fewer_steps(cls):
     """After a solve at mu, the next stage (mu / 10) started by the pattern's Newton step
