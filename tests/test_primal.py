@@ -79,6 +79,161 @@ def test_compiled_passes_match_the_explicit_layout(model):
     assert np.sum(sign > 0) == np.sum(free2 & ~was) and np.sum(sign < 0) == np.sum(was & ~free2)
 
 
+@pytest.mark.parametrize("model", ["ww", "reinforced"])
+def test_fused_and_model_passes_match_the_explicit_layout(model):
+    """The pass that gives value, slot sums and free changes at once equals the separate
+    passes; the line search's derivative slope and the free pattern's model slot sums
+    against numpy on the explicit per-variable arrays."""
+    X, y = _data(n=300, d=3, k=4)
+    problem = (_ww_problem(X, y, 4, 1.0) if model == "ww" else
+               msvm.ReinforcedMSVM(C=1.0)._dual_problem(y, 4, np.ones(len(y))))
+    sp = SmoothedPrimal(problem, X)
+    sp.mu = 0.3
+    rng = np.random.default_rng(4)
+    F, dF = rng.normal(size=(len(y), 4)), rng.normal(size=(len(y), 4))
+    mask, fused_mask = (np.zeros(problem.n_vars, dtype=np.uint8) for _ in range(2))
+    sp.terms.free_changes(F, mask)
+    sp.terms.free_changes(F, fused_mask)
+    F2 = F + 0.3 * dF
+    U, U2 = np.empty_like(F), np.empty_like(F)
+    loss = sp.terms.value_and_slot_sums(F2, U, 100, 250)
+    changes = sp.terms.free_changes(F2, mask, 100, 250)
+    loss2, changes2 = sp.terms.value_sums_and_changes(F2, U2, fused_mask, 100, 250)
+    assert loss2 == loss
+    np.testing.assert_array_equal(U2[:150], U[:150])
+    np.testing.assert_array_equal(fused_mask, mask)
+    assert len(changes[0]) > 0
+    for a, b in zip(changes2, changes):
+        np.testing.assert_array_equal(a, b)
+    # the derivative's slope: dz^2 / mu summed over the terms inside their piece at t
+    z, dz, t = _margins(problem, F), _margins(problem, dF) - problem.lin, 0.7
+    x = (z - t * dz) / sp.mu
+    inside = (x > problem.lo) & (x < problem.hi)
+    slope, curv = sp.terms.line_slope_and_curvature(F, dF, t)
+    assert slope == pytest.approx(float(dz @ np.clip(x, problem.lo, problem.hi)), rel=1e-12)
+    assert curv == pytest.approx(float(np.sum(dz[inside] ** 2)) / sp.mu, rel=1e-12)
+    assert 0 < np.sum(inside) < problem.n_vars
+    # the model of the pattern in mask: unclipped z / mu on the marked terms
+    model = np.where(mask.astype(bool), z / sp.mu, np.clip(z / sp.mu, problem.lo, problem.hi))
+    before = mask.copy()
+    sp.terms.pattern_slot_sums(F, U, mask)
+    np.testing.assert_array_equal(mask, before)
+    np.testing.assert_allclose(U, problem.slot_sums(model), atol=1e-12)
+    assert np.any(model != np.clip(z / sp.mu, problem.lo, problem.hi))
+
+
+def test_exact_step_is_the_minimizer_along_the_direction():
+    """The line search's t is the root of the derivative along the step (checked on a
+    fine grid of the objective) and its derivative is within the tolerance."""
+    X, y = _data(n=400, d=3, k=4)
+    problem = _ww_problem(X, y, 4, 1.0)
+    sp = SmoothedPrimal(problem, X)
+    sp.mu = 0.05
+    rng = np.random.default_rng(5)
+    V, b = sp._center(0.3 * rng.normal(size=(3, 4)), 0.3 * rng.normal(size=4))
+    F = sp.decision(V, b)
+    f0, gV, gb = sp.value_and_gradient(V, b, F)
+    sV, sb = sp._center(gV + 0.5 * rng.normal(size=gV.shape), gb)
+    s0 = -float(np.sum(gV * sV) + gb @ sb)
+    assert s0 < 0
+    dF = sp.decision(sV, sb)
+    t = sp._exact_step(V, sV, F, dF, s0)
+
+    def value(t):
+        return sp.value_and_gradient(V - t * sV, b - t * sb, F - t * dF)[0]
+
+    grid = np.linspace(0.0, 3.0 * max(t, 1e-3), 301)
+    assert value(t) <= min(value(u) for u in grid) + 1e-12 * abs(f0)
+    _, gV1, gb1 = sp.value_and_gradient(V - t * sV, b - t * sb, F - t * dF)
+    assert abs(float(np.sum(gV1 * sV) + gb1 @ sb)) <= 1e-8 * abs(s0)
+
+
+def test_line_search_fallbacks():
+    """Newton from the point just evaluated, else from the bracket's other end, else the
+    geometric midpoint of a wide bracket (hi / 100 from t = 0), the midpoint of a narrow
+    one, and doubling while the derivative stays negative."""
+    step = primal_module._bracketed_newton
+    lo, hi = (0.0, -1.0, 0.0), (1.0, 1.0, 4.0)
+    assert step(hi, lo, hi) == pytest.approx(0.75)
+    lo, hi = (0.0, -1.0, 0.0), (1.0, 3.0, 1.0)        # tangents leave the bracket
+    assert step(hi, lo, hi) == pytest.approx(0.01)
+    lo = (1e-4, -1.0, 0.1)
+    assert step(lo, lo, hi) == pytest.approx(1e-2)
+    lo = (0.5, -1.0, 0.1)
+    assert step(lo, lo, hi) == pytest.approx(0.75)
+    lo = (0.5, -1.0, 5.0)                               # Newton from lo lands inside
+    assert step(lo, lo, hi) == pytest.approx(0.7)
+    assert step((0.5, -1.0, 0.0), (0.5, -1.0, 0.0), (np.inf, np.inf, 0.0)) == 2.0
+
+
+@pytest.mark.parametrize("cls", [msvm.WestonWatkinsMSVM, msvm.ReinforcedMSVM])
+def test_predicted_stage_reaches_the_same_solution_in_fewer_steps(cls):
+    """After a solve at mu, the next stage (mu / 10) started by the pattern's Newton step
+    ends at the solution the plain Newton stage ends at, in fewer steps."""
+    X, y = _data(n=3000, d=4, k=3)
+    problem = cls(C=5.0)._dual_problem(y, 3, 5.0 * np.ones(len(y)))
+    gtol, ends, steps = 1e-10, [], []
+    for predict in (False, True):
+        sp = SmoothedPrimal(problem, X)
+        sp.mu = 1.0 / problem.max_abs_bound()
+        V, b = sp._center(np.zeros((4, 3)), np.zeros(3))
+        for _ in range(2):
+            V, b, _ = sp.newton(V, b, gtol)
+            sp.mu *= 0.1
+        V, b, _ = sp.newton(V, b, gtol, predict=predict)
+        ends.append(np.concatenate([V.ravel(), b]))
+        steps.append(sp.steps)
+    np.testing.assert_allclose(ends[1], ends[0], atol=1e-7)
+    assert steps[1] < steps[0]
+
+
+def test_stages_divide_mu_by_ten_and_end_at_the_target(monkeypatch):
+    """mu goes FIRST_MU_SHARE / bound, / 10, ... and a stage that would fall within
+    LAST_STAGE_SNAP of the target is the target's; only the last stage is solved to the full
+    gtol."""
+    X, y = _data()
+    problem = _ww_problem(X, y, 3, 5.0)
+    stages, newton = [], SmoothedPrimal.newton
+
+    def recording(self, V, b, gtol, max_steps, predict=False, rtol=0.0):
+        stages.append((self.mu, predict, rtol))
+        return newton(self, V, b, gtol, max_steps, predict=predict, rtol=rtol)
+
+    monkeypatch.setattr(SmoothedPrimal, "newton", recording)
+    tol, bound = 1e-3, problem.max_abs_bound()
+    diag = np.einsum("ij,ij->i", X, X)
+    primal_start(problem, X, np.zeros((X.shape[1], 3)), np.zeros(3), tol, diag, max_steps=1000)
+    mus = [mu for mu, _, _ in stages]
+    target = primal_module.TARGET_SHARE * tol / bound
+    assert mus[0] == pytest.approx(primal_module.FIRST_MU_SHARE / bound)
+    np.testing.assert_allclose(np.array(mus[1:-1]) / mus[:-2], 0.1)
+    assert mus[-1] == pytest.approx(target)
+    assert mus[-2] * 0.1 < primal_module.LAST_STAGE_SNAP * target < mus[-2]
+    assert all(p for _, p, _ in stages)         # (the first has no pattern to start from)
+    assert [r for _, _, r in stages] == [primal_module.STAGE_RTOL] * (len(stages) - 1) + [0.0]
+
+
+def test_stage_rtol_and_gradient_step():
+    """A stage with rtol stops once the gradient fell by that factor; the steepest-descent
+    step goes to the minimizer along the gradient."""
+    X, y = _data(n=2000, d=4, k=3)
+    problem = _ww_problem(X, y, 3, 5.0)
+    sp = SmoothedPrimal(problem, X)
+    sp.mu = 0.1 / problem.max_abs_bound()
+    V0, b0 = sp._center(np.zeros((4, 3)), np.zeros(3))
+    f0, gV, gb = sp.value_and_gradient(V0, b0, sp.decision(V0, b0))
+    V, b = sp.gradient_step(V0, b0)
+    f1, gV1, gb1 = sp.value_and_gradient(V, b, sp.decision(V, b))
+    assert f1 < f0
+    assert abs(float(np.sum(gV1 * gV) + gb1 @ gb)) <= 1e-8 * float(np.sum(gV * gV) + gb @ gb)
+    g0 = sp._norm(gV1, gb1)
+    sp.newton(V, b, 1e-12)
+    full = sp.steps
+    V2, b2, _ = sp.newton(V, b, 1e-12, rtol=1e-2)
+    assert sp.steps < full
+    assert sp._norm(*sp.value_and_gradient(V2, b2, sp.decision(V2, b2))[1:]) <= 1e-2 * g0
+
+
 def test_updated_curvature_equals_a_fresh_build():
     """The Hessian updated by the changed terms along a path of values F equals the one
     built from scratch at the last of them."""
@@ -94,6 +249,13 @@ def test_updated_curvature_equals_a_fresh_build():
     fresh = SmoothedPrimal(problem, X)
     fresh.mu = 0.5
     np.testing.assert_allclose(H, fresh.hessian(sp.decision(*sp._center(V, b))), atol=1e-9)
+    # and when the gradient's pass tracks the changes (as the Newton steps do)
+    for _ in range(3):
+        V, b = sp._center(V + 0.05 * rng.normal(size=V.shape), b + 0.05 * rng.normal(size=4))
+        F = sp.decision(V, b)
+        sp.value_and_gradient(V, b, F, track_free=True)
+        H = sp.hessian(F)
+    np.testing.assert_allclose(H, fresh.hessian(F), atol=1e-9)
 
 
 @pytest.mark.parametrize("equality", [True, False])

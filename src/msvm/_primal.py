@@ -13,19 +13,30 @@ the intercepts are unpenalized): the (d + 1) k x (d + 1) k Hessian sums the bloc
 free terms over slot pairs and is factored; between steps it is updated by the blocks of the
 terms that entered or left the free set only (few, once a stage's pattern settles).  The step
 is the exact minimizer along the Newton direction (the smoothed objective is piecewise
-quadratic there), and mu decreases by 10 from 1 / max|bound| to 0.9 tol / max|bound|.  Its
-dual point alpha_v = clip(z_v / mu, lo_v, hi_v) is feasible, satisfies the equalities
-P c(alpha) = 0 (the stationarity in b) and violates the KKT conditions of the exact dual by
-at most mu max|bound| <= 0.9 tol (margin units), plus 0.05 tol for the gradient left.  The
+quadratic there), and mu decreases by 10 from 0.03 / max|bound| to 0.9 tol / max|bound|
+(after one steepest-descent step from the start; see FIRST_MU_SHARE).  Each
+stage after the first starts with the Newton step of the last solution's free pattern (its
+terms quadratic at the new mu): the pattern changes little from stage to stage, and that step
+goes most of the way to the new solution, where the plain Newton steps at the new mu (whose
+free set is only the few terms within the 10 times narrower band) were cut to t = 1e-5-0.1 by
+the terms they met, four or five times a stage.
+
+The last stage's dual point alpha_v = clip(z_v / mu, lo_v, hi_v) is feasible, satisfies the
+equalities P c(alpha) = 0 (the stationarity in b) and violates the KKT conditions of the
+exact dual by at most mu max|bound| <= 0.9 tol (margin units), plus 0.05 tol for the
+gradient left.  The
 compiled dual solver then starts from it and first checks it against its stopping rule
 without a step (violation, equalities and duality gap: it usually passes, and the fit
 reports zero epochs); otherwise it goes on from there as from any other start: the primal
 start changes where the solver starts, never what it returns a solution for.
 
-The per-term passes (values, slot sums, line-search derivatives, the changed free terms, the
-dual point) run compiled on the problem's compact layout (msvm/_core/_smoothed.pyx), and the
-slot sums are mapped back by X^T chunk by chunk of samples: a Newton step keeps two (n, k)
-arrays and a byte per dual variable, never a float per dual variable.
+The per-term passes (values, slot sums, line-search derivatives and their slopes, the changed
+free terms, the dual point) run compiled on the problem's compact layout
+(msvm/_core/_smoothed.pyx), and the slot sums are mapped back by X^T chunk by chunk of
+samples: a Newton step keeps two (n, k) arrays and a byte per dual variable, never a float
+per dual variable.  The gradient's pass also lists the terms that entered or left the free
+set (the Hessian's update reads the terms no second time), and the exact line search takes
+safeguarded Newton steps on its piecewise-linear derivative.
 """
 
 import numpy as np
@@ -55,6 +66,8 @@ TOL_FLOOR = 1e-6
 PRIMAL_MAX_UNKNOWNS = 1500
 # the exact line search stops when the derivative is within this fraction of its start
 LINE_RTOL = 1e-9
+# evaluations of the line search's derivative allowed per step (two or three suffice)
+LINE_MAX_EVALS = 60
 # terms per chunk of samples when the Hessian's changed terms are listed
 CHUNK_TERMS = 1 << 18
 # the last stage's mu: its dual point violates the exact KKT conditions by at most
@@ -63,6 +76,23 @@ CHUNK_TERMS = 1 << 18
 # instead of 0.5 tol took 5-9 Newton steps instead of 29-39: 100k samples, C = 0.01 and 1)
 TARGET_SHARE = 0.9
 GRAD_SHARE = 0.05
+# whether a stage starts with the last solution's free pattern (`SmoothedPrimal.newton`):
+# measured 100k samples, d = 50, k = 10, C = 0.01: 61 -> 44 Newton steps (Reinforced)
+PATTERN_PREDICTOR = True
+# the first stage's mu times max|bound|.  With the steepest-descent step first and the pattern
+# predictor, the stages at 1 and 0.1 / bound only re-formed free sets of up to half the terms
+# that the later stages discard (measured, 100k samples, C = 0.01, CPU s 1 / 0.1 / 0.03:
+# Reinforced 1.90 / 1.60 / 1.52, WestonWatkins 2.02 / 1.25 / 1.15, AngleBased 1.99 / 1.59 /
+# 1.55; 30k samples: 0.82 / 0.70 / 0.68, 0.89 / 0.60 / 0.59, 0.87 / 0.79 / 0.72)
+FIRST_MU_SHARE = 0.03
+# a stage whose mu would lie within this factor above the target's is replaced by the target
+# stage (with the pattern's first step the longer last stage costs less than one more stage:
+# 100k samples, C = 0.01: 44 -> 41 Newton steps, Reinforced; 35 -> 31 WestonWatkins)
+LAST_STAGE_SNAP = 2.0
+# the stages before the last stop once the gradient norm fell by this factor (or below 1e3
+# gtol): they only bring the free pattern near (100k samples, C = 0.01 and 1: 3-5 Newton
+# steps fewer of 31-44)
+STAGE_RTOL = 1e-4
 
 
 def primal_start_applies(problem, X, diag):
@@ -91,6 +121,7 @@ class SmoothedPrimal:
         self.k, self.kappa = problem.k, problem.kappa
         self.terms = SmoothedTerms(problem)
         self._curvature = None      # sum of the free terms' blocks (see `hessian`)
+        self._current = False       # whether the curvature is that of the last gradient's F
         ptr = problem.var_ptr
         self._chunks = np.unique(np.concatenate(
             [[0], np.searchsorted(ptr, np.arange(0, ptr[-1], CHUNK_TERMS), side="right") - 1,
@@ -117,16 +148,45 @@ class SmoothedPrimal:
         F += b
         return F
 
-    def value_and_gradient(self, V, b, F):
+    def value_and_gradient(self, V, b, F, track_free=False):
         """The smoothed objective and its gradient (gV, gb) at (V, b) with values F: the
         slot sums U of the dual point are formed and mapped back by X^T chunk by chunk of
-        samples, so no (n, k) array is allocated."""
+        samples, so no (n, k) array is allocated.  With ``track_free``, the same pass also
+        brings the curvature sum up to date at F (`_update_curvature`, without its own
+        pass over the terms)."""
+        if track_free and self._curvature is None:
+            self._reset_curvature()
+
+        def chunk(Uc, start, stop):
+            if not track_free:
+                return self.terms.value_and_slot_sums(F, Uc, start, stop)
+            loss, changes = self.terms.value_sums_and_changes(F, Uc, self._free, start, stop)
+            self._add_changes(changes)
+            return loss
+
+        result = self._mapped_slot_sums(V, chunk)
+        self._current = track_free
+        return result
+
+    def pattern_gradient(self, V, b, F):
+        """The gradient (gV, gb) at (V, b) with values F of the quadratic model of the free
+        pattern the curvature holds (``pattern_slot_sums``): its Newton step goes to the
+        solution at the current mu if that pattern is still the solution's."""
+        def chunk(Uc, start, stop):
+            self.terms.pattern_slot_sums(F, Uc, self._free, start, stop)
+            return 0.0
+
+        return self._mapped_slot_sums(V, chunk)[1:]
+
+    def _mapped_slot_sums(self, V, chunk):
+        """(penalty + loss, gV, gb) from slot sums U filled chunk by chunk of samples by
+        ``chunk(U, start, stop)`` (which returns the chunk's loss) and mapped back by X^T."""
         loss, XtU, gb = 0.0, np.zeros((self.X.shape[1], self.k)), np.zeros(self.k)
         bounds = self._chunks
         U = np.empty((max([0, *np.diff(bounds)]), self.k))
         for start, stop in zip(bounds[:-1], bounds[1:]):
             Uc = U[:stop - start]
-            loss += self.terms.value_and_slot_sums(F, Uc, start, stop)
+            loss += chunk(Uc, start, stop)
             XtU += transposed_times(self.X[start:stop], Uc)
             gb += Uc.sum(axis=0)
         gV = centered_slots(XtU)
@@ -161,14 +221,21 @@ class SmoothedPrimal:
         """Bring ``_curvature`` = sum over the free terms of (x_i x_i^T) (x) (d_v d_v^T),
         as (m, k, m, k), up to date at F: add the blocks of the terms that became free and
         subtract those of the terms that left, over chunks of samples of at most
-        CHUNK_TERMS terms (so the lists of changed terms stay small)."""
+        CHUNK_TERMS terms (so the lists of changed terms stay small).  Nothing to do when
+        the last gradient pass tracked the free terms at this F (``_current``)."""
         if self._curvature is None:
             self._reset_curvature()
+        elif self._current:
+            self._current = False
+            return
         bounds = self._chunks
         for start, stop in zip(bounds[:-1], bounds[1:]):
-            changes = self.terms.free_changes(F, self._free, start, stop)
-            self._n_free += int(np.sum(changes[-1]))
-            self._add_blocks(*changes)
+            self._add_changes(self.terms.free_changes(F, self._free, start, stop))
+
+    def _add_changes(self, changes):
+        """Add the blocks of the changed terms listed by ``free_changes``."""
+        self._n_free += int(np.sum(changes[-1]))
+        self._add_blocks(*changes)
 
     def _reset_curvature(self):
         """Forget the curvature sum: the next Hessian is built from the free terms alone
@@ -177,6 +244,7 @@ class SmoothedPrimal:
         self._curvature = np.zeros((m, k, m, k))
         self._free = np.zeros(self.problem.n_vars, dtype=np.uint8)
         self._n_free = 0
+        self._current = False
 
     def _add_blocks(self, rows, s1, c1, s2, c2, sign):
         """Add sign_v (x_i x_i^T) (x) (d_v d_v^T) of the listed terms to ``_curvature``: d_v
@@ -208,22 +276,28 @@ class SmoothedPrimal:
 
     def _weighted_gram(self, idx, w):
         """[X, 1]^T diag(w) [X, 1] over the rows idx (or X^T diag(w) X without intercepts),
-        gathered in chunks of rows (the temporaries stay within a few CHUNK_ENTRIES)."""
+        gathered in chunks of rows (the temporaries stay within a few CHUNK_ENTRIES).
+
+        The rows of each sign of w are scaled by sqrt|w| and summed by symmetric rank
+        updates (BLAS syrk: half the flops of a general product), one triangle only."""
+        from scipy.linalg.blas import dsyrk
+
         d, m = self.X.shape[1], self.n_rows
-        B = np.zeros((m, m))
-        step = chunk_rows(d)
-        for start in range(0, len(idx), step):
-            Xs = self.X[idx[start:start + step]]
-            Xs = Xs.toarray() if hasattr(Xs, "toarray") else np.asarray(Xs, dtype=np.float64)
-            ws = w[start:start + step]
-            Xw = Xs * ws[:, None]
-            B[:d, :d] += Xw.T @ Xs
-            if self.problem.equality:
-                col = Xw.sum(axis=0)
-                B[:d, d] += col
-                B[d, :d] += col
-                B[d, d] += ws.sum()
-        return B
+        B = np.zeros((m, m), order="F")
+        step = chunk_rows(m)
+        for sign in (1.0, -1.0):
+            part = np.flatnonzero(w > 0 if sign > 0 else w < 0)
+            for start in range(0, len(part), step):
+                sel = part[start:start + step]
+                Xs = np.empty((len(sel), m))
+                rows = self.X[idx[sel]]
+                Xs[:, :d] = rows.toarray() if hasattr(rows, "toarray") else rows
+                Xs[:, d:] = 1.0
+                Xs *= np.sqrt(np.abs(w[sel]))[:, None]
+                # Xs.T is Fortran-ordered (m, rows): its syrk without transposing is
+                # Xs^T Xs, accumulated into B's upper triangle
+                B = dsyrk(sign, Xs.T, beta=1.0, c=B, overwrite_c=1)
+        return np.triu(B) + np.triu(B, 1).T
 
     @property
     def n_rows(self):
@@ -243,17 +317,31 @@ class SmoothedPrimal:
         return T[:d], (T[d] if self.problem.equality else np.zeros(self.k))
 
     # ----------------------------------------------------------------- Newton
-    def newton(self, V, b, gtol, max_steps=NEWTON_MAX_ITER):
+    def newton(self, V, b, gtol, max_steps=NEWTON_MAX_ITER, predict=False, rtol=0.0):
         """Newton's method, each step the exact minimizer along the Newton direction, until
-        the gradient norm is below gtol (at most max_steps steps; ``self.steps`` counts them).
-        Returns (V, b, F), F the decision values at (V, b)."""
+        the gradient norm is below gtol or rtol times its start (at most max_steps steps;
+        ``self.steps`` counts them).  Returns (V, b, F), F the decision values at (V, b).
+
+        With ``predict`` (after a solve at a larger mu, whose free pattern the curvature
+        still holds), the first step is the pattern's Newton step (`pattern_gradient`):
+        the terms free at the last solution are likely free at the next, and that step goes
+        to the next solution at once when they all are, where a Newton step at the current
+        free set (few terms: the last solution's margins are mu times larger than the new
+        band) is cut to a tiny step by the terms it meets."""
         from scipy.linalg import cho_factor, cho_solve, LinAlgError, lstsq
 
         # two (n, k) arrays live at a time: F (moved along a step in place) and the step's dF
         F = self.decision(V, b)
-        f, gV, gb = self.value_and_gradient(V, b, F)
-        self._curvature = None
+        model = None
+        if predict and self._curvature is not None:
+            f, gV, gb = self.value_and_gradient(V, b, F)
+            model = self._flat(*self.pattern_gradient(V, b, F))
+            self._current = True        # the first Hessian: the last pattern's, not F's
+        else:
+            self._curvature = None
+            f, gV, gb = self.value_and_gradient(V, b, F, track_free=True)
         self.steps = 0
+        gtol = max(gtol, rtol * self._norm(gV, gb))
         for _ in range(max_steps):
             self.steps += 1
             g = self._flat(gV, gb)
@@ -261,10 +349,11 @@ class SmoothedPrimal:
             if gnorm <= gtol:
                 break
             H = self.hessian(F)
+            rhs, model = (g, None) if model is None else (model, None)
             try:
-                step_dir = cho_solve(cho_factor(H), g)
+                step_dir = cho_solve(cho_factor(H), rhs)
             except LinAlgError:
-                step_dir = lstsq(H, g)[0]
+                step_dir = lstsq(H, rhs)[0]
             sV, sb = self._center(*self._unflat(step_dir))
             slope = float(gV.ravel() @ sV.ravel() + gb @ sb)
             if not slope > 0:
@@ -275,7 +364,7 @@ class SmoothedPrimal:
             dF *= step
             F -= dF                                 # F - step dF, in place
             del dF
-            f1, gV1, gb1 = self.value_and_gradient(V1, b1, F)
+            f1, gV1, gb1 = self.value_and_gradient(V1, b1, F, track_free=True)
             # the exact line search along a descent direction lowers f; near the optimum
             # that decrease falls below the rounding of f's sum over all terms (a million
             # samples: about 1e-10 |f|), where the gradient still shrinks: the step is kept
@@ -286,45 +375,70 @@ class SmoothedPrimal:
             V, b, f, gV, gb = V1, b1, f1, gV1, gb1
         return V, b, F
 
+    def gradient_step(self, V, b):
+        """(V, b) moved to the minimizer along the negative gradient (exact line search)."""
+        F = self.decision(V, b)
+        _, gV, gb = self.value_and_gradient(V, b, F)
+        dF = self.decision(gV, gb if self.problem.equality else np.zeros(self.k))
+        s0 = -float(np.sum(gV * gV) + gb @ gb)
+        if not s0 < 0:
+            return V, b
+        t = self._exact_step(V, gV, F, dF, s0)
+        return V - t * gV, b - t * gb
+
     def _exact_step(self, V, sV, F, dF, s0):
         """The minimizer t > 0 of the objective along -(sV, sb) (decision values F - t dF):
         the derivative in t, (t ||sV||^2 - <V, sV>) / kappa - sum_v dz_v alpha_v(z_v - t dz_v),
         is increasing and piecewise linear (the smoothed hinge terms are piecewise quadratic),
-        so its root is bracketed by doubling and found by regula falsi, one compiled pass over
-        the terms per evaluation.  s0 < 0: the derivative at t = 0, -<g, s> (known from the
-        gradient, so it costs no pass)."""
+        so its root is found by Newton steps on it from t = 1 (exact once on the root's
+        piece), kept inside the bracket of the evaluations so far (a false-position step
+        where a Newton step leaves it), one compiled pass over the terms per evaluation.
+        s0 < 0: the derivative at t = 0, -<g, s> (known from the gradient, so it costs no
+        pass)."""
         a, c = float(np.sum(sV * sV)) / self.kappa, float(np.sum(V * sV)) / self.kappa
-
-        def slope(t):
-            return t * a - c - self.terms.line_slope(F, dF, t)
-
-        lo, s_lo = 0.0, s0
-        hi, s_hi = 1.0, slope(1.0)
-        while s_hi < 0 and hi < 1e12:
-            lo, s_lo = hi, s_hi
-            hi *= 2.0
-            s_hi = slope(hi)
-        if s_hi < 0:
-            return hi
-        # Illinois regula falsi on the increasing piecewise-linear derivative: a few steps
-        # to within 1e-9 of its initial magnitude
-        tol, side = LINE_RTOL * abs(s0), 0
-        for _ in range(50):
-            t = lo - s_lo * (hi - lo) / (s_hi - s_lo) if s_hi != s_lo else 0.5 * (lo + hi)
-            st = slope(t)
-            if abs(st) <= tol or hi - lo <= 1e-14 * hi:
+        tol = LINE_RTOL * abs(s0)
+        lo, hi = (0.0, s0, 0.0), (np.inf, np.inf, 0.0)     # (t, derivative, its slope)
+        t = 1.0
+        for _ in range(LINE_MAX_EVALS):
+            loss_slope, loss_curv = self.terms.line_slope_and_curvature(F, dF, t)
+            point = (t, t * a - c - loss_slope, a + loss_curv)
+            if abs(point[1]) <= tol:
                 return t
-            if st < 0:
-                lo, s_lo = t, st
-                if side == -1:
-                    s_hi *= 0.5
-                side = -1
+            if point[1] < 0:
+                lo = point
             else:
-                hi, s_hi = t, st
-                if side == 1:
-                    s_lo *= 0.5
-                side = 1
-        return 0.5 * (lo + hi)
+                hi = point
+            if hi[0] - lo[0] <= 1e-14 * hi[0]:
+                return t
+            t = _bracketed_newton(point, lo, hi)
+        return lo[0] if hi[0] == np.inf else 0.5 * (lo[0] + hi[0])
+
+
+def _newton_root(point):
+    """The root of the tangent at point = (t, derivative, its slope) (inf without slope)."""
+    t, s, h = point
+    return t - s / h if h > 0 else np.inf
+
+
+def _bracketed_newton(point, lo, hi):
+    """The next point of the line search, each of point, lo, hi a (t, derivative, slope)
+    (lo's derivative < 0 < hi's): the Newton step from the point just evaluated when it
+    lands strictly inside (lo, hi); else the one from the bracket's other end (the
+    derivative is often convex, flat while few terms are free and steep after, where a
+    Newton step from the left overshoots and one from the right does not); else the
+    bracket's geometric midpoint (its midpoint when lo > hi / 100; hi / 100 from lo = 0),
+    as the derivative is as often concave, steep from t = 0 on as the terms at their kinks
+    enter the free set and flat once they cross it, with roots down to 1e-3: halving took
+    up to 12 evaluations there; doubling lo while nothing is known on the right."""
+    for candidate in (point, lo if point is hi else hi):
+        nxt = _newton_root(candidate)
+        if lo[0] < nxt < hi[0]:
+            return nxt
+    if hi[0] == np.inf:
+        return 2.0 * max(lo[0], 1.0)
+    if lo[0] > 0.01 * hi[0]:
+        return 0.5 * (lo[0] + hi[0])
+    return np.sqrt(lo[0] * hi[0]) if lo[0] > 0 else 0.01 * hi[0]
 
 
 def primal_start(problem, X, W, mu0, tol, diag, max_steps, out=None):
@@ -348,20 +462,27 @@ def primal_start(problem, X, W, mu0, tol, diag, max_steps, out=None):
         bound = problem.max_abs_bound()
         tol = max(tol, TOL_FLOOR)
         target = TARGET_SHARE * tol / bound
-        primal.mu = 1.0 / bound
+        primal.mu = FIRST_MU_SHARE / bound
         # the dual solver's scores are those of alpha(z), V - kappa g_V and P c = g_b: a
         # gradient below gtol keeps their effect on the margins and equalities under
         # GRAD_SHARE tol
         gtol = GRAD_SHARE * tol * min(1.0, bound) / (
             problem.kappa * np.sqrt(max(np.max(diag), 1e-300)) + 1.0)
+        # at the usual start V = 0 every term sits at its kink and would count as free: a
+        # steepest-descent step first halves the terms the first Hessian sums (100k samples,
+        # C = 0.01: its blocks took 0.58 -> 0.42 s, Reinforced; 1.34 -> 0.88 s, WestonWatkins)
+        V, b = primal.gradient_step(V, b)
         while True:
             primal.mu = max(primal.mu, target)
             # the stages before the last only bring the active pattern near: loosely
             V, b, F = primal.newton(V, b, gtol if primal.mu <= target else 1e3 * gtol,
-                                    min(NEWTON_MAX_ITER, max_steps))
+                                    min(NEWTON_MAX_ITER, max_steps), predict=PATTERN_PREDICTOR,
+                                    rtol=0.0 if primal.mu <= target else STAGE_RTOL)
             max_steps -= primal.steps
             if primal.mu <= target or max_steps <= 0:
                 break
             primal.mu *= 0.1
+            if primal.mu < LAST_STAGE_SNAP * target:
+                primal.mu = target
         alpha = primal.terms.dual_point(F, out)
     return alpha, np.ascontiguousarray(-b)
