@@ -227,6 +227,16 @@ cdef int _canonical(const Prob* p, Canon* cn) noexcept nogil:
     return 0
 
 
+cdef void _row_sums(const double* Ft, double* S, int n, int k) noexcept nogil:
+    """S[i] = sum_j F[i, j] (F^T slot-major, k x n), the slots summed in order."""
+    cdef Py_ssize_t i, j
+    for i in range(n):
+        S[i] = Ft[i]
+    for j in range(1, k):
+        for i in range(n):
+            S[i] += Ft[j * n + i]
+
+
 def smo_applies(RowSource src, problem):
     """Whether the working-set SMO path serves this source and problem: kernel rows, and
     directions whose coefficients are +-1 on each slot."""
@@ -868,6 +878,7 @@ cdef class SMOSolver(InnerSolver):
         cdef const Canon* cn = &self.cn
         cdef Block* B = &self.B
         cdef int b, v, a, i, j, n = p.n, k = p.k, ld = p.k + 1, changed = 0
+        cdef bint sums_moved = False
         cdef double d, tot
         cdef double* ys[MAX_CLASSES + 1]
         cdef double* du
@@ -892,6 +903,7 @@ cdef class SMOSolver(InnerSolver):
             for j in range(k):
                 tot += du[j]
             du[k] = tot
+            sums_moved = sums_moved or tot != 0.0
             for j in range(ld):
                 if du[j] != 0.0:
                     break
@@ -908,7 +920,14 @@ cdef class SMOSolver(InnerSolver):
         for j in range(k):
             ys[j] = self.Ft + <Py_ssize_t> j * n
         ys[k] = self.S
-        self.src.rows_axpys(self.cand, changed, self.dU, ld, ys, ld)
+        if sums_moved and changed >= 2 * k:
+            # the row sums summed afresh from the scores (k passes over them) instead of
+            # updated with every changed sample's kernel row (pendigits ReinforcedMSVM: 3 %
+            # less time)
+            self.src.rows_axpys(self.cand, changed, self.dU, ld, ys, k)
+            _row_sums(self.Ft, self.S, n, k)
+        else:
+            self.src.rows_axpys(self.cand, changed, self.dU, ld, ys, ld)
         for j in range(changed * ld):
             self.dU[j] = 0.0
         if tick(&self.work, changed * self.src.row_cost):
