@@ -117,6 +117,32 @@ cdef void _apply_u(const Prob* p, State* st, const Canon* cn, int v, double t, d
     move_sums(p, st, v, cn.sg[ce(cn, v)] * t)
 
 
+cdef inline void _axpy2(double* y, const double* xa, double ta, const double* xb, double tb,
+                        Py_ssize_t n) noexcept nogil:
+    """y += ta xa, then y += tb xb, in one pass (the same values as two axpys)."""
+    cdef Py_ssize_t r
+    for r in range(n):
+        y[r] = (y[r] + ta * xa[r]) + tb * xb[r]
+
+
+cdef void _apply_pair(const Prob* p, State* st, const Canon* cn, int va, int vb, double t,
+                      double* Ft, double* S, const double* rowa, const double* rowb,
+                      int ld) noexcept nogil:
+    """U_va -= t and U_vb += t for two variables of one bucket (one canonical direction):
+    _apply_u of each in one pass per score row, the same values."""
+    cdef int a = cn.p[ce(cn, va)], b = cn.q[ce(cn, va)]
+    cdef double r = cn.r[ce(cn, va)], tot_a = -t, tot_b = t
+    _axpy2(Ft + <Py_ssize_t> a * ld, rowa, -t, rowb, t, ld)
+    if b >= 0:
+        _axpy2(Ft + <Py_ssize_t> b * ld, rowa, r * -t, rowb, r * t, ld)
+        tot_a += r * -t
+        tot_b += r * t
+    if tot_a != 0.0:
+        _axpy2(S, rowa, tot_a, rowb, tot_b, ld)
+    move_sums(p, st, va, cn.sg[ce(cn, va)] * -t)
+    move_sums(p, st, vb, cn.sg[ce(cn, vb)] * t)
+
+
 cdef inline void _bucket_terms(const Prob* p, const State* st, const Canon* cn, const Block* B,
                                int j, const double** Fp, const double** Fq, double* br,
                                double* cs, double* sconst) noexcept nogil:
@@ -729,8 +755,8 @@ cdef class SMOSolver(InnerSolver):
                 t = (za - zb) / curv
             B.U[a] -= t
             B.U[b] += t
-            _apply_u(p, st, cn, B.gv[a], -t, B.Ft, B.S, row, q)
-            _apply_u(p, st, cn, B.gv[b], t, B.Ft, B.S, B.K + <Py_ssize_t> ib * q, q)
+            _apply_pair(p, st, cn, B.gv[a], B.gv[b], t, B.Ft, B.S, row,
+                        B.K + <Py_ssize_t> ib * q, q)
             return True
         # single Newton step on the bucket's most violating variable (moves c and s)
         ia = B.li[vs]
