@@ -86,7 +86,8 @@ cdef inline double _room_down(const Prob* p, const State* st, const Canon* cn, i
 
 
 cdef inline double _zval(const Prob* p, const State* st, const Canon* cn, int v,
-                         const double* Ft, const double* S, int ld, int i, double off) noexcept nogil:
+                         const double* Ft, const double* S, int ld, int i,
+                         double off) noexcept nogil:
     """U-space gradient z_v of variable v of sample i (scores F^T with leading dimension ld)."""
     cdef int a = cn.p[ce(cn, v)], b = cn.q[ce(cn, v)]
     cdef double r = cn.r[ce(cn, v)], Si = S[i] / p.k
