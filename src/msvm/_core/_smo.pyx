@@ -723,14 +723,15 @@ cdef class SMOSolver(InnerSolver):
             bestgain = -1.0
             _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
             for idx in range(B.start[j], B.start[j + 1]):
-                if idx == la or not (B.U[idx] < B.Uhi[idx] if not self.grouped else _room_up(
-                        p, st, cn, B.gv[idx], B.U[idx], B.Uhi[idx]) > 0.0):
+                if idx == la:
                     continue
                 ib = B.li[idx]
                 z = kappa * (Fp[ib] - cs * B.S[ib]) + sconst + B.off[idx]
                 if Fq != NULL:
                     z += kappa * br * Fq[ib]
-                if z >= za:
+                # the room (a group cap's lookup) only for the candidates that could gain
+                if z >= za or not (B.U[idx] < B.Uhi[idx] if not self.grouped else _room_up(
+                        p, st, cn, B.gv[idx], B.U[idx], B.Uhi[idx]) > 0.0):
                     continue
                 curv = max(kappa * pn2 * (Kaa + B.kd[ib] - 2.0 * row[ib]), CURV_MIN)
                 gain = (za - z) * (za - z) / curv
