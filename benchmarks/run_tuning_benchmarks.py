@@ -284,12 +284,12 @@ n = 1000); and before the fits stopped calling a threaded BLAS for their slot-sp
 
 Why the target is still missed where it is:
 
-- WestonWatkinsMSVM: the cold fit at the selected lambda is very cheap (14-18 epochs,
-  0.026-0.037 s CPU), so 32 fits cannot cost 5 of it: the solver alone needs 5-10 ms for
-  each 1-epoch fit of the middle of the path (every variable is visited) and 20-60 ms near
-  the selected lambda, where the warm fits take more epochs than the cold ones (13-30
-  against 7-19), and each fit has a fixed cost of validation, the exact intercepts and the
-  fitted attributes, plus its tuning score (about 5-6 ms together at n = 1000).
+- WestonWatkinsMSVM: the cold fit at the selected lambda is very cheap (16-18 epochs,
+  0.016-0.021 s CPU), so 32 fits cannot cost 5 of it: each 1-epoch fit of the middle of the
+  path takes 2-11 ms (every variable is visited) and the fits near the selected lambda
+  10-27 ms, where the warm fits take about as many epochs as the cold ones or more (11-30
+  against 6-29), and each fit has a fixed cost of validation, the exact intercepts and the
+  fitted attributes, plus its tuning score (a few milliseconds at n = 1000).
 - The path goes on past the selected lambda, but the selection lies at the small-lambda end
   (2^-12 .. 2^-16) and 73-100 % of the warm fit time is spent up to it (end of the
   epoch lines), so stopping the path early when the tuning score has peaked would save at
