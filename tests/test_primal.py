@@ -35,17 +35,24 @@ def _smoothed_loss(problem, F, mu):
     return float(np.sum(a * z - 0.5 * mu * a * a))
 
 
-@pytest.mark.parametrize("model", ["ww", "reinforced"])
-def test_compiled_passes_match_the_explicit_layout(model):
-    """The compiled per-term passes against numpy on the explicit per-variable arrays."""
+def _layout_case(model, seed):
+    """A Weston-Watkins or reinforced problem on 300 samples (k = 4), its SmoothedPrimal at
+    mu = 0.3, and random decision values F and a direction dF."""
     X, y = _data(n=300, d=3, k=4)
     problem = (_ww_problem(X, y, 4, 1.0) if model == "ww" else
                msvm.ReinforcedMSVM(C=1.0)._dual_problem(y, 4, np.ones(len(y))))
     sp = SmoothedPrimal(problem, X)
     sp.mu = 0.3
-    rng = np.random.default_rng(2)
+    rng = np.random.default_rng(seed)
     F = rng.normal(size=(len(y), 4))
     dF = rng.normal(size=(len(y), 4))
+    return problem, sp, F, dF
+
+
+@pytest.mark.parametrize("model", ["ww", "reinforced"])
+def test_compiled_passes_match_the_explicit_layout(model):
+    """The compiled per-term passes against numpy on the explicit per-variable arrays."""
+    problem, sp, F, dF = _layout_case(model, seed=2)
     z = _margins(problem, F)
     alpha = np.clip(z / sp.mu, problem.lo, problem.hi)
     U = np.empty_like(F)
@@ -55,7 +62,7 @@ def test_compiled_passes_match_the_explicit_layout(model):
     dz = _margins(problem, dF) - problem.lin
     t = 0.7
     expected = float(dz @ np.clip((z - t * dz) / sp.mu, problem.lo, problem.hi))
-    assert sp.terms.line_slope(F, dF, t) == pytest.approx(expected, rel=1e-12)
+    assert sp.terms.line_slope_and_curvature(F, dF, t)[0] == pytest.approx(expected, rel=1e-12)
     mask = np.zeros(problem.n_vars, dtype=np.uint8)
     rows, s1, c1, s2, c2, sign = sp.terms.free_changes(F, mask)
     free = np.flatnonzero((z >= sp.mu * problem.lo) & (z <= sp.mu * problem.hi))
@@ -84,13 +91,7 @@ def test_fused_and_model_passes_match_the_explicit_layout(model):
     """The pass that gives value, slot sums and free changes at once equals the separate
     passes; the line search's derivative slope and the free pattern's model slot sums
     against numpy on the explicit per-variable arrays."""
-    X, y = _data(n=300, d=3, k=4)
-    problem = (_ww_problem(X, y, 4, 1.0) if model == "ww" else
-               msvm.ReinforcedMSVM(C=1.0)._dual_problem(y, 4, np.ones(len(y))))
-    sp = SmoothedPrimal(problem, X)
-    sp.mu = 0.3
-    rng = np.random.default_rng(4)
-    F, dF = rng.normal(size=(len(y), 4)), rng.normal(size=(len(y), 4))
+    problem, sp, F, dF = _layout_case(model, seed=4)
     mask, fused_mask = (np.zeros(problem.n_vars, dtype=np.uint8) for _ in range(2))
     sp.terms.free_changes(F, mask)
     sp.terms.free_changes(F, fused_mask)

@@ -26,66 +26,44 @@
 #define MSVM_UPDATE_ATTR MSVM_CLONED(("no-trapping-math", "fp-contract=off"))
 #define MSVM_UPDATE_GROUP 4
 
-/* y += c[0] R[0] + ... + c[g-1] R[g-1], the terms added one at a time (1 <= g <= GROUP). */
-MSVM_UPDATE_ATTR
-static void msvm_group_axpy64(double *y, const double *const *R, const double *c, int g,
-                              ptrdiff_t n)
-{
-    ptrdiff_t r;
-    const double *r0 = R[0], *r1 = R[g > 1 ? 1 : 0], *r2 = R[g > 2 ? 2 : 0];
-    const double *r3 = R[g > 3 ? 3 : 0];
-    const double c0 = c[0], c1 = c[g > 1 ? 1 : 0], c2 = c[g > 2 ? 2 : 0];
-    const double c3 = c[g > 3 ? 3 : 0];
-    switch (g) {
-    case 1:
-        for (r = 0; r < n; r++)
-            y[r] = y[r] + c0 * r0[r];
-        break;
-    case 2:
-        for (r = 0; r < n; r++)
-            y[r] = (y[r] + c0 * r0[r]) + c1 * r1[r];
-        break;
-    case 3:
-        for (r = 0; r < n; r++)
-            y[r] = ((y[r] + c0 * r0[r]) + c1 * r1[r]) + c2 * r2[r];
-        break;
-    default:
-        for (r = 0; r < n; r++)
-            y[r] = (((y[r] + c0 * r0[r]) + c1 * r1[r]) + c2 * r2[r]) + c3 * r3[r];
-        break;
+/* NAME(y, R, c, g, n): y += c[0] R[0] + ... + c[g-1] R[g-1], the terms added one at a time
+ * (1 <= g <= GROUP), for kernel rows of TYPE (float32 values widened to double before their
+ * products); one loop per g, each a plain stream the compiler vectorizes. */
+#define MSVM_T(j) + c##j * (double)r##j[r]
+#define MSVM_GROUP_AXPY(NAME, TYPE)                                                        \
+    MSVM_UPDATE_ATTR                                                                       \
+    static void NAME(double *y, const TYPE *const *R, const double *c, int g, ptrdiff_t n) \
+    {                                                                                      \
+        ptrdiff_t r;                                                                       \
+        const TYPE *r0 = R[0], *r1 = R[g > 1 ? 1 : 0], *r2 = R[g > 2 ? 2 : 0];             \
+        const TYPE *r3 = R[g > 3 ? 3 : 0];                                                 \
+        const double c0 = c[0], c1 = c[g > 1 ? 1 : 0], c2 = c[g > 2 ? 2 : 0];              \
+        const double c3 = c[g > 3 ? 3 : 0];                                                \
+        switch (g) {                                                                       \
+        case 1:                                                                            \
+            for (r = 0; r < n; r++)                                                        \
+                y[r] = y[r] MSVM_T(0);                                                     \
+            break;                                                                         \
+        case 2:                                                                            \
+            for (r = 0; r < n; r++)                                                        \
+                y[r] = (y[r] MSVM_T(0)) MSVM_T(1);                                         \
+            break;                                                                         \
+        case 3:                                                                            \
+            for (r = 0; r < n; r++)                                                        \
+                y[r] = ((y[r] MSVM_T(0)) MSVM_T(1)) MSVM_T(2);                             \
+            break;                                                                         \
+        default:                                                                           \
+            for (r = 0; r < n; r++)                                                        \
+                y[r] = (((y[r] MSVM_T(0)) MSVM_T(1)) MSVM_T(2)) MSVM_T(3);                 \
+            break;                                                                         \
+        }                                                                                  \
     }
-}
 
-/* The same with float32 kernel rows (each value widened to double before its product). */
-MSVM_UPDATE_ATTR
-static void msvm_group_axpy32(double *y, const float *const *R, const double *c, int g,
-                              ptrdiff_t n)
-{
-    ptrdiff_t r;
-    const float *r0 = R[0], *r1 = R[g > 1 ? 1 : 0], *r2 = R[g > 2 ? 2 : 0];
-    const float *r3 = R[g > 3 ? 3 : 0];
-    const double c0 = c[0], c1 = c[g > 1 ? 1 : 0], c2 = c[g > 2 ? 2 : 0];
-    const double c3 = c[g > 3 ? 3 : 0];
-    switch (g) {
-    case 1:
-        for (r = 0; r < n; r++)
-            y[r] = y[r] + c0 * (double)r0[r];
-        break;
-    case 2:
-        for (r = 0; r < n; r++)
-            y[r] = (y[r] + c0 * (double)r0[r]) + c1 * (double)r1[r];
-        break;
-    case 3:
-        for (r = 0; r < n; r++)
-            y[r] = ((y[r] + c0 * (double)r0[r]) + c1 * (double)r1[r]) + c2 * (double)r2[r];
-        break;
-    default:
-        for (r = 0; r < n; r++)
-            y[r] = (((y[r] + c0 * (double)r0[r]) + c1 * (double)r1[r]) + c2 * (double)r2[r])
-                   + c3 * (double)r3[r];
-        break;
-    }
-}
+MSVM_GROUP_AXPY(msvm_group_axpy64, double)
+MSVM_GROUP_AXPY(msvm_group_axpy32, float)
+
+#undef MSVM_GROUP_AXPY
+#undef MSVM_T
 
 /* ys[t] += sum_a coef[a * ld + t] rows[a] for t < nt, a < m (rows: m kernel rows of length n,
  * float32 if single, else float64).  Each target takes its own nonzero terms in the samples'

@@ -21,6 +21,7 @@ cdef class RowSource:
     cdef void prefetch(self, const int* idx, int m) noexcept nogil
     cdef void row_entries(self, int i, const int* idx, int m, double* out) noexcept nogil
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil
+    cdef const void* row_ref(self, int i, bint* single) noexcept nogil
     cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
                          int nt) noexcept nogil
     cdef double* slot_scores(self) noexcept nogil

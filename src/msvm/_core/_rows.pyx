@@ -282,14 +282,33 @@ cdef class RowSource:
         for t in range(m):
             _axpy(ys[t], r, coef[t], self.n)
 
+    cdef const void* row_ref(self, int i, bint* single) noexcept nogil:
+        """Kernel row i where the source holds it (float32 when ``single``), or NULL."""
+        return NULL
+
     cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
                          int nt) noexcept nogil:
         """ys[t] += sum_a coef[a * ld + t] K[idx[a], :] for t < nt (sources with rows; the
-        samples in order, zero coefficients skipped): a working set's score update.  Here
-        one sample at a time; the sources that hold their rows group them (_row_updates.h)."""
+        samples in order, zero coefficients skipped): a working set's score update.  Rows
+        the source holds (row_ref; m <= capacity, so that fetching one never evicts
+        another) are added by _row_updates.h, several per pass; others one at a time."""
         cdef int a, t, nz
+        cdef bint single = False
         cdef double c[MAX_CLASSES + 1]
         cdef double* y[MAX_CLASSES + 1]
+        cdef const void** refs = NULL
+        if m <= self.capacity:
+            refs = <const void**> malloc(m * sizeof(void*) + 1)
+        if refs != NULL:
+            for a in range(m):
+                refs[a] = self.row_ref(idx[a], &single)
+                if refs[a] == NULL:
+                    break
+            else:
+                msvm_rows_axpys(refs, single, m, coef, ld, ys, nt, self.n)
+                free(refs)
+                return
+            free(refs)
         for a in range(m):
             nz = 0
             for t in range(nt):
@@ -373,17 +392,9 @@ cdef class GramRows(ScoreRows):
         self.n_requests += 1
         return &self.K[i, 0]
 
-    cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
-                         int nt) noexcept nogil:
-        cdef const void** refs = <const void**> malloc(m * sizeof(void*) + 1)
-        cdef int a
-        if refs == NULL:
-            RowSource.rows_axpys(self, idx, m, coef, ld, ys, nt)
-            return
-        for a in range(m):
-            refs[a] = self.row(idx[a])
-        msvm_rows_axpys(refs, 0, m, coef, ld, ys, nt, self.n)
-        free(refs)
+    cdef const void* row_ref(self, int i, bint* single) noexcept nogil:
+        single[0] = False
+        return self.row(i)
 
 
 cdef class CachedRows(ScoreRows):
@@ -588,23 +599,12 @@ cdef class CachedRows(ScoreRows):
             for t in range(m):
                 _axpy(ys[t], <double*> self.store + off, coef[t], self.n)
 
-    cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
-                         int nt) noexcept nogil:
-        """(RowSource.rows_axpys) the rows referenced in place, m <= capacity: a row
-        computed here on a miss evicts the least recently used one, never one of these."""
-        cdef const void** refs = <const void**> malloc(m * sizeof(void*) + 1)
-        cdef int a
-        if refs == NULL or m > self.capacity:
-            free(refs)
-            RowSource.rows_axpys(self, idx, m, coef, ld, ys, nt)
-            return
-        for a in range(m):
-            if self.single:
-                refs[a] = <float*> self.store + self._cached(idx[a])
-            else:
-                refs[a] = <double*> self.store + self._cached(idx[a])
-        msvm_rows_axpys(refs, self.single, m, coef, ld, ys, nt, self.n)
-        free(refs)
+    cdef const void* row_ref(self, int i, bint* single) noexcept nogil:
+        """The cached row in place (computed on a miss into the least recently used slot)."""
+        single[0] = self.single
+        if self.single:
+            return <float*> self.store + self._cached(i)
+        return <double*> self.store + self._cached(i)
 
     cdef int _claim(self, int i) noexcept nogil:
         """A cache slot for row i: a free one, or the least recently used one."""

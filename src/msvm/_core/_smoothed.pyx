@@ -13,10 +13,10 @@
 # * `value_and_slot_sums`: sum_v l_v(z_v) and U_i = sum_{v of i} alpha_v(z_v) d_v (the
 #   gradient is X^T U up to the projection), one pass, over a range of samples (the caller
 #   accumulates X^T U chunk by chunk, so U never exists for all samples at once);
-# * `line_slope`: sum_v dz_v alpha_v(z_v - t dz_v), dz_v = <d_v, dF_i>, the loss part of the
-#   derivative along a step t dF; `line_slope_and_curvature` also gives that derivative's own
-#   slope, sum dz_v^2 / mu over the terms inside their quadratic piece at t, so that the exact
-#   line search takes Newton steps on its piecewise-linear derivative (exact once it is on the
+# * `line_slope_and_curvature`: sum_v dz_v alpha_v(z_v - t dz_v), dz_v = <d_v, dF_i>, the
+#   loss part of the derivative along a step t dF, and that derivative's own slope, sum
+#   dz_v^2 / mu over the terms inside their quadratic piece at t, so that the exact line
+#   search takes Newton steps on its piecewise-linear derivative (exact once it is on the
 #   right piece: two or three passes a step instead of a regula falsi's eight);
 # * `free_changes`: the terms that entered or left the quadratic piece (mu lo_v <= z_v <=
 #   mu hi_v) since the caller's last look (a 0/1 byte per variable), as arrays of their
@@ -44,10 +44,10 @@ cdef inline double _margin(const Prob* p, int v, const double* Fi) noexcept nogi
     return z
 
 
-cdef inline unsigned char _free(const Prob* p, int v, const double* Fi,
-                                double mu) noexcept nogil:
-    """Whether term v is on the quadratic piece: mu lo_v <= z_v <= mu hi_v (kinks count)."""
-    cdef double z = _margin(p, v, Fi)
+cdef inline unsigned char _on_piece(const Prob* p, int v, double z,
+                                    double mu) noexcept nogil:
+    """Whether term v with margin z is on the quadratic piece: mu lo_v <= z <= mu hi_v
+    (kinks count)."""
     return mu * v_lo(p, v) <= z <= mu * v_hi(p, v)
 
 
@@ -139,7 +139,7 @@ cdef class SmoothedTerms:
                 for v in range(p.ptr[i], p.ptr[i + 1]):
                     z = _margin(p, v, &F[i, 0])
                     if track:
-                        now = mu * v_lo(p, v) <= z <= mu * v_hi(p, v)
+                        now = _on_piece(p, v, z, mu)
                         if now != free[v]:
                             free[v] = now
                             ids[count] = v
@@ -158,38 +158,13 @@ cdef class SmoothedTerms:
         m[0] = count
         return loss
 
-    def line_slope(self, const double[:, ::1] F, const double[:, ::1] dF, double t):
-        """sum_v dz_v alpha_v(z_v - t dz_v), with z at F and dz = <d_v, dF_i>."""
-        cdef const Prob* p = &self.pa.p
-        cdef int i, v, j1, j2
-        cdef double dz, x, total = 0.0, inv = 1.0 / self.mu
-        cdef const double* Fi
-        cdef const double* dFi
-        self._check(F)
-        self._check(dF)
-        with nogil:
-            for i in range(p.n):
-                Fi = &F[i, 0]
-                dFi = &dF[i, 0]
-                for v in range(p.ptr[i], p.ptr[i + 1]):
-                    j1 = v_s1(p, v)
-                    j2 = v_s2(p, v)
-                    # (z - t dz) / mu and dz, with the second slot's parts where it exists
-                    dz = v_c1(p, v) * dFi[j1]
-                    x = v_lin(p, v) + v_c1(p, v) * (Fi[j1] - t * dFi[j1])
-                    if j2 >= 0:
-                        dz += v_c2(p, v) * dFi[j2]
-                        x += v_c2(p, v) * (Fi[j2] - t * dFi[j2])
-                    x = min(max(x * inv, v_lo(p, v)), v_hi(p, v))
-                    total += dz * x
-        return total
-
     def line_slope_and_curvature(self, const double[:, ::1] F, const double[:, ::1] dF,
                                  double t):
-        """(`line_slope` at t, sum dz_v^2 / mu over the terms strictly inside their quadratic
-        piece at t): the loss part of the derivative along the step and the slope of that
-        part (the derivative is piecewise linear in t; at a kink this is the slope of the
-        pieces' common interior, a safeguarded Newton step only needs some slope there)."""
+        """(sum_v dz_v alpha_v(z_v - t dz_v), sum dz_v^2 / mu over the terms strictly inside
+        their quadratic piece at t), with z at F and dz = <d_v, dF_i>: the loss part of the
+        derivative along the step and the slope of that part (the derivative is piecewise
+        linear in t; at a kink this is the slope of the pieces' common interior, a safeguarded
+        Newton step only needs some slope there)."""
         cdef const Prob* p = &self.pa.p
         cdef int i, v, j1, j2
         cdef double dz, x, total = 0.0, curv = 0.0, inv = 1.0 / self.mu
