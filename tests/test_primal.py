@@ -123,6 +123,62 @@ def test_fused_and_model_passes_match_the_explicit_layout(model):
     assert np.any(model != np.clip(z / sp.mu, problem.lo, problem.hi))
 
 
+@pytest.mark.parametrize("model", ["ww", "reinforced"])
+def test_kept_terms_give_the_full_pass_values(model):
+    """A ``keep`` pass at step t keeps exactly the terms not clipped at one bound at both
+    ends of [0, t]; from them (and the others' constant) every step in [0, t] gets the full
+    pass's slope and curvature to rounding; outside [0, t], after a change of mu or after
+    `release_line` the kept terms are refused."""
+    problem, sp, F, dF = _layout_case(model, seed=6)
+    terms, t_keep = sp.terms, 0.9
+    assert terms.kept_step == -1.0 and terms.n_kept == 0
+    assert terms.line_slope_and_curvature(F, dF, t_keep, keep=True) \
+        == terms.line_slope_and_curvature(F, dF, t_keep)
+    z, dz = _margins(problem, F), _margins(problem, dF) - problem.lin
+    x0, x1 = z / sp.mu, (z - t_keep * dz) / sp.mu
+    constant = ((x0 <= problem.lo) & (x1 <= problem.lo)) \
+        | ((x0 >= problem.hi) & (x1 >= problem.hi)) | (dz == 0)
+    assert terms.kept_step == t_keep and terms.n_kept == np.sum(~constant)
+    assert 0 < terms.n_kept < problem.n_vars
+    for t in (0.0, 0.05, 0.4, t_keep):
+        full = terms.line_slope_and_curvature(F, dF, t)
+        kept = terms.kept_line_slope_and_curvature(t)
+        assert kept[0] == pytest.approx(full[0], rel=1e-12, abs=1e-12)
+        assert kept[1] == pytest.approx(full[1], rel=1e-12, abs=1e-12)
+    with pytest.raises(ValueError, match="no kept terms"):
+        terms.kept_line_slope_and_curvature(1.0)
+    sp.mu = 0.2
+    with pytest.raises(ValueError, match="another mu"):
+        terms.kept_line_slope_and_curvature(0.5)
+    sp.mu = 0.3
+    terms.release_line()
+    assert terms.kept_step == -1.0
+    with pytest.raises(ValueError, match="no kept terms"):
+        terms.kept_line_slope_and_curvature(0.5)
+    with pytest.raises(ValueError, match="t >= 0"):
+        terms.line_slope_and_curvature(F, dF, -1.0, keep=True)
+
+
+def test_too_many_kept_terms_keep_none():
+    """Where more terms would be kept than the memory of one (n, k) array allows (20 bytes
+    a term), the pass keeps none (the line search then reads all terms every time) and
+    still returns the full values."""
+    X, y = _data(n=6000, d=3, k=3)
+    problem = msvm.ReinforcedMSVM(C=1.0)._dual_problem(y, 3, np.ones(len(y)))
+    sp = SmoothedPrimal(problem, X)
+    sp.mu = 1.0
+    rng = np.random.default_rng(0)
+    # every margin near its kink and a long step: nearly every term crosses its piece
+    F = 1e-3 * rng.normal(size=(len(y), 3))
+    dF = 100.0 * rng.normal(size=(len(y), 3))
+    values = sp.terms.line_slope_and_curvature(F, dF, 1.0, keep=True)
+    assert sp.terms.kept_step == -1.0 and sp.terms.n_kept == 0
+    assert values == sp.terms.line_slope_and_curvature(F, dF, 1.0)
+    # a shorter step keeps fewer of them, within the limit
+    sp.terms.line_slope_and_curvature(F, dF, 0.01, keep=True)
+    assert sp.terms.kept_step == 0.01 and 0 < sp.terms.n_kept <= 6000 * 3 * 8 // 20
+
+
 def test_exact_step_is_the_minimizer_along_the_direction():
     """The line search's t is the root of the derivative along the step (checked on a
     fine grid of the objective) and its derivative is within the tolerance."""

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import msvm._kernels as kernels
-from msvm import ReinforcedMSVM
+from msvm import ReinforcedMSVM, WestonWatkinsMSVM
 from msvm._intercept import lp_intercepts
 
 
@@ -92,6 +92,39 @@ def test_exact_intercepts_equal_the_lp(seed):
     assert abs(b.sum()) <= 1e-10
     assert loss(b) == pytest.approx(loss_lp, rel=1e-9, abs=1e-9)
     assert loss(b_lp) == pytest.approx(loss_lp, rel=1e-9, abs=1e-9)
+
+
+def test_slot_breakpoints_match_the_explicit_layout():
+    """The compiled breakpoint pass of the intercept step against numpy on the explicit
+    per-variable arrays (entries shared by class, boxes per variable), and its refusal of
+    two-slot directions."""
+    from msvm._core._problem import slot_breakpoints
+    from msvm._problem import per_class_hinge_problem
+
+    rng = np.random.default_rng(3)
+    n, k = 50, 4
+    y = rng.integers(0, k, n)
+    w = rng.uniform(0.0, 2.0, n)
+    problem = per_class_hinge_problem(y, k, lin_own=k - 1.0, lin_other=1.0, coef_own=-1.0,
+                                      coef_other=1.0, hi_own=0.3 * w, hi_other=0.7 * w)
+    problem = problem.replace(lo=np.where(rng.uniform(size=problem.n_vars) < 0.3,
+                                          0.5 * problem.hi, 0.0))
+    H = rng.normal(size=(n, k))
+    ts, rises, base = slot_breakpoints(problem, H)
+    rows = problem.sample_of_var()
+    sig = np.sign(problem.coef1)
+    for j in range(k):
+        sel = np.flatnonzero(problem.slot1 == j)
+        np.testing.assert_array_equal(ts[j], -sig[sel] * problem.lin[sel] - H[rows[sel], j])
+        np.testing.assert_array_equal(rises[j], problem.hi[sel] - problem.lo[sel])
+        assert base[j] == pytest.approx(np.sum(np.where(sig[sel] > 0, problem.lo[sel],
+                                                        -problem.hi[sel])), rel=1e-13)
+    X = rng.normal(size=(n, 3))
+    pairs = WestonWatkinsMSVM(C=1.0)._dual_problem(y, k, np.ones(n))
+    with pytest.raises(ValueError, match="one-slot"):
+        slot_breakpoints(pairs, H)
+    with pytest.raises(ValueError, match="H must be"):
+        slot_breakpoints(problem, X)
 
 
 @pytest.mark.parametrize("truncation", [None, "auto"])

@@ -17,6 +17,8 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
+from ._core._problem import slot_breakpoints
+
 
 def lp_intercepts(problem, H):
     """Optimal intercepts b (k,) for slot-space function values H (n, k) at the training points.
@@ -63,32 +65,19 @@ def lp_intercepts(problem, H):
 def _slot_breakpoints(problem, H):
     """Per slot: sorted breakpoints t, cumulative slopes cum (len m + 1) of the slot's loss.
 
-    Built one slot at a time from the problem's entries, so that the memory beyond the
-    result is O(n) (not a per-variable expansion of every attribute)."""
-    k = problem.k
-    entry_of = problem.var_entry
+    The breakpoints come from one compiled pass over the variables (``slot_breakpoints``:
+    the memory beyond the result is O(k), not a per-variable expansion of every attribute)."""
     out = []
-    for j in range(k):
-        if entry_of is None:
-            sel = np.flatnonzero(problem.entry_slot1 == j)
-            ent = sel
-        else:
-            sel = np.flatnonzero((problem.entry_slot1 == j)[entry_of])
-            ent = entry_of[sel]
-        rows = np.searchsorted(problem.var_ptr, sel, side="right") - 1
-        sig = np.sign(problem.entry_coef1[ent])
-        lo = problem.box_lo[ent if problem.lo_per_entry else sel]
-        hi = problem.box_hi[ent if problem.hi_per_entry else sel]
-        # z_v(b) = a_v + sigma_v (H + b) changes sign at t_v; the slope in b of
-        # max_{alpha in [lo, hi]} alpha z_v(b) rises by hi - lo there
-        t_all = -sig * problem.entry_lin[ent] - H[rows, j]
+    ts, rises, bases = slot_breakpoints(problem, np.ascontiguousarray(H, dtype=np.float64))
+    for t_all, rise, base in zip(ts, rises, bases):
         # an unstable sort (7x faster than the stable one at 100k breakpoints): the order of
         # tied breakpoints changes only the rounding of the slopes between them
         order = np.argsort(t_all)
-        t = t_all[order]
-        cum = np.concatenate([[0.0], np.cumsum((hi - lo)[order])]) \
-            + np.where(sig > 0, lo, -hi).sum()
-        out.append((t, cum))
+        cum = np.empty(len(order) + 1)
+        cum[0] = 0.0
+        np.cumsum(rise[order], out=cum[1:])
+        cum += base
+        out.append((t_all[order], cum))
     return out
 
 

@@ -389,26 +389,34 @@ class SmoothedPrimal:
         is increasing and piecewise linear (the smoothed hinge terms are piecewise quadratic),
         so its root is found by Newton steps on it from t = 1 (exact once on the root's
         piece), kept inside the bracket of the evaluations so far (a false-position step
-        where a Newton step leaves it), one compiled pass over the terms per evaluation.
-        s0 < 0: the derivative at t = 0, -<g, s> (known from the gradient, so it costs no
-        pass)."""
+        where a Newton step leaves it), one compiled pass per evaluation: over all the terms
+        at a step beyond the last such pass, which keeps the terms whose piece can change up
+        to its step (``keep``), over those alone at a step within it.  s0 < 0: the
+        derivative at t = 0, -<g, s> (known from the gradient, so it costs no pass)."""
         a, c = float(np.sum(sV * sV)) / self.kappa, float(np.sum(V * sV)) / self.kappa
         tol = LINE_RTOL * abs(s0)
         lo, hi = (0.0, s0, 0.0), (np.inf, np.inf, 0.0)     # (t, derivative, its slope)
         t = 1.0
-        for _ in range(LINE_MAX_EVALS):
-            loss_slope, loss_curv = self.terms.line_slope_and_curvature(F, dF, t)
-            point = (t, t * a - c - loss_slope, a + loss_curv)
-            if abs(point[1]) <= tol:
-                return t
-            if point[1] < 0:
-                lo = point
-            else:
-                hi = point
-            if hi[0] - lo[0] <= 1e-14 * hi[0]:
-                return t
-            t = _bracketed_newton(point, lo, hi)
-        return lo[0] if hi[0] == np.inf else 0.5 * (lo[0] + hi[0])
+        terms = self.terms
+        try:
+            for _ in range(LINE_MAX_EVALS):
+                if t <= terms.kept_step:
+                    loss_slope, loss_curv = terms.kept_line_slope_and_curvature(t)
+                else:
+                    loss_slope, loss_curv = terms.line_slope_and_curvature(F, dF, t, keep=True)
+                point = (t, t * a - c - loss_slope, a + loss_curv)
+                if abs(point[1]) <= tol:
+                    return t
+                if point[1] < 0:
+                    lo = point
+                else:
+                    hi = point
+                if hi[0] - lo[0] <= 1e-14 * hi[0]:
+                    return t
+                t = _bracketed_newton(point, lo, hi)
+            return lo[0] if hi[0] == np.inf else 0.5 * (lo[0] + hi[0])
+        finally:
+            terms.release_line()
 
 
 def _newton_root(point):

@@ -11,6 +11,7 @@
 # the Python layer needs, done here so that they allocate nothing per variable.
 
 import numpy as np
+from libc.stdlib cimport malloc, free
 
 from ._types cimport (Prob, MAX_CLASSES, v_s1, v_c1, v_s2, v_c2, v_lin, v_lo, v_hi, v_grp)
 
@@ -172,3 +173,58 @@ def used_entries(problem):
         for v in range(nv):
             m[ent[v]] = 1
     return mask
+
+
+def slot_breakpoints(problem, const double[:, ::1] H):
+    """Per slot j, the breakpoints in b_j of the loss terms of the one-slot variables of a
+    problem (directions sigma_v e_j, no second slot), for the exact intercept step: where
+    z_v(b) = a_v + sigma_v (H_ij + b_j) changes sign, t_v = -sigma_v a_v - H_ij (sigma_v
+    = sign of the coefficient), the rise hi_v - lo_v of the slope of max_{lo <= a <= hi} a z_v
+    there, and the slope below every breakpoint, the sum of lo_v (sigma_v > 0) or -hi_v.
+
+    Returns (t, rise, base): lists of k arrays (the slot's variables in their order) and the
+    (k,) slopes below.  Two passes over the variables (a count, then the values)."""
+    cdef ProblemArrays pa = ProblemArrays(problem, problem.k)
+    cdef const Prob* p = &pa.p
+    cdef int i, v, j, k = p.k
+    cdef double c, sig
+    if H.shape[0] != p.n or H.shape[1] != k:
+        raise ValueError("H must be (n_samples, k)")
+    counts = np.zeros(k, dtype=np.intp)
+    base = np.zeros(k)
+    cdef Py_ssize_t[::1] cnt = counts
+    cdef double[::1] bs = base
+    with nogil:
+        for v in range(p.nv):
+            if v_s2(p, v) >= 0:
+                with gil:
+                    raise ValueError("slot_breakpoints needs one-slot directions")
+            cnt[v_s1(p, v)] += 1
+    ts = [np.empty(counts[j]) for j in range(k)]
+    rises = [np.empty(counts[j]) for j in range(k)]
+    cdef double** tp = <double**> malloc(k * sizeof(double*) + 1)
+    cdef double** rp = <double**> malloc(k * sizeof(double*) + 1)
+    cdef double[::1] view
+    if tp == NULL or rp == NULL:
+        free(tp)
+        free(rp)
+        raise MemoryError("cannot allocate the breakpoint pointers")
+    for j in range(k):
+        view = ts[j] if counts[j] else np.empty(1)
+        tp[j] = &view[0]
+        view = rises[j] if counts[j] else np.empty(1)
+        rp[j] = &view[0]
+        cnt[j] = 0
+    with nogil:
+        for i in range(p.n):
+            for v in range(p.ptr[i], p.ptr[i + 1]):
+                j = v_s1(p, v)
+                c = v_c1(p, v)
+                sig = (c > 0.0) - (c < 0.0)
+                tp[j][cnt[j]] = -sig * v_lin(p, v) - H[i, j]
+                rp[j][cnt[j]] = v_hi(p, v) - v_lo(p, v)
+                bs[j] += v_lo(p, v) if sig > 0.0 else -v_hi(p, v)
+                cnt[j] += 1
+    free(tp)
+    free(rp)
+    return ts, rises, base

@@ -17,7 +17,12 @@
 #   loss part of the derivative along a step t dF, and that derivative's own slope, sum
 #   dz_v^2 / mu over the terms inside their quadratic piece at t, so that the exact line
 #   search takes Newton steps on its piecewise-linear derivative (exact once it is on the
-#   right piece: two or three passes a step instead of a regula falsi's eight);
+#   right piece).  With ``keep`` the pass also keeps the terms whose piece can change for
+#   steps s in [0, t] (margin, dz and variable: the others are clipped at one bound at both
+#   ends, so at every s in between, and enter as one constant), and
+#   `kept_line_slope_and_curvature` evaluates any s in [0, t] from those alone: the search's
+#   later evaluations (three or four a step) read the terms that can still change (at 100k
+#   samples about the 14 % free ones) instead of all of them;
 # * `free_changes`: the terms that entered or left the quadratic piece (mu lo_v <= z_v <=
 #   mu hi_v) since the caller's last look (a 0/1 byte per variable), as arrays of their
 #   sample, slots, coefficients and sign: the Hessian is updated by their blocks only (after
@@ -30,6 +35,7 @@
 # signals between passes, so none of them polls.
 
 import numpy as np
+from libc.stdlib cimport free, realloc
 
 from ._types cimport Prob, v_s1, v_c1, v_s2, v_c2, v_lin, v_lo, v_hi
 from ._problem cimport ProblemArrays
@@ -59,10 +65,29 @@ cdef class SmoothedTerms:
     """The hinge terms of a DualProblem, smoothed by mu (see the module's Design note)."""
     cdef ProblemArrays pa
     cdef public double mu
+    # the terms kept by the last ``keep`` pass of the line search: two doubles each (margin
+    # / mu at the step 0, dz) and their variables; the constant of the others; the step up
+    # to which they are valid (-1: none kept) and the mu they were kept at.  At most kmax
+    # terms are kept (20 bytes each: the memory of one (n, k) array of doubles)
+    cdef double* kept
+    cdef int* kvar
+    cdef Py_ssize_t kn, kcap, kmax
+    cdef double kconst, kt, kmu
+
+    def __cinit__(self):
+        self.kept = NULL
+        self.kvar = NULL
+        self.kn = 0
+        self.kcap = 0
+        self.kt = -1.0
+
+    def __dealloc__(self):
+        self.release_line()
 
     def __init__(self, problem, double mu=1.0):
         self.pa = ProblemArrays(problem, problem.k)
         self.mu = mu
+        self.kmax = max(4096, (<Py_ssize_t> self.pa.p.n) * self.pa.p.k * 8 // 20)
 
     cdef void _check(self, const double[:, ::1] F) except *:
         if F.shape[0] != self.pa.p.n or F.shape[1] != self.pa.p.k:
@@ -159,36 +184,153 @@ cdef class SmoothedTerms:
         return loss
 
     def line_slope_and_curvature(self, const double[:, ::1] F, const double[:, ::1] dF,
-                                 double t):
+                                 double t, bint keep=False):
         """(sum_v dz_v alpha_v(z_v - t dz_v), sum dz_v^2 / mu over the terms strictly inside
         their quadratic piece at t), with z at F and dz = <d_v, dF_i>: the loss part of the
         derivative along the step and the slope of that part (the derivative is piecewise
         linear in t; at a kink this is the slope of the pieces' common interior, a safeguarded
-        Newton step only needs some slope there)."""
+        Newton step only needs some slope there).
+
+        With ``keep`` (t >= 0), the terms whose piece can change for a step in [0, t] are kept
+        for `kept_line_slope_and_curvature` (until the next ``keep`` or `release_line`).
+        More of them than fit in the memory of one (n, k) array of doubles (20 bytes a term:
+        a long step early in a stage can move over half the terms), or memory that cannot be
+        had, keep none (`kept_step` is then -1)."""
         cdef const Prob* p = &self.pa.p
         cdef int i, v, j1, j2
-        cdef double dz, x, total = 0.0, curv = 0.0, inv = 1.0 / self.mu
+        cdef double dz, x0, x, lo, hi, total = 0.0, curv = 0.0, inv = 1.0 / self.mu
+        cdef double kept_curv
+        cdef bint ok = True
+        cdef double* kept = NULL
+        cdef int* kvar = NULL
+        cdef Py_ssize_t kn = 0, room = 0
         cdef const double* Fi
         cdef const double* dFi
         self._check(F)
         self._check(dF)
+        if keep and not t >= 0.0:
+            raise ValueError("keep needs a step t >= 0")
+        if keep:
+            self.kn = 0
+            self.kt = -1.0
         with nogil:
             for i in range(p.n):
                 Fi = &F[i, 0]
                 dFi = &dF[i, 0]
+                if keep and ok and kn + p.ptr[i + 1] - p.ptr[i] > room:
+                    self.kn = kn
+                    ok = self._reserve(p.ptr[i + 1] - p.ptr[i])
+                    kept, kvar, room = self.kept, self.kvar, self.kcap
                 for v in range(p.ptr[i], p.ptr[i + 1]):
                     j1 = v_s1(p, v)
                     j2 = v_s2(p, v)
                     dz = v_c1(p, v) * dFi[j1]
-                    x = v_lin(p, v) + v_c1(p, v) * (Fi[j1] - t * dFi[j1])
+                    x0 = v_lin(p, v) + v_c1(p, v) * Fi[j1]
                     if j2 >= 0:
                         dz += v_c2(p, v) * dFi[j2]
-                        x += v_c2(p, v) * (Fi[j2] - t * dFi[j2])
-                    x *= inv
+                        x0 += v_c2(p, v) * Fi[j2]
+                    x0 *= inv
+                    x = x0 - t * (dz * inv)
+                    lo = v_lo(p, v)
+                    hi = v_hi(p, v)
                     # without branches: the terms inside and outside are interleaved
-                    curv += (v_lo(p, v) < x) * (x < v_hi(p, v)) * dz * dz
-                    total += dz * min(max(x, v_lo(p, v)), v_hi(p, v))
+                    curv += (lo < x) * (x < hi) * dz * dz
+                    total += dz * min(max(x, lo), hi)
+                    if keep and ok:
+                        # every term is written (into the same cached slot until one is
+                        # kept), and the count moves past the ones not clipped at one bound
+                        # at both ends
+                        kept[2 * kn] = x0
+                        kept[2 * kn + 1] = dz
+                        kvar[kn] = v
+                        kn += ((x0 > lo) | (x > lo)) & ((x0 < hi) | (x < hi)) & (dz != 0.0)
+        if keep:
+            self.kn = kn
+        if keep and ok:
+            # the others' part: the total less the kept terms' (a pass over those alone)
+            self.kconst, self.kt, self.kmu = 0.0, t, self.mu
+            self.kconst = total - self._kept_sums(t, &kept_curv)
+        elif keep:
+            self.release_line()
         return total, curv * inv
+
+    cdef bint _reserve(self, Py_ssize_t more) noexcept nogil:
+        """Room for ``more`` terms past the kept ones (their arrays grown by half, up to
+        kmax terms); False (nothing kept) when they would exceed kmax or the memory cannot be
+        had."""
+        cdef Py_ssize_t cap
+        cdef void* mem
+        if self.kn + more <= self.kcap:
+            return True
+        if self.kn + more > self.kmax:
+            return False
+        cap = min(self.kcap + self.kcap // 2 + 4096, self.kmax)
+        if cap < self.kn + more:
+            cap = self.kn + more
+        mem = realloc(self.kept, 2 * cap * sizeof(double))
+        if mem == NULL:
+            return False
+        self.kept = <double*> mem
+        mem = realloc(self.kvar, cap * sizeof(int))
+        if mem == NULL:
+            return False
+        self.kvar = <int*> mem
+        self.kcap = cap
+        return True
+
+    cdef double _kept_sums(self, double t, double* curv_out) noexcept nogil:
+        """The kept terms' part of the loss slope at step t; their part of the curvature,
+        times mu, into curv_out."""
+        cdef const Prob* p = &self.pa.p
+        cdef Py_ssize_t r
+        cdef int v
+        cdef double dz, x, lo, hi, total = 0.0, curv = 0.0, inv = 1.0 / self.kmu
+        cdef const double* kt = self.kept
+        for r in range(self.kn):
+            dz = kt[2 * r + 1]
+            x = kt[2 * r] - t * (dz * inv)
+            v = self.kvar[r]
+            lo = v_lo(p, v)
+            hi = v_hi(p, v)
+            curv += (lo < x) * (x < hi) * dz * dz
+            total += dz * min(max(x, lo), hi)
+        curv_out[0] = curv
+        return total
+
+    @property
+    def kept_step(self):
+        """The step t of the last ``keep`` pass (-1 when no terms are kept)."""
+        return self.kt
+
+    @property
+    def n_kept(self):
+        """How many terms the last ``keep`` pass kept."""
+        return self.kn if self.kt >= 0.0 else 0
+
+    def kept_line_slope_and_curvature(self, double t):
+        """`line_slope_and_curvature` at a step t in [0, kept_step] (at the F and dF of the
+        last ``keep`` pass), from the kept terms and the others' constant (the same values
+        up to the order of the sum)."""
+        cdef double total, curv = 0.0
+        if self.kt < 0.0 or not 0.0 <= t <= self.kt:
+            raise ValueError("no kept terms for this step (line_slope_and_curvature with "
+                             "keep=True first, at a step >= t)")
+        if self.mu != self.kmu:
+            raise ValueError("the kept terms belong to another mu")
+        with nogil:
+            total = self.kconst + self._kept_sums(t, &curv)
+        return total, curv / self.kmu
+
+    def release_line(self):
+        """Free the kept terms."""
+        free(self.kept)
+        free(self.kvar)
+        self.kept = NULL
+        self.kvar = NULL
+        self.kvar = NULL
+        self.kn = 0
+        self.kcap = 0
+        self.kt = -1.0
 
     def free_changes(self, const double[:, ::1] F, unsigned char[::1] free, int start=0,
                      int stop=-1):
