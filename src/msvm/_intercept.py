@@ -69,15 +69,21 @@ def _slot_breakpoints(problem, H):
     the memory beyond the result is O(k), not a per-variable expansion of every attribute)."""
     out = []
     ts, rises, bases = slot_breakpoints(problem, np.ascontiguousarray(H, dtype=np.float64))
-    for t_all, rise, base in zip(ts, rises, bases):
+    for j, base in enumerate(bases):
+        # each slot's unsorted arrays are released once sorted: the breakpoints of all slots
+        # are held once, not twice
+        t_all, rise = ts[j], rises[j]
+        ts[j] = rises[j] = None
         # an unstable sort (7x faster than the stable one at 100k breakpoints): the order of
         # tied breakpoints changes only the rounding of the slopes between them
         order = np.argsort(t_all)
+        t_all = t_all[order]
         cum = np.empty(len(order) + 1)
         cum[0] = 0.0
         np.cumsum(rise[order], out=cum[1:])
+        del order, rise
         cum += base
-        out.append((t_all[order], cum))
+        out.append((t_all, cum))
     return out
 
 
