@@ -36,7 +36,10 @@ free terms, the dual point) run compiled on the problem's compact layout
 samples: a Newton step keeps two (n, k) arrays and a byte per dual variable, never a float
 per dual variable.  The gradient's pass also lists the terms that entered or left the free
 set (the Hessian's update reads the terms no second time), and the exact line search takes
-safeguarded Newton steps on its piecewise-linear derivative.
+safeguarded Newton steps on its piecewise-linear derivative; its first pass keeps the terms
+whose piece can change up to its step (at most the memory of one (n, k) array), and the
+later evaluations read those alone.  Every solve on explicit features runs BLAS on one
+thread (``msvm._sequence.DualSequence``).
 """
 
 import numpy as np
