@@ -82,7 +82,7 @@ cdef class SmoothedTerms:
         self.kt = -1.0
 
     def __dealloc__(self):
-        self.release_line()
+        self._free_kept()
 
     def __init__(self, problem, double mu=1.0):
         self.pa = ProblemArrays(problem, problem.k)
@@ -250,7 +250,7 @@ cdef class SmoothedTerms:
             self.kconst, self.kt, self.kmu = 0.0, t, self.mu
             self.kconst = total - self._kept_sums(t, &kept_curv)
         elif keep:
-            self.release_line()
+            self._free_kept()
         return total, curv * inv
 
     cdef bint _reserve(self, Py_ssize_t more) noexcept nogil:
@@ -322,10 +322,12 @@ cdef class SmoothedTerms:
 
     def release_line(self):
         """Free the kept terms."""
+        self._free_kept()
+
+    cdef void _free_kept(self) noexcept nogil:
         free(self.kept)
         free(self.kvar)
         self.kept = NULL
-        self.kvar = NULL
         self.kvar = NULL
         self.kn = 0
         self.kcap = 0
