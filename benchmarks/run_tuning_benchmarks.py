@@ -290,6 +290,15 @@ Why the target is still missed where it is:
   10-27 ms, where the warm fits take about as many epochs as the cold ones or more (11-30
   against 6-29), and each fit has a fixed cost of validation, the exact intercepts and the
   fitted attributes, plus its tuning score (a few milliseconds at n = 1000).
+  The 1-epoch fits of the large-lambda end (C near 1e-7: the dual is nearly a linear
+  program) cost 7-10 ms at n = 2000 where the rescaled start's violation lands just above
+  tol: the first inner round moves some variables from bound to bound, the equality
+  residual jumps (2e-13 -> 33, relative to the boxes), and the penalty grows over 17 rounds
+  to about 1.7e7 (a start that passes at once costs 0.4 ms).  A first penalty scaled to the
+  boxes (rho / max bound below 1) made the path slower (n = 1000: 0.40 -> 0.68 s; n = 2000:
+  0.65 -> 1.29 s), and carrying the previous fit's last penalty along the path (times
+  C_prev / C) far slower (19 s, 7 fits unconverged): a large penalty makes the SMO's
+  single-variable steps crawl.
 - The path goes on past the selected lambda, but the selection lies at the small-lambda end
   (2^-12 .. 2^-16) and 73-100 % of the warm fit time is spent up to it (end of the
   epoch lines), so stopping the path early when the tuning score has peaked would save at
