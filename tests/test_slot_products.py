@@ -38,20 +38,22 @@ def test_dense_rows_times_match_the_matrix_product(n, d, k):
 
 
 def test_rows_times_dispatch():
-    """msvm._approx.rows_times: the compiled product for a C-contiguous float64 X and a
-    narrow W, BLAS for a Fortran-ordered X or a wide W, chunks of rows for float32, the
-    sparse product for a sparse X; the same values every way."""
+    """msvm._approx.rows_times: the compiled product for a C-contiguous float64 X of few
+    columns and a narrow W, BLAS for a Fortran-ordered or wide X or a wide W, chunks of rows
+    for float32, the sparse product for a sparse X; the same values every way."""
     import scipy.sparse as sp
 
-    from msvm._approx import NARROW, rows_times
+    from msvm._approx import NARROW, NARROW_FEATURES, rows_times
 
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(70, 9))
-    for W in (rng.normal(size=(9, 4)), rng.normal(size=(9, NARROW + 1)),
-              np.asfortranarray(rng.normal(size=(9, 4)))):
-        expected = X @ W
-        for Xv in (X, np.asfortranarray(X), sp.csr_matrix(X)):
-            np.testing.assert_allclose(rows_times(Xv, W), expected, rtol=1e-13, atol=1e-13)
-        np.testing.assert_allclose(rows_times(X.astype(np.float32), W),
-                                   X.astype(np.float32).astype(np.float64) @ W,
-                                   rtol=1e-12, atol=1e-12)
+    for d in (9, NARROW_FEATURES + 1):
+        X = rng.normal(size=(70, d))
+        for W in (rng.normal(size=(d, 4)), rng.normal(size=(d, NARROW + 1)),
+                  np.asfortranarray(rng.normal(size=(d, 4)))):
+            expected = X @ W
+            for Xv in (X, np.asfortranarray(X), sp.csr_matrix(X)):
+                np.testing.assert_allclose(rows_times(Xv, W), expected, rtol=1e-12,
+                                           atol=1e-12)
+            np.testing.assert_allclose(rows_times(X.astype(np.float32), W),
+                                       X.astype(np.float32).astype(np.float64) @ W,
+                                       rtol=1e-12, atol=1e-12)

@@ -48,10 +48,13 @@ KMEANS_MAX_SAMPLES = 50_000
 # beside the float32 features of a million samples, while each block still has thousands
 # of rows for BLAS).
 CHUNK_ENTRIES = 2 ** 21
-# X @ W with W at most this wide (the class slots) and X dense float64 uses the compiled
-# product (msvm._core._dense): 100k x 50 rows, 10 slots, one thread: 2.7 ms against dgemm's
-# 4.4 ms, which packs all of X into panels for every product.
+# X @ W with W at most NARROW wide (the class slots) and a dense float64 X of at most
+# NARROW_FEATURES columns uses the compiled product (msvm._core._dense), which reads X once
+# where dgemm packs all of it into panels for every product: 100k x 50 rows, 10 slots, one
+# thread, 2.7 ms against 4.4 ms (5M-20M entries, 20-50 columns: 0.5-0.8x dgemm's time).
+# With 200 columns or more dgemm is faster (1.2-1.5x: the block no longer fits in L1).
 NARROW = 32
+NARROW_FEATURES = 64
 
 
 def check_approximation(method, kernel):
@@ -77,13 +80,15 @@ def chunk_rows(width):
 
 def rows_times(X, W):
     """X @ W in float64 for a float64 or float32 X (chunks of rows: a float32 X is never
-    converted to float64 as a whole).  A C-contiguous float64 X times a narrow W (at most
-    NARROW columns: the class slots) goes through the compiled product of
-    ``msvm._core._dense``, which reads X once instead of packing it as dgemm does."""
+    converted to float64 as a whole).  A C-contiguous float64 X of at most NARROW_FEATURES
+    columns times a narrow W (at most NARROW columns: the class slots) goes through the
+    compiled product of ``msvm._core._dense``, which reads X once instead of packing it as
+    dgemm does."""
     if sp.issparse(X):
         return np.asarray(X @ W)
     if X.dtype == np.float64:
-        if X.flags.c_contiguous and W.ndim == 2 and W.shape[1] <= NARROW:
+        if (X.flags.c_contiguous and W.ndim == 2 and W.shape[1] <= NARROW
+                and X.shape[1] <= NARROW_FEATURES):
             return dense_rows_times(X, np.ascontiguousarray(W, dtype=np.float64))
         return np.asarray(X @ W)
     out = np.empty((X.shape[0], W.shape[1]))

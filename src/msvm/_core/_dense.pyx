@@ -4,8 +4,9 @@
 # the class slots).  dgemm packs all of X into panels for each product, which for k of about
 # 10 costs as much as the arithmetic; _dense_times.h reads X once, a block of rows at a time
 # transposed into a small buffer (the Newton start of msvm/_primal.py forms one such product
-# per step).  The Python layer chooses it (msvm/_approx.py: rows_times) for C-contiguous
-# float64 X and narrow V, and BLAS otherwise.
+# per step).  The Python layer chooses it (msvm/_approx.py: rows_times) for a C-contiguous
+# float64 X of at most 64 columns (wider blocks leave L1, where dgemm is faster) and narrow
+# V, and BLAS otherwise.
 
 import numpy as np
 from libc.stdlib cimport malloc, free
