@@ -43,7 +43,6 @@ thread (``msvm._sequence.DualSequence``).
 """
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ._approx import chunk_rows, rows_times, transposed_times
 from ._core._smoothed import SmoothedTerms
@@ -457,42 +456,38 @@ def primal_start(problem, X, W, mu0, tol, diag, max_steps, out=None):
     norms of the rows of X; ``max_steps``: the Newton steps allowed over all stages (the
     fit's max_iter); ``out``: an (n_vars,) array to hold the start (or None).  mu stops at
     TOL_FLOOR: below it the start gains nothing the dual solver cannot do from there, and
-    the smoothed problem only grows stiffer.
+    the smoothed problem only grows stiffer.  BLAS runs on the caller's threads: the
+    DualSequence of a fit limits them to one (``DualSequence._blas_threads``).
     """
-    # one BLAS thread: the Hessian blocks are products of a few million flops, and a
-    # threaded OpenBLAS waiting for a busy second core took seconds over each of them
-    # (measured: 1-3 s instead of 20 ms under a load of 3 on 2 cores), time in which
-    # Ctrl-C could not stop the fit
-    with threadpool_limits(limits=1, user_api="blas"):
-        primal = SmoothedPrimal(problem, X)
-        V, b = primal._center(-problem.kappa * np.asarray(W, dtype=np.float64),
-                              -np.asarray(mu0, dtype=np.float64))
-        bound = problem.max_abs_bound()
-        tol = max(tol, TOL_FLOOR)
-        target = TARGET_SHARE * tol / bound
-        primal.mu = FIRST_MU_SHARE / bound
-        # the dual solver's scores are those of alpha(z), V - kappa g_V and P c = g_b: a
-        # gradient below gtol keeps their effect on the margins and equalities under
-        # GRAD_SHARE tol
-        gtol = GRAD_SHARE * tol * min(1.0, bound) / (
-            problem.kappa * np.sqrt(max(np.max(diag), 1e-300)) + 1.0)
-        # at the usual start V = 0 every term sits at its kink and would count as free: a
-        # steepest-descent step first halves the terms the first Hessian sums (100k samples,
-        # C = 0.01: its blocks took 0.58 -> 0.42 s, Reinforced; 1.34 -> 0.88 s, WestonWatkins)
-        V, b = primal.gradient_step(V, b)
-        while True:
-            primal.mu = max(primal.mu, target)
-            # the stages before the last only bring the active pattern near: loosely; each
-            # stage after the first starts from the last solution's free pattern (100k
-            # samples, d = 50, k = 10, C = 0.01: 61 -> 44 Newton steps, Reinforced)
-            V, b, F = primal.newton(V, b, gtol if primal.mu <= target else 1e3 * gtol,
-                                    min(NEWTON_MAX_ITER, max_steps), predict=True,
-                                    rtol=0.0 if primal.mu <= target else STAGE_RTOL)
-            max_steps -= primal.steps
-            if primal.mu <= target or max_steps <= 0:
-                break
-            primal.mu *= 0.1
-            if primal.mu < LAST_STAGE_SNAP * target:
-                primal.mu = target
-        alpha = primal.terms.dual_point(F, out)
+    primal = SmoothedPrimal(problem, X)
+    V, b = primal._center(-problem.kappa * np.asarray(W, dtype=np.float64),
+                          -np.asarray(mu0, dtype=np.float64))
+    bound = problem.max_abs_bound()
+    tol = max(tol, TOL_FLOOR)
+    target = TARGET_SHARE * tol / bound
+    primal.mu = FIRST_MU_SHARE / bound
+    # the dual solver's scores are those of alpha(z), V - kappa g_V and P c = g_b: a
+    # gradient below gtol keeps their effect on the margins and equalities under
+    # GRAD_SHARE tol
+    gtol = GRAD_SHARE * tol * min(1.0, bound) / (
+        problem.kappa * np.sqrt(max(np.max(diag), 1e-300)) + 1.0)
+    # at the usual start V = 0 every term sits at its kink and would count as free: a
+    # steepest-descent step first halves the terms the first Hessian sums (100k samples,
+    # C = 0.01: its blocks took 0.58 -> 0.42 s, Reinforced; 1.34 -> 0.88 s, WestonWatkins)
+    V, b = primal.gradient_step(V, b)
+    while True:
+        primal.mu = max(primal.mu, target)
+        # the stages before the last only bring the active pattern near: loosely; each
+        # stage after the first starts from the last solution's free pattern (100k
+        # samples, d = 50, k = 10, C = 0.01: 61 -> 44 Newton steps, Reinforced)
+        V, b, F = primal.newton(V, b, gtol if primal.mu <= target else 1e3 * gtol,
+                                min(NEWTON_MAX_ITER, max_steps), predict=True,
+                                rtol=0.0 if primal.mu <= target else STAGE_RTOL)
+        max_steps -= primal.steps
+        if primal.mu <= target or max_steps <= 0:
+            break
+        primal.mu *= 0.1
+        if primal.mu < LAST_STAGE_SNAP * target:
+            primal.mu = target
+    alpha = primal.terms.dual_point(F, out)
     return alpha, np.ascontiguousarray(-b)

@@ -354,8 +354,11 @@ class DualSequence:
         """One BLAS thread for a solve on explicit features: its products (X^T U, X W, the
         primal start's) have k columns and are bound by reading X, where a second thread
         saves little wall time and its spinning after every product costs CPU time (100k
-        samples, d = 50, k = 10, C = 0.01: 1.07 -> 1.02 s CPU, the same wall time).  Kernel
-        solves keep the caller's setting."""
+        samples, d = 50, k = 10, C = 0.01: 1.07 -> 1.02 s CPU, the same wall time); and the
+        primal start's Hessian blocks are products of a few million flops, over which a
+        threaded OpenBLAS waiting for a busy second core took seconds (1-3 s instead of
+        20 ms under a load of 3 on 2 cores), time in which Ctrl-C could not stop the fit.
+        Kernel solves keep the caller's setting."""
         if self.features is None:
             return contextlib.nullcontext()
         return threadpool_limits(limits=1, user_api="blas")

@@ -58,7 +58,17 @@ cdef inline unsigned char _on_piece(const Prob* p, int v, double z,
 
 
 cdef inline double _clip(double x, double lo, double hi) noexcept nogil:
-    return lo if x < lo else (hi if x > hi else x)
+    """x clipped to [lo, hi] (as min and max: no branch where the outcomes interleave)."""
+    return min(max(x, lo), hi)
+
+
+cdef inline void _add_slope_term(double x, double dz, double lo, double hi, double* total,
+                                 double* curv) noexcept nogil:
+    """One term's part of the line search's derivative, dz alpha(x) (alpha = x clipped to
+    its box), and of that derivative's slope times mu, dz^2 strictly inside the box; without
+    branches (the terms inside and outside are interleaved)."""
+    curv[0] += (lo < x) * (x < hi) * dz * dz
+    total[0] += dz * _clip(x, lo, hi)
 
 
 cdef class SmoothedTerms:
@@ -171,7 +181,7 @@ cdef class SmoothedTerms:
                             count += 1
                     a = z / mu
                     if not (frozen and free[v]):
-                        a = min(max(a, v_lo(p, v)), v_hi(p, v))
+                        a = _clip(a, v_lo(p, v), v_hi(p, v))
                     # without a branch on a == 0 (most terms, interleaved with the others)
                     loss += a * z - 0.5 * mu * a * a
                     if sums:
@@ -232,9 +242,7 @@ cdef class SmoothedTerms:
                     x = x0 - t * (dz * inv)
                     lo = v_lo(p, v)
                     hi = v_hi(p, v)
-                    # without branches: the terms inside and outside are interleaved
-                    curv += (lo < x) * (x < hi) * dz * dz
-                    total += dz * min(max(x, lo), hi)
+                    _add_slope_term(x, dz, lo, hi, &total, &curv)
                     if keep and ok:
                         # every term is written (into the same cached slot until one is
                         # kept), and the count moves past the ones not clipped at one bound
@@ -247,7 +255,7 @@ cdef class SmoothedTerms:
             self.kn = kn
         if keep and ok:
             # the others' part: the total less the kept terms' (a pass over those alone)
-            self.kconst, self.kt, self.kmu = 0.0, t, self.mu
+            self.kt, self.kmu = t, self.mu
             self.kconst = total - self._kept_sums(t, &kept_curv)
         elif keep:
             self._free_kept()
@@ -283,16 +291,13 @@ cdef class SmoothedTerms:
         cdef const Prob* p = &self.pa.p
         cdef Py_ssize_t r
         cdef int v
-        cdef double dz, x, lo, hi, total = 0.0, curv = 0.0, inv = 1.0 / self.kmu
+        cdef double dz, total = 0.0, curv = 0.0, inv = 1.0 / self.kmu
         cdef const double* kt = self.kept
         for r in range(self.kn):
             dz = kt[2 * r + 1]
-            x = kt[2 * r] - t * (dz * inv)
             v = self.kvar[r]
-            lo = v_lo(p, v)
-            hi = v_hi(p, v)
-            curv += (lo < x) * (x < hi) * dz * dz
-            total += dz * min(max(x, lo), hi)
+            _add_slope_term(kt[2 * r] - t * (dz * inv), dz, v_lo(p, v), v_hi(p, v), &total,
+                            &curv)
         curv_out[0] = curv
         return total
 
