@@ -137,7 +137,7 @@ def test_tuning_set_search_keeps_feature_names(data):
 def _fitted_state(est):
     return sorted(name for name in vars(est)
                   if (name.endswith("_") and not name.startswith("__"))
-                  or name in ("_dual_state", "_rho", "_seed"))
+                  or name in ("_warm_state", "_rho", "_seed"))
 
 
 def _interrupted_on_call(n):

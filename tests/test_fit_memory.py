@@ -71,13 +71,13 @@ def test_fitted_attributes_share_no_memory_with_the_warm_start(data, model):
     """alpha_ (a view of alpha for some models) must not be the warm start's memory."""
     X, y = data
     est = _fit(model(C=1.0, kernel="linear", random_state=0, warm_start=True), X, y)
-    alpha, mu, _ = est._dual_state
+    alpha = est._warm_start_state().alpha
     kept = alpha.copy()
     for name, value in vars(est).items():
         if name.endswith("_") and isinstance(value, np.ndarray):
             assert not np.shares_memory(value, alpha), name
     est.alpha_[...] = 12345.0          # a user's write into a fitted attribute
-    np.testing.assert_array_equal(est._dual_state[0], kept)
+    np.testing.assert_array_equal(est._warm_start_state().alpha, kept)
 
 
 def _problem(rng, counts, k=3):

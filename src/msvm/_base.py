@@ -32,6 +32,7 @@ from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix
 from ._progress import StepLog, n_epochs
 from ._sequence import CONVERGED, DualSequence, SequenceFit, path_start
 from ._slot_products import feature_weights, times_small, weighted_sum
+from ._warm_start import DualStart, KeptRows, PathReuse
 from .exceptions import DegenerateFitWarning
 
 
@@ -379,11 +380,14 @@ def degenerate_fit_message(estimator, y_pred, y):
 class BaseMSVM(ClassifierMixin, BaseEstimator):
     """Common machinery of the kernel multicategory SVMs (not for direct use)."""
 
-    # private fit state removed with the fitted attributes when a fit fails
-    _fit_state = ("_dual_state", "_row_state")
+    # private fit state removed with the fitted attributes when a fit fails: the warm start
+    # of a refit (a ``msvm._warm_start`` state) and the kept row source
+    _fit_state = ("_warm_state", "_row_state")
     # private state never copied nor pickled: the row source kept for warm-start refits and
-    # the tuning-set kernel columns of a lambda path (msvm.model_selection)
-    _transient_state = ("_row_state", "_keep_rows", "_tuning_columns")
+    # what a lambda path asks of the estimator (msvm.model_selection)
+    _transient_state = ("_row_state", "_path_reuse")
+    # the type of the warm start of a refit (``_warm_start_state``)
+    _warm_state_type = DualStart
 
     _parameter_constraints = {
         "C": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -506,27 +510,15 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self._check_approximation()
         X, y, sw = self._validate_fit_input(X, y, sample_weight)
         k = len(self.classes_)
-        self.gamma_ = resolve_gamma(self.gamma, self.kernel, X, y) \
-            if not callable(self.kernel) else None
-        train = X          # the inputs of the solved problem: X, or its features phi(X)
-        if callable(self.kernel):
-            check_callable_kernel(self.kernel, X)
-        if self.kernel_approximation is not None:
-            train = self._fit_feature_map(X, dtype=np.float32)
-            src_X, src_kind = train, "linear"
-        elif callable(self.kernel):
-            gram = check_gram(kernel_matrix(X, X, self.kernel), "callable kernel's Gram matrix")
-            src_X, src_kind = gram, "precomputed"
-        else:
-            src_X, src_kind = X, self.kernel
+        train, src_X, src_kind = self._training_rows(X, y)
         cache_dtype = self._cache_dtype(sw)
         key = self._row_source_key(src_X, src_kind, k, cache_dtype)
         kept = getattr(self, "_row_state", None)
         self._row_state = None          # in use: a fit that raises must not leave it behind
-        if key is not None and kept is not None and kept[0] == key:
-            src = kept[1]
+        if key is not None and kept is not None and kept.key == key:
+            src = kept.source
             sequence = self._dual_sequence(train, src)
-            sequence.resume(kept[2], kept[3])
+            sequence.resume(kept.problem, kept.alpha)
         else:
             src = make_row_source(src_X, src_kind, k, gamma=self.gamma_, degree=self.degree,
                                   coef0=self.coef0, cache_size=self.cache_size,
@@ -536,9 +528,29 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         y_pred = self.classes_[np.argmax(fitted.solution.G, axis=1)]
         self._store_fit(X, y, fitted)       # releases the solution's (n, k) arrays
         if key is not None:
-            self._row_state = (key, src, sequence.problem, sequence.alpha)
+            self._row_state = KeptRows(key, src, sequence.problem, sequence.alpha)
         self._warn_if_degenerate(y_pred, y)
         return self
+
+    def _training_rows(self, X, y, feature_dtype=np.float32):
+        """The inputs of the solved problem and the rows of its row source; sets ``gamma_``.
+
+        Returns ``(train, src_X, src_kind)``: ``train`` is X, or its features phi(X) stored
+        in ``feature_dtype`` with a ``kernel_approximation``; the row source is built on
+        phi(X) ('linear'), on the Gram matrix of a callable kernel ('precomputed'), or on X
+        with the kernel.
+        """
+        self.gamma_ = resolve_gamma(self.gamma, self.kernel, X, y) \
+            if not callable(self.kernel) else None
+        if callable(self.kernel):
+            check_callable_kernel(self.kernel, X)
+        if self.kernel_approximation is not None:
+            train = self._fit_feature_map(X, dtype=feature_dtype)
+            return train, train, "linear"
+        if callable(self.kernel):
+            gram = check_gram(kernel_matrix(X, X, self.kernel), "callable kernel's Gram matrix")
+            return X, gram, "precomputed"
+        return X, X, self.kernel
 
     # ------------------------------------------------------------------ approximate kernels
     def _check_approximation(self):
@@ -559,17 +571,55 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         return self.feature_map_.transform(X, dtype=dtype)
 
     # ------------------------------------------------------------------ warm-start reuse
+    def _warm_start_state(self):
+        """The state a later fit may start from (a ``_warm_state_type``), or None (unfitted).
+
+        Shared, not copied: a state is never written once made (``msvm._warm_start``).
+        """
+        return getattr(self, "_warm_state", None)
+
+    def _start_from(self, state):
+        """Make ``state`` (another fit's ``_warm_start_state()``, or None) this estimator's
+        warm start: its next fit starts from it when ``warm_start`` is set (and the state
+        fits the problem), as if it had made that fit itself.  Returns self."""
+        if state is not None and not isinstance(state, self._warm_state_type):
+            raise TypeError(f"{type(self).__name__} starts from a "
+                            f"{self._warm_state_type.__name__}; got {type(state).__name__}")
+        self._warm_state = state
+        return self
+
+    def _join_path(self, keep_rows=False, columns=None):
+        """Fit as one estimator of a lambda path (``msvm.model_selection``) until
+        ``_leave_path``.
+
+        ``keep_rows``: a warm-started refit reuses the previous fit's row source (see
+        ``_row_source_key``).  ``columns``: a ``KernelColumns`` through which
+        ``decision_values`` scores the tuning set.  Neither is copied nor pickled.
+        """
+        self._path_reuse = PathReuse(bool(keep_rows), columns)
+        return self
+
+    def _leave_path(self):
+        """Drop what a lambda path kept on the estimator (the row source, the columns)."""
+        for name in self._transient_state:
+            self.__dict__.pop(name, None)
+        return self
+
+    def _path(self):
+        """The ``PathReuse`` of the lambda path the estimator is on (default: none)."""
+        return getattr(self, "_path_reuse", None) or PathReuse()
+
     def _row_source_key(self, src_X, src_kind, k, cache_dtype):
         """What a kept row source must match to be reused by this fit, or None (no reuse).
 
         A warm-start refit keeps the previous fit's row source (its scores and kernel-row
-        cache) only when asked to (``_keep_rows``, set by ``TuningSetSearch`` on the
-        estimator of a lambda path: a fitted estimator does not hold a kernel cache of up to
-        ``cache_size`` MB otherwise) and only for the same training inputs (a hash of their
+        cache) only when asked to (``_join_path(keep_rows=True)``, by ``TuningSetSearch`` on
+        the estimator of a lambda path: a fitted estimator does not hold a kernel cache of up
+        to ``cache_size`` MB otherwise) and only for the same training inputs (a hash of their
         bytes, not the array's identity: an array changed in place is new data), the same
         kernel and parameters, and the same number of class slots.
         """
-        if not (self.warm_start and getattr(self, "_keep_rows", False)) \
+        if not (self.warm_start and self._path().keep_rows) \
                 or self.kernel_approximation is not None or callable(self.kernel):
             return None
         return (src_kind, k, self.gamma_, self.degree, self.coef0, self.cache_size,
@@ -606,13 +656,12 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         """Solve the model's convex dual, from the previous fit's solution if warm_start."""
         k = problem.k
         alpha0, mu0 = np.zeros(problem.n_vars), np.zeros(k)
-        if self.warm_start and getattr(self, "_dual_state", None) is not None:
-            a_prev, mu_prev, C_prev = self._dual_state
-            if a_prev.shape == alpha0.shape and mu_prev.shape == mu0.shape:
-                alpha0, mu0 = path_start(problem, a_prev, C_prev, self.C), mu_prev
-                if sequence.problem is not None:
-                    # a kept row source (see fit): the scores follow the rescaling exactly
-                    sequence.scale(float(self.C) / C_prev)
+        state = self._warm_start_state()
+        if self.warm_start and state is not None and state.fits(problem):
+            alpha0, mu0 = path_start(problem, state.alpha, state.C, self.C), state.mu
+            if sequence.problem is not None:
+                # a kept row source (see fit): the scores follow the rescaling exactly
+                sequence.scale(float(self.C) / state.C)
         alpha0 = problem.clip_feasible(alpha0)
         # alpha0 is this method's own array (zeros or a new warm start): the solver takes it
         return sequence.solve(problem, alpha0, mu0 - mu0.mean(), copy=False)
@@ -629,7 +678,8 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self.converged_ = fitted.stop_reason == CONVERGED
         # no copy: a solve's alpha is never written once the solve has returned, and no
         # fitted attribute shares its memory (``_store_solution`` copies a view of it)
-        self._dual_state = (fitted.start.alpha, fitted.start.mu.copy(), float(self.C))
+        self._start_from(DualStart(fitted.start.alpha, fitted.start.mu.copy(), float(self.C),
+                                   fitted.start.problem.n_samples))
 
     def _snapshot(self, X, src, problem, alpha, mu, n_iter, resid):
         """The fitted functions of one solved dual, at the training points.
@@ -790,7 +840,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         if self.kernel == "precomputed":
             cols = self.support_
         else:
-            kept = getattr(self, "_tuning_columns", None)
+            kept = self._path().columns
             K = kept.columns(self, X) if kept is not None else None
             if K is not None:
                 coef = np.zeros((K.shape[1], self.dual_coef_.shape[0]))

@@ -139,11 +139,11 @@ def _lambda_path(estimator, params, lambdas, n, warm_start, X, y, X_tune, y_tune
     est = clone(estimator).set_params(**params)
     if "warm_start" in est.get_params():
         est.set_params(warm_start=bool(warm_start))
-    if isinstance(est, BaseMSVM):
+    on_path = isinstance(est, BaseMSVM)
+    if on_path:
         # along the path only: each fit keeps its row source (scores, kernel-row cache) for
         # the next, warm-started one, and the tuning-set kernel columns are computed once
-        est._keep_rows = bool(warm_start)
-        est._tuning_columns = KernelColumns(len(y))
+        est._join_path(keep_rows=bool(warm_start), columns=KernelColumns(len(y)))
     try:
         # one thread of BLAS along the path: its products (tuning-set scores, the fits'
         # slot-space products) are small, and OpenBLAS's idle workers would spin for a
@@ -152,8 +152,8 @@ def _lambda_path(estimator, params, lambdas, n, warm_start, X, y, X_tune, y_tune
             return _walk_path(est, lambdas, n, X, y, X_tune, y_tune, fit_params, scorer,
                               params, log, keep_best)
     finally:
-        for name in getattr(est, "_transient_state", ()):
-            est.__dict__.pop(name, None)
+        if on_path:
+            est._leave_path()
 
 
 def _walk_path(est, lambdas, n, X, y, X_tune, y_tune, fit_params, scorer, params, log,
