@@ -32,7 +32,7 @@ from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix
 from ._progress import StepLog, n_epochs
 from ._sequence import CONVERGED, DualSequence, SequenceFit, path_start
 from ._slot_products import feature_weights, times_small, weighted_sum
-from ._warm_start import DualStart, KeptRows, PathReuse
+from ._warm_start import DualStart, KeptRows, WarmStartMixin
 from .exceptions import DegenerateFitWarning
 
 
@@ -377,17 +377,8 @@ def degenerate_fit_message(estimator, y_pred, y):
             f"{remedy}.")
 
 
-class BaseMSVM(ClassifierMixin, BaseEstimator):
+class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
     """Common machinery of the kernel multicategory SVMs (not for direct use)."""
-
-    # private fit state removed with the fitted attributes when a fit fails: the warm start
-    # of a refit (a ``msvm._warm_start`` state) and the kept row source
-    _fit_state = ("_warm_state", "_row_state")
-    # private state never copied nor pickled: the row source kept for warm-start refits and
-    # what a lambda path asks of the estimator (msvm.model_selection)
-    _transient_state = ("_row_state", "_path_reuse")
-    # the type of the warm start of a refit (``_warm_start_state``)
-    _warm_state_type = DualStart
 
     _parameter_constraints = {
         "C": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -571,44 +562,6 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         return self.feature_map_.transform(X, dtype=dtype)
 
     # ------------------------------------------------------------------ warm-start reuse
-    def _warm_start_state(self):
-        """The state a later fit may start from (a ``_warm_state_type``), or None (unfitted).
-
-        Shared, not copied: a state is never written once made (``msvm._warm_start``).
-        """
-        return getattr(self, "_warm_state", None)
-
-    def _start_from(self, state):
-        """Make ``state`` (another fit's ``_warm_start_state()``, or None) this estimator's
-        warm start: its next fit starts from it when ``warm_start`` is set (and the state
-        fits the problem), as if it had made that fit itself.  Returns self."""
-        if state is not None and not isinstance(state, self._warm_state_type):
-            raise TypeError(f"{type(self).__name__} starts from a "
-                            f"{self._warm_state_type.__name__}; got {type(state).__name__}")
-        self._warm_state = state
-        return self
-
-    def _join_path(self, keep_rows=False, columns=None):
-        """Fit as one estimator of a lambda path (``msvm.model_selection``) until
-        ``_leave_path``.
-
-        ``keep_rows``: a warm-started refit reuses the previous fit's row source (see
-        ``_row_source_key``).  ``columns``: a ``KernelColumns`` through which
-        ``decision_values`` scores the tuning set.  Neither is copied nor pickled.
-        """
-        self._path_reuse = PathReuse(bool(keep_rows), columns)
-        return self
-
-    def _leave_path(self):
-        """Drop what a lambda path kept on the estimator (the row source, the columns)."""
-        for name in self._transient_state:
-            self.__dict__.pop(name, None)
-        return self
-
-    def _path(self):
-        """The ``PathReuse`` of the lambda path the estimator is on (default: none)."""
-        return getattr(self, "_path_reuse", None) or PathReuse()
-
     def _row_source_key(self, src_X, src_kind, k, cache_dtype):
         """What a kept row source must match to be reused by this fit, or None (no reuse).
 

@@ -1,8 +1,9 @@
 """The state one fit hands to the next: warm-start duals, a kept row source, a path's reuse.
 
 An estimator keeps what a later fit may start from in objects of the types below, written and
-read only through its own methods (``BaseMSVM._warm_start_state``, ``_start_from``,
-``_join_path``, ``_leave_path``), never by other modules setting its attributes:
+read only through its own methods (:class:`WarmStartMixin`: ``_warm_start_state``,
+``_start_from``, ``_join_path``, ``_leave_path``), never by other modules setting its
+attributes:
 
 - :class:`DualStart`: the dual solution of a base model's fit (one convex dual), the start of
   a ``warm_start`` refit and of the next weighted fit of a probability chain;
@@ -118,3 +119,65 @@ class PathReuse:
 
     keep_rows: bool = False
     columns: object = None
+
+
+class WarmStartMixin:
+    """The private protocol by which an estimator hands its state to the next fit.
+
+    A base of every msvm estimator (``BaseMSVM``).  Other modules read and write the state
+    only through these methods:
+
+    - ``_warm_start_state()`` / ``_start_from(state)``: the state a ``warm_start`` refit
+      starts from, of the estimator's ``_warm_state_type`` (``DualStart``; ``GridStart``
+      for TargetedLocalMSVM); a fit stores its own with ``_start_from``, and a probability
+      chain hands each fit's state to the next estimator;
+    - ``_join_path(keep_rows, columns)`` / ``_leave_path()``: a lambda path's reuse
+      (:class:`PathReuse`), read by the fit through ``_path()``.
+    """
+
+    # the type of the warm start of a refit (``_warm_start_state``)
+    _warm_state_type = DualStart
+    # private fit state removed with the fitted attributes when a fit fails
+    # (``reset_fit_state``): the warm start of a refit and the kept row source (KeptRows)
+    _fit_state = ("_warm_state", "_row_state")
+    # private state never copied nor pickled (``BaseMSVM.__getstate__``) and dropped by
+    # ``_leave_path``: the kept row source and what a lambda path asks of the estimator
+    _transient_state = ("_row_state", "_path_reuse")
+
+    def _warm_start_state(self):
+        """The state a later fit may start from (a ``_warm_state_type``), or None (unfitted).
+
+        Shared, not copied: a state is never written once made (``msvm._warm_start``).
+        """
+        return getattr(self, "_warm_state", None)
+
+    def _start_from(self, state):
+        """Make ``state`` (another fit's ``_warm_start_state()``, or None) this estimator's
+        warm start: its next fit starts from it when ``warm_start`` is set (and the state
+        fits the problem), as if it had made that fit itself.  Returns self."""
+        if state is not None and not isinstance(state, self._warm_state_type):
+            raise TypeError(f"{type(self).__name__} starts from a "
+                            f"{self._warm_state_type.__name__}; got {type(state).__name__}")
+        self._warm_state = state
+        return self
+
+    def _join_path(self, keep_rows=False, columns=None):
+        """Fit as one estimator of a lambda path (``msvm.model_selection``) until
+        ``_leave_path``.
+
+        ``keep_rows``: a warm-started refit reuses the previous fit's row source (see
+        ``_row_source_key``).  ``columns``: a ``KernelColumns`` through which
+        ``decision_values`` scores the tuning set.  Neither is copied nor pickled.
+        """
+        self._path_reuse = PathReuse(bool(keep_rows), columns)
+        return self
+
+    def _leave_path(self):
+        """Drop what a lambda path kept on the estimator (the row source, the columns)."""
+        for name in self._transient_state:
+            self.__dict__.pop(name, None)
+        return self
+
+    def _path(self):
+        """The ``PathReuse`` of the lambda path the estimator is on (default: none)."""
+        return getattr(self, "_path_reuse", None) or PathReuse()
