@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import msvm
-import msvm._approx
+import msvm._products
 from msvm import (AngleBasedMSVM, ReinforcedMSVM, RobustMSVM, WeightedRobustMSVM,
                   WestonWatkinsMSVM)
-from msvm._base import support_rows
+from msvm._snapshot import support_rows
 from msvm._kernels import kernel_matrix, make_row_source
 from msvm._problem import DualProblem
 
@@ -166,5 +166,5 @@ def test_sample_losses_in_blocks_equal_the_whole_loss(make, monkeypatch):
     if hasattr(est, "utility"):
         est.utility_ = np.ones((k, k)) - np.eye(k)
     whole = est._loss(G, y)
-    monkeypatch.setattr(msvm._approx, "CHUNK_ENTRIES", 37 * k)       # blocks of 37 rows
+    monkeypatch.setattr(msvm._products, "CHUNK_ENTRIES", 37 * k)       # blocks of 37 rows
     np.testing.assert_array_equal(est._sample_losses(G, y), whole)

@@ -10,7 +10,8 @@ import scipy.sparse as sp
 from sklearn.metrics import check_scoring
 
 from msvm import ReinforcedMSVM, WestonWatkinsMSVM
-from msvm._base import KernelColumns, data_fingerprint
+from msvm._fit_state import data_fingerprint
+from msvm._kernel_columns import KernelColumns
 from msvm._kernels import kernel_matrix, make_row_source
 from msvm._sequence import path_start, rescaled_dual
 from msvm.datasets import make_reinforced_example

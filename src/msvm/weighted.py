@@ -8,24 +8,15 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseMSVM, set_init_params
+from ._base import BaseMSVM
 from ._dc import DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, truncated_fit
 from ._docs import fill_doc
+from ._fit_state import set_init_params
+from ._losses import margin_hinge_loss, margins, utility_margin_loss
 from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import alpha_by_slots, margin_problem
 from ._progress import n_epochs
 from ._sequence import CONVERGED, SequenceFit
-
-
-def margins(G):
-    """Generalized functional margins g_j(f) = f_j - max_{j' != j} f_j', shape (n, k)."""
-    G = np.asarray(G, dtype=np.float64)
-    order = np.argsort(G, axis=1)
-    top, second = order[:, -1], order[:, -2]
-    rows = np.arange(len(G))
-    best_other = np.where(np.arange(G.shape[1])[None, :] == top[:, None],
-                          G[rows, second][:, None], G[rows, top][:, None])
-    return G - best_other
 
 
 def cost_to_utility(cost):
@@ -63,11 +54,6 @@ def resolve_utility(utility, cost, k):
     if not np.all(U.max(axis=1) > 0):
         raise ValueError("utility has a row of zeros: a class whose samples would carry no loss")
     return U
-
-
-def _truncated_hinge(u, s):
-    loss = np.maximum(1.0 - u, 0.0)
-    return loss if s is None else loss - np.maximum(s - u, 0.0)
 
 
 def _auto_truncation(value, k):
@@ -192,7 +178,7 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
 
     def _loss(self, G, y):
         s = self._truncation_value(G.shape[1])
-        return np.sum(self.utility_[y] * _truncated_hinge(margins(G), s), axis=1)
+        return utility_margin_loss(G, y, self.utility_, s)
 
     def _alpha_matrix(self, alpha, problem):
         return alpha_by_slots(problem, alpha, pairs=True)
@@ -332,7 +318,7 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
                 "msvm.model_selection.TuningSetSearch")
 
     def _loss(self, G, y):
-        return np.maximum(1.0 - margins(G)[np.arange(len(y)), y], 0.0)
+        return margin_hinge_loss(G, y)
 
     def _alpha_matrix(self, alpha, problem):
         return alpha_by_slots(problem, alpha, pairs=True)
