@@ -57,13 +57,13 @@ class SequenceFit:
 
     Attributes
     ----------
-    solution : msvm._base._Solution
+    solution : msvm._snapshot._Solution
         The solved dual the estimator keeps (its fitted function).
     sample_weight : ndarray of shape (n_samples,)
         The weights of the objective at that solution (a reweighting fit changes them).
     stop_reason : str
         How the fit stopped, one of `STOP_REASONS` (``'tol'``: converged).
-    start : msvm._base._Solution
+    start : msvm._snapshot._Solution
         The first solve of the sequence, the dual a ``warm_start`` refit starts from.
     attributes : dict
         Further fitted attributes of the fit (``n_iter_``, ``dc_objectives_``, ...).
@@ -197,7 +197,7 @@ class DualSequence:
         The row source of the training inputs, shared by every dual of the sequence.
     snapshot : callable
         ``snapshot(problem, alpha, mu, n_iter, resid)``: the fitted function of a solved dual
-        (an ``msvm._base._Solution``), read while ``src`` holds its scores.
+        (an ``msvm._snapshot._Solution``), read while ``src`` holds its scores.
     owner : str
         Name of the estimator, for the ConvergenceWarning of a solve that stops early.
     tol, max_iter, shrinking, verbose, random_state
@@ -329,7 +329,7 @@ class DualSequence:
 
         Returns
         -------
-        msvm._base._Solution
+        msvm._snapshot._Solution
             The snapshot of the solution.
         """
         tol = self.tol if tol is None else float(tol)
