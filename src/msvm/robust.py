@@ -114,9 +114,9 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     def _dc_shift(self, problem, G, y):
         s = self._truncation_value(problem.k)
         rows = problem.sample_of_var()
-        beta = G[rows, problem.slot1] > s
+        beta = G[rows, problem.expand("slot1")] > s
         truncated = np.bincount(rows[beta], minlength=len(y)) > 0
-        return problem.hi * beta, truncated
+        return problem.expand("hi") * beta, truncated
 
     def _loss(self, G, y):
         return truncated_hinge_loss(G, y, self._truncation_value(G.shape[1]))

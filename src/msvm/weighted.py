@@ -164,15 +164,16 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     def _dc_shift(self, problem, G, y):
         s = self._truncation_value(problem.k)
         rows = problem.sample_of_var()
-        own = problem.slot2                         # the class j of the variable's group
+        # the class j of the variable's group, and the class j' of its direction
+        own, other = problem.expand("slot2"), problem.expand("slot1")
         M = margins(G)
         beta = M[rows, own] < s                     # the group's margin is truncated
         # the variable of group (i, j) whose j' attains max_{j' != j} f_j'(x_i)
         Gm = G[rows].copy()
         Gm[np.arange(len(rows)), own] = -np.inf
         jstar = np.argmax(Gm, axis=1)
-        hit = beta & (problem.slot1 == jstar)
-        shift = np.where(hit, problem.cap[problem.group], 0.0)
+        hit = beta & (other == jstar)
+        shift = np.where(hit, problem.cap[problem.expand("group")], 0.0)
         truncated = np.bincount(rows[beta], minlength=len(y)) > 0
         return shift, truncated
 
