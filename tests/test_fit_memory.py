@@ -12,9 +12,10 @@ import msvm
 import msvm._products
 from msvm import (AngleBasedMSVM, ReinforcedMSVM, RobustMSVM, WeightedRobustMSVM,
                   WestonWatkinsMSVM)
-from msvm._snapshot import support_rows
 from msvm._kernels import kernel_matrix, make_row_source
+from msvm._losses import losses_in_blocks
 from msvm._problem import DualProblem
+from msvm._snapshot import support_rows
 
 
 @pytest.fixture(scope="module")
@@ -167,4 +168,4 @@ def test_sample_losses_in_blocks_equal_the_whole_loss(make, monkeypatch):
         est.utility_ = np.ones((k, k)) - np.eye(k)
     whole = est._loss(G, y)
     monkeypatch.setattr(msvm._products, "CHUNK_ENTRIES", 37 * k)       # blocks of 37 rows
-    np.testing.assert_array_equal(est._sample_losses(G, y), whole)
+    np.testing.assert_array_equal(losses_in_blocks(est._loss, G, y), whole)

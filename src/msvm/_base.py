@@ -1,11 +1,14 @@
-"""Estimator base shared by every msvm model: validation, kernels, the solve, fitted attributes.
+"""Estimator base shared by every msvm model: the fit template, the solve, fitted attributes.
 
 A model subclass supplies only data: `_dual_problem` (its dual as a DualProblem), `_loss` (its
-per-sample loss on decision values, for `objective_`), and `_alpha_matrix` (how its dual
-variables are shaped for `alpha_`).  Angle-based models also override `_output_map` (decision
-vector coordinates versus class slots).  A fit builds one :class:`msvm._sequence.DualSequence`
-on its row source and runs its model's ``_fit_dual`` over it (one solve here; the DC steps,
-the reweighting or a grid in the models that need several), which returns a ``SequenceFit``.
+per-sample loss, msvm._losses, for `objective_`) and `_alpha_matrix` (its dual variables as
+`alpha_`); angle-based models also override `_output_map` (decision vector coordinates versus
+class slots).  ``fit`` is one template: validate the parameters, the model step
+``_fit_model``, then the probability step when ``probability=True``; a fit that raises leaves
+the estimator unfitted.  The model step builds one :class:`msvm._sequence.DualSequence` on
+its row source and runs the model's ``_fit_dual`` over it (one solve here; the DC steps, the
+reweighting or a grid in the models that need several), which returns a ``SequenceFit``;
+its solutions are computed by msvm._snapshot.
 """
 
 import functools
@@ -22,6 +25,7 @@ from ._core._solver import solve
 from ._fit_state import data_fingerprint, reset_fit_state, user_stacklevel
 from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
                        make_row_source, resolve_gamma)
+from ._losses import losses_in_blocks
 from ._products import chunk_rows, feature_weights, times_small, weighted_sum
 from ._progress import StepLog, n_epochs
 from ._sequence import CONVERGED, DualSequence, SequenceFit, path_start
@@ -322,19 +326,9 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
     def _objective(self, sol, y, sw):
         """The model's objective (models.md) at a snapshot's function."""
         with np.errstate(over="ignore", invalid="ignore"):
-            value = sol.penalty + self.C * weighted_sum(sw, self._sample_losses(sol.G, y))
+            losses = losses_in_blocks(self._loss, sol.G, y)
+            value = sol.penalty + self.C * weighted_sum(sw, losses)
         return check_finite_objective(self, value, "the objective")
-
-    def _sample_losses(self, G, y):
-        """``_loss(G, y)`` computed on blocks of rows (the loss of a sample depends on its row
-        alone), so that its (n, k) temporaries are those of one block at a large n."""
-        step = chunk_rows(G.shape[1])
-        if len(y) <= step:
-            return self._loss(G, y)
-        out = np.empty(len(y))
-        for start in range(0, len(y), step):
-            out[start:start + step] = self._loss(G[start:start + step], y[start:start + step])
-        return out
 
     def _store_solution(self, X, y, sw, sol):
         """The fitted attributes of one solved dual.

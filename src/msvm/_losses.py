@@ -15,6 +15,20 @@ in plain NumPy, written independently, are in ``oracle/losses.py``.
 
 import numpy as np
 
+from ._products import chunk_rows
+
+
+def losses_in_blocks(loss, G, y):
+    """``loss(G, y)`` computed on blocks of rows (the loss of a sample depends on its row
+    alone), so that its (n, k) temporaries are those of one block at a large n."""
+    step = chunk_rows(G.shape[1])
+    if len(y) <= step:
+        return loss(G, y)
+    out = np.empty(len(y))
+    for start in range(0, len(y), step):
+        out[start:start + step] = loss(G[start:start + step], y[start:start + step])
+    return out
+
 
 def margins(G):
     """Generalized functional margins g_j(f) = f_j - max_{j' != j} f_j', shape (n, k)."""

@@ -307,8 +307,9 @@ def fit_shape(ratios, y_enc, sample_weight=None):
 class ProbabilityMixin:
     """``probability=True``: class probabilities from weighted refits of the same model.
 
-    The first base class of every msvm estimator.  With ``probability=True``, ``fit`` fits
-    the estimator and then, for each class j and each level t of
+    The first base class of every msvm estimator.  With ``probability=True``, ``fit`` (the
+    template of :class:`msvm._base.BaseMSVM`, whose probability step is
+    ``_fit_probability``) fits the estimator and then, for each class j and each level t of
     :func:`probability_levels` (``probability_grid`` levels), a weighted fit of the same
     estimator with class j's samples at weight 1/t and the others at weight 1 (times the given
     sample weights), warm-started along the levels: 1 + k * m fits; before them, the same on
