@@ -1,5 +1,6 @@
-"""Generalized-functional-margin MSVMs: WeightedRobustMSVM (Liu, Wu and He 2011) and AdaptiveWeightedSVM
-(Wu and Liu 2013), both on the grouped dual of msvm._problem.margin_problem."""
+"""Generalized-functional-margin MSVMs: WeightedRobustMSVM (Liu, Wu and He 2011) and
+AdaptiveWeightedSVM (Wu and Liu 2013), both on the grouped dual of
+msvm._problem.margin_problem."""
 
 import numbers
 import warnings
@@ -20,7 +21,8 @@ from ._sequence import CONVERGED, SequenceFit
 
 
 def cost_to_utility(cost):
-    """Utility matrix U = max(C) 1 1^T - C of a misclassification cost matrix (Liu, Wu and He 2011, 3.3)."""
+    """Utility matrix U = max(C) 1 1^T - C of a misclassification cost matrix (Liu, Wu and He
+    2011, section 3.3)."""
     cost = np.asarray(cost, dtype=np.float64)
     return cost.max() * np.ones_like(cost) - cost
 
@@ -99,7 +101,8 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
         Nonnegative utility matrix U in the order of ``classes_``; None means the identity.
     cost : array-like of shape (k, k), default=None
         Misclassification costs (nonnegative, zero diagonal), converted by
-        ``U = max(cost) 1 1^T - cost`` (Liu, Wu and He 2011 section 3.3).  Give utility or cost, not both.
+        ``U = max(cost) 1 1^T - cost`` (Liu, Wu and He 2011 section 3.3).  Give utility or
+        cost, not both.
     truncation : 'auto', float <= 0 or None, default='auto'
         The truncation point s: 'auto' is -1/(k-1) (the paper's recommendation), 0 gives
         psi-learning, None no truncation.
