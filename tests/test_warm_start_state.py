@@ -16,7 +16,7 @@ import pytest
 from sklearn.base import clone
 
 from msvm import AdaptiveWeightedSVM, ReinforcedMSVM, RobustMSVM, TargetedLocalMSVM
-from msvm._base import KernelColumns
+from msvm._kernel_columns import KernelColumns
 from msvm._warm_start import DualStart, GridStart
 from msvm.datasets import make_reinforced_example
 
