@@ -171,6 +171,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     stop_reason_ : str
         'tol' when every grid point converged, else the stop reason of the last grid point
         that did not.
+    {plan_attributes}
     {probability_attributes}
     feature_map_ : object
         The fitted feature map phi of the non-target columns (``kernel_approximation``
@@ -308,10 +309,11 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
             src_X, kind, shift = np.ascontiguousarray(src_X + 1.0), "precomputed", 0.0
         else:
             src_X, kind, shift = Z, self.kernel, 1.0
+        plan = self._solve_plan(kind, src_X.shape[0], sw)
         src = make_row_source(src_X, kind, k, gamma=self.gamma_, degree=self.degree,
                               coef0=self.coef0, cache_size=self.cache_size, shift=shift,
-                              cache_dtype=self._cache_dtype(sw))
-        sequence = self._dual_sequence(src_X, src)
+                              cache_dtype=plan.cache_dtype, rows=plan.rows)
+        sequence = self._dual_sequence(src_X, src, plan)
         kappa = self._kappa(k)
         T = self._output_map(k)
         # warm start: every grid point from the previous fit's dual at that grid point, times
@@ -378,6 +380,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         self.grid_stop_reasons_ = np.array(stops)
         self.converged_ = bool(np.all(self.grid_stop_reasons_ == CONVERGED))
         self.stop_reason_ = sequence.stop_reason()
+        self._keep_plan(sequence.plan)
         if self.kernel_approximation is not None:
             self.feature_coef_path_ = np.array(paths)
             self.support_ = np.flatnonzero(support)
