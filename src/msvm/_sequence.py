@@ -9,9 +9,11 @@ owns that source, the augmented-Lagrangian penalty rho and the coordinate-order 
 fixed at the first solve and kept for the whole sequence), and the bookkeeping of which dual
 the scores belong to: ``move_to`` moves the scores to another dual's alpha (only the rows
 whose slot sums change, through the core's ``add_scores``) and ``solve`` moves them to its
-starting point and runs the compiled solver from there.  A fit builds a sequence, runs its
-loop over it and returns a :class:`SequenceFit`; nothing of a fit's loop is kept on the
-estimator except its fitted attributes and, for ``warm_start``, the dual it started from.
+starting point and runs the compiled solver from there, with the inner solver and start that
+the sequence's :class:`msvm._plan.SolvePlan` gives for that dual (the plan records what each
+solve ran).  A fit builds a sequence, runs its loop over it and returns a
+:class:`SequenceFit`; nothing of a fit's loop is kept on the estimator except its fitted
+attributes (``solver_plan_`` among them) and, for ``warm_start``, the dual it started from.
 Along a lambda path (``msvm.model_selection.TuningSetSearch``) a warm-started refit on the
 same training inputs and kernel builds its sequence on the previous fit's row source instead
 (``resume``: scores and kernel-row cache taken over), and ``scale`` follows the rescaling of
@@ -369,8 +371,9 @@ class DualSequence:
         return threadpool_limits(limits=1, user_api="blas")
 
     def _primal_start(self, problem, alpha, mu, tol):
-        """Where dual coordinate descent is slow (large C, n >> d, explicit features), the
-        start from the smoothed primal (msvm/_primal.py); otherwise (alpha, mu) unchanged.
+        """Where dual coordinate descent is slow (large C, n >> d, explicit features: the
+        plan's rule), the start from the smoothed primal (msvm/_primal.py); otherwise
+        (alpha, mu) unchanged.
         Returns (alpha, mu, whether the start was made): the solver then first checks the
         start against its stopping rule, which it often meets already."""
         if self.features is None or self.src.weights is None:
