@@ -44,9 +44,8 @@ thread (``msvm._sequence.DualSequence``).
 
 import numpy as np
 
-from ._approx import chunk_rows, rows_times, transposed_times
 from ._core._smoothed import SmoothedTerms
-from ._slot_products import centered_slots
+from ._products import centered_slots, chunk_rows, rows_times, transposed_times
 
 # Which fits start from the smoothed primal: msvm/_plan.py (``primal_start_applies``).
 NEWTON_MAX_ITER = 150
