@@ -5,7 +5,8 @@ import pytest
 
 import msvm
 import msvm._primal as primal_module
-from msvm._primal import SmoothedPrimal, primal_start, primal_start_applies
+from msvm._plan import primal_start_applies
+from msvm._primal import SmoothedPrimal, primal_start
 
 
 def _data(n=3000, d=4, k=3, seed=0):
@@ -371,13 +372,14 @@ def test_start_is_feasible_and_nearly_optimal():
 
 @pytest.mark.parametrize("cls", [msvm.WestonWatkinsMSVM, msvm.ReinforcedMSVM,
                                  msvm.AngleBasedMSVM])
-def test_fit_with_primal_start_matches_the_dual_path(monkeypatch, cls):
+def test_fit_with_primal_start_matches_the_dual_path(cls):
     X, y = _data()
     fits = {}
-    for name, scale in (("primal", 0.0), ("dual", np.inf)):
-        monkeypatch.setattr(primal_module, "PRIMAL_MIN_SCALE", scale)
+    for name, start in (("primal", "on"), ("dual", "off")):
         est = cls(C=0.3, kernel="linear", tol=1e-6, random_state=0)
+        est._plan_overrides = {"primal_start": start}
         fits[name] = est.fit(X, y)
+        assert [s.primal_start for s in est.solver_plan_.steps] == [name == "primal"]
     assert fits["primal"].objective_ == pytest.approx(fits["dual"].objective_, rel=1e-5)
     assert fits["primal"].converged_ and fits["dual"].converged_
     assert fits["primal"].n_iter_ < fits["dual"].n_iter_       # the start did the work

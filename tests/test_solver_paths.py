@@ -5,7 +5,6 @@ greedy kernel solver, a tiny kernel-row cache against a full one, and the LP int
 import numpy as np
 import pytest
 
-import msvm._kernels as kernels
 from msvm import ReinforcedMSVM, WestonWatkinsMSVM
 from msvm._intercept import lp_intercepts
 
@@ -24,13 +23,16 @@ def _rel(a, b):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_explicit_weight_path_matches_kernel_rows_path(seed, monkeypatch):
+def test_explicit_weight_path_matches_kernel_rows_path(seed):
     X, y, w = _data(seed)
     params = dict(C=2.0, reinforcement=0.4, kernel="linear", tol=1e-7, max_iter=10**6,
                   random_state=0)
     rows = ReinforcedMSVM(**params).fit(X, y, sample_weight=w)
-    monkeypatch.setattr(kernels, "LINEAR_ROWS_MAX_SAMPLES", 0)
-    explicit = ReinforcedMSVM(**params).fit(X, y, sample_weight=w)
+    explicit = ReinforcedMSVM(**params)
+    explicit._plan_overrides = {"rows": "explicit features"}
+    explicit.fit(X, y, sample_weight=w)
+    assert rows.solver_plan_.rows == "linear rows"
+    assert explicit.solver_plan_.rows == "explicit features"
     assert _rel(rows.objective_, explicit.objective_) <= 1e-6
     np.testing.assert_allclose(rows.coef_, explicit.coef_, atol=1e-4)
 

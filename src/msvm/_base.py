@@ -21,11 +21,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._approx import APPROXIMATIONS, LANDMARK_RULES, check_approximation, fit_feature_map
-from ._core._solver import solve
 from ._fit_state import data_fingerprint, reset_fit_state, user_stacklevel
 from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
                        make_row_source, resolve_gamma)
 from ._losses import losses_in_blocks
+from ._plan import plan_solve, report_plan
 from ._products import chunk_rows, feature_weights, times_small, weighted_sum
 from ._progress import StepLog, n_epochs
 from ._sequence import CONVERGED, DualSequence, SequenceFit, path_start
@@ -35,16 +35,6 @@ from ._validation import (check_class_labels, check_finite_decision, check_finit
                           weights_name)
 from ._warm_start import DualStart, KeptRows, WarmStartMixin
 from .exceptions import DegenerateFitWarning
-
-
-# cache_dtype='auto' stores RBF kernel rows in float32 where that is safe: rounding a kernel
-# value to single precision changes it by at most 6e-8 of itself, and a score sum_r K_ir U_r
-# by about 6e-8 times the size of the dual variables (at most C * weight each).  From this
-# tol up and with every C * weight at most FLOAT32_MAX_BOUND, that is orders of magnitude
-# below the accuracy asked for; tighter tols and larger bounds (the near-hard-margin end,
-# where the objective is tiny against C) keep the rows in float64.
-FLOAT32_CACHE_TOL = 1e-4
-FLOAT32_MAX_BOUND = 100.0
 
 
 class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
@@ -84,18 +74,13 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         """Dual variables in the model's natural shape."""
         return alpha.reshape(problem.n_samples, -1)
 
-    def _cache_dtype(self, weights=None):
-        """The storage of cached kernel rows: ``cache_dtype``, with 'auto' resolved to
-        float32 where single-precision rounding of the kernel is far below the accuracy asked
-        for (see ``FLOAT32_CACHE_TOL``): the RBF kernel (values in (0, 1]), tol from
-        ``FLOAT32_CACHE_TOL`` up and every box bound C * weight at most
-        ``FLOAT32_MAX_BOUND``.  float64 otherwise."""
-        if self.cache_dtype != "auto":
-            return self.cache_dtype
-        if self.kernel != "rbf" or self.tol < FLOAT32_CACHE_TOL:
-            return "float64"
-        heaviest = 1.0 if weights is None or len(weights) == 0 else float(np.max(weights))
-        return "float32" if self.C * heaviest <= FLOAT32_MAX_BOUND else "float64"
+    def _solve_plan(self, source, n_samples, weights):
+        """The :class:`msvm._plan.SolvePlan` of a fit on a row source of kind ``source``
+        ('linear', 'precomputed', 'rbf', 'poly'); ``_plan_overrides`` (a dict, tests and
+        benchmarks) forces parts of it (see :func:`msvm._plan.plan_solve`)."""
+        return plan_solve(source, n_samples, kernel=self.kernel, cache_size=self.cache_size,
+                          cache_dtype=self.cache_dtype, tol=self.tol, C=self.C,
+                          weights=weights, overrides=getattr(self, "_plan_overrides", None))
 
     def _output_map(self, k):
         """T (n_outputs, k): the fitted functions are T times the slot-space functions."""
@@ -194,22 +179,23 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         X, y, sw = self._validate_fit_input(X, y, sample_weight)
         k = len(self.classes_)
         train, src_X, src_kind = self._training_rows(X, y)
-        cache_dtype = self._cache_dtype(sw)
-        key = self._row_source_key(src_X, src_kind, k, cache_dtype)
+        plan = self._solve_plan(src_kind, src_X.shape[0], sw)
+        key = self._row_source_key(src_X, src_kind, k, plan)
         kept = getattr(self, "_row_state", None)
         self._row_state = None          # in use: a fit that raises must not leave it behind
         if key is not None and kept is not None and kept.key == key:
             src = kept.source
-            sequence = self._dual_sequence(train, src)
+            sequence = self._dual_sequence(train, src, plan)
             sequence.resume(kept.problem, kept.alpha)
         else:
             src = make_row_source(src_X, src_kind, k, gamma=self.gamma_, degree=self.degree,
                                   coef0=self.coef0, cache_size=self.cache_size,
-                                  cache_dtype=cache_dtype)
-            sequence = self._dual_sequence(train, src)
+                                  cache_dtype=plan.cache_dtype, rows=plan.rows)
+            sequence = self._dual_sequence(train, src, plan)
         fitted = self._fit_dual(sequence, y, sw, StepLog(type(self).__name__, self.verbose))
         y_pred = self.classes_[np.argmax(fitted.solution.G, axis=1)]
         self._store_fit(X, y, fitted)       # releases the solution's (n, k) arrays
+        self._keep_plan(sequence.plan)
         if key is not None:
             self._row_state = KeptRows(key, src, sequence.problem, sequence.alpha)
         self._warn_if_degenerate(y_pred, y)
@@ -254,7 +240,7 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         return self.feature_map_.transform(X, dtype=dtype)
 
     # ------------------------------------------------------------------ warm-start reuse
-    def _row_source_key(self, src_X, src_kind, k, cache_dtype):
+    def _row_source_key(self, src_X, src_kind, k, plan):
         """What a kept row source must match to be reused by this fit, or None (no reuse).
 
         A warm-start refit keeps the previous fit's row source (its scores and kernel-row
@@ -262,13 +248,14 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         the estimator of a lambda path: a fitted estimator does not hold a kernel cache of up
         to ``cache_size`` MB otherwise) and only for the same training inputs (a hash of their
         bytes, not the array's identity: an array changed in place is new data), the same
-        kernel and parameters, and the same number of class slots.
+        kernel and parameters, the same row source and cache storage (``plan``) and the same
+        number of class slots.
         """
         if not (self.warm_start and self._path().keep_rows) \
                 or self.kernel_approximation is not None or callable(self.kernel):
             return None
         return (src_kind, k, self.gamma_, self.degree, self.coef0, self.cache_size,
-                cache_dtype, data_fingerprint(src_X))
+                plan.cache_dtype, plan.rows, data_fingerprint(src_X))
 
     def __getstate__(self):
         # a copy: object.__getstate__ returns the instance's own __dict__
@@ -278,13 +265,19 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         return state
 
     # ------------------------------------------------------------------ the solves
-    def _dual_sequence(self, X, src):
-        """A DualSequence on the row source ``src`` of the training inputs X."""
+    def _keep_plan(self, plan):
+        """Keep the plan a fit ran (``solver_plan_``); print it at ``verbose >= 1``."""
+        self.solver_plan_ = plan
+        report_plan(type(self).__name__, plan, self.verbose)
+
+    def _dual_sequence(self, X, src, plan=None):
+        """A DualSequence on the row source ``src`` of the training inputs X, solving by
+        ``plan`` (a :class:`msvm._plan.SolvePlan`; None: the plan of ``src`` as it is)."""
         return DualSequence(src, functools.partial(snapshot, self, X, src),
                             type(self).__name__, tol=self.tol, max_iter=self.max_iter,
                             shrinking=self.shrinking, verbose=self.verbose,
-                            random_state=self.random_state, solver=solve,
-                            features=X if self._explicit_features() else None)
+                            random_state=self.random_state,
+                            features=X if self._explicit_features() else None, plan=plan)
 
     def _fit_dual(self, sequence, y, sw, log):
         """Solve the model's dual once; DC and reweighting models run several solves here.

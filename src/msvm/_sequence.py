@@ -9,9 +9,11 @@ owns that source, the augmented-Lagrangian penalty rho and the coordinate-order 
 fixed at the first solve and kept for the whole sequence), and the bookkeeping of which dual
 the scores belong to: ``move_to`` moves the scores to another dual's alpha (only the rows
 whose slot sums change, through the core's ``add_scores``) and ``solve`` moves them to its
-starting point and runs the compiled solver from there.  A fit builds a sequence, runs its
-loop over it and returns a :class:`SequenceFit`; nothing of a fit's loop is kept on the
-estimator except its fitted attributes and, for ``warm_start``, the dual it started from.
+starting point and runs the compiled solver from there, with the inner solver and start that
+the sequence's :class:`msvm._plan.SolvePlan` gives for that dual (the plan records what each
+solve ran).  A fit builds a sequence, runs its loop over it and returns a
+:class:`SequenceFit`; nothing of a fit's loop is kept on the estimator except its fitted
+attributes (``solver_plan_`` among them) and, for ``warm_start``, the dual it started from.
 Along a lambda path (``msvm.model_selection.TuningSetSearch``) a warm-started refit on the
 same training inputs and kernel builds its sequence on the previous fit's row source instead
 (``resume``: scores and kernel-row cache taken over), and ``scale`` follows the rescaling of
@@ -27,17 +29,15 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
-from ._core._solver import add_scores, init_scores, solve
-from ._primal import primal_start, primal_start_applies
+from ._core._solver import Status, add_scores, init_scores, solve
+from ._plan import SolveStep, source_plan
+from ._primal import primal_start
 from ._progress import solver_verbose
 
-# Status codes of msvm._core._solver.solve that return (errors are raised by the solver) and
-# the stop reason each one gives.
-STATUS_CONVERGED = 0
-STATUS_MAX_ITER = 1
-STATUS_GAP_FLOOR = 4
-SOLVER_STOP_REASONS = {STATUS_CONVERGED: "tol", STATUS_MAX_ITER: "max_iter",
-                       STATUS_GAP_FLOOR: "gap_floor"}
+# The stop reason of each status that msvm._core._solver.solve returns (it raises on the
+# others).
+SOLVER_STOP_REASONS = {Status.CONVERGED: "tol", Status.MAX_ITER: "max_iter",
+                       Status.GAP_FLOOR: "gap_floor"}
 
 # Relative size of a slot-sum difference that ``DualSequence.move_to`` treats as rounding.
 ROUNDING = 4 * np.finfo(np.float64).eps
@@ -212,14 +212,20 @@ class DualSequence:
         Name of the estimator, for the ConvergenceWarning of a solve that stops early.
     tol, max_iter, shrinking, verbose, random_state
         The estimator's solver settings.
-    solver : callable, default=msvm._core._solver.solve
-        The compiled solve.
+    features : ndarray or scipy.sparse matrix, default=None
+        The explicit features of a fit on them (the linear kernel or an approximate
+        kernel's map), for the smoothed-primal start; None for a kernel fit.
+    plan : msvm._plan.SolvePlan, default=None
+        Which inner solver and start each solve uses (:func:`msvm._plan.plan_solve`); None
+        applies its rules to ``src`` as it is (:func:`msvm._plan.source_plan`).  ``plan``
+        then also records what every solve ran.
     """
 
     def __init__(self, src, snapshot, owner, *, tol, max_iter, shrinking, verbose,
-                 random_state, solver=solve, features=None):
+                 random_state, features=None, plan=None):
         self.src = src
         self.features = features     # explicit features of the linear path (primal start)
+        self.plan = source_plan(src, features is not None) if plan is None else plan
         self._snapshot = snapshot
         self.owner = owner
         self.tol = float(tol)
@@ -227,7 +233,6 @@ class DualSequence:
         self.shrinking = bool(shrinking)
         self.verbose = solver_verbose(verbose)
         self.random_state = random_state
-        self._solver = solver
         self.rho = None              # the augmented-Lagrangian penalty, set at the first solve
         self.seed = None             # the coordinate-order seed, drawn at the first solve
         self.problem = None          # the dual whose scores ``src`` holds, and its alpha
@@ -352,13 +357,15 @@ class DualSequence:
             self.move_to(problem, alpha)
             self._fix_penalty_and_seed(problem)
             alpha, mu, started = self._primal_start(problem, alpha, mu, tol)
-            n_iter, resid, status, gap = self._solver(
-                self.src, problem, alpha, mu, tol=tol, max_iter=self.max_iter,
-                shrinking=self.shrinking, seed=int(self.seed), rho=self.rho,
-                verbose=self.verbose, certify_start=started)
-            self._warn_if_stopped_early(status, resid, gap, tol)
-            self.stop_reasons.append(SOLVER_STOP_REASONS[status])
-            return self._snapshot(problem, alpha, mu, int(n_iter), float(resid))
+            method, working_set = self.plan.inner_solver(self.src, problem)
+            result = solve(self.src, problem, alpha, mu, tol=tol, max_iter=self.max_iter,
+                           shrinking=self.shrinking, seed=int(self.seed), rho=self.rho,
+                           verbose=self.verbose, working_set=working_set, method=method,
+                           certify_start=started)
+            self.plan = self.plan.record(SolveStep(method, working_set, started))
+            self._warn_if_stopped_early(result.status, result.residual, result.gap, tol)
+            self.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
+            return self._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual))
 
     def _blas_threads(self):
         """One BLAS thread for a solve on explicit features: its products (X^T U, X W, the
@@ -374,14 +381,15 @@ class DualSequence:
         return threadpool_limits(limits=1, user_api="blas")
 
     def _primal_start(self, problem, alpha, mu, tol):
-        """Where dual coordinate descent is slow (large C, n >> d, explicit features), the
-        start from the smoothed primal (msvm/_primal.py); otherwise (alpha, mu) unchanged.
+        """Where dual coordinate descent is slow (large C, n >> d, explicit features: the
+        plan's rule), the start from the smoothed primal (msvm/_primal.py); otherwise
+        (alpha, mu) unchanged.
         Returns (alpha, mu, whether the start was made): the solver then first checks the
         start against its stopping rule, which it often meets already."""
         if self.features is None or self.src.weights is None:
             return alpha, mu, False
         diag = self.src.diagonal()
-        if not primal_start_applies(problem, self.features, diag):
+        if not self.plan.starts_from_primal(problem, self.features, diag):
             return alpha, mu, False
         # the start overwrites alpha (one n_vars array less at the peak), so the scores are
         # computed afresh from it
@@ -393,12 +401,12 @@ class DualSequence:
         return alpha, mu, True
 
     def _warn_if_stopped_early(self, status, resid, gap, tol):
-        if status == STATUS_MAX_ITER:
+        if status == Status.MAX_ITER:
             warnings.warn(
                 f"{self.owner}: the solver stopped at max_iter={self.max_iter} epochs "
                 f"with KKT residual {resid:.3g} and relative duality gap {gap:.3g} (tol="
                 f"{tol:g}); increase max_iter or tol.", ConvergenceWarning)
-        elif status == STATUS_GAP_FLOOR:
+        elif status == Status.GAP_FLOOR:
             warnings.warn(
                 f"{self.owner}: the relative duality gap stayed at {gap:.3g} > tol="
                 f"{tol:g} although the KKT residual reached {resid:.3g}, the limit of double "

@@ -196,6 +196,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     stop_reason_ : str
         'tol' when every grid point converged, else the stop reason of the last grid point
         that did not.
+    {plan_attributes}
     {probability_attributes}
     feature_map_ : object
         The fitted feature map phi of the non-target columns (``kernel_approximation``
@@ -312,12 +313,13 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         self.target_index_ = self._target_column(X.shape[1])
         U, Z = self._split(X)
         self._set_grid(U)
-        src_X, src = self._grid_row_source(Z, y, sw)
-        sequence = self._dual_sequence(src_X, src)
+        src_X, src, plan = self._grid_row_source(Z, y, sw)
+        sequence = self._dual_sequence(src_X, src, plan)
         fits = self._fit_grid(sequence, src_X.shape[1], U, y, sw)
         self._start_from(GridStart(np.array([fit.alpha for fit in fits]), float(self.C)))
         self._store_grid(fits, Z)
         self.stop_reason_ = sequence.stop_reason()
+        self._keep_plan(sequence.plan)
         self._warn_local_problems(fits)
         G = self._local_functions(X) @ simplex_vertices(len(self.classes_))
         self._warn_if_degenerate(self.classes_[np.argmax(G, axis=1)], y)
@@ -341,7 +343,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         The base's choice of rows (``_training_rows``: z, phi(z) or a callable's Gram
         matrix; ``gamma_`` set on the non-target columns Z) with the penalized intercept
         added: a constant feature of the explicit features, 1 added to a Gram matrix, or
-        the row source's ``shift`` of the kernel.  Returns ``(src_X, src)``.
+        the row source's ``shift`` of the kernel.  Returns ``(src_X, src, plan)``, ``plan``
+        the :class:`msvm._plan.SolvePlan` the row source is built by.
         """
         _, src_X, kind = self._training_rows(Z, y, feature_dtype=np.float64)
         shift = 0.0
@@ -351,10 +354,11 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
             src_X = np.ascontiguousarray(src_X + 1.0)
         else:
             shift = 1.0
+        plan = self._solve_plan(kind, src_X.shape[0], sw)
         src = make_row_source(src_X, kind, len(self.classes_), gamma=self.gamma_,
                               degree=self.degree, coef0=self.coef0, cache_size=self.cache_size,
-                              shift=shift, cache_dtype=self._cache_dtype(sw))
-        return src_X, src
+                              shift=shift, cache_dtype=plan.cache_dtype, rows=plan.rows)
+        return src_X, src, plan
 
     def _fit_grid(self, sequence, n_columns, U, y, sw):
         """The fit at every grid point, in order (a list of :class:`_GridFit`).
