@@ -28,6 +28,7 @@ from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
 from ._core._solver import add_scores, init_scores, solve
+from ._finish import finish_dual
 from ._primal import primal_start, primal_start_applies
 from ._progress import solver_verbose
 
@@ -41,6 +42,10 @@ SOLVER_STOP_REASONS = {STATUS_CONVERGED: "tol", STATUS_MAX_ITER: "max_iter",
 
 # Relative size of a slot-sum difference that ``DualSequence.move_to`` treats as rounding.
 ROUNDING = 4 * np.finfo(np.float64).eps
+
+# Epochs the solver runs before the first exact finishing step (see
+# ``DualSequence._solve_and_finish``); every fit that converges within them is unchanged.
+FINISH_AFTER = 100
 
 # Relative tolerance of a warm start's bounds and equalities (see ``path_start``).
 FEASIBLE = 1e-12
@@ -342,13 +347,54 @@ class DualSequence:
             self.move_to(problem, alpha)
             self._fix_penalty_and_seed(problem)
             alpha, mu, started = self._primal_start(problem, alpha, mu, tol)
-            n_iter, resid, status, gap = self._solver(
-                self.src, problem, alpha, mu, tol=tol, max_iter=self.max_iter,
-                shrinking=self.shrinking, seed=int(self.seed), rho=self.rho,
-                verbose=self.verbose, certify_start=started)
+            alpha, mu, n_iter, resid, status, gap = self._solve_and_finish(
+                problem, alpha, mu, tol, started)
             self._warn_if_stopped_early(status, resid, gap, tol)
             self.stop_reasons.append(SOLVER_STOP_REASONS[status])
             return self._snapshot(problem, alpha, mu, int(n_iter), float(resid))
+
+    def _solve_and_finish(self, problem, alpha, mu, tol, started):
+        """The compiled solve, interleaved with exact finishing steps (msvm/_finish.py).
+
+        Where the finishing step applies (no group caps), the solver first runs for at most
+        FINISH_AFTER epochs; each time it stops at that budget, the dual is solved exactly
+        on its free set from the solver's iterate and the solver goes on from the result
+        (a proposal that its own stopping rule certifies or not), with a budget twice the
+        work done so far, up to max_iter in all.  Returns (alpha, mu, n_iter, resid,
+        status, gap), the epochs summed over the runs.
+        """
+        total, done, certify = self.max_iter, 0, started
+        finishing = problem.var_group is None and total > FINISH_AFTER
+        budget = FINISH_AFTER if finishing else total
+        while True:
+            n_iter, resid, status, gap = self._solver(
+                self.src, problem, alpha, mu, tol=tol, max_iter=budget,
+                shrinking=self.shrinking, seed=int(self.seed), rho=self.rho,
+                verbose=self.verbose, certify_start=certify)
+            done += int(n_iter)
+            if status != STATUS_MAX_ITER or not finishing or done >= total or n_iter <= 0:
+                return alpha, mu, min(done, total), resid, status, gap
+            found = finish_dual(problem, alpha, self._scores(), self._kernel_columns, tol)
+            if found is not None:
+                self.move_to(problem, found[0])
+                alpha, mu = self.alpha, np.array(found[1])
+                if self.verbose:
+                    print(f"[msvm] {self.owner}: exact finishing step after {done} epochs")
+            budget, certify = min(max(done, FINISH_AFTER), total - done), found is not None
+
+    def _scores(self):
+        """The scores F = K U (n, k) the source holds for the current alpha."""
+        if self.src.weights is not None:
+            return np.asarray(self.features @ self.src.weights)
+        return self.src.scores
+
+    def _kernel_columns(self, samples):
+        """Kernel columns K[:, samples] (n, len(samples)), for the finishing step."""
+        if self.src.weights is not None:
+            X = self.features
+            block = X @ X[samples].T
+            return block.toarray() if hasattr(block, "toarray") else np.asarray(block)
+        return np.stack([self.src.kernel_row(int(i)) for i in samples], axis=1)
 
     def _blas_threads(self):
         """One BLAS thread for a solve on explicit features: its products (X^T U, X W, the
