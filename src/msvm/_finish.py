@@ -27,15 +27,21 @@ are left to the solver (None is returned), as are free sets above MAX_FREE varia
 dense system would cost more than the iterations it saves).
 """
 
+import warnings
+
 import numpy as np
 import scipy.linalg
 
 # the largest free set whose bordered system is formed and factored (m^3 / 3 flops)
-MAX_FREE = 1500
-# active-set iterations (each one dense solve)
+MAX_FREE = 600
+# active-set iterations (each one dense solve) ...
 MAX_STEPS = 400
+# ... and the flops of their factorizations (sum of m^3 / 3; about 0.3 s on one core)
+MAX_FLOPS = 1e9
 # a variable within this fraction of its box width of a bound is at the bound
 BOUND_RTOL = 1e-12
+# the largest (largest bound) x (largest kernel diagonal) the dense system is formed for
+MAX_SCALE = 1e100
 # the regularization of the free block, relative to its largest diagonal entry
 REG = 1e-11
 
@@ -153,7 +159,7 @@ def _snapped(lay, alpha, bound):
                     np.where(lay.hi - alpha <= near, lay.hi, alpha))
 
 
-def finish_dual(problem, alpha, F, columns, tol):
+def finish_dual(problem, alpha, F, columns, tol, max_diag):
     """Solve the dual exactly on its free set by active-set steps from ``alpha``.
 
     Parameters
@@ -169,6 +175,9 @@ def finish_dual(problem, alpha, F, columns, tol):
     tol : float
         The solve's tol; the reduced gradients of the result are within tol / 100 of
         optimality (margin units) when it succeeds.
+    max_diag : float
+        The largest kernel diagonal entry: where it times the largest bound exceeds
+        MAX_SCALE (products near overflow), the step does not apply.
 
     Returns
     -------
@@ -176,8 +185,22 @@ def finish_dual(problem, alpha, F, columns, tol):
         The proposed dual point and its equality multiplier (the shift s, summing to zero),
         or None when the finishing step does not apply or does not settle.
     """
-    if problem.var_group is not None or problem.n_vars == 0:
+    if problem.var_group is not None or problem.n_vars == 0 \
+            or not problem.max_abs_bound() * max(max_diag, 1.0) <= MAX_SCALE:
         return None
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+        try:
+            found = _active_set(problem, alpha, F, columns, tol)
+        except np.linalg.LinAlgError:
+            return None
+    if found is None or not (np.all(np.isfinite(found[0])) and np.all(np.isfinite(found[1]))):
+        return None
+    return found
+
+
+def _active_set(problem, alpha, F, columns, tol):
+    """The loop of `finish_dual`: (alpha, s) or None."""
     lay = _Layout(problem)
     lo, hi = lay.lo, lay.hi
     cols = _Columns(columns, problem.n_samples)
@@ -187,9 +210,11 @@ def finish_dual(problem, alpha, F, columns, tol):
     fixed_ok = hi > lo
     free = (alpha > lo) & (alpha < hi)
     E = _slot_basis(lay.k)
+    flops = 0.0
     for _ in range(MAX_STEPS):
         idx = np.flatnonzero(free)
-        if len(idx) > MAX_FREE:
+        flops += (len(idx) + lay.k) ** 3 / 3.0
+        if len(idx) > MAX_FREE or flops > MAX_FLOPS:
             return None
         step, s = _newton_step(lay, problem, alpha, lay.gradient(F), idx, cols, E)
         t, stops = _ratio(alpha[idx], step, lo[idx], hi[idx])

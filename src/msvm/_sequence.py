@@ -350,6 +350,7 @@ class DualSequence:
             alpha, mu, n_iter, resid, status, gap = self._solve_and_finish(
                 problem, alpha, mu, tol, started)
             self._warn_if_stopped_early(status, resid, gap, tol)
+            self._refresh_scores(problem, alpha)
             self.stop_reasons.append(SOLVER_STOP_REASONS[status])
             return self._snapshot(problem, alpha, mu, int(n_iter), float(resid))
 
@@ -359,7 +360,8 @@ class DualSequence:
         Where the finishing step applies (no group caps), the solver first runs for at most
         FINISH_AFTER epochs; each time it stops at that budget, the dual is solved exactly
         on its free set from the solver's iterate and the solver goes on from the result
-        (a proposal that its own stopping rule certifies or not), with a budget twice the
+        (a proposal that its own stopping rule certifies, in its first augmented-Lagrangian
+        round, or not), with a budget twice the
         work done so far, up to max_iter in all.  Returns (alpha, mu, n_iter, resid,
         status, gap), the epochs summed over the runs.
         """
@@ -374,13 +376,25 @@ class DualSequence:
             done += int(n_iter)
             if status != STATUS_MAX_ITER or not finishing or done >= total or n_iter <= 0:
                 return alpha, mu, min(done, total), resid, status, gap
-            found = finish_dual(problem, alpha, self._scores(), self._kernel_columns, tol)
+            found = finish_dual(problem, alpha, self._scores(), self._kernel_columns, tol,
+                                float(np.max(self.src.diagonal(), initial=0.0)))
             if found is not None:
                 self.move_to(problem, found[0])
                 alpha, mu = self.alpha, np.array(found[1])
                 if self.verbose:
-                    print(f"[msvm] {self.owner}: exact finishing step after {done} epochs")
-            budget, certify = min(max(done, FINISH_AFTER), total - done), found is not None
+                    print(f"[msvm] outer {done}: exact finishing step ({self.owner})")
+            budget, certify = min(max(done, FINISH_AFTER), total - done), False
+
+    def _refresh_scores(self, problem, alpha):
+        """Recompute the scores K U(alpha) from scratch where their running updates can
+        drift: a Gram matrix supplied from outside the core ('precomputed' or a callable
+        kernel, whose entries may span any range) accumulates about eps * max|K| * C per
+        update, so that objective_ and intercept_ would describe a function other than the
+        one dual_coef_ and intercept_ predict with.  One pass over the rows of the support
+        samples (the solver's own work is many such passes); other sources are left as they
+        are (their kernels are computed in the core, bounded by their diagonal)."""
+        if type(self.src).__name__ == "GramRows":
+            self.move_to(problem, alpha, fresh=True)
 
     def _scores(self):
         """The scores F = K U (n, k) the source holds for the current alpha."""
