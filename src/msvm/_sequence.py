@@ -366,6 +366,7 @@ class DualSequence:
         status, gap), the epochs summed over the runs.
         """
         total, done, certify = self.max_iter, 0, started
+        started = started or self.features is None
         finishing = problem.var_group is None and total > FINISH_AFTER
         budget = FINISH_AFTER if finishing else total
         while True:
@@ -378,6 +379,9 @@ class DualSequence:
                 return alpha, mu, min(done, total), resid, status, gap
             found = finish_dual(problem, alpha, self._scores(), self._kernel_columns, tol,
                                 float(np.max(self.src.diagonal(), initial=0.0)))
+            if found is None and not started:
+                found = self._late_primal_start(problem, alpha, mu, tol)
+                started = True
             if found is not None:
                 self.move_to(problem, found[0])
                 alpha, mu = self.alpha, np.array(found[1])
@@ -395,6 +399,18 @@ class DualSequence:
         are (their kernels are computed in the core, bounded by their diagonal)."""
         if type(self.src).__name__ == "GramRows":
             self.move_to(problem, alpha, fresh=True)
+
+    def _late_primal_start(self, problem, alpha, mu, tol):
+        """The smoothed-primal start (msvm/_primal.py) from the solver's iterate, for a
+        linear-kernel solve on kernel rows (below the explicit-weights size) that its budget
+        stopped and the finishing step could not settle (a free set too large for it); None
+        where the start does not apply.  Returns (alpha, mu)."""
+        X = self.features
+        diag = self.src.diagonal()
+        if X is None or not primal_start_applies(problem, X, diag):
+            return None
+        W = X.T @ problem.slot_sums(alpha)
+        return primal_start(problem, X, np.asarray(W), mu, tol, diag, self.max_iter)
 
     def _scores(self):
         """The scores F = K U (n, k) the source holds for the current alpha."""
