@@ -44,9 +44,8 @@ thread (``msvm._sequence.DualSequence``).
 
 import numpy as np
 
-from ._approx import chunk_rows, rows_times, transposed_times
 from ._core._smoothed import SmoothedTerms
-from ._slot_products import centered_slots
+from ._products import centered_slots, chunk_rows, rows_times, transposed_times
 
 # The primal start is used when the largest box bound times the median ||x||^2 (the
 # scale of the dual's curvature against its box) reaches PRIMAL_MIN_SCALE, or

@@ -62,13 +62,13 @@ class SequenceFit:
 
     Attributes
     ----------
-    solution : msvm._base._Solution
+    solution : msvm._snapshot._Solution
         The solved dual the estimator keeps (its fitted function).
     sample_weight : ndarray of shape (n_samples,)
         The weights of the objective at that solution (a reweighting fit changes them).
     stop_reason : str
         How the fit stopped, one of `STOP_REASONS` (``'tol'``: converged).
-    start : msvm._base._Solution
+    start : msvm._snapshot._Solution
         The first solve of the sequence, the dual a ``warm_start`` refit starts from.
     attributes : dict
         Further fitted attributes of the fit (``n_iter_``, ``dc_objectives_``, ...).
@@ -118,41 +118,46 @@ def path_start(problem, alpha, C_previous, C):
     the start is feasible either way).
     """
     scaled = rescaled_dual(alpha, C_previous, C)
-    width = FEASIBLE * np.maximum(1.0, np.maximum(np.abs(problem.lo), np.abs(problem.hi)))
-    free = (scaled > problem.lo + width) & (scaled < problem.hi - width)
+    lo, hi = problem.expanded_bounds()
+    width = FEASIBLE * np.maximum(1.0, np.maximum(np.abs(lo), np.abs(hi)))
+    free = (scaled > lo + width) & (scaled < hi - width)
     if not np.any(free) or len(alpha) != problem.n_vars:
         return scaled
     start = np.where(free, alpha, scaled)
     if problem.equality:
-        start = _restore_equalities(problem, start, free)
-    if start is None or not _feasible(problem, start):
+        start = _restore_equalities(problem, start, free, lo, hi)
+    if start is None or not _feasible(problem, start, lo, hi):
         return scaled
     return start
 
 
-def _equality_residual(problem, alpha):
-    """P c for the slot sums c = sum_v alpha_v d_v (the equalities' residual), its scale."""
+def _equality_residual(problem, alpha, directions):
+    """P c for the slot sums c = sum_v alpha_v d_v (the equalities' residual), its scale.
+
+    ``directions``: ``problem.expanded_directions()``."""
+    slot1, coef1, slot2, coef2 = directions
     c = problem.class_sums(alpha)
     absolute = np.abs(alpha)
-    scale = (np.bincount(problem.slot1, weights=np.abs(problem.coef1) * absolute,
-                         minlength=problem.k)
-             + np.bincount(np.maximum(problem.slot2, 0),
-                           weights=np.abs(problem.coef2) * absolute * (problem.slot2 >= 0),
+    scale = (np.bincount(slot1, weights=np.abs(coef1) * absolute, minlength=problem.k)
+             + np.bincount(np.maximum(slot2, 0),
+                           weights=np.abs(coef2) * absolute * (slot2 >= 0),
                            minlength=problem.k))
     return c - c.mean(), float(scale.max(initial=0.0))
 
 
-def _least_norm_change(problem, movable, r):
+def _least_norm_change(problem, movable, r, directions):
     """delta on the ``movable`` variables, least in norm, with sum_v delta_v P d_v = -r.
 
     With m_v the mean of d_v's entries, P d_v = d_v - m_v 1, so the k x k normal matrix
     sum_v (P d_v)(P d_v)^T and the change delta_v = (P d_v) . z follow from the sparse
-    directions (one or two slots each) in O(n_vars) memory.
+    directions (one or two slots each, ``problem.expanded_directions()``) in O(n_vars)
+    memory.
     """
     k = problem.k
-    s1, c1 = problem.slot1[movable], problem.coef1[movable]
-    two = problem.slot2[movable] >= 0
-    s2, c2 = np.where(two, problem.slot2[movable], 0), np.where(two, problem.coef2[movable], 0)
+    slot1, coef1, slot2, coef2 = directions
+    s1, c1 = slot1[movable], coef1[movable]
+    two = slot2[movable] >= 0
+    s2, c2 = np.where(two, slot2[movable], 0), np.where(two, coef2[movable], 0)
     m = (c1 + c2) / k
     G = (np.bincount(s1 * k + s1, weights=c1 * c1, minlength=k * k)
          + np.bincount(s2 * k + s2, weights=c2 * c2, minlength=k * k)
@@ -165,29 +170,34 @@ def _least_norm_change(problem, movable, r):
     return c1 * z[s1] + c2 * z[s2] - m * z.sum()
 
 
-def _restore_equalities(problem, alpha, movable, rounds=8):
-    """alpha with ``P c = 0`` restored by changing the ``movable`` variables, or None."""
+def _restore_equalities(problem, alpha, movable, lo, hi, rounds=8):
+    """alpha with ``P c = 0`` restored by changing the ``movable`` variables, or None.
+
+    ``lo``, ``hi``: ``problem.expanded_bounds()``."""
     alpha = alpha.copy()
+    directions = problem.expanded_directions()
     for _ in range(rounds):
-        r, scale = _equality_residual(problem, alpha)
+        r, scale = _equality_residual(problem, alpha, directions)
         if np.abs(r).max(initial=0.0) <= FEASIBLE * max(scale, 1.0):
             return alpha
         if not np.any(movable):
             return None
-        alpha[movable] = np.clip(alpha[movable] + _least_norm_change(problem, movable, r),
-                                 problem.lo[movable], problem.hi[movable])
-        movable = movable & (alpha > problem.lo) & (alpha < problem.hi)
-    r, scale = _equality_residual(problem, alpha)
+        change = _least_norm_change(problem, movable, r, directions)
+        alpha[movable] = np.clip(alpha[movable] + change, lo[movable], hi[movable])
+        movable = movable & (alpha > lo) & (alpha < hi)
+    r, scale = _equality_residual(problem, alpha, directions)
     return alpha if np.abs(r).max(initial=0.0) <= FEASIBLE * max(scale, 1.0) else None
 
 
-def _feasible(problem, alpha):
-    """Whether alpha is in its box and under its group caps."""
-    if np.any(alpha < problem.lo) or np.any(alpha > problem.hi):
+def _feasible(problem, alpha, lo, hi):
+    """Whether alpha is in its box [lo, hi] (``problem.expanded_bounds()``) and under its
+    group caps."""
+    if np.any(alpha < lo) or np.any(alpha > hi):
         return False
     if len(problem.cap):
-        grouped = problem.group >= 0
-        sums = np.bincount(problem.group[grouped], weights=alpha[grouped],
+        group = problem.expand("group")
+        grouped = group >= 0
+        sums = np.bincount(group[grouped], weights=alpha[grouped],
                            minlength=len(problem.cap))
         return bool(np.all(sums <= problem.cap * (1 + FEASIBLE)))
     return True
@@ -202,7 +212,7 @@ class DualSequence:
         The row source of the training inputs, shared by every dual of the sequence.
     snapshot : callable
         ``snapshot(problem, alpha, mu, n_iter, resid)``: the fitted function of a solved dual
-        (an ``msvm._base._Solution``), read while ``src`` holds its scores.
+        (an ``msvm._snapshot._Solution``), read while ``src`` holds its scores.
     owner : str
         Name of the estimator, for the ConvergenceWarning of a solve that stops early.
     tol, max_iter, shrinking, verbose, random_state
@@ -334,7 +344,7 @@ class DualSequence:
 
         Returns
         -------
-        msvm._base._Solution
+        msvm._snapshot._Solution
             The snapshot of the solution.
         """
         tol = self.tol if tol is None else float(tol)

@@ -15,9 +15,9 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (BaseMSVM, check_finite_objective, label_repr, set_init_params,
-                    unfitted_on_error, user_stacklevel)
+from ._base import BaseMSVM
 from ._docs import fill_doc
+from ._fit_state import set_init_params, user_stacklevel
 from ._kernels import (check_callable_kernel, check_gram, dense, kernel_matrix,
                        make_row_source, resolve_gamma)
 from ._losses import reinforced_loss
@@ -26,7 +26,8 @@ from ._problem import reinforced_problem
 from .angle import AngleGeometry, simplex_vertices
 from ._progress import StepLog, n_epochs
 from ._sequence import CONVERGED, rescaled_dual
-from ._slot_products import feature_weights, times_small, weighted_sum
+from ._products import feature_weights, times_small, weighted_sum
+from ._validation import check_finite_objective, label_repr
 from .exceptions import DegenerateFitWarning
 
 
@@ -251,7 +252,6 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         return U, Z
 
     # ------------------------------------------------------------------ fit
-    @unfitted_on_error
     def fit(self, X, y, sample_weight=None):
         """Fit the local angle-based MSVMs along the grid of the targeted variable.
 
@@ -277,7 +277,10 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         -------
         self : object
         """
-        self._validate_params()
+        return super().fit(X, y, sample_weight=sample_weight)
+
+    def _fit_model(self, X, y, sample_weight):
+        """The model step of the fit template (``BaseMSVM.fit``): the grid of local fits."""
         self._check_approximation()
         X, y, sw = self._validate_fit_input(X, y, sample_weight, ensure_min_features=2)
         k = len(self.classes_)
