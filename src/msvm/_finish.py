@@ -52,10 +52,10 @@ class _Layout:
     def __init__(self, problem):
         self.k, self.kappa, self.equality = problem.k, problem.kappa, problem.equality
         self.sample = problem.sample_of_var()
-        self.slot1, self.coef1 = problem.slot1, problem.coef1
-        self.slot2, self.coef2 = problem.slot2, problem.coef2
+        self.slot1, self.coef1, self.slot2, self.coef2 = problem.expanded_directions()
         self.two = np.flatnonzero(self.slot2 >= 0)
-        self.lin, self.lo, self.hi = problem.lin, problem.lo, problem.hi
+        self.lin = problem.expand("lin")
+        self.lo, self.hi = problem.expanded_bounds()
 
     def directions(self, idx):
         """Dense directions d_v (len(idx), k) of the variables idx."""
