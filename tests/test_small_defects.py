@@ -36,6 +36,12 @@ def test_seventy_classes_are_fitted(est, kernel):
         assert m.score(X, y) == 1.0
 
 
+def test_one_class_is_named_by_its_plain_value():
+    X = np.arange(6.0).reshape(3, 2)
+    with pytest.raises(ValueError, match=r"got 1 class \(0\)$"):
+        ReinforcedMSVM().fit(X, np.zeros(3, dtype=np.int64))
+
+
 @pytest.fixture(scope="module")
 def blobs():
     return make_blobs(40, 3, centers=3, random_state=0)

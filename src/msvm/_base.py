@@ -27,7 +27,7 @@ from ._approx import (APPROXIMATIONS, LANDMARK_RULES, check_approximation, chunk
                       fit_feature_map, rows_times)
 from ._core._solver import primal_dual, solve
 from ._intercept import exact_intercepts
-from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
+from ._kernels import (KERNELS, check_callable_kernel, check_gram, is_constant, kernel_matrix,
                        make_row_source, resolve_gamma)
 from ._progress import StepLog, n_epochs
 from ._sequence import CONVERGED, DualSequence, SequenceFit, path_start
@@ -358,22 +358,70 @@ def label_repr(label):
     return repr(label.item() if isinstance(label, np.generic) else label)
 
 
-def degenerate_fit_message(estimator, y_pred, y):
+def degenerate_fit_message(estimator, y_pred, y, X=None):
     """Text of a :class:`~msvm.exceptions.DegenerateFitWarning`, or None.
 
     A fit is degenerate when its predictions ``y_pred`` of the training samples are one class
     although their labels ``y`` hold several.  The cause and the remedy come from the
+    training inputs ``X`` when they explain it (see :func:`input_degeneracy`), else from the
     estimator's ``_degenerate_cause()`` when it has one.
     """
     predicted = np.unique(y_pred)
     if len(predicted) != 1 or len(np.unique(y)) < 2:
         return None
     explain = getattr(estimator, "_degenerate_cause", None)
-    cause, remedy = explain() if explain is not None else (
-        "the fit is a constant classifier", "use a larger C")
+    found = input_degeneracy(estimator, X, y) if X is not None else None
+    cause, remedy = found or (explain() if explain is not None else (
+        "the fit is a constant classifier", "use a larger C"))
     return (f"{type(estimator).__name__} predicts class {label_repr(predicted[0])} for every "
             f"training sample although y holds {len(np.unique(y))} classes: {cause}. Remedy: "
             f"{remedy}.")
+
+
+# input_degeneracy looks for identical inputs with different labels up to this many entries
+# of X (np.unique over the rows: it runs only once a fit has turned out degenerate)
+_DUPLICATE_SEARCH_ENTRIES = 5 * 10 ** 7
+
+
+def input_degeneracy(estimator, X, y):
+    """(cause, remedy) of a constant fit that no C can change, or None.
+
+    In order: the constant kernel 'poly' with ``degree=0``; a constant precomputed Gram
+    matrix; every training sample the same (an all-zero sparse X included); most samples
+    sharing their inputs with samples of other classes (no function separates those).
+    ``X`` holds the training inputs (the Gram matrix for 'precomputed'), ``y`` the labels.
+    """
+    kernel = estimator.kernel
+    if kernel == "poly" and estimator.degree == 0:
+        return ("kernel='poly' with degree=0 is the constant kernel (gamma <x, x'> + "
+                "coef0)^0 = 1, so every fitted function is constant whatever C",
+                "use degree >= 1")
+    if kernel == "precomputed":
+        if X.size and np.all(X == X.flat[0]):
+            return (f"the precomputed Gram matrix is constant (every entry "
+                    f"{X.flat[0]:.3g}), so every fitted function is constant whatever C",
+                    "check the kernel that computed it")
+        return None
+    if is_constant(X):
+        what = ("X is all zero (a sparse X with no stored entry)"
+                if sp.issparse(X) and X.nnz == 0 else "every training sample has the same X")
+        return (f"{what}, so the kernel cannot tell the samples apart and every fitted "
+                f"function is constant whatever C", "check X: its features carry no "
+                f"information about y")
+    if sp.issparse(X) or X.size > _DUPLICATE_SEARCH_ENTRIES:
+        return None
+    _, group = np.unique(X, axis=0, return_inverse=True)
+    group = group.ravel()
+    pairs = np.unique(np.stack([group, np.asarray(np.unique(y, return_inverse=True)[1])
+                                .ravel()]), axis=1)
+    mixed = np.flatnonzero(np.bincount(pairs[0]) > 1)
+    shared = int(np.isin(group, mixed).sum())
+    if 2 * shared < len(group):
+        return None
+    return (f"{shared} of the {len(group)} training samples share their X with samples of "
+            f"other classes (identical inputs, different labels), which no function can "
+            f"separate", "check X and y for duplicated inputs with conflicting labels (e.g. "
+            "features lost in preprocessing)")
 
 
 class BaseMSVM(ClassifierMixin, BaseEstimator):
@@ -461,7 +509,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"got 1 class ({self.classes_[0]!r})")
+                             f"got 1 class ({label_repr(self.classes_[0])})")
         sw = check_weighted_classes(check_fit_weights(self, sample_weight, y_enc), y_enc,
                                     self.classes_, weights_name(self))
         return X, y_enc.astype(np.int32), sw
@@ -473,9 +521,10 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
                 "functions are (nearly) constant",
                 "use a larger C, e.g. tuned with msvm.model_selection.TuningSetSearch")
 
-    def _warn_if_degenerate(self, y_pred, y):
-        """Warn (DegenerateFitWarning) when the training predictions are one class."""
-        message = degenerate_fit_message(self, y_pred, y)
+    def _warn_if_degenerate(self, y_pred, y, X=None):
+        """Warn (DegenerateFitWarning) when the training predictions are one class; ``X``
+        (the training inputs) lets the warning name a cause in the data."""
+        message = degenerate_fit_message(self, y_pred, y, X)
         if message is not None:
             warnings.warn(message, DegenerateFitWarning, stacklevel=user_stacklevel())
 
@@ -493,7 +542,8 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
             Training inputs, or the Gram matrix when ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)
-            Class labels (any k >= 2 distinct values).
+            Class labels (k >= 2 distinct values, at most 1024: the compiled solver's
+            limit on class slots).
         sample_weight : array-like of shape (n_samples,), default=None
             Nonnegative weights; a weight multiplies that sample's whole loss.  The
             estimator's ``class_weight`` multiplies them.
@@ -537,7 +587,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self._store_fit(X, y, fitted)       # releases the solution's (n, k) arrays
         if key is not None:
             self._row_state = (key, src, sequence.problem, sequence.alpha)
-        self._warn_if_degenerate(y_pred, y)
+        self._warn_if_degenerate(y_pred, y, X)
         return self
 
     # ------------------------------------------------------------------ approximate kernels
