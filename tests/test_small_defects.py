@@ -10,7 +10,8 @@ from sklearn.datasets import make_blobs
 from sklearn.exceptions import ConvergenceWarning
 
 from msvm import AngleBasedMSVM, ReinforcedMSVM, WestonWatkinsMSVM
-from msvm._sequence import STATUS_GAP_FLOOR, STATUS_MAX_ITER, DualSequence
+from msvm._core._solver import Status
+from msvm._sequence import DualSequence
 from msvm.model_selection import TuningSetSearch
 
 
@@ -78,7 +79,7 @@ def test_numeric_string_X_is_accepted_by_search_as_by_estimators(blobs):
         TuningSetSearch(ReinforcedMSVM(), lambdas=[1e-2]).fit(np.full_like(Xs, "a"), y)
 
 
-@pytest.mark.parametrize("status", [STATUS_MAX_ITER, STATUS_GAP_FLOOR])
+@pytest.mark.parametrize("status", [Status.MAX_ITER, Status.GAP_FLOOR])
 def test_convergence_warning_reports_a_finite_gap_when_the_certificate_is_inf(status):
     """An infinite solver certificate is replaced by the fit's duality gap at its intercepts."""
     seq = types.SimpleNamespace(owner="Model", max_iter=10)
