@@ -125,11 +125,14 @@ def row_kind(source, n, cache_size, cache_dtype):
 @dataclass(frozen=True)
 class SolveStep:
     """What one solve of a fit ran: its inner solver, the SMO path's working-set bound (0 on
-    the coordinate-descent path) and whether it started from the smoothed primal."""
+    the coordinate-descent path), whether it started from the smoothed primal, and how many
+    times the solver went on from an exact finishing step (msvm/_finish.py) or a late
+    smoothed-primal start after its epoch budget (msvm._sequence.DualSequence)."""
 
     solver: str
     working_set: int
     primal_start: bool
+    finishing_steps: int = 0
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,18 @@ class SolvePlan:
             return primal_start_possible(problem, X)
         return primal_start_applies(problem, X, diag)
 
+    def restarts_from_primal(self, problem, X, diag):
+        """Whether a linear-kernel solve that its epoch budget stopped, and that the exact
+        finishing step could not settle (a free set too large for it), goes on from the
+        smoothed primal computed from its iterate: the rule of ``starts_from_primal``, on
+        kernel rows of the linear kernel too."""
+        if (self.primal_start == "off" or X is None
+                or self.rows not in ("linear rows", "explicit features")):
+            return False
+        if self.primal_start == "on":
+            return primal_start_possible(problem, X)
+        return primal_start_applies(problem, X, diag)
+
     def record(self, step):
         """The plan with one more solve's :class:`SolveStep`."""
         return replace(self, steps=self.steps + (step,))
@@ -198,7 +213,9 @@ class SolvePlan:
             f"smo (working set {ws})" if name == "smo" else name for name, ws in solvers)
         starts = sum(s.primal_start for s in self.steps)
         solves = f"{len(self.steps)} solve" + ("s" if len(self.steps) != 1 else "")
-        return f"{text}, primal start={self.primal_start} (made in {starts} of {solves})"
+        text += f", primal start={self.primal_start} (made in {starts} of {solves})"
+        finished = sum(s.finishing_steps for s in self.steps)
+        return text + (f", {finished} exact finishing steps" if finished else "")
 
 
 def _check_overrides(overrides, source):

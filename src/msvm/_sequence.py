@@ -29,6 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ._core._solver import Status, add_scores, init_scores, solve
+from ._finish import finish_dual
 from ._plan import SolveStep, source_plan
 from ._primal import primal_start
 from ._progress import solver_verbose
@@ -41,6 +42,10 @@ SOLVER_STOP_REASONS = {Status.CONVERGED: "tol", Status.MAX_ITER: "max_iter",
 
 # Relative size of a slot-sum difference that ``DualSequence.move_to`` treats as rounding.
 ROUNDING = 4 * np.finfo(np.float64).eps
+
+# Epochs the solver runs before the first exact finishing step (see
+# ``DualSequence._solve_and_finish``); every fit that converges within them is unchanged.
+FINISH_AFTER = 100
 
 # Relative tolerance of a warm start's bounds and equalities (see ``path_start``).
 FEASIBLE = 1e-12
@@ -358,15 +363,88 @@ class DualSequence:
             self._fix_penalty_and_seed(problem)
             alpha, mu, started = self._primal_start(problem, alpha, mu, tol)
             method, working_set = self.plan.inner_solver(self.src, problem)
-            result = solve(self.src, problem, alpha, mu, tol=tol, max_iter=self.max_iter,
-                           shrinking=self.shrinking, seed=int(self.seed), rho=self.rho,
-                           verbose=self.verbose, working_set=working_set, method=method,
-                           certify_start=started)
-            self.plan = self.plan.record(SolveStep(method, working_set, started))
+            alpha, mu, result, finished = self._solve_and_finish(
+                problem, alpha, mu, tol, started, method, working_set)
+            self.plan = self.plan.record(SolveStep(method, working_set, started, finished))
+            self._refresh_scores(problem, alpha)
             self.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
             sol = self._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual))
             self._warn_if_stopped_early(result.status, result.residual, result.gap, tol, sol.gap)
             return sol
+
+    def _solve_and_finish(self, problem, alpha, mu, tol, started, method, working_set):
+        """The compiled solve, interleaved with exact finishing steps (msvm/_finish.py).
+
+        Where the finishing step applies (no group caps), the solver first runs for at most
+        FINISH_AFTER epochs; each time it stops at that budget, the dual is solved exactly
+        on its free set from the solver's iterate and the solver goes on from the result
+        (a proposal that its own stopping rule certifies, in its first augmented-Lagrangian
+        round, or not), with a budget twice the work done so far, up to max_iter in all.
+        Returns (alpha, mu, result, finishing steps taken), the result's epochs summed over
+        the runs.
+        """
+        total, done, certify, finished = self.max_iter, 0, started, 0
+        started = started or self.features is None
+        finishing = problem.var_group is None and total > FINISH_AFTER
+        budget = FINISH_AFTER if finishing else total
+        while True:
+            result = solve(self.src, problem, alpha, mu, tol=tol, max_iter=budget,
+                           shrinking=self.shrinking, seed=int(self.seed), rho=self.rho,
+                           verbose=self.verbose, working_set=working_set, method=method,
+                           certify_start=certify)
+            done += int(result.n_iter)
+            if (result.status != Status.MAX_ITER or not finishing or done >= total
+                    or result.n_iter <= 0):
+                return alpha, mu, result._replace(n_iter=min(done, total)), finished
+            found = finish_dual(problem, alpha, self._scores(), self._kernel_columns, tol,
+                                float(np.max(self.src.diagonal(), initial=0.0)))
+            if found is None and not started:
+                found = self._late_primal_start(problem, alpha, mu, tol)
+                started = True
+            if found is not None:
+                finished += 1
+                self.move_to(problem, found[0])
+                alpha, mu = self.alpha, np.array(found[1])
+                if self.verbose:
+                    print(f"[msvm] outer {done}: exact finishing step ({self.owner})")
+            budget, certify = min(max(done, FINISH_AFTER), total - done), False
+
+    def _refresh_scores(self, problem, alpha):
+        """Recompute the scores K U(alpha) from scratch where their running updates can
+        drift: a Gram matrix supplied from outside the core ('precomputed' or a callable
+        kernel, whose entries may span any range) accumulates about eps * max|K| * C per
+        update, so that objective_ and intercept_ would describe a function other than the
+        one dual_coef_ and intercept_ predict with.  One pass over the rows of the support
+        samples (the solver's own work is many such passes); other sources are left as they
+        are (their kernels are computed in the core, bounded by their diagonal)."""
+        if type(self.src).__name__ == "GramRows":
+            self.move_to(problem, alpha, fresh=True)
+
+    def _late_primal_start(self, problem, alpha, mu, tol):
+        """The smoothed-primal start (msvm/_primal.py) from the solver's iterate, for a
+        linear-kernel solve on kernel rows (below the explicit-weights size) that its budget
+        stopped and the finishing step could not settle (a free set too large for it); None
+        where the start does not apply.  Returns (alpha, mu)."""
+        X = self.features
+        diag = self.src.diagonal()
+        if X is None or not self.plan.restarts_from_primal(problem, X, diag):
+            return None
+        W = X.T @ problem.slot_sums(alpha)
+        return primal_start(problem, X, np.asarray(W), mu, tol, diag, self.max_iter)
+
+    def _scores(self):
+        """The scores F = K U (n, k) the source holds for the current alpha."""
+        if self.src.weights is not None:
+            return np.asarray(self.features @ self.src.weights)
+        return self.src.scores
+
+    def _kernel_columns(self, samples):
+        """Kernel columns K[:, samples] (n, len(samples)), for the finishing step."""
+        if self.src.weights is not None:
+            X = self.features
+            block = X @ X[samples].T
+            return block.toarray() if hasattr(block, "toarray") else np.asarray(block)
+        return np.stack([self.src.kernel_row(int(i)) for i in samples], axis=1)
 
     def _blas_threads(self):
         """One BLAS thread for a solve on explicit features: its products (X^T U, X W, the
