@@ -32,6 +32,13 @@ from ._sequence import CONVERGED, SequenceFit
 # solved to the estimator's tol (only those decide convergence).
 LOOSE_TOL = 1e-2
 LOOSE_UNTIL = 1e-3
+# The least size of the objective a DC step's relative duality gap is measured against, as a
+# fraction of the model's objective (msvm/_core/_gap.pyx): a step at the constant classifier
+# has terms that cancel to rounding (size 1e-5 where the objective is 294), and its gap over
+# that size never met tol.  1 % leaves every ordinary step's rule as it was (their sizes are
+# above it: the objectives fingerprint is unchanged) and is still stricter than the
+# objective's own scale.
+GAP_SCALE = 1e-2
 
 DC_PARAMETER_CONSTRAINTS = {
     "dc_tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -88,7 +95,8 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
             if sol_tol > tol:
                 # the loose path has settled: polish the same problem to tol
                 step_tol = sol_tol = tol
-                sol = sequence.solve(sol.problem, sol.alpha, sol.mu, tol=step_tol)
+                sol = sequence.solve(sol.problem, sol.alpha, sol.mu, tol=step_tol,
+                                     gap_scale=GAP_SCALE * abs(obj))
                 epochs += sol.n_iter
                 obj = objective(sol)
                 history[-1] = obj
@@ -99,7 +107,10 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
             break
         steps += 1
         problem = shifted(base, new_shift)
-        new_sol = sequence.solve(problem, sol.alpha + shift - new_shift, sol.mu, tol=step_tol)
+        # the step's gap is measured against 1 % of the model's objective at least (a step at the
+        # constant classifier has an objective of rounding size: msvm/_core/_gap.pyx)
+        new_sol = sequence.solve(problem, sol.alpha + shift - new_shift, sol.mu, tol=step_tol,
+                                 gap_scale=GAP_SCALE * abs(obj))
         epochs += new_sol.n_iter
         new_obj = objective(new_sol)
         if new_obj > obj and step_tol > tol:

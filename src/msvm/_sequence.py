@@ -297,7 +297,7 @@ class DualSequence:
             self.rho = rho if rho > 0 else 1.0
             self.seed = check_random_state(self.random_state).randint(0, 2 ** 31 - 1)
 
-    def solve(self, problem, alpha0, mu0, tol=None, *, copy=True):
+    def solve(self, problem, alpha0, mu0, tol=None, *, copy=True, gap_scale=0.0):
         """Solve ``problem`` from (alpha0, mu0); the fitted function of its solution.
 
         The scores are moved to alpha0 first (``move_to``); the solver then updates them with
@@ -326,6 +326,9 @@ class DualSequence:
             Whether the solver works on a copy of ``alpha0``.  With ``copy=False`` the caller
             hands over alpha0 (it must not read or keep it): a C-contiguous, writable float64
             alpha0 is then updated in place (no ``n_vars`` copy), any other is copied.
+        gap_scale : float, default=0.0
+            The least size of the objective the solver's relative duality gap is measured
+            against (a DC step: the model's objective; see msvm/_core/_gap.pyx).
 
         Returns
         -------
@@ -345,7 +348,7 @@ class DualSequence:
             n_iter, resid, status, gap = self._solver(
                 self.src, problem, alpha, mu, tol=tol, max_iter=self.max_iter,
                 shrinking=self.shrinking, seed=int(self.seed), rho=self.rho,
-                verbose=self.verbose, certify_start=started)
+                verbose=self.verbose, certify_start=started, gap_scale=float(gap_scale))
             self._warn_if_stopped_early(status, resid, gap, tol)
             self.stop_reasons.append(SOLVER_STOP_REASONS[status])
             return self._snapshot(problem, alpha, mu, int(n_iter), float(resid))
