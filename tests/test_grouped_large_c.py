@@ -79,7 +79,7 @@ def test_max_iter_warning_names_a_finite_gap():
     """A grouped solve stopped by max_iter before its KKT rule was met warns with the final
     point's relative gap (finite, as duality_gap_ is), not the schedule's initial inf."""
     X, y, w, U, _ = _grouped_case(1e4)
-    est = WeightedRobustMSVM(C=1e4, utility=U, truncation=None, kernel="linear", max_iter=50)
+    est = WeightedRobustMSVM(C=1e4, utility=U, truncation=None, kernel="linear", max_iter=1)
     with pytest.warns(ConvergenceWarning, match="max_iter") as caught:
         est.fit(X, y, sample_weight=w)
     message = next(str(m.message) for m in caught if "max_iter" in str(m.message))
@@ -87,3 +87,4 @@ def test_max_iter_warning_names_a_finite_gap():
     assert found is not None, message
     assert np.isfinite(float(found.group(1))), message
     assert np.isfinite(est.duality_gap_)
+
