@@ -140,8 +140,8 @@ def _alpha_vector(est, problem):
     A = np.asarray(est.alpha_)
     rows = problem.sample_of_var()
     if A.ndim == 2:
-        return np.ascontiguousarray(A[rows, problem.slot1])
-    return np.ascontiguousarray(A[rows, problem.slot2, problem.slot1])
+        return np.ascontiguousarray(A[rows, problem.expand("slot1")])
+    return np.ascontiguousarray(A[rows, problem.expand("slot2"), problem.expand("slot1")])
 
 
 def _scores(est, X, problem, alpha):

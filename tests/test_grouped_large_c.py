@@ -39,7 +39,7 @@ def test_returned_gap_is_the_certificate_over_its_scale(C, gap_scale):
     was met) is primal_dual's absolute gap at the final point over max(size, gap_scale)."""
     X, y, w, U, problem = _grouped_case(C)
     src = GramRows(np.ascontiguousarray(X @ X.T), 2)
-    alpha, mu = np.zeros(len(problem.lin)), np.zeros(2)
+    alpha, mu = np.zeros(problem.n_vars), np.zeros(2)
     _, _, status, gap = solve(src, problem, alpha, mu, tol=1e-12, max_iter=1,
                               gap_scale=gap_scale)
     assert status == 1                                   # max_iter
@@ -54,7 +54,7 @@ def test_negative_gap_scale_is_refused():
     src = GramRows(np.ascontiguousarray(X @ X.T), 2)
     for bad in (-1.0, float("nan")):
         with pytest.raises(ValueError, match="gap_scale"):
-            solve(src, problem, np.zeros(len(problem.lin)), np.zeros(2), gap_scale=bad)
+            solve(src, problem, np.zeros(problem.n_vars), np.zeros(2), gap_scale=bad)
 
 
 def test_dc_step_at_the_constant_classifier_reaches_its_stopping_rule():

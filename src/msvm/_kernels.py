@@ -8,13 +8,9 @@ from scipy.linalg import eigh
 import scipy.sparse as sp
 
 from ._core import _rows
+from ._plan import CACHE_DTYPES, cache_rows, row_kind
 
 KERNELS = ("linear", "poly", "rbf", "precomputed")
-
-# Linear kernel: up to this many samples (and when every kernel row fits in the cache) the
-# greedy kernel solver on rows x_i^T X is used; above it, coordinate descent on the explicit
-# weight matrix (O(d k) per update, no kernel rows), as LIBLINEAR does.
-LINEAR_ROWS_MAX_SAMPLES = 2000
 
 # Largest training set for which the 'median' heuristic uses every pair; above it, a fixed
 # random subsample of this many points (stratified by chance, seeded) estimates the median.
@@ -267,18 +263,16 @@ def check_kernel_psd(X, kernel, gamma=None, degree=3, coef0=0.0, shift=0.0):
               " Use coef0 >= 0 (the kernel is then positive semidefinite for any data).")
 
 
-CACHE_DTYPES = ("float64", "float32")
-
-
 def make_row_source(X, kernel, k, gamma=None, degree=3, coef0=0.0, cache_size=200.0,
-                    shift=0.0, cache_dtype="float64"):
+                    shift=0.0, cache_dtype="float64", rows=None):
     """RowSource for the training inputs (X is the Gram matrix for 'precomputed').
 
     X may be dense or a scipy.sparse matrix (kept sparse: CSR rows).  ``shift`` is added to
     every entry of a computed 'rbf' or 'poly' kernel (a penalized intercept as a constant
     feature); for 'linear' and 'precomputed' the caller appends a constant column or adds it
     to the Gram matrix instead.  ``cache_dtype`` is the storage of cached kernel rows
-    ('float32' holds twice as many rows in ``cache_size`` MB).
+    ('float32' holds twice as many rows in ``cache_size`` MB).  ``rows`` is the row source a
+    :class:`msvm._plan.SolvePlan` chose; None applies its rule (:func:`msvm._plan.row_kind`).
     """
     if cache_dtype not in CACHE_DTYPES:
         raise ValueError(f"cache_dtype must be 'float64' or 'float32'; got {cache_dtype!r}")
@@ -286,10 +280,11 @@ def make_row_source(X, kernel, k, gamma=None, degree=3, coef0=0.0, cache_size=20
     if kernel == "precomputed":
         return _rows.make_row_source("precomputed", k, K=X)
     check_kernel_psd(X, kernel, gamma, degree, coef0, shift)
-    itemsize = 4 if cache_dtype == "float32" else 8
-    capacity = int(cache_size * 2 ** 20 // (itemsize * max(n, 1)))
+    capacity = cache_rows(cache_size, cache_dtype, n)
+    if rows is None:
+        rows = row_kind(kernel, n, cache_size, cache_dtype)
     if kernel == "linear":
-        if n <= LINEAR_ROWS_MAX_SAMPLES and capacity >= n:
+        if rows == "linear rows":
             if not sp.issparse(X):
                 X = np.ascontiguousarray(X, dtype=np.float64)      # kernel rows: float64 X
             return _rows.make_row_source("linear-rows", k, X=X, capacity=n,

@@ -44,28 +44,13 @@ thread (``msvm._sequence.DualSequence``).
 
 import numpy as np
 
-from ._approx import chunk_rows, rows_times, transposed_times
 from ._core._smoothed import SmoothedTerms
-from ._slot_products import centered_slots
+from ._products import centered_slots, chunk_rows, rows_times, transposed_times
 
-# The primal start is used when the largest box bound times the median ||x||^2 (the
-# scale of the dual's curvature against its box) reaches PRIMAL_MIN_SCALE, or
-# PRIMAL_MID_SCALE with at least PRIMAL_MID_SAMPLES samples.  Measured (make_classification,
-# d = 50, k = 10; WestonWatkins, Reinforced, AngleBased; CPU s primal start / dual CD alone):
-# at scale 5 (C = 0.1) the start wins everywhere (n = 10k: 0.8-1.2 / 1.5-6.5 s; n = 30k:
-# 1.5-2.3 / 5.4-37.5 s); at scale 0.25-0.5 (C = 0.01) it wins from about 20k samples (n = 100k:
-# 3.9-5.3 / 6.2-28.6 s; n = 30k: 1.5-1.9 / 1.1-4.4 s) and loses below (n = 10k: 0.8 / 0.3-0.6
-# s); at scale 0.05 (C = 0.001) dual CD wins (n = 100k WestonWatkins 4.1 / 2.4 s) ...
-PRIMAL_MIN_SCALE = 1.0
-PRIMAL_MID_SCALE = 0.1
-PRIMAL_MID_SAMPLES = 20000
-# ... and the samples outnumber the primal's unknowns ((d + 1) k) this many times over.
-PRIMAL_MIN_RATIO = 4
+# Which fits start from the smoothed primal: msvm/_plan.py (``primal_start_applies``).
 NEWTON_MAX_ITER = 150
 # the smoothing stops at mu = TARGET_SHARE TOL_FLOOR / max bound even when tol is smaller
 TOL_FLOOR = 1e-6
-# largest number of primal unknowns (d + 1) k: the Newton system is formed and factored
-PRIMAL_MAX_UNKNOWNS = 1500
 # the exact line search stops when the derivative is within this fraction of its start
 LINE_RTOL = 1e-9
 # evaluations of the line search's derivative allowed per step (two or three suffice)
@@ -92,19 +77,6 @@ LAST_STAGE_SNAP = 2.0
 # gtol): they only bring the free pattern near (100k samples, C = 0.01 and 1: 3-5 Newton
 # steps fewer of 31-44)
 STAGE_RTOL = 1e-4
-
-
-def primal_start_applies(problem, X, diag):
-    """Whether the fit should start from the smoothed primal (see the module note)."""
-    if X is None or len(problem.cap) or problem.n_vars == 0:
-        return False
-    bound = problem.max_abs_bound()
-    scale = bound * float(np.median(diag)) if len(diag) else 0.0
-    unknowns = (X.shape[1] + 1) * problem.k
-    pays = scale >= PRIMAL_MIN_SCALE or (scale >= PRIMAL_MID_SCALE
-                                         and X.shape[0] >= PRIMAL_MID_SAMPLES)
-    return (pays and unknowns <= PRIMAL_MAX_UNKNOWNS
-            and X.shape[0] >= PRIMAL_MIN_RATIO * unknowns)
 
 
 class SmoothedPrimal:

@@ -31,10 +31,12 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from ._base import (BaseMSVM, KernelColumns, check_class_labels, check_fit_sample_weight, degenerate_fit_message,
-                    unfitted_on_error, user_stacklevel)
+from ._base import BaseMSVM
+from ._fit_state import unfitted_on_error, user_stacklevel
+from ._kernel_columns import KernelColumns
 from ._kernels import between_class_gamma, median_gamma
 from ._progress import StepLog
+from ._validation import check_class_labels, check_fit_sample_weight, degenerate_fit_message
 from .exceptions import DegenerateFitWarning
 
 __all__ = ["TuningSetSearch", "between_class_gamma", "gamma_quartiles", "lambda_grid",

@@ -77,14 +77,31 @@ from ._smo cimport SMOSolver
 from libc.stdlib cimport malloc, free
 from libc.math cimport INFINITY
 
+from collections import namedtuple
+from enum import IntEnum
+
 from ._signals import set_signal_checks, signal_check_stats
 from ._rows import (make_row_source, GramRows, DenseKernelRows, SparseKernelRows,
                     DenseLinearRows, SparseLinearRows)
 from ._gap import primal_dual
 from ._smo import smo_applies
 
-__all__ = ["solve", "init_scores", "add_scores", "primal_dual", "make_row_source",
-           "RowSource", "set_signal_checks", "signal_check_stats", "NONFINITE_MESSAGE"]
+__all__ = ["solve", "SolveResult", "Status", "init_scores", "add_scores", "primal_dual",
+           "make_row_source", "RowSource", "set_signal_checks", "signal_check_stats",
+           "NONFINITE_MESSAGE", "auto_working_set", "smo_applies"]
+
+
+# The status codes of _types.pxd under their names, the only Python copy of them.  `solve`
+# returns CONVERGED, MAX_ITER and GAP_FLOOR and turns the others into exceptions.
+Status = IntEnum("Status", {"CONVERGED": STATUS_CONVERGED, "MAX_ITER": STATUS_MAX_ITER,
+                            "NONFINITE": STATUS_NONFINITE, "INTERRUPTED": STATUS_INTERRUPTED,
+                            "GAP_FLOOR": STATUS_GAP_FLOOR, "NO_MEMORY": STATUS_NO_MEMORY},
+                 module=__name__)
+
+# What `solve` returns: the work in epochs, the final KKT residual, the Status and the last
+# relative duality gap evaluated.
+SolveResult = namedtuple("SolveResult", ["n_iter", "residual", "status", "gap"],
+                         module=__name__)
 
 
 def auto_working_set(Py_ssize_t capacity, int n, int k):
@@ -117,16 +134,17 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     ``certify_start``: first check whether the start already meets the stopping rule (no
     step taken; the coordinate-descent path without group caps), as a start from the
     smoothed primal often does.  ``gap_scale``: the least size of the objective the relative
-    duality gap is measured against (the DC loop: its objective; see _gap.pyx), 0 for none.
+    duality gap is measured against (the DC loop: a fraction of its objective; see _gap.pyx),
+    0 for none.
 
     `alpha` (warm start, feasible for the box and group caps) and `mu` (k, sums to zero) are
     updated in place; `src` must hold scores consistent with alpha (see `init_scores`).
 
-    Returns (n_iter, residual, status, gap): the work in epochs, the final KKT residual, the
-    status (0: the KKT residual and the relative duality gap are within tol; 1: max_iter
-    reached; 4: the gap stayed above tol down to the KKT tolerance floor) and the last
-    relative duality gap evaluated (at a max_iter stop before the KKT rule was ever met, it is
-    evaluated once at the final point).  Raises ValueError
+    Returns a SolveResult (n_iter, residual, status, gap): the work in epochs, the final KKT
+    residual, the Status (CONVERGED: the KKT residual and the relative duality gap are within
+    tol; MAX_ITER: max_iter reached; GAP_FLOOR: the gap stayed above tol down to the KKT
+    tolerance floor) and the last relative duality gap evaluated (at a max_iter stop before
+    the KKT rule was ever met, it is evaluated once at the final point).  Raises ValueError
     when non-finite values arise, and re-raises the exception of a signal handler (Ctrl-C's
     KeyboardInterrupt) that ran during the solve.
     """
@@ -172,7 +190,7 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
         print(f"[msvm] smo: {inner.progress()} ({n_iter} epochs), residual {sc.resid:.3e}, "
               f"gap {sc.gap:.3e}, kernel rows computed {src.n_computed} of "
               f"{src.n_requests} requested")
-    return n_iter, sc.resid, status, sc.gap
+    return SolveResult(n_iter, sc.resid, Status(status), sc.gap)
 
 
 def init_scores(RowSource src, const double[:, ::1] U):

@@ -50,7 +50,8 @@ cdef extern from *:
 
 
 # Solver status codes (returned by the inner solvers and the driver; `solve` turns them into
-# return values, warnings or errors)
+# return values, warnings or errors).  Python reads them under their names from
+# msvm._core._solver.Status, built from these constants (no other copy).
 cdef enum:
     STATUS_CONVERGED = 0
     STATUS_MAX_ITER = 1
