@@ -317,7 +317,7 @@ class DualSequence:
             self.rho = rho if rho > 0 else 1.0
             self.seed = check_random_state(self.random_state).randint(0, 2 ** 31 - 1)
 
-    def solve(self, problem, alpha0, mu0, tol=None, *, copy=True):
+    def solve(self, problem, alpha0, mu0, tol=None, *, copy=True, gap_scale=0.0):
         """Solve ``problem`` from (alpha0, mu0); the fitted function of its solution.
 
         The scores are moved to alpha0 first (``move_to``); the solver then updates them with
@@ -346,6 +346,9 @@ class DualSequence:
             Whether the solver works on a copy of ``alpha0``.  With ``copy=False`` the caller
             hands over alpha0 (it must not read or keep it): a C-contiguous, writable float64
             alpha0 is then updated in place (no ``n_vars`` copy), any other is copied.
+        gap_scale : float, default=0.0
+            The least size of the objective the solver's relative duality gap is measured
+            against (a DC step: a fraction of the model's objective; msvm/_core/_gap.pyx).
 
         Returns
         -------
@@ -364,7 +367,7 @@ class DualSequence:
             alpha, mu, started = self._primal_start(problem, alpha, mu, tol)
             method, working_set = self.plan.inner_solver(self.src, problem)
             alpha, mu, result, finished = self._solve_and_finish(
-                problem, alpha, mu, tol, started, method, working_set)
+                problem, alpha, mu, tol, started, method, working_set, gap_scale)
             self.plan = self.plan.record(SolveStep(method, working_set, started, finished))
             self._refresh_scores(problem, alpha)
             self.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
@@ -372,7 +375,8 @@ class DualSequence:
             self._warn_if_stopped_early(result.status, result.residual, result.gap, tol, sol.gap)
             return sol
 
-    def _solve_and_finish(self, problem, alpha, mu, tol, started, method, working_set):
+    def _solve_and_finish(self, problem, alpha, mu, tol, started, method, working_set,
+                          gap_scale=0.0):
         """The compiled solve, interleaved with exact finishing steps (msvm/_finish.py).
 
         Where the finishing step applies (no group caps), the solver first runs for at most
@@ -391,7 +395,7 @@ class DualSequence:
             result = solve(self.src, problem, alpha, mu, tol=tol, max_iter=budget,
                            shrinking=self.shrinking, seed=int(self.seed), rho=self.rho,
                            verbose=self.verbose, working_set=working_set, method=method,
-                           certify_start=certify)
+                           certify_start=certify, gap_scale=float(gap_scale))
             done += int(result.n_iter)
             if (result.status != Status.MAX_ITER or not finishing or done >= total
                     or result.n_iter <= 0):

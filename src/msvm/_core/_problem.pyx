@@ -71,6 +71,7 @@ cdef class ProblemArrays:
         self.p.grp = &self.grp[0] if problem.var_group is not None and nv else NULL
         self.p.cap = &self.cap[0] if self.cap.shape[0] > 0 else NULL
         self.p.ngroups = self.cap.shape[0]
+        self.p.gap_scale = 0.0
         self.p.kappa = float(problem.kappa)
         self.p.equality = 1 if problem.equality else 0
         self.p.maxper = 0

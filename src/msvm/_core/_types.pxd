@@ -90,6 +90,8 @@ cdef struct Prob:
     int equality
     int maxper        # most variables of one sample
     int ngroups       # number of groups (0: every variable has only its box)
+    double gap_scale  # least size of the objective a relative duality gap is measured
+                      # against (_gap.pyx: scores_gap; 0 unless the caller sets one)
 
 
 cdef inline int v_ent(const Prob* p, int v) noexcept nogil:
