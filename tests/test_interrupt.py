@@ -129,15 +129,51 @@ def test_ctrl_c_raises_keyboard_interrupt_in_a_child_process():
     assert latency < MAX_LATENCY + 0.5     # includes the interpreter's exit
 
 
-def test_signal_checks_can_be_switched_off_for_measurement():
+def test_signal_checks_off_is_scoped_and_restores_the_previous_state():
+    """The checks are off only inside a signal_checks_off() block: nested blocks, an
+    exception leaving a block and blocks of other threads all leave them on afterwards."""
+    import threading
+
     from msvm._core import _solver
 
-    previous = _solver.set_signal_checks(False)
-    try:
-        assert previous is True
-        assert _solver.set_signal_checks(False) is False
-    finally:
-        _solver.set_signal_checks(True)
+    assert not hasattr(_solver, "set_signal_checks")   # no process-global switch
+    assert _solver.signal_checks_enabled()
+    with _solver.signal_checks_off():
+        assert not _solver.signal_checks_enabled()
+        with _solver.signal_checks_off():
+            assert not _solver.signal_checks_enabled()
+        assert not _solver.signal_checks_enabled()      # the outer block is still open
+    assert _solver.signal_checks_enabled()
+    with pytest.raises(RuntimeError), _solver.signal_checks_off():
+        raise RuntimeError("leaves the block")
+    assert _solver.signal_checks_enabled()
+
+    entered, release = threading.Barrier(5), threading.Event()
+
+    def hold_a_block():
+        with _solver.signal_checks_off():
+            entered.wait()
+            release.wait()
+
+    threads = [threading.Thread(target=hold_a_block) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    entered.wait()
+    assert not _solver.signal_checks_enabled()
+    release.set()
+    for thread in threads:
+        thread.join()
+    assert _solver.signal_checks_enabled()
+
+
+def test_fit_inside_signal_checks_off_block_is_unchanged():
+    """A fit with the checks off reaches the same objective and leaves them on after."""
+    from msvm._core import _solver
+
     X, y = make_classification(n_samples=200, n_features=5, n_informative=3, n_classes=3,
                                random_state=1)
-    assert np.isfinite(ReinforcedMSVM().fit(X, y).objective_)
+    reference = ReinforcedMSVM().fit(X, y).objective_
+    with _solver.signal_checks_off():
+        objective = ReinforcedMSVM().fit(X, y).objective_
+    assert objective == reference
+    assert _solver.signal_checks_enabled()

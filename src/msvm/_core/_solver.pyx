@@ -76,14 +76,15 @@ from ._smo cimport SMOSolver
 
 from libc.stdlib cimport malloc, free
 
-from ._signals import set_signal_checks, signal_check_stats
+from ._signals import signal_checks_off, signal_checks_enabled, signal_check_stats
 from ._rows import (make_row_source, GramRows, DenseKernelRows, SparseKernelRows,
                     DenseLinearRows, SparseLinearRows)
 from ._gap import primal_dual
 from ._smo import smo_applies
 
 __all__ = ["solve", "init_scores", "add_scores", "primal_dual", "make_row_source",
-           "RowSource", "set_signal_checks", "signal_check_stats", "NONFINITE_MESSAGE"]
+           "RowSource", "signal_checks_off", "signal_checks_enabled",
+           "signal_check_stats", "NONFINITE_MESSAGE"]
 
 
 def auto_working_set(Py_ssize_t capacity, int n, int k):
