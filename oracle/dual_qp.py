@@ -4,11 +4,14 @@
     subject to lo <= alpha <= hi, group caps, and P c(alpha) = 0 when ``equality``,
 
 the reference of the tests that check the compiled solver on problems handed to it directly.
+``problem`` is any object with the arrays and methods of msvm's ``DualProblem`` (``k``,
+``kappa``, ``lin``, ``lo``, ``hi``, ``cap``, ``group``, ``directions()``, ...): this module reads
+them and imports nothing from msvm.
 """
 
 import numpy as np
 
-from oracle import psd_sqrt
+from .linalg import psd_sqrt
 
 
 def _dual_matrix(K, problem):
