@@ -2,12 +2,13 @@
 
 A truncated loss is a convex hinge minus a convex hinge, T = H_convex - H_concave.  Each DC
 step replaces the subtracted hinge by its linearization at the current function (the 0/1
-indicators beta of Liu, Wu and He (2011) and Wu and Liu (2007)) and solves the convex problem that results.  In the dual
-that linear term is a shift of boxes and group caps (msvm._problem.shifted), so every step is
-the model's own DualProblem with moved bounds, warm-started from the previous solution with the
-same original multipliers (only the variables whose beta flipped change).  The objective never
-increases from one exactly solved step to the next (Wu and Liu 2007 section 3); the loop stops when the
-linearization repeats, when a step lowers the objective by less than ``dc_tol`` (relative), or
+indicators beta of Liu, Wu and He (2011) and Wu and Liu (2007)) and solves the convex problem
+that results.  In the dual that linear term is a shift of boxes and group caps
+(msvm._problem.shifted), so every step is the model's own DualProblem with moved bounds,
+warm-started from the previous solution with the same original multipliers (only the variables
+whose beta flipped change).  The objective never increases from one exactly solved step to the
+next (Wu and Liu 2007 section 3); the loop stops when the linearization repeats, when a step
+lowers the objective by less than ``dc_tol`` (relative), or
 after ``max_dc_iter`` steps with a ConvergenceWarning.  With ``verbose >= 1`` every convex solve
 of the loop prints one line (msvm._progress): the start, each step, a polish to tol, a rejected
 step.

@@ -268,10 +268,10 @@ class SmoothedPrimal:
         H4 = self._curvature
         for key, lo, hi in zip(pairs, starts, [*starts[1:], len(cells)]):
             B = self._weighted_gram(cells[lo:hi] - key * n, w[lo:hi])
-            j, l = divmod(int(key), k)
-            H4[:, j, :, l] += B
-            if j != l:
-                H4[:, l, :, j] += B.T
+            j, m = divmod(int(key), k)
+            H4[:, j, :, m] += B
+            if j != m:
+                H4[:, m, :, j] += B.T
 
     def _weighted_gram(self, idx, w):
         """[X, 1]^T diag(w) [X, 1] over the rows idx (or X^T diag(w) X without intercepts),

@@ -386,7 +386,8 @@ def alpha_by_slots(problem, alpha, pairs=False):
 
 
 def reinforced_problem(y, k, weights, gamma, kappa=1.0, equality=True):
-    """The reinforced hinge dual (Liu and Yuan 2011; Kang, Lin and Zhang (2019) with the simplex metric kappa)."""
+    """The reinforced hinge dual (Liu and Yuan 2011; Kang, Lin and Zhang 2019 with the simplex
+    metric kappa)."""
     return per_class_hinge_problem(
         y, k, lin_own=k - 1.0, lin_other=1.0, coef_own=-1.0, coef_other=1.0,
         hi_own=weights * gamma, hi_other=weights * (1.0 - gamma), kappa=kappa,
