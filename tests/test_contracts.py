@@ -1,4 +1,5 @@
-"""Input contracts and the fitted state (the reliability issue's input gaps).
+"""Input contracts and the fitted state: malformed inputs are refused by name, and a fit that
+fails leaves the estimator unfitted.
 
 - TuningSetSearch: sample_weight of the wrong length or shape is refused; sample_weight reaches
   the inner fits through scikit-learn's metadata routing; mixed-type labels get the estimators'

@@ -97,7 +97,7 @@ def test_interrupted_solver_can_fit_again(kernel_data):
 
 
 def test_ctrl_c_raises_keyboard_interrupt_in_a_child_process():
-    """A real SIGINT to a process fitting (the issue's 45-second case, scaled down)."""
+    """A real SIGINT stops a process in the middle of a long kernel fit with KeyboardInterrupt."""
     script = textwrap.dedent("""
         import sys
         from sklearn.datasets import make_classification
