@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._approx import (APPROXIMATIONS, LANDMARK_RULES, check_approximation, chunk_rows,
                       fit_feature_map, rows_times)
 from ._core._solver import primal_dual, solve
-from ._intercept import exact_intercepts
+from ._intercept import INTERCEPT_SOLVERS, fitted_intercepts
 from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
                        make_row_source, resolve_gamma)
 from ._progress import StepLog, n_epochs
@@ -404,6 +404,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         "kernel_approximation": [StrOptions(set(APPROXIMATIONS)), None],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "landmarks": [StrOptions(set(LANDMARK_RULES))],
+        "intercept_solver": [StrOptions(set(INTERCEPT_SOLVERS))],
     }
 
     # ------------------------------------------------------------------ model hooks
@@ -664,17 +665,15 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
 
         F = scores()
         b_slot = -mu
-        if exact:
+        # the LP: any model with free intercepts (equality; otherwise they are penalized)
+        if exact or (problem.equality and self.intercept_solver == "linprog"):
             # the search runs on h alone, in F's memory; F is formed again after it (the
             # row source still holds it, or X W), so that one (n, k) array fewer is alive
             H = F
             del F
             H -= H.mean(axis=1, keepdims=True)   # h_slot at the training points, -kappa F P
             H *= -kappa
-            try:
-                b_slot = exact_intercepts(problem, H, b0=b_slot)
-            except RuntimeError:
-                pass        # the loss is flat to infinity in some b_j: keep the KKT estimate
+            b_slot = fitted_intercepts(problem, H, b_slot, self.intercept_solver)
             F = scores()
             _, gap, _ = primal_dual(problem, alpha, F,
                                     np.ascontiguousarray(b_slot, dtype=np.float64))

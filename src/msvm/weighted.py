@@ -1,5 +1,5 @@
-"""Generalized-functional-margin MSVMs: WeightedRobustMSVM (Liu, Wu and He 2011) and AdaptiveWeightedSVM
-(Wu and Liu 2013), both on the grouped dual of msvm._problem.margin_problem."""
+"""Generalized-functional-margin MSVMs: WeightedRobustMSVM (Liu, Wu and He 2011) and
+AdaptiveWeightedSVM (Wu and Liu 2013), both on the grouped dual of msvm._problem.margin_problem."""
 
 import numbers
 import warnings
@@ -29,7 +29,8 @@ def margins(G):
 
 
 def cost_to_utility(cost):
-    """Utility matrix U = max(C) 1 1^T - C of a misclassification cost matrix (Liu, Wu and He 2011, 3.3)."""
+    """Utility matrix U = max(C) 1 1^T - C of a misclassification cost matrix (Liu, Wu and He
+    2011, 3.3)."""
     cost = np.asarray(cost, dtype=np.float64)
     return cost.max() * np.ones_like(cost) - cost
 
@@ -113,7 +114,8 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
         Nonnegative utility matrix U in the order of ``classes_``; None means the identity.
     cost : array-like of shape (k, k), default=None
         Misclassification costs (nonnegative, zero diagonal), converted by
-        ``U = max(cost) 1 1^T - cost`` (Liu, Wu and He 2011 section 3.3).  Give utility or cost, not both.
+        ``U = max(cost) 1 1^T - cost`` (Liu, Wu and He 2011 section 3.3).  Give utility or cost,
+        not both.
     truncation : 'auto', float <= 0 or None, default='auto'
         The truncation point s: 'auto' is -1/(k-1) (the paper's recommendation), 0 gives
         psi-learning, None no truncation.
@@ -158,7 +160,8 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
                  cache_dtype="auto", shrinking=True, warm_start=False, random_state=None,
                  verbose=False, class_weight=None, dc_tol=1e-6, max_dc_iter=100,
                  probability=False, probability_grid=8,
-                 kernel_approximation=None, n_components=1000, landmarks="uniform"):
+                 kernel_approximation=None, n_components=1000, landmarks="uniform",
+                 intercept_solver="exact"):
         set_init_params(self, locals())
 
     _less_truncation = "a more negative truncation (truncation=None: the convex MSVM)"
@@ -273,7 +276,8 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
                  cache_size=200, cache_dtype="auto", shrinking=True, warm_start=False,
                  random_state=None, verbose=False, class_weight=None,
                  probability=False, probability_grid=8,
-                 kernel_approximation=None, n_components=1000, landmarks="uniform"):
+                 kernel_approximation=None, n_components=1000, landmarks="uniform",
+                 intercept_solver="exact"):
         set_init_params(self, locals())
 
     def _dual_problem(self, y, k, weights):
