@@ -50,12 +50,8 @@ from ._slot_products import centered_slots
 
 # The primal start is used when the largest box bound times the median ||x||^2 (the
 # scale of the dual's curvature against its box) reaches PRIMAL_MIN_SCALE, or
-# PRIMAL_MID_SCALE with at least PRIMAL_MID_SAMPLES samples.  Measured (make_classification,
-# d = 50, k = 10; WestonWatkins, Reinforced, AngleBased; CPU s primal start / dual CD alone):
-# at scale 5 (C = 0.1) the start wins everywhere (n = 10k: 0.8-1.2 / 1.5-6.5 s; n = 30k:
-# 1.5-2.3 / 5.4-37.5 s); at scale 0.25-0.5 (C = 0.01) it wins from about 20k samples (n = 100k:
-# 3.9-5.3 / 6.2-28.6 s; n = 30k: 1.5-1.9 / 1.1-4.4 s) and loses below (n = 10k: 0.8 / 0.3-0.6
-# s); at scale 0.05 (C = 0.001) dual CD wins (n = 100k WestonWatkins 4.1 / 2.4 s) ...
+# PRIMAL_MID_SCALE with at least PRIMAL_MID_SAMPLES samples: where it beat dual coordinate
+# descent alone (measurements: benchmarks/results/tuned_constants.md) ...
 PRIMAL_MIN_SCALE = 1.0
 PRIMAL_MID_SCALE = 0.1
 PRIMAL_MID_SAMPLES = 20000
@@ -74,23 +70,18 @@ LINE_MAX_EVALS = 60
 CHUNK_TERMS = 1 << 18
 # the last stage's mu: its dual point violates the exact KKT conditions by at most
 # TARGET_SHARE tol (margin units) through the smoothing, and by GRAD_SHARE tol through the
-# remaining gradient, so that the solver can certify it as it is (a last stage at 0.9 tol
-# instead of 0.5 tol took 5-9 Newton steps instead of 29-39: 100k samples, C = 0.01 and 1)
+# remaining gradient, so that the solver can certify it as it is (0.9 rather than 0.5: far
+# fewer Newton steps; benchmarks/results/tuned_constants.md)
 TARGET_SHARE = 0.9
 GRAD_SHARE = 0.05
-# the first stage's mu times max|bound|.  With the steepest-descent step first and the pattern
-# predictor, the stages at 1 and 0.1 / bound only re-formed free sets of up to half the terms
-# that the later stages discard (measured, 100k samples, C = 0.01, CPU s 1 / 0.1 / 0.03:
-# Reinforced 1.90 / 1.60 / 1.52, WestonWatkins 2.02 / 1.25 / 1.15, AngleBased 1.99 / 1.59 /
-# 1.55; 30k samples: 0.82 / 0.70 / 0.68, 0.89 / 0.60 / 0.59, 0.87 / 0.79 / 0.72)
+# the first stage's mu times max|bound|: stages at 1 and 0.1 / bound only re-formed free sets
+# that later stages discard (benchmarks/results/tuned_constants.md)
 FIRST_MU_SHARE = 0.03
 # a stage whose mu would lie within this factor above the target's is replaced by the target
-# stage (with the pattern's first step the longer last stage costs less than one more stage:
-# 100k samples, C = 0.01: 44 -> 41 Newton steps, Reinforced; 35 -> 31 WestonWatkins)
+# stage: the longer last stage costs less than one more stage (tuned_constants.md)
 LAST_STAGE_SNAP = 2.0
 # the stages before the last stop once the gradient norm fell by this factor (or below 1e3
-# gtol): they only bring the free pattern near (100k samples, C = 0.01 and 1: 3-5 Newton
-# steps fewer of 31-44)
+# gtol): they only bring the free pattern near (tuned_constants.md)
 STAGE_RTOL = 1e-4
 
 
@@ -472,8 +463,8 @@ def primal_start(problem, X, W, mu0, tol, diag, max_steps, out=None):
     gtol = GRAD_SHARE * tol * min(1.0, bound) / (
         problem.kappa * np.sqrt(max(np.max(diag), 1e-300)) + 1.0)
     # at the usual start V = 0 every term sits at its kink and would count as free: a
-    # steepest-descent step first halves the terms the first Hessian sums (100k samples,
-    # C = 0.01: its blocks took 0.58 -> 0.42 s, Reinforced; 1.34 -> 0.88 s, WestonWatkins)
+    # steepest-descent step first halves the terms the first Hessian sums
+    # (benchmarks/results/tuned_constants.md)
     V, b = primal.gradient_step(V, b)
     while True:
         primal.mu = max(primal.mu, target)
