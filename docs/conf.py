@@ -75,7 +75,7 @@ html_theme_options = {
     # API pages: one object each, so no "on this page" column (more room for the formulas)
     "secondary_sidebar_items": {"generated/*": []},
 }
-html_sidebars = {"index": [], "install": [], "models": [], "c_lambda": [], "guide": [],
+html_sidebars = {"index": [], "install": [], "models": [], "c_lambda": [], "guide": [], "contributing": [],
                  "changelog": []}
 html_show_sourcelink = False
 
