@@ -115,9 +115,9 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     target : int or str, default=0
         Column of X holding the targeted variable: an index, or a name when X is a pandas
         DataFrame.
-    smoother : {'epanechnikov', 'gaussian', 'uniform', 'triangular', 'biweight'}, \
-            default='epanechnikov'
-        Smoothing kernel K of the local weights.
+    smoother : str, default='epanechnikov'
+        Smoothing kernel K of the local weights: 'epanechnikov', 'gaussian', 'uniform',
+        'triangular' or 'biweight'.
     bandwidth : float or {'silverman', 'scott'}, default='silverman'
         Bandwidth h, or a rule of thumb computed on the training values of U.
     n_grid : int, default=20
