@@ -24,7 +24,7 @@ def _dual_matrix(K, problem):
 
 def dual_value(K, problem, alpha):
     """The dual objective 1/2 alpha^T Q alpha - lin^T alpha."""
-    return 0.5 * alpha @ _dual_matrix(K, problem) @ alpha - problem.lin @ alpha
+    return 0.5 * alpha @ _dual_matrix(K, problem) @ alpha - problem.expand("lin") @ alpha
 
 
 def reference_dual_value(K, problem):
@@ -33,21 +33,22 @@ def reference_dual_value(K, problem):
 
     # 1/2 alpha^T Q alpha = 1/2 || L_K^T U L_M ||_F^2 with U = E diag(alpha) D (n x k),
     # K = L_K L_K^T and kappa P = L_M L_M^T (symmetric square roots)
-    E = np.zeros((problem.n_samples, len(problem.lin)))
-    E[problem.sample_of_var(), np.arange(len(problem.lin))] = 1.0
+    E = np.zeros((problem.n_samples, problem.n_vars))
+    E[problem.sample_of_var(), np.arange(problem.n_vars)] = 1.0
     LK = psd_sqrt(K)
     LM = psd_sqrt(problem.kappa * (np.eye(problem.k) - 1.0 / problem.k))
-    a = cp.Variable(len(problem.lin))
-    cons = [a >= problem.lo, a <= problem.hi]
+    a = cp.Variable(problem.n_vars)
+    cons = [a >= problem.expand("lo"), a <= problem.expand("hi")]
     if len(problem.cap):
-        G = np.zeros((len(problem.cap), len(problem.lin)))
-        G[problem.group, np.arange(len(problem.lin))] = 1.0
+        G = np.zeros((len(problem.cap), problem.n_vars))
+        G[problem.expand("group"), np.arange(problem.n_vars)] = 1.0
         cons.append(G @ a <= problem.cap)
     if problem.equality:
         c = problem.directions().T @ a          # P c = 0: all class sums equal (k - 1 rows)
         cons.append(c[:-1] == c[-1])
     U = E @ cp.diag(a) @ problem.directions()
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(LK.T @ U @ LM) - problem.lin @ a),
+    lin = problem.expand("lin")
+    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(LK.T @ U @ LM) - lin @ a),
                       cons)
     prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
     assert prob.status == cp.OPTIMAL, f"the reference solver did not converge: {prob.status}"

@@ -64,12 +64,13 @@ def test_grouped_cd_matches_reference(utility, source, seed):
     else:
         K = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
         src = make_row_source("precomputed", k, K=K)
-    alpha = np.zeros(len(problem.lin))
+    alpha = np.zeros(problem.n_vars)
     mu = np.zeros(k)
     _, resid, status, _ = _cd_solve(src, problem, alpha, mu, tol=1e-10, seed=seed)
     assert status == 0 and resid <= 1e-10
-    assert np.all(alpha >= problem.lo - 1e-14) and np.all(alpha <= problem.hi + 1e-14)
-    sums = np.bincount(problem.group, weights=alpha, minlength=len(problem.cap))
+    lo, hi = problem.expanded_bounds()
+    assert np.all(alpha >= lo - 1e-14) and np.all(alpha <= hi + 1e-14)
+    sums = np.bincount(problem.expand("group"), weights=alpha, minlength=len(problem.cap))
     assert np.all(sums <= problem.cap * (1 + 1e-12) + 1e-15)
     ref = reference_dual_value(K, problem)
     value = dual_value(K, problem, alpha)
@@ -81,7 +82,7 @@ def test_rounding_gap_below_a_cap_is_no_violation():
     X, y = _data(3, 60, 3, k)
     problem = margin_problem(y, k, np.full(len(y), 2.0), np.eye(k))
     src = make_row_source("linear", k, X=np.ascontiguousarray(X))
-    alpha = np.zeros(len(problem.lin))
+    alpha = np.zeros(problem.n_vars)
     mu = np.zeros(k)
     _, resid, status, _ = _cd_solve(src, problem, alpha, mu, tol=1e-9)
     assert status == 0
@@ -90,13 +91,14 @@ def test_rounding_gap_below_a_cap_is_no_violation():
     # where it is below its box's upper end, so that no pair of the group changes): a
     # feasible point within rounding of the optimum, whose lowered groups have members at 0
     # with negative gradients (the cap's multiplier)
-    sums = np.bincount(problem.group, weights=alpha, minlength=len(problem.cap))
+    group, hi = problem.expand("group"), problem.expand("hi")
+    sums = np.bincount(group, weights=alpha, minlength=len(problem.cap))
     full = np.flatnonzero(sums >= problem.cap * (1 - 1e-13))
     lowered = 0
     for g in full:
-        members = np.flatnonzero(problem.group == g)
+        members = np.flatnonzero(group == g)
         top = members[np.argmax(alpha[members])]
-        if alpha[top] >= problem.hi[top]:
+        if alpha[top] >= hi[top]:
             continue
         alpha[top] = np.nextafter(np.nextafter(alpha[top], 0.0), 0.0)
         lowered += problem.cap[g] - alpha[members].sum() > 0
@@ -128,7 +130,7 @@ def test_degenerate_grouped_fit_converges_within_budget(seed):
     mu = np.zeros(k)
     n_iter, resid, status, gap = _cd_solve(src, problem, alpha, mu, tol=1e-3, seed=seed)
     assert status == 0 and resid <= 1e-3
-    sums = np.bincount(problem.group, weights=alpha, minlength=len(problem.cap))
+    sums = np.bincount(problem.expand("group"), weights=alpha, minlength=len(problem.cap))
     np.testing.assert_allclose(sums, problem.cap, rtol=1e-10)
     assert np.abs(src.weights).max() <= 1e-4
     # 6-7 epochs over seeds 0..19 (the rounding gaps below the caps used to cost 10-16)

@@ -21,6 +21,7 @@ from sklearn.model_selection import cross_val_score
 from sklearn.utils.validation import check_is_fitted
 
 import msvm._base
+import msvm._sequence
 from msvm import ReinforcedMSVM, TargetedLocalMSVM
 from msvm.datasets import make_reinforced_example
 from msvm.model_selection import TuningSetSearch, lambda_grid
@@ -143,7 +144,7 @@ def _fitted_state(est):
 
 def _interrupted_on_call(n):
     """A stand-in for the compiled solve: the n-th call raises KeyboardInterrupt."""
-    real = msvm._base.solve
+    real = msvm._sequence.solve
     calls = []
 
     def solve(*args, **kwargs):
@@ -176,7 +177,7 @@ def test_interrupted_fit_leaves_the_estimator_unfitted(data, make, nth):
         est.fit(X, y)
     check_is_fitted(est)
     assert _fitted_state(est)
-    with mock.patch.object(msvm._base, "solve", _interrupted_on_call(nth)):
+    with mock.patch.object(msvm._sequence, "solve", _interrupted_on_call(nth)):
         with pytest.raises(KeyboardInterrupt):
             est.fit(X, y)
     with pytest.raises(NotFittedError):

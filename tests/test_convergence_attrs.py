@@ -5,6 +5,7 @@ raised a ConvergenceWarning naming that stop.
 """
 
 import warnings
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ import msvm._sequence
 from msvm import (AdaptiveWeightedSVM, ReinforcedMSVM, RobustMSVM, TargetedLocalMSVM,
                   WeightedRobustMSVM)
 from msvm._base import BaseMSVM
+from msvm._core._solver import Status
 from msvm._sequence import STOP_REASONS, fit_stop_reason
 from msvm.datasets import make_disc_example, make_reinforced_example
 from msvm.model_selection import TuningSetSearch
@@ -120,20 +122,14 @@ def test_gap_floor_status_is_mapped_by_the_sequence():
     # its status replaced by the floor's
     X, y = make_reinforced_example(40, random_state=1)
 
+    real = msvm._sequence.solve
+
     def solve_at_floor(*args, **kwargs):
-        n_iter, resid, _, gap = msvm._sequence.solve(*args, **kwargs)
-        return n_iter, resid, msvm._sequence.STATUS_GAP_FLOOR, gap
+        return real(*args, **kwargs)._replace(status=Status.GAP_FLOOR)
 
     est = ReinforcedMSVM(random_state=0)
-    real = est._dual_sequence
-
-    def sequence(X, src):
-        seq = real(X, src)
-        seq._solver = solve_at_floor
-        return seq
-
-    est._dual_sequence = sequence
-    messages = _fit(est, X, y)
+    with mock.patch.object(msvm._sequence, "solve", solve_at_floor):
+        messages = _fit(est, X, y)
     assert len(messages) == 1 and "limit of double precision" in messages[0]
     assert est.converged_ is False and est.stop_reason_ == "gap_floor"
 

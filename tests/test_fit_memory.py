@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 import msvm
-import msvm._approx
+import msvm._products
 from msvm import (AngleBasedMSVM, ReinforcedMSVM, RobustMSVM, WeightedRobustMSVM,
                   WestonWatkinsMSVM)
-from msvm._base import support_rows
 from msvm._kernels import kernel_matrix, make_row_source
+from msvm._losses import losses_in_blocks
 from msvm._problem import DualProblem
+from msvm._snapshot import support_rows
 from _estimators import factories
 
 
@@ -120,11 +121,11 @@ def test_solve_copy_false_hands_alpha0_to_the_solver(data):
     X, y = data
     est, sequence = _sequence(X, y)
     problem = est._dual_problem(y.astype(np.int32), 3, np.ones(len(y)))
-    alpha0 = np.zeros(len(problem.lin))
+    alpha0 = np.zeros(problem.n_vars)
     sol = sequence.solve(problem, alpha0, np.zeros(3), copy=False)
     assert sol.alpha is alpha0 and sequence.alpha is alpha0 and np.any(alpha0 != 0)
     # the default copies: the caller's start is left as it was
-    start = np.zeros(len(problem.lin))
+    start = np.zeros(problem.n_vars)
     _, other = _sequence(X, y)
     again = other.solve(problem, start, np.zeros(3))
     assert not np.any(start) and again.alpha is not start
@@ -139,7 +140,7 @@ def test_a_solution_alpha_is_not_written_by_later_solves(data):
     y = y.astype(np.int32)
     A = est._dual_problem(y, 3, np.ones(len(y)))
     B = est._dual_problem(y, 3, 3.0 * np.ones(len(y)))
-    first = sequence.solve(A, np.zeros(len(A.lin)), np.zeros(3))
+    first = sequence.solve(A, np.zeros(A.n_vars), np.zeros(3))
     kept, G = first.alpha.copy(), first.G.copy()
     second = sequence.solve(B, B.clip_feasible(3.0 * first.alpha), first.mu)
     sequence.move_to(A, first.alpha)
@@ -167,5 +168,5 @@ def test_sample_losses_in_blocks_equal_the_whole_loss(make, monkeypatch):
     if hasattr(est, "utility"):
         est.utility_ = np.ones((k, k)) - np.eye(k)
     whole = est._loss(G, y)
-    monkeypatch.setattr(msvm._approx, "CHUNK_ENTRIES", 37 * k)       # blocks of 37 rows
-    np.testing.assert_array_equal(est._sample_losses(G, y), whole)
+    monkeypatch.setattr(msvm._products, "CHUNK_ENTRIES", 37 * k)       # blocks of 37 rows
+    np.testing.assert_array_equal(losses_in_blocks(est._loss, G, y), whole)

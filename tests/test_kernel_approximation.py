@@ -88,14 +88,14 @@ def test_rff_error_decreases_with_n_components(data):
 
 
 def test_maps_are_computed_in_chunks(monkeypatch, data):
-    import msvm._approx as approx
+    import msvm._products as products
 
     X = data[0]
     whole = [fit_feature_map(_Settings(kernel_approximation=m, n_components=30), X, 0.3)
              for m in ("nystroem", "rff")]
     W = np.random.default_rng(0).normal(size=(4, 30))
     expected = [(f.transform(X), f.apply(X, W)) for f in whole]
-    monkeypatch.setattr(approx, "CHUNK_ENTRIES", 7 * 30)             # 7 rows per chunk
+    monkeypatch.setattr(products, "CHUNK_ENTRIES", 7 * 30)             # 7 rows per chunk
     for f, (Phi, out) in zip(whole, expected):
         assert np.allclose(f.transform(X), Phi, rtol=0, atol=1e-12)
         assert np.allclose(f.apply(X, W), out, rtol=0, atol=1e-12)

@@ -19,7 +19,7 @@ For random small problems (shapes, k, weights with zeros, kernels, reinforcement
 import warnings
 
 import numpy as np
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
@@ -164,3 +164,29 @@ def test_kkt_conditions(problem):
     fp = 1e-9 * max(1.0, abs(obj))
     b_term = np.abs(est.intercept_).sum() * spread
     assert D - b_term - fp <= est.objective_ <= D + allowed + fp, (est.objective_, D, allowed)
+
+
+@st.composite
+def large_C_problems(draw):
+    """The problems of `problems` with C in [1e2, 1e5] at the default tol and max_iter.
+
+    Above 1e5 the dual variables reach 1e7 and more, and the checks' fixed 1e-9 relative
+    agreements (objective_ against the formula, stationarity in h) meet double-precision
+    cancellation (1.8e-9 at C = 1e7); convergence up to C = 1e8 is checked against the
+    reference optimum in test_objective_accuracy.py."""
+    X, y, w, params = draw(problems())
+    # float64 kernel rows: with the float32 cache that cache_dtype='auto' picks for the RBF
+    # kernel (tol >= 1e-4, C * weight <= 100) objective_ is computed from single-precision
+    # scores and differs from the formula at the fitted function by ~1e-6 relative at C = 100,
+    # beyond this test's 1e-9 (a property of that cache, not of the solve tested here)
+    params.update(C=10.0 ** draw(st.floats(2.0, 5.0)), tol=1e-3, max_iter=10_000,
+                  cache_dtype="float64")
+    return X, y, w, params
+
+
+@settings(max_examples=20)
+@given(large_C_problems())
+def test_kkt_conditions_at_large_C(problem):
+    """The conditions of test_kkt_conditions for C up to 1e5 at the default tol and max_iter:
+    the solve reaches its stopping rule (no ConvergenceWarning) and its dual satisfies them."""
+    test_kkt_conditions.hypothesis.inner_test(problem)

@@ -5,7 +5,8 @@ import pytest
 
 import msvm
 import msvm._primal as primal_module
-from msvm._primal import SmoothedPrimal, primal_start, primal_start_applies
+from msvm._plan import primal_start_applies
+from msvm._primal import SmoothedPrimal, primal_start
 
 
 def _data(n=3000, d=4, k=3, seed=0):
@@ -22,16 +23,17 @@ def _ww_problem(X, y, k, C):
 def _margins(problem, F):
     """z_v = a_v + <d_v, F_i> for every dual variable, from the explicit layout."""
     rows = problem.sample_of_var()
-    z = problem.lin + problem.coef1 * F[rows, problem.slot1]
-    two = problem.slot2 >= 0
-    z[two] += problem.coef2[two] * F[rows[two], problem.slot2[two]]
+    slot1, coef1, slot2, coef2 = problem.expanded_directions()
+    z = problem.expand("lin") + coef1 * F[rows, slot1]
+    two = slot2 >= 0
+    z[two] += coef2[two] * F[rows[two], slot2[two]]
     return z
 
 
 def _smoothed_loss(problem, F, mu):
     """sum_v max_{lo <= a <= hi} a z_v - mu / 2 a^2, from the explicit layout."""
     z = _margins(problem, F)
-    a = np.clip(z / mu, problem.lo, problem.hi)
+    a = np.clip(z / mu, *problem.expanded_bounds())
     return float(np.sum(a * z - 0.5 * mu * a * a))
 
 
@@ -54,30 +56,32 @@ def test_compiled_passes_match_the_explicit_layout(model):
     """The compiled per-term passes against numpy on the explicit per-variable arrays."""
     problem, sp, F, dF = _layout_case(model, seed=2)
     z = _margins(problem, F)
-    alpha = np.clip(z / sp.mu, problem.lo, problem.hi)
+    lo, hi = problem.expanded_bounds()
+    slot1, coef1, slot2, coef2 = problem.expanded_directions()
+    alpha = np.clip(z / sp.mu, lo, hi)
     U = np.empty_like(F)
     assert sp.terms.value_and_slot_sums(F, U) == pytest.approx(_smoothed_loss(problem, F, 0.3))
     np.testing.assert_allclose(U, problem.slot_sums(alpha), atol=1e-12)
     np.testing.assert_allclose(sp.terms.dual_point(F), alpha, atol=1e-15)
-    dz = _margins(problem, dF) - problem.lin
+    dz = _margins(problem, dF) - problem.expand("lin")
     t = 0.7
-    expected = float(dz @ np.clip((z - t * dz) / sp.mu, problem.lo, problem.hi))
+    expected = float(dz @ np.clip((z - t * dz) / sp.mu, lo, hi))
     assert sp.terms.line_slope_and_curvature(F, dF, t)[0] == pytest.approx(expected, rel=1e-12)
     mask = np.zeros(problem.n_vars, dtype=np.uint8)
     rows, s1, c1, s2, c2, sign = sp.terms.free_changes(F, mask)
-    free = np.flatnonzero((z >= sp.mu * problem.lo) & (z <= sp.mu * problem.hi))
+    free = np.flatnonzero((z >= sp.mu * lo) & (z <= sp.mu * hi))
     assert 0 < len(free) < problem.n_vars
     np.testing.assert_array_equal(np.flatnonzero(mask), free)
     np.testing.assert_array_equal(sign, 1.0)
     np.testing.assert_array_equal(rows, problem.sample_of_var()[free])
-    np.testing.assert_array_equal(s1, problem.slot1[free])
-    np.testing.assert_array_equal(s2, problem.slot2[free])
-    np.testing.assert_array_equal(c1, problem.coef1[free])
-    np.testing.assert_array_equal(c2, np.where(problem.slot2[free] >= 0, problem.coef2[free], 0))
+    np.testing.assert_array_equal(s1, slot1[free])
+    np.testing.assert_array_equal(s2, slot2[free])
+    np.testing.assert_array_equal(c1, coef1[free])
+    np.testing.assert_array_equal(c2, np.where(slot2[free] >= 0, coef2[free], 0))
     # at other values the changes are exactly the symmetric difference, signed
     F2 = F + 0.3 * dF
     z2 = _margins(problem, F2)
-    free2 = (z2 >= sp.mu * problem.lo) & (z2 <= sp.mu * problem.hi)
+    free2 = (z2 >= sp.mu * lo) & (z2 <= sp.mu * hi)
     rows, *_, sign = sp.terms.free_changes(F2, mask)
     np.testing.assert_array_equal(mask.astype(bool), free2)
     was = np.zeros(problem.n_vars, dtype=bool)
@@ -107,20 +111,21 @@ def test_fused_and_model_passes_match_the_explicit_layout(model):
     for a, b in zip(changes2, changes):
         np.testing.assert_array_equal(a, b)
     # the derivative's slope: dz^2 / mu summed over the terms inside their piece at t
-    z, dz, t = _margins(problem, F), _margins(problem, dF) - problem.lin, 0.7
+    z, dz, t = _margins(problem, F), _margins(problem, dF) - problem.expand("lin"), 0.7
+    lo, hi = problem.expanded_bounds()
     x = (z - t * dz) / sp.mu
-    inside = (x > problem.lo) & (x < problem.hi)
+    inside = (x > lo) & (x < hi)
     slope, curv = sp.terms.line_slope_and_curvature(F, dF, t)
-    assert slope == pytest.approx(float(dz @ np.clip(x, problem.lo, problem.hi)), rel=1e-12)
+    assert slope == pytest.approx(float(dz @ np.clip(x, lo, hi)), rel=1e-12)
     assert curv == pytest.approx(float(np.sum(dz[inside] ** 2)) / sp.mu, rel=1e-12)
     assert 0 < np.sum(inside) < problem.n_vars
     # the model of the pattern in mask: unclipped z / mu on the marked terms
-    model = np.where(mask.astype(bool), z / sp.mu, np.clip(z / sp.mu, problem.lo, problem.hi))
+    model = np.where(mask.astype(bool), z / sp.mu, np.clip(z / sp.mu, lo, hi))
     before = mask.copy()
     sp.terms.pattern_slot_sums(F, U, mask)
     np.testing.assert_array_equal(mask, before)
     np.testing.assert_allclose(U, problem.slot_sums(model), atol=1e-12)
-    assert np.any(model != np.clip(z / sp.mu, problem.lo, problem.hi))
+    assert np.any(model != np.clip(z / sp.mu, lo, hi))
 
 
 @pytest.mark.parametrize("model", ["ww", "reinforced"])
@@ -134,10 +139,11 @@ def test_kept_terms_give_the_full_pass_values(model):
     assert terms.kept_step == -1.0 and terms.n_kept == 0
     assert terms.line_slope_and_curvature(F, dF, t_keep, keep=True) \
         == terms.line_slope_and_curvature(F, dF, t_keep)
-    z, dz = _margins(problem, F), _margins(problem, dF) - problem.lin
+    z, dz = _margins(problem, F), _margins(problem, dF) - problem.expand("lin")
+    lo, hi = problem.expanded_bounds()
     x0, x1 = z / sp.mu, (z - t_keep * dz) / sp.mu
-    constant = ((x0 <= problem.lo) & (x1 <= problem.lo)) \
-        | ((x0 >= problem.hi) & (x1 >= problem.hi)) | (dz == 0)
+    constant = ((x0 <= lo) & (x1 <= lo)) \
+        | ((x0 >= hi) & (x1 >= hi)) | (dz == 0)
     assert terms.kept_step == t_keep and terms.n_kept == np.sum(~constant)
     assert 0 < terms.n_kept < problem.n_vars
     for t in (0.0, 0.05, 0.4, t_keep):
@@ -349,29 +355,31 @@ def test_start_is_feasible_and_nearly_optimal():
     diag = np.einsum("ij,ij->i", X, X)
     alpha, mu = primal_start(problem, X, np.zeros((X.shape[1], k)), np.zeros(k), tol, diag,
                              max_steps=1000)
-    assert np.all(alpha >= problem.lo) and np.all(alpha <= problem.hi)
+    lo, hi = problem.expanded_bounds()
+    assert np.all(alpha >= lo) and np.all(alpha <= hi)
     c = problem.class_sums(alpha)
-    assert np.abs(c - c.mean()).max() <= tol * problem.hi.max()
+    assert np.abs(c - c.mean()).max() <= tol * hi.max()
     # the dual's own margins at alpha: z = a + <d, b + h>, h = -kappa X X^T U P
     U = problem.slot_sums(alpha)
     W = X.T @ U
     F = X @ (-problem.kappa * (W - W.mean(axis=1, keepdims=True))) - mu
     z = _margins(problem, F)
-    viol = np.where(alpha <= problem.lo, np.maximum(z, 0), 0.0) \
-        + np.where(alpha >= problem.hi, np.maximum(-z, 0), 0.0) \
-        + np.where((alpha > problem.lo) & (alpha < problem.hi), np.abs(z), 0.0)
+    viol = np.where(alpha <= lo, np.maximum(z, 0), 0.0) \
+        + np.where(alpha >= hi, np.maximum(-z, 0), 0.0) \
+        + np.where((alpha > lo) & (alpha < hi), np.abs(z), 0.0)
     assert viol.max() <= tol
 
 
 @pytest.mark.parametrize("cls", [msvm.WestonWatkinsMSVM, msvm.ReinforcedMSVM,
                                  msvm.AngleBasedMSVM])
-def test_fit_with_primal_start_matches_the_dual_path(monkeypatch, cls):
+def test_fit_with_primal_start_matches_the_dual_path(cls):
     X, y = _data()
     fits = {}
-    for name, scale in (("primal", 0.0), ("dual", np.inf)):
-        monkeypatch.setattr(primal_module, "PRIMAL_MIN_SCALE", scale)
+    for name, start in (("primal", "on"), ("dual", "off")):
         est = cls(C=0.3, kernel="linear", tol=1e-6, random_state=0)
+        est._plan_overrides = {"primal_start": start}
         fits[name] = est.fit(X, y)
+        assert [s.primal_start for s in est.solver_plan_.steps] == [name == "primal"]
     assert fits["primal"].objective_ == pytest.approx(fits["dual"].objective_, rel=1e-5)
     assert fits["primal"].converged_ and fits["dual"].converged_
     assert fits["primal"].n_iter_ < fits["dual"].n_iter_       # the start did the work
@@ -428,7 +436,7 @@ def test_a_primal_start_is_certified_without_a_step(cls):
         U = problem.slot_sums(a)
         W = X.T @ U
         return 0.5 * problem.kappa * np.sum(W * (W - W.mean(axis=1, keepdims=True))) \
-            - problem.lin @ a
+            - problem.expand("lin") @ a
 
     assert dual(alpha) == pytest.approx(dual(cold), rel=tol)
 

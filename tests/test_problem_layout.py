@@ -62,7 +62,7 @@ def test_compact_builders_list_the_same_variables(name, seed):
     problem = _builders()[name](y, k, w, rng)
     assert problem.var_entry is not None
     for attr, expected in _reference_layout(name, y, k, w).items():
-        np.testing.assert_array_equal(getattr(problem, attr), expected, err_msg=attr)
+        np.testing.assert_array_equal(problem.expand(attr), expected, err_msg=attr)
 
 
 @pytest.mark.parametrize("name", ["weston-watkins", "per-class", "margin"])
@@ -85,22 +85,24 @@ def test_helpers_agree_with_the_explicit_layout(name, seed):
         np.flatnonzero(problem.support_mask(alpha)),
         np.unique(problem.sample_of_var()[alpha != 0]))
     pairs = problem.has_pairs
-    assert pairs == bool(np.any(explicit.slot2 >= 0))
+    assert pairs == bool(np.any(explicit.expand("slot2") >= 0))
     out = np.zeros((problem.n_samples, k, k)) if pairs else np.zeros((problem.n_samples, k))
     if pairs:
-        out[problem.sample_of_var(), explicit.slot2, explicit.slot1] = alpha
+        out[problem.sample_of_var(), explicit.expand("slot2"), explicit.expand("slot1")] = alpha
     else:
-        out[problem.sample_of_var(), explicit.slot1] = alpha
+        out[problem.sample_of_var(), explicit.expand("slot1")] = alpha
     np.testing.assert_array_equal(alpha_by_slots(problem, alpha, pairs=pairs), out)
-    assert problem.max_abs_bound() == max(np.abs(explicit.lo).max(), np.abs(explicit.hi).max())
+    lo, hi = explicit.expanded_bounds()
+    assert problem.max_abs_bound() == max(np.abs(lo).max(), np.abs(hi).max())
     # derived problems keep the layout and describe the same variables
     keep = rng.uniform(size=nv) < 0.7
     for derived, reference in (
             (select_variables(problem, keep), select_variables(explicit, keep)),
-            (shifted(problem, 0.1 * explicit.hi), shifted(explicit, 0.1 * explicit.hi))):
-        for attr in ("slot1", "coef1", "slot2", "coef2", "lin", "lo", "hi", "group", "cap"):
-            np.testing.assert_array_equal(getattr(derived, attr), getattr(reference, attr),
+            (shifted(problem, 0.1 * hi), shifted(explicit, 0.1 * hi))):
+        for attr in ("slot1", "coef1", "slot2", "coef2", "lin", "lo", "hi", "group"):
+            np.testing.assert_array_equal(derived.expand(attr), reference.expand(attr),
                                           err_msg=attr)
+        np.testing.assert_array_equal(derived.cap, reference.cap)
         np.testing.assert_array_equal(derived.var_ptr, reference.var_ptr)
 
 
@@ -131,3 +133,22 @@ def test_the_solver_gives_the_same_iterates_on_both_layouts(name, method):
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
     assert results[0][2] == results[1][2]
+
+
+def test_expansion_is_an_explicit_call_with_a_named_value():
+    """Per-variable values are read through ``expand`` (no attribute expands on access): the
+    compact layout gives a new array equal to the explicit layout's stored one, the explicit
+    layout its stored array itself, and an unknown name is refused with the valid names."""
+    _, y, k, w = _data(0)
+    problem = pairwise_hinge_problem(y, k, w)
+    explicit = _explicit(problem)
+    for name in ("slot1", "coef1", "slot2", "coef2", "lin", "lo", "hi", "group"):
+        assert not hasattr(problem, name)
+        np.testing.assert_array_equal(problem.expand(name), explicit.expand(name))
+    assert explicit.expand("lin") is explicit.entry_lin
+    assert problem.expand("slot1") is not problem.entry_slot1
+    lo, hi = problem.expanded_bounds()
+    np.testing.assert_array_equal(lo, problem.expand("lo"))
+    np.testing.assert_array_equal(hi, problem.expand("hi"))
+    with pytest.raises(ValueError, match="unknown name 'box'.*'coef1'"):
+        problem.expand("box")

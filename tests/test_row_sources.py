@@ -71,7 +71,7 @@ def test_float32_linear_source_matches_float64():
     problem = reinforced_problem(y, 3, np.full(len(y), 0.5), 0.5)
     alphas = []
     for src in (src32, src64):
-        alpha, mu = np.zeros(len(problem.lin)), np.zeros(3)
+        alpha, mu = np.zeros(problem.n_vars), np.zeros(3)
         solve(src, problem, alpha, mu, tol=1e-8, seed=0, method="cd")
         alphas.append(alpha)
     np.testing.assert_array_equal(alphas[0], alphas[1])
@@ -99,14 +99,15 @@ def test_solve_through_every_source(builder, method):
         kinds += [("linear", dict(X=Xd)), ("linear", dict(X=X))]
     for kind, kw in kinds:
         src = make_row_source(kind, 3, **kw)
-        alpha = np.zeros(len(problem.lin))
+        alpha = np.zeros(problem.n_vars)
         mu = np.zeros(3)
         _, resid, status, gap = solve(src, problem, alpha, mu, tol=1e-8, method=method,
                                       max_iter=100000)
         assert status == 0, (kind, kw)
         U = problem.slot_sums(alpha)
         PU = U - U.mean(axis=1, keepdims=True)
-        objectives.append(0.5 * problem.kappa * np.sum(PU * (K @ U)) - problem.lin @ alpha)
+        objectives.append(0.5 * problem.kappa * np.sum(PU * (K @ U))
+                          - problem.expand("lin") @ alpha)
         if src.scores is not None:
             np.testing.assert_allclose(src.scores, K @ U, atol=1e-5 if "cache_dtype" in kw
                                        else 1e-9)

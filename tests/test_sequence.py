@@ -34,14 +34,14 @@ def _problem(setting, C):
 
 def _cold(setting, C):
     problem = _problem(setting, C)
-    return _sequence(setting).solve(problem, np.zeros(len(problem.lin)), np.zeros(3))
+    return _sequence(setting).solve(problem, np.zeros(problem.n_vars), np.zeros(3))
 
 
 def test_move_to_holds_the_scores_of_the_new_dual(setting):
     est, X, y = setting
     sequence = _sequence(setting)
     A, B = _problem(setting, 1.0), _problem(setting, 3.0)
-    sol = sequence.solve(A, np.zeros(len(A.lin)), np.zeros(3))
+    sol = sequence.solve(A, np.zeros(A.n_vars), np.zeros(3))
     alpha = B.clip_feasible(3.0 * sol.alpha)
     sequence.move_to(B, alpha)
     K = kernel_matrix(X, X, "rbf", 0.5)
@@ -53,7 +53,7 @@ def test_move_to_holds_the_scores_of_the_new_dual(setting):
 def test_move_to_then_solve_equals_a_cold_solve(setting):
     sequence = _sequence(setting)
     A, B = _problem(setting, 1.0), _problem(setting, 3.0)
-    sol = sequence.solve(A, np.zeros(len(A.lin)), np.zeros(3))
+    sol = sequence.solve(A, np.zeros(A.n_vars), np.zeros(3))
     warm = sequence.solve(B, B.clip_feasible(3.0 * sol.alpha), sol.mu)
     cold = _cold(setting, 3.0)
     np.testing.assert_allclose(warm.G, cold.G, atol=1e-6)
@@ -63,7 +63,7 @@ def test_move_to_then_solve_equals_a_cold_solve(setting):
 def test_solve_from_its_own_solution_stays_there(setting):
     sequence = _sequence(setting)
     A = _problem(setting, 2.0)
-    sol = sequence.solve(A, np.zeros(len(A.lin)), np.zeros(3))
+    sol = sequence.solve(A, np.zeros(A.n_vars), np.zeros(3))
     again = sequence.solve(A, sol.alpha, sol.mu)
     np.testing.assert_allclose(again.G, sol.G, atol=1e-8)
     assert again.n_iter <= sol.n_iter
@@ -73,10 +73,10 @@ def test_penalty_and_seed_are_fixed_at_the_first_solve(setting):
     sequence = _sequence(setting)
     assert sequence.rho is None and sequence.seed is None
     A, B = _problem(setting, 1.0), _problem(setting, 5.0)
-    sequence.solve(A, np.zeros(len(A.lin)), np.zeros(3))
+    sequence.solve(A, np.zeros(A.n_vars), np.zeros(3))
     rho, seed = sequence.rho, sequence.seed
     assert rho > 0
-    sequence.solve(B, np.zeros(len(B.lin)), np.zeros(3))
+    sequence.solve(B, np.zeros(B.n_vars), np.zeros(3))
     assert (sequence.rho, sequence.seed) == (rho, seed)
     assert sequence.stop_reasons == ["tol", "tol"]
 

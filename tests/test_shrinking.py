@@ -57,6 +57,6 @@ def test_shrinking_reaches_the_same_optimum(model, seed, capsys):
     # the same dual objective (unique at the optimum) to the solve's tolerance
     Q_on = 0.5 * np.sum(problem.slot_sums(a_on) * (F_on - F_on.mean(axis=1, keepdims=True)))
     Q_off = 0.5 * np.sum(problem.slot_sums(a_off) * (F_off - F_off.mean(axis=1, keepdims=True)))
-    d_on = problem.lin @ a_on - Q_on
-    d_off = problem.lin @ a_off - Q_off
+    d_on = problem.expand("lin") @ a_on - Q_on
+    d_off = problem.expand("lin") @ a_off - Q_off
     assert d_on == pytest.approx(d_off, rel=1e-7)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from msvm._slot_products import centered_slots, feature_weights, times_small, weighted_sum
+from msvm._products import centered_slots, feature_weights, times_small, weighted_sum
 
 
 @pytest.mark.parametrize("k", [2, 3, 7])
@@ -38,12 +38,12 @@ def test_dense_rows_times_match_the_matrix_product(n, d, k):
 
 
 def test_rows_times_dispatch():
-    """msvm._approx.rows_times: the compiled product for a C-contiguous float64 X of few
+    """msvm._products.rows_times: the compiled product for a C-contiguous float64 X of few
     columns and a narrow W, BLAS for a Fortran-ordered or wide X or a wide W, chunks of rows
     for float32, the sparse product for a sparse X; the same values every way."""
     import scipy.sparse as sp
 
-    from msvm._approx import NARROW, NARROW_FEATURES, rows_times
+    from msvm._products import NARROW, NARROW_FEATURES, rows_times
 
     rng = np.random.default_rng(0)
     for d in (9, NARROW_FEATURES + 1):

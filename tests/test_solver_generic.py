@@ -66,7 +66,7 @@ def _random_problem(seed, structure):
 @pytest.mark.parametrize("seed", range(4))
 def test_solver_matches_generic_qp(structure, seed):
     K, problem = _random_problem(seed, structure)
-    alpha = problem.clip_feasible(np.zeros(len(problem.lin)))
+    alpha = problem.clip_feasible(np.zeros(problem.n_vars))
     mu = np.zeros(problem.k)
     src = make_row_source("precomputed", problem.k, K=K)
     U = problem.slot_sums(alpha)
@@ -76,13 +76,14 @@ def test_solver_matches_generic_qp(structure, seed):
                                    rho=1.0)
     assert status == 0 and resid <= 1e-9
     # feasibility
-    assert np.all(alpha >= problem.lo - 1e-12) and np.all(alpha <= problem.hi + 1e-12)
+    lo, hi = problem.expanded_bounds()
+    assert np.all(alpha >= lo - 1e-12) and np.all(alpha <= hi + 1e-12)
     if len(problem.cap):
-        sums = np.bincount(problem.group, weights=alpha, minlength=len(problem.cap))
+        sums = np.bincount(problem.expand("group"), weights=alpha, minlength=len(problem.cap))
         assert np.all(sums <= problem.cap + 1e-10)
     c = problem.directions().T @ alpha
     if problem.equality:
-        assert np.abs(c - c.mean()).max() <= 1e-7 * max(1.0, problem.hi.max())
+        assert np.abs(c - c.mean()).max() <= 1e-7 * max(1.0, hi.max())
     # the scores the solver kept equal K U
     np.testing.assert_allclose(src.scores, K @ problem.slot_sums(alpha), atol=1e-9)
     # the optimum

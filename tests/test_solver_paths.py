@@ -5,7 +5,6 @@ greedy kernel solver, a tiny kernel-row cache against a full one, and the LP int
 import numpy as np
 import pytest
 
-import msvm._kernels as kernels
 from msvm import ReinforcedMSVM, WestonWatkinsMSVM
 from msvm._intercept import lp_intercepts
 
@@ -24,13 +23,16 @@ def _rel(a, b):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_explicit_weight_path_matches_kernel_rows_path(seed, monkeypatch):
+def test_explicit_weight_path_matches_kernel_rows_path(seed):
     X, y, w = _data(seed)
     params = dict(C=2.0, reinforcement=0.4, kernel="linear", tol=1e-7, max_iter=10**6,
                   random_state=0)
     rows = ReinforcedMSVM(**params).fit(X, y, sample_weight=w)
-    monkeypatch.setattr(kernels, "LINEAR_ROWS_MAX_SAMPLES", 0)
-    explicit = ReinforcedMSVM(**params).fit(X, y, sample_weight=w)
+    explicit = ReinforcedMSVM(**params)
+    explicit._plan_overrides = {"rows": "explicit features"}
+    explicit.fit(X, y, sample_weight=w)
+    assert rows.solver_plan_.rows == "linear rows"
+    assert explicit.solver_plan_.rows == "explicit features"
     assert _rel(rows.objective_, explicit.objective_) <= 1e-6
     np.testing.assert_allclose(rows.coef_, explicit.coef_, atol=1e-4)
 
@@ -77,15 +79,17 @@ def test_exact_intercepts_equal_the_lp(seed):
     problem = per_class_hinge_problem(y, k, lin_own=k - 1.0, lin_other=1.0, coef_own=-1.0,
                                       coef_other=1.0, hi_own=w * g, hi_other=w * (1 - g))
     if seed % 2:  # DC-style shifted boxes: lo > 0 on some variables
+        shifted_lo = 0.5 * problem.expand("hi")
         problem = problem.replace(
-            lo=np.where(rng.uniform(size=problem.n_vars) < 0.3, 0.5 * problem.hi, 0.0))
+            lo=np.where(rng.uniform(size=problem.n_vars) < 0.3, shifted_lo, 0.0))
     H = rng.normal(scale=2.0, size=(n, k))
     H -= H.mean(axis=1, keepdims=True)
+    lo, hi = problem.expanded_bounds()
 
     def loss(b):
         D = problem.directions()
-        z = problem.lin + np.einsum("vj,vj->v", D, (H + b)[problem.sample_of_var()])
-        return float(np.sum(np.where(z > 0, problem.hi, problem.lo) * z))
+        z = problem.expand("lin") + np.einsum("vj,vj->v", D, (H + b)[problem.sample_of_var()])
+        return float(np.sum(np.where(z > 0, hi, lo) * z))
 
     b = exact_intercepts(problem, H, b0=rng.normal(size=k))
     b_lp, loss_lp = lp_intercepts(problem, H)
@@ -108,17 +112,19 @@ def test_slot_breakpoints_match_the_explicit_layout():
     problem = per_class_hinge_problem(y, k, lin_own=k - 1.0, lin_other=1.0, coef_own=-1.0,
                                       coef_other=1.0, hi_own=0.3 * w, hi_other=0.7 * w)
     problem = problem.replace(lo=np.where(rng.uniform(size=problem.n_vars) < 0.3,
-                                          0.5 * problem.hi, 0.0))
+                                          0.5 * problem.expand("hi"), 0.0))
     H = rng.normal(size=(n, k))
     ts, rises, base = slot_breakpoints(problem, H)
     rows = problem.sample_of_var()
-    sig = np.sign(problem.coef1)
+    lo, hi = problem.expanded_bounds()
+    slot1, coef1, lin = problem.expand("slot1"), problem.expand("coef1"), problem.expand("lin")
+    sig = np.sign(coef1)
     for j in range(k):
-        sel = np.flatnonzero(problem.slot1 == j)
-        np.testing.assert_array_equal(ts[j], -sig[sel] * problem.lin[sel] - H[rows[sel], j])
-        np.testing.assert_array_equal(rises[j], problem.hi[sel] - problem.lo[sel])
-        assert base[j] == pytest.approx(np.sum(np.where(sig[sel] > 0, problem.lo[sel],
-                                                        -problem.hi[sel])), rel=1e-13)
+        sel = np.flatnonzero(slot1 == j)
+        np.testing.assert_array_equal(ts[j], -sig[sel] * lin[sel] - H[rows[sel], j])
+        np.testing.assert_array_equal(rises[j], hi[sel] - lo[sel])
+        assert base[j] == pytest.approx(np.sum(np.where(sig[sel] > 0, lo[sel], -hi[sel])),
+                                        rel=1e-13)
     X = rng.normal(size=(n, 3))
     pairs = WestonWatkinsMSVM(C=1.0)._dual_problem(y, k, np.ones(n))
     with pytest.raises(ValueError, match="one-slot"):

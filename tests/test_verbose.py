@@ -17,6 +17,7 @@ from _estimators import configured
 LINE = re.compile(r"^\[msvm\] (?P<owner>\w+) (?P<step>.+?): objective (?P<objective>\S+), "
                   r"KKT residual (?P<resid>\S+)(?P<detail>, .*)?, elapsed (?P<elapsed>\S+) s$")
 SOLVER_LINE = re.compile(r"^\[msvm\] (outer \d+|smo):")
+PLAN_LINE = re.compile(r"^\[msvm\] (?P<owner>\w+) solver plan: (?P<plan>rows=.+)$")
 
 
 @pytest.fixture(scope="module")
@@ -26,9 +27,13 @@ def data():
     return X, y, X_tune, y_tune
 
 
-def _steps(out):
-    """The parsed step lines of captured output; every line must be a step line."""
+def _steps(out, plans=1):
+    """The parsed step lines of captured output; every other line must be a fit's solver
+    plan, printed once at the end of each of ``plans`` fits."""
     lines = [line for line in out.splitlines() if line]
+    assert sum(bool(PLAN_LINE.match(line)) for line in lines) == plans, lines
+    assert plans == 0 or PLAN_LINE.match(lines[-1])
+    lines = [line for line in lines if not PLAN_LINE.match(line)]
     parsed = [LINE.match(line) for line in lines]
     assert all(parsed), f"unexpected output lines: {lines}"
     return parsed
@@ -133,7 +138,7 @@ def test_tuning_set_search_prints_one_line_per_lambda(data, capsys):
     search = TuningSetSearch(ReinforcedMSVM(kernel="linear"), lambdas=lambda_grid(-3, 0),
                              param_grid={"reinforcement": [0.0, 0.5]}, verbose=1)
     search.fit(X, y, X_tune=X_tune, y_tune=y_tune)
-    steps = _steps(capsys.readouterr().out)      # the estimator itself stays silent
+    steps = _steps(capsys.readouterr().out, plans=0)    # the estimator itself stays silent
     assert len(steps) == len(search.results_["score"]) == 8
     assert all(m["owner"] == "TuningSetSearch" for m in steps)
     assert [float(re.search(r"lambda (\S+)", m["step"])[1]) for m in steps] == \
@@ -153,7 +158,7 @@ def test_tuning_set_search_over_targeted_sums_the_grid(data, capsys):
     search = TuningSetSearch(TargetedLocalMSVM(n_grid=3, bandwidth=2.0),
                              lambdas=lambda_grid(-1, 0), verbose=1)
     search.fit(X, y, X_tune=X_tune, y_tune=y_tune)
-    steps = _steps(capsys.readouterr().out)
+    steps = _steps(capsys.readouterr().out, plans=0)
     assert len(steps) == 2
     # the objective of the fit at the last lambda: the sum over its grid points
     est = clone(search.estimator).set_params(C=search.results_["C"][-1]).fit(X, y)
@@ -195,11 +200,12 @@ def test_verbose_2_adds_the_solver_lines(estimator, data, capsys):
     assert not any(SOLVER_LINE.match(line) for line in out1.splitlines())
     assert any(SOLVER_LINE.match(line) for line in lines2)
     # the step lines are the same (the solver's printing changes nothing in the fit)
-    steps1 = [LINE.match(line) for line in out1.splitlines()]
+    steps1 = _steps(out1)
     steps2 = [m for m in (LINE.match(line) for line in lines2) if m]
     assert [m["step"] for m in steps1] == [m["step"] for m in steps2]
     assert [m["objective"] for m in steps1] == [m["objective"] for m in steps2]
-    assert all(SOLVER_LINE.match(line) or LINE.match(line) for line in lines2)
+    assert all(SOLVER_LINE.match(line) or LINE.match(line) or PLAN_LINE.match(line)
+               for line in lines2)
     if hasattr(one, "objective_"):
         assert one.objective_ == two.objective_
 
@@ -210,8 +216,8 @@ def test_verbose_true_means_1(data, capsys):
     out_true = capsys.readouterr().out
     RobustMSVM(kernel="linear", C=10.0, verbose=1).fit(X, y)
     out_one = capsys.readouterr().out
-    strip = [LINE.match(line)["step"] for line in out_true.splitlines()]
-    assert strip == [LINE.match(line)["step"] for line in out_one.splitlines()]
+    strip = [m["step"] for m in _steps(out_true)]
+    assert strip == [m["step"] for m in _steps(out_one)]
     assert not any(SOLVER_LINE.match(line) for line in out_true.splitlines())
 
 
@@ -270,3 +276,13 @@ def test_targeted_validates_progress_bar(data):
     X, y, _, _ = data
     with pytest.raises(ValueError, match="progress_bar"):
         TargetedLocalMSVM(progress_bar="yes").fit(X, y)
+
+
+@pytest.mark.parametrize("estimator", ALL, ids=lambda e: type(e).__name__)
+def test_verbose_prints_the_fitted_solver_plan_once(estimator, data, capsys):
+    """verbose >= 1 prints the fit's solver plan once, at its end: ``str(solver_plan_)``."""
+    X, y, _, _ = data
+    est = clone(estimator).set_params(verbose=1).fit(X, y)
+    plans = [PLAN_LINE.match(line) for line in capsys.readouterr().out.splitlines()]
+    (m,) = [m for m in plans if m]
+    assert m["owner"] == type(est).__name__ and m["plan"] == str(est.solver_plan_)

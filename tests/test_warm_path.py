@@ -11,7 +11,8 @@ import scipy.sparse as sp
 from sklearn.metrics import check_scoring
 
 from msvm import ReinforcedMSVM, WestonWatkinsMSVM
-from msvm._base import KernelColumns, data_fingerprint
+from msvm._fit_state import data_fingerprint
+from msvm._kernel_columns import KernelColumns
 from msvm._kernels import kernel_matrix, make_row_source
 from msvm._sequence import path_start, rescaled_dual
 from msvm.datasets import make_reinforced_example
@@ -216,11 +217,12 @@ def test_path_start_is_feasible_and_keeps_free_variables(data, make):
     problem = est._dual_problem(y, 3, 4.0 * np.ones(len(y)))
     alpha = est._dual_state[0]
     start = path_start(problem, alpha, 2.0, 4.0)
-    assert np.all(start >= problem.lo) and np.all(start <= problem.hi)
+    lo, hi = problem.expanded_bounds()
+    assert np.all(start >= lo) and np.all(start <= hi)
     c = problem.slot_sums(start).sum(axis=0)
     assert np.abs(c - c.mean()).max() <= 1e-9 * np.abs(problem.slot_sums(start)).sum()
     scaled = rescaled_dual(alpha, 2.0, 4.0)
-    at_bound = (scaled == problem.lo) | (scaled == problem.hi)
+    at_bound = (scaled == lo) | (scaled == hi)
     assert np.array_equal(start[at_bound], scaled[at_bound])       # exact at the bounds
     assert not np.array_equal(start, scaled)                       # free ones not doubled
     # no free variable: the plain rescaling

@@ -22,8 +22,8 @@ Two maps:
   phi(x) = sqrt(2 / m) cos(W^T x + b), W_ij ~ N(0, 2 gamma), b_j ~ U[0, 2 pi), whose inner
   products are an unbiased estimate of exp(-gamma ||x - x'||^2) with O(1 / sqrt(m)) error.
 
-Both maps are computed in float64 in chunks of rows (``CHUNK_ENTRIES`` entries per block),
-for dense or scipy.sparse (CSR) inputs.
+Both maps are computed in float64 in chunks of rows (``msvm._products.CHUNK_ENTRIES``
+entries per block), for dense or scipy.sparse (CSR) inputs.
 """
 
 import warnings
@@ -33,8 +33,10 @@ import scipy.sparse as sp
 from scipy.linalg import eigh
 from sklearn.utils import check_random_state
 
-from ._core._dense import rows_times as dense_rows_times
-from ._kernels import dense, kernel_matrix, squared_distances
+from ._fit_state import user_stacklevel
+from ._kernels import (check_kernel_scale, dense, kernel_matrix, kernel_overflow_message,
+                       largest_sqnorm, squared_distances, typical_point)
+from ._products import chunk_rows
 
 APPROXIMATIONS = ("nystroem", "rff")
 LANDMARK_RULES = ("uniform", "kmeans++")
@@ -43,17 +45,6 @@ LANDMARK_RULES = ("uniform", "kmeans++")
 EIGEN_RTOL = 1e-12
 # The k-means++ seeding runs on a uniform subsample of at most this many training rows.
 KMEANS_MAX_SAMPLES = 50_000
-# Rows of a feature block are computed in chunks of at most this many entries (16 MB in
-# float64: the kernel block, its product and their temporaries stay near 50 MB, small
-# beside the float32 features of a million samples, while each block still has thousands
-# of rows for BLAS).
-CHUNK_ENTRIES = 2 ** 21
-# X @ W with W at most NARROW wide (the class slots) and a dense float64 X of at most
-# NARROW_FEATURES columns uses the compiled product (msvm._core._dense), which reads X once
-# where dgemm packs all of it into panels for every product; with more columns dgemm is
-# faster (benchmarks/results/tuned_constants.md).
-NARROW = 32
-NARROW_FEATURES = 64
 
 
 def check_approximation(method, kernel):
@@ -69,43 +60,6 @@ def check_approximation(method, kernel):
         raise ValueError(f"kernel_approximation='rff' (random Fourier features) approximates "
                          f"the 'rbf' kernel only; got kernel={name}. Use "
                          f"kernel_approximation='nystroem' for this kernel")
-
-
-def chunk_rows(width):
-    """Rows per chunk so that a block of ``width`` columns (a feature or prediction Gram
-    block) holds at most CHUNK_ENTRIES."""
-    return max(1, CHUNK_ENTRIES // max(1, width))
-
-
-def rows_times(X, W):
-    """X @ W in float64 for a float64 or float32 X (chunks of rows: a float32 X is never
-    converted to float64 as a whole).  A C-contiguous float64 X of at most NARROW_FEATURES
-    columns times a narrow W (at most NARROW columns: the class slots) goes through the
-    compiled product of ``msvm._core._dense``, which reads X once instead of packing it as
-    dgemm does."""
-    if sp.issparse(X):
-        return np.asarray(X @ W)
-    if X.dtype == np.float64:
-        if (X.flags.c_contiguous and W.ndim == 2 and W.shape[1] <= NARROW
-                and X.shape[1] <= NARROW_FEATURES):
-            return dense_rows_times(X, np.ascontiguousarray(W, dtype=np.float64))
-        return np.asarray(X @ W)
-    out = np.empty((X.shape[0], W.shape[1]))
-    step = chunk_rows(X.shape[1])
-    for start in range(0, X.shape[0], step):
-        out[start:start + step] = X[start:start + step].astype(np.float64) @ W
-    return out
-
-
-def transposed_times(X, U):
-    """X^T U in float64 for a float64 or float32 X (chunks of rows, as in `rows_times`)."""
-    if X.dtype == np.float64 or sp.issparse(X):
-        return np.asarray(X.T @ U)
-    out = np.zeros((X.shape[1], U.shape[1]))
-    step = chunk_rows(X.shape[1])
-    for start in range(0, X.shape[0], step):
-        out += X[start:start + step].astype(np.float64).T @ U[start:start + step]
-    return out
 
 
 class FeatureMap:
@@ -236,7 +190,17 @@ def nystroem_map(X, m, kernel, gamma, degree, coef0, landmarks, rng):
            else uniform_landmarks(X.shape[0], m, rng))
     L = X[idx]
     L = L.toarray() if sp.issparse(L) else np.array(L, dtype=np.float64)
-    K = kernel_matrix(L, L, kernel, gamma, degree, coef0)
+    # every feature is a kernel value against the landmarks: for the RBF kernel, distances
+    # computed after a shift by the landmarks' typical point (as `squared_distances` does)
+    center = typical_point(L) if kernel == "rbf" and not sp.issparse(X) and len(L) else None
+    check_kernel_scale(X, kernel, center)
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = kernel_matrix(L, L, kernel, gamma, degree, coef0)
+    if not np.all(np.isfinite(K)):
+        raise ValueError(kernel_overflow_message(largest_sqnorm(L, center)) if not
+                         callable(kernel) else
+                         "kernel_approximation='nystroem': the callable kernel's values on "
+                         "the landmarks are infinite or NaN; rescale X or fix the kernel")
     lam, U = eigh(0.5 * (K + K.T))
     top = float(lam.max()) if len(lam) else 0.0
     if not (np.isfinite(top) and top > 0):
@@ -262,13 +226,14 @@ def fit_feature_map(estimator, X, gamma):
     n_samples with a UserWarning.  The estimator's ``random_state`` seeds the landmarks or
     the random frequencies.
     """
-    from ._base import user_stacklevel        # _base imports this module
-
     method, m = estimator.kernel_approximation, int(estimator.n_components)
     check_approximation(method, estimator.kernel)
     rng = np.random.default_rng(check_random_state(estimator.random_state)
                                 .randint(np.iinfo(np.int32).max))
     if method == "rff":
+        # cos(x^T w + b) is computed from x itself (not shifted): X whose squared norms
+        # overflow is refused as the exact RBF path refuses it
+        check_kernel_scale(X, "rbf")
         return fourier_map(X.shape[1], m, gamma, rng)
     n = X.shape[0]
     if m > n:

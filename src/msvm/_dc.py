@@ -5,12 +5,12 @@ step replaces the subtracted hinge by its linearization at the current function 
 indicators beta of Liu, Wu and He (2011) and Wu and Liu (2007)) and solves the convex problem
 that results.  In the dual that linear term is a shift of boxes and group caps
 (msvm._problem.shifted), so every step is the model's own DualProblem with moved bounds,
-warm-started from the previous solution with the same original multipliers (only the variables
-whose beta flipped change).  The objective never increases from one exactly solved step to the
-next (Wu and Liu 2007 section 3); the loop stops when the linearization repeats, when a step
-lowers the objective by less than ``dc_tol`` (relative), or
-after ``max_dc_iter`` steps with a ConvergenceWarning.  With ``verbose >= 1`` every convex solve
-of the loop prints one line (msvm._progress): the start, each step, a polish to tol, a rejected
+warm-started from the previous solution with the same original multipliers (only the
+variables whose beta flipped change).  The objective never increases from one exactly solved
+step to the next (Wu and Liu 2007 section 3); the loop stops when the linearization repeats,
+when a step lowers the objective by less than ``dc_tol`` (relative), or after
+``max_dc_iter`` steps with a ConvergenceWarning.  With ``verbose >= 1`` every convex solve of
+the loop prints one line (msvm._progress): the start, each step, a polish to tol, a rejected
 step.
 
 The loop is :func:`dc_fit`, a function over a :class:`msvm._sequence.DualSequence` (the row
@@ -20,6 +20,7 @@ truncated model (its untruncated start, then the loop).
 
 import numbers
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -47,7 +48,7 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
     ----------
     sequence : msvm._sequence.DualSequence
         The sequence ``first`` was solved on (it is at ``first``).
-    first : msvm._base._Solution
+    first : msvm._snapshot._Solution
         The solved untruncated convex dual; its problem is the base every step shifts.
     objective : callable
         ``objective(sol)``: the model's (truncated) objective at a solution.
@@ -61,7 +62,7 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
 
     Returns
     -------
-    sol : msvm._base._Solution
+    sol : msvm._snapshot._Solution
         The solution of the last accepted step.
     history : list of float
         The objective after each accepted convex solve (``dc_objectives_``).
@@ -71,77 +72,111 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
         ``'tol'`` (a fixed point, or a decrease below dc_tol), ``'max_dc_iter'`` or
         ``'dc_objective_rose'``; the latter two with a ConvergenceWarning.
     """
-    base, sol = first.problem, first
-    epochs = sol.n_iter
-    obj = objective(sol)
-    history = [obj]
-    shift = np.zeros(len(base.lin))
-    steps = 0
-    log.step("DC start (untruncated)", obj, sol.resid, n_epochs(sol.n_iter))
-    reason = "max_dc_iter"
-    # early steps only move the linearization: solve them loosely (LOOSE_TOL), the last
-    # ones, which decide convergence, to tol
-    step_tol = max(tol, LOOSE_TOL)
-    sol_tol = tol            # the accuracy the current solution was solved to
-    while steps < max_dc_iter:
-        new_shift, _ = linearize(base, sol.G)
-        if np.array_equal(new_shift, shift):
-            if sol_tol > tol:
-                # the loose path has settled: polish the same problem to tol
-                step_tol = sol_tol = tol
-                sol = sequence.solve(sol.problem, sol.alpha, sol.mu, tol=step_tol)
-                epochs += sol.n_iter
-                obj = objective(sol)
-                history[-1] = obj
-                log.step(f"DC step {steps} polished to tol", obj, sol.resid,
-                         n_epochs(sol.n_iter))
-                continue
+    path = _DCPath.start(first, objective, tol)
+    log.step("DC start (untruncated)", path.obj, first.resid, n_epochs(first.n_iter))
+    reason = None
+    while reason is None and path.steps < max_dc_iter:
+        new_shift, _ = linearize(first.problem, path.sol.G)
+        if not np.array_equal(new_shift, path.shift):
+            reason = _dc_step(sequence, path, first.problem, new_shift, objective, tol=tol,
+                              dc_tol=dc_tol, log=log)
+        elif path.sol_tol > tol:
+            _polish(sequence, path, objective, tol, log)
+        else:
             reason = CONVERGED          # the same convex problem again: a DC fixed point
-            break
-        steps += 1
-        problem = shifted(base, new_shift)
-        new_sol = sequence.solve(problem, sol.alpha + shift - new_shift, sol.mu, tol=step_tol)
-        epochs += new_sol.n_iter
-        new_obj = objective(new_sol)
-        if new_obj > obj and step_tol > tol:
-            # a loose step overshot: undo it and take it again at full accuracy
-            log.step(f"DC step {steps} rejected (objective rose; retaken at tol)",
-                     new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
-            sequence.move_to(sol.problem, sol.alpha)
-            steps -= 1
-            step_tol = tol
-            continue
-        if new_obj > obj:
-            # only an inexact convex solve can raise the objective: keep the better
-            # function and stop; say so when the rise exceeds the solver's accuracy
-            log.step(f"DC step {steps} rejected (objective rose; the fit keeps step "
-                     f"{steps - 1})", new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
-            reason = CONVERGED
-            if new_obj - obj > max(dc_tol, tol) * max(1.0, abs(obj)):
-                warnings.warn(
-                    f"{sequence.owner}: DC step {steps} raised the objective from "
-                    f"{obj:.10g} to {new_obj:.10g} (the convex step is solved to tol="
-                    f"{tol:g} only); the fit stops at the previous step's function. Lower "
-                    f"tol for a more exact DC path.", ConvergenceWarning)
-                reason = "dc_objective_rose"
-            # the scores stay at the rejected step: nothing reads them after the loop
-            break
-        history.append(new_obj)
-        log.step(f"DC step {steps}", new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
-        decrease = obj - new_obj
-        sol, obj, shift, sol_tol = new_sol, new_obj, new_shift, step_tol
-        if step_tol > tol:
-            if decrease <= LOOSE_UNTIL * max(1.0, abs(obj)):
-                step_tol = tol
-        elif decrease <= dc_tol * max(1.0, abs(obj)) and sol_tol == tol:
-            reason = CONVERGED
-            break
-    if reason == "max_dc_iter":
+    if reason is None:
+        reason = "max_dc_iter"
         warnings.warn(
             f"{sequence.owner}: the DC algorithm stopped at max_dc_iter={max_dc_iter} steps "
             f"while the objective still decreased; increase max_dc_iter or dc_tol.",
             ConvergenceWarning)
-    return sol, history, epochs, reason
+    return path.sol, path.history, path.epochs, reason
+
+
+@dataclass
+class _DCPath:
+    """The state of the DC loop: the last accepted solution and the path that led to it.
+
+    ``step_tol`` is the inner tolerance of the next step: early steps only move the
+    linearization and are solved loosely (``LOOSE_TOL``), the last ones, which decide
+    convergence, to tol; ``sol_tol`` is the tolerance ``sol`` was solved to.
+    """
+
+    sol: object
+    obj: float
+    shift: np.ndarray
+    history: list
+    epochs: int
+    step_tol: float
+    sol_tol: float
+    steps: int = 0
+
+    @classmethod
+    def start(cls, first, objective, tol):
+        """The path at the untruncated solution ``first`` (solved to the estimator's tol)."""
+        obj = objective(first)
+        return cls(sol=first, obj=obj, shift=np.zeros(first.problem.n_vars), history=[obj],
+                   epochs=first.n_iter, step_tol=max(tol, LOOSE_TOL), sol_tol=tol)
+
+
+def _polish(sequence, path, objective, tol, log):
+    """The loose path has settled (the same linearization again): solve the same problem to
+    tol; its objective replaces the last one of the history."""
+    path.step_tol = path.sol_tol = tol
+    sol = path.sol = sequence.solve(path.sol.problem, path.sol.alpha, path.sol.mu, tol=tol)
+    path.epochs += sol.n_iter
+    path.obj = path.history[-1] = objective(sol)
+    log.step(f"DC step {path.steps} polished to tol", path.obj, sol.resid, n_epochs(sol.n_iter))
+
+
+def _dc_step(sequence, path, base, new_shift, objective, *, tol, dc_tol, log):
+    """Solve the convex step linearized at the shift ``new_shift``, warm-started from the
+    path's solution; accept it or reject it.  Returns the stop reason, or None to go on."""
+    path.steps += 1
+    new_sol = sequence.solve(shifted(base, new_shift), path.sol.alpha + path.shift - new_shift,
+                             path.sol.mu, tol=path.step_tol)
+    path.epochs += new_sol.n_iter
+    new_obj = objective(new_sol)
+    if new_obj > path.obj and path.step_tol > tol:
+        # a loose step overshot: undo it and take it again at full accuracy
+        log.step(f"DC step {path.steps} rejected (objective rose; retaken at tol)",
+                 new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
+        sequence.move_to(path.sol.problem, path.sol.alpha)
+        path.steps -= 1
+        path.step_tol = tol
+        return None
+    if new_obj > path.obj:
+        return _objective_rose(sequence, path, new_sol, new_obj, tol=tol, dc_tol=dc_tol,
+                               log=log)
+    path.history.append(new_obj)
+    log.step(f"DC step {path.steps}", new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
+    decrease = path.obj - new_obj
+    path.sol, path.obj, path.shift, path.sol_tol = new_sol, new_obj, new_shift, path.step_tol
+    if path.step_tol > tol:
+        if decrease <= LOOSE_UNTIL * max(1.0, abs(path.obj)):
+            path.step_tol = tol
+    elif decrease <= dc_tol * max(1.0, abs(path.obj)) and path.sol_tol == tol:
+        return CONVERGED
+    return None
+
+
+def _objective_rose(sequence, path, new_sol, new_obj, *, tol, dc_tol, log):
+    """A step solved to tol raised the objective: keep the path's function and stop.
+
+    Only an inexact convex solve can raise the objective; a ConvergenceWarning says so when
+    the rise exceeds the solver's accuracy (stop reason ``'dc_objective_rose'``).  The scores
+    stay at the rejected step: nothing reads them after the loop.
+    """
+    log.step(f"DC step {path.steps} rejected (objective rose; the fit keeps step "
+             f"{path.steps - 1})", new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
+    if new_obj - path.obj <= max(dc_tol, tol) * max(1.0, abs(path.obj)):
+        return CONVERGED
+    warnings.warn(
+        f"{sequence.owner}: DC step {path.steps} raised the objective from "
+        f"{path.obj:.10g} to {new_obj:.10g} (the convex step is solved to tol="
+        f"{tol:g} only); the fit stops at the previous step's function. Lower "
+        f"tol for a more exact DC path.", ConvergenceWarning)
+    return "dc_objective_rose"
 
 
 def truncated_fit(estimator, sequence, y, sw, log):

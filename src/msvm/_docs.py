@@ -176,6 +176,16 @@ APPROXIMATION_ATTRIBUTES = """\
         ``support_vectors_`` is kept: a copy of X at a large n).
 """
 
+PLAN_ATTRIBUTES = """\
+    solver_plan_ : msvm._plan.SolvePlan
+        Which algorithm solved the fit (its ``str`` says it in one line): the row source
+        (``rows``: 'linear rows', 'explicit features', 'kernel cache' or 'precomputed'), the
+        storage of cached kernel rows (``cache_dtype``), the rules for the inner solver and
+        the smoothed-primal start, and in ``steps`` what each convex solve ran (inner solver
+        'smo' or 'cd', the SMO working-set bound, whether it started from the smoothed
+        primal).  ``verbose >= 1`` prints it once per fit.
+"""
+
 FUNCTION_ATTRIBUTES = """\
     classes_ : ndarray of shape (k,)
         Class labels; slot j of every matrix below is ``classes_[j]``.
@@ -223,7 +233,7 @@ FUNCTION_ATTRIBUTES = """\
         'max_reweight' (the iterative weights still changed after ``max_reweight`` refits).
         A loop around the solver that stopped early names the stop; otherwise the last
         solve that did.
-"""
+""" + PLAN_ATTRIBUTES
 
 DC_ATTRIBUTES = """\
     dc_objectives_ : ndarray of shape (n_iter_,)
@@ -242,7 +252,8 @@ def fill_doc(cls):
     """Replace the ``{kernel_parameters}``-style fields of a class docstring with the pieces
     above."""
     pieces = {"{kernel_parameters}": KERNEL_PARAMETERS, "{dc_parameters}": DC_PARAMETERS,
-              "{function_attributes}": FUNCTION_ATTRIBUTES, "{dc_attributes}": DC_ATTRIBUTES,
+              "{function_attributes}": FUNCTION_ATTRIBUTES,
+              "{plan_attributes}": PLAN_ATTRIBUTES, "{dc_attributes}": DC_ATTRIBUTES,
               "{dc_notes}": DC_NOTES,
               "{probability_parameters}": PROBABILITY_PARAMETERS,
               "{probability_attributes}": PROBABILITY_ATTRIBUTES,

@@ -81,12 +81,14 @@ def lp_intercepts(problem, H):
     ng = len(problem.cap)
     D = problem.directions()                                  # nv x k
     rows = problem.sample_of_var()
-    offset = problem.lin + np.einsum("vj,vj->v", D, H[rows])  # z_v without b
+    offset = problem.expand("lin") + np.einsum("vj,vj->v", D, H[rows])  # z_v without b
     # variables: [b (k) | t (nv) | s (nv) | eta (ng)]
-    cost = np.concatenate([np.zeros(k), problem.hi, -problem.lo, problem.cap])
+    lo, hi = problem.expanded_bounds()
+    cost = np.concatenate([np.zeros(k), hi, -lo, problem.cap])
     eye = sparse.identity(nv, format="csr")
-    grouped = np.flatnonzero(problem.group >= 0)
-    G = sparse.csr_matrix((np.ones(len(grouped)), (grouped, problem.group[grouped])),
+    group = problem.expand("group")
+    grouped = np.flatnonzero(group >= 0)
+    G = sparse.csr_matrix((np.ones(len(grouped)), (grouped, group[grouped])),
                           shape=(nv, ng))
     A = sparse.hstack([-sparse.csr_matrix(D), eye, -eye, G], format="csr")
     rhs = offset

@@ -44,24 +44,13 @@ thread (``msvm._sequence.DualSequence``).
 
 import numpy as np
 
-from ._approx import chunk_rows, rows_times, transposed_times
 from ._core._smoothed import SmoothedTerms
-from ._slot_products import centered_slots
+from ._products import centered_slots, chunk_rows, rows_times, transposed_times
 
-# The primal start is used when the largest box bound times the median ||x||^2 (the
-# scale of the dual's curvature against its box) reaches PRIMAL_MIN_SCALE, or
-# PRIMAL_MID_SCALE with at least PRIMAL_MID_SAMPLES samples: where it beat dual coordinate
-# descent alone (measurements: benchmarks/results/tuned_constants.md) ...
-PRIMAL_MIN_SCALE = 1.0
-PRIMAL_MID_SCALE = 0.1
-PRIMAL_MID_SAMPLES = 20000
-# ... and the samples outnumber the primal's unknowns ((d + 1) k) this many times over.
-PRIMAL_MIN_RATIO = 4
+# Which fits start from the smoothed primal: msvm/_plan.py (``primal_start_applies``).
 NEWTON_MAX_ITER = 150
 # the smoothing stops at mu = TARGET_SHARE TOL_FLOOR / max bound even when tol is smaller
 TOL_FLOOR = 1e-6
-# largest number of primal unknowns (d + 1) k: the Newton system is formed and factored
-PRIMAL_MAX_UNKNOWNS = 1500
 # the exact line search stops when the derivative is within this fraction of its start
 LINE_RTOL = 1e-9
 # evaluations of the line search's derivative allowed per step (two or three suffice)
@@ -83,19 +72,6 @@ LAST_STAGE_SNAP = 2.0
 # the stages before the last stop once the gradient norm fell by this factor (or below 1e3
 # gtol): they only bring the free pattern near (tuned_constants.md)
 STAGE_RTOL = 1e-4
-
-
-def primal_start_applies(problem, X, diag):
-    """Whether the fit should start from the smoothed primal (see the module note)."""
-    if X is None or len(problem.cap) or problem.n_vars == 0:
-        return False
-    bound = problem.max_abs_bound()
-    scale = bound * float(np.median(diag)) if len(diag) else 0.0
-    unknowns = (X.shape[1] + 1) * problem.k
-    pays = scale >= PRIMAL_MIN_SCALE or (scale >= PRIMAL_MID_SCALE
-                                         and X.shape[0] >= PRIMAL_MID_SAMPLES)
-    return (pays and unknowns <= PRIMAL_MAX_UNKNOWNS
-            and X.shape[0] >= PRIMAL_MIN_RATIO * unknowns)
 
 
 class SmoothedPrimal:

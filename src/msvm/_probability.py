@@ -103,7 +103,6 @@ Wu, Y., Zhang, H. H. and Liu, Y. (2010).  Robust model-free multiclass probabili
 estimation.  Journal of the American Statistical Association, 105(489), 424-436.
 """
 
-import functools
 import numbers
 import warnings
 
@@ -115,7 +114,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._base import reset_fit_state
+from ._losses import margins as generalized_margins
 from .exceptions import DegenerateFitWarning
 
 # Smallest weight level t_1: ratios p_j / p_{j*} below it are not resolved.
@@ -235,9 +234,6 @@ def bracketed_ratios(own_fit, chains, levels, X):
     ratios : ndarray of shape (n_samples, k)
         :func:`bracket_ratios` for every class but j*, whose entry is 1.
     """
-    # not at import time: msvm.weighted imports this module
-    from .weighted import margins as generalized_margins
-
     G = own_fit.decision_values(X)
     own = generalized_margins(G)
     ratios = np.ones_like(G)
@@ -308,31 +304,12 @@ def fit_shape(ratios, y_enc, sample_weight=None):
     return float(result.x[0]), float(result.x[1]), float(result.fun)
 
 
-def _with_probability_fits(fit):
-    """Decorator of ``fit``: after the fit, the weighted fits when ``probability=True``.
-
-    If they raise, the estimator is left unfitted (as by a fit that raises).
-    """
-
-    @functools.wraps(fit)
-    def fit_then_probability(self, X, y, sample_weight=None, **kwargs):
-        fit(self, X, y, sample_weight=sample_weight, **kwargs)
-        if self.probability:
-            try:
-                self._fit_probability(X, y, sample_weight)
-            except BaseException:
-                reset_fit_state(self)
-                raise
-        return self
-
-    return fit_then_probability
-
-
 class ProbabilityMixin:
     """``probability=True``: class probabilities from weighted refits of the same model.
 
-    The first base class of every msvm estimator.  With ``probability=True``, ``fit`` fits
-    the estimator and then, for each class j and each level t of
+    The first base class of every msvm estimator.  With ``probability=True``, ``fit`` (the
+    template of :class:`msvm._base.BaseMSVM`, whose probability step is
+    ``_fit_probability``) fits the estimator and then, for each class j and each level t of
     :func:`probability_levels` (``probability_grid`` levels), a weighted fit of the same
     estimator with class j's samples at weight 1/t and the others at weight 1 (times the given
     sample weights), warm-started along the levels: 1 + k * m fits; before them, the same on
@@ -344,30 +321,10 @@ class ProbabilityMixin:
     (see :mod:`msvm._probability`).
     """
 
-    def __init_subclass__(cls, **kwargs):
-        # an estimator with its own fit (TargetedLocalMSVM) gets the probability fits too
-        super().__init_subclass__(**kwargs)
-        if "fit" in vars(cls):
-            cls.fit = _with_probability_fits(vars(cls)["fit"])
-
-    @_with_probability_fits
-    def fit(self, X, y, sample_weight=None):
-        """Fit the model; with ``probability=True`` also the weighted fits (see the class).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Training inputs (the Gram matrix when ``kernel='precomputed'``).
-        y : array-like of shape (n_samples,)
-            Class labels.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Nonnegative weights; the weighted fits multiply them by the level weights.
-
-        Returns
-        -------
-        self : object
-        """
-        return super().fit(X, y, sample_weight=sample_weight)
+    def _probability_requested(self):
+        """Whether ``fit`` (the template of :class:`msvm._base.BaseMSVM`) adds the
+        weighted fits of the probability estimate."""
+        return bool(self.probability)
 
     def _fit_probability(self, X, y, sample_weight):
         """The weighted fits and the cross-validated shape of the estimate.

@@ -16,18 +16,6 @@ from ._core._problem import (box_crossings, clip_to_boxes, samples_with_nonzero,
                             scatter_by_slots, slot_sums, used_entries)
 
 
-def _per_variable_view(stored, per_entry_flag=None):
-    """A read-only attribute giving ``stored`` per variable: through ``var_entry`` when the
-    values are stored per entry (always, or when the flag attribute ``per_entry_flag`` is
-    set), else the stored array itself."""
-
-    def read(self):
-        per_entry = True if per_entry_flag is None else getattr(self, per_entry_flag)
-        return self._per_variable(getattr(self, stored), per_entry)
-
-    return property(read, doc=f"``{stored}`` per variable (expanded on access).")
-
-
 class DualProblem:
     """Description of one dual QP for :func:`msvm._core._solver.solve`.
 
@@ -36,10 +24,13 @@ class DualProblem:
     compactly: with ``var_entry`` given, ``slot1``, ``coef1``, ``slot2``, ``coef2`` and
     ``lin`` are passed per *entry* and variable ``v`` reads entry ``var_entry[v]`` (the
     variables of every sample of one class then share one template of entries), and ``lo``
-    (``hi``) too when ``lo_per_entry`` (``hi_per_entry``).  The attributes of the same names
-    always read per variable (expanded on access, so they cost memory when the layout is
-    compact; the fit path uses :meth:`slot_sums`, :meth:`clip_feasible` and
-    :meth:`support_mask` instead, which allocate nothing per variable).
+    (``hi``) too when ``lo_per_entry`` (``hi_per_entry``).  They are stored as
+    ``entry_slot1``, ..., ``box_lo``, ``box_hi`` and ``var_group``; their values per
+    variable are explicit calls, :meth:`expand`, :meth:`expanded_bounds` and
+    :meth:`expanded_directions`, which allocate an O(n_vars) array when the layout is
+    compact: a caller expands once and keeps the result (the fit path uses
+    :meth:`slot_sums`, :meth:`clip_feasible` and :meth:`support_mask` instead, which
+    allocate nothing per variable).
 
     Parameters and attributes
     -------------------------
@@ -128,35 +119,57 @@ class DualProblem:
     def replace(self, **changes):
         """A new problem with the given attributes (per-variable arrays) replaced; the
         result stores every attribute per variable."""
-        fields = dict(k=self.k, var_ptr=self.var_ptr, slot1=self.slot1, coef1=self.coef1,
-                      lin=self.lin, lo=self.lo, hi=self.hi, slot2=self.slot2, coef2=self.coef2,
+        slot1, coef1, slot2, coef2 = self.expanded_directions()
+        lo, hi = self.expanded_bounds()
+        fields = dict(k=self.k, var_ptr=self.var_ptr, slot1=slot1, coef1=coef1,
+                      lin=self.expand("lin"), lo=lo, hi=hi, slot2=slot2, coef2=coef2,
                       group=self.var_group, cap=self.cap, kappa=self.kappa,
                       equality=self.equality)
         fields.update(changes)
         return DualProblem(**fields)
 
-    # ------------------------------------------------------------------ per-variable views
-    def _per_variable(self, values, per_entry=True):
-        if self.var_entry is None or not per_entry:
-            return values
-        return values[self.var_entry]
+    # ------------------------------------------------------------------ per-variable values
+    # name -> (stored array, whether it is per entry: always, or by its flag attribute)
+    _EXPANDABLE = {"slot1": ("entry_slot1", None), "coef1": ("entry_coef1", None),
+                   "slot2": ("entry_slot2", None), "coef2": ("entry_coef2", None),
+                   "lin": ("entry_lin", None), "lo": ("box_lo", "lo_per_entry"),
+                   "hi": ("box_hi", "hi_per_entry")}
 
     @property
     def n_vars(self):
         return int(self.var_ptr[-1])
 
-    slot1 = _per_variable_view("entry_slot1")
-    coef1 = _per_variable_view("entry_coef1")
-    slot2 = _per_variable_view("entry_slot2")
-    coef2 = _per_variable_view("entry_coef2")
-    lin = _per_variable_view("entry_lin")
-    lo = _per_variable_view("box_lo", "lo_per_entry")
-    hi = _per_variable_view("box_hi", "hi_per_entry")
+    def expand(self, name):
+        """The values of ``name`` per variable, shape (n_vars,).
 
-    @property
-    def group(self):
-        return np.full(self.n_vars, -1, dtype=np.int32) if self.var_group is None \
-            else self.var_group
+        ``name`` is one of 'slot1', 'coef1', 'slot2', 'coef2', 'lin', 'lo', 'hi' or 'group'.
+        A new O(n_vars) array when the values are stored per entry (or, for 'group', when
+        no variable has a group: all -1), else the stored array itself (read it, do not
+        write it).  Expand once and keep the result rather than expanding in a loop.
+        """
+        if name == "group":
+            return np.full(self.n_vars, -1, dtype=np.int32) if self.var_group is None \
+                else self.var_group
+        if name not in self._EXPANDABLE:
+            raise ValueError(f"DualProblem.expand: unknown name {name!r}; use one of "
+                             f"{sorted([*self._EXPANDABLE, 'group'])}")
+        stored, flag = self._EXPANDABLE[name]
+        values = getattr(self, stored)
+        per_entry = True if flag is None else getattr(self, flag)
+        if self.var_entry is None or not per_entry:
+            return values
+        return values[self.var_entry]
+
+    def expanded_bounds(self):
+        """(lo, hi): the box of every variable, each of shape (n_vars,) (see :meth:`expand`)."""
+        return self.expand("lo"), self.expand("hi")
+
+    def expanded_directions(self):
+        """(slot1, coef1, slot2, coef2) per variable, each of shape (n_vars,) (see
+        :meth:`expand`): the direction of variable v is ``coef1 e_slot1 + coef2 e_slot2``
+        (``slot2 = -1``: one slot)."""
+        return (self.expand("slot1"), self.expand("coef1"), self.expand("slot2"),
+                self.expand("coef2"))
 
     def _used(self, values):
         """The entries of ``values`` (per entry) that some variable reads."""
@@ -186,11 +199,11 @@ class DualProblem:
     def directions(self):
         """Dense (n_vars, k) matrix of the directions d_v."""
         nv = self.n_vars
+        slot1, coef1, slot2, coef2 = self.expanded_directions()
         D = np.zeros((nv, self.k))
-        D[np.arange(nv), self.slot1] += self.coef1
-        slot2 = self.slot2
+        D[np.arange(nv), slot1] += coef1
         two = slot2 >= 0
-        D[np.flatnonzero(two), slot2[two]] += self.coef2[two]
+        D[np.flatnonzero(two), slot2[two]] += coef2[two]
         return D
 
     def slot_sums(self, alpha):
@@ -217,15 +230,15 @@ class DualProblem:
         alpha = np.array(alpha, dtype=np.float64)
         clip_to_boxes(self, alpha)
         if len(self.cap):
-            lo = self.lo
-            grouped = self.group >= 0
-            sums = np.bincount(self.group[grouped], weights=alpha[grouped],
+            lo, group = self.expand("lo"), self.expand("group")
+            grouped = group >= 0
+            sums = np.bincount(group[grouped], weights=alpha[grouped],
                                minlength=len(self.cap))
             over = sums > self.cap
             if np.any(over):
                 # move every member of an over-full group down by the same amount (kept in box)
                 for g in np.flatnonzero(over):
-                    members = np.flatnonzero(self.group == g)
+                    members = np.flatnonzero(group == g)
                     excess = sums[g] - self.cap[g]
                     while excess > 1e-15 * max(1.0, abs(self.cap[g])):
                         room = alpha[members] - lo[members]
@@ -291,16 +304,21 @@ def select_variables(problem, keep):
     keep = np.asarray(keep, dtype=bool)
     counts = np.bincount(problem.sample_of_var()[keep], minlength=problem.n_samples)
     compact = problem.var_entry is not None
+
+    def kept(name, stored, per_entry):
+        """The stored values when they stay per entry, else those of the kept variables."""
+        return stored if per_entry else problem.expand(name)[keep]
+
     return DualProblem(
         k=problem.k, var_ptr=np.concatenate([[0], np.cumsum(counts)]),
         var_entry=problem.var_entry[keep] if compact else None,
-        slot1=problem.entry_slot1 if compact else problem.slot1[keep],
-        coef1=problem.entry_coef1 if compact else problem.coef1[keep],
-        lin=problem.entry_lin if compact else problem.lin[keep],
-        slot2=problem.entry_slot2 if compact else problem.slot2[keep],
-        coef2=problem.entry_coef2 if compact else problem.coef2[keep],
-        lo=problem.box_lo if problem.lo_per_entry else problem.lo[keep],
-        hi=problem.box_hi if problem.hi_per_entry else problem.hi[keep],
+        slot1=kept("slot1", problem.entry_slot1, compact),
+        coef1=kept("coef1", problem.entry_coef1, compact),
+        lin=kept("lin", problem.entry_lin, compact),
+        slot2=kept("slot2", problem.entry_slot2, compact),
+        coef2=kept("coef2", problem.entry_coef2, compact),
+        lo=kept("lo", problem.box_lo, problem.lo_per_entry),
+        hi=kept("hi", problem.box_hi, problem.hi_per_entry),
         lo_per_entry=problem.lo_per_entry, hi_per_entry=problem.hi_per_entry,
         group=None if problem.var_group is None else problem.var_group[keep], cap=problem.cap,
         kappa=problem.kappa, equality=problem.equality)
@@ -318,13 +336,15 @@ def shifted(problem, shift):
     shift = np.asarray(shift, dtype=np.float64)
     cap = problem.cap.copy()
     if len(cap):
-        grouped = problem.group >= 0
-        cap -= np.bincount(problem.group[grouped], weights=shift[grouped], minlength=len(cap))
+        group = problem.expand("group")
+        grouped = group >= 0
+        cap -= np.bincount(group[grouped], weights=shift[grouped], minlength=len(cap))
+    lo, hi = problem.expanded_bounds()
     return DualProblem(
         k=problem.k, var_ptr=problem.var_ptr, var_entry=problem.var_entry,
         slot1=problem.entry_slot1, coef1=problem.entry_coef1, lin=problem.entry_lin,
         slot2=problem.entry_slot2, coef2=problem.entry_coef2,
-        lo=problem.lo - shift, hi=problem.hi - shift, group=problem.var_group, cap=cap,
+        lo=lo - shift, hi=hi - shift, group=problem.var_group, cap=cap,
         kappa=problem.kappa, equality=problem.equality)
 
 
@@ -386,8 +406,8 @@ def alpha_by_slots(problem, alpha, pairs=False):
 
 
 def reinforced_problem(y, k, weights, gamma, kappa=1.0, equality=True):
-    """The reinforced hinge dual (Liu and Yuan 2011; Kang, Lin and Zhang 2019 with the simplex
-    metric kappa)."""
+    """The reinforced hinge dual (Liu and Yuan 2011; with the simplex metric kappa, Kang, Lin
+    and Zhang 2019)."""
     return per_class_hinge_problem(
         y, k, lin_own=k - 1.0, lin_other=1.0, coef_own=-1.0, coef_other=1.0,
         hi_own=weights * gamma, hi_other=weights * (1.0 - gamma), kappa=kappa,

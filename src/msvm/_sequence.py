@@ -9,9 +9,11 @@ owns that source, the augmented-Lagrangian penalty rho and the coordinate-order 
 fixed at the first solve and kept for the whole sequence), and the bookkeeping of which dual
 the scores belong to: ``move_to`` moves the scores to another dual's alpha (only the rows
 whose slot sums change, through the core's ``add_scores``) and ``solve`` moves them to its
-starting point and runs the compiled solver from there.  A fit builds a sequence, runs its
-loop over it and returns a :class:`SequenceFit`; nothing of a fit's loop is kept on the
-estimator except its fitted attributes and, for ``warm_start``, the dual it started from.
+starting point and runs the compiled solver from there, with the inner solver and start that
+the sequence's :class:`msvm._plan.SolvePlan` gives for that dual (the plan records what each
+solve ran).  A fit builds a sequence, runs its loop over it and returns a
+:class:`SequenceFit`; nothing of a fit's loop is kept on the estimator except its fitted
+attributes (``solver_plan_`` among them) and, for ``warm_start``, the dual it started from.
 Along a lambda path (``msvm.model_selection.TuningSetSearch``) a warm-started refit on the
 same training inputs and kernel builds its sequence on the previous fit's row source instead
 (``resume``: scores and kernel-row cache taken over), and ``scale`` follows the rescaling of
@@ -25,22 +27,25 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
-from ._core._solver import add_scores, init_scores, solve
-from ._primal import primal_start, primal_start_applies
+from ._core._solver import Status, add_scores, init_scores, solve
+from ._finish import finish_dual
+from ._plan import SolveStep, source_plan
+from ._primal import primal_start
 from ._progress import solver_verbose
+from ._thread_pools import one_blas_thread
 
-# Status codes of msvm._core._solver.solve that return (errors are raised by the solver) and
-# the stop reason each one gives.
-STATUS_CONVERGED = 0
-STATUS_MAX_ITER = 1
-STATUS_GAP_FLOOR = 4
-SOLVER_STOP_REASONS = {STATUS_CONVERGED: "tol", STATUS_MAX_ITER: "max_iter",
-                       STATUS_GAP_FLOOR: "gap_floor"}
+# The stop reason of each status that msvm._core._solver.solve returns (it raises on the
+# others).
+SOLVER_STOP_REASONS = {Status.CONVERGED: "tol", Status.MAX_ITER: "max_iter",
+                       Status.GAP_FLOOR: "gap_floor"}
 
 # Relative size of a slot-sum difference that ``DualSequence.move_to`` treats as rounding.
 ROUNDING = 4 * np.finfo(np.float64).eps
+
+# Epochs the solver runs before the first exact finishing step (see
+# ``DualSequence._solve_and_finish``); every fit that converges within them is unchanged.
+FINISH_AFTER = 100
 
 # Relative tolerance of a warm start's bounds and equalities (see ``path_start``).
 FEASIBLE = 1e-12
@@ -57,13 +62,13 @@ class SequenceFit:
 
     Attributes
     ----------
-    solution : msvm._base._Solution
+    solution : msvm._snapshot._Solution
         The solved dual the estimator keeps (its fitted function).
     sample_weight : ndarray of shape (n_samples,)
         The weights of the objective at that solution (a reweighting fit changes them).
     stop_reason : str
         How the fit stopped, one of `STOP_REASONS` (``'tol'``: converged).
-    start : msvm._base._Solution
+    start : msvm._snapshot._Solution
         The first solve of the sequence, the dual a ``warm_start`` refit starts from.
     attributes : dict
         Further fitted attributes of the fit (``n_iter_``, ``dc_objectives_``, ...).
@@ -113,41 +118,46 @@ def path_start(problem, alpha, C_previous, C):
     the start is feasible either way).
     """
     scaled = rescaled_dual(alpha, C_previous, C)
-    width = FEASIBLE * np.maximum(1.0, np.maximum(np.abs(problem.lo), np.abs(problem.hi)))
-    free = (scaled > problem.lo + width) & (scaled < problem.hi - width)
+    lo, hi = problem.expanded_bounds()
+    width = FEASIBLE * np.maximum(1.0, np.maximum(np.abs(lo), np.abs(hi)))
+    free = (scaled > lo + width) & (scaled < hi - width)
     if not np.any(free) or len(alpha) != problem.n_vars:
         return scaled
     start = np.where(free, alpha, scaled)
     if problem.equality:
-        start = _restore_equalities(problem, start, free)
-    if start is None or not _feasible(problem, start):
+        start = _restore_equalities(problem, start, free, lo, hi)
+    if start is None or not _feasible(problem, start, lo, hi):
         return scaled
     return start
 
 
-def _equality_residual(problem, alpha):
-    """P c for the slot sums c = sum_v alpha_v d_v (the equalities' residual), its scale."""
+def _equality_residual(problem, alpha, directions):
+    """P c for the slot sums c = sum_v alpha_v d_v (the equalities' residual), its scale.
+
+    ``directions``: ``problem.expanded_directions()``."""
+    slot1, coef1, slot2, coef2 = directions
     c = problem.class_sums(alpha)
     absolute = np.abs(alpha)
-    scale = (np.bincount(problem.slot1, weights=np.abs(problem.coef1) * absolute,
-                         minlength=problem.k)
-             + np.bincount(np.maximum(problem.slot2, 0),
-                           weights=np.abs(problem.coef2) * absolute * (problem.slot2 >= 0),
+    scale = (np.bincount(slot1, weights=np.abs(coef1) * absolute, minlength=problem.k)
+             + np.bincount(np.maximum(slot2, 0),
+                           weights=np.abs(coef2) * absolute * (slot2 >= 0),
                            minlength=problem.k))
     return c - c.mean(), float(scale.max(initial=0.0))
 
 
-def _least_norm_change(problem, movable, r):
+def _least_norm_change(problem, movable, r, directions):
     """delta on the ``movable`` variables, least in norm, with sum_v delta_v P d_v = -r.
 
     With m_v the mean of d_v's entries, P d_v = d_v - m_v 1, so the k x k normal matrix
     sum_v (P d_v)(P d_v)^T and the change delta_v = (P d_v) . z follow from the sparse
-    directions (one or two slots each) in O(n_vars) memory.
+    directions (one or two slots each, ``problem.expanded_directions()``) in O(n_vars)
+    memory.
     """
     k = problem.k
-    s1, c1 = problem.slot1[movable], problem.coef1[movable]
-    two = problem.slot2[movable] >= 0
-    s2, c2 = np.where(two, problem.slot2[movable], 0), np.where(two, problem.coef2[movable], 0)
+    slot1, coef1, slot2, coef2 = directions
+    s1, c1 = slot1[movable], coef1[movable]
+    two = slot2[movable] >= 0
+    s2, c2 = np.where(two, slot2[movable], 0), np.where(two, coef2[movable], 0)
     m = (c1 + c2) / k
     G = (np.bincount(s1 * k + s1, weights=c1 * c1, minlength=k * k)
          + np.bincount(s2 * k + s2, weights=c2 * c2, minlength=k * k)
@@ -160,29 +170,34 @@ def _least_norm_change(problem, movable, r):
     return c1 * z[s1] + c2 * z[s2] - m * z.sum()
 
 
-def _restore_equalities(problem, alpha, movable, rounds=8):
-    """alpha with ``P c = 0`` restored by changing the ``movable`` variables, or None."""
+def _restore_equalities(problem, alpha, movable, lo, hi, rounds=8):
+    """alpha with ``P c = 0`` restored by changing the ``movable`` variables, or None.
+
+    ``lo``, ``hi``: ``problem.expanded_bounds()``."""
     alpha = alpha.copy()
+    directions = problem.expanded_directions()
     for _ in range(rounds):
-        r, scale = _equality_residual(problem, alpha)
+        r, scale = _equality_residual(problem, alpha, directions)
         if np.abs(r).max(initial=0.0) <= FEASIBLE * max(scale, 1.0):
             return alpha
         if not np.any(movable):
             return None
-        alpha[movable] = np.clip(alpha[movable] + _least_norm_change(problem, movable, r),
-                                 problem.lo[movable], problem.hi[movable])
-        movable = movable & (alpha > problem.lo) & (alpha < problem.hi)
-    r, scale = _equality_residual(problem, alpha)
+        change = _least_norm_change(problem, movable, r, directions)
+        alpha[movable] = np.clip(alpha[movable] + change, lo[movable], hi[movable])
+        movable = movable & (alpha > lo) & (alpha < hi)
+    r, scale = _equality_residual(problem, alpha, directions)
     return alpha if np.abs(r).max(initial=0.0) <= FEASIBLE * max(scale, 1.0) else None
 
 
-def _feasible(problem, alpha):
-    """Whether alpha is in its box and under its group caps."""
-    if np.any(alpha < problem.lo) or np.any(alpha > problem.hi):
+def _feasible(problem, alpha, lo, hi):
+    """Whether alpha is in its box [lo, hi] (``problem.expanded_bounds()``) and under its
+    group caps."""
+    if np.any(alpha < lo) or np.any(alpha > hi):
         return False
     if len(problem.cap):
-        grouped = problem.group >= 0
-        sums = np.bincount(problem.group[grouped], weights=alpha[grouped],
+        group = problem.expand("group")
+        grouped = group >= 0
+        sums = np.bincount(group[grouped], weights=alpha[grouped],
                            minlength=len(problem.cap))
         return bool(np.all(sums <= problem.cap * (1 + FEASIBLE)))
     return True
@@ -197,19 +212,25 @@ class DualSequence:
         The row source of the training inputs, shared by every dual of the sequence.
     snapshot : callable
         ``snapshot(problem, alpha, mu, n_iter, resid)``: the fitted function of a solved dual
-        (an ``msvm._base._Solution``), read while ``src`` holds its scores.
+        (an ``msvm._snapshot._Solution``), read while ``src`` holds its scores.
     owner : str
         Name of the estimator, for the ConvergenceWarning of a solve that stops early.
     tol, max_iter, shrinking, verbose, random_state
         The estimator's solver settings.
-    solver : callable, default=msvm._core._solver.solve
-        The compiled solve.
+    features : ndarray or scipy.sparse matrix, default=None
+        The explicit features of a fit on them (the linear kernel or an approximate
+        kernel's map), for the smoothed-primal start; None for a kernel fit.
+    plan : msvm._plan.SolvePlan, default=None
+        Which inner solver and start each solve uses (:func:`msvm._plan.plan_solve`); None
+        applies its rules to ``src`` as it is (:func:`msvm._plan.source_plan`).  ``plan``
+        then also records what every solve ran.
     """
 
     def __init__(self, src, snapshot, owner, *, tol, max_iter, shrinking, verbose,
-                 random_state, solver=solve, features=None):
+                 random_state, features=None, plan=None):
         self.src = src
         self.features = features     # explicit features of the linear path (primal start)
+        self.plan = source_plan(src, features is not None) if plan is None else plan
         self._snapshot = snapshot
         self.owner = owner
         self.tol = float(tol)
@@ -217,7 +238,6 @@ class DualSequence:
         self.shrinking = bool(shrinking)
         self.verbose = solver_verbose(verbose)
         self.random_state = random_state
-        self._solver = solver
         self.rho = None              # the augmented-Lagrangian penalty, set at the first solve
         self.seed = None             # the coordinate-order seed, drawn at the first solve
         self.problem = None          # the dual whose scores ``src`` holds, and its alpha
@@ -329,7 +349,7 @@ class DualSequence:
 
         Returns
         -------
-        msvm._base._Solution
+        msvm._snapshot._Solution
             The snapshot of the solution.
         """
         tol = self.tol if tol is None else float(tol)
@@ -342,13 +362,89 @@ class DualSequence:
             self.move_to(problem, alpha)
             self._fix_penalty_and_seed(problem)
             alpha, mu, started = self._primal_start(problem, alpha, mu, tol)
-            n_iter, resid, status, gap = self._solver(
-                self.src, problem, alpha, mu, tol=tol, max_iter=self.max_iter,
-                shrinking=self.shrinking, seed=int(self.seed), rho=self.rho,
-                verbose=self.verbose, certify_start=started)
-            self._warn_if_stopped_early(status, resid, gap, tol)
-            self.stop_reasons.append(SOLVER_STOP_REASONS[status])
-            return self._snapshot(problem, alpha, mu, int(n_iter), float(resid))
+            method, working_set = self.plan.inner_solver(self.src, problem)
+            alpha, mu, result, finished = self._solve_and_finish(
+                problem, alpha, mu, tol, started, method, working_set)
+            self.plan = self.plan.record(SolveStep(method, working_set, started, finished))
+            self._refresh_scores(problem, alpha)
+            self.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
+            sol = self._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual))
+            self._warn_if_stopped_early(result.status, result.residual, result.gap, tol, sol.gap)
+            return sol
+
+    def _solve_and_finish(self, problem, alpha, mu, tol, started, method, working_set):
+        """The compiled solve, interleaved with exact finishing steps (msvm/_finish.py).
+
+        Where the finishing step applies (no group caps), the solver first runs for at most
+        FINISH_AFTER epochs; each time it stops at that budget, the dual is solved exactly
+        on its free set from the solver's iterate and the solver goes on from the result
+        (a proposal that its own stopping rule certifies, in its first augmented-Lagrangian
+        round, or not), with a budget twice the work done so far, up to max_iter in all.
+        Returns (alpha, mu, result, finishing steps taken), the result's epochs summed over
+        the runs.
+        """
+        total, done, certify, finished = self.max_iter, 0, started, 0
+        started = started or self.features is None
+        finishing = problem.var_group is None and total > FINISH_AFTER
+        budget = FINISH_AFTER if finishing else total
+        while True:
+            result = solve(self.src, problem, alpha, mu, tol=tol, max_iter=budget,
+                           shrinking=self.shrinking, seed=int(self.seed), rho=self.rho,
+                           verbose=self.verbose, working_set=working_set, method=method,
+                           certify_start=certify)
+            done += int(result.n_iter)
+            if (result.status != Status.MAX_ITER or not finishing or done >= total
+                    or result.n_iter <= 0):
+                return alpha, mu, result._replace(n_iter=min(done, total)), finished
+            found = finish_dual(problem, alpha, self._scores(), self._kernel_columns, tol,
+                                float(np.max(self.src.diagonal(), initial=0.0)))
+            if found is None and not started:
+                found = self._late_primal_start(problem, alpha, mu, tol)
+                started = True
+            if found is not None:
+                finished += 1
+                self.move_to(problem, found[0])
+                alpha, mu = self.alpha, np.array(found[1])
+                if self.verbose:
+                    print(f"[msvm] outer {done}: exact finishing step ({self.owner})")
+            budget, certify = min(max(done, FINISH_AFTER), total - done), False
+
+    def _refresh_scores(self, problem, alpha):
+        """Recompute the scores K U(alpha) from scratch where their running updates can
+        drift: a Gram matrix supplied from outside the core ('precomputed' or a callable
+        kernel, whose entries may span any range) accumulates about eps * max|K| * C per
+        update, so that objective_ and intercept_ would describe a function other than the
+        one dual_coef_ and intercept_ predict with.  One pass over the rows of the support
+        samples (the solver's own work is many such passes); other sources are left as they
+        are (their kernels are computed in the core, bounded by their diagonal)."""
+        if type(self.src).__name__ == "GramRows":
+            self.move_to(problem, alpha, fresh=True)
+
+    def _late_primal_start(self, problem, alpha, mu, tol):
+        """The smoothed-primal start (msvm/_primal.py) from the solver's iterate, for a
+        linear-kernel solve on kernel rows (below the explicit-weights size) that its budget
+        stopped and the finishing step could not settle (a free set too large for it); None
+        where the start does not apply.  Returns (alpha, mu)."""
+        X = self.features
+        diag = self.src.diagonal()
+        if X is None or not self.plan.restarts_from_primal(problem, X, diag):
+            return None
+        W = X.T @ problem.slot_sums(alpha)
+        return primal_start(problem, X, np.asarray(W), mu, tol, diag, self.max_iter)
+
+    def _scores(self):
+        """The scores F = K U (n, k) the source holds for the current alpha."""
+        if self.src.weights is not None:
+            return np.asarray(self.features @ self.src.weights)
+        return self.src.scores
+
+    def _kernel_columns(self, samples):
+        """Kernel columns K[:, samples] (n, len(samples)), for the finishing step."""
+        if self.src.weights is not None:
+            X = self.features
+            block = X @ X[samples].T
+            return block.toarray() if hasattr(block, "toarray") else np.asarray(block)
+        return np.stack([self.src.kernel_row(int(i)) for i in samples], axis=1)
 
     def _blas_threads(self):
         """One BLAS thread for a solve on explicit features: its products (X^T U, X W, the
@@ -358,20 +454,23 @@ class DualSequence:
         primal start's Hessian blocks are products of a few million flops, over which a
         threaded OpenBLAS waiting for a busy second core took seconds (1-3 s instead of
         20 ms under a load of 3 on 2 cores), time in which Ctrl-C could not stop the fit.
-        Kernel solves keep the caller's setting."""
+        Kernel solves keep the caller's setting.  The limit is process-wide; it is shared
+        with every overlapping fit (``msvm._thread_pools``), so that the caller's limits are
+        back once the last of them ends, whatever the interleaving."""
         if self.features is None:
             return contextlib.nullcontext()
-        return threadpool_limits(limits=1, user_api="blas")
+        return one_blas_thread()
 
     def _primal_start(self, problem, alpha, mu, tol):
-        """Where dual coordinate descent is slow (large C, n >> d, explicit features), the
-        start from the smoothed primal (msvm/_primal.py); otherwise (alpha, mu) unchanged.
+        """Where dual coordinate descent is slow (large C, n >> d, explicit features: the
+        plan's rule), the start from the smoothed primal (msvm/_primal.py); otherwise
+        (alpha, mu) unchanged.
         Returns (alpha, mu, whether the start was made): the solver then first checks the
         start against its stopping rule, which it often meets already."""
         if self.features is None or self.src.weights is None:
             return alpha, mu, False
         diag = self.src.diagonal()
-        if not primal_start_applies(problem, self.features, diag):
+        if not self.plan.starts_from_primal(problem, self.features, diag):
             return alpha, mu, False
         # the start overwrites alpha (one n_vars array less at the peak), so the scores are
         # computed afresh from it
@@ -382,15 +481,28 @@ class DualSequence:
             print(f"[msvm] {self.owner}: dual start from the smoothed primal (Newton)")
         return alpha, mu, True
 
-    def _warn_if_stopped_early(self, status, resid, gap, tol):
-        if status == STATUS_MAX_ITER:
+    def _warn_if_stopped_early(self, status, resid, gap, tol, fitted_gap):
+        """The ConvergenceWarning of a solve that stopped on max_iter or the gap floor.
+
+        ``gap`` is the solver's relative duality-gap certificate at its own intercepts, which
+        can be infinite where a loss term is unbounded at those intercepts although the fit
+        is close to the optimum; the message then reports the duality gap at the fitted
+        (exact) intercepts, ``fitted_gap`` (the fit's ``duality_gap_``), instead.
+        """
+        if np.isfinite(gap):
+            certificate = f"relative duality gap {gap:.3g}"
+        else:
+            certificate = (f"duality gap {fitted_gap:.3g} at the fitted intercepts "
+                           f"(duality_gap_; the solver's certificate at its own intercepts "
+                           f"is not finite)")
+        if status == Status.MAX_ITER:
             warnings.warn(
                 f"{self.owner}: the solver stopped at max_iter={self.max_iter} epochs "
-                f"with KKT residual {resid:.3g} and relative duality gap {gap:.3g} (tol="
+                f"with KKT residual {resid:.3g} and {certificate} (tol="
                 f"{tol:g}); increase max_iter or tol.", ConvergenceWarning)
-        elif status == STATUS_GAP_FLOOR:
+        elif status == Status.GAP_FLOOR:
             warnings.warn(
-                f"{self.owner}: the relative duality gap stayed at {gap:.3g} > tol="
+                f"{self.owner}: the {certificate} stayed above tol="
                 f"{tol:g} although the KKT residual reached {resid:.3g}, the limit of double "
                 f"precision for this problem; objective_ may be inexact. Rescale X or C, or "
                 f"increase tol.", ConvergenceWarning)

@@ -6,8 +6,9 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._base import BaseMSVM, set_init_params
+from ._base import BaseMSVM
 from ._docs import fill_doc
+from ._fit_state import set_init_params
 from ._losses import reinforced_loss
 from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import reinforced_problem

@@ -5,9 +5,11 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._base import BaseMSVM, set_init_params
+from ._base import BaseMSVM
 from ._dc import DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, truncated_fit
 from ._docs import fill_doc
+from ._fit_state import set_init_params
+from ._losses import truncated_hinge_loss
 from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import alpha_by_slots, per_class_hinge_problem, select_variables
 
@@ -113,19 +115,12 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     def _dc_shift(self, problem, G, y):
         s = self._truncation_value(problem.k)
         rows = problem.sample_of_var()
-        beta = G[rows, problem.slot1] > s
+        beta = G[rows, problem.expand("slot1")] > s
         truncated = np.bincount(rows[beta], minlength=len(y)) > 0
-        return problem.hi * beta, truncated
+        return problem.expand("hi") * beta, truncated
 
     def _loss(self, G, y):
-        n, k = G.shape
-        other = np.ones((n, k), dtype=bool)
-        other[np.arange(n), y] = False
-        terms = np.maximum(1.0 + G, 0.0)
-        s = self._truncation_value(k)
-        if s is not None:
-            terms = terms - np.maximum(G - s, 0.0)
-        return np.where(other, terms, 0.0).sum(axis=1)
+        return truncated_hinge_loss(G, y, self._truncation_value(G.shape[1]))
 
     def _alpha_matrix(self, alpha, problem):
         return alpha_by_slots(problem, alpha)

@@ -15,9 +15,9 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (BaseMSVM, check_finite_objective, label_repr, set_init_params,
-                    unfitted_on_error, user_stacklevel)
+from ._base import BaseMSVM
 from ._docs import fill_doc
+from ._fit_state import set_init_params, user_stacklevel
 from ._kernels import (check_callable_kernel, check_gram, dense, kernel_matrix,
                        make_row_source, resolve_gamma)
 from ._losses import reinforced_loss
@@ -26,7 +26,8 @@ from ._problem import reinforced_problem
 from .angle import AngleGeometry, simplex_vertices
 from ._progress import StepLog, n_epochs
 from ._sequence import CONVERGED, rescaled_dual
-from ._slot_products import feature_weights, times_small, weighted_sum
+from ._products import feature_weights, times_small, weighted_sum
+from ._validation import check_finite_objective, label_repr
 from .exceptions import DegenerateFitWarning
 
 
@@ -173,6 +174,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     stop_reason_ : str
         'tol' when every grid point converged, else the stop reason of the last grid point
         that did not.
+    {plan_attributes}
     {probability_attributes}
     feature_map_ : object
         The fitted feature map phi of the non-target columns (``kernel_approximation``
@@ -254,7 +256,6 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         return U, Z
 
     # ------------------------------------------------------------------ fit
-    @unfitted_on_error
     def fit(self, X, y, sample_weight=None):
         """Fit the local angle-based MSVMs along the grid of the targeted variable.
 
@@ -280,7 +281,10 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         -------
         self : object
         """
-        self._validate_params()
+        return super().fit(X, y, sample_weight=sample_weight)
+
+    def _fit_model(self, X, y, sample_weight):
+        """The model step of the fit template (``BaseMSVM.fit``): the grid of local fits."""
         self._check_approximation()
         X, y, sw = self._validate_fit_input(X, y, sample_weight, ensure_min_features=2)
         k = len(self.classes_)
@@ -311,10 +315,11 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
             src_X, kind, shift = np.ascontiguousarray(src_X + 1.0), "precomputed", 0.0
         else:
             src_X, kind, shift = Z, self.kernel, 1.0
+        plan = self._solve_plan(kind, src_X.shape[0], sw)
         src = make_row_source(src_X, kind, k, gamma=self.gamma_, degree=self.degree,
                               coef0=self.coef0, cache_size=self.cache_size, shift=shift,
-                              cache_dtype=self._cache_dtype(sw))
-        sequence = self._dual_sequence(src_X, src)
+                              cache_dtype=plan.cache_dtype, rows=plan.rows)
+        sequence = self._dual_sequence(src_X, src, plan)
         kappa = self._kappa(k)
         T = self._output_map(k)
         # warm start: every grid point from the previous fit's dual at that grid point, times
@@ -381,6 +386,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         self.grid_stop_reasons_ = np.array(stops)
         self.converged_ = bool(np.all(self.grid_stop_reasons_ == CONVERGED))
         self.stop_reason_ = sequence.stop_reason()
+        self._keep_plan(sequence.plan)
         if self.kernel_approximation is not None:
             self.feature_coef_path_ = np.array(paths)
             self.support_ = np.flatnonzero(support)

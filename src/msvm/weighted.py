@@ -1,5 +1,6 @@
 """Generalized-functional-margin MSVMs: WeightedRobustMSVM (Liu, Wu and He 2011) and
-AdaptiveWeightedSVM (Wu and Liu 2013), both on the grouped dual of msvm._problem.margin_problem."""
+AdaptiveWeightedSVM (Wu and Liu 2013), both on the grouped dual of
+msvm._problem.margin_problem."""
 
 import numbers
 import warnings
@@ -8,29 +9,20 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseMSVM, set_init_params
+from ._base import BaseMSVM
 from ._dc import DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, truncated_fit
 from ._docs import fill_doc
+from ._fit_state import set_init_params
+from ._losses import margin_hinge_loss, margins, utility_margin_loss
 from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import alpha_by_slots, margin_problem
 from ._progress import n_epochs
 from ._sequence import CONVERGED, SequenceFit
 
 
-def margins(G):
-    """Generalized functional margins g_j(f) = f_j - max_{j' != j} f_j', shape (n, k)."""
-    G = np.asarray(G, dtype=np.float64)
-    order = np.argsort(G, axis=1)
-    top, second = order[:, -1], order[:, -2]
-    rows = np.arange(len(G))
-    best_other = np.where(np.arange(G.shape[1])[None, :] == top[:, None],
-                          G[rows, second][:, None], G[rows, top][:, None])
-    return G - best_other
-
-
 def cost_to_utility(cost):
     """Utility matrix U = max(C) 1 1^T - C of a misclassification cost matrix (Liu, Wu and He
-    2011, 3.3)."""
+    2011, section 3.3)."""
     cost = np.asarray(cost, dtype=np.float64)
     return cost.max() * np.ones_like(cost) - cost
 
@@ -64,11 +56,6 @@ def resolve_utility(utility, cost, k):
     if not np.all(U.max(axis=1) > 0):
         raise ValueError("utility has a row of zeros: a class whose samples would carry no loss")
     return U
-
-
-def _truncated_hinge(u, s):
-    loss = np.maximum(1.0 - u, 0.0)
-    return loss if s is None else loss - np.maximum(s - u, 0.0)
 
 
 def _auto_truncation(value, k):
@@ -114,8 +101,8 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
         Nonnegative utility matrix U in the order of ``classes_``; None means the identity.
     cost : array-like of shape (k, k), default=None
         Misclassification costs (nonnegative, zero diagonal), converted by
-        ``U = max(cost) 1 1^T - cost`` (Liu, Wu and He 2011 section 3.3).  Give utility or cost,
-        not both.
+        ``U = max(cost) 1 1^T - cost`` (Liu, Wu and He 2011 section 3.3).  Give utility or
+        cost, not both.
     truncation : 'auto', float <= 0 or None, default='auto'
         The truncation point s: 'auto' is -1/(k-1) (the paper's recommendation), 0 gives
         psi-learning, None no truncation.
@@ -181,21 +168,22 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     def _dc_shift(self, problem, G, y):
         s = self._truncation_value(problem.k)
         rows = problem.sample_of_var()
-        own = problem.slot2                         # the class j of the variable's group
+        # the class j of the variable's group, and the class j' of its direction
+        own, other = problem.expand("slot2"), problem.expand("slot1")
         M = margins(G)
         beta = M[rows, own] < s                     # the group's margin is truncated
         # the variable of group (i, j) whose j' attains max_{j' != j} f_j'(x_i)
         Gm = G[rows].copy()
         Gm[np.arange(len(rows)), own] = -np.inf
         jstar = np.argmax(Gm, axis=1)
-        hit = beta & (problem.slot1 == jstar)
-        shift = np.where(hit, problem.cap[problem.group], 0.0)
+        hit = beta & (other == jstar)
+        shift = np.where(hit, problem.cap[problem.expand("group")], 0.0)
         truncated = np.bincount(rows[beta], minlength=len(y)) > 0
         return shift, truncated
 
     def _loss(self, G, y):
         s = self._truncation_value(G.shape[1])
-        return np.sum(self.utility_[y] * _truncated_hinge(margins(G), s), axis=1)
+        return utility_margin_loss(G, y, self.utility_, s)
 
     def _alpha_matrix(self, alpha, problem):
         return alpha_by_slots(problem, alpha, pairs=True)
@@ -336,7 +324,7 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
                 "msvm.model_selection.TuningSetSearch")
 
     def _loss(self, G, y):
-        return np.maximum(1.0 - margins(G)[np.arange(len(y)), y], 0.0)
+        return margin_hinge_loss(G, y)
 
     def _alpha_matrix(self, alpha, problem):
         return alpha_by_slots(problem, alpha, pairs=True)

@@ -1,9 +1,9 @@
 """WestonWatkinsMSVM: the comparator of Liu and Yuan's (2011) tables."""
 
-import numpy as np
-
-from ._base import BaseMSVM, set_init_params
+from ._base import BaseMSVM
 from ._docs import fill_doc
+from ._fit_state import set_init_params
+from ._losses import pairwise_hinge_loss
 from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import alpha_by_slots, pairwise_hinge_problem
 
@@ -63,12 +63,7 @@ class WestonWatkinsMSVM(ProbabilityMixin, BaseMSVM):
         return pairwise_hinge_problem(y, k, weights)
 
     def _loss(self, G, y):
-        own = G[np.arange(len(y)), y][:, None]
-        terms = G - own                     # 1 - (own - G), one (n, k) array in place
-        terms += 1.0
-        np.maximum(terms, 0.0, out=terms)
-        terms[np.arange(len(y)), y] = 0.0
-        return terms.sum(axis=1)
+        return pairwise_hinge_loss(G, y)
 
     def _alpha_matrix(self, alpha, problem):
         return alpha_by_slots(problem, alpha)

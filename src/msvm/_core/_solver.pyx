@@ -76,15 +76,31 @@ from ._smo cimport SMOSolver
 
 from libc.stdlib cimport malloc, free
 
+from collections import namedtuple
+from enum import IntEnum
+
 from ._signals import signal_checks_off, signal_checks_enabled, signal_check_stats
 from ._rows import (make_row_source, GramRows, DenseKernelRows, SparseKernelRows,
                     DenseLinearRows, SparseLinearRows)
 from ._gap import primal_dual
 from ._smo import smo_applies
 
-__all__ = ["solve", "init_scores", "add_scores", "primal_dual", "make_row_source",
-           "RowSource", "signal_checks_off", "signal_checks_enabled",
-           "signal_check_stats", "NONFINITE_MESSAGE"]
+__all__ = ["solve", "SolveResult", "Status", "init_scores", "add_scores", "primal_dual",
+           "make_row_source", "RowSource", "signal_checks_off", "signal_checks_enabled",
+           "signal_check_stats", "NONFINITE_MESSAGE", "auto_working_set", "smo_applies"]
+
+
+# The status codes of _types.pxd under their names, the only Python copy of them.  `solve`
+# returns CONVERGED, MAX_ITER and GAP_FLOOR and turns the others into exceptions.
+Status = IntEnum("Status", {"CONVERGED": STATUS_CONVERGED, "MAX_ITER": STATUS_MAX_ITER,
+                            "NONFINITE": STATUS_NONFINITE, "INTERRUPTED": STATUS_INTERRUPTED,
+                            "GAP_FLOOR": STATUS_GAP_FLOOR, "NO_MEMORY": STATUS_NO_MEMORY},
+                 module=__name__)
+
+# What `solve` returns: the work in epochs, the final KKT residual, the Status and the last
+# relative duality gap evaluated.
+SolveResult = namedtuple("SolveResult", ["n_iter", "residual", "status", "gap"],
+                         module=__name__)
 
 
 def auto_working_set(Py_ssize_t capacity, int n, int k):
@@ -120,10 +136,11 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     `alpha` (warm start, feasible for the box and group caps) and `mu` (k, sums to zero) are
     updated in place; `src` must hold scores consistent with alpha (see `init_scores`).
 
-    Returns (n_iter, residual, status, gap): the work in epochs, the final KKT residual, the
-    status (0: the KKT residual and the relative duality gap are within tol; 1: max_iter
-    reached; 4: the gap stayed above tol down to the KKT tolerance floor) and the last
-    relative duality gap evaluated (inf if the KKT rule was never met).  Raises ValueError
+    Returns a SolveResult (n_iter, residual, status, gap): the work in epochs, the final KKT
+    residual, the Status (CONVERGED: the KKT residual and the relative duality gap are within
+    tol; MAX_ITER: max_iter reached; GAP_FLOOR: the gap stayed above tol down to the KKT
+    tolerance floor) and the last relative duality gap evaluated (inf if the KKT rule was
+    never met).  Raises ValueError
     when non-finite values arise, and re-raises the exception of a signal handler (Ctrl-C's
     KeyboardInterrupt) that ran during the solve.
     """
@@ -159,7 +176,7 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
         print(f"[msvm] smo: {inner.progress()} ({n_iter} epochs), residual {sc.resid:.3e}, "
               f"gap {sc.gap:.3e}, kernel rows computed {src.n_computed} of "
               f"{src.n_requests} requested")
-    return n_iter, sc.resid, status, sc.gap
+    return SolveResult(n_iter, sc.resid, Status(status), sc.gap)
 
 
 def init_scores(RowSource src, const double[:, ::1] U):

@@ -5,7 +5,7 @@
 cdef extern from *:
     """
     /* Numerical constants of the msvm dual solver (see msvm/_core/_types.pxd). */
-    #define MSVM_MAX_CLASSES 64
+    #define MSVM_MAX_CLASSES 1024
     #define MSVM_WORKING_SET 256
     #define MSVM_WORKING_SET_LARGE 512
     #define MSVM_LARGE_SCAN 200000
@@ -19,7 +19,9 @@ cdef extern from *:
     #define MSVM_CURV_MIN 1e-12
     #define MSVM_CAP_RTOL 1e-12
     """
-    # most class slots of a problem (work arrays of this size live on the stack)
+    # most class slots of a problem: per-sample work arrays of this size live on the stack
+    # (8 KB of doubles each, a few per frame); every loop over them runs to k, not to this
+    # bound, so a larger bound costs fits with few classes nothing
     enum: MAX_CLASSES "MSVM_MAX_CLASSES"
     # largest working set (samples) of the SMO path; never more than the row cache holds.
     # WORKING_SET_LARGE where a working set's fixed costs dominate: the row cache holds
@@ -50,7 +52,8 @@ cdef extern from *:
 
 
 # Solver status codes (returned by the inner solvers and the driver; `solve` turns them into
-# return values, warnings or errors)
+# return values, warnings or errors).  Python reads them under their names from
+# msvm._core._solver.Status, built from these constants (no other copy).
 cdef enum:
     STATUS_CONVERGED = 0
     STATUS_MAX_ITER = 1

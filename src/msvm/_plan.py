@@ -1,0 +1,289 @@
+"""Which algorithm solves a fit: the one place that decides it, and the record of what ran.
+
+A fit's dual is solved on one of several paths, chosen from the estimator's parameters and the
+shape and kind of its data with tuned thresholds:
+
+* the row source (``rows``): 'linear rows' (the linear kernel as cached rows x_i^T X, for at
+  most ``LINEAR_ROWS_MAX_SAMPLES`` samples whose rows all fit in the cache), 'explicit
+  features' (the linear kernel or an approximate kernel's features phi(x) as explicit weights
+  W = X^T U, no kernel rows, as LIBLINEAR does), 'kernel cache' (rows of the 'rbf' or 'poly'
+  kernel computed on demand into an LRU cache) or 'precomputed' (rows of a Gram matrix: the
+  'precomputed' kernel or a callable kernel's Gram matrix);
+* the storage of cached kernel rows (``cache_dtype``: float32 where its rounding is far below
+  the accuracy asked for, see ``FLOAT32_CACHE_TOL``);
+* the inner solver of the compiled core (``solver``): working-set SMO where the source has
+  kernel rows and every direction of the problem has coefficients +-1 on its slots, dual
+  coordinate descent ('cd') otherwise; and the SMO path's working-set bound;
+* the start from the smoothed primal (msvm/_primal.py) on explicit features where dual
+  coordinate descent is slow (``primal_start_applies``).
+
+:func:`plan_solve` makes the decisions that precede the row source (rows, cache dtype, the
+rules for the rest) and returns a :class:`SolvePlan`.  The inner solver, its working set and
+the primal start depend on the problem too (its directions, its largest bound, which moves
+between DC steps), so they are decided at each solve by the plan's methods and recorded, one
+:class:`SolveStep` per solve, in the plan that the fit keeps as ``solver_plan_``.  Tests and
+benchmarks force a path through ``overrides`` (an estimator's ``_plan_overrides``), never by
+changing the constants below.
+"""
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ._core._rows import GramRows, WeightRows
+from ._core._solver import auto_working_set, smo_applies
+from ._progress import verbosity
+
+ROWS = ("linear rows", "explicit features", "kernel cache", "precomputed")
+SOLVERS = ("auto", "smo", "cd")
+PRIMAL_STARTS = ("auto", "on", "off")
+CACHE_DTYPES = ("float64", "float32")
+
+# Linear kernel: up to this many samples (and when every kernel row fits in the cache) the
+# greedy kernel solver on rows x_i^T X is used; above it, coordinate descent on the explicit
+# weight matrix (O(d k) per update, no kernel rows), as LIBLINEAR does.
+LINEAR_ROWS_MAX_SAMPLES = 2000
+
+# cache_dtype='auto' stores RBF kernel rows in float32 where that is safe: rounding a kernel
+# value to single precision changes it by at most 6e-8 of itself, and a score sum_r K_ir U_r
+# by about 6e-8 times the size of the dual variables (at most C * weight each).  From this
+# tol up and with every C * weight at most FLOAT32_MAX_BOUND, that is orders of magnitude
+# below the accuracy asked for; tighter tols and larger bounds (the near-hard-margin end,
+# where the objective is tiny against C) keep the rows in float64.
+FLOAT32_CACHE_TOL = 1e-4
+FLOAT32_MAX_BOUND = 100.0
+
+# The primal start is used when the largest box bound times the median ||x||^2 (the
+# scale of the dual's curvature against its box) reaches PRIMAL_MIN_SCALE, or
+# PRIMAL_MID_SCALE with at least PRIMAL_MID_SAMPLES samples: where it beat dual coordinate
+# descent alone (measurements: benchmarks/results/tuned_constants.md) ...
+PRIMAL_MIN_SCALE = 1.0
+PRIMAL_MID_SCALE = 0.1
+PRIMAL_MID_SAMPLES = 20000
+# ... and the samples outnumber the primal's unknowns ((d + 1) k) this many times over.
+PRIMAL_MIN_RATIO = 4
+# largest number of primal unknowns (d + 1) k: the Newton system is formed and factored
+PRIMAL_MAX_UNKNOWNS = 1500
+
+
+def primal_start_applies(problem, X, diag):
+    """Whether the fit should start from the smoothed primal (see the module note)."""
+    if X is None or len(problem.cap) or problem.n_vars == 0:
+        return False
+    bound = problem.max_abs_bound()
+    scale = bound * float(np.median(diag)) if len(diag) else 0.0
+    unknowns = (X.shape[1] + 1) * problem.k
+    pays = scale >= PRIMAL_MIN_SCALE or (scale >= PRIMAL_MID_SCALE
+                                         and X.shape[0] >= PRIMAL_MID_SAMPLES)
+    return (pays and unknowns <= PRIMAL_MAX_UNKNOWNS
+            and X.shape[0] >= PRIMAL_MIN_RATIO * unknowns)
+
+
+def primal_start_possible(problem, X):
+    """Whether the smoothed-primal start can run at all (whether it pays aside): explicit
+    features, no group caps, a Newton system of at most ``PRIMAL_MAX_UNKNOWNS`` unknowns."""
+    return (X is not None and not len(problem.cap) and problem.n_vars > 0
+            and (X.shape[1] + 1) * problem.k <= PRIMAL_MAX_UNKNOWNS)
+
+
+def resolve_cache_dtype(cache_dtype, kernel, tol, C, weights=None):
+    """The storage of cached kernel rows: ``cache_dtype``, with 'auto' resolved to float32
+    where single-precision rounding of the kernel is far below the accuracy asked for (see
+    ``FLOAT32_CACHE_TOL``): the RBF kernel (values in (0, 1]), tol from ``FLOAT32_CACHE_TOL``
+    up and every box bound C * weight at most ``FLOAT32_MAX_BOUND``.  float64 otherwise."""
+    if cache_dtype != "auto":
+        return cache_dtype
+    if kernel != "rbf" or tol < FLOAT32_CACHE_TOL:
+        return "float64"
+    heaviest = 1.0 if weights is None or len(weights) == 0 else float(np.max(weights))
+    return "float32" if C * heaviest <= FLOAT32_MAX_BOUND else "float64"
+
+
+def cache_rows(cache_size, cache_dtype, n):
+    """Kernel rows of n entries stored as ``cache_dtype`` that ``cache_size`` MB hold."""
+    itemsize = 4 if cache_dtype == "float32" else 8
+    return int(cache_size * 2 ** 20 // (itemsize * max(n, 1)))
+
+
+def row_kind(source, n, cache_size, cache_dtype):
+    """The row source for a source kind ('linear', 'precomputed', 'rbf', 'poly') and n
+    samples: the linear kernel as rows up to ``LINEAR_ROWS_MAX_SAMPLES`` samples whose rows
+    all fit in ``cache_size`` MB, as explicit features above."""
+    if source == "precomputed":
+        return "precomputed"
+    if source == "linear":
+        if n <= LINEAR_ROWS_MAX_SAMPLES and cache_rows(cache_size, cache_dtype, n) >= n:
+            return "linear rows"
+        return "explicit features"
+    return "kernel cache"
+
+
+@dataclass(frozen=True)
+class SolveStep:
+    """What one solve of a fit ran: its inner solver, the SMO path's working-set bound (0 on
+    the coordinate-descent path), whether it started from the smoothed primal, and how many
+    times the solver went on from an exact finishing step (msvm/_finish.py) or a late
+    smoothed-primal start after its epoch budget (msvm._sequence.DualSequence)."""
+
+    solver: str
+    working_set: int
+    primal_start: bool
+    finishing_steps: int = 0
+
+
+@dataclass(frozen=True)
+class SolvePlan:
+    """Which algorithm solves a fit (see the module docstring).
+
+    Attributes
+    ----------
+    rows : {'linear rows', 'explicit features', 'kernel cache', 'precomputed'}
+        The row source of the training inputs.
+    cache_dtype : {'float64', 'float32'}
+        The storage of cached kernel rows (nothing is cached for 'explicit features' and
+        'precomputed').
+    solver : {'auto', 'smo', 'cd'}
+        The inner-solver rule: 'auto' is SMO where the rows are kernel rows and the problem's
+        directions have coefficients +-1, coordinate descent otherwise.
+    primal_start : {'auto', 'on', 'off'}
+        The smoothed-primal start rule: 'auto' where it pays (``primal_start_applies``, at
+        each solve), 'on' wherever it can run, 'off' never (every source but explicit
+        features).
+    working_set : int
+        The SMO path's working-set bound; 0 chooses it from the row source
+        (``msvm._core._solver.auto_working_set``).
+    steps : tuple of SolveStep
+        What each solve of the fit ran, in order (empty before the first solve).
+    """
+
+    rows: str
+    cache_dtype: str
+    solver: str = "auto"
+    primal_start: str = "off"
+    working_set: int = 0
+    steps: tuple = ()
+
+    def inner_solver(self, src, problem):
+        """(solver, working_set) of a solve of ``problem`` on the row source ``src``."""
+        smo = self.solver != "cd" and smo_applies(src, problem)
+        if self.solver == "smo" and not smo:
+            raise ValueError("the plan forces solver='smo', which needs kernel rows and "
+                             "directions with coefficients +-1; use solver='auto' or 'cd'")
+        if not smo:
+            return "cd", 0
+        return "smo", self.working_set or auto_working_set(src.capacity, src.n, src.k)
+
+    def starts_from_primal(self, problem, X, diag):
+        """Whether a solve of ``problem`` on explicit features X starts from the smoothed
+        primal (``diag``: the squared norms of X's rows)."""
+        if self.primal_start == "off" or self.rows != "explicit features":
+            return False
+        if self.primal_start == "on":
+            return primal_start_possible(problem, X)
+        return primal_start_applies(problem, X, diag)
+
+    def restarts_from_primal(self, problem, X, diag):
+        """Whether a linear-kernel solve that its epoch budget stopped, and that the exact
+        finishing step could not settle (a free set too large for it), goes on from the
+        smoothed primal computed from its iterate: the rule of ``starts_from_primal``, on
+        kernel rows of the linear kernel too."""
+        if (self.primal_start == "off" or X is None
+                or self.rows not in ("linear rows", "explicit features")):
+            return False
+        if self.primal_start == "on":
+            return primal_start_possible(problem, X)
+        return primal_start_applies(problem, X, diag)
+
+    def record(self, step):
+        """The plan with one more solve's :class:`SolveStep`."""
+        return replace(self, steps=self.steps + (step,))
+
+    def __str__(self):
+        text = f"rows={self.rows}"
+        if self.rows in ("linear rows", "kernel cache"):
+            text += f" ({self.cache_dtype} cache)"
+        if not self.steps:
+            return f"{text}, solver={self.solver}, primal start={self.primal_start}"
+        solvers = sorted({(s.solver, s.working_set) for s in self.steps})
+        text += ", solver=" + " and ".join(
+            f"smo (working set {ws})" if name == "smo" else name for name, ws in solvers)
+        starts = sum(s.primal_start for s in self.steps)
+        solves = f"{len(self.steps)} solve" + ("s" if len(self.steps) != 1 else "")
+        text += f", primal start={self.primal_start} (made in {starts} of {solves})"
+        finished = sum(s.finishing_steps for s in self.steps)
+        return text + (f", {finished} exact finishing steps" if finished else "")
+
+
+def _check_overrides(overrides, source):
+    unknown = set(overrides) - {"rows", "solver", "primal_start", "cache_dtype", "working_set"}
+    if unknown:
+        raise ValueError(f"unknown plan overrides {sorted(unknown)}; use rows, solver, "
+                         f"primal_start, cache_dtype or working_set")
+    choices = {"solver": SOLVERS, "primal_start": PRIMAL_STARTS, "cache_dtype": CACHE_DTYPES,
+               "rows": ("linear rows", "explicit features") if source == "linear" else ()}
+    for name, allowed in choices.items():
+        if name in overrides and overrides[name] not in allowed:
+            raise ValueError(f"plan override {name}={overrides[name]!r} is not possible for "
+                             f"a {source!r} row source; choose one of {list(allowed)}")
+    ws = overrides.get("working_set", 0)
+    if not isinstance(ws, (int, np.integer)) or ws < 0:
+        raise ValueError(f"plan override working_set must be an int >= 0; got {ws!r}")
+
+
+def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype="float64",
+               tol=1e-3, C=1.0, weights=None, overrides=None):
+    """The :class:`SolvePlan` of a fit, with today's defaults and thresholds.
+
+    Parameters
+    ----------
+    source : {'linear', 'precomputed', 'rbf', 'poly'}
+        The kind of row source the fit needs ('linear': explicit features, of the linear
+        kernel or of an approximate kernel's map; 'precomputed': a Gram matrix).
+    n_samples : int
+        Number of training samples.
+    kernel : str or callable, default=None
+        The estimator's ``kernel`` (the 'auto' cache dtype is float32 for 'rbf' only).
+    cache_size, cache_dtype, tol, C
+        The estimator's parameters (``cache_dtype`` may be 'auto').
+    weights : ndarray of shape (n_samples,), default=None
+        The per-sample weights of the loss (the box bounds are C times them).
+    overrides : dict, default=None
+        Forced decisions (tests, benchmarks): ``rows`` ('linear rows' or 'explicit
+        features', for the 'linear' source), ``solver``, ``primal_start``, ``cache_dtype``,
+        ``working_set``.
+
+    Returns
+    -------
+    SolvePlan
+    """
+    overrides = dict(overrides or {})
+    _check_overrides(overrides, source)
+    dtype = overrides.get("cache_dtype") or resolve_cache_dtype(cache_dtype, kernel, tol, C,
+                                                                weights)
+    rows = overrides.get("rows") or row_kind(source, n_samples, cache_size, dtype)
+    explicit = rows == "explicit features"
+    primal = overrides.get("primal_start", "auto" if explicit else "off")
+    if primal != "off" and not explicit:
+        raise ValueError(f"plan override primal_start={primal!r} needs explicit features; "
+                         f"the rows are {rows!r}")
+    solver = overrides.get("solver", "cd" if explicit else "auto")
+    if solver == "smo" and explicit:
+        raise ValueError("plan override solver='smo' needs kernel rows; the rows are "
+                         "'explicit features'")
+    return SolvePlan(rows, dtype, solver, primal, int(overrides.get("working_set", 0)))
+
+
+def source_plan(src, explicit_features):
+    """The plan of a row source built without one (a sequence made directly, in tests):
+    the rules of :func:`plan_solve` applied to the source as it is."""
+    if isinstance(src, WeightRows):
+        return SolvePlan("explicit features", "float64", "cd", "auto")
+    if isinstance(src, GramRows):
+        return SolvePlan("precomputed", "float64")
+    return SolvePlan("linear rows" if explicit_features else "kernel cache", src.cache_dtype)
+
+
+def report_plan(owner, plan, verbose):
+    """Print the plan of a fit once (``verbose >= 1``)."""
+    if verbosity(verbose) >= 1:
+        print(f"[msvm] {owner} solver plan: {plan}")

@@ -1,0 +1,157 @@
+"""The fitted function of one solved dual, at the training points, in as few (n, k) arrays as
+possible.
+
+A solve leaves the dual variables alpha and the multipliers mu of the equalities; the fit
+needs the slot coefficients V (h_slot(x) = sum_i K(x, x_i) V_i), the intercepts, the decision
+values at the training points, the penalty and the duality gap.  Each (n, k) array is
+computed in place where its input is no longer needed, by the named steps below: with the
+identity output map at most two are alive at once (the slot sums, which become V, and the
+scores, which become the centred function h and then the decision values).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._core._solver import primal_dual
+from ._intercept import fitted_intercepts
+from ._products import rows_times, times_small
+from ._validation import check_finite_objective
+
+
+def support_rows(V, support):
+    """``V[support]`` for sorted, distinct row indices, in V's memory when that is no waste.
+
+    When the support holds at least half the rows (at a small C nearly all), its rows are
+    moved to the front of V in place and the first ``len(support)`` rows of V returned (a
+    view: no second (n, k) array at the end of a large fit; at most twice the memory of the
+    result is kept).  Otherwise the copy ``V[support]``.  V is overwritten in the first case.
+    """
+    m = len(support)
+    if 2 * m < len(V):
+        return V[support]
+    # support[j] >= j: a block of rows gathered (a temporary copy) before it is written only
+    # overwrites rows that no later block reads
+    step = max(1, 2 ** 16 // max(1, V.shape[1]))
+    for start in range(0, m, step):
+        rows = support[start:start + step]
+        V[start:start + len(rows)] = V[rows]
+    return V[:m]
+
+
+@dataclass
+class _Solution:
+    """One solved dual and the fitted function it gives, at the training points."""
+
+    problem: object
+    alpha: np.ndarray
+    mu: np.ndarray
+    n_iter: int
+    resid: float
+    V: np.ndarray            # h_slot(x) = sum_i K(x, x_i) V_i
+    W: object                # d x k slot weights (linear kernel) or None
+    intercept: np.ndarray    # in output coordinates
+    G: np.ndarray            # decision values at the training points
+    penalty: float           # 1/2 sum_j ||h_j||^2
+    gap: float = np.nan      # duality-gap certificate at the fitted intercepts
+
+
+
+def slot_weights(X, src, U):
+    """W = X^T U (d x k), the slot-space weights of an explicit-feature fit (a new array).
+
+    The row source of explicit features keeps W itself when it has it (``src.weights``);
+    otherwise U holds the slot sums of the solution.
+    """
+    return np.array(src.weights if src.weights is not None else X.T @ U)
+
+
+def training_scores(X, W, src):
+    """The scores F = K U at the training points (a new C-contiguous (n, k) array)."""
+    return rows_times(X, W) if W is not None else np.array(src.scores, order="C")
+
+
+def centre_and_scale_in_place(A, kappa):
+    """``-kappa A P`` (P = I - 11^T/k) in A's memory: the slot functions h of scores F, or the
+    coefficients V of slot sums U."""
+    A -= A.mean(axis=1, keepdims=True)
+    A *= -kappa
+    return A
+
+
+def exact_intercepts_in_place(problem, F, b0, solver="exact"):
+    """(h, b): h = -kappa F P in F's memory, and the exact slot intercepts b given h.
+
+    The exact intercepts are the KKT multipliers -mu of the dual (``b0``) made exact by the
+    per-slot breakpoint search, where every loss term involves one slot, or by the LP of
+    msvm._intercept (``solver='linprog'``, the estimator's ``intercept_solver``); when the
+    loss is flat to infinity in some b_j ``b0`` is kept (:func:`fitted_intercepts`).
+    """
+    H = centre_and_scale_in_place(F, problem.kappa)
+    return H, fitted_intercepts(problem, H, b0, solver)
+
+
+def duality_gap(problem, alpha, F, b_slot):
+    """The duality-gap certificate of alpha at the scores F and the slot intercepts b_slot."""
+    return primal_dual(problem, alpha, F, np.ascontiguousarray(b_slot, dtype=np.float64))[1]
+
+
+def slot_penalty(V, H):
+    """1/2 sum_j ||h_j||^2 = 1/2 sum_ij V_ij h_j(x_i), without an (n, k) temporary."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return 0.5 * float(np.einsum("ij,ij->", V, H))
+
+
+def output_penalty(V, T, H_out):
+    """1/2 sum_j ||h_j||^2 of the output functions h_out = h T^T at the training points."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return 0.5 * float(np.sum(times_small(V, T.T) * H_out))
+
+
+def snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
+    """The fitted functions of one solved dual, at the training points (a :class:`_Solution`).
+
+    ``model`` supplies ``_output_map``, ``_explicit_features`` and ``_decision_from_output``.
+    ``alpha`` is kept without a copy: the sequence never writes into the alpha of a solve
+    once that solve has returned (see ``DualSequence.solve``).  The slot sums U (they become
+    V) come first, or else after the exact intercept search, which then runs with one (n, k)
+    array fewer alive; in that search the scores are formed again after it (the row source
+    still holds them, or X W) rather than kept.
+    """
+    T = model._output_map(problem.k)
+    identity = T.shape == (problem.k, problem.k) and np.array_equal(T, np.eye(problem.k))
+    explicit = model._explicit_features()
+    exact = problem.equality and not problem.has_pairs
+    U = None
+    if not exact or (explicit and src.weights is None):
+        U = problem.slot_sums(alpha)
+    W = slot_weights(X, src, U) if explicit else None
+    solver = getattr(model, "intercept_solver", "exact")
+    # the LP: any model with free intercepts (equality; otherwise they are penalized)
+    if exact or (problem.equality and solver == "linprog"):
+        H, b_slot = exact_intercepts_in_place(problem, training_scores(X, W, src), -mu, solver)
+        gap = duality_gap(problem, alpha, training_scores(X, W, src), b_slot)
+    else:
+        b_slot = -mu
+        H = training_scores(X, W, src)
+        gap = duality_gap(problem, alpha, H, b_slot)       # the gap first, then h in place
+        H = centre_and_scale_in_place(H, problem.kappa)
+    intercept = T @ b_slot
+    # h_slot(x) = sum_i K(x, x_i) V_i with V = -kappa U P: U centred in place
+    V = centre_and_scale_in_place(problem.slot_sums(alpha) if U is None else U, problem.kappa)
+    del U
+    if identity:
+        # T = I: the output functions are the slot functions
+        penalty = slot_penalty(V, H)
+    else:
+        H = times_small(H, T.T)            # the output functions; the slot functions freed
+        penalty = output_penalty(V, T, H)
+    f_train = np.add(H, intercept, out=H)  # the decision values, in H's memory
+    del H
+    check_finite_objective(model, penalty, "the penalty 1/2 sum_j ||h_j||^2")
+    return _Solution(
+        problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
+        V=V, W=W, intercept=intercept, G=model._decision_from_output(f_train),
+        # a squared norm: a negative value can only be rounding
+        penalty=max(0.0, penalty),
+        gap=gap)
