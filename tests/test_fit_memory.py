@@ -16,6 +16,7 @@ from msvm._kernels import kernel_matrix, make_row_source
 from msvm._losses import losses_in_blocks
 from msvm._problem import DualProblem
 from msvm._snapshot import support_rows
+from _estimators import factories
 
 
 @pytest.fixture(scope="module")
@@ -153,10 +154,10 @@ def test_a_solution_alpha_is_not_written_by_later_solves(data):
                                K @ A.slot_sums(sequence.alpha), rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: msvm.WestonWatkinsMSVM(), lambda: msvm.ReinforcedMSVM(),
-    lambda: msvm.AngleBasedMSVM(), lambda: msvm.RobustMSVM(),
-    lambda: msvm.WeightedRobustMSVM(), lambda: msvm.AdaptiveWeightedSVM()])
+# every public estimator with one loss over decision values (tests/_estimators.py);
+# TargetedLocalMSVM's loss is that of AngleBasedMSVM at each grid point
+@pytest.mark.parametrize("make", [f for f in factories() if f.__name__ != "TargetedLocalMSVM"],
+                         ids=lambda f: f.__name__)
 def test_sample_losses_in_blocks_equal_the_whole_loss(make, monkeypatch):
     """The objective's loss computed on blocks of rows equals the loss of all rows at once."""
     rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""TargetedLocalMSVM (TLAMSVM, seed 004).
+"""TargetedLocalMSVM (TLAMSVM, Kang, Lin and Zhang (2019)).
 
 - each local fit equals the weighted angle-based fit with weights C w_i K_h(U_i - u0) and the
   intercept as a penalized constant feature (kernel K + 1), solved by cvxpy, to 1e-6;

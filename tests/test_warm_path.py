@@ -1,5 +1,6 @@
 """The warm-started lambda path: a kept row source, rescaled scores, bound-only rescaling,
-tuning-set kernel columns; reused only where that is exact (issue 12, item 4)."""
+tuning-set kernel columns; each reused only where the reuse is exact (the same fits as a
+cold path)."""
 
 import copy
 import pickle

@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._approx import APPROXIMATIONS, LANDMARK_RULES, check_approximation, fit_feature_map
 from ._fit_state import data_fingerprint, reset_fit_state, user_stacklevel
+from ._intercept import INTERCEPT_SOLVERS
 from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
                        make_row_source, resolve_gamma)
 from ._losses import losses_in_blocks
@@ -59,6 +60,7 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         "kernel_approximation": [StrOptions(set(APPROXIMATIONS)), None],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "landmarks": [StrOptions(set(LANDMARK_RULES))],
+        "intercept_solver": [StrOptions(set(INTERCEPT_SOLVERS))],
     }
 
     # ------------------------------------------------------------------ model hooks

@@ -239,8 +239,8 @@ def bracketed_ratios(own_fit, chains, levels, X):
     ratios = np.ones_like(G)
     for j, chain in enumerate(chains):
         M = np.empty((G.shape[0], len(levels) + 1))
-        for l, est in enumerate(chain):
-            M[:, l] = generalized_margins(est.decision_values(X))[:, j]
+        for level, est in enumerate(chain):
+            M[:, level] = generalized_margins(est.decision_values(X))[:, j]
         # t = 1: the own fit, or the chain's own top fit at another C (m + 1 entries)
         top = own if len(chain) == len(levels) else generalized_margins(
             chain[-1].decision_values(X))

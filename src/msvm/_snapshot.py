@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._core._solver import primal_dual
-from ._intercept import exact_intercepts
+from ._intercept import fitted_intercepts
 from ._products import rows_times, times_small
 from ._validation import check_finite_objective
 
@@ -79,18 +79,16 @@ def centre_and_scale_in_place(A, kappa):
     return A
 
 
-def exact_intercepts_in_place(problem, F, b0):
+def exact_intercepts_in_place(problem, F, b0, solver="exact"):
     """(h, b): h = -kappa F P in F's memory, and the exact slot intercepts b given h.
 
     The exact intercepts are the KKT multipliers -mu of the dual (``b0``) made exact by the
-    per-slot breakpoint search, where every loss term involves one slot; when the loss is
-    flat to infinity in some b_j the search fails and ``b0`` is kept.
+    per-slot breakpoint search, where every loss term involves one slot, or by the LP of
+    msvm._intercept (``solver='linprog'``, the estimator's ``intercept_solver``); when the
+    loss is flat to infinity in some b_j ``b0`` is kept (:func:`fitted_intercepts`).
     """
     H = centre_and_scale_in_place(F, problem.kappa)
-    try:
-        return H, exact_intercepts(problem, H, b0=b0)
-    except RuntimeError:
-        return H, b0
+    return H, fitted_intercepts(problem, H, b0, solver)
 
 
 def duality_gap(problem, alpha, F, b_slot):
@@ -128,8 +126,10 @@ def snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
     if not exact or (explicit and src.weights is None):
         U = problem.slot_sums(alpha)
     W = slot_weights(X, src, U) if explicit else None
-    if exact:
-        H, b_slot = exact_intercepts_in_place(problem, training_scores(X, W, src), -mu)
+    solver = getattr(model, "intercept_solver", "exact")
+    # the LP: any model with free intercepts (equality; otherwise they are penalized)
+    if exact or (problem.equality and solver == "linprog"):
+        H, b_slot = exact_intercepts_in_place(problem, training_scores(X, W, src), -mu, solver)
         gap = duality_gap(problem, alpha, training_scores(X, W, src), b_slot)
     else:
         b_slot = -mu

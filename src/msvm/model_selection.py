@@ -1,14 +1,15 @@
 """Model selection as the papers do it: the regularization chosen on a separate tuning set.
 
 Every paper fits on a training set for each lambda of a grid (2^-16 .. 2^15 in
-Liu, Wu and He (2011) and Liu and Yuan (2011)), picks the lambda whose fit scores best on an independent tuning set, and
-reports that fit's test score.  Our estimators take ``C = 1 / (n lambda)`` (n the training
-size).  :class:`TuningSetSearch` does exactly that, walking the grid from the largest lambda
-(smallest C) to the smallest with each fit warm-started from the previous one (the variables
-at their bounds rescaled by C'/C, the free ones kept, the equalities restored:
-``msvm._sequence.path_start``), and is itself a scikit-learn classifier, so it
-nests in ``cross_val_score`` and ``GridSearchCV``.  scikit-learn's own ``GridSearchCV`` with a
-``PredefinedSplit`` selects the same C (tested); it refits from scratch at each C.
+Liu, Wu and He (2011) and Liu and Yuan (2011)), picks the lambda whose fit scores best on an
+independent tuning set, and reports that fit's test score.  Our estimators take
+``C = 1 / (n lambda)`` (n the training size).  :class:`TuningSetSearch` does exactly that,
+walking the grid from the largest lambda (smallest C) to the smallest with each fit
+warm-started from the previous one (the variables at their bounds rescaled by C'/C, the free
+ones kept, the equalities restored: ``msvm._sequence.path_start``), and is itself a
+scikit-learn classifier, so it nests in ``cross_val_score`` and ``GridSearchCV``.
+scikit-learn's own ``GridSearchCV`` with a ``PredefinedSplit`` selects the same C (tested); it
+refits from scratch at each C.
 """
 
 import numbers
@@ -667,8 +668,9 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Class probabilities of the selected fit (an estimator with ``probability=True``).
 
         Every fit of the path then makes its probability fits too (about
-        7 (1 + k * probability_grid) fits per lambda, ``n_probability_fits_``); to pay that once, search with ``probability=False`` and refit the
-        selected parameters with ``probability=True``.
+        7 (1 + k * probability_grid) fits per lambda, ``n_probability_fits_``); to pay that
+        once, search with ``probability=False`` and refit the selected parameters with
+        ``probability=True``.
         """
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)

@@ -96,7 +96,8 @@ def _points(values):
 
 
 def bandwidth_rule(U, rule):
-    """Rule-of-thumb bandwidth: 'silverman' 0.9 min(sd, IQR/1.34) n^(-1/5), 'scott' 1.06 sd n^(-1/5)."""
+    """Rule-of-thumb bandwidth: 'silverman' 0.9 min(sd, IQR/1.34) n^(-1/5), 'scott' 1.06 sd
+    n^(-1/5)."""
     U = np.asarray(U, dtype=np.float64)
     n = len(U)
     sd = U.std(ddof=1) if n > 1 else 0.0
@@ -139,8 +140,9 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     target : int or str, default=0
         Column of X holding the targeted variable: an index, or a name when X is a pandas
         DataFrame.
-    smoother : {'epanechnikov', 'gaussian', 'uniform', 'triangular', 'biweight'}, default='epanechnikov'
-        Smoothing kernel K of the local weights.
+    smoother : str, default='epanechnikov'
+        Smoothing kernel K of the local weights: 'epanechnikov', 'gaussian', 'uniform',
+        'triangular' or 'biweight'.
     bandwidth : float or {'silverman', 'scott'}, default='silverman'
         Bandwidth h, or a rule of thumb computed on the training values of U.
     n_grid : int, default=20
@@ -250,7 +252,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="auto",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
                  class_weight=None, progress_bar=False, probability=False, probability_grid=8,
-                 kernel_approximation=None, n_components=1000, landmarks="uniform"):
+                 kernel_approximation=None, n_components=1000, landmarks="uniform",
+                 intercept_solver="exact"):
         set_init_params(self, locals())
 
     # ------------------------------------------------------------------ input
