@@ -19,6 +19,12 @@
 4. With --baseline-python (the interpreter of an older msvm build): the pendigits RBF fit in
    child processes of both builds, alternated, CPU time of each child: the cost of all
    solver changes together (gap rule, checks, termination accounting, SMO steps).
+5. Gram-matrix validation (``--sections gram``, with --baseline-python for the previous
+   build): a precomputed RBF Gram matrix of n = 8,000 samples (0.51 GB) in a child process
+   of each build: CPU and wall time of ``msvm._kernels.check_gram`` and of a fit with
+   ``max_iter=1`` against one pass over K (``K.sum()``), the peak memory they allocate above
+   K (tracemalloc), and the Ctrl-C latency during validation (SIGINT sent from a thread
+   0.2-1.4 s into back-to-back validations; time to the KeyboardInterrupt).
 
 Pendigits is standardized and split 70/30 (stratified, seed 0) as in `python -m msvm demo`;
 RBF with gamma = 1/16 and C = 10 as in benchmarks.run_benchmarks section b.  Results go to
@@ -73,6 +79,104 @@ INTERRUPTED_FIT = textwrap.dedent("""
     ReinforcedMSVM(kernel="rbf", C=1.0).fit(X, y)
     print("finished", flush=True)
 """)
+
+
+GRAM_CHILD = textwrap.dedent("""
+    import json, signal, sys, threading, time, tracemalloc, warnings
+    import numpy as np
+    from msvm import ReinforcedMSVM
+    from msvm._kernels import check_gram
+    n = int(sys.argv[1])
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, 10))
+    y = np.arange(n) % 3
+    sq = np.einsum("ij,ij->i", X, X)
+    K = X @ X.T
+    K *= -2.0
+    K += sq[:, None]
+    K += sq[None, :]
+    np.maximum(K, 0.0, out=K)
+    K *= -0.05
+    np.exp(K, out=K)
+    K = (K + K.T) / 2       # exactly symmetric
+    out = {"n": n, "gram_gb": K.nbytes / 1e9}
+    t = time.process_time(); w = time.perf_counter(); K.sum()
+    out["one_pass"] = {"cpu": time.process_time() - t, "wall": time.perf_counter() - w}
+    calls = {"check_gram": lambda: check_gram(K),
+             "fit_max_iter_1": lambda: ReinforcedMSVM(kernel="precomputed",
+                                                      max_iter=1).fit(K, y)}
+    for what, call in calls.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t, w = time.process_time(), time.perf_counter()
+            call()
+            row = {"cpu": time.process_time() - t, "wall": time.perf_counter() - w}
+            tracemalloc.start()
+            call()
+            row["peak_gb"] = tracemalloc.get_traced_memory()[1] / 1e9
+            tracemalloc.stop()
+        out[what] = row
+    latencies = []
+    for delay in (0.2, 0.5, 0.9, 1.4):
+        sent = []
+        def kick(delay=delay, main=threading.main_thread().ident):
+            time.sleep(delay)
+            sent.append(time.perf_counter())
+            signal.pthread_kill(main, signal.SIGINT)
+        thread = threading.Thread(target=kick)
+        thread.start()
+        try:
+            while True:
+                check_gram(K)
+        except KeyboardInterrupt:
+            latencies.append(time.perf_counter() - sent[0])
+        thread.join()
+    out["sigint_latency"] = latencies
+    print(json.dumps(out))
+""")
+GRAM_N = 8000
+
+
+def gram_section(baseline_python=None):
+    """Section 5: the Gram-matrix validation of this build (and of the previous one)."""
+    builds = [("this one", sys.executable)]
+    if baseline_python:
+        builds.insert(0, ("previous", baseline_python))
+    rows = []
+    for name, python in builds:
+        out = subprocess.run([python, "-c", GRAM_CHILD, str(GRAM_N)], capture_output=True,
+                             text=True, check=True).stdout
+        row = json.loads(out.strip().splitlines()[-1])
+        row["build"] = name
+        rows.append(row)
+        print(f"[gram] {name}: check_gram {row['check_gram']['cpu']:.2f} s CPU, peak "
+              f"{row['check_gram']['peak_gb']:.3f} GB; SIGINT latency "
+              f"{max(row['sigint_latency']):.3f} s", flush=True)
+    return rows
+
+
+def render_gram(rows):
+    """The markdown of section 5."""
+    lines = ["", "## Gram-matrix validation (precomputed and callable kernels)", "",
+             f"A precomputed RBF Gram matrix of n = {rows[0]['n']:,} samples "
+             f"({rows[0]['gram_gb']:.2f} GB), in a child process of each build.  CPU (wall) "
+             "seconds; peak = memory allocated above K during the call (tracemalloc); "
+             "Ctrl-C = SIGINT sent from a thread 0.2, 0.5, 0.9, 1.4 s into back-to-back "
+             "validations, seconds to the KeyboardInterrupt.  The machine is shared (load "
+             "about 8 on 2 cores): wall times are inflated.", "",
+             "| build | one pass over K | check_gram | its peak (GB) | fit, max_iter=1 | "
+             "its peak (GB) | Ctrl-C latency, max (all) |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lat = r["sigint_latency"]
+        lines.append(
+            f"| {r['build']} | {r['one_pass']['cpu']:.2f} ({r['one_pass']['wall']:.2f}) | "
+            f"{r['check_gram']['cpu']:.2f} ({r['check_gram']['wall']:.2f}) | "
+            f"{r['check_gram']['peak_gb']:.3f} | {r['fit_max_iter_1']['cpu']:.2f} "
+            f"({r['fit_max_iter_1']['wall']:.2f}) | {r['fit_max_iter_1']['peak_gb']:.3f} | "
+            f"{max(lat):.3f} ({', '.join(f'{x:.3f}' for x in lat)}) |")
+    lines += ["", "Targets: Ctrl-C within 1 s; max_iter=1 within 1 s plus one pass over K; "
+              "peak at most 0.25x the Gram matrix above it."]
+    return lines
 
 
 def pendigits():
@@ -236,13 +340,24 @@ def render(report):
                   f"Ratio this / previous: {b['ratio_new_old']:.3f} (pairs: "
                   + ", ".join(f"{x:.3f}" for x in b["ratios"])
                   + f"); objectives differ by {b['objective_rel_diff']:.1e} (relative)."]
+    if "gram" in report:
+        lines += render_gram(report["gram"])
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline-python", help="interpreter of an older msvm build")
+    parser.add_argument("--sections", default="all", choices=("all", "gram"),
+                        help="'gram': run section 5 only and update it in the saved report")
     args = parser.parse_args(argv)
+    if args.sections == "gram":
+        report = json.loads((RESULTS / "reliability.json").read_text())
+        report["gram"] = gram_section(args.baseline_python)
+        write_json(RESULTS / "reliability.json", report, indent=1)
+        (RESULTS / "reliability.md").write_text(render(report))
+        print(render(report))
+        return
     from msvm import ReinforcedMSVM, WestonWatkinsMSVM
     from sklearn.datasets import make_classification
 
@@ -267,6 +382,7 @@ def main(argv=None):
     report["interrupt"] = interrupt_section()
     if args.baseline_python:
         report["baseline"] = baseline_section(args.baseline_python)
+    report["gram"] = gram_section(args.baseline_python)
     write_json(RESULTS / "reliability.json", report, indent=1)
     (RESULTS / "reliability.md").write_text(render(report))
     print(render(report))

@@ -34,7 +34,8 @@ from scipy.linalg import eigh
 from sklearn.utils import check_random_state
 
 from ._fit_state import user_stacklevel
-from ._kernels import dense, kernel_matrix, squared_distances
+from ._kernels import (check_kernel_scale, dense, kernel_matrix, kernel_overflow_message,
+                       largest_sqnorm, squared_distances, typical_point)
 from ._products import chunk_rows
 
 APPROXIMATIONS = ("nystroem", "rff")
@@ -189,7 +190,17 @@ def nystroem_map(X, m, kernel, gamma, degree, coef0, landmarks, rng):
            else uniform_landmarks(X.shape[0], m, rng))
     L = X[idx]
     L = L.toarray() if sp.issparse(L) else np.array(L, dtype=np.float64)
-    K = kernel_matrix(L, L, kernel, gamma, degree, coef0)
+    # every feature is a kernel value against the landmarks: for the RBF kernel, distances
+    # computed after a shift by the landmarks' typical point (as `squared_distances` does)
+    center = typical_point(L) if kernel == "rbf" and not sp.issparse(X) and len(L) else None
+    check_kernel_scale(X, kernel, center)
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = kernel_matrix(L, L, kernel, gamma, degree, coef0)
+    if not np.all(np.isfinite(K)):
+        raise ValueError(kernel_overflow_message(largest_sqnorm(L, center)) if not
+                         callable(kernel) else
+                         "kernel_approximation='nystroem': the callable kernel's values on "
+                         "the landmarks are infinite or NaN; rescale X or fix the kernel")
     lam, U = eigh(0.5 * (K + K.T))
     top = float(lam.max()) if len(lam) else 0.0
     if not (np.isfinite(top) and top > 0):
@@ -220,6 +231,9 @@ def fit_feature_map(estimator, X, gamma):
     rng = np.random.default_rng(check_random_state(estimator.random_state)
                                 .randint(np.iinfo(np.int32).max))
     if method == "rff":
+        # cos(x^T w + b) is computed from x itself (not shifted): X whose squared norms
+        # overflow is refused as the exact RBF path refuses it
+        check_kernel_scale(X, "rbf")
         return fourier_map(X.shape[1], m, gamma, rng)
     n = X.shape[0]
     if m > n:

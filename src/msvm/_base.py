@@ -32,7 +32,7 @@ from ._sequence import CONVERGED, DualSequence, SequenceFit, path_start
 from ._snapshot import snapshot, support_rows
 from ._validation import (check_class_labels, check_finite_decision, check_finite_objective,
                           check_fit_weights, check_weighted_classes, degenerate_fit_message,
-                          weights_name)
+                          label_repr, weights_name)
 from .exceptions import DegenerateFitWarning
 
 
@@ -116,7 +116,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"got 1 class ({self.classes_[0]!r})")
+                             f"got 1 class ({label_repr(self.classes_[0])})")
         sw = check_weighted_classes(check_fit_weights(self, sample_weight, y_enc), y_enc,
                                     self.classes_, weights_name(self))
         return X, y_enc.astype(np.int32), sw
@@ -128,9 +128,10 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
                 "functions are (nearly) constant",
                 "use a larger C, e.g. tuned with msvm.model_selection.TuningSetSearch")
 
-    def _warn_if_degenerate(self, y_pred, y):
-        """Warn (DegenerateFitWarning) when the training predictions are one class."""
-        message = degenerate_fit_message(self, y_pred, y)
+    def _warn_if_degenerate(self, y_pred, y, X=None):
+        """Warn (DegenerateFitWarning) when the training predictions are one class; ``X``
+        (the training inputs) lets the warning name a cause in the data."""
+        message = degenerate_fit_message(self, y_pred, y, X)
         if message is not None:
             warnings.warn(message, DegenerateFitWarning, stacklevel=user_stacklevel())
 
@@ -151,7 +152,8 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
             Training inputs, or the Gram matrix when ``kernel='precomputed'``.
         y : array-like of shape (n_samples,)
-            Class labels (any k >= 2 distinct values).
+            Class labels (k >= 2 distinct values, at most 1024: the compiled solver's
+            limit on class slots).
         sample_weight : array-like of shape (n_samples,), default=None
             Nonnegative weights; a weight multiplies that sample's whole loss.  The
             estimator's ``class_weight`` multiplies them, and the weighted fits of the
@@ -215,7 +217,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self._keep_plan(sequence.plan)
         if key is not None:
             self._row_state = (key, src, sequence.problem, sequence.alpha)
-        self._warn_if_degenerate(y_pred, y)
+        self._warn_if_degenerate(y_pred, y, X)
         return self
 
     # ------------------------------------------------------------------ approximate kernels

@@ -3,12 +3,14 @@
 import numbers
 
 import numpy as np
-from scipy.linalg import eigh
+from scipy.linalg import cholesky, eigh
+from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 
 import scipy.sparse as sp
 
 from ._core import _rows
 from ._plan import CACHE_DTYPES, cache_rows, row_kind
+from ._thread_pools import one_blas_thread
 
 KERNELS = ("linear", "poly", "rbf", "precomputed")
 
@@ -19,9 +21,16 @@ MEDIAN_MAX_SAMPLES = 2000
 # Positive semidefiniteness is tested on the whole training Gram matrix up to this many
 # samples; above it, on the principal submatrix of PSD_SUBSAMPLE seeded random samples (a
 # principal submatrix of a PSD matrix is PSD, so an indefinite one proves the kernel
-# indefinite; a PSD one is evidence, not proof).
-PSD_MAX_SAMPLES = 5000
+# indefinite; a PSD one is evidence, not proof).  A Gram matrix given at fit (precomputed or
+# from a callable) is also tested on every 2 x 2 principal submatrix (see check_gram).  At
+# 2000 samples the factorization takes about 0.3 s and 32 MB.
+PSD_MAX_SAMPLES = 2000
 PSD_SUBSAMPLE = 2000
+# A Gram matrix is checked in square blocks of this many rows and columns (2 MB each), so
+# that the check needs no n x n temporary and Ctrl-C is handled between blocks.
+GRAM_BLOCK = 512
+# Relative ridge of the PSD tests: K + PSD_RIDGE * max|K| * I must be positive definite.
+PSD_RIDGE = 1e-8
 
 
 def between_class_gamma(X, y, quantile=0.5, random_state=0):
@@ -66,12 +75,85 @@ def median_gamma(X, y, random_state=0):
     return between_class_gamma(X, y, 0.5, random_state)
 
 
+# The range of double precision: a squared norm above DOUBLE_MAX is infinite, one below TINY
+# has lost its leading digits (subnormal) or is zero.
+DOUBLE_MAX = float(np.finfo(np.float64).max)
+TINY = float(np.finfo(np.float64).tiny)
+# Rows per block of :func:`largest_sqnorm` (a shifted block is a temporary copy).
+_NORM_BLOCK_ENTRIES = 2 ** 20
+
+
+def kernel_overflow_message(top):
+    """The text of the refusal of an X whose squared norms overflow (the exact path's, in
+    ``msvm._core._rows``: the approximate paths refuse the same X with the same words)."""
+    return (f"the kernel overflows double precision on X: squared norms of the samples reach "
+            f"{top:.3g}, so kernel values are infinite or NaN. Rescale X (e.g. with "
+            f"sklearn.preprocessing.StandardScaler) before fitting.")
+
+
+def largest_sqnorm(X, center=None):
+    """max_i ||x_i - center||^2 over the rows of X (inf where it overflows; 0 for no rows).
+
+    Dense X is read in blocks of rows (a shifted block is the only temporary); sparse X is
+    never shifted.  Overflow gives inf, not a warning.
+    """
+    if X.shape[0] == 0:
+        return 0.0
+    width = X.nnz / X.shape[0] if sp.issparse(X) else X.shape[1]     # entries per row
+    top, step = 0.0, max(1, int(_NORM_BLOCK_ENTRIES // max(1.0, width)))
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        for start in range(0, X.shape[0], step):
+            block = X[start:start + step]
+            if center is not None and not sp.issparse(X):
+                block = block - center
+            top = max(top, float(np.max(_row_sqnorms(block))))
+    return top if np.isfinite(top) else float("inf")
+
+
+def check_kernel_scale(X, kernel, center=None, large=True):
+    """Refuse an X whose scale a named kernel cannot represent in double precision.
+
+    ``large``: squared norms of the samples (shifted by ``center``) that overflow, the
+    exact path's refusal (:func:`kernel_overflow_message`).  Always: squared norms that
+    underflow (below the smallest normal double) although X is not all zero: every inner
+    product and distance is then 0 or subnormal, every kernel value the same, and the fit
+    would silently be a constant classifier.  'precomputed' and callable kernels are not
+    checked here (their Gram matrices are).
+    """
+    if callable(kernel) or kernel not in ("linear", "poly", "rbf"):
+        return
+    top = largest_sqnorm(X, center)
+    if large and not top <= DOUBLE_MAX:
+        raise ValueError(kernel_overflow_message(top))
+    if top < TINY and _largest_abs(X) > 0.0:
+        raise ValueError(
+            f"the kernel underflows double precision on X: squared norms of the samples "
+            f"underflow to {top:.3g} (largest |X| = {_largest_abs(X):.3g}), so every kernel value "
+            f"is the same and the fit cannot tell the samples apart. Rescale X (e.g. with "
+            f"sklearn.preprocessing.StandardScaler) before fitting.")
+
+
+def is_constant(X):
+    """Whether every row of X is the same (dense or sparse; True for fewer than 2 rows)."""
+    if X.shape[0] < 2:
+        return True
+    if sp.issparse(X):
+        if X.nnz == 0:
+            return True
+        return bool(np.all(dense(X.max(axis=0)) == dense(X.min(axis=0))))
+    return bool(np.all(X == X[:1]))
+
+
 def resolve_gamma(gamma, kernel, X, y):
     """Return the float kernel coefficient (None where the kernel has none).
 
-    A heuristic that does not give a finite positive value on X (its variance or distances
-    overflow or underflow double precision) raises a ValueError naming the remedy.
+    An X whose squared norms underflow double precision is refused first, for every named
+    kernel (see :func:`check_kernel_scale`).  A heuristic that does not give a finite
+    positive value on X (its variance or distances overflow or underflow double precision)
+    raises a ValueError naming the remedy.
     """
+    if not callable(kernel):
+        check_kernel_scale(X, kernel, large=False)
     if kernel not in ("rbf", "poly"):
         return None
     value = _heuristic_gamma(gamma, X, y)
@@ -90,8 +172,8 @@ def _heuristic_gamma(gamma, X, y):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             if gamma == "scale":
                 var = _variance(X)
-                if not np.isfinite(var):
-                    return 0.0
+                if not np.isfinite(var) or (var < TINY and not is_constant(X)):
+                    return 0.0      # overflowed, or underflowed on a non-constant X
                 return 1.0 / (d * var) if var > 0 else 1.0
             if gamma == "auto":
                 return 1.0 / d
@@ -208,45 +290,113 @@ def check_gram(K, name="precomputed kernel"):
     """Validate a training Gram matrix: square, finite, symmetric and positive semidefinite.
 
     The dual is a convex QP only for a PSD kernel, so an indefinite one is refused rather than
-    solved to a meaningless point (see :func:`check_psd`).
+    solved to a meaningless point (see :func:`check_psd`).  The matrix is read once, in
+    blocks of ``GRAM_BLOCK`` rows and columns (no n x n temporary; Ctrl-C is handled between
+    blocks): finite entries, symmetry (as ``np.allclose(K, K.T, rtol=1e-8, atol=1e-10 *
+    max(1, max|diag K|))``) and every 2 x 2 principal minor, K_ij^2 <= (K_ii + r)(K_jj + r)
+    with the ridge r of :func:`check_psd`.  Then :func:`check_psd` factors the whole matrix
+    or a random principal submatrix.
     """
     K = np.asarray(K, dtype=np.float64)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"{name} must be a square n x n matrix at fit; got shape {K.shape}")
-    if not np.all(np.isfinite(K)):
+    n = len(K)
+    diag = np.diagonal(K).copy()
+    if not np.all(np.isfinite(diag)):
         raise ValueError(f"{name} contains NaN or infinity")
-    scale = max(1.0, float(np.max(np.abs(np.diag(K))))) if len(K) else 1.0
-    if not np.allclose(K, K.T, rtol=1e-8, atol=1e-10 * scale):
-        raise ValueError(f"{name} must be symmetric")
-    check_psd(lambda idx: K[np.ix_(idx, idx)], len(K), name)
+    largest = float(np.max(np.abs(diag))) if n else 0.0
+    atol = 1e-10 * max(1.0, largest)
+    ridge = PSD_RIDGE * max(largest, np.finfo(np.float64).tiny)
+    finite = n == 0 or bool(np.isfinite(K.sum()))     # else find the entry, block by block
+    minor = None            # the first 2 x 2 principal submatrix found indefinite
+    for i0 in range(0, n, GRAM_BLOCK):
+        for j0 in range(i0, n, GRAM_BLOCK):
+            minor = minor or _check_gram_blocks(K, diag, i0, j0, atol, ridge, name, finite)
+    check_psd(lambda idx: K[np.ix_(idx, idx)], n, name)
+    if minor is not None:
+        i, j = minor
+        low = smallest_eigenvalue(K[np.ix_([i, j], [i, j])])
+        raise ValueError(
+            f"{name} is not positive semidefinite on the training data: its 2 x 2 principal "
+            f"submatrix of samples {i} and {j} has smallest eigenvalue {low:.3g} (|K_ij| "
+            f"exceeds sqrt(K_ii K_jj)), so the dual would not be convex and the fit "
+            f"meaningless.")
     return np.ascontiguousarray(K)
+
+
+def _check_gram_blocks(K, diag, i0, j0, atol, ridge, name, finite=False):
+    """Check the blocks (i0, j0) and (j0, i0) of a Gram matrix (see :func:`check_gram`).
+
+    Returns the (i, j) of a 2 x 2 principal minor below -ridge or None; raises on a
+    non-finite entry or an asymmetric pair (``finite``: K is known to be finite).
+    """
+    A = K[i0:i0 + GRAM_BLOCK, j0:j0 + GRAM_BLOCK]
+    B = K[j0:j0 + GRAM_BLOCK, i0:i0 + GRAM_BLOCK].T
+    if not (finite or (np.all(np.isfinite(A)) and np.all(np.isfinite(B)))):
+        raise ValueError(f"{name} contains NaN or infinity")
+    if not np.array_equal(A, B):         # exactly symmetric blocks (the usual case) pass
+        diff = np.abs(A - B)
+        if not np.all(diff <= atol + 1e-8 * np.minimum(np.abs(A), np.abs(B))):
+            raise ValueError(f"{name} must be symmetric")
+    di, dj = diag[i0:i0 + A.shape[0]] + ridge, diag[j0:j0 + A.shape[1]] + ridge
+    with np.errstate(over="ignore", under="ignore"):
+        # K_ij^2 <= (K_ii + r)(K_jj + r), in |K_ij| / sqrt(.) form (no overflow near 1e308)
+        bound = np.multiply.outer(np.sqrt(np.maximum(di, 0.0)) * (1.0 + 1e-12),
+                                  np.sqrt(np.maximum(dj, 0.0)))
+        bound = np.abs(A, out=np.empty_like(bound)) > bound
+    hits = np.argwhere(bound) if bound.any() else ()
+    return None if len(hits) == 0 else (i0 + int(hits[0][0]), j0 + int(hits[0][1]))
 
 
 def check_psd(gram_block, n, name, remedy=""):
     """Refuse a kernel whose training Gram matrix is not positive semidefinite.
 
-    ``gram_block(idx)`` returns the Gram matrix of the training samples ``idx``.  The test is
-    a Cholesky factorization with a tiny ridge (1e-8 of the largest entry) of the
-    whole matrix up to ``PSD_MAX_SAMPLES`` samples, of a seeded random ``PSD_SUBSAMPLE``-sample
-    principal submatrix above that.  On failure the smallest eigenvalue is reported.
+    ``gram_block(idx)`` returns the Gram matrix of the training samples ``idx`` (a new
+    array: it is factored in place).  The test is a Cholesky factorization of K / s +
+    ``PSD_RIDGE`` I, s the largest |entry| of the tested block, of the whole matrix up to
+    ``PSD_MAX_SAMPLES`` samples, of a seeded random ``PSD_SUBSAMPLE``-sample principal
+    submatrix above that.
+    On failure the smallest eigenvalue is reported.
     """
     if n == 0:
         return
     idx = np.arange(n)
     if n > PSD_MAX_SAMPLES:
         idx = np.sort(np.random.default_rng(0).choice(n, PSD_SUBSAMPLE, replace=False))
-    K = np.asarray(gram_block(idx), dtype=np.float64)
-    scale = float(np.max(np.abs(K))) or 1.0      # factor K / scale: no overflow near 1e308
+    K = np.asarray(gram_block(idx), dtype=np.float64)     # a new array (see above)
+    # factor K / scale: no overflow near 1e308 (max|K| without an |K| temporary)
+    scale = max(float(K.max()), -float(K.min())) or 1.0
+    K /= scale
+    K.flat[::len(K) + 1] += PSD_RIDGE
     try:
-        np.linalg.cholesky(K / scale + 1e-8 * np.eye(len(K)))
+        # K is symmetric: its transpose is the same matrix in Fortran order, which LAPACK
+        # factors in place (a C-ordered K would be copied)
+        # one BLAS thread: 0.11 s CPU for 2000 samples where two threads took 1-2.8 s CPU
+        # and 2-5.6 s wall (a call Ctrl-C cannot stop) with the other core busy
+        with one_blas_thread():
+            cholesky(K.T, lower=True, overwrite_a=True, check_finite=False)
     except np.linalg.LinAlgError:
-        low = scale * float(eigh(K / scale, eigvals_only=True, subset_by_index=[0, 0])[0])
+        del K
+        low = scale * smallest_eigenvalue(np.asarray(gram_block(idx), dtype=np.float64) / scale)
         where = ("" if len(idx) == n else
                  f" (tested on {len(idx)} of the {n} training samples)")
         raise ValueError(
             f"{name} is not positive semidefinite on the training data: its Gram matrix has "
             f"smallest eigenvalue {low:.3g}{where}, so the dual would not be convex and the "
             f"fit meaningless.{remedy}") from None
+
+
+def smallest_eigenvalue(K):
+    """The smallest eigenvalue of a symmetric matrix, by Lanczos iteration (scipy's eigsh:
+    matrix-vector products, 0.2 s for 2000 x 2000 where a dense eigh takes 4-7 s), with a
+    fixed start for reproducible messages; dense eigh for tiny matrices or no convergence."""
+    if len(K) < 20:
+        return float(eigh(K, eigvals_only=True, subset_by_index=[0, 0])[0])
+    try:
+        return float(eigsh(K, k=1, which="SA", tol=1e-10, v0=np.ones(len(K)),
+                           return_eigenvectors=False)[0])
+    except ArpackNoConvergence:
+        return float(eigh(K, eigvals_only=True, subset_by_index=[0, 0])[0])
 
 
 def check_kernel_psd(X, kernel, gamma=None, degree=3, coef0=0.0, shift=0.0):

@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
 from ._core._solver import Status, add_scores, init_scores, solve
 from ._finish import finish_dual
 from ._plan import SolveStep, source_plan
 from ._primal import primal_start
 from ._progress import solver_verbose
+from ._thread_pools import one_blas_thread
 
 # The stop reason of each status that msvm._core._solver.solve returns (it raises on the
 # others).
@@ -317,7 +317,7 @@ class DualSequence:
             self.rho = rho if rho > 0 else 1.0
             self.seed = check_random_state(self.random_state).randint(0, 2 ** 31 - 1)
 
-    def solve(self, problem, alpha0, mu0, tol=None, *, copy=True):
+    def solve(self, problem, alpha0, mu0, tol=None, *, copy=True, gap_scale=0.0):
         """Solve ``problem`` from (alpha0, mu0); the fitted function of its solution.
 
         The scores are moved to alpha0 first (``move_to``); the solver then updates them with
@@ -346,6 +346,9 @@ class DualSequence:
             Whether the solver works on a copy of ``alpha0``.  With ``copy=False`` the caller
             hands over alpha0 (it must not read or keep it): a C-contiguous, writable float64
             alpha0 is then updated in place (no ``n_vars`` copy), any other is copied.
+        gap_scale : float, default=0.0
+            The least size of the objective the solver's relative duality gap is measured
+            against (a DC step: a fraction of the model's objective; msvm/_core/_gap.pyx).
 
         Returns
         -------
@@ -364,14 +367,16 @@ class DualSequence:
             alpha, mu, started = self._primal_start(problem, alpha, mu, tol)
             method, working_set = self.plan.inner_solver(self.src, problem)
             alpha, mu, result, finished = self._solve_and_finish(
-                problem, alpha, mu, tol, started, method, working_set)
+                problem, alpha, mu, tol, started, method, working_set, gap_scale)
             self.plan = self.plan.record(SolveStep(method, working_set, started, finished))
-            self._warn_if_stopped_early(result.status, result.residual, result.gap, tol)
             self._refresh_scores(problem, alpha)
             self.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
-            return self._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual))
+            sol = self._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual))
+            self._warn_if_stopped_early(result.status, result.residual, result.gap, tol, sol.gap)
+            return sol
 
-    def _solve_and_finish(self, problem, alpha, mu, tol, started, method, working_set):
+    def _solve_and_finish(self, problem, alpha, mu, tol, started, method, working_set,
+                          gap_scale=0.0):
         """The compiled solve, interleaved with exact finishing steps (msvm/_finish.py).
 
         Where the finishing step applies (no group caps), the solver first runs for at most
@@ -390,7 +395,7 @@ class DualSequence:
             result = solve(self.src, problem, alpha, mu, tol=tol, max_iter=budget,
                            shrinking=self.shrinking, seed=int(self.seed), rho=self.rho,
                            verbose=self.verbose, working_set=working_set, method=method,
-                           certify_start=certify)
+                           certify_start=certify, gap_scale=float(gap_scale))
             done += int(result.n_iter)
             if (result.status != Status.MAX_ITER or not finishing or done >= total
                     or result.n_iter <= 0):
@@ -453,10 +458,12 @@ class DualSequence:
         primal start's Hessian blocks are products of a few million flops, over which a
         threaded OpenBLAS waiting for a busy second core took seconds (1-3 s instead of
         20 ms under a load of 3 on 2 cores), time in which Ctrl-C could not stop the fit.
-        Kernel solves keep the caller's setting."""
+        Kernel solves keep the caller's setting.  The limit is process-wide; it is shared
+        with every overlapping fit (``msvm._thread_pools``), so that the caller's limits are
+        back once the last of them ends, whatever the interleaving."""
         if self.features is None:
             return contextlib.nullcontext()
-        return threadpool_limits(limits=1, user_api="blas")
+        return one_blas_thread()
 
     def _primal_start(self, problem, alpha, mu, tol):
         """Where dual coordinate descent is slow (large C, n >> d, explicit features: the
@@ -478,15 +485,28 @@ class DualSequence:
             print(f"[msvm] {self.owner}: dual start from the smoothed primal (Newton)")
         return alpha, mu, True
 
-    def _warn_if_stopped_early(self, status, resid, gap, tol):
+    def _warn_if_stopped_early(self, status, resid, gap, tol, fitted_gap):
+        """The ConvergenceWarning of a solve that stopped on max_iter or the gap floor.
+
+        ``gap`` is the solver's relative duality-gap certificate at its own intercepts, which
+        can be infinite where a loss term is unbounded at those intercepts although the fit
+        is close to the optimum; the message then reports the duality gap at the fitted
+        (exact) intercepts, ``fitted_gap`` (the fit's ``duality_gap_``), instead.
+        """
+        if np.isfinite(gap):
+            certificate = f"relative duality gap {gap:.3g}"
+        else:
+            certificate = (f"duality gap {fitted_gap:.3g} at the fitted intercepts "
+                           f"(duality_gap_; the solver's certificate at its own intercepts "
+                           f"is not finite)")
         if status == Status.MAX_ITER:
             warnings.warn(
                 f"{self.owner}: the solver stopped at max_iter={self.max_iter} epochs "
-                f"with KKT residual {resid:.3g} and relative duality gap {gap:.3g} (tol="
+                f"with KKT residual {resid:.3g} and {certificate} (tol="
                 f"{tol:g}); increase max_iter or tol.", ConvergenceWarning)
         elif status == Status.GAP_FLOOR:
             warnings.warn(
-                f"{self.owner}: the relative duality gap stayed at {gap:.3g} > tol="
+                f"{self.owner}: the {certificate} stayed above tol="
                 f"{tol:g} although the KKT residual reached {resid:.3g}, the limit of double "
                 f"precision for this problem; objective_ may be inexact. Rescale X or C, or "
                 f"increase tol.", ConvergenceWarning)

@@ -6,7 +6,10 @@ double precision, and :func:`degenerate_fit_message` explains a fit that predict
 """
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
+
+from ._kernels import is_constant
 
 
 def check_class_labels(y, name="y"):
@@ -163,19 +166,67 @@ def check_finite_objective(estimator, value, what):
     return value
 
 
-def degenerate_fit_message(estimator, y_pred, y):
+def degenerate_fit_message(estimator, y_pred, y, X=None):
     """Text of a :class:`~msvm.exceptions.DegenerateFitWarning`, or None.
 
     A fit is degenerate when its predictions ``y_pred`` of the training samples are one class
     although their labels ``y`` hold several.  The cause and the remedy come from the
+    training inputs ``X`` when they explain it (see :func:`input_degeneracy`), else from the
     estimator's ``_degenerate_cause()`` when it has one.
     """
     predicted = np.unique(y_pred)
     if len(predicted) != 1 or len(np.unique(y)) < 2:
         return None
     explain = getattr(estimator, "_degenerate_cause", None)
-    cause, remedy = explain() if explain is not None else (
-        "the fit is a constant classifier", "use a larger C")
+    found = input_degeneracy(estimator, X, y) if X is not None else None
+    cause, remedy = found or (explain() if explain is not None else (
+        "the fit is a constant classifier", "use a larger C"))
     return (f"{type(estimator).__name__} predicts class {label_repr(predicted[0])} for every "
             f"training sample although y holds {len(np.unique(y))} classes: {cause}. Remedy: "
             f"{remedy}.")
+
+
+# input_degeneracy looks for identical inputs with different labels up to this many entries
+# of X (np.unique over the rows: it runs only once a fit has turned out degenerate)
+_DUPLICATE_SEARCH_ENTRIES = 5 * 10 ** 7
+
+
+def input_degeneracy(estimator, X, y):
+    """(cause, remedy) of a constant fit that no C can change, or None.
+
+    In order: the constant kernel 'poly' with ``degree=0``; a constant precomputed Gram
+    matrix; every training sample the same (an all-zero sparse X included); most samples
+    sharing their inputs with samples of other classes (no function separates those).
+    ``X`` holds the training inputs (the Gram matrix for 'precomputed'), ``y`` the labels.
+    """
+    kernel = estimator.kernel
+    if kernel == "poly" and estimator.degree == 0:
+        return ("kernel='poly' with degree=0 is the constant kernel (gamma <x, x'> + "
+                "coef0)^0 = 1, so every fitted function is constant whatever C",
+                "use degree >= 1")
+    if kernel == "precomputed":
+        if X.size and np.all(X == X.flat[0]):
+            return (f"the precomputed Gram matrix is constant (every entry "
+                    f"{X.flat[0]:.3g}), so every fitted function is constant whatever C",
+                    "check the kernel that computed it")
+        return None
+    if is_constant(X):
+        what = ("X is all zero (a sparse X with no stored entry)"
+                if sp.issparse(X) and X.nnz == 0 else "every training sample has the same X")
+        return (f"{what}, so the kernel cannot tell the samples apart and every fitted "
+                f"function is constant whatever C", "check X: its features carry no "
+                f"information about y")
+    if sp.issparse(X) or X.size > _DUPLICATE_SEARCH_ENTRIES:
+        return None
+    _, group = np.unique(X, axis=0, return_inverse=True)
+    group = group.ravel()
+    pairs = np.unique(np.stack([group, np.asarray(np.unique(y, return_inverse=True)[1])
+                                .ravel()]), axis=1)
+    mixed = np.flatnonzero(np.bincount(pairs[0]) > 1)
+    shared = int(np.isin(group, mixed).sum())
+    if 2 * shared < len(group):
+        return None
+    return (f"{shared} of the {len(group)} training samples share their X with samples of "
+            f"other classes (identical inputs, different labels), which no function can "
+            f"separate", "check X and y for duplicated inputs with conflicting labels (e.g. "
+            "features lost in preprocessing)")

@@ -29,13 +29,13 @@ from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
 from ._base import BaseMSVM
 from ._fit_state import unfitted_on_error, user_stacklevel
 from ._kernel_columns import KernelColumns
 from ._kernels import between_class_gamma, median_gamma
 from ._progress import StepLog
+from ._thread_pools import one_blas_thread
 from ._validation import check_class_labels, check_fit_sample_weight, degenerate_fit_message
 from .exceptions import DegenerateFitWarning
 
@@ -128,6 +128,46 @@ def _log_point(log, params, point):
              f"{point['fit_time']:.3f} s", advance=True)
 
 
+def _check_tuning_counts(tuning_size, n, k, stratified):
+    """Refuse a ``tuning_size`` that leaves the tuning or the training part too small.
+
+    The hold-out has ``ceil(tuning_size * n)`` samples (scikit-learn's rounding); a
+    stratified split needs at least one sample of each of the k classes in each part, an
+    unstratified one at least one sample in each part.
+    """
+    n_tune = int(np.ceil(tuning_size * n))
+    least = k if stratified else 1
+    if min(n_tune, n - n_tune) < least:
+        need = (f"at least one sample of each of the {k} classes in each part" if stratified
+                else "at least one sample in each part")
+        raise ValueError(
+            f"tuning_size={tuning_size:g} holds out {n_tune} of the {n} samples for tuning "
+            f"and leaves {n - n_tune} for the fits; the hold-out needs {need}: use a "
+            f"tuning_size between {least / n:.3g} and {1 - least / n:.3g}, or give X_tune "
+            f"and y_tune")
+
+
+def _check_scorer_methods(scorer, estimator, scoring):
+    """Refuse a scorer that needs a method the estimator does not offer, naming the remedy.
+
+    A scorer on probabilities (``'neg_log_loss'``, ``'roc_auc_ovr'``, ...) calls
+    ``predict_proba``, which msvm's estimators offer with ``probability=True`` only; without
+    this check every fit of the grid would run before the first score failed with a bare
+    AttributeError.
+    """
+    methods = getattr(scorer, "_response_method", None)
+    if methods is None:
+        return
+    methods = (methods,) if isinstance(methods, str) else tuple(methods)
+    if any(hasattr(estimator, name) for name in methods):
+        return
+    remedy = (" Set probability=True on the estimator (or choose a scoring on predictions, "
+              "e.g. 'accuracy')." if "probability" in estimator.get_params() else "")
+    raise ValueError(f"scoring={scoring!r} needs {' or '.join(methods)}, which "
+                     f"{type(estimator).__name__} does not offer with these parameters."
+                     f"{remedy}")
+
+
 def _lambda_path(estimator, params, lambdas, n, warm_start, X, y, X_tune, y_tune, fit_params,
                  scorer, log=None, keep_best=True):
     """Fit one ``param_grid`` combination along the lambda grid, warm-started, in order.
@@ -149,8 +189,9 @@ def _lambda_path(estimator, params, lambdas, n, warm_start, X, y, X_tune, y_tune
     try:
         # one thread of BLAS along the path: its products (tuning-set scores, the fits'
         # slot-space products) are small, and OpenBLAS's idle workers would spin for a
-        # while after every one of them, taking the other core from the compiled solves
-        with threadpool_limits(limits=1, user_api="blas"):
+        # while after every one of them, taking the other core from the compiled solves.
+        # Shared with overlapping fits: the caller's limits are back when the last ends.
+        with one_blas_thread():
             return _walk_path(est, lambdas, n, X, y, X_tune, y_tune, fit_params, scorer,
                               params, log, keep_best)
     finally:
@@ -400,6 +441,7 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         _check_only_sample_weight(fit_params, "an explicit tuning set (X_tune, y_tune)")
         _, counts = np.unique(y, return_counts=True)
         stratify = y if len(counts) > 1 and counts.min() >= 2 else None
+        _check_tuning_counts(self.tuning_size, len(y), len(counts), stratify is not None)
         index = np.arange(len(y))
         train, _tune = train_test_split(index, test_size=self.tuning_size,
                                         random_state=self.random_state, stratify=stratify)
@@ -479,8 +521,9 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         # sparse X stays sparse (CSR: the hold-out split indexes rows) where the estimator
         # takes it
         sparse_ok = "csr" if self.estimator.__sklearn_tags__().input_tags.sparse else False
+        # float64 as the estimators validate it (numeric strings are converted alike)
         X_checked, y = validate_data(self, X, y, ensure_min_samples=2, reset=True,
-                                     accept_sparse=sparse_ok)
+                                     accept_sparse=sparse_ok, dtype=np.float64)
         if not hasattr(X, "columns"):
             X = X_checked
         check_class_labels(y)
@@ -496,6 +539,7 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             if sample_weight is not None:
                 fit_params["sample_weight"] = sample_weight
         scorer = check_scoring(self.estimator, scoring=self.scoring)
+        _check_scorer_methods(scorer, self.estimator, self.scoring)
         grid = list(ParameterGrid(self.param_grid)) if self.param_grid is not None else [{}]
         if self.cv is not None:
             splits = self._cv_splits(X, y, X_tune, fit_params)

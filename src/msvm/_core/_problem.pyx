@@ -33,7 +33,9 @@ cdef class ProblemArrays:
         nv = problem.n_vars
         ne = self.lin.shape[0]
         if k > MAX_CLASSES:
-            raise ValueError(f"the compiled solver supports at most {MAX_CLASSES} classes")
+            raise ValueError(f"the compiled solver supports at most {MAX_CLASSES} class slots "
+                             f"(got {k}): merge rare classes, or fit a hierarchy of "
+                             f"classifiers over groups of classes")
         if self.ptr.shape[0] < 1 or self.ptr[self.ptr.shape[0] - 1] != nv:
             raise ValueError("problem arrays disagree in length")
         if problem.var_entry is not None:
@@ -69,6 +71,7 @@ cdef class ProblemArrays:
         self.p.grp = &self.grp[0] if problem.var_group is not None and nv else NULL
         self.p.cap = &self.cap[0] if self.cap.shape[0] > 0 else NULL
         self.p.ngroups = self.cap.shape[0]
+        self.p.gap_scale = 0.0
         self.p.kappa = float(problem.kappa)
         self.p.equality = 1 if problem.equality else 0
         self.p.maxper = 0

@@ -75,6 +75,7 @@ from ._cd cimport CDSolver
 from ._smo cimport SMOSolver
 
 from libc.stdlib cimport malloc, free
+from libc.math cimport INFINITY
 
 from collections import namedtuple
 from enum import IntEnum
@@ -123,7 +124,8 @@ NONFINITE_MESSAGE = (
 
 def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=1e-3,
           long max_iter=10000, bint shrinking=True, unsigned long long seed=0, double rho=1.0,
-          int verbose=0, int working_set=0, str method="auto", bint certify_start=False):
+          int verbose=0, int working_set=0, str method="auto", bint certify_start=False,
+          double gap_scale=0.0):
     """Solve the dual QP described by `problem` (a msvm._problem.DualProblem).
 
     ``method`` picks the inner solver: 'smo' (kernel sources, +-1 directions), 'cd'
@@ -131,7 +133,9 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     bounds the SMO path's working set (samples); 0 chooses it (`auto_working_set`).
     ``certify_start``: first check whether the start already meets the stopping rule (no
     step taken; the coordinate-descent path without group caps), as a start from the
-    smoothed primal often does.
+    smoothed primal often does.  ``gap_scale``: the least size of the objective the relative
+    duality gap is measured against (the DC loop: a fraction of its objective; see _gap.pyx),
+    0 for none.
 
     `alpha` (warm start, feasible for the box and group caps) and `mu` (k, sums to zero) are
     updated in place; `src` must hold scores consistent with alpha (see `init_scores`).
@@ -139,8 +143,8 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     Returns a SolveResult (n_iter, residual, status, gap): the work in epochs, the final KKT
     residual, the Status (CONVERGED: the KKT residual and the relative duality gap are within
     tol; MAX_ITER: max_iter reached; GAP_FLOOR: the gap stayed above tol down to the KKT
-    tolerance floor) and the last relative duality gap evaluated (inf if the KKT rule was
-    never met).  Raises ValueError
+    tolerance floor) and the last relative duality gap evaluated (at a max_iter stop before
+    the KKT rule was ever met, it is evaluated once at the final point).  Raises ValueError
     when non-finite values arise, and re-raises the exception of a signal handler (Ctrl-C's
     KeyboardInterrupt) that ran during the solve.
     """
@@ -150,6 +154,9 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     cdef Schedule sc
     cdef int status
     cdef long n_iter
+    if not gap_scale >= 0.0:
+        raise ValueError(f"gap_scale must be >= 0; got {gap_scale!r}")
+    pa.p.gap_scale = gap_scale
     if method not in ("auto", "smo", "cd"):
         raise ValueError(f"method must be 'auto', 'smo' or 'cd'; got {method!r}")
     use_smo = method != "cd" and smo_applies(src, problem)
@@ -165,6 +172,13 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     schedule_init(&sc, &pa.p, tol, ds.scale)
     with nogil:
         status = alm_solve(inner, &sc, verbose, certify_start)
+        if status == STATUS_MAX_ITER and sc.gap == INFINITY:
+            # the KKT rule was never met, so no gap was evaluated: evaluate it once (one
+            # O(n k) pass), so that the ConvergenceWarning reports the final point's gap
+            # (which can be finite and small: it read "inf" where duality_gap_ /
+            # objective_ was 0.06) rather than the schedule's initial inf
+            if inner.gap(&sc.gap) == STATUS_INTERRUPTED:
+                status = STATUS_INTERRUPTED
     if status == STATUS_INTERRUPTED:
         reraise()
     if status == STATUS_NO_MEMORY:

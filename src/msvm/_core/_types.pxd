@@ -5,7 +5,7 @@
 cdef extern from *:
     """
     /* Numerical constants of the msvm dual solver (see msvm/_core/_types.pxd). */
-    #define MSVM_MAX_CLASSES 64
+    #define MSVM_MAX_CLASSES 1024
     #define MSVM_WORKING_SET 256
     #define MSVM_WORKING_SET_LARGE 512
     #define MSVM_LARGE_SCAN 200000
@@ -19,7 +19,9 @@ cdef extern from *:
     #define MSVM_CURV_MIN 1e-12
     #define MSVM_CAP_RTOL 1e-12
     """
-    # most class slots of a problem (work arrays of this size live on the stack)
+    # most class slots of a problem: per-sample work arrays of this size live on the stack
+    # (8 KB of doubles each, a few per frame); every loop over them runs to k, not to this
+    # bound, so a larger bound costs fits with few classes nothing
     enum: MAX_CLASSES "MSVM_MAX_CLASSES"
     # largest working set (samples) of the SMO path; never more than the row cache holds.
     # WORKING_SET_LARGE where a working set's fixed costs dominate: the row cache holds
@@ -88,6 +90,8 @@ cdef struct Prob:
     int equality
     int maxper        # most variables of one sample
     int ngroups       # number of groups (0: every variable has only its box)
+    double gap_scale  # least size of the objective a relative duality gap is measured
+                      # against (_gap.pyx: scores_gap; 0 unless the caller sets one)
 
 
 cdef inline int v_ent(const Prob* p, int v) noexcept nogil:
