@@ -7,6 +7,13 @@ values at the training points, the penalty and the duality gap.  Each (n, k) arr
 computed in place where its input is no longer needed, by the named steps below: with the
 identity output map at most two are alive at once (the slot sums, which become V, and the
 scores, which become the centred function h and then the decision values).
+
+With a Gram matrix from outside the core ('precomputed', a callable kernel) the decision
+values are formed from the fitted coefficients exactly as prediction forms them
+(:func:`gram_times`), not from the solver's scores K U: the entries of such a matrix may span
+any range, and -kappa (K U) P and K (-kappa U P) then round apart (arbitrarily at
+K = 1e300 + O(1)), so that ``objective_`` and ``intercept_`` would describe a function other
+than the one ``dual_coef_`` and ``intercept_`` predict with.
 """
 
 from dataclasses import dataclass
@@ -15,7 +22,7 @@ import numpy as np
 
 from ._core._solver import primal_dual
 from ._intercept import fitted_intercepts
-from ._products import rows_times, times_small
+from ._products import chunk_rows, rows_times, times_small
 from ._validation import check_finite_objective
 
 
@@ -108,6 +115,69 @@ def output_penalty(V, T, H_out):
         return 0.5 * float(np.sum(times_small(V, T.T) * H_out))
 
 
+def gram_times(K, coef, support):
+    """``K[:, support] @ coef`` (n, coef.shape[1]), formed as prediction forms decision
+    values from a precomputed Gram matrix (``BaseMSVM._fitted_functions``): the same blocks of
+    rows, the same column gather and the same product, so the same rounding.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The training Gram matrix.
+    coef : ndarray of shape (len(support), c)
+        C-contiguous coefficients of the support samples (``dual_coef_.T``).
+    support : ndarray of int
+        Sorted sample indices of the support.
+
+    Returns
+    -------
+    ndarray of shape (n, c)
+    """
+    out = np.empty((K.shape[0], coef.shape[1]))
+    step = chunk_rows(len(support))
+    for start in range(0, K.shape[0], step):
+        out[start:start + step] = K[start:start + step][:, support] @ coef
+    return out
+
+
+def gram_snapshot(model, K, src, problem, alpha, mu, n_iter, resid):
+    """:func:`snapshot` for a Gram matrix K held by the source: the decision values at the
+    training points are K V + b (V = -kappa U P), formed by :func:`gram_times` from the
+    coefficients the fitted estimator keeps; the intercepts are exact for them.
+
+    The duality gap stays the certificate of alpha at the source's scores K U (recomputed
+    from scratch at the end of the solve, ``DualSequence._refresh_scores``).
+    """
+    T = model._output_map(problem.k)
+    identity = T.shape == (problem.k, problem.k) and np.array_equal(T, np.eye(problem.k))
+    support = np.flatnonzero(problem.support_mask(alpha))
+    V = centre_and_scale_in_place(problem.slot_sums(alpha), problem.kappa)
+    coef = np.ascontiguousarray(V[support])
+    H = gram_times(K, coef, support)         # the slot functions h at the training points
+    b_slot = -mu
+    solver = getattr(model, "intercept_solver", "exact")
+    # as in `snapshot`: the exact search where every loss term involves one slot, the LP
+    # (intercept_solver='linprog') for any model with free intercepts
+    if problem.equality and (solver == "linprog" or not problem.has_pairs):
+        b_slot = fitted_intercepts(problem, H, b_slot, solver)
+    gap = duality_gap(problem, alpha, training_scores(None, None, src), b_slot)
+    intercept = T @ b_slot
+    if identity:
+        penalty = slot_penalty(V, H)
+    else:
+        # the output functions from the output coefficients, as prediction forms them
+        H = gram_times(K, times_small(coef, T.T), support)
+        penalty = output_penalty(V, T, H)
+    del coef
+    f_train = np.add(H, intercept, out=H)
+    del H
+    check_finite_objective(model, penalty, "the penalty 1/2 sum_j ||h_j||^2")
+    return _Solution(
+        problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
+        V=V, W=None, intercept=intercept, G=model._decision_from_output(f_train),
+        penalty=max(0.0, penalty), gap=gap)
+
+
 def snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
     """The fitted functions of one solved dual, at the training points (a :class:`_Solution`).
 
@@ -118,6 +188,9 @@ def snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
     array fewer alive; in that search the scores are formed again after it (the row source
     still holds them, or X W) rather than kept.
     """
+    K = getattr(src, "gram", None)
+    if K is not None and not model._explicit_features():
+        return gram_snapshot(model, K, src, problem, alpha, mu, n_iter, resid)
     T = model._output_map(problem.k)
     identity = T.shape == (problem.k, problem.k) and np.array_equal(T, np.eye(problem.k))
     explicit = model._explicit_features()
