@@ -421,8 +421,8 @@ class DualSequence:
         one dual_coef_ and intercept_ predict with.  One pass over the rows of the support
         samples (the solver's own work is many such passes).  Explicit weights W = X^T U
         are recomputed after a solve that went on from a finishing step (``finished`` > 0):
-        its jump adds and later removes large slot sums, whose rounding in W, with columns
-        of very different scales, can exceed the objective's tolerance (one O(n d k) pass).
+        its jump adds and later removes large slot sums, whose rounding would leave W (and
+        ``coef_``) off the alpha that the duality gap certifies (one O(n d k) pass).
         Kernel rows computed in the core are left as they are (bounded by their diagonal)."""
         if type(self.src).__name__ == "GramRows" or (finished and self.src.weights is not None):
             self.move_to(problem, alpha, fresh=True)
