@@ -7,15 +7,16 @@
 (from the repository root)
 
 1. Cost of a TLAMSVM grid point against one global AngleBasedMSVM fit, side by side in one
-   process, on the seed 004 simulations S1 (n = 1000, k = 3) and S2 (n = 1500, k = 5), linear
+   process, on the Kang, Lin and Zhang (2019) simulations S1 (n = 1000, k = 3) and S2
+   (n = 1500, k = 5), linear
    and RBF kernel (gamma = 'scale' on the non-target columns, resolved once), n_grid = 20,
    C = 1: total TLAMSVM fit time, time per grid point (total / n_grid), the AngleBasedMSVM fit
    time on the non-target columns with the same C and kernel, their ratio, and the solver
    passes per grid point against the global fit's n_iter_ (target: time per grid point at most
    0.5x one global fit, thanks to the warm starts along the grid).
 2. AngleBasedMSVM against the same primal written as a QP for cvxpy + Clarabel
-   (oracle.primal.fit_generic_angle) at n = 500, 1000, 2000 on the seed 002 example 4.1.1 data,
-   RBF kernel, gamma = 'median' resolved once, C = 1 / (n lambda) with lambda = 1e-3,
+   (oracle.primal.fit_generic_angle) at n = 500, 1000, 2000 on the Liu and Yuan (2011) example 4.1.1
+   data, RBF kernel, gamma = 'median' resolved once, C = 1 / (n lambda) with lambda = 1e-3,
    reinforcement 0.5, msvm tol = 1e-6: fit-time ratio and relative objective difference, both
    objectives recomputed here in NumPy from the fitted decision values (target: at least 200x
    faster at n = 2000 with |rel. diff| <= 1e-6). The generic solve runs in a spawned child
@@ -25,7 +26,7 @@
    data with random_state = rep, a test set of the same size with random_state = 1000 + rep, C
    (and TLAMSVM's bandwidth among multiples of the Silverman rule) chosen by 5-fold
    GridSearchCV on the training set (scoring 'f1_macro'). Reported as mean and standard error;
-   the paper (seed 004, tables 1 and 2) has TLAMSVM ahead. No target.
+   the paper (Kang, Lin and Zhang 2019, tables 1 and 2) has TLAMSVM ahead. No target.
 
 The full run writes benchmarks/results/angle.md and benchmarks/results/angle.json (with --only,
 the sections run replace those in the existing JSON and the report is re-rendered); --quick
@@ -364,7 +365,9 @@ def bench_accuracy(reps, quick):
         tl = np.array([r["tl_f1"] for r in rows])
         an = np.array([r["angle_f1"] for r in rows])
         diff = tl - an
-        se = (lambda v: float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else None)
+        def se(v):
+            return float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else None
+
         scenarios[scenario] = {
             "rows": rows, "C_grid": C_grid, "bandwidth_multiples": list(BANDWIDTH_MULTIPLES),
             "tl_mean": float(tl.mean()), "tl_se": se(tl),
@@ -380,7 +383,9 @@ def render_accuracy(section):
     rows, verdicts, choices = [], [], []
     for name, s in section["scenarios"].items():
         R = len(s["rows"])
-        pm = (lambda m, e: f"{m:.4f}" + ("" if e is None else f" ± {e:.4f}"))
+        def pm(m, e):
+            return f"{m:.4f}" + ("" if e is None else f" ± {e:.4f}")
+
         rows.append([name, R, s["rows"][0]["n_train"],
                      "{" + ", ".join(f"{c:g}" for c in s["C_grid"]) + "}",
                      pm(s["tl_mean"], s["tl_se"]), pm(s["angle_mean"], s["angle_se"]),
@@ -407,7 +412,7 @@ def render_accuracy(section):
               "AngleBasedMSVM macro F1 (mean ± s.e.)", "difference TLAMSVM - Angle (paired)",
               "reps TLAMSVM ahead", "CV search s TLAMSVM / Angle (all reps)"]
     text = [markdown_table(header, rows), "", "Against the paper (TLAMSVM better than RAMSVM "
-            "in seed 004 tables 1 and 2):", ""] + verdicts + [
+            "in Kang, Lin and Zhang (2019) tables 1 and 2):", ""] + verdicts + [
             "", "Parameters chosen by cross-validation (number of repetitions):", ""] + choices
     per_rep = []
     for name, s in section["scenarios"].items():
@@ -426,7 +431,7 @@ def render_accuracy(section):
 # --------------------------------------------------------------------------- report
 SETUPS = {
     "1": ("1. TLAMSVM cost per grid point against one AngleBasedMSVM fit",
-          "Seed 004 simulations `make_targeted_example(scenario='S1' or 'S2', "
+          "Kang, Lin and Zhang (2019) simulations `make_targeted_example(scenario='S1' or 'S2', "
           "random_state=0)` (S1: n = 1000, k = 3, 2 features + U; S2: n = 1500, k = 5, 6 "
           "features + U; U is column 0). TargetedLocalMSVM(C=1, reinforcement=0.5, target=0, "
           "smoother='epanechnikov', bandwidth='silverman', n_grid=20, tol=1e-3, "
@@ -453,14 +458,16 @@ SETUPS = {
           "TLAMSVM without warm starts is not timed: the public API has no switch for it. "
           f"Target: time per grid point <= {GRID_TARGET:g} x the global fit time."),
     "2": ("2. AngleBasedMSVM against a generic QP solver (cvxpy + Clarabel)",
-          "Seed 002 example 4.1.1 data (`make_reinforced_example(n, '4.1.1', random_state=0)`, "
+          "Liu and Yuan (2011) example 4.1.1 data "
+          "(`make_reinforced_example(n, '4.1.1', random_state=0)`, "
           "k = 3, 2 features), RBF kernel with gamma = 'median' "
           "(`msvm.model_selection.median_gamma`: 1 / (2 sigma^2), sigma the median "
           "between-class pairwise distance) resolved once and "
           "the same float passed to both solvers, reinforcement = 0.5, C = 1 / (n lambda) with "
           "lambda = 1e-3. msvm: AngleBasedMSVM(tol=1e-6, max_iter=10000, random_state=0), "
           f"repeated {REPEATS} times when faster than {FAST_SECONDS:g} s (median). Generic: "
-          "the primal of seed 004 (1.1) as a QP for cvxpy + Clarabel (default tolerances; "
+          "the primal of Kang, Lin and Zhang (2019) as a QP for cvxpy + Clarabel "
+          "(default tolerances; "
           "`oracle.primal.fit_generic_angle`): f = K V + 1 b' with V n x (k-1) and free "
           "intercepts b, f at the training points as an auxiliary variable F = K V + 1 b', "
           "decision values G = F W with W the simplex vertices, one hinge slack "

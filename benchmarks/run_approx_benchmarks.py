@@ -29,7 +29,6 @@ import sys
 import time
 import warnings
 
-import numpy as np
 
 from benchmarks.harness import (PeakMemory, chosen_sections, fmt, git_commit, markdown_table,
                                 run_in_child, run_sections, stop_reasons,

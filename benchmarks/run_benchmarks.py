@@ -7,8 +7,8 @@
 (from the repository root, which holds the benchmarks and oracle packages)
 
 a. ReinforcedMSVM against the same primal solved by a generic QP solver (cvxpy + Clarabel,
-   oracle.primal.fit_generic) on the seed 002 example 4.1.1 data: fit-time ratio and relative
-   objective difference.
+   oracle.primal.fit_generic) on the Liu and Yuan (2011) example 4.1.1 data: fit-time ratio and
+   relative objective difference.
 b. pendigits, RBF kernel, against sklearn.svm.SVC: fit-time ratio and test accuracy.
 c. pendigits, linear kernel, against LinearSVC(multi_class='crammer_singer').
 d. Scaling of the RBF fit time with n, and the peak memory of a fit at the largest n.
@@ -308,7 +308,8 @@ def render_scaling(s):
 # --------------------------------------------------------------------------- report
 SETUPS = {
     "a": ("a. Against a generic QP solver (cvxpy + Clarabel)",
-          "Seed 002 example 4.1.1 data (`make_reinforced_example(n, '4.1.1', random_state=0)`, "
+          "Liu and Yuan (2011) example 4.1.1 data "
+          "(`make_reinforced_example(n, '4.1.1', random_state=0)`, "
           "k = 3), RBF kernel with gamma = 'median' (1 / (2 sigma^2), sigma the median "
           "between-class pairwise distance) resolved once on the training data and the same "
           "float passed to both solvers, reinforcement = 0.5, C = 1 / (n lambda) with "

@@ -11,7 +11,7 @@
    (target: DC fit time at most 3x the convex fit time, thanks to warm starts).
    1a. RobustMSVM(truncation=1.0) on pendigits, RBF kernel, C = 10, gamma = 'scale' resolved
        once; also the test accuracy of both.
-   1b. RobustMSVM(truncation=1.0) on the seed 001 unit-disc data (make_disc_example,
+   1b. RobustMSVM(truncation=1.0) on the Wu and Liu (2007) unit-disc data (make_disc_example,
        contamination 0.1) at n = 1000 and 4000, RBF kernel, gamma = 'median' resolved once,
        C = 1 / (n lambda) with lambda = 1e-3.
    1c. WeightedRobustMSVM(truncation='auto', identity utility) on the same disc data.
@@ -352,7 +352,8 @@ SETUPS = {
            "random_state=0) against the same model with truncation=None (the untruncated "
            "Lee-Lin-Wahba MSVM, one convex solve)."),
     "1b": ("1b. DC fit against one convex fit: RobustMSVM on the disc example",
-           "`make_disc_example(n, contamination=0.1, random_state=0)` (seed 001, k = 3), RBF "
+           "`make_disc_example(n, contamination=0.1, random_state=0)` (Wu and Liu 2007, k = 3), "
+           "RBF "
            "kernel with gamma = 'median' resolved once "
            "(`msvm.model_selection.median_gamma(X, y)`), "
            "C = 1 / (n lambda) with lambda = 1e-3, tol=1e-3, random_state=0; "
@@ -364,7 +365,8 @@ SETUPS = {
            "WeightedRobustMSVM(truncation=None)."),
     "2": ("2. Convex weighted MSVM against a generic QP solver (cvxpy + Clarabel)",
           "Disc data `make_disc_example(n, contamination=0.1, random_state=0)` (chosen over the "
-          "seed 002 data to stay on the data of section 1), RBF kernel, gamma = 'median' "
+          "Liu and Yuan (2011) data to stay on the data of section 1), RBF kernel, "
+          "gamma = 'median' "
           "resolved once, C = 1 / (n lambda) with lambda = 1e-3, utility "
           "`utility_matrix(2, 0.4)` = [[1, 0.4, 0.4], [0, 1, 0], [0, 0, 1]] (rows: true "
           "class). msvm: WeightedRobustMSVM(truncation=None, tol=1e-6, random_state=0) with the "

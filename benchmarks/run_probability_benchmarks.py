@@ -14,7 +14,8 @@ scaling and pairwise coupling) with the same C and kernel width.
 
 1. Liu and Yuan's (2011) simulated examples 4.1.1 and 4.1.2, whose true probabilities are
    known (``msvm.datasets.reinforced_example_proba``): n = 400 training samples, 5000 test
-   samples, R = 5 repetitions (3 for the cross-validated C); ReinforcedMSVM (reinforcement 0.5, gamma='median') at C = 1,
+   samples, R = 5 repetitions (3 for the cross-validated C); ReinforcedMSVM (reinforcement 0.5,
+   gamma='median') at C = 1,
    at C = 10, and with each method's C chosen by its own 5-fold cross-validated log loss
    from {0.1, 1, 10, 30}.
    Mean absolute error against the true probabilities, log loss, Brier score, agreement of

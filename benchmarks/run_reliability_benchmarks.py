@@ -6,7 +6,7 @@
 (from the repository root)
 
 1. Signal checks: the solver re-takes the GIL every 2^24 units of work to run Python's signal
-   handlers.  The same fits with the checks on and off (msvm._core._solver.set_signal_checks),
+   handlers.  The same fits with the checks on and off (msvm._core._solver.signal_checks_off),
    alternated in one process; CPU time (the machine may be shared), median of the pairs; and,
    since whole-fit timings scatter by more than the checks cost, the number of checks a fit
    makes times the measured time of one check (msvm._core._solver.signal_check_stats).
@@ -32,6 +32,7 @@ benchmarks/results/reliability.md and reliability.json.  Timings are reported, n
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -191,7 +192,7 @@ def pendigits():
 
 
 def signal_and_gap_section(fits):
-    from msvm._core._solver import primal_dual, set_signal_checks, signal_check_stats
+    from msvm._core._solver import primal_dual, signal_check_stats, signal_checks_off
 
     _, per_check = signal_check_stats(200000)
 
@@ -200,14 +201,11 @@ def signal_and_gap_section(fits):
         on, off = [], []
         for _ in range(PAIRS):
             for enabled, store in ((True, on), (False, off)):
-                set_signal_checks(enabled)
-                try:
+                with contextlib.nullcontext() if enabled else signal_checks_off():
                     before = signal_check_stats()[0]
                     cpu, est = cpu_fit(make, X, y)
                     if enabled:
                         checks = signal_check_stats()[0] - before
-                finally:
-                    set_signal_checks(True)
                 store.append(cpu)
         # one evaluation of the certificate at the final point, as the solver makes it
         problem = est._dual_problem(np.unique(y, return_inverse=True)[1].astype(np.int32),

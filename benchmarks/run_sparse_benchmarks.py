@@ -170,8 +170,8 @@ def render_kernel(res):
 def render_equal(res):
     table = [[name, fmt(r["max_abs_diff"], ".1e"), fmt(r["cpu_sparse"], ".2f"),
               fmt(r["cpu_dense"], ".2f")] for name, r in res["rows"].items()]
-    return markdown_table(["fit", "largest difference of decision values, sparse - dense", "CPU s sparse",
-                           "CPU s dense"], table) + "\n"
+    return markdown_table(["fit", "largest difference of decision values, sparse - dense",
+                           "CPU s sparse", "CPU s dense"], table) + "\n"
 
 
 SETUPS = {
@@ -180,7 +180,8 @@ SETUPS = {
                "sparse linear rule with Gumbel noise), 80/20 train/test split, C = 0.1 for "
                "every estimator, default tol, each fit in its own child process (CPU time; "
                "peak memory: the largest resident set size during the fit, sampled every "
-               "5 ms, minus its value before the fit, when the data are loaded). Ratio: CPU time / CPU time of "
+               "5 ms, minus its value before the fit, when the data are loaded). "
+               "Ratio: CPU time / CPU time of "
                "LinearSVC(multi_class='crammer_singer') on the same CSR matrix. `stop`: msvm's "
                "`stop_reason_` (or, for scikit-learn, whether it raised a ConvergenceWarning)."),
     "kernel": ("RBF kernel on a sparse matrix (against SVC)",
@@ -198,8 +199,10 @@ def render_report(data):
     m = data["machine"]
     parts = ["# Sparse input benchmarks\n",
              f"Written by `python -m benchmarks.run_sparse_benchmarks"
-             f"{' --quick' if data['quick'] else ''}` (commit {m.get('git') or git_commit()}), {m['date']}, "
-             f"on {m.get('cpu', '?')} ({m.get('logical_cpus', '?')} logical CPUs, shared with other work: "
+             f"{' --quick' if data['quick'] else ''}` "
+             f"(commit {m.get('git') or git_commit()}), {m['date']}, "
+             f"on {m.get('cpu', '?')} ({m.get('logical_cpus', '?')} logical CPUs, "
+             "shared with other work: "
              "CPU times, not wall-clock, are compared).\n"]
     for name in ("linear", "kernel", "equal"):
         res = data["benchmarks"].get(name)

@@ -256,8 +256,8 @@ def render_parallel(s):
 
 # What the epochs and fit times of section 1 show (written from the measurements of the
 # issue-12 warm-start work; the numbers are in the table above).
-WHY_NOT_5X = """What the warm path reuses (issue 12, item 4), all exact (same selected lambda, the same
-objectives to the solver's tol as the cold path: last-but-one column):
+WHY_NOT_5X = """What the warm path reuses (issue 12, item 4), all exact (same selected lambda,
+the same objectives to the solver's tol as the cold path: last-but-one column):
 
 - Along the path every warm-started fit takes over the previous fit's row source (its
   scores K U(alpha) and its kernel-row cache) when the training inputs (a hash of their

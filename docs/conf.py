@@ -75,58 +75,12 @@ html_theme_options = {
     # API pages: one object each, so no "on this page" column (more room for the formulas)
     "secondary_sidebar_items": {"generated/*": []},
 }
-html_sidebars = {"index": [], "install": [], "models": [], "c_lambda": [], "guide": [],
+html_sidebars = {"index": [], "install": [], "models": [], "c_lambda": [], "guide": [], "contributing": [],
                  "changelog": []}
 html_show_sourcelink = False
 
-# --- Papers are cited by authors and year -------------------------------------------------
-# The docstrings and the recorded reproduction reports name the papers by the numbers of the
-# project's reading list ("seed 001"); the site cites them by authors and year instead.
-PAPERS = {
-    "000": ("Liu, Wu and He", "2011"),
-    "001": ("Wu and Liu", "2007"),
-    "002": ("Liu and Yuan", "2011"),
-    "003": ("Wu and Liu", "2013"),
-    "004": ("Kang, Lin and Zhang", "2019"),
-}
-_AUTHORS = r"(?:Liu, Wu (?:and|&) He|Wu (?:and|&) Liu|Liu (?:and|&) Yuan|Kang, Lin (?:and|&) Zhang)"
-
-
-def cite_papers(text):
-    """Replace the reading-list numbers ("seed 001") in ``text`` by authors and year."""
-    def authors(num):
-        return PAPERS[num][0]
-
-    def year(num):
-        return PAPERS[num][1]
-
-    text = text.replace("Every paper in ``seeds/``", "Every paper")
-    # "seeds 000 and 002" -> "Liu, Wu and He (2011) and Liu and Yuan (2011)"
-    text = re.sub(r"seeds (\d{3}) and (\d{3})",
-                  lambda m: f"{authors(m[1])} ({year(m[1])}) and {authors(m[2])} ({year(m[2])})",
-                  text)
-    # "Seed 001 (Wu and Liu, truncated-hinge-loss MSVM)" -> "Wu and Liu (2007)"
-    text = re.sub(r"[Ss]eed (\d{3}) \([^)]*\)",
-                  lambda m: f"{authors(m[1])} ({year(m[1])})", text)
-    # "seed 000, Liu, Wu & He" (a table cell) -> "Liu, Wu and He (2011)"
-    text = re.sub(r"[Ss]eed (\d{3}), " + _AUTHORS + r"(?: \(slides\)| \d{4})?",
-                  lambda m: f"{authors(m[1])} ({year(m[1])})", text)
-    # "Kang, Lin and Zhang (seed 004, section 3.1)" -> "Kang, Lin and Zhang (2019, section 3.1)"
-    text = re.sub(r"(" + _AUTHORS + r") \([Ss]eed (\d{3})",
-                  lambda m: f"{m[1]} ({year(m[2])}", text)
-    # "of Wu and Liu, seed 001." -> "of Wu and Liu (2007)."
-    text = re.sub(r"(" + _AUTHORS + r"),? [Ss]eed (\d{3})",
-                  lambda m: f"{m[1]} ({year(m[2])})", text)
-    # "(seed 000, section 5.1)" -> "(Liu, Wu and He 2011, section 5.1)"
-    text = re.sub(r"\([Ss]eed (\d{3})",
-                  lambda m: f"({authors(m[1])} {year(m[1])}", text)
-    # "seed 002's tables" -> "Liu and Yuan's (2011) tables"
-    text = re.sub(r"[Ss]eed (\d{3})'s",
-                  lambda m: f"{authors(m[1])}'s ({year(m[1])})", text)
-    # anything else: "seed 000 section 3.3" -> "Liu, Wu and He (2011) section 3.3"
-    text = re.sub(r"[Ss]eed (\d{3})(?!\d)",
-                  lambda m: f"{authors(m[1])} ({year(m[1])})", text)
-    return text
+# Papers are cited by authors and year in the docstrings and the reproduction reports
+# themselves (and the reproduction scripts are named so, e.g. liu_yuan_2011_table1.py).
 
 
 def _escape_shapes(text):
@@ -149,7 +103,7 @@ def _skip_member(app, what, name, obj, skip, options):
 
 
 def _process_docstring(app, what, name, obj, options, lines):
-    lines[:] = _escape_shapes(cite_papers("\n".join(lines))).split("\n")
+    lines[:] = _escape_shapes("\n".join(lines)).split("\n")
 
 
 # --- Generated pages: the recorded paper reproductions and the "which model when" table ---
@@ -170,13 +124,12 @@ def copy_reproductions(app):
     if REPRODUCE_OUT.exists():
         shutil.rmtree(REPRODUCE_OUT)
     REPRODUCE_OUT.mkdir()
-    reports = sorted(p for p in REPRODUCE_SRC.glob("seed*.md"))
+    reports = sorted(p for p in REPRODUCE_SRC.glob("*.md") if p.name != "README.md")
     for path in sorted(REPRODUCE_SRC.glob("*.png")):
         shutil.copy2(path, REPRODUCE_OUT / path.name)
     for path in [REPRODUCE_SRC / "README.md", *reports]:
         text = path.read_text(encoding="utf-8")
         text = re.sub(r"(?<!!)\[([^\]]+)\]\(([^)]+)\)", _link_outside, text)
-        text = cite_papers(text)
         text = re.sub(r"(\w+) & (\w+) \((\d{4})\)", r"\1 and \2 (\3)", text)
         # "[1+u]_+ - [u-1]_+" outside code spans would read as emphasis in Markdown
         parts = text.split("`")

@@ -20,6 +20,9 @@ primal
     the generic-solver baselines of the benchmarks.
 dual
     The Lagrange dual of the reinforced MSVM (a lower bound, for checking the primal solver).
+dual_qp
+    The dual QP of a dual-problem description, written out densely and solved by cvxpy +
+    Clarabel (the reference of the tests that hand problems to the compiled solver directly).
 problems
     Random small classification problems for property tests.
 """

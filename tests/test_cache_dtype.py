@@ -6,12 +6,11 @@ import numpy as np
 import pytest
 from sklearn.utils._param_validation import InvalidParameterError
 
-from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
-                  TargetedLocalMSVM, WeightedRobustMSVM, WestonWatkinsMSVM)
+from msvm import (ReinforcedMSVM, TargetedLocalMSVM, WeightedRobustMSVM, WestonWatkinsMSVM)
 from msvm.datasets import make_reinforced_example
+from _estimators import classes
 
-ESTIMATORS = [ReinforcedMSVM, WestonWatkinsMSVM, AngleBasedMSVM, RobustMSVM,
-              WeightedRobustMSVM, AdaptiveWeightedSVM, TargetedLocalMSVM]
+ESTIMATORS = classes()          # every public estimator (tests/_estimators.py)
 
 
 def _data():

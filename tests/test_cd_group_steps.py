@@ -22,7 +22,7 @@ import pytest
 
 from msvm._core._solver import init_scores, make_row_source, solve
 from msvm._problem import margin_problem
-from _dual_qp import dual_value, reference_dual_value
+from oracle.dual_qp import dual_value, reference_dual_value
 
 cp = pytest.importorskip("cvxpy")
 

@@ -6,21 +6,23 @@ from sklearn.base import clone
 from sklearn.utils.class_weight import compute_class_weight
 
 from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
-                  TargetedLocalMSVM, WeightedRobustMSVM, WestonWatkinsMSVM)
+                  TargetedLocalMSVM, WestonWatkinsMSVM)
 from msvm.model_selection import TuningSetSearch, lambda_grid
+from _estimators import configured
 
 TIGHT = dict(tol=1e-9, max_iter=100000)
 
+# every public estimator (tests/_estimators.py), then the other kernel or scheme of two
 ESTIMATORS = [
-    ReinforcedMSVM(kernel="linear", **TIGHT),
+    *configured({"ReinforcedMSVM": dict(kernel="linear"),
+                 "RobustMSVM": dict(kernel="linear", dc_tol=1e-12),
+                 "WeightedRobustMSVM": dict(kernel="rbf", dc_tol=1e-12),
+                 "AdaptiveWeightedSVM": dict(kernel="linear"),
+                 "WestonWatkinsMSVM": dict(kernel="linear"),
+                 "AngleBasedMSVM": dict(kernel="rbf"),
+                 "TargetedLocalMSVM": dict(n_grid=4, bandwidth=1.5)}, **TIGHT),
     ReinforcedMSVM(kernel="rbf", **TIGHT),
-    RobustMSVM(kernel="linear", dc_tol=1e-12, **TIGHT),
-    WeightedRobustMSVM(kernel="rbf", dc_tol=1e-12, **TIGHT),
-    AdaptiveWeightedSVM(kernel="linear", **TIGHT),
     AdaptiveWeightedSVM(kernel="linear", scheme="iterative", **TIGHT),
-    WestonWatkinsMSVM(kernel="linear", **TIGHT),
-    AngleBasedMSVM(kernel="rbf", **TIGHT),
-    TargetedLocalMSVM(n_grid=4, bandwidth=1.5, **TIGHT),
 ]
 IDS = [f"{type(e).__name__}-{e.kernel}" + (f"-{e.scheme}" if hasattr(e, "scheme") else "")
        for e in ESTIMATORS]

@@ -1,4 +1,5 @@
-"""Input contracts and the fitted state (the reliability issue's input gaps).
+"""Input contracts and the fitted state: malformed inputs are refused by name, and a fit that
+fails leaves the estimator unfitted.
 
 - TuningSetSearch: sample_weight of the wrong length or shape is refused; sample_weight reaches
   the inner fits through scikit-learn's metadata routing; mixed-type labels get the estimators'
@@ -21,10 +22,10 @@ from sklearn.utils.validation import check_is_fitted
 
 import msvm._base
 import msvm._sequence
-from msvm import (AdaptiveWeightedSVM, ReinforcedMSVM, RobustMSVM, TargetedLocalMSVM,
-                  WeightedRobustMSVM)
+from msvm import ReinforcedMSVM, TargetedLocalMSVM
 from msvm.datasets import make_reinforced_example
 from msvm.model_selection import TuningSetSearch, lambda_grid
+from _estimators import factories
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +139,7 @@ def test_tuning_set_search_keeps_feature_names(data):
 def _fitted_state(est):
     return sorted(name for name in vars(est)
                   if (name.endswith("_") and not name.startswith("__"))
-                  or name in ("_dual_state", "_rho", "_seed"))
+                  or name in ("_warm_state", "_rho", "_seed"))
 
 
 def _interrupted_on_call(n):
@@ -155,14 +156,19 @@ def _interrupted_on_call(n):
     return solve
 
 
+# every public estimator (tests/_estimators.py), interrupted at the nth solve of its fit: in
+# the middle of the DC loop, the reweighting or the grid where it has one
+_INTERRUPTED_AT = {"RobustMSVM": 2, "WeightedRobustMSVM": 2, "AdaptiveWeightedSVM": 2,
+                   "TargetedLocalMSVM": 3}
+_INTERRUPTED = factories({"RobustMSVM": dict(C=5.0),
+                          "AdaptiveWeightedSVM": dict(warm_start=False),
+                          "TargetedLocalMSVM": dict(n_grid=4)}, warm_start=True)
+
+
 @pytest.mark.parametrize("make,nth", [
-    (lambda: ReinforcedMSVM(warm_start=True), 1),
-    (lambda: RobustMSVM(C=5.0, warm_start=True), 2),               # in the middle of the DC loop
-    (lambda: WeightedRobustMSVM(warm_start=True), 2),
-    (lambda: AdaptiveWeightedSVM(), 2),
-    (lambda: TargetedLocalMSVM(n_grid=4, warm_start=True), 3),      # at the third grid point
+    *((make, _INTERRUPTED_AT.get(make.__name__, 1)) for make in _INTERRUPTED),
     (lambda: _search(), 4),                                          # along the lambda path
-], ids=["reinforced", "robust-dc", "weighted-dc", "adaptive", "targeted", "tuning-search"])
+], ids=[*(make.__name__ for make in _INTERRUPTED), "tuning-search"])
 def test_interrupted_fit_leaves_the_estimator_unfitted(data, make, nth):
     X, y, _ = data
     est = make()

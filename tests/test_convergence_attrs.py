@@ -12,16 +12,16 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 import msvm._sequence
-from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
-                  TargetedLocalMSVM, WeightedRobustMSVM, WestonWatkinsMSVM)
+from msvm import (AdaptiveWeightedSVM, ReinforcedMSVM, RobustMSVM, TargetedLocalMSVM,
+                  WeightedRobustMSVM)
 from msvm._base import BaseMSVM
 from msvm._core._solver import Status
 from msvm._sequence import STOP_REASONS, fit_stop_reason
 from msvm.datasets import make_disc_example, make_reinforced_example
 from msvm.model_selection import TuningSetSearch
+from _estimators import classes
 
-ESTIMATORS = [ReinforcedMSVM, WestonWatkinsMSVM, AngleBasedMSVM, RobustMSVM,
-              WeightedRobustMSVM, AdaptiveWeightedSVM, TargetedLocalMSVM]
+ESTIMATORS = classes()          # every public estimator (tests/_estimators.py)
 
 
 @pytest.fixture(scope="module")

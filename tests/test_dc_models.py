@@ -8,7 +8,7 @@ algorithm's properties.
 - DC: dc_objectives_ never increases, objective_ is its last entry and equals the contract's
   formula on the fitted function, and the returned function is a DC fixed point: the convex
   subproblem linearized there has no solution with a lower (true) objective;
-- the DCA / iterative-weighting equivalence of seed 003 in both directions.
+- the DCA / iterative-weighting equivalence of Wu and Liu (2013) in both directions.
 """
 
 import warnings
@@ -219,7 +219,7 @@ def test_dc_properties(problem):
     assert here <= best + 1e-6 * max(1.0, abs(best))
 
 
-# ------------------------------------------------------------------ DCA and IWSVM (seed 003)
+# ------------------------------------------------------------------ DCA and IWSVM (Wu and Liu 2013)
 @pytest.mark.parametrize("seed", range(3))
 def test_dc_solution_is_a_fixed_point_of_iterative_weighting(seed):
     X, y, w = _disc(seed, n=50)

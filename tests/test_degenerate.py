@@ -39,7 +39,7 @@ def test_warning_is_a_user_warning():
     assert "degenerate" in DegenerateFitWarning.__doc__
 
 
-@pytest.mark.parametrize("n", [150, 2000], ids=["n150", "issue-n2000"])
+@pytest.mark.parametrize("n", [150, 2000], ids=["n150", "n2000"])
 def test_truncated_fit_that_is_constant_warns_with_the_dc_cause(n):
     X, y = _five_classes(n)
     est, messages = _degenerate_warnings(lambda: RobustMSVM(C=1.0).fit(X, y))

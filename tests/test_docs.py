@@ -40,8 +40,8 @@ def test_docs_build_without_warnings(tmp_path):
 
     # every page of the site is there, the API reference covers every public name, and the
     # gallery examples ran and drew
-    for page in ("index", "install", "guide", "models", "c_lambda", "api", "changelog",
-                 "reproduce/index", "auto_examples/index"):
+    for page in ("index", "install", "guide", "models", "c_lambda", "api", "contributing",
+                 "changelog", "reproduce/index", "auto_examples/index"):
         assert (out / f"{page}.html").exists(), page
     import msvm
     import msvm.datasets

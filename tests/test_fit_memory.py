@@ -16,6 +16,7 @@ from msvm._kernels import kernel_matrix, make_row_source
 from msvm._losses import losses_in_blocks
 from msvm._problem import DualProblem
 from msvm._snapshot import support_rows
+from _estimators import factories
 
 
 @pytest.fixture(scope="module")
@@ -72,13 +73,13 @@ def test_fitted_attributes_share_no_memory_with_the_warm_start(data, model):
     """alpha_ (a view of alpha for some models) must not be the warm start's memory."""
     X, y = data
     est = _fit(model(C=1.0, kernel="linear", random_state=0, warm_start=True), X, y)
-    alpha, mu, _ = est._dual_state
+    alpha = est._warm_start_state().alpha
     kept = alpha.copy()
     for name, value in vars(est).items():
         if name.endswith("_") and isinstance(value, np.ndarray):
             assert not np.shares_memory(value, alpha), name
     est.alpha_[...] = 12345.0          # a user's write into a fitted attribute
-    np.testing.assert_array_equal(est._dual_state[0], kept)
+    np.testing.assert_array_equal(est._warm_start_state().alpha, kept)
 
 
 def _problem(rng, counts, k=3):
@@ -153,10 +154,10 @@ def test_a_solution_alpha_is_not_written_by_later_solves(data):
                                K @ A.slot_sums(sequence.alpha), rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: msvm.WestonWatkinsMSVM(), lambda: msvm.ReinforcedMSVM(),
-    lambda: msvm.AngleBasedMSVM(), lambda: msvm.RobustMSVM(),
-    lambda: msvm.WeightedRobustMSVM(), lambda: msvm.AdaptiveWeightedSVM()])
+# every public estimator with one loss over decision values (tests/_estimators.py);
+# TargetedLocalMSVM's loss is that of AngleBasedMSVM at each grid point
+@pytest.mark.parametrize("make", [f for f in factories() if f.__name__ != "TargetedLocalMSVM"],
+                         ids=lambda f: f.__name__)
 def test_sample_losses_in_blocks_equal_the_whole_loss(make, monkeypatch):
     """The objective's loss computed on blocks of rows equals the loss of all rows at once."""
     rng = np.random.default_rng(0)

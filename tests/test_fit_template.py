@@ -114,7 +114,7 @@ def test_interrupt_in_the_probability_step_leaves_the_estimator_unfitted(data, m
     with pytest.raises(NotFittedError):
         check_is_fitted(est)
     assert not [name for name in vars(est) if name.endswith("_")]
-    assert getattr(est, "_dual_state", None) is None
+    assert est._warm_start_state() is None
 
 
 def test_targeted_fit_is_the_template(data):

@@ -14,7 +14,6 @@ import textwrap
 import time
 import warnings
 
-import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 from sklearn.exceptions import NotFittedError
@@ -96,15 +95,25 @@ def test_interrupted_solver_can_fit_again(kernel_data):
 
 
 def test_ctrl_c_raises_keyboard_interrupt_in_a_child_process():
-    """A real SIGINT to a process fitting (the issue's 45-second case, scaled down)."""
+    """A real SIGINT stops a process in the middle of a long kernel fit with KeyboardInterrupt.
+
+    The child reports the CPU time its fit took until the interrupt: the signal comes 1 s
+    (wall clock) into a fit of about 11 s CPU, so the fit stops after at most 2 s of CPU (two
+    cores) plus the latency, whatever the machine's load.
+    """
     script = textwrap.dedent("""
-        import sys
+        import sys, time
         from sklearn.datasets import make_classification
         from msvm import ReinforcedMSVM
         X, y = make_classification(n_samples=8000, n_features=20, n_informative=10,
                                    n_classes=5, random_state=0)
         print("fitting", flush=True)
-        ReinforcedMSVM(kernel="rbf", C=100).fit(X, y)      # about 11 s uninterrupted
+        start = time.process_time()
+        try:
+            ReinforcedMSVM(kernel="rbf", C=100).fit(X, y)      # about 11 s uninterrupted
+        except KeyboardInterrupt:
+            print(f"interrupted after {time.process_time() - start:.3f}", flush=True)
+            raise
         print("finished", flush=True)
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
@@ -115,28 +124,64 @@ def test_ctrl_c_raises_keyboard_interrupt_in_a_child_process():
             proc.kill()
             pytest.fail(f"the child did not start fitting: {proc.communicate()[1][-2000:]}")
         time.sleep(1.0)
-        sent = time.perf_counter()
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
-        latency = time.perf_counter() - sent
+        out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     assert "KeyboardInterrupt" in err
     assert proc.returncode != 0
-    assert latency < MAX_LATENCY + 0.5     # includes the interpreter's exit
+    assert "finished" not in out
+    fit_cpu = float(out.split("interrupted after")[1])
+    assert fit_cpu < 2 * 1.0 + MAX_LATENCY, f"the fit ran {fit_cpu:.2f} s of CPU"
 
 
-def test_signal_checks_can_be_switched_off_for_measurement():
+def test_signal_checks_off_is_scoped_and_restores_the_previous_state():
+    """The checks are off only inside a signal_checks_off() block: nested blocks, an
+    exception leaving a block and blocks of other threads all leave them on afterwards."""
+    import threading
+
     from msvm._core import _solver
 
-    previous = _solver.set_signal_checks(False)
-    try:
-        assert previous is True
-        assert _solver.set_signal_checks(False) is False
-    finally:
-        _solver.set_signal_checks(True)
+    assert not hasattr(_solver, "set_signal_checks")   # no process-global switch
+    assert _solver.signal_checks_enabled()
+    with _solver.signal_checks_off():
+        assert not _solver.signal_checks_enabled()
+        with _solver.signal_checks_off():
+            assert not _solver.signal_checks_enabled()
+        assert not _solver.signal_checks_enabled()      # the outer block is still open
+    assert _solver.signal_checks_enabled()
+    with pytest.raises(RuntimeError), _solver.signal_checks_off():
+        raise RuntimeError("leaves the block")
+    assert _solver.signal_checks_enabled()
+
+    entered, release = threading.Barrier(5), threading.Event()
+
+    def hold_a_block():
+        with _solver.signal_checks_off():
+            entered.wait()
+            release.wait()
+
+    threads = [threading.Thread(target=hold_a_block) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    entered.wait()
+    assert not _solver.signal_checks_enabled()
+    release.set()
+    for thread in threads:
+        thread.join()
+    assert _solver.signal_checks_enabled()
+
+
+def test_fit_inside_signal_checks_off_block_is_unchanged():
+    """A fit with the checks off reaches the same objective and leaves them on after."""
+    from msvm._core import _solver
+
     X, y = make_classification(n_samples=200, n_features=5, n_informative=3, n_classes=3,
                                random_state=1)
-    assert np.isfinite(ReinforcedMSVM().fit(X, y).objective_)
+    reference = ReinforcedMSVM().fit(X, y).objective_
+    with _solver.signal_checks_off():
+        objective = ReinforcedMSVM().fit(X, y).objective_
+    assert objective == reference
+    assert _solver.signal_checks_enabled()

@@ -9,24 +9,23 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 
-from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
-                  TargetedLocalMSVM, WeightedRobustMSVM, WestonWatkinsMSVM)
+from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, TargetedLocalMSVM,
+                  WestonWatkinsMSVM)
 from msvm._approx import (FourierMap, NystroemMap, fit_feature_map, kmeanspp_landmarks,
                           nystroem_map)
 from msvm._kernels import kernel_matrix
 from msvm.exceptions import DegenerateFitWarning
+from _estimators import factories, ids
 
+# every public estimator (tests/_estimators.py) and the iterative reweighting
 ESTIMATORS = [
-    lambda **kw: ReinforcedMSVM(**kw),
-    lambda **kw: WestonWatkinsMSVM(**kw),
-    lambda **kw: AngleBasedMSVM(**kw),
-    lambda **kw: RobustMSVM(**kw),
-    lambda **kw: WeightedRobustMSVM(**kw),
-    lambda **kw: AdaptiveWeightedSVM(**kw),
+    *factories({"TargetedLocalMSVM": dict(kernel="rbf", n_grid=3, bandwidth=2.0)}),
     lambda **kw: AdaptiveWeightedSVM(scheme="iterative", **kw),
-    lambda **kw: TargetedLocalMSVM(kernel="rbf", n_grid=3, bandwidth=2.0, **kw),
 ]
-IDS = ["reinforced", "ww", "angle", "robust", "weighted_robust", "owsvm", "iwsvm", "targeted"]
+IDS = [*ids(ESTIMATORS[:-1]), "AdaptiveWeightedSVM-iterative"]
+REINFORCED, WESTON_WATKINS, TARGETED = (
+    ESTIMATORS[IDS.index(name)]
+    for name in ("ReinforcedMSVM", "WestonWatkinsMSVM", "TargetedLocalMSVM"))
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +169,7 @@ def test_same_random_state_same_fit_and_other_state_other_map(data, method):
 
 @pytest.mark.parametrize("method,landmarks", [("nystroem", "uniform"),
                                                ("nystroem", "kmeans++"), ("rff", "uniform")])
-@pytest.mark.parametrize("make", [ESTIMATORS[0], ESTIMATORS[-1]], ids=["reinforced", "targeted"])
+@pytest.mark.parametrize("make", [REINFORCED, TARGETED], ids=["reinforced", "targeted"])
 def test_sparse_input_equals_dense(data, method, landmarks, make):
     X, y, X_test, _ = data
     X = X.copy()
@@ -198,7 +197,7 @@ def test_sample_weight_and_class_weight(data):
 
 
 @pytest.mark.parametrize("method", ["nystroem", "rff"])
-@pytest.mark.parametrize("make", [ESTIMATORS[1], ESTIMATORS[-1]], ids=["ww", "targeted"])
+@pytest.mark.parametrize("make", [WESTON_WATKINS, TARGETED], ids=["ww", "targeted"])
 def test_probability(data, method, make):
     X, y, X_test, _ = data
     with warnings.catch_warnings():

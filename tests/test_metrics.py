@@ -1,4 +1,4 @@
-"""The average utility of seed 000 section 5.1 and its scorer."""
+"""The average utility of Liu, Wu and He (2011) section 5.1 and its scorer."""
 
 import numpy as np
 import pytest

@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_oracle_does_not_import_msvm():
-    code = ("import sys, oracle, oracle.primal, oracle.losses, oracle.kernels, oracle.linalg; "
+    code = ("import sys, oracle, oracle.primal, oracle.losses, oracle.kernels, oracle.linalg, "
+            "oracle.dual_qp; "
             "sys.exit(int('msvm' in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
 

@@ -7,16 +7,15 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
 
-from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
-                  TargetedLocalMSVM, WeightedRobustMSVM, WestonWatkinsMSVM)
+from msvm import ReinforcedMSVM
 from msvm._probability import (bracket_ratios, fit_shape, probabilities_from_ratios,
                                 probability_levels, shaped_probabilities)
 from msvm.datasets import make_reinforced_example, reinforced_example_proba
 from msvm.model_selection import TuningSetSearch, lambda_grid
+from _estimators import configured
 
-ESTIMATORS = [ReinforcedMSVM(), ReinforcedMSVM(kernel="linear"), RobustMSVM(),
-              WeightedRobustMSVM(), AdaptiveWeightedSVM(), WestonWatkinsMSVM(),
-              AngleBasedMSVM(), TargetedLocalMSVM(n_grid=3)]
+# every public estimator (tests/_estimators.py) and the linear kernel's path
+ESTIMATORS = [*configured(), ReinforcedMSVM(kernel="linear")]
 
 
 @pytest.fixture(scope="module")

@@ -18,10 +18,15 @@ SCRIPTS = sorted(p for p in (ROOT / "benchmarks" / "reproduce").glob("*.py")
                  if not p.name.startswith("_"))
 
 
-def test_every_paper_has_a_script():
+PAPERS = ("liu_wu_he_2011", "wu_liu_2007", "liu_yuan_2011", "wu_liu_2013", "kang_lin_zhang_2019")
+
+
+def test_every_paper_has_a_script_named_by_authors_and_year():
+    """Each source paper has a reproduction script named <authors>_<year>_<table or figure>."""
     names = {p.stem for p in SCRIPTS}
-    for seed in ("seed000", "seed001", "seed002", "seed003", "seed004"):
-        assert any(name.startswith(seed) for name in names), seed
+    for paper in PAPERS:
+        assert any(name.startswith(paper + "_") for name in names), paper
+    assert all(name.startswith(PAPERS) for name in names), names
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])

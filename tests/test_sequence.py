@@ -5,10 +5,10 @@ import warnings
 import numpy as np
 import pytest
 
-from msvm import (AdaptiveWeightedSVM, ReinforcedMSVM, RobustMSVM, TargetedLocalMSVM,
-                  WeightedRobustMSVM)
+from msvm import ReinforcedMSVM
 from msvm._kernels import kernel_matrix, make_row_source
 from msvm.datasets import make_reinforced_example
+from _estimators import factories
 
 TIGHT = dict(tol=1e-10, max_iter=100000)
 
@@ -87,14 +87,15 @@ def _data(seed):
     return np.hstack([U, X]), y
 
 
-@pytest.mark.parametrize("make", [
-    lambda: ReinforcedMSVM(random_state=0),
-    lambda: ReinforcedMSVM(kernel="linear", random_state=0),
-    lambda: RobustMSVM(C=5.0, random_state=0),
-    lambda: WeightedRobustMSVM(C=5.0, random_state=0),
-    lambda: AdaptiveWeightedSVM(scheme="iterative", random_state=0),
-    lambda: TargetedLocalMSVM(n_grid=4, random_state=0),
-], ids=["reinforced", "reinforced-linear", "robust", "weighted", "adaptive", "targeted"])
+# every public estimator (tests/_estimators.py) and the linear kernel's path
+_MAKERS = [*factories({"RobustMSVM": dict(C=5.0), "WeightedRobustMSVM": dict(C=5.0),
+                       "AdaptiveWeightedSVM": dict(scheme="iterative"),
+                       "TargetedLocalMSVM": dict(n_grid=4)}, random_state=0),
+           lambda: ReinforcedMSVM(kernel="linear", random_state=0)]
+
+
+@pytest.mark.parametrize("make", _MAKERS,
+                         ids=[*(make.__name__ for make in _MAKERS[:-1]), "reinforced-linear"])
 def test_no_state_leaks_between_two_fits(make):
     # the second data set has another scale: another kernel diagonal, so another rho
     (X1, y1), (X2, y2) = _data(0), _data(1)

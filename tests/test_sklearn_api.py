@@ -3,9 +3,10 @@ sample weights, dtype and input validation, ...)."""
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
-                  TargetedLocalMSVM, WeightedRobustMSVM, WestonWatkinsMSVM)
+from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, TargetedLocalMSVM,
+                  WeightedRobustMSVM, WestonWatkinsMSVM)
 from msvm.model_selection import TuningSetSearch, lambda_grid
+from _estimators import configured
 
 # The weighted and the duplicated fits agree to the solver tolerance (default tol=1e-3), not to
 # the check's rtol=1e-7; tests/test_invariances.py checks the equivalence at tol=1e-8 instead.
@@ -25,11 +26,11 @@ _PROBABILITY_FAILURES = {
 }
 
 
-@parametrize_with_checks([ReinforcedMSVM(), ReinforcedMSVM(kernel="linear"), RobustMSVM(),
-                          WeightedRobustMSVM(), WeightedRobustMSVM(kernel="linear"),
-                          AdaptiveWeightedSVM(), AdaptiveWeightedSVM(scheme="iterative"),
-                          WestonWatkinsMSVM(), AngleBasedMSVM(),
-                          AngleBasedMSVM(kernel="linear"), TargetedLocalMSVM(n_grid=3),
+# every public estimator (tests/_estimators.py), then other kernels, schemes and wrappers
+@parametrize_with_checks([*configured(),
+                          ReinforcedMSVM(kernel="linear"), WeightedRobustMSVM(kernel="linear"),
+                          AdaptiveWeightedSVM(scheme="iterative"),
+                          AngleBasedMSVM(kernel="linear"),
                           TargetedLocalMSVM(kernel="rbf", n_grid=3, bandwidth=0.5),
                           TuningSetSearch(ReinforcedMSVM(), lambdas=lambda_grid(-10, 0),
                                           random_state=0),

@@ -20,7 +20,7 @@ cp = pytest.importorskip("cvxpy")
 
 from msvm._core._solver import init_scores, make_row_source, solve  # noqa: E402
 from msvm._problem import DualProblem  # noqa: E402
-from _dual_qp import dual_value, reference_dual_value  # noqa: E402
+from oracle.dual_qp import dual_value, reference_dual_value  # noqa: E402
 
 
 def _random_problem(seed, structure):
@@ -38,13 +38,15 @@ def _random_problem(seed, structure):
             for jp in range(k):
                 if jp == y[i]:
                     continue
-                s1.append(jp); c1.append(1.0); s2.append(int(y[i])); c2.append(-1.0)
-                lin.append(1.0); lo.append(0.0); hi.append(w[i]); grp.append(i)
+                for column, value in ((s1, jp), (c1, 1.0), (s2, int(y[i])), (c2, -1.0),
+                                      (lin, 1.0), (lo, 0.0), (hi, w[i]), (grp, i)):
+                    column.append(value)
             cap.append(w[i] * rng.uniform(0.3, 1.5))
         else:
             for j in range(k):
                 own = j == y[i]
-                s1.append(j); c1.append(-1.0 if own else 1.0); s2.append(-1); c2.append(0.0)
+                for column, value in ((s1, j), (c1, -1.0 if own else 1.0), (s2, -1), (c2, 0.0)):
+                    column.append(value)
                 lin.append(k - 1.0 if own else 1.0)
                 h = w[i] * (0.6 if own else 0.4)
                 hi.append(h)

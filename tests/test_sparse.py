@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
-                  WeightedRobustMSVM, WestonWatkinsMSVM)
+from msvm import ReinforcedMSVM, WestonWatkinsMSVM
 from msvm.model_selection import TuningSetSearch, gamma_quartiles, lambda_grid
+from _estimators import classes
 
-MODELS = [ReinforcedMSVM, WestonWatkinsMSVM, AngleBasedMSVM, RobustMSVM, WeightedRobustMSVM,
-          AdaptiveWeightedSVM]
+# every public estimator (tests/_estimators.py); TargetedLocalMSVM's sparse input (its
+# targeted column taken out of the sparse matrix) is tested in test_targeted.py
+MODELS = [c for c in classes() if c.__name__ != "TargetedLocalMSVM"]
 KERNELS = [dict(kernel="linear"), dict(kernel="rbf"), dict(kernel="rbf", gamma="median"),
            dict(kernel="poly", degree=2, coef0=1.0)]
 ATOL = 1e-8
@@ -115,8 +116,9 @@ def test_gamma_heuristics_equal_on_sparse_and_dense():
 
 def test_tuning_set_search_on_sparse_input():
     X, y = _sparse_problem(n=80, seed=7)
-    make = lambda: TuningSetSearch(ReinforcedMSVM(kernel="linear", tol=1e-10, random_state=0),
-                                   lambdas=lambda_grid(-6, 0), random_state=0)
+    def make():
+        return TuningSetSearch(ReinforcedMSVM(kernel="linear", tol=1e-10, random_state=0),
+                               lambdas=lambda_grid(-6, 0), random_state=0)
     dense, sparse = make().fit(X.toarray(), y), make().fit(X, y)
     assert sparse.best_lambda_ == dense.best_lambda_
     np.testing.assert_allclose(sparse.results_["score"], dense.results_["score"])

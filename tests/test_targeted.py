@@ -1,4 +1,4 @@
-"""TargetedLocalMSVM (TLAMSVM, seed 004).
+"""TargetedLocalMSVM (TLAMSVM, Kang, Lin and Zhang (2019)).
 
 - each local fit equals the weighted angle-based fit with weights C w_i K_h(U_i - u0) and the
   intercept as a penalized constant feature (kernel K + 1), solved by cvxpy, to 1e-6;
@@ -172,7 +172,7 @@ def test_support_is_the_samples_with_a_nonzero_dual_variable(kwargs):
     nonzero dual variable at some grid point."""
     X, y, w = _data(1)
     est = TargetedLocalMSVM(C=2.0, target=1, n_grid=4, bandwidth=0.5, **kwargs).fit(X, y)
-    alphas = est._dual_state[0]
+    alphas = est._warm_start_state().alphas
     expected = np.flatnonzero(np.any(np.abs(alphas).reshape(len(alphas), len(y), -1) > 0,
                                      axis=(0, 2)))
     assert len(expected) > 0

@@ -12,6 +12,7 @@ from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSV
 from msvm._progress import step_line
 from msvm.datasets import make_reinforced_example
 from msvm.model_selection import TuningSetSearch, lambda_grid
+from _estimators import configured
 
 LINE = re.compile(r"^\[msvm\] (?P<owner>\w+) (?P<step>.+?): objective (?P<objective>\S+), "
                   r"KKT residual (?P<resid>\S+)(?P<detail>, .*)?, elapsed (?P<elapsed>\S+) s$")
@@ -165,9 +166,10 @@ def test_tuning_set_search_over_targeted_sums_the_grid(data, capsys):
     assert float(steps[-1]["resid"]) <= est.tol
 
 
-ALL = [ReinforcedMSVM(), RobustMSVM(kernel="linear", C=10.0), WeightedRobustMSVM(),
-       AdaptiveWeightedSVM(scheme="iterative"), WestonWatkinsMSVM(), AngleBasedMSVM(),
-       TargetedLocalMSVM(n_grid=3, bandwidth=2.0)]
+# every public estimator (tests/_estimators.py)
+ALL = configured({"RobustMSVM": dict(kernel="linear", C=10.0),
+                  "AdaptiveWeightedSVM": dict(scheme="iterative"),
+                  "TargetedLocalMSVM": dict(n_grid=3, bandwidth=2.0)})
 
 
 @pytest.mark.parametrize("estimator", ALL, ids=lambda e: type(e).__name__)

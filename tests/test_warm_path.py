@@ -1,5 +1,6 @@
 """The warm-started lambda path: a kept row source, rescaled scores, bound-only rescaling,
-tuning-set kernel columns; reused only where that is exact (issue 12, item 4)."""
+tuning-set kernel columns; each reused only where the reuse is exact (the same fits as a
+cold path)."""
 
 import copy
 import pickle
@@ -33,17 +34,16 @@ def data():
 def _kept(est):
     """An estimator that keeps its row source between warm-started fits (as a path does)."""
     est.set_params(warm_start=True)
-    est._keep_rows = True
-    return est
+    return est._join_path(keep_rows=True)
 
 
 def _src(est):
-    return est._row_state[1]
+    return est._row_state.source
 
 
 def _scores_from_scratch(est, X):
     """K U(alpha) of the dual the kept row source claims to hold."""
-    _, src, problem, alpha = est._row_state
+    problem, alpha = est._row_state.problem, est._row_state.alpha
     K = kernel_matrix(X, X, est.kernel, est.gamma_, est.degree, est.coef0)
     return K @ problem.slot_sums(alpha)
 
@@ -168,12 +168,12 @@ def test_a_failed_fit_drops_the_kept_source(data):
 def test_copies_and_pickles_hold_no_row_source(data):
     X, y, _, _ = data
     est = _kept(ReinforcedMSVM(0.5, kernel="rbf", gamma=0.5)).fit(X, y)
-    est._tuning_columns = KernelColumns(len(y))
+    est._join_path(keep_rows=True, columns=KernelColumns(len(y)))
     for other in (copy.deepcopy(est), pickle.loads(pickle.dumps(est))):
-        for name in ("_row_state", "_keep_rows", "_tuning_columns"):
+        for name in ("_row_state", "_path_reuse"):
             assert not hasattr(other, name)
         np.testing.assert_array_equal(other.predict(X), est.predict(X))
-    assert est._row_state is not None and est._keep_rows      # the original keeps them
+    assert est._row_state is not None and est._path().keep_rows      # the original keeps them
 
 
 def test_data_fingerprint():
@@ -214,7 +214,7 @@ def test_path_start_is_feasible_and_keeps_free_variables(data, make):
     y = np.unique(y, return_inverse=True)[1].astype(np.int32)
     est = make(2.0).set_params(**TIGHT).fit(X, y)
     problem = est._dual_problem(y, 3, 4.0 * np.ones(len(y)))
-    alpha = est._dual_state[0]
+    alpha = est._warm_start_state().alpha
     start = path_start(problem, alpha, 2.0, 4.0)
     lo, hi = problem.expanded_bounds()
     assert np.all(start >= lo) and np.all(start <= hi)
@@ -233,19 +233,19 @@ def test_kernel_columns_score_exactly_and_follow_their_inputs(data):
     X, y, Xt, _ = data
     est = ReinforcedMSVM(1.0, kernel="rbf", gamma=0.5).fit(X, y)
     plain = est.decision_values(Xt)
-    est._tuning_columns = KernelColumns(len(y))
+    est._join_path(columns=KernelColumns(len(y)))
     np.testing.assert_allclose(est.decision_values(Xt), plain, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(est.decision_values(Xt), plain, rtol=1e-12, atol=1e-12)
     Xt2 = Xt.copy()
     Xt2[0] += 1.0                                   # other scoring inputs: recomputed
-    del est._tuning_columns
+    est._leave_path()
     plain2 = est.decision_values(Xt2)
-    est._tuning_columns = KernelColumns(len(y))
+    est._join_path(columns=KernelColumns(len(y)))
     est.decision_values(Xt)
     np.testing.assert_allclose(est.decision_values(Xt2), plain2, rtol=1e-12, atol=1e-12)
     est.set_params(gamma=0.25, C=2.0).fit(X, y)      # other kernel, other support: recomputed
     got = est.decision_values(Xt)
-    del est._tuning_columns
+    est._leave_path()
     np.testing.assert_allclose(got, est.decision_values(Xt), rtol=1e-12, atol=1e-12)
 
 
@@ -272,7 +272,7 @@ def test_warm_path_selects_and_fits_as_the_cold_path(data, make):
     assert warm.best_estimator_.objective_ == pytest.approx(cold.best_estimator_.objective_,
                                                             rel=1e-5)
     # the path's estimator state does not leak into the selected fit
-    for name in ("_row_state", "_keep_rows", "_tuning_columns"):
+    for name in ("_row_state", "_path_reuse"):
         assert not hasattr(warm.best_estimator_, name)
     fresh = make().set_params(C=warm.best_params_["C"], tol=1e-7).fit(X, y)
     assert warm.best_estimator_.objective_ == pytest.approx(fresh.objective_, rel=1e-5)

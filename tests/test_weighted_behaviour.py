@@ -1,13 +1,13 @@
 """Behaviour of the utility-weighted and robust models that the papers describe, and their
 input validation.
 
-- cost to utility conversion (seed 000 section 3.3) and its equivalence (9): on any
+- cost to utility conversion (Liu, Wu and He 2011 section 3.3) and its equivalence (9): on any
   probability vector the prediction of least expected cost is the one of largest expected
   utility;
-- seed 000 Example 1: as a grows, U_{1,a} shrinks the region predicted as class 1 and grows
-  class 2's; U_{2,a} shrinks class 1's in favour of classes 2 and 3; U_{3,a} grows class 1's;
-- seed 001's contaminated unit disc: the truncated model keeps fewer support vectors than the
-  untruncated one (median over seeds);
+- Liu, Wu and He (2011) Example 1: as a grows, U_{1,a} shrinks the region predicted as class 1 and
+  grows class 2's; U_{2,a} shrinks class 1's in favour of classes 2 and 3; U_{3,a} grows class 1's;
+- Wu and Liu's (2007) contaminated unit disc: the truncated model keeps fewer support vectors than
+  the untruncated one (median over seeds);
 - AdaptiveWeightedSVM: one-step weights 1 / (1 + |u|); for k = 2 the model is the binary
   weighted SVM, i.e. scikit-learn's SVC with C' = 2 C on f = f_2 - f_1;
 - bad input gets an error naming the problem.

@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._approx import APPROXIMATIONS, LANDMARK_RULES, check_approximation, fit_feature_map
 from ._fit_state import data_fingerprint, reset_fit_state, user_stacklevel
+from ._intercept import INTERCEPT_SOLVERS
 from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
                        make_row_source, resolve_gamma)
 from ._losses import losses_in_blocks
@@ -33,17 +34,12 @@ from ._snapshot import snapshot, support_rows
 from ._validation import (check_class_labels, check_finite_decision, check_finite_objective,
                           check_fit_weights, check_weighted_classes, degenerate_fit_message,
                           label_repr, weights_name)
+from ._warm_start import DualStart, KeptRows, WarmStartMixin
 from .exceptions import DegenerateFitWarning
 
 
-class BaseMSVM(ClassifierMixin, BaseEstimator):
+class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
     """Common machinery of the kernel multicategory SVMs (not for direct use)."""
-
-    # private fit state removed with the fitted attributes when a fit fails
-    _fit_state = ("_dual_state", "_row_state")
-    # private state never copied nor pickled: the row source kept for warm-start refits and
-    # the tuning-set kernel columns of a lambda path (msvm.model_selection)
-    _transient_state = ("_row_state", "_keep_rows", "_tuning_columns")
 
     _parameter_constraints = {
         "C": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -64,6 +60,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         "kernel_approximation": [StrOptions(set(APPROXIMATIONS)), None],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "landmarks": [StrOptions(set(LANDMARK_RULES))],
+        "intercept_solver": [StrOptions(set(INTERCEPT_SOLVERS))],
     }
 
     # ------------------------------------------------------------------ model hooks
@@ -185,27 +182,15 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self._check_approximation()
         X, y, sw = self._validate_fit_input(X, y, sample_weight)
         k = len(self.classes_)
-        self.gamma_ = resolve_gamma(self.gamma, self.kernel, X, y) \
-            if not callable(self.kernel) else None
-        train = X          # the inputs of the solved problem: X, or its features phi(X)
-        if callable(self.kernel):
-            check_callable_kernel(self.kernel, X)
-        if self.kernel_approximation is not None:
-            train = self._fit_feature_map(X, dtype=np.float32)
-            src_X, src_kind = train, "linear"
-        elif callable(self.kernel):
-            gram = check_gram(kernel_matrix(X, X, self.kernel), "callable kernel's Gram matrix")
-            src_X, src_kind = gram, "precomputed"
-        else:
-            src_X, src_kind = X, self.kernel
+        train, src_X, src_kind = self._training_rows(X, y)
         plan = self._solve_plan(src_kind, src_X.shape[0], sw)
         key = self._row_source_key(src_X, src_kind, k, plan)
         kept = getattr(self, "_row_state", None)
         self._row_state = None          # in use: a fit that raises must not leave it behind
-        if key is not None and kept is not None and kept[0] == key:
-            src = kept[1]
+        if key is not None and kept is not None and kept.key == key:
+            src = kept.source
             sequence = self._dual_sequence(train, src, plan)
-            sequence.resume(kept[2], kept[3])
+            sequence.resume(kept.problem, kept.alpha)
         else:
             src = make_row_source(src_X, src_kind, k, gamma=self.gamma_, degree=self.degree,
                                   coef0=self.coef0, cache_size=self.cache_size,
@@ -216,9 +201,29 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self._store_fit(X, y, fitted)       # releases the solution's (n, k) arrays
         self._keep_plan(sequence.plan)
         if key is not None:
-            self._row_state = (key, src, sequence.problem, sequence.alpha)
+            self._row_state = KeptRows(key, src, sequence.problem, sequence.alpha)
         self._warn_if_degenerate(y_pred, y, X)
         return self
+
+    def _training_rows(self, X, y, feature_dtype=np.float32):
+        """The inputs of the solved problem and the rows of its row source; sets ``gamma_``.
+
+        Returns ``(train, src_X, src_kind)``: ``train`` is X, or its features phi(X) stored
+        in ``feature_dtype`` with a ``kernel_approximation``; the row source is built on
+        phi(X) ('linear'), on the Gram matrix of a callable kernel ('precomputed'), or on X
+        with the kernel.
+        """
+        self.gamma_ = resolve_gamma(self.gamma, self.kernel, X, y) \
+            if not callable(self.kernel) else None
+        if callable(self.kernel):
+            check_callable_kernel(self.kernel, X)
+        if self.kernel_approximation is not None:
+            train = self._fit_feature_map(X, dtype=feature_dtype)
+            return train, train, "linear"
+        if callable(self.kernel):
+            gram = check_gram(kernel_matrix(X, X, self.kernel), "callable kernel's Gram matrix")
+            return X, gram, "precomputed"
+        return X, X, self.kernel
 
     # ------------------------------------------------------------------ approximate kernels
     def _check_approximation(self):
@@ -243,14 +248,14 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         """What a kept row source must match to be reused by this fit, or None (no reuse).
 
         A warm-start refit keeps the previous fit's row source (its scores and kernel-row
-        cache) only when asked to (``_keep_rows``, set by ``TuningSetSearch`` on the
-        estimator of a lambda path: a fitted estimator does not hold a kernel cache of up to
-        ``cache_size`` MB otherwise) and only for the same training inputs (a hash of their
+        cache) only when asked to (``_join_path(keep_rows=True)``, by ``TuningSetSearch`` on
+        the estimator of a lambda path: a fitted estimator does not hold a kernel cache of up
+        to ``cache_size`` MB otherwise) and only for the same training inputs (a hash of their
         bytes, not the array's identity: an array changed in place is new data), the same
         kernel and parameters, the same row source and cache storage (``plan``) and the same
         number of class slots.
         """
-        if not (self.warm_start and getattr(self, "_keep_rows", False)) \
+        if not (self.warm_start and self._path().keep_rows) \
                 or self.kernel_approximation is not None or callable(self.kernel):
             return None
         return (src_kind, k, self.gamma_, self.degree, self.coef0, self.cache_size,
@@ -293,13 +298,12 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         """Solve the model's convex dual, from the previous fit's solution if warm_start."""
         k = problem.k
         alpha0, mu0 = np.zeros(problem.n_vars), np.zeros(k)
-        if self.warm_start and getattr(self, "_dual_state", None) is not None:
-            a_prev, mu_prev, C_prev = self._dual_state
-            if a_prev.shape == alpha0.shape and mu_prev.shape == mu0.shape:
-                alpha0, mu0 = path_start(problem, a_prev, C_prev, self.C), mu_prev
-                if sequence.problem is not None:
-                    # a kept row source (see fit): the scores follow the rescaling exactly
-                    sequence.scale(float(self.C) / C_prev)
+        state = self._warm_start_state()
+        if self.warm_start and state is not None and state.fits(problem):
+            alpha0, mu0 = path_start(problem, state.alpha, state.C, self.C), state.mu
+            if sequence.problem is not None:
+                # a kept row source (see fit): the scores follow the rescaling exactly
+                sequence.scale(float(self.C) / state.C)
         alpha0 = problem.clip_feasible(alpha0)
         # alpha0 is this method's own array (zeros or a new warm start): the solver takes it
         return sequence.solve(problem, alpha0, mu0 - mu0.mean(), copy=False)
@@ -316,7 +320,8 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         self.converged_ = fitted.stop_reason == CONVERGED
         # no copy: a solve's alpha is never written once the solve has returned, and no
         # fitted attribute shares its memory (``_store_solution`` copies a view of it)
-        self._dual_state = (fitted.start.alpha, fitted.start.mu.copy(), float(self.C))
+        self._start_from(DualStart(fitted.start.alpha, fitted.start.mu.copy(), float(self.C),
+                                   fitted.start.problem.n_samples))
 
     def _objective(self, sol, y, sw):
         """The model's objective (models.md) at a snapshot's function."""
@@ -383,7 +388,7 @@ class BaseMSVM(ClassifierMixin, BaseEstimator):
         if self.kernel == "precomputed":
             cols = self.support_
         else:
-            kept = getattr(self, "_tuning_columns", None)
+            kept = self._path().columns
             K = kept.columns(self, X) if kept is not None else None
             if K is not None:
                 coef = np.zeros((K.shape[1], self.dual_coef_.shape[0]))

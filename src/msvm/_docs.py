@@ -69,6 +69,19 @@ KERNEL_PARAMETERS = """\
         'balanced' is ``n_samples / (n_classes * np.bincount(y))`` (scikit-learn's
         ``compute_class_weight``; it counts samples, not sample weights).  None weighs every
         class 1.
+    intercept_solver : {'exact', 'linprog'}, default='exact'
+        How the intercepts of the fitted function are computed once the functions h are
+        fixed (they minimize the loss part of the objective).  'exact': a breakpoint search
+        over the piecewise-linear loss, O(n k log(n k)), where every loss term involves one
+        class and the intercepts sum to zero, and the solver's KKT multipliers otherwise.
+        'linprog': the same minimization written as a linear program from the model's dual
+        description and solved by ``scipy.optimize.linprog(method='highs')``, for every
+        model with free intercepts (the intercept step of the papers; TargetedLocalMSVM's
+        intercept is a penalized constant feature, which this option does not change).  It
+        reaches the same objective (to rounding) where the exact search applies and may pick
+        other intercepts where the optimum is not unique, at a much larger cost (the linear
+        program has n k variables: about a minute of CPU at n = 20000, k = 3, where the
+        search takes milliseconds).
 """
 
 DC_PARAMETERS = """\
@@ -101,8 +114,8 @@ PROBABILITY_PARAMETERS = """\
         of each of 3 folds, at C and at 3 C, chooses by held-out log loss the C of these fits,
         an exponent and a floor of the estimate.  ``fit`` costs about
         ``7 * (1 + n_classes * probability_grid)`` fits (``n_probability_fits_``).  The
-        argmax of the probabilities is ``predict``.  The method and its cost are in the documentation page "Class
-        probabilities".
+        argmax of the probabilities is ``predict``.  The method and its cost are in the
+        documentation page "Class probabilities".
     probability_grid : int, default=8
         Number m of weight levels per class (geometric from 1e-3 to 1).
 """
@@ -236,7 +249,8 @@ DC_ATTRIBUTES = """\
 
 
 def fill_doc(cls):
-    """Replace the ``{kernel_parameters}``-style fields of a class docstring with the pieces above."""
+    """Replace the ``{kernel_parameters}``-style fields of a class docstring with the pieces
+    above."""
     pieces = {"{kernel_parameters}": KERNEL_PARAMETERS, "{dc_parameters}": DC_PARAMETERS,
               "{function_attributes}": FUNCTION_ATTRIBUTES,
               "{plan_attributes}": PLAN_ATTRIBUTES, "{dc_attributes}": DC_ATTRIBUTES,

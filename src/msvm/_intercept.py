@@ -8,9 +8,11 @@ sum alpha <= cap_g; by LP duality the loss is
     min  sum_v (hi_v t_v - lo_v s_v) + sum_g cap_g eta_g
     s.t. t_v - s_v + eta_{g(v)} = a_v + <d_v, H_i + b>,   t, s, eta >= 0,   sum_j b_j = 0,
 
-an LP in (b, t, s, eta).  The fitted models take b from the KKT multipliers of an exactly solved
-dual (cheaper); this LP is the oracle for them in the tests and the intercept step for losses
-whose multipliers are not at hand.  It is generic, not fast: HiGHS needs seconds at n k ~ 1e4.
+an LP in (b, t, s, eta).  By default (``intercept_solver='exact'``) the fitted models take b from
+the breakpoint search of :func:`exact_intercepts` where every loss term involves one class slot
+and the intercepts sum to zero, and from the KKT multipliers of the solved dual otherwise;
+``intercept_solver='linprog'`` solves this LP instead (:func:`fitted_intercepts`), for every
+model.  It is generic, not fast (benchmarks/results/intercepts.md).
 """
 
 import numpy as np
@@ -18,6 +20,43 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 from ._core._problem import slot_breakpoints
+
+INTERCEPT_SOLVERS = ("exact", "linprog")
+
+
+def fitted_intercepts(problem, H, b0, solver="exact"):
+    """The intercepts of the fitted function, by the estimator's ``intercept_solver``.
+
+    Parameters
+    ----------
+    problem : DualProblem
+        The model's dual description.
+    H : ndarray of shape (n_samples, k)
+        h(x_i) in class-slot coordinates, without intercepts.
+    b0 : ndarray of shape (k,)
+        The solver's KKT estimate (``-mu``): the tie-break of the exact search, and the
+        intercepts kept when the loss has no finite minimizer in b.
+    solver : {'exact', 'linprog'}, default='exact'
+        'exact': the breakpoint search (:func:`exact_intercepts`; the problem needs
+        single-slot directions and sum-to-zero intercepts).  'linprog': the LP of the module
+        docstring by HiGHS (:func:`lp_intercepts`), for any problem; the rounding residue of
+        the sum (at HiGHS's feasibility tolerance) is removed by a common shift.  A problem
+        without free intercepts (``equality=False``: they are penalized) keeps ``b0``.
+
+    Returns
+    -------
+    b : ndarray of shape (k,)
+        Optimal intercepts in class-slot coordinates.
+    """
+    if not problem.equality:
+        return b0            # penalized intercepts (a constant feature in h): no intercept step
+    try:
+        if solver == "linprog":
+            b = lp_intercepts(problem, H)[0]
+            return b - b.mean()
+        return exact_intercepts(problem, H, b0=b0)
+    except RuntimeError:
+        return b0            # the loss is flat to infinity in some b_j: keep the KKT estimate
 
 
 def lp_intercepts(problem, H):
@@ -99,9 +138,9 @@ def _first_reaching(slots, lam_min, lam_max, reaches):
     hi = [int(np.searchsorted(c, lam_max, side="right")) for c in cums]
     failed = None                         # the largest candidate known not to reach
     while True:
-        sizes = [h - l for l, h in zip(lo, hi)]
+        sizes = [h - low for low, h in zip(lo, hi)]
         if sum(sizes) <= 256:
-            cands = np.unique(np.concatenate([c[l:h] for c, l, h in zip(cums, lo, hi)]))
+            cands = np.unique(np.concatenate([c[low:h] for c, low, h in zip(cums, lo, hi)]))
             if len(cands) == 0:
                 return failed
             a, b = 0, len(cands) - 1
@@ -118,7 +157,8 @@ def _first_reaching(slots, lam_min, lam_max, reaches):
             hi = [int(np.searchsorted(c, pivot, side="right")) for c in cums]
         else:
             failed = pivot
-            lo = [max(l, int(np.searchsorted(c, pivot, side="right"))) for c, l in zip(cums, lo)]
+            lo = [max(low, int(np.searchsorted(c, pivot, side="right")))
+                  for c, low in zip(cums, lo)]
 
 
 def _interval_sums(slots, lam):

@@ -55,12 +55,8 @@ FLOAT32_MAX_BOUND = 100.0
 
 # The primal start is used when the largest box bound times the median ||x||^2 (the
 # scale of the dual's curvature against its box) reaches PRIMAL_MIN_SCALE, or
-# PRIMAL_MID_SCALE with at least PRIMAL_MID_SAMPLES samples.  Measured (make_classification,
-# d = 50, k = 10; WestonWatkins, Reinforced, AngleBased; CPU s primal start / dual CD alone):
-# at scale 5 (C = 0.1) the start wins everywhere (n = 10k: 0.8-1.2 / 1.5-6.5 s; n = 30k:
-# 1.5-2.3 / 5.4-37.5 s); at scale 0.25-0.5 (C = 0.01) it wins from about 20k samples (n = 100k:
-# 3.9-5.3 / 6.2-28.6 s; n = 30k: 1.5-1.9 / 1.1-4.4 s) and loses below (n = 10k: 0.8 / 0.3-0.6
-# s); at scale 0.05 (C = 0.001) dual CD wins (n = 100k WestonWatkins 4.1 / 2.4 s) ...
+# PRIMAL_MID_SCALE with at least PRIMAL_MID_SAMPLES samples: where it beat dual coordinate
+# descent alone (measurements: benchmarks/results/tuned_constants.md) ...
 PRIMAL_MIN_SCALE = 1.0
 PRIMAL_MID_SCALE = 0.1
 PRIMAL_MID_SAMPLES = 20000

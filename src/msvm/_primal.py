@@ -59,23 +59,18 @@ LINE_MAX_EVALS = 60
 CHUNK_TERMS = 1 << 18
 # the last stage's mu: its dual point violates the exact KKT conditions by at most
 # TARGET_SHARE tol (margin units) through the smoothing, and by GRAD_SHARE tol through the
-# remaining gradient, so that the solver can certify it as it is (a last stage at 0.9 tol
-# instead of 0.5 tol took 5-9 Newton steps instead of 29-39: 100k samples, C = 0.01 and 1)
+# remaining gradient, so that the solver can certify it as it is (0.9 rather than 0.5: far
+# fewer Newton steps; benchmarks/results/tuned_constants.md)
 TARGET_SHARE = 0.9
 GRAD_SHARE = 0.05
-# the first stage's mu times max|bound|.  With the steepest-descent step first and the pattern
-# predictor, the stages at 1 and 0.1 / bound only re-formed free sets of up to half the terms
-# that the later stages discard (measured, 100k samples, C = 0.01, CPU s 1 / 0.1 / 0.03:
-# Reinforced 1.90 / 1.60 / 1.52, WestonWatkins 2.02 / 1.25 / 1.15, AngleBased 1.99 / 1.59 /
-# 1.55; 30k samples: 0.82 / 0.70 / 0.68, 0.89 / 0.60 / 0.59, 0.87 / 0.79 / 0.72)
+# the first stage's mu times max|bound|: stages at 1 and 0.1 / bound only re-formed free sets
+# that later stages discard (benchmarks/results/tuned_constants.md)
 FIRST_MU_SHARE = 0.03
 # a stage whose mu would lie within this factor above the target's is replaced by the target
-# stage (with the pattern's first step the longer last stage costs less than one more stage:
-# 100k samples, C = 0.01: 44 -> 41 Newton steps, Reinforced; 35 -> 31 WestonWatkins)
+# stage: the longer last stage costs less than one more stage (tuned_constants.md)
 LAST_STAGE_SNAP = 2.0
 # the stages before the last stop once the gradient norm fell by this factor (or below 1e3
-# gtol): they only bring the free pattern near (100k samples, C = 0.01 and 1: 3-5 Newton
-# steps fewer of 31-44)
+# gtol): they only bring the free pattern near (tuned_constants.md)
 STAGE_RTOL = 1e-4
 
 
@@ -240,10 +235,10 @@ class SmoothedPrimal:
         H4 = self._curvature
         for key, lo, hi in zip(pairs, starts, [*starts[1:], len(cells)]):
             B = self._weighted_gram(cells[lo:hi] - key * n, w[lo:hi])
-            j, l = divmod(int(key), k)
-            H4[:, j, :, l] += B
-            if j != l:
-                H4[:, l, :, j] += B.T
+            j, m = divmod(int(key), k)
+            H4[:, j, :, m] += B
+            if j != m:
+                H4[:, m, :, j] += B.T
 
     def _weighted_gram(self, idx, w):
         """[X, 1]^T diag(w) [X, 1] over the rows idx (or X^T diag(w) X without intercepts),
@@ -444,8 +439,8 @@ def primal_start(problem, X, W, mu0, tol, diag, max_steps, out=None):
     gtol = GRAD_SHARE * tol * min(1.0, bound) / (
         problem.kappa * np.sqrt(max(np.max(diag), 1e-300)) + 1.0)
     # at the usual start V = 0 every term sits at its kink and would count as free: a
-    # steepest-descent step first halves the terms the first Hessian sums (100k samples,
-    # C = 0.01: its blocks took 0.58 -> 0.42 s, Reinforced; 1.34 -> 0.88 s, WestonWatkins)
+    # steepest-descent step first halves the terms the first Hessian sums
+    # (benchmarks/results/tuned_constants.md)
     V, b = primal.gradient_step(V, b)
     while True:
         primal.mu = max(primal.mu, target)

@@ -239,8 +239,8 @@ def bracketed_ratios(own_fit, chains, levels, X):
     ratios = np.ones_like(G)
     for j, chain in enumerate(chains):
         M = np.empty((G.shape[0], len(levels) + 1))
-        for l, est in enumerate(chain):
-            M[:, l] = generalized_margins(est.decision_values(X))[:, j]
+        for level, est in enumerate(chain):
+            M[:, level] = generalized_margins(est.decision_values(X))[:, j]
         # t = 1: the own fit, or the chain's own top fit at another C (m + 1 entries)
         top = own if len(chain) == len(levels) else generalized_margins(
             chain[-1].decision_values(X))
@@ -367,21 +367,17 @@ class ProbabilityMixin:
         top = None
         if template.C != own_fit.C:
             # the level t = 1 at the refits' C: the top of every chain's bracket
-            top = clone(template)
-            if getattr(own_fit, "_dual_state", None) is not None:
-                top._dual_state = own_fit._dual_state
+            top = clone(template)._start_from(own_fit._warm_start_state())
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DegenerateFitWarning)
                 top.fit(X, y, sample_weight=base_sw)
         start = own_fit if top is None else top
         fits = []
         for j in range(len(classes)):
-            state = getattr(start, "_dual_state", None)
+            state = start._warm_start_state()
             chain = []
             for t in levels[::-1]:                  # from the estimator's own fit down
-                est = clone(template)
-                if state is not None:
-                    est._dual_state = state
+                est = clone(template)._start_from(state)
                 factor = np.where(y_enc == j, 1.0 / t, 1.0)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
@@ -393,7 +389,7 @@ class ProbabilityMixin:
                         counter["unconverged"] += 1
                     else:
                         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-                state = getattr(est, "_dual_state", None)
+                state = est._warm_start_state()
                 chain.append(est)
             fits.append(chain[::-1] + ([] if top is None else [top]))
         return fits

@@ -28,9 +28,8 @@ from ._core._dense import rows_times as dense_rows_times
 CHUNK_ENTRIES = 2 ** 21
 # X @ W with W at most NARROW wide (the class slots) and a dense float64 X of at most
 # NARROW_FEATURES columns uses the compiled product (msvm._core._dense), which reads X once
-# where dgemm packs all of it into panels for every product: 100k x 50 rows, 10 slots, one
-# thread, 2.7 ms against 4.4 ms (5M-20M entries, 20-50 columns: 0.5-0.8x dgemm's time).
-# With 200 columns or more dgemm is faster (1.2-1.5x: the block no longer fits in L1).
+# where dgemm packs all of it into panels for every product; with more columns dgemm is
+# faster (benchmarks/results/tuned_constants.md).
 NARROW = 32
 NARROW_FEATURES = 64
 

@@ -369,7 +369,7 @@ class DualSequence:
             alpha, mu, result, finished = self._solve_and_finish(
                 problem, alpha, mu, tol, started, method, working_set, gap_scale)
             self.plan = self.plan.record(SolveStep(method, working_set, started, finished))
-            self._refresh_scores(problem, alpha)
+            self._refresh_scores(problem, alpha, finished)
             self.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
             sol = self._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual))
             self._warn_if_stopped_early(result.status, result.residual, result.gap, tol, sol.gap)
@@ -413,15 +413,18 @@ class DualSequence:
                     print(f"[msvm] outer {done}: exact finishing step ({self.owner})")
             budget, certify = min(max(done, FINISH_AFTER), total - done), False
 
-    def _refresh_scores(self, problem, alpha):
+    def _refresh_scores(self, problem, alpha, finished=0):
         """Recompute the scores K U(alpha) from scratch where their running updates can
         drift: a Gram matrix supplied from outside the core ('precomputed' or a callable
         kernel, whose entries may span any range) accumulates about eps * max|K| * C per
         update, so that objective_ and intercept_ would describe a function other than the
         one dual_coef_ and intercept_ predict with.  One pass over the rows of the support
-        samples (the solver's own work is many such passes); other sources are left as they
-        are (their kernels are computed in the core, bounded by their diagonal)."""
-        if type(self.src).__name__ == "GramRows":
+        samples (the solver's own work is many such passes).  Explicit weights W = X^T U
+        are recomputed after a solve that went on from a finishing step (``finished`` > 0):
+        its jump adds and later removes large slot sums, whose rounding in W, with columns
+        of very different scales, can exceed the objective's tolerance (one O(n d k) pass).
+        Kernel rows computed in the core are left as they are (bounded by their diagonal)."""
+        if type(self.src).__name__ == "GramRows" or (finished and self.src.weights is not None):
             self.move_to(problem, alpha, fresh=True)
 
     def _late_primal_start(self, problem, alpha, mu, tol):

@@ -7,6 +7,17 @@ values at the training points, the penalty and the duality gap.  Each (n, k) arr
 computed in place where its input is no longer needed, by the named steps below: with the
 identity output map at most two are alive at once (the slot sums, which become V, and the
 scores, which become the centred function h and then the decision values).
+
+With a Gram matrix from outside the core ('precomputed', a callable kernel) the decision
+values are formed from the fitted coefficients exactly as prediction forms them
+(:func:`gram_times`), not from the solver's scores K U: the entries of such a matrix may span
+any range, and -kappa (K U) P and K (-kappa U P) then round apart (arbitrarily at
+K = 1e300 + O(1)), so that ``objective_`` and ``intercept_`` would describe a function other
+than the one ``dual_coef_`` and ``intercept_`` predict with.  Explicit features (the linear
+kernel, approximate kernels) likewise form the decision values from the fitted weights, X
+(-kappa W P) with W = X^T U (:func:`explicit_snapshot`), as prediction does from ``coef_``:
+centring the (d, k) weights instead of the (n, k) scores X W keeps a column of X at 1e10 next
+to one at 1e-300 from cancelling digits of the objective.
 """
 
 from dataclasses import dataclass
@@ -14,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._core._solver import primal_dual
-from ._intercept import exact_intercepts
-from ._products import rows_times, times_small
+from ._intercept import fitted_intercepts
+from ._products import centered_slots, chunk_rows, feature_weights, rows_times, times_small
 from ._validation import check_finite_objective
 
 
@@ -79,18 +90,16 @@ def centre_and_scale_in_place(A, kappa):
     return A
 
 
-def exact_intercepts_in_place(problem, F, b0):
+def exact_intercepts_in_place(problem, F, b0, solver="exact"):
     """(h, b): h = -kappa F P in F's memory, and the exact slot intercepts b given h.
 
     The exact intercepts are the KKT multipliers -mu of the dual (``b0``) made exact by the
-    per-slot breakpoint search, where every loss term involves one slot; when the loss is
-    flat to infinity in some b_j the search fails and ``b0`` is kept.
+    per-slot breakpoint search, where every loss term involves one slot, or by the LP of
+    msvm._intercept (``solver='linprog'``, the estimator's ``intercept_solver``); when the
+    loss is flat to infinity in some b_j ``b0`` is kept (:func:`fitted_intercepts`).
     """
     H = centre_and_scale_in_place(F, problem.kappa)
-    try:
-        return H, exact_intercepts(problem, H, b0=b0)
-    except RuntimeError:
-        return H, b0
+    return H, fitted_intercepts(problem, H, b0, solver)
 
 
 def duality_gap(problem, alpha, F, b_slot):
@@ -104,10 +113,113 @@ def slot_penalty(V, H):
         return 0.5 * float(np.einsum("ij,ij->", V, H))
 
 
+def feature_penalty(W, kappa, T):
+    """1/2 sum_j ||h_j||^2 of an explicit-feature fit from its weights W = X^T U (d, k): the
+    squared norm of ``coef_``, a sum of squares of d k terms that cannot cancel."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        B = feature_weights(W, kappa, T)
+        return 0.5 * float(np.sum(B * B))
+
+
 def output_penalty(V, T, H_out):
     """1/2 sum_j ||h_j||^2 of the output functions h_out = h T^T at the training points."""
     with np.errstate(over="ignore", invalid="ignore"):
         return 0.5 * float(np.sum(times_small(V, T.T) * H_out))
+
+
+def gram_times(K, coef, support):
+    """``K[:, support] @ coef`` (n, coef.shape[1]), formed as prediction forms decision
+    values from a precomputed Gram matrix (``BaseMSVM._fitted_functions``): the same blocks of
+    rows, the same column gather and the same product, so the same rounding.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The training Gram matrix.
+    coef : ndarray of shape (len(support), c)
+        C-contiguous coefficients of the support samples (``dual_coef_.T``).
+    support : ndarray of int
+        Sorted sample indices of the support.
+
+    Returns
+    -------
+    ndarray of shape (n, c)
+    """
+    out = np.empty((K.shape[0], coef.shape[1]))
+    step = chunk_rows(len(support))
+    for start in range(0, K.shape[0], step):
+        out[start:start + step] = K[start:start + step][:, support] @ coef
+    return out
+
+
+def gram_snapshot(model, K, src, problem, alpha, mu, n_iter, resid):
+    """:func:`snapshot` for a Gram matrix K held by the source: the decision values at the
+    training points are K V + b (V = -kappa U P), formed by :func:`gram_times` from the
+    coefficients the fitted estimator keeps; the intercepts are exact for them.
+
+    The duality gap stays the certificate of alpha at the source's scores K U (recomputed
+    from scratch at the end of the solve, ``DualSequence._refresh_scores``).
+    """
+    T = model._output_map(problem.k)
+    identity = T.shape == (problem.k, problem.k) and np.array_equal(T, np.eye(problem.k))
+    support = np.flatnonzero(problem.support_mask(alpha))
+    V = centre_and_scale_in_place(problem.slot_sums(alpha), problem.kappa)
+    coef = np.ascontiguousarray(V[support])
+    H = gram_times(K, coef, support)         # the slot functions h at the training points
+    b_slot = -mu
+    solver = getattr(model, "intercept_solver", "exact")
+    # as in `snapshot`: the exact search where every loss term involves one slot, the LP
+    # (intercept_solver='linprog') for any model with free intercepts
+    if problem.equality and (solver == "linprog" or not problem.has_pairs):
+        b_slot = fitted_intercepts(problem, H, b_slot, solver)
+    gap = duality_gap(problem, alpha, training_scores(None, None, src), b_slot)
+    intercept = T @ b_slot
+    if identity:
+        penalty = slot_penalty(V, H)
+    else:
+        # the output functions from the output coefficients, as prediction forms them
+        H = gram_times(K, times_small(coef, T.T), support)
+        penalty = output_penalty(V, T, H)
+    del coef
+    f_train = np.add(H, intercept, out=H)
+    del H
+    check_finite_objective(model, penalty, "the penalty 1/2 sum_j ||h_j||^2")
+    return _Solution(
+        problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
+        V=V, W=None, intercept=intercept, G=model._decision_from_output(f_train),
+        penalty=max(0.0, penalty), gap=gap)
+
+
+def explicit_snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
+    """:func:`snapshot` for explicit features X: the slot functions at the training points are
+    X Wh with the centred weights Wh = -kappa W P (d, k), the decision values X (Wh T^T) + b
+    as prediction forms them from ``coef_``; the exact intercepts are those of X Wh.  At most
+    two (n, k) arrays are alive at once besides the slot sums U (kept when the source holds no
+    weights).
+    """
+    T = model._output_map(problem.k)
+    identity = T.shape == (problem.k, problem.k) and np.array_equal(T, np.eye(problem.k))
+    U = problem.slot_sums(alpha) if src.weights is None else None
+    W = slot_weights(X, src, U)
+    Wh = -problem.kappa * centered_slots(W)
+    H = rows_times(X, np.ascontiguousarray(Wh))      # the slot functions h at the points
+    b_slot = -mu
+    solver = getattr(model, "intercept_solver", "exact")
+    if problem.equality and (solver == "linprog" or not problem.has_pairs):
+        b_slot = fitted_intercepts(problem, H, b_slot, solver)
+    gap = duality_gap(problem, alpha, training_scores(X, W, src), b_slot)
+    if not identity:
+        H = rows_times(X, np.ascontiguousarray(times_small(Wh, T.T)))   # output functions
+    V = centre_and_scale_in_place(problem.slot_sums(alpha) if U is None else U, problem.kappa)
+    del U
+    penalty = feature_penalty(W, problem.kappa, T)
+    f_train = np.add(H, T @ b_slot, out=H)
+    del H
+    check_finite_objective(model, penalty, "the penalty 1/2 sum_j ||h_j||^2")
+    return _Solution(
+        problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
+        V=V, W=W, intercept=T @ b_slot, G=model._decision_from_output(f_train),
+        penalty=max(0.0, penalty), gap=gap)
 
 
 def snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
@@ -115,25 +227,31 @@ def snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
 
     ``model`` supplies ``_output_map``, ``_explicit_features`` and ``_decision_from_output``.
     ``alpha`` is kept without a copy: the sequence never writes into the alpha of a solve
-    once that solve has returned (see ``DualSequence.solve``).  The slot sums U (they become
-    V) come first, or else after the exact intercept search, which then runs with one (n, k)
-    array fewer alive; in that search the scores are formed again after it (the row source
-    still holds them, or X W) rather than kept.
+    once that solve has returned (see ``DualSequence.solve``).  Explicit features and Gram
+    matrices from outside the core go to :func:`explicit_snapshot` and :func:`gram_snapshot`.
+    Kernel rows computed in the core: the slot sums U (they become V) come first, or else
+    after the exact intercept search, which then runs with one (n, k) array fewer alive; in
+    that search the scores are formed again after it (the row source still holds them)
+    rather than kept.
     """
+    if model._explicit_features():
+        return explicit_snapshot(model, X, src, problem, alpha, mu, n_iter, resid)
+    K = getattr(src, "gram", None)
+    if K is not None:
+        return gram_snapshot(model, K, src, problem, alpha, mu, n_iter, resid)
     T = model._output_map(problem.k)
     identity = T.shape == (problem.k, problem.k) and np.array_equal(T, np.eye(problem.k))
-    explicit = model._explicit_features()
     exact = problem.equality and not problem.has_pairs
-    U = None
-    if not exact or (explicit and src.weights is None):
-        U = problem.slot_sums(alpha)
-    W = slot_weights(X, src, U) if explicit else None
-    if exact:
-        H, b_slot = exact_intercepts_in_place(problem, training_scores(X, W, src), -mu)
-        gap = duality_gap(problem, alpha, training_scores(X, W, src), b_slot)
+    U = None if exact else problem.slot_sums(alpha)
+    solver = getattr(model, "intercept_solver", "exact")
+    # the LP: any model with free intercepts (equality; otherwise they are penalized)
+    if exact or (problem.equality and solver == "linprog"):
+        H, b_slot = exact_intercepts_in_place(problem, training_scores(None, None, src), -mu,
+                                              solver)
+        gap = duality_gap(problem, alpha, training_scores(None, None, src), b_slot)
     else:
         b_slot = -mu
-        H = training_scores(X, W, src)
+        H = training_scores(None, None, src)
         gap = duality_gap(problem, alpha, H, b_slot)       # the gap first, then h in place
         H = centre_and_scale_in_place(H, problem.kappa)
     intercept = T @ b_slot
@@ -151,7 +269,7 @@ def snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
     check_finite_objective(model, penalty, "the penalty 1/2 sum_j ||h_j||^2")
     return _Solution(
         problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
-        V=V, W=W, intercept=intercept, G=model._decision_from_output(f_train),
+        V=V, W=None, intercept=intercept, G=model._decision_from_output(f_train),
         # a squared norm: a negative value can only be rounding
         penalty=max(0.0, penalty),
         gap=gap)

@@ -215,7 +215,7 @@ def input_degeneracy(estimator, X, y):
                 if sp.issparse(X) and X.nnz == 0 else "every training sample has the same X")
         return (f"{what}, so the kernel cannot tell the samples apart and every fitted "
                 f"function is constant whatever C", "check X: its features carry no "
-                f"information about y")
+                "information about y")
     if sp.issparse(X) or X.size > _DUPLICATE_SEARCH_ENTRIES:
         return None
     _, group = np.unique(X, axis=0, return_inverse=True)

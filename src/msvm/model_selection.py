@@ -1,14 +1,15 @@
 """Model selection as the papers do it: the regularization chosen on a separate tuning set.
 
 Every paper fits on a training set for each lambda of a grid (2^-16 .. 2^15 in
-Liu, Wu and He (2011) and Liu and Yuan (2011)), picks the lambda whose fit scores best on an independent tuning set, and
-reports that fit's test score.  Our estimators take ``C = 1 / (n lambda)`` (n the training
-size).  :class:`TuningSetSearch` does exactly that, walking the grid from the largest lambda
-(smallest C) to the smallest with each fit warm-started from the previous one (the variables
-at their bounds rescaled by C'/C, the free ones kept, the equalities restored:
-``msvm._sequence.path_start``), and is itself a scikit-learn classifier, so it
-nests in ``cross_val_score`` and ``GridSearchCV``.  scikit-learn's own ``GridSearchCV`` with a
-``PredefinedSplit`` selects the same C (tested); it refits from scratch at each C.
+Liu, Wu and He (2011) and Liu and Yuan (2011)), picks the lambda whose fit scores best on an
+independent tuning set, and reports that fit's test score.  Our estimators take
+``C = 1 / (n lambda)`` (n the training size).  :class:`TuningSetSearch` does exactly that,
+walking the grid from the largest lambda (smallest C) to the smallest with each fit
+warm-started from the previous one (the variables at their bounds rescaled by C'/C, the free
+ones kept, the equalities restored: ``msvm._sequence.path_start``), and is itself a
+scikit-learn classifier, so it nests in ``cross_val_score`` and ``GridSearchCV``.
+scikit-learn's own ``GridSearchCV`` with a ``PredefinedSplit`` selects the same C (tested); it
+refits from scratch at each C.
 """
 
 import numbers
@@ -181,11 +182,11 @@ def _lambda_path(estimator, params, lambdas, n, warm_start, X, y, X_tune, y_tune
     est = clone(estimator).set_params(**params)
     if "warm_start" in est.get_params():
         est.set_params(warm_start=bool(warm_start))
-    if isinstance(est, BaseMSVM):
+    on_path = isinstance(est, BaseMSVM)
+    if on_path:
         # along the path only: each fit keeps its row source (scores, kernel-row cache) for
         # the next, warm-started one, and the tuning-set kernel columns are computed once
-        est._keep_rows = bool(warm_start)
-        est._tuning_columns = KernelColumns(len(y))
+        est._join_path(keep_rows=bool(warm_start), columns=KernelColumns(len(y)))
     try:
         # one thread of BLAS along the path: its products (tuning-set scores, the fits'
         # slot-space products) are small, and OpenBLAS's idle workers would spin for a
@@ -195,8 +196,8 @@ def _lambda_path(estimator, params, lambdas, n, warm_start, X, y, X_tune, y_tune
             return _walk_path(est, lambdas, n, X, y, X_tune, y_tune, fit_params, scorer,
                               params, log, keep_best)
     finally:
-        for name in getattr(est, "_transient_state", ()):
-            est.__dict__.pop(name, None)
+        if on_path:
+            est._leave_path()
 
 
 def _walk_path(est, lambdas, n, X, y, X_tune, y_tune, fit_params, scorer, params, log,
@@ -541,42 +542,58 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         scorer = check_scoring(self.estimator, scoring=self.scoring)
         _check_scorer_methods(scorer, self.estimator, self.scoring)
         grid = list(ParameterGrid(self.param_grid)) if self.param_grid is not None else [{}]
+        splits = self._splits(X, y, X_tune, y_tune, fit_params)
+        done = self._fit_paths(grid, splits, lambdas, scorer)
+        self._store_results(grid, lambdas, splits, len(y), done)
+        self._select(lambdas, done, X, y, fit_params)
+        # the training samples of the selected fit: those of the one split, or all with cv
+        X_fit, y_fit = (splits[0][0], splits[0][1]) if self.cv is None else (X, y)
+        self._warn_if_degenerate_selection(X_fit, y_fit)
+        return self
+
+    def _splits(self, X, y, X_tune, y_tune, fit_params):
+        """The (X, y, X_tune, y_tune, fit_params) of every split: the folds of ``cv``, the
+        ``tuning_size`` hold-out, or the given tuning set."""
         if self.cv is not None:
-            splits = self._cv_splits(X, y, X_tune, fit_params)
-        elif X_tune is None:
-            splits = [self._tuning_split(X, y, fit_params)]
-        else:
-            splits = [(X, y, X_tune, y_tune, fit_params)]
-        n_all = len(y)
-        # the C of each lambda: that of the fits (one tuning split) or of the refit (cv)
-        C = 1.0 / ((len(splits[0][1]) if self.cv is None else n_all) * lambdas)
+            return self._cv_splits(X, y, X_tune, fit_params)
+        if X_tune is None:
+            return [self._tuning_split(X, y, fit_params)]
+        return [(X, y, X_tune, y_tune, fit_params)]
+
+    def _fit_paths(self, grid, splits, lambdas, scorer):
+        """The lambda path of every (``param_grid`` combination, split), in that order.
+
+        Returns what :func:`_lambda_path` returns for each (its fits, and its best fit
+        unless ``cv``).  In this process one verbose line per fit as it ends; with
+        ``n_jobs`` one joblib task per path, whose lines are printed when it ends (in order).
+        """
         keep_best = self.cv is None
-
-        def task(params, split, log=None):
-            X_fit, y_fit, X_score, y_score, params_fit = split
-            return _lambda_path(self.estimator, params, lambdas, len(y_fit), self.warm_start,
-                                X_fit, y_fit, X_score, y_score, params_fit, scorer, log=log,
-                                keep_best=keep_best)
-
         work = [(params, split) for params in grid for split in splits]
         with StepLog(type(self).__name__, self.verbose, total=len(work) * len(lambdas),
                      bar=self.progress_bar) as log:
             if len(work) == 1 or effective_n_jobs(self.n_jobs) == 1:
-                # in this process, one line per fit as it ends
-                done = [task(params, split, log) for params, split in work]
-            else:
-                # one task per (param_grid combination, split), each walking its lambda path;
-                # the lines of a path are printed when its task ends (in order)
-                done = []
-                jobs = Parallel(n_jobs=self.n_jobs, return_as="generator")(
-                    delayed(_lambda_path)(self.estimator, params, lambdas, len(split[1]),
-                                          self.warm_start, *split, scorer,
-                                          keep_best=keep_best)
-                    for params, split in work)
-                for (params, _), path in zip(work, jobs):
-                    done.append(path)
-                    for point in path[0]:
-                        _log_point(log, params, point)
+                return [_lambda_path(self.estimator, params, lambdas, len(split[1]),
+                                     self.warm_start, *split, scorer, log=log,
+                                     keep_best=keep_best)
+                        for params, split in work]
+            done = []
+            jobs = Parallel(n_jobs=self.n_jobs, return_as="generator")(
+                delayed(_lambda_path)(self.estimator, params, lambdas, len(split[1]),
+                                      self.warm_start, *split, scorer, keep_best=keep_best)
+                for params, split in work)
+            for (params, _), path in zip(work, jobs):
+                done.append(path)
+                for point in path[0]:
+                    _log_point(log, params, point)
+            return done
+
+    def _store_results(self, grid, lambdas, splits, n_all, done):
+        """``cv_results_`` and ``results_`` of the paths ``done`` (see :meth:`_fit_paths`).
+
+        The C of each lambda is that of the fits (one tuning split) or of the refit on all
+        ``n_all`` samples (``cv``).
+        """
+        C = 1.0 / ((len(splits[0][1]) if self.cv is None else n_all) * lambdas)
         paths = [[points for points, _ in done[g * len(splits):(g + 1) * len(splits)]]
                  for g in range(len(grid))]
         self.cv_results_ = cv = _cv_results(grid, lambdas, C, paths)
@@ -587,25 +604,32 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if "converged" in cv:
             self.results_["converged"] = cv["converged"].copy()
             self.results_["stop_reason"] = cv["stop_reason"].copy()
-        # the first maximum of the (mean) tuning score, NaN never selected over a number
+
+    def _select(self, lambdas, done, X, y, fit_params):
+        """The best_* attributes: the first maximum of the (mean) tuning score, NaN never
+        selected over a number; its fit kept from the path, or refitted on (X, y) with cv."""
+        scores = self.cv_results_["mean_test_score"]
         best_index = None
-        for i, score in enumerate(cv["mean_test_score"]):
-            if best_index is None or _better(score, cv["mean_test_score"][best_index]):
+        for i, score in enumerate(scores):
+            if best_index is None or _better(score, scores[best_index]):
                 best_index = i
         g, j = divmod(best_index, len(lambdas))
-        best_params = cv["params"][best_index]
-        if keep_best:
-            index, fit = done[g][1]
+        best_params = self.cv_results_["params"][best_index]
+        if self.cv is None:
+            _, fit = done[g][1]
         else:
             fit = self._refit(best_params, X, y, fit_params)
-        best = (float(cv["mean_test_score"][best_index]), float(lambdas[j]), best_params, fit)
+        best = (float(scores[best_index]), float(lambdas[j]), best_params, fit)
         self.best_score_, self.best_lambda_, self.best_params_, self.best_estimator_ = best
         if "warm_start" in self.best_estimator_.get_params():
             self.best_estimator_.set_params(warm_start=self.estimator.get_params()["warm_start"])
         self.classes_ = self.best_estimator_.classes_
         if np.isnan(self.best_score_):
             warnings.warn("every tuning score is NaN", UserWarning)
-        X_fit, y_fit = (splits[0][0], splits[0][1]) if keep_best else (X, y)
+
+    def _warn_if_degenerate_selection(self, X_fit, y_fit):
+        """One DegenerateFitWarning when the selected fit predicts one class for all of its
+        training samples (X_fit, y_fit)."""
         message = degenerate_fit_message(self.best_estimator_,
                                          self.best_estimator_.predict(X_fit), y_fit)
         if message is not None:
@@ -613,7 +637,6 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                           f"{self.best_params_['C']:g}), a degenerate fit: {message} Extend "
                           f"the grid to smaller lambda (larger C) if the best tuning score "
                           f"sits at its end.", DegenerateFitWarning, stacklevel=user_stacklevel())
-        return self
 
     def get_metadata_routing(self):
         """Metadata routing of this object (scikit-learn's metadata routing).
@@ -645,8 +668,9 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Class probabilities of the selected fit (an estimator with ``probability=True``).
 
         Every fit of the path then makes its probability fits too (about
-        7 (1 + k * probability_grid) fits per lambda, ``n_probability_fits_``); to pay that once, search with ``probability=False`` and refit the
-        selected parameters with ``probability=True``.
+        7 (1 + k * probability_grid) fits per lambda, ``n_probability_fits_``); to pay that
+        once, search with ``probability=False`` and refit the selected parameters with
+        ``probability=True``.
         """
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)

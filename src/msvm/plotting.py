@@ -1,4 +1,5 @@
-"""Plots of a fitted TargetedLocalMSVM (Kang, Lin and Zhang 2019 figures 1 to 4); needs matplotlib."""
+"""Plots of a fitted TargetedLocalMSVM (Kang, Lin and Zhang 2019 figures 1 to 4); needs
+matplotlib."""
 
 import numpy as np
 

@@ -92,7 +92,8 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
                  class_weight=None, dc_tol=1e-6, max_dc_iter=100,
                  probability=False, probability_grid=8,
-                 kernel_approximation=None, n_components=1000, landmarks="uniform"):
+                 kernel_approximation=None, n_components=1000, landmarks="uniform",
+                 intercept_solver="exact"):
         set_init_params(self, locals())
 
     _less_truncation = "a larger truncation (truncation=None: the untruncated MSVM)"

@@ -9,6 +9,8 @@ boxes of the dual, do) and each is warm-started from its neighbour's dual soluti
 
 import numbers
 import warnings
+from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -18,8 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import BaseMSVM
 from ._docs import fill_doc
 from ._fit_state import set_init_params, user_stacklevel
-from ._kernels import (check_callable_kernel, check_gram, dense, kernel_matrix,
-                       make_row_source, resolve_gamma)
+from ._kernels import dense, kernel_matrix, make_row_source
 from ._losses import reinforced_loss
 from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import reinforced_problem
@@ -28,6 +29,7 @@ from ._progress import StepLog, n_epochs
 from ._sequence import CONVERGED, rescaled_dual
 from ._products import feature_weights, times_small, weighted_sum
 from ._validation import check_finite_objective, label_repr
+from ._warm_start import GridStart
 from .exceptions import DegenerateFitWarning
 
 
@@ -66,13 +68,36 @@ def _with_constant(Z):
     return sp.hstack([ones, Z], format="csr") if sp.issparse(Z) else np.hstack([ones, Z])
 
 
+@dataclass
+class _GridFit:
+    """The fit at one grid point u0 of a TargetedLocalMSVM.
+
+    ``path`` is the local functions' representation: (k - 1, n_columns) weights of the
+    explicit features (1, x) or (1, phi(z)), or (n, k - 1) dual coefficients of the kernel
+    expansion.  ``support`` marks the samples with a nonzero dual variable; None at a grid
+    point without a sample (not solved: alpha = 0 and f = 0 are exact there).  ``n_iter``
+    is in epochs, at least 1 for a solved grid point.
+    """
+
+    u0: float
+    alpha: np.ndarray
+    objective: float
+    resid: float
+    n_iter: int
+    stop: str
+    path: np.ndarray
+    support: Optional[np.ndarray]
+    one_class: bool = False
+
+
 def _points(values):
     """Grid points for a message: '0.1, 0.25, 0.4'."""
     return ", ".join(f"{u:.4g}" for u in values)
 
 
 def bandwidth_rule(U, rule):
-    """Rule-of-thumb bandwidth: 'silverman' 0.9 min(sd, IQR/1.34) n^(-1/5), 'scott' 1.06 sd n^(-1/5)."""
+    """Rule-of-thumb bandwidth: 'silverman' 0.9 min(sd, IQR/1.34) n^(-1/5), 'scott' 1.06 sd
+    n^(-1/5)."""
     U = np.asarray(U, dtype=np.float64)
     n = len(U)
     sd = U.std(ddof=1) if n > 1 else 0.0
@@ -115,8 +140,9 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     target : int or str, default=0
         Column of X holding the targeted variable: an index, or a name when X is a pandas
         DataFrame.
-    smoother : {'epanechnikov', 'gaussian', 'uniform', 'triangular', 'biweight'}, default='epanechnikov'
-        Smoothing kernel K of the local weights.
+    smoother : str, default='epanechnikov'
+        Smoothing kernel K of the local weights: 'epanechnikov', 'gaussian', 'uniform',
+        'triangular' or 'biweight'.
     bandwidth : float or {'silverman', 'scott'}, default='silverman'
         Bandwidth h, or a rule of thumb computed on the training values of U.
     n_grid : int, default=20
@@ -218,13 +244,16 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         "progress_bar": ["boolean"],
         **PROBABILITY_PARAMETER_CONSTRAINTS,
     }
+    # a refit starts every grid point from the previous fit's dual there
+    _warm_state_type = GridStart
 
     def __init__(self, C=1.0, reinforcement=0.5, target=0, smoother="epanechnikov",
                  bandwidth="silverman", n_grid=20, *, kernel="linear", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="auto",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
                  class_weight=None, progress_bar=False, probability=False, probability_grid=8,
-                 kernel_approximation=None, n_components=1000, landmarks="uniform"):
+                 kernel_approximation=None, n_components=1000, landmarks="uniform",
+                 intercept_solver="exact"):
         set_init_params(self, locals())
 
     # ------------------------------------------------------------------ input
@@ -284,9 +313,23 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         """The model step of the fit template (``BaseMSVM.fit``): the grid of local fits."""
         self._check_approximation()
         X, y, sw = self._validate_fit_input(X, y, sample_weight, ensure_min_features=2)
-        k = len(self.classes_)
         self.target_index_ = self._target_column(X.shape[1])
         U, Z = self._split(X)
+        self._set_grid(U)
+        src_X, src, plan = self._grid_row_source(Z, y, sw)
+        sequence = self._dual_sequence(src_X, src, plan)
+        fits = self._fit_grid(sequence, src_X.shape[1], U, y, sw)
+        self._start_from(GridStart(np.array([fit.alpha for fit in fits]), float(self.C)))
+        self._store_grid(fits, Z)
+        self.stop_reason_ = sequence.stop_reason()
+        self._keep_plan(sequence.plan)
+        self._warn_local_problems(fits)
+        G = self._local_functions(X) @ simplex_vertices(len(self.classes_))
+        self._warn_if_degenerate(self.classes_[np.argmax(G, axis=1)], y)
+        return self
+
+    def _set_grid(self, U):
+        """``bandwidth_`` and ``grid_`` from the training values U of the targeted variable."""
         if np.ptp(U) == 0:
             raise ValueError(f"the targeted column {self.target!r} is constant: there is "
                              f"nothing to smooth over")
@@ -297,121 +340,128 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         self.grid_ = np.linspace(U.min(), U.max(), self.n_grid) if self.n_grid > 1 \
             else np.array([np.median(U)])
 
-        # one row source for the whole grid: the kernel of (1, x), i.e. K + 1
-        self.gamma_ = resolve_gamma(self.gamma, self.kernel, Z, y) \
-            if not callable(self.kernel) else None
-        explicit = self._explicit_features()
-        if self.kernel_approximation is not None:
-            # the map is of the non-target columns only: U weights the local fits
-            src_X, kind, shift = _with_constant(self._fit_feature_map(Z)), "linear", 0.0
-        elif self.kernel == "linear":
-            src_X, kind, shift = _with_constant(Z), "linear", 0.0
-        elif callable(self.kernel):
-            check_callable_kernel(self.kernel, Z)
-            src_X = check_gram(kernel_matrix(Z, Z, self.kernel), "callable kernel's Gram matrix")
-            src_X, kind, shift = np.ascontiguousarray(src_X + 1.0), "precomputed", 0.0
+    def _grid_row_source(self, Z, y, sw):
+        """One row source for the whole grid, of the kernel of (1, z), i.e. K + 1.
+
+        The base's choice of rows (``_training_rows``: z, phi(z) or a callable's Gram
+        matrix; ``gamma_`` set on the non-target columns Z) with the penalized intercept
+        added: a constant feature of the explicit features, 1 added to a Gram matrix, or
+        the row source's ``shift`` of the kernel.  Returns ``(src_X, src, plan)``, ``plan``
+        the :class:`msvm._plan.SolvePlan` the row source is built by.
+        """
+        _, src_X, kind = self._training_rows(Z, y, feature_dtype=np.float64)
+        shift = 0.0
+        if kind == "linear":
+            src_X = _with_constant(src_X)
+        elif kind == "precomputed":
+            src_X = np.ascontiguousarray(src_X + 1.0)
         else:
-            src_X, kind, shift = Z, self.kernel, 1.0
+            shift = 1.0
         plan = self._solve_plan(kind, src_X.shape[0], sw)
-        src = make_row_source(src_X, kind, k, gamma=self.gamma_, degree=self.degree,
-                              coef0=self.coef0, cache_size=self.cache_size, shift=shift,
-                              cache_dtype=plan.cache_dtype, rows=plan.rows)
-        sequence = self._dual_sequence(src_X, src, plan)
-        kappa = self._kappa(k)
-        T = self._output_map(k)
-        # warm start: every grid point from the previous fit's dual at that grid point, times
-        # C / C_prev (every box is proportional to C, so the point stays feasible)
-        previous = None
-        if self.warm_start and getattr(self, "_dual_state", None) is not None:
-            alphas_prev, C_prev = self._dual_state
-            if len(alphas_prev) == len(self.grid_):     # shapes checked at each grid point
-                previous = (alphas_prev, C_prev)
-        paths, objectives, resids, iters, alphas, stops = [], [], [], [], [], []
-        empty, one_class = [], []        # grid points without local data of two classes
-        support = np.zeros(len(y), dtype=bool)      # a nonzero dual variable at some u0
-        sol = None          # the last solved grid point (``src`` holds its scores)
+        src = make_row_source(src_X, kind, len(self.classes_), gamma=self.gamma_,
+                              degree=self.degree, coef0=self.coef0, cache_size=self.cache_size,
+                              shift=shift, cache_dtype=plan.cache_dtype, rows=plan.rows)
+        return src_X, src, plan
+
+    def _fit_grid(self, sequence, n_columns, U, y, sw):
+        """The fit at every grid point, in order (a list of :class:`_GridFit`).
+
+        Each grid point starts from the previous fit's dual there with ``warm_start`` (times
+        C / C_previous: every box is proportional to C, so the point stays feasible), else
+        from its solved neighbour's.  ``n_columns``: the explicit features' number, (1, x).
+        """
+        k = len(self.classes_)
+        state = self._warm_start_state() if self.warm_start else None
+        fits, last = [], None           # last: the dual of the last solved grid point
         with StepLog(type(self).__name__, self.verbose, total=len(self.grid_),
                      bar=self.progress_bar) as log:
             for g, u0 in enumerate(self.grid_):
                 weights = self.C * sw * smoothing_weights(U, u0, self.bandwidth_, self.smoother)
                 problem = reinforced_problem(y, k, weights, float(self.reinforcement),
-                                             kappa=kappa, equality=False)
+                                             kappa=self._kappa(k), equality=False)
+                label = f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})"
                 held = weights > 0
-                if np.any(held) and len(np.unique(y[held])) < 2:
-                    one_class.append(u0)
                 if not np.any(held):
                     # every box is [0, 0]: alpha = 0 and f = 0 solve the local problem exactly
-                    empty.append(u0)
-                    alphas.append(np.zeros(problem.n_vars))
-                    objectives.append(0.0)
-                    resids.append(0.0)
-                    iters.append(0)
-                    stops.append(CONVERGED)
-                    paths.append(np.zeros((k - 1, src_X.shape[1])) if explicit
-                                 else np.zeros((len(y), k - 1)))
-                    log.step(f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})", 0.0, 0.0,
-                             "no sample: f = 0, not solved", advance=True)
+                    shape = (k - 1, n_columns) if self._explicit_features() else (len(y), k - 1)
+                    fits.append(_GridFit(u0, np.zeros(problem.n_vars), 0.0, 0.0, 0, CONVERGED,
+                                         np.zeros(shape), None))
+                    log.step(label, 0.0, 0.0, "no sample: f = 0, not solved", advance=True)
                     continue
-                if previous is not None and previous[0][g].shape == (problem.n_vars,):
-                    alpha = problem.clip_feasible(rescaled_dual(previous[0][g], previous[1],
-                                                                self.C))
-                elif sol is not None:
-                    alpha = problem.clip_feasible(sol.alpha)
+                previous = state.at(g, len(self.grid_), problem) if state is not None else None
+                if previous is not None:
+                    alpha = problem.clip_feasible(rescaled_dual(previous, state.C, self.C))
+                elif last is not None:
+                    alpha = problem.clip_feasible(last)
                 else:
                     alpha = np.zeros(problem.n_vars)
-                sol = sequence.solve(problem, alpha, np.zeros(k))
-                support |= problem.support_mask(sol.alpha)
-                stops.append(sequence.stop_reasons[-1])
-                alphas.append(sol.alpha.copy())
-                with np.errstate(over="ignore", invalid="ignore"):
-                    objective = sol.penalty + weighted_sum(
-                        weights, reinforced_loss(sol.G, y, float(self.reinforcement)))
-                objectives.append(check_finite_objective(self, objective,
-                                                         f"the objective at u0 = {u0:.4g}"))
-                resids.append(sol.resid)
-                iters.append(max(1, sol.n_iter))
-                log.step(f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})",
-                         objectives[-1], sol.resid, n_epochs(sol.n_iter), advance=True)
-                if sol.W is not None:
-                    paths.append(feature_weights(sol.W, kappa, T))      # (k-1) x (1 + p)
-                else:
-                    paths.append(times_small(sol.V, T.T))               # n x (k-1)
-        self._dual_state = (np.array(alphas), float(self.C))
-        self.objectives_ = np.array(objectives)
-        self.kkt_residuals_ = np.array(resids)
-        self.n_iter_ = np.array(iters)
-        self.grid_stop_reasons_ = np.array(stops)
-        self.converged_ = bool(np.all(self.grid_stop_reasons_ == CONVERGED))
-        self.stop_reason_ = sequence.stop_reason()
-        self._keep_plan(sequence.plan)
-        if self.kernel_approximation is not None:
-            self.feature_coef_path_ = np.array(paths)
-            self.support_ = np.flatnonzero(support)
-        elif self.kernel == "linear":
-            self.coef_path_ = np.array(paths)
-            self.support_ = np.flatnonzero(support)
+                fit, last = self._solve_grid_point(sequence, problem, alpha, u0, weights, y)
+                fit.one_class = len(np.unique(y[held])) < 2
+                fits.append(fit)
+                log.step(label, fit.objective, fit.resid, n_epochs(fit.n_iter), advance=True)
+        return fits
+
+    def _solve_grid_point(self, sequence, problem, alpha, u0, weights, y):
+        """Solve the local dual at u0 from ``alpha``: its :class:`_GridFit` and its dual."""
+        k = len(self.classes_)
+        sol = sequence.solve(problem, alpha, np.zeros(k))
+        with np.errstate(over="ignore", invalid="ignore"):
+            objective = sol.penalty + weighted_sum(
+                weights, reinforced_loss(sol.G, y, float(self.reinforcement)))
+        objective = check_finite_objective(self, objective, f"the objective at u0 = {u0:.4g}")
+        T = self._output_map(k)
+        if sol.W is not None:
+            path = feature_weights(sol.W, self._kappa(k), T)      # (k-1) x (1 + p)
         else:
-            V = np.array(paths)                                     # n_grid x n x (k-1)
-            self.support_ = np.flatnonzero(np.any(V != 0, axis=(0, 2)))
-            self.dual_coef_path_ = np.transpose(V[:, self.support_, :], (0, 2, 1))
+            path = times_small(sol.V, T.T)                        # n x (k-1)
+        fit = _GridFit(u0, sol.alpha.copy(), objective, sol.resid, max(1, sol.n_iter),
+                       sequence.stop_reasons[-1], path, problem.support_mask(sol.alpha))
+        return fit, sol.alpha
+
+    def _store_grid(self, fits, Z):
+        """The fitted attributes of the grid's fits (Z: the non-target training columns)."""
+        self.objectives_ = np.array([fit.objective for fit in fits])
+        self.kkt_residuals_ = np.array([fit.resid for fit in fits])
+        self.n_iter_ = np.array([fit.n_iter for fit in fits])
+        self.grid_stop_reasons_ = np.array([fit.stop for fit in fits])
+        self.converged_ = bool(np.all(self.grid_stop_reasons_ == CONVERGED))
+        paths = np.array([fit.path for fit in fits])
+        if self._explicit_features():
+            support = np.zeros(Z.shape[0], dtype=bool)  # a nonzero dual variable at some u0
+            for fit in fits:
+                if fit.support is not None:
+                    support |= fit.support
+            self.support_ = np.flatnonzero(support)
+            if self.kernel_approximation is not None:
+                self.feature_coef_path_ = paths
+            else:
+                self.coef_path_ = paths
+        else:
+            # n_grid x n x (k-1)
+            self.support_ = np.flatnonzero(np.any(paths != 0, axis=(0, 2)))
+            self.dual_coef_path_ = np.transpose(paths[:, self.support_, :], (0, 2, 1))
             self.support_vectors_ = Z[self.support_]
-        if empty or one_class:
-            parts = []
-            if empty:
-                parts.append(f"no sample at u0 = {_points(empty)} (the local functions there "
-                             f"are zero and predict {label_repr(self.classes_[0])})")
-            if one_class:
-                parts.append(f"samples of one class only at u0 = {_points(one_class)} (the "
-                             f"local classifier there predicts that class)")
-            warnings.warn(
-                f"TargetedLocalMSVM: {len(empty) + len(one_class)} of {len(self.grid_)} grid "
-                f"points have no local classification problem: the smoothing weights "
-                f"(bandwidth {self.bandwidth_:.4g}) hold {' and '.join(parts)}; predictions "
-                f"near those u0 come from these fits. Use a larger bandwidth or fewer grid "
-                f"points (n_grid).", DegenerateFitWarning, stacklevel=user_stacklevel())
-        self._warn_if_degenerate(
-            self.classes_[np.argmax(self._local_functions(X) @ simplex_vertices(k), axis=1)], y)
-        return self
+
+    def _warn_local_problems(self, fits):
+        """One DegenerateFitWarning naming the grid points without a local classification
+        problem (no sample, or samples of one class only), if any."""
+        empty = [fit.u0 for fit in fits if fit.support is None]
+        one_class = [fit.u0 for fit in fits if fit.one_class]
+        if not (empty or one_class):
+            return
+        parts = []
+        if empty:
+            parts.append(f"no sample at u0 = {_points(empty)} (the local functions there "
+                         f"are zero and predict {label_repr(self.classes_[0])})")
+        if one_class:
+            parts.append(f"samples of one class only at u0 = {_points(one_class)} (the "
+                         f"local classifier there predicts that class)")
+        warnings.warn(
+            f"TargetedLocalMSVM: {len(empty) + len(one_class)} of {len(self.grid_)} grid "
+            f"points have no local classification problem: the smoothing weights "
+            f"(bandwidth {self.bandwidth_:.4g}) hold {' and '.join(parts)}; predictions "
+            f"near those u0 come from these fits. Use a larger bandwidth or fewer grid "
+            f"points (n_grid).", DegenerateFitWarning, stacklevel=user_stacklevel())
 
     # ------------------------------------------------------------------ predict
     def _interpolation(self, u):

@@ -147,7 +147,8 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
                  cache_dtype="auto", shrinking=True, warm_start=False, random_state=None,
                  verbose=False, class_weight=None, dc_tol=1e-6, max_dc_iter=100,
                  probability=False, probability_grid=8,
-                 kernel_approximation=None, n_components=1000, landmarks="uniform"):
+                 kernel_approximation=None, n_components=1000, landmarks="uniform",
+                 intercept_solver="exact"):
         set_init_params(self, locals())
 
     _less_truncation = "a more negative truncation (truncation=None: the convex MSVM)"
@@ -263,7 +264,8 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
                  cache_size=200, cache_dtype="auto", shrinking=True, warm_start=False,
                  random_state=None, verbose=False, class_weight=None,
                  probability=False, probability_grid=8,
-                 kernel_approximation=None, n_components=1000, landmarks="uniform"):
+                 kernel_approximation=None, n_components=1000, landmarks="uniform",
+                 intercept_solver="exact"):
         set_init_params(self, locals())
 
     def _dual_problem(self, y, k, weights):

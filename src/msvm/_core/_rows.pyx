@@ -388,6 +388,14 @@ cdef class GramRows(ScoreRows):
         self.row_cost = 0
         self._init_scores()
 
+    @property
+    def gram(self):
+        """The Gram matrix K itself (a read-only view, no copy): the snapshot forms the
+        decision values at the training points from it as prediction does."""
+        view = np.asarray(self.K).view()
+        view.flags.writeable = False
+        return view
+
     cdef const double* row(self, int i) noexcept nogil:
         self.n_requests += 1
         return &self.K[i, 0]

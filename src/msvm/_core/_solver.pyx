@@ -80,15 +80,15 @@ from libc.math cimport INFINITY
 from collections import namedtuple
 from enum import IntEnum
 
-from ._signals import set_signal_checks, signal_check_stats
+from ._signals import signal_checks_off, signal_checks_enabled, signal_check_stats
 from ._rows import (make_row_source, GramRows, DenseKernelRows, SparseKernelRows,
                     DenseLinearRows, SparseLinearRows)
 from ._gap import primal_dual
 from ._smo import smo_applies
 
 __all__ = ["solve", "SolveResult", "Status", "init_scores", "add_scores", "primal_dual",
-           "make_row_source", "RowSource", "set_signal_checks", "signal_check_stats",
-           "NONFINITE_MESSAGE", "auto_working_set", "smo_applies"]
+           "make_row_source", "RowSource", "signal_checks_off", "signal_checks_enabled",
+           "signal_check_stats", "NONFINITE_MESSAGE", "auto_working_set", "smo_applies"]
 
 
 # The status codes of _types.pxd under their names, the only Python copy of them.  `solve`

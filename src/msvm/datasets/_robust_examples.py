@@ -1,4 +1,5 @@
-"""Simulated examples of the robust and utility-weighted MSVM papers (Liu, Wu and He (2011) and Wu and Liu (2007))."""
+"""Simulated examples of the robust and utility-weighted MSVM papers (Liu, Wu and He (2011) and
+Wu and Liu (2007))."""
 
 import numbers
 
