@@ -135,10 +135,10 @@ def test_weston_watkins_large_C_reaches_the_optimum():
     assert worst <= TOL
 
 
-@pytest.mark.xfail(strict=True, reason="known stall of the grouped SMO path at large C on a "
-                   "tiny rank-2 problem (present before the duality-gap rule); left for the "
-                   "core redesign")
-def test_known_grouped_stall_at_large_C():
+def test_grouped_dual_converges_at_large_C_on_a_rank_deficient_kernel():
+    """WeightedRobustMSVM(truncation=None, C=1e4, linear) on 5 samples in d = 2 (a flat dual
+    valley about C long) reaches its stopping rule with no ConvergenceWarning (it stopped at
+    max_iter before the block Newton step on free variables)."""
     rng = np.random.default_rng(2)
     y = np.concatenate([[0, 1], rng.integers(0, 2, 3)])       # [0, 1, 1, 0, 0]
     X = rng.normal(size=(5, 2)) + 1.5 * np.eye(2)[y]

@@ -72,6 +72,8 @@ cdef class SMOSolver(InnerSolver):
     cdef double* zg            # maxper + 1: a group's gradients
     cdef double* ag            # maxper + 1: a group's alphas
     cdef int* gvars            # maxper + 1: a group's variables
+    cdef double* drift         # grouped blocks: the work arrays of _free_newton_step (5 of
+                               # the block's variables, 2 of q x k)
     cdef Canon cn
     cdef Block B
     cdef Extremes ex
@@ -90,3 +92,6 @@ cdef class SMOSolver(InnerSolver):
     cdef long long _block_smo(self, double eps, long long max_steps) noexcept nogil
     cdef int _write_back(self) noexcept nogil
     cdef void _group_values(self, int x0, int x1) noexcept nogil
+    cdef bint _free_newton_step(self) noexcept nogil
+    cdef void _project_full(self, double* v, const double* free_) noexcept nogil
+    cdef void _hmul(self, const double* v, double* out) noexcept nogil
