@@ -67,6 +67,15 @@ from ._problem cimport ProblemArrays
 from ._state cimport DualState
 
 
+cdef inline int _block_group_end(const Prob* p, const Block* B, int x0) noexcept nogil:
+    """One past the last block position of x0's group (x0 + 1 without a group): the block
+    lists a group's variables contiguously."""
+    cdef int g = v_grp(p, B.gv[B.pos[x0]]), x1 = x0 + 1
+    while x1 < B.nb and g >= 0 and v_grp(p, B.gv[B.pos[x1]]) == g:
+        x1 += 1
+    return x1
+
+
 cdef inline double st_rho_eq(const Prob* p, const State* st) noexcept nogil:
     """The penalty rho of the equalities (0 without them)."""
     return st.rho if p.equality else 0.0
@@ -705,9 +714,7 @@ cdef class SMOSolver(InnerSolver):
         cdef int x0 = 0, x1, g, va, vb
         while x0 < B.nb:
             g = v_grp(p, B.gv[B.pos[x0]])
-            x1 = x0 + 1
-            while x1 < B.nb and g >= 0 and v_grp(p, B.gv[B.pos[x1]]) == g:
-                x1 += 1
+            x1 = _block_group_end(p, B, x0)
             if group_full(p, self.st, g):
                 self._group_values(x0, x1)
                 viol = max(viol, group_pair(p, self.gvars, x1 - x0, self.zg, self.ag,
@@ -855,9 +862,7 @@ cdef class SMOSolver(InnerSolver):
         cdef const double* row
         while x0 < B.nb and steps < budget:
             g = v_grp(p, B.gv[B.pos[x0]])
-            x1 = x0 + 1
-            while x1 < B.nb and g >= 0 and v_grp(p, B.gv[B.pos[x1]]) == g:
-                x1 += 1
+            x1 = _block_group_end(p, B, x0)
             if group_full(p, st, g):
                 self._group_values(x0, x1)
                 gv = group_pair(p, self.gvars, x1 - x0, self.zg, self.ag, &va, &vb)
@@ -944,9 +949,7 @@ cdef class SMOSolver(InnerSolver):
         cdef double tot, sg
         while x0 < B.nb:
             g = v_grp(p, B.gv[B.pos[x0]])
-            x1 = x0 + 1
-            while x1 < B.nb and g >= 0 and v_grp(p, B.gv[B.pos[x1]]) == g:
-                x1 += 1
+            x1 = _block_group_end(p, B, x0)
             if group_full(p, self.st, g):
                 m = 0
                 tot = 0.0
