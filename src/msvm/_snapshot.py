@@ -90,6 +90,28 @@ def centre_and_scale_in_place(A, kappa):
     return A
 
 
+def output_map(model, k):
+    """The model's output map T (n_outputs, k) and whether it is the identity."""
+    T = model._output_map(k)
+    return T, T.shape == (k, k) and np.array_equal(T, np.eye(k))
+
+
+def intercept_solver(model, problem):
+    """Which intercept step the fitted function gets, or None (the KKT estimate -mu kept):
+    the exact search where every loss term involves one slot, the LP
+    (``intercept_solver='linprog'``) for any model with free intercepts."""
+    solver = getattr(model, "intercept_solver", "exact")
+    if problem.equality and (solver == "linprog" or not problem.has_pairs):
+        return solver
+    return None
+
+
+def slot_intercepts(model, problem, H, mu):
+    """The slot intercepts of the slot functions H (n, k): the intercept step's, else -mu."""
+    solver = intercept_solver(model, problem)
+    return -mu if solver is None else fitted_intercepts(problem, H, -mu, solver)
+
+
 def exact_intercepts_in_place(problem, F, b0, solver="exact"):
     """(h, b): h = -kappa F P in F's memory, and the exact slot intercepts b given h.
 
@@ -160,18 +182,12 @@ def gram_snapshot(model, K, src, problem, alpha, mu, n_iter, resid):
     The duality gap stays the certificate of alpha at the source's scores K U (recomputed
     from scratch at the end of the solve, ``DualSequence._refresh_scores``).
     """
-    T = model._output_map(problem.k)
-    identity = T.shape == (problem.k, problem.k) and np.array_equal(T, np.eye(problem.k))
+    T, identity = output_map(model, problem.k)
     support = np.flatnonzero(problem.support_mask(alpha))
     V = centre_and_scale_in_place(problem.slot_sums(alpha), problem.kappa)
     coef = np.ascontiguousarray(V[support])
     H = gram_times(K, coef, support)         # the slot functions h at the training points
-    b_slot = -mu
-    solver = getattr(model, "intercept_solver", "exact")
-    # as in `snapshot`: the exact search where every loss term involves one slot, the LP
-    # (intercept_solver='linprog') for any model with free intercepts
-    if problem.equality and (solver == "linprog" or not problem.has_pairs):
-        b_slot = fitted_intercepts(problem, H, b_slot, solver)
+    b_slot = slot_intercepts(model, problem, H, mu)
     gap = duality_gap(problem, alpha, training_scores(None, None, src), b_slot)
     intercept = T @ b_slot
     if identity:
@@ -197,16 +213,12 @@ def explicit_snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
     two (n, k) arrays are alive at once besides the slot sums U (kept when the source holds no
     weights).
     """
-    T = model._output_map(problem.k)
-    identity = T.shape == (problem.k, problem.k) and np.array_equal(T, np.eye(problem.k))
+    T, identity = output_map(model, problem.k)
     U = problem.slot_sums(alpha) if src.weights is None else None
     W = slot_weights(X, src, U)
     Wh = -problem.kappa * centered_slots(W)
     H = rows_times(X, np.ascontiguousarray(Wh))      # the slot functions h at the points
-    b_slot = -mu
-    solver = getattr(model, "intercept_solver", "exact")
-    if problem.equality and (solver == "linprog" or not problem.has_pairs):
-        b_slot = fitted_intercepts(problem, H, b_slot, solver)
+    b_slot = slot_intercepts(model, problem, H, mu)
     gap = duality_gap(problem, alpha, training_scores(X, W, src), b_slot)
     if not identity:
         H = rows_times(X, np.ascontiguousarray(times_small(Wh, T.T)))   # output functions
@@ -239,13 +251,10 @@ def snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
     K = getattr(src, "gram", None)
     if K is not None:
         return gram_snapshot(model, K, src, problem, alpha, mu, n_iter, resid)
-    T = model._output_map(problem.k)
-    identity = T.shape == (problem.k, problem.k) and np.array_equal(T, np.eye(problem.k))
-    exact = problem.equality and not problem.has_pairs
-    U = None if exact else problem.slot_sums(alpha)
-    solver = getattr(model, "intercept_solver", "exact")
-    # the LP: any model with free intercepts (equality; otherwise they are penalized)
-    if exact or (problem.equality and solver == "linprog"):
+    T, identity = output_map(model, problem.k)
+    solver = intercept_solver(model, problem)
+    U = None if problem.equality and not problem.has_pairs else problem.slot_sums(alpha)
+    if solver is not None:
         H, b_slot = exact_intercepts_in_place(problem, training_scores(None, None, src), -mu,
                                               solver)
         gap = duality_gap(problem, alpha, training_scores(None, None, src), b_slot)
