@@ -74,6 +74,8 @@ cdef class SMOSolver(InnerSolver):
     cdef int* gvars            # maxper + 1: a group's variables
     cdef double* drift         # grouped blocks: the work arrays of _free_newton_step (5 of
                                # the block's variables, 2 of q x k)
+    cdef bint interrupted      # a signal check inside _block_smo (after a Newton step) saw
+                               # a signal: the round stops as INTERRUPTED
     cdef Canon cn
     cdef Block B
     cdef Extremes ex

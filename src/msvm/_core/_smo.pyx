@@ -314,6 +314,7 @@ cdef class SMOSolver(InnerSolver):
         self.vsettled = NULL
         self.settled = NULL
         self.drift = NULL
+        self.interrupted = False
 
     def __init__(self, RowSource src, ProblemArrays pa, DualState ds, long long max_steps,
                  int qmax, bint shrinking=True):
@@ -1143,6 +1144,11 @@ cdef class SMOSolver(InnerSolver):
                     newton_at = steps + newton_cost
                     if self._free_newton_step():
                         steps += 1
+                    # its conjugate gradients are many block products: check for signals
+                    # here, not only after the block (Ctrl-C within a Newton step's time)
+                    if tick(&self.work, newton_cost * 8192):
+                        self.interrupted = True
+                        break
             if steps == round_start:
                 break              # no move possible (e.g. non-finite values): the caller sees it
         return steps
@@ -1235,7 +1241,7 @@ cdef class SMOSolver(InnerSolver):
             taken = self._block_smo(eps, budget)
             self.steps += taken if taken > 0 else 1
             self.blocks += 1
-            if tick(&self.work, (taken + 1) * self.B.q):
+            if self.interrupted or tick(&self.work, (taken + 1) * self.B.q):
                 return STATUS_INTERRUPTED
             status = self._write_back()
             if status != STATUS_CONVERGED:
