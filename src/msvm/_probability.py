@@ -114,6 +114,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ._dask import chunkwise
 from ._losses import margins as generalized_margins
 from .exceptions import DegenerateFitWarning
 
@@ -447,6 +448,7 @@ class ProbabilityMixin:
         return float(REFIT_C_FACTORS[best]), exponent, floor, n_fits
 
     @available_if(_probability_enabled)
+    @chunkwise
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, k), in the order of ``classes_``.
 
