@@ -64,6 +64,14 @@ MAX_UNKNOWNS = 6000
 # continuation stages after the in-memory start's last mu (each 10 times smaller) while the
 # certificate is not met
 MAX_EXTRA_STAGES = 6
+# the line search's first evaluations, one pass (the derivative at several steps costs one
+# product X [V, sV] and a pass over the terms per step)
+# (t = 1 and powers of 2 from 2^-24 to 8: the bracket of the root is within a factor 2; the
+# Newton steps of a stage are often cut to 1e-4 by the terms they meet)
+FIRST_STEPS = tuple(sorted(2.0 ** np.arange(-24, 4)))
+# steps per later pass: the tangents' roots, the secant's, and this many evenly spaced
+# points of the bracket
+BRACKET_POINTS = 6
 # gamma='median' is estimated from at most this many rows (a seeded uniform sample)
 MEDIAN_SAMPLE = 5000
 
@@ -443,26 +451,31 @@ class ChunkedNewton:
         return f, gV, gb, curv, XtU, usum
 
     def exact_step(self, V, b, sV, sb, s0):
-        """``SmoothedPrimal._exact_step`` with each evaluation of the derivative one pass."""
-        from ._primal import LINE_MAX_EVALS, LINE_RTOL, _bracketed_newton
+        """The minimizer t > 0 along -(sV, sb), as ``SmoothedPrimal._exact_step`` finds it
+        (the derivative is increasing and piecewise linear), with several steps evaluated
+        per pass: first FIRST_STEPS (t = 1, where a Newton step usually lands, and a spread
+        that brackets the root), then the tangents' roots from both ends of the bracket, its
+        secant point (exact once both ends lie on the root's piece) and a few more inside."""
+        from ._primal import LINE_MAX_EVALS, LINE_RTOL
         a, c = float(np.sum(sV * sV)) / self.kappa, float(np.sum(V * sV)) / self.kappa
         tol = LINE_RTOL * abs(s0)
-        lo, hi = (0.0, s0, 0.0), (np.inf, np.inf, 0.0)
-        t = 1.0
+        lo, hi = (0.0, s0, 0.0), (np.inf, np.inf, 0.0)     # (t, derivative, its slope)
+        steps = FIRST_STEPS
         for _ in range(LINE_MAX_EVALS):
             self.passes += 1
-            slope, curv = reduce_chunks(self.blocks, line_pass, self.task, V, b, sV, sb,
-                                        self.mu, t)
-            point = (t, t * a - c - slope, a + curv)
-            if abs(point[1]) <= tol:
-                return t
-            if point[1] < 0:
-                lo = point
-            else:
-                hi = point
+            sums = reduce_chunks(self.blocks, line_pass, self.task, V, b, sV, sb, self.mu,
+                                 steps)
+            for t, (slope, curv) in sorted(zip(steps, sums)):
+                point = (t, t * a - c - slope, a + curv)
+                if abs(point[1]) <= tol:
+                    return t
+                if point[1] < 0 and t > lo[0]:
+                    lo = point
+                elif point[1] > 0 and t < hi[0]:
+                    hi = point
             if hi[0] - lo[0] <= 1e-14 * hi[0]:
-                return t
-            t = _bracketed_newton(point, lo, hi)
+                return 0.5 * (lo[0] + hi[0])
+            steps = _bracket_steps(lo, hi)
         return lo[0] if hi[0] == np.inf else 0.5 * (lo[0] + hi[0])
 
     # ------------------------------------------------------------- the method
@@ -600,3 +613,21 @@ class ChunkedNewton:
             label = est.classes_[int(np.flatnonzero(self.predicted)[0])]
             warnings.warn(f"{type(est).__name__} predicts class {label_repr(label)} for every "
                           f"training sample: {cause}; {remedy}", DegenerateFitWarning)
+
+
+def _bracket_steps(lo, hi):
+    """The next steps of the line search within the bracket (lo, hi) of (t, derivative,
+    slope) points: the tangents' roots from both ends and the secant's (the derivative is
+    linear between them when they lie on one piece), and BRACKET_POINTS evenly spaced; beyond
+    the largest step tried, 8 times it."""
+    if hi[0] == np.inf:
+        return (8.0 * max(lo[0], 1.0),)
+    out = set()
+    for t, s, h in (lo, hi):
+        if h > 0 and lo[0] < t - s / h < hi[0]:
+            out.add(t - s / h)
+    secant = lo[0] - lo[1] * (hi[0] - lo[0]) / (hi[1] - lo[1])
+    if lo[0] < secant < hi[0]:
+        out.add(secant)
+    out.update(np.linspace(lo[0], hi[0], BRACKET_POINTS + 2)[1:-1].tolist())
+    return tuple(sorted(out))

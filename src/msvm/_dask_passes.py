@@ -100,19 +100,22 @@ def gradient_pass(model, Xc, yc, swc, V, b, mu, curvature):
             len(y))
 
 
-def line_pass(model, Xc, yc, swc, V, b, sV, sb, mu, t):
-    """The loss part of the line search's derivative along -(sV, sb) at the step t, and its
-    slope (``SmoothedTerms.line_slope_and_curvature``), summed over the chunk."""
+def line_pass(model, Xc, yc, swc, V, b, sV, sb, mu, steps):
+    """The loss part of the line search's derivative along -(sV, sb) at each step t of
+    ``steps``, and its slope (``SmoothedTerms.line_slope_and_curvature``), summed over the
+    chunk: an array (len(steps), 2).  Several steps per pass: the products X V and X sV, the
+    pass's main cost, are made once for all of them."""
     X, y, sw = model.rows(Xc, yc, swc)
+    out = np.zeros((len(steps), 2))
     if not len(y):
-        return np.zeros(2)
+        return out
     primal = SmoothedPrimal(model.problem(y, sw), X)
     primal.mu = mu
     F, dF = _decision(X, V, b), _decision(X, sV, sb)
-    try:
-        return np.array(primal.terms.line_slope_and_curvature(F, dF, t, keep=False))
-    finally:
+    for i, t in enumerate(steps):
+        out[i] = primal.terms.line_slope_and_curvature(F, dF, float(t), keep=False)
         primal.terms.release_line()
+    return out
 
 
 def certificate_pass(model, Xc, yc, swc, V, b, mu, W, b_slot):
