@@ -261,7 +261,7 @@ def fit_dask(est, X, y, sample_weight=None):
     est.n_features_in_ = X.shape[1]
     if names is not None:
         est.feature_names_in_ = names
-    est.gamma_ = _gamma(est, X, y)
+    est.gamma_ = _gamma(est, X, y, facts)
     model = ChunkModel(clone(est), est.classes_, factors, None)
     if est.kernel_approximation is not None:
         _fit_map(est, X)
@@ -303,6 +303,11 @@ def _merge_stats(a, b):
                weights_ok=a["weights_ok"] and b["weights_ok"])
     for key, op in (("sqnorm", max), ("top", max), ("rows", int.__add__)):
         out[key] = op(a[key], b[key])
+    (na, ma, sa), (nb, mb, sb) = a["moments"], b["moments"]
+    n = na + nb
+    delta = mb - ma
+    out["moments"] = (n, ma + delta * nb / n if n else 0.0,
+                      sa + sb + (delta * delta * na * nb / n if n else 0.0))
     return out
 
 
@@ -359,15 +364,16 @@ class _Rows:
         return np.asarray(self.X[idx].compute(), dtype=np.float64)
 
 
-def _gamma(est, X, y):
+def _gamma(est, X, y, facts):
     """``gamma_`` as the in-memory fit resolves it: 'scale' from the variance of all entries
-    (a reduction), 'median' from at most MEDIAN_SAMPLE rows (seeded), 'auto' and floats as
-    they are."""
+    (the stats pass's moments), 'median' from at most MEDIAN_SAMPLE rows (seeded), 'auto'
+    and floats as they are."""
     from ._kernels import resolve_gamma
     if est.kernel not in ("rbf", "poly"):
         return None
     if est.gamma == "scale":
-        var = float(X.var().compute())
+        size, _, m2 = facts["moments"]
+        var = m2 / size
         d = X.shape[1]
         if not (np.isfinite(var) and var >= 0):
             raise ValueError("gamma='scale' gives no finite value on this X: rescale X or "

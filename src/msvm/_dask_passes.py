@@ -156,7 +156,8 @@ def certificate_pass(model, Xc, yc, swc, V, b, mu, W, b_slot):
 def stats_pass(Xc, yc, swc):
     """Facts of one chunk for the checks of a fit: its labels and their counts, the counts
     of positively weighted samples per label, the largest squared row norm and |entry|,
-    whether every entry is finite, the sum and the sum of squares of its entries, and its
+    whether every entry is finite, the number, mean and sum of squared deviations of its
+    entries (combined over chunks by Chan, Golub and LeVeque's (1979) update), and its
     number of rows."""
     X = np.asarray(Xc, dtype=np.float64)
     y = np.asarray(yc)
@@ -170,9 +171,10 @@ def stats_pass(Xc, yc, swc):
     with np.errstate(over="ignore", invalid="ignore"):
         sq = float(np.max(np.einsum("ij,ij->i", X, X))) if X.size else 0.0
         top = float(np.max(np.abs(X))) if X.size else 0.0
-        total, squares = float(X.sum()), float(np.sum(X * X))
+        mean = float(X.mean()) if X.size else 0.0
+        m2 = float(np.sum((X - mean) ** 2)) if X.size else 0.0
     return dict(labels=labels, counts=counts, weighted=np.asarray(weighted), sqnorm=sq,
-                top=top, finite=finite, total=total, squares=squares, rows=X.shape[0])
+                top=top, finite=finite, moments=(X.size, mean, m2), rows=X.shape[0])
 
 
 def setup_pass(model, Xc, yc, swc):
