@@ -53,6 +53,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
+from ._thread_pools import one_blas_thread
 from ._dask_passes import (ChunkModel, certificate_pass, gradient_pass, line_pass,
                            setup_pass, stats_pass)
 
@@ -66,9 +67,9 @@ MAX_UNKNOWNS = 6000
 MAX_EXTRA_STAGES = 6
 # the line search's first evaluations, one pass (the derivative at several steps costs one
 # product X [V, sV] and a pass over the terms per step)
-# (t = 1 and powers of 2 from 2^-24 to 8: the bracket of the root is within a factor 2; the
+# (t = 1 and powers of 4 from 4^-10 to 4: the bracket of the root is within a factor 4; the
 # Newton steps of a stage are often cut to 1e-4 by the terms they meet)
-FIRST_STEPS = tuple(sorted(2.0 ** np.arange(-24, 4)))
+FIRST_STEPS = tuple(sorted(4.0 ** np.arange(-10, 2)))
 # steps per later pass: the tangents' roots, the secant's, and this many evenly spaced
 # points of the bracket
 BRACKET_POINTS = 6
@@ -273,8 +274,12 @@ def fit_dask(est, X, y, sample_weight=None):
                                dtype=np.float32, chunks=(X.chunks[0], (fmap.n_components_,)))
             blocks, model.feature_map = _blocks(phi.persist(), y, sw), None
     from dask import delayed
-    solver = ChunkedNewton(blocks, delayed(model), model, est)
-    solver.solve()
+    # one BLAS thread for the client's Newton systems and for passes run in this process
+    # (synchronous or threaded scheduler), as the in-memory solves (msvm._thread_pools);
+    # distributed's worker processes start with one BLAS thread each
+    with one_blas_thread():
+        solver = ChunkedNewton(blocks, delayed(model), model, est)
+        solver.solve()
     solver.store(est)
     return est
 
