@@ -54,8 +54,8 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from ._thread_pools import one_blas_thread
-from ._dask_passes import (ChunkModel, certificate_pass, gradient_pass, line_pass,
-                           setup_pass, stats_pass)
+from ._dask_passes import (ChunkModel, breakpoint_pass, certificate_pass, gradient_pass,
+                           line_pass, merge_breakpoints, setup_pass, stats_pass)
 
 EXTRA = "pip install 'msvm[dask]'"
 PERSIST_KEY = "msvm.persist_features"
@@ -73,6 +73,10 @@ FIRST_STEPS = tuple(sorted(4.0 ** np.arange(-10, 2)))
 # steps per later pass: the tangents' roots, the secant's, and this many evenly spaced
 # points of the bracket
 BRACKET_POINTS = 6
+# the exact intercept step's first window of intercepts, b +- INTERCEPT_WINDOW (1 + max|b|),
+# widened 10-fold at most INTERCEPT_TRIES - 1 times
+INTERCEPT_WINDOW = 1e-2
+INTERCEPT_TRIES = 4
 # gamma='median' is estimated from at most this many rows (a seeded uniform sample)
 MEDIAN_SAMPLE = 5000
 
@@ -421,6 +425,7 @@ class ChunkedNewton:
         k = model.k
         probe = model.problem(np.arange(k, dtype=np.int32), np.ones(k))
         self.k, self.kappa, self.equality = k, probe.kappa, probe.equality
+        self.pairs = bool(probe.has_pairs)
         self.bound, self.diag, caps = reduce_chunks(blocks, setup_pass, model_task,
                                                     combine=np.maximum)
         self.d = est.n_components_ if est.kernel_approximation is not None \
@@ -570,15 +575,51 @@ class ChunkedNewton:
                 self.mu = target
         self.converged = bool(self.relative_gap <= est.tol)
 
+    def intercepts(self, W):
+        """The slot intercepts of the fitted function -kappa W P: the exact intercept step of
+        the in-memory fit (``msvm._intercept.exact_intercepts``) where it makes one (every
+        loss term on one slot, intercepts summing to zero), else the Newton iterate's b.
+
+        The breakpoints are gathered in a window around b only (few: the margins near the
+        kink), with the slopes below it summed on the workers; the search's result is exact
+        when it lies inside the window, which is widened 10-fold (one more pass) until it
+        does.  After INTERCEPT_TRIES windows the iterate's b is kept (as the in-memory step
+        keeps the KKT estimate where the loss is flat to infinity)."""
+        from ._intercept import slot_intercepts_from_breakpoints
+        b = self.b
+        solver = getattr(self.est, "intercept_solver", "exact")
+        if not self.equality or self.pairs or solver != "exact":
+            return b
+        Wh = np.ascontiguousarray(-self.kappa * (W - W.mean(axis=1, keepdims=True)))
+        width = INTERCEPT_WINDOW * (1.0 + float(np.max(np.abs(b))))
+        for _ in range(INTERCEPT_TRIES):
+            self.passes += 1
+            lo, hi = b - width, b + width
+            base, below, ts, rises = reduce_chunks(self.blocks, breakpoint_pass, self.task,
+                                                   Wh, lo, hi, combine=merge_breakpoints)
+            slots = []
+            for j in range(self.k):
+                order = np.argsort(ts[j])
+                cum = np.concatenate([[0.0], np.cumsum(rises[j][order])]) + base[j] + below[j]
+                slots.append((ts[j][order], cum))
+            try:
+                exact = slot_intercepts_from_breakpoints(slots, b)
+            except RuntimeError:
+                exact = None
+            if exact is not None and np.all((lo < exact) & (exact < hi)):
+                return exact
+            width *= 10.0
+        return b
+
     def certify(self):
         """The certificate of the last stage's dual point (one pass): the fitted weights
         W = X^T U(alpha), the absolute and relative duality gap at the intercepts b, the
         objective, the support and the training predictions per class."""
         self.passes += 1
         W, usum = self.state[4], self.state[5]
-        b = self.b
-        sums = reduce_chunks(self.blocks, certificate_pass, self.task, self.V, b, self.mu,
-                             W, b)
+        b = self.b_slot = self.intercepts(W)
+        sums = reduce_chunks(self.blocks, certificate_pass, self.task, self.V, self.b,
+                             self.mu, W, b)
         value, gap, size, loss = sums[:4]
         if self.equality:
             pc, s = usum - usum.mean(), -b
@@ -600,7 +641,7 @@ class ChunkedNewton:
             est.coef_ = weights
         else:
             est.feature_coef_ = weights
-        est.intercept_ = T @ self.b
+        est.intercept_ = T @ self.b_slot
         penalty = feature_penalty(self.W, self.kappa, T)
         est.objective_ = check_finite_objective(est, penalty + self.loss, "the objective")
         est.duality_gap_ = float(self.gap)

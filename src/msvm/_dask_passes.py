@@ -189,3 +189,33 @@ def setup_pass(model, Xc, yc, swc):
     X64 = X.astype(np.float64) if X.dtype != np.float64 else X
     return np.array([problem.max_abs_bound(), float(np.max(np.einsum("ij,ij->i", X64, X64))),
                      float(len(problem.cap) > 0)])
+
+
+def breakpoint_pass(model, Xc, yc, swc, Wh, lo_edge, hi_edge):
+    """The chunk's part of the exact intercept step in the window [lo_edge, hi_edge] of
+    intercepts (k each): per slot the slope of its loss below every breakpoint, the rises
+    of the breakpoints below the window (they only add to the slope at its lower edge), and
+    the breakpoints inside it with their rises (``slot_breakpoints`` of msvm._core._problem
+    at the slot functions X Wh).  Returns (base (k,), below (k,), list of k arrays t, list of
+    k arrays of rises)."""
+    from ._core._problem import slot_breakpoints
+    X, y, sw = model.rows(Xc, yc, swc)
+    k = model.k
+    if not len(y):
+        return np.zeros(k), np.zeros(k), [np.empty(0)] * k, [np.empty(0)] * k
+    H = np.ascontiguousarray(rows_times(X, Wh), dtype=np.float64)
+    ts, rises, bases = slot_breakpoints(model.problem(y, sw), H)
+    below, t_in, r_in = np.zeros(k), [], []
+    for j in range(k):
+        under = ts[j] < lo_edge[j]
+        inside = ~under & (ts[j] <= hi_edge[j])
+        below[j] = float(rises[j][under].sum())
+        t_in.append(ts[j][inside])
+        r_in.append(rises[j][inside])
+    return np.asarray(bases, dtype=np.float64), below, t_in, r_in
+
+
+def merge_breakpoints(a, b):
+    """Two chunks' ``breakpoint_pass`` results as one (sums, and the breakpoints joined)."""
+    return (a[0] + b[0], a[1] + b[1], [np.concatenate(p) for p in zip(a[2], b[2])],
+            [np.concatenate(p) for p in zip(a[3], b[3])])
