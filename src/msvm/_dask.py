@@ -33,9 +33,8 @@ iterate's intercepts.  While the relative gap exceeds tol, mu falls by 10 and Ne
 is certified (``stop_reason_='tol'``) or max_iter Newton steps are spent ('max_iter', with a
 ConvergenceWarning).  The objective is then within tol (relative) of the optimum, as the
 in-memory fit's; ``duality_gap_`` is the absolute certificate, as there.  The intercepts are
-the smoothed problem's (the KKT estimate): the in-memory exact intercept step (a breakpoint
-search over all margins) is not made, so ``intercept_`` may differ from the in-memory fit's
-within the certified gap.
+those of the in-memory exact intercept step where it makes one (``ChunkedNewton.intercepts``:
+the breakpoints gathered in a window), else the smoothed problem's KKT estimate.
 
 The fitted attributes of size n (``alpha_``, ``dual_coef_``, ``support_``) are not stored:
 the function is ``coef_`` (``feature_coef_``) and ``intercept_``.  ``kkt_residual_`` is the
