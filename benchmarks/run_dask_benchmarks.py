@@ -202,17 +202,18 @@ def report(results):
             f = r.get(label)
             if not isinstance(f, dict) or "error" in f:
                 if isinstance(f, dict):
-                    rows.append([r["case"], label, f["error"]] + [""] * 8)
+                    rows.append([r["case"], label, f["error"]] + [""] * 9)
                 continue
             chunked = label != "memory"
             cpu = (f["client_cpu"] + sum(f["worker_cpu"])) if chunked else f["cpu"]
-            rows.append([r["case"], label, f"{cpu:.0f}", f"{f['wall']:.0f}",
+            per_pass = f"{cpu / f['passes']:.2f}" if chunked else ""
+            rows.append([r["case"], label, f"{cpu:.1f}", per_pass, f"{f['wall']:.0f}",
                          ", ".join(f"{m:.0f}" for m in f["worker_peak_mb"]) if chunked
                          else f"{f['peak_mb']:.0f}",
                          f.get("passes", ""), f.get("newton_steps", ""),
                          f"{f['objective']:.8g}", f"{f['gap']:.3g}", f["converged"],
                          f"{f['accuracy']:.4f}"])
-    head = ["case", "fit", "CPU s", "wall s", "peak MB (per worker)", "passes",
+    head = ["case", "fit", "CPU s", "CPU s per pass", "wall s", "peak MB (per worker)", "passes",
             "Newton steps", "objective", "duality gap", "converged", "test accuracy"]
     info = machine_info()
     return "\n".join(["# Fits on Dask arrays (LocalCluster, 2 workers)", "",
