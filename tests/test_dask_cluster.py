@@ -93,3 +93,17 @@ def test_lost_worker_is_recomputed(client, data):
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-6, atol=1e-9)
     assert est.objective_ == pytest.approx(ref.objective_, rel=1e-9)
     assert est.converged_
+
+
+def test_persisted_features_on_the_cluster(client, data):
+    """msvm.persist_features=True on the cluster: the mapped chunks stay in the workers'
+    memory for the whole fit (held by the fit, not released between passes), same fit."""
+    import dask
+
+    X, y = data
+    params = PATHS["nystroem"]
+    Xd = da.from_array(X, chunks=100)
+    a = msvm.WestonWatkinsMSVM(**params).fit(Xd, y)
+    with dask.config.set({"msvm.persist_features": True}):
+        b = msvm.WestonWatkinsMSVM(**params).fit(Xd, y)
+    np.testing.assert_allclose(a.feature_coef_, b.feature_coef_, rtol=1e-6, atol=1e-9)

@@ -275,7 +275,10 @@ def fit_dask(est, X, y, sample_weight=None):
             fmap = est.feature_map_
             phi = X.map_blocks(lambda b: fmap.transform(b, dtype=np.float32),
                                dtype=np.float32, chunks=(X.chunks[0], (fmap.n_components_,)))
-            blocks, model.feature_map = _blocks(phi.persist(), y, sw), None
+            # ``phi`` holds the persisted chunks (a distributed client's futures) until the
+            # fit returns: the delayed blocks alone would let them be released
+            phi = phi.persist()
+            blocks, model.feature_map = _blocks(phi, y, sw), None
     from dask import delayed
     # one BLAS thread for the client's Newton systems and for passes run in this process
     # (synchronous or threaded scheduler), as the in-memory solves (msvm._thread_pools);
