@@ -284,13 +284,14 @@ def targets_text(results):
             f"{max(lin['worker_peak_mb']):.0f} MB per worker with 125k-row chunks).")
     nys = by.get("nystroem-100k", {})
     if "map_seconds_per_chunk" in nys:
-        per_row = nys["map_seconds_per_chunk"] / nys["chunk"] * 1000 / 300
+        # the map's work per row is m (d + m) flops: scaled from m = 300 to 1000
+        per_row = nys["map_seconds_per_chunk"] / nys["chunk"] * (1000 * 1020) / (300 * 320)
         lines.append(
             f"- n = 2M Nystroem (n_components = 1000, k = 5), 1.5 GB per worker: missed, not "
             f"run. Its features are 8 GB of float32, so they cannot be persisted in 2 x "
             f"1.5 GB, and mapping them per pass costs about {per_row * 2e6:.0f} CPU s per "
-            f"pass (the measured map of n_components = 300, scaled by 1000 / 300 in "
-            f"n_components^2 + d n_components work: a lower bound) times 100-250 passes.  "
+            f"pass (the measured map of n_components = 300 scaled by its work per row, "
+            f"n_components (d + n_components)) times 100-250 passes.  "
             f"The Newton system has 5005 unknowns (200 MB, factored on the client each "
             f"step).  The target needs either far fewer passes than this Newton method "
             f"makes or a cluster with room to persist the features.")
