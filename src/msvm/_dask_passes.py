@@ -161,8 +161,6 @@ def stats_pass(Xc, yc, swc):
     number of rows."""
     X = np.asarray(Xc, dtype=np.float64)
     y = np.asarray(yc)
-    if y.dtype == object or y.dtype.kind in "US":
-        y = y.astype(str) if y.dtype.kind in "US" else y
     labels, inverse, counts = np.unique(y, return_inverse=True, return_counts=True)
     sw = None if swc is None else np.asarray(swc)
     weighted = counts if sw is None else np.bincount(inverse.ravel(), weights=(sw > 0),
