@@ -195,6 +195,9 @@ def run_case(name, data_dir):
     return out
 
 
+NOTE = []        # extra lines of the report's head (--note)
+
+
 def report(results):
     rows = []
     for r in results:
@@ -220,7 +223,7 @@ def report(results):
                       f"Commit {git_commit()}; {info['cpu']}, {info['logical_cpus']} logical "
                       f"CPUs, {info['memory']}; {info['date']}.  The machine was shared with "
                       f"six other sessions: CPU times are the measure, wall times indicative.",
-                      "", markdown_table(head, rows), ""])
+                      *NOTE, "", markdown_table(head, rows), ""])
 
 
 def projection(result, workers=64, rows=100_000_000, bandwidth=1e9, latency=2e-3):
@@ -312,7 +315,10 @@ def main():
     parser.add_argument("--data", default=os.environ.get("MSVM_DASK_DATA", "/tmp/msvm-dask"))
     parser.add_argument("--from-log", default=None,
                         help="rebuild the report from the result lines a run printed")
+    parser.add_argument("--note", default="", help="a line added to the report's head")
     args = parser.parse_args()
+    if args.note:
+        NOTE.append(args.note)
     if args.from_log:
         results = [eval(line, {"np": np}) for line in open(args.from_log)   # noqa: S307
                    if line.startswith("{'case'")]
