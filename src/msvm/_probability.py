@@ -336,7 +336,8 @@ class ProbabilityMixin:
         base_sw = (np.ones(len(y)) if sample_weight is None
                    else np.asarray(sample_weight, dtype=np.float64))
         levels = probability_levels(int(self.probability_grid))
-        template = clone(self).set_params(probability=False, warm_start=True, verbose=0)
+        template = clone(self).set_params(probability=False, warm_start=True, verbose=0,
+                                           C=self.C_)
         counter = {"unconverged": 0}
         factor, exponent, floor, n_cv_fits = self._cross_validated_shape(
             template, X, y, base_sw, levels, counter)
