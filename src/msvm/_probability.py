@@ -111,9 +111,9 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ._available import probability_method
 from ._losses import margins as generalized_margins
 from .exceptions import DegenerateFitWarning
 
@@ -152,14 +152,6 @@ def probability_levels(m, smallest=None):
     """
     smallest = SMALLEST_LEVEL if smallest is None else smallest
     return smallest ** ((m - np.arange(m)) / m)
-
-
-def _probability_enabled(estimator):
-    """available_if check of predict_proba: AttributeError unless ``probability=True``."""
-    if not estimator.probability:
-        raise AttributeError(f"predict_proba is not available when probability=False; fit "
-                             f"{type(estimator).__name__}(probability=True)")
-    return True
 
 
 def bracket_ratios(margins, levels):
@@ -447,7 +439,7 @@ class ProbabilityMixin:
         exponent, floor, _ = shapes[best]
         return float(REFIT_C_FACTORS[best]), exponent, floor, n_fits
 
-    @available_if(_probability_enabled)
+    @probability_method
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, k), in the order of ``classes_``.
 
@@ -470,7 +462,7 @@ class ProbabilityMixin:
         ratios = bracketed_ratios(self, self.probability_estimators_, self.probability_grid_, X)
         return shaped_probabilities(ratios, self.probability_exponent_, self.probability_floor_)
 
-    @available_if(_probability_enabled)
+    @probability_method
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
 
