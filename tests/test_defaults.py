@@ -83,15 +83,17 @@ def test_warm_start_rescales_from_the_resolved_C():
     assert est.objective_ == pytest.approx(cold.objective_, rel=1e-5)
 
 
-def test_probability_fits_use_the_resolved_C():
-    """probability=True at C='auto': the weighted fits run at (a factor of) C_, numeric."""
+def test_probability_fit_at_auto_is_the_fit_at_the_resolved_C():
+    """probability=True at C='auto' makes the same weighted fits as at C=C_ given as a
+    number (same number of fits, same probabilities), and its argmax is predict."""
     X, y = _data(3, n=60)
-    est = WestonWatkinsMSVM(probability=True, probability_grid=2).fit(X, y)
-    Cs = {fit.C for chain in est.probability_estimators_ for fit in chain}
-    assert all(isinstance(C, float) for C in Cs)
-    assert Cs <= {est.C_ * est.probability_C_factor_, est.C_}
-    P = est.predict_proba(X)
-    np.testing.assert_array_equal(est.classes_[P.argmax(axis=1)], est.predict(X))
+    auto = WestonWatkinsMSVM(probability=True, probability_grid=2).fit(X, y)
+    given = WestonWatkinsMSVM(C=auto.C_, probability=True, probability_grid=2).fit(X, y)
+    assert auto.n_probability_fits_ == given.n_probability_fits_
+    assert auto.probability_C_factor_ == given.probability_C_factor_
+    P = auto.predict_proba(X)
+    np.testing.assert_array_equal(P, given.predict_proba(X))
+    np.testing.assert_array_equal(auto.classes_[P.argmax(axis=1)], auto.predict(X))
 
 
 def test_an_unknown_C_string_is_refused_with_the_options():

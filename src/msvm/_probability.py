@@ -358,7 +358,7 @@ class ProbabilityMixin:
         classes = own_fit.classes_
         y_enc = np.searchsorted(classes, y)
         top = None
-        if template.C != own_fit.C:
+        if template.C != own_fit.C_:
             # the level t = 1 at the refits' C: the top of every chain's bracket
             top = clone(template)._start_from(own_fit._warm_start_state())
             with warnings.catch_warnings():
