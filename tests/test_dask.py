@@ -210,7 +210,7 @@ def test_chunked_intercepts_are_the_exact_intercept_step(data, name):
     est = getattr(msvm, name)(kernel="linear").fit(da.from_array(X, chunks=50), y)
     k = len(est.classes_)
     problem = est._dual_problem(np.searchsorted(est.classes_, y).astype(np.int32), k,
-                                est.C * np.ones(len(y)))
+                                est.C_ * np.ones(len(y)))
     T = est._output_map(k)
     # slot functions from the output coefficients: coef_ = T Wh^T, T of full column rank
     Wh = np.linalg.lstsq(T, est.coef_, rcond=None)[0].T

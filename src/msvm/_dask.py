@@ -266,7 +266,8 @@ def fit_dask(est, X, y, sample_weight=None):
     if names is not None:
         est.feature_names_in_ = names
     est.gamma_ = _gamma(est, X, y, facts)
-    model = ChunkModel(clone(est), est.classes_, factors, None)
+    est.C_ = est._resolve_C(len(est.classes_))
+    model = ChunkModel(clone(est), est.classes_, factors, None, est.C_)
     if est.kernel_approximation is not None:
         _fit_map(est, X)
         model.feature_map = est.feature_map_

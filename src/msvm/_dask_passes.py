@@ -40,12 +40,14 @@ class ChunkModel:
         ``class_weight`` of each class (ones without class_weight).
     feature_map : FeatureMap or None
         Applied to every chunk of inputs (float32 features, as the in-memory fit stores).
+    C : float
+        The fit's resolved C (``C_``: ``C='auto'`` resolved for the fit's classes).
     """
 
-    def __init__(self, estimator, classes, class_factors, feature_map):
+    def __init__(self, estimator, classes, class_factors, feature_map, C):
         self.estimator, self.classes = estimator, classes
         self.class_factors, self.feature_map = class_factors, feature_map
-        self.k, self.C = len(classes), float(estimator.C)
+        self.k, self.C = len(classes), float(C)
 
     def rows(self, Xc, yc, swc):
         """(features, encoded labels int32, weights sw * class_weight) of one chunk."""
