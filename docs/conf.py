@@ -62,7 +62,6 @@ intersphinx_mapping = {
     name: (url, str(DOCS / "_inventories" / f"{name}.inv"))
     for name, url in INVENTORIES.items() if (DOCS / "_inventories" / f"{name}.inv").exists()
 }
-intersphinx_disabled_reftypes = ["std:doc"]
 
 # --- Gallery -------------------------------------------------------------------------------
 sphinx_gallery_conf = {

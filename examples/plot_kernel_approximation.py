@@ -9,7 +9,7 @@ fits the linear model on them, its own objective for that approximate kernel; th
 in ``feature_map_`` and prediction costs O(n_components) per sample.  scikit-learn composes
 the same idea as ``Pipeline(Nystroem(), LinearSVC())`` (LinearSVC: one-vs-rest).
 
-A synthetic four-class set (``make_classification``, 20 features) of up to 15,000 training
+A synthetic four-class set (``make_classification``, 20 features) of up to 12,000 training
 samples; the pipelines use 250 Nystroem components of the same Gaussian kernel.  The figure
 gives the CPU time of the fit and the test accuracy against n.  (The documentation is built on
 a shared machine: the times are CPU seconds of this run, comparable with each other.)
@@ -26,13 +26,13 @@ from sklearn.svm import LinearSVC
 
 from msvm import ReinforcedMSVM, WestonWatkinsMSVM
 
-X_all, y_all = make_classification(n_samples=20000, n_features=20, n_informative=10,
+X_all, y_all = make_classification(n_samples=16000, n_features=20, n_informative=10,
                                    n_classes=4, n_clusters_per_class=2, class_sep=1.0,
                                    random_state=0)
 X_all = StandardScaler().fit_transform(X_all)
-X_test, y_test = X_all[15000:], y_all[15000:]
+X_test, y_test = X_all[12000:], y_all[12000:]
 gamma, components = 1.0 / 20, 250
-sizes = [1500, 5000, 15000]
+sizes = [1000, 4000, 12000]
 
 models = {
     "ReinforcedMSVM (nystroem)": lambda: ReinforcedMSVM(
@@ -66,6 +66,6 @@ for name in models:
 axes[0].set_xlabel("training samples")
 axes[0].set_ylabel("fit time (CPU seconds)")
 axes[1].set_xlabel("training samples")
-axes[1].set_ylabel("test accuracy (5,000 samples)")
+axes[1].set_ylabel("test accuracy (4,000 samples)")
 axes[0].legend(fontsize=8)
 plt.show()

@@ -66,8 +66,10 @@ for name, loss, error, disagree, seconds in rows:
 print(f"{'true probabilities':46s} {log_loss(y_test, truth):9.4f}")
 
 # %%
-# Reliability diagram, pooled over the classes: bins of the predicted probability of each
-# class against the observed frequency of that class in the bin.
+# Left, the reliability diagram, pooled over the classes: bins of the predicted probability
+# of each class against the observed frequency of that class in the bin.  Right, the
+# estimated probability of class 1 (the two-cluster class) along the vertical line x1 = 0,
+# against the truth.
 
 bins = np.linspace(0, 1, 11)
 onehot = np.eye(3)[y_test].ravel()
@@ -85,9 +87,6 @@ ax.set_ylabel("observed frequency")
 ax.set_title("reliability (3,000 test points, three classes pooled)")
 ax.legend(fontsize=8)
 
-# %%
-# The estimated probability of class 1 (the two-cluster class) along the vertical line
-# x1 = 0, against the truth.
 line = np.c_[np.zeros(200), np.linspace(-6, 6, 200)]
 ax = axes[1]
 ax.plot(line[:, 1], reinforced_example_proba(line, example="4.1.2")[:, 1], color="k",

@@ -36,7 +36,8 @@ print(f"selected: lambda = 2^{np.log2(search.best_lambda_):.0f}, "
 print(f"tuning accuracy {search.best_score_:.3f}, test accuracy {best.score(X_test, y_test):.3f}")
 
 # %%
-# The validation curve, from ``results_`` (one entry per fit).
+# Left, the validation curve, from ``results_`` (one entry per fit); right, the selected
+# model.
 
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained")
 ax = axes[0]
@@ -51,9 +52,6 @@ ax.set_xlabel("log2(lambda)   (C = 1 / (n lambda))")
 ax.set_ylabel("tuning-set accuracy")
 ax.set_title("validation curve")
 ax.legend(fontsize=8)
-
-# %%
-# The selected model.
 
 ax = axes[1]
 colors = np.array(["tab:blue", "tab:orange", "tab:green"])
