@@ -390,8 +390,8 @@ class DualSequence:
         """
         total, done, certify, finished = self.max_iter, 0, started, 0
         started = started or self.features is None
-        finishing = total > FINISH_AFTER
         finish = finish_dual if problem.var_group is None else finish_grouped
+        finishing = finish is not None and total > FINISH_AFTER
         budget = FINISH_AFTER if finishing else total
         while True:
             result = solve(self.src, problem, alpha, mu, tol=tol, max_iter=budget,
