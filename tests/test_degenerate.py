@@ -72,7 +72,7 @@ def test_healthy_fits_do_not_warn():
 
 def test_tuning_set_search_warns_only_for_a_degenerate_selected_fit():
     X, y = _five_classes(150)
-    est = RobustMSVM(kernel="rbf")
+    est = RobustMSVM(kernel="rbf", truncation=1.0)      # the earlier default
     # the path runs from constant fits (large lambda) to useful ones: no warning
     search, messages = _degenerate_warnings(
         lambda: TuningSetSearch(est, lambdas=lambda_grid(-8, 2), random_state=0,
@@ -83,6 +83,7 @@ def test_tuning_set_search_warns_only_for_a_degenerate_selected_fit():
     # one warning, about the refit
     search, messages = _degenerate_warnings(
         lambda: TuningSetSearch(est, lambdas=lambda_grid(-8, 2), random_state=0).fit(X, y))
+    assert len(np.unique(search.predict(X))) == 1
     assert len(messages) == 1 and "smaller lambda" in messages[0]
     # every lambda gives a constant fit: one warning, about the selected fit
     search, messages = _degenerate_warnings(
