@@ -105,7 +105,8 @@ def make_estimator(model, params, inner=None):
     if model == "tuning-search":
         lambdas = params.pop("lambdas", SEARCH_LAMBDAS)
         params.pop("C", None)
-        return TuningSetSearch(make_estimator(inner, params), lambdas=lambdas)
+        # refit=False: the checks read the selected fit against the training X it saw
+        return TuningSetSearch(make_estimator(inner, params), lambdas=lambdas, refit=False)
     params.setdefault("random_state", 0)
     cls = CLASSES[model]
     if model == "targeted":
