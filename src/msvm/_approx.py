@@ -190,8 +190,9 @@ def kmeanspp_landmarks(X, m, rng):
     return np.sort(pool[chosen])
 
 
-def nystroem_map(X, m, kernel, gamma, degree, coef0, landmarks, rng):
-    """Fit a :class:`NystroemMap` of m landmarks on the training inputs X."""
+def nystroem_map(X, m, kernel, gamma, degree, coef0, landmarks, rng, check_scale=True):
+    """Fit a :class:`NystroemMap` of m landmarks on the training inputs X (``check_scale``:
+    refuse an X whose kernel overflows; False where the caller checked, msvm/_dask.py)."""
     idx = (kmeanspp_landmarks(X, m, rng) if landmarks == "kmeans++"
            else uniform_landmarks(X.shape[0], m, rng))
     L = X[idx]
@@ -199,7 +200,8 @@ def nystroem_map(X, m, kernel, gamma, degree, coef0, landmarks, rng):
     # every feature is a kernel value against the landmarks: for the RBF kernel, distances
     # computed after a shift by the landmarks' typical point (as `squared_distances` does)
     center = typical_point(L) if kernel == "rbf" and not sp.issparse(X) and len(L) else None
-    check_kernel_scale(X, kernel, center)
+    if check_scale:
+        check_kernel_scale(X, kernel, center)
     with np.errstate(over="ignore", invalid="ignore"):
         K = kernel_matrix(L, L, kernel, gamma, degree, coef0)
     if not np.all(np.isfinite(K)):
@@ -225,12 +227,14 @@ def fourier_map(n_features, m, gamma, rng):
     return FourierMap(weights, offsets)
 
 
-def fit_feature_map(estimator, X, gamma):
+def fit_feature_map(estimator, X, gamma, check_scale=True):
     """The feature map of ``estimator.kernel_approximation`` fitted on the training inputs X.
 
     Nystroem uses at most n_samples landmarks: a larger ``n_components`` is clipped to
     n_samples with a UserWarning.  The estimator's ``random_state`` seeds the landmarks or
-    the random frequencies.
+    the random frequencies.  X needs only ``shape`` and row indexing by an index array
+    (a chunked fit passes its row access, msvm/_dask.py, with ``check_scale=False``: it
+    checked X's scale over the chunks).
     """
     method, m = estimator.kernel_approximation, int(estimator.n_components)
     check_approximation(method, estimator.kernel)
@@ -239,7 +243,8 @@ def fit_feature_map(estimator, X, gamma):
     if method == "rff":
         # cos(x^T w + b) is computed from x itself (not shifted): X whose squared norms
         # overflow is refused as the exact RBF path refuses it
-        check_kernel_scale(X, "rbf")
+        if check_scale:
+            check_kernel_scale(X, "rbf")
         return fourier_map(X.shape[1], m, gamma, rng)
     n = X.shape[0]
     if m > n:
@@ -248,4 +253,4 @@ def fit_feature_map(estimator, X, gamma):
                       UserWarning, stacklevel=user_stacklevel())
         m = n
     return nystroem_map(X, m, estimator.kernel, gamma, estimator.degree, estimator.coef0,
-                        estimator.landmarks, rng)
+                        estimator.landmarks, rng, check_scale)

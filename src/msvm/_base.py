@@ -21,6 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._approx import APPROXIMATIONS, LANDMARK_RULES, check_approximation, fit_feature_map
+from ._dask import chunkwise, dask_score, fit_dask, is_dask_collection
 from ._fit_state import data_fingerprint, reset_fit_state, user_stacklevel
 from ._intercept import INTERCEPT_SOLVERS
 from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix,
@@ -191,6 +192,8 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
 
     def _fit_model(self, X, y, sample_weight):
         """The model step of ``fit``: input checks, the solve sequence, fitted attributes."""
+        if is_dask_collection(X):
+            return fit_dask(self, X, y, sample_weight)       # chunked: msvm/_dask.py
         self._check_approximation()
         X, y, sw = self._validate_fit_input(X, y, sample_weight)
         k = len(self.classes_)
@@ -420,6 +423,7 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         check_finite_decision(out)
         return out
 
+    @chunkwise
     def decision_values(self, X):
         """Decision values of every class, shape (n_samples, n_classes), any k.
 
@@ -431,6 +435,7 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         """
         return self._decision_from_output(self._fitted_functions(X))
 
+    @chunkwise
     def decision_function(self, X):
         """Decision values; the predicted class is the argmax over classes.
 
@@ -448,7 +453,15 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         G = self.decision_values(X)
         return G[:, 1] if G.shape[1] == 2 else G
 
+    @chunkwise
     def predict(self, X):
         """Class labels: ``classes_[argmax_j decision_values(X)[:, j]]``."""
         scores = self.decision_values(X)
         return self.classes_[np.argmax(scores, axis=1)]
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of ``predict(X)`` against y (weighted by ``sample_weight``); Dask
+        inputs are scored chunk by chunk (msvm/_dask.py)."""
+        if is_dask_collection(X):
+            return dask_score(self, X, y, sample_weight)
+        return super().score(X, y, sample_weight=sample_weight)

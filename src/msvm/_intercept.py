@@ -203,8 +203,14 @@ def exact_intercepts(problem, H, b0=None):
     if problem.has_pairs or not problem.equality:
         raise ValueError("exact_intercepts needs single-slot directions and unpenalized, "
                          "sum-to-zero intercepts; use lp_intercepts")
-    k = problem.k
-    slots = _slot_breakpoints(problem, H)
+    return slot_intercepts_from_breakpoints(_slot_breakpoints(problem, H), b0)
+
+
+def slot_intercepts_from_breakpoints(slots, b0=None):
+    """The search of :func:`exact_intercepts` on the per-slot breakpoints ``slots`` (a list
+    of k (sorted t, cumulative slopes) pairs, as ``_slot_breakpoints`` makes them; a chunked
+    fit merges them from its chunks, msvm/_dask.py).  Returns the intercepts (k,)."""
+    k = len(slots)
     lam_min = max(cum[0] for _, cum in slots)
     lam_max = min(cum[-1] for _, cum in slots)
     scale = max(1.0, max(np.abs(cum).max() for _, cum in slots))

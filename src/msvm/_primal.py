@@ -169,19 +169,9 @@ class SmoothedPrimal:
         projected by P on the slot axes.  The penalty adds I / kappa on the V rows;
         I (x) 11^T / k (the directions P removes, where nothing moves) and a tiny ridge on b
         make it positive definite."""
-        k, m = self.k, self.n_rows
         self._update_curvature(F)
-        H4 = self._curvature / self.mu
-        H4 -= H4.mean(axis=1, keepdims=True)          # P on both slot axes
-        H4 -= H4.mean(axis=3, keepdims=True)
-        H = H4.reshape(m * k, m * k)
-        d = self.X.shape[1]
-        H[np.arange(d * k), np.arange(d * k)] += 1.0 / self.kappa
-        H += np.kron(np.eye(m), np.full((k, k), 1.0 / k))
-        if self.problem.equality:
-            top = max(float(np.max(np.abs(np.diag(H)))), 1.0)
-            H[np.arange(d * k, m * k), np.arange(d * k, m * k)] += 1e-10 * top
-        return H
+        return newton_matrix(self._curvature, self.mu, self.X.shape[1], self.kappa,
+                             self.problem.equality)
 
     def _update_curvature(self, F):
         """Bring ``_curvature`` = sum over the free terms of (x_i x_i^T) (x) (d_v d_v^T),
@@ -386,6 +376,25 @@ class SmoothedPrimal:
             return lo[0] if hi[0] == np.inf else 0.5 * (lo[0] + hi[0])
         finally:
             terms.release_line()
+
+
+def newton_matrix(curvature, mu, d, kappa, equality):
+    """The Newton matrix ((d + 1) k or d k square) of the smoothed primal from the curvature
+    sum (m, k, m, k) of its free terms (see ``SmoothedPrimal.hessian``): divided by mu,
+    projected by P on both slot axes, plus I / kappa on the V rows, I (x) 11^T / k and a tiny
+    ridge on b.  Shared by the in-memory fit and the chunked one (msvm/_dask.py), whose
+    curvature is a sum over chunks."""
+    m, k = curvature.shape[:2]
+    H4 = curvature / mu
+    H4 -= H4.mean(axis=1, keepdims=True)          # P on both slot axes
+    H4 -= H4.mean(axis=3, keepdims=True)
+    H = H4.reshape(m * k, m * k)
+    H[np.arange(d * k), np.arange(d * k)] += 1.0 / kappa
+    H += np.kron(np.eye(m), np.full((k, k), 1.0 / k))
+    if equality:
+        top = max(float(np.max(np.abs(np.diag(H)))), 1.0)
+        H[np.arange(d * k, m * k), np.arange(d * k, m * k)] += 1e-10 * top
+    return H
 
 
 def _newton_root(point):

@@ -114,6 +114,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._available import probability_method
+from ._dask import chunkwise
 from ._losses import margins as generalized_margins
 from .exceptions import DegenerateFitWarning
 
@@ -440,6 +441,7 @@ class ProbabilityMixin:
         return float(REFIT_C_FACTORS[best]), exponent, floor, n_fits
 
     @probability_method
+    @chunkwise
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, k), in the order of ``classes_``.
 

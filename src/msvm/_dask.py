@@ -1,0 +1,688 @@
+"""Fit and predict on Dask arrays: the linear and approximate-kernel paths as reductions.
+
+Every estimator on ``kernel='linear'`` or with a ``kernel_approximation`` accepts a
+``dask.array`` (or a dask DataFrame) X chunked by rows in ``fit``, ``predict``,
+``decision_function``, ``decision_values``, ``score`` and ``predict_proba``; y and
+sample_weight are NumPy or Dask, aligned to X's row chunks here.  NumPy input never comes
+here (``is_dask_collection`` is the only test the estimators make).
+
+Design
+------
+A fit is the smoothed-primal Newton method of msvm/_primal.py, with every pass over the
+samples a reduction over the chunks run where the chunks live (msvm/_dask_passes.py): the
+gradient pass returns the loss, X^T U (m x k), the slot sums of U (k) and the curvature sum
+of the free terms (m k x m k, the Newton matrix before its projection), a line-search
+evaluation returns two numbers, and the client only forms and factors the (m k) Newton
+system.  The chunks' sums are added pairwise in a tree on the workers, so one summary per
+pass reaches the client whatever the number of chunks.  The mu stages are those of the
+in-memory start (``msvm._primal.primal_start``), each a plain Newton method (the in-memory
+start's incremental Hessian updates and pattern steps keep per-variable state between
+passes; here every pass is stateless, so a worker lost between passes costs nothing but
+its chunk's recomputation, which distributed does by itself from the graph).
+
+The exactness step.  In memory the dual solver takes the last stage's dual point
+alpha = clip(z / mu, lo, hi) and first checks it against its stopping rule; it needs the
+rows of X one at a time, which a chunked fit does not have (a dual coordinate pass per chunk
+run in parallel is not a coordinate descent on the whole dual; chained chunk by chunk it is,
+but serial and one pass over the data per sweep).  The chunked fit checks the same point
+with the same certificate instead: the duality gap of alpha (msvm._core._gap, the in-memory
+certificate, summed over chunks: its equality term |P c|_1 |b|_inf is added once from the
+summed class sums), at the fitted function -kappa W P, W = X^T U(alpha), and the Newton
+iterate's intercepts.  While the relative gap exceeds tol, mu falls by 10 and Newton goes on
+(each stage halves the distance to the exact solution's margins); the fit stops when the gap
+is certified (``stop_reason_='tol'``) or max_iter Newton steps are spent ('max_iter', with a
+ConvergenceWarning).  The objective is then within tol (relative) of the optimum, as the
+in-memory fit's; ``duality_gap_`` is the absolute certificate, as there.  The intercepts are
+those of the in-memory exact intercept step where it makes one (``ChunkedNewton.intercepts``:
+the breakpoints gathered in a window), else the smoothed problem's KKT estimate.
+
+The fitted attributes of size n (``alpha_``, ``dual_coef_``, ``support_``) are not stored:
+the function is ``coef_`` (``feature_coef_``) and ``intercept_``.  ``kkt_residual_`` is the
+bound mu max|bound| of the dual point's KKT violation through the smoothing.
+
+Features of an approximate kernel are recomputed from X in every pass by default (memory:
+one chunk of features per running task); with ``dask.config.set({'msvm.persist_features':
+True})`` they are mapped once and persisted in the workers' memory (float32).
+"""
+
+import functools
+import warnings
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+
+from ._thread_pools import one_blas_thread
+from ._dask_passes import (ChunkModel, breakpoint_pass, certificate_pass, gradient_pass,
+                           line_pass, merge_breakpoints, setup_pass, stats_pass)
+
+EXTRA = "pip install 'msvm[dask]'"
+PERSIST_KEY = "msvm.persist_features"
+# the Newton system of the chunked fit is formed and factored on the client: at most this
+# many unknowns (m + 1) k (a 6000 x 6000 system is 288 MB and a second to factor)
+MAX_UNKNOWNS = 6000
+# continuation stages after the in-memory start's last mu (each 10 times smaller) while the
+# certificate is not met
+MAX_EXTRA_STAGES = 6
+# the line search's first evaluations, one pass (the derivative at several steps costs one
+# product X [V, sV] and a pass over the terms per step)
+# (t = 1 and powers of 4 from 4^-10 to 4: the bracket of the root is within a factor 4; the
+# Newton steps of a stage are often cut to 1e-4 by the terms they meet)
+FIRST_STEPS = tuple(sorted(4.0 ** np.arange(-10, 2)))
+# steps per later pass: the tangents' roots, the secant's, and this many evenly spaced
+# points of the bracket
+BRACKET_POINTS = 6
+# the exact intercept step's first window of intercepts, b +- INTERCEPT_WINDOW (1 + max|b|),
+# widened 10-fold at most INTERCEPT_TRIES - 1 times
+INTERCEPT_WINDOW = 1e-2
+INTERCEPT_TRIES = 4
+# gamma='median' is estimated from at most this many rows (a seeded uniform sample)
+MEDIAN_SAMPLE = 5000
+
+
+def is_dask_collection(obj):
+    """Whether obj is a Dask collection (array, DataFrame, Series), without importing Dask."""
+    module = getattr(type(obj), "__module__", "") or ""
+    return module.split(".")[0] in ("dask", "dask_expr") and hasattr(obj, "__dask_graph__")
+
+
+def require_dask():
+    """Import dask (and dask.array); an ImportError naming the ``msvm[dask]`` extra if absent."""
+    try:
+        import dask
+        import dask.array  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(f"Dask inputs need the optional dependency Dask: install it with "
+                          f"{EXTRA}") from exc
+    return dask
+
+
+# ---------------------------------------------------------------------------- inputs
+def as_row_chunks(X):
+    """X as a dask array chunked by rows only (known chunk sizes, one chunk of columns)."""
+    require_dask()
+    import dask.array as da
+    if hasattr(X, "to_dask_array"):                      # dask DataFrame or Series
+        X = X.to_dask_array(lengths=True)
+    elif not isinstance(X, da.Array):
+        X = da.from_array(np.asarray(X))
+    if any(np.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()
+    if X.ndim == 2 and len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    return X
+
+
+def aligned(v, rows, name):
+    """A 1-D y or sample_weight as a dask array with the row chunks ``rows`` (or None)."""
+    if v is None:
+        return None
+    import dask.array as da
+    v = as_row_chunks(v) if is_dask_collection(v) else da.from_array(np.asarray(v))
+    if v.ndim != 1 or v.shape[0] != sum(rows):
+        raise ValueError(f"{name} must be 1-D with one entry per row of X ({sum(rows)}); "
+                         f"got shape {v.shape}")
+    return v if v.chunks[0] == tuple(rows) else v.rechunk((tuple(rows),))
+
+
+def _blocks(X, y, sw):
+    """The delayed chunks (X_c, y_c, sw_c) of the rows."""
+    xs = X.to_delayed().ravel()
+    ys = y.to_delayed().ravel()
+    ws = [None] * len(xs) if sw is None else sw.to_delayed().ravel()
+    return list(zip(xs, ys, ws))
+
+
+def _add(a, b):
+    """Sum of two pass results (arrays, floats, tuples of them; None counts as zero)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, tuple):
+        return tuple(_add(x, z) for x, z in zip(a, b))
+    return a + b
+
+
+def reduce_chunks(blocks, fn, *args, combine=_add):
+    """``combine`` of ``fn(*args, X_c, y_c, sw_c)`` over the chunks, added pairwise on the
+    workers (a tree: one summary reaches the client), computed by the current scheduler
+    (``args[0]``: the delayed ChunkModel, shared by every task of the pass).
+    An interrupt (Ctrl-C) or error cancels the running tasks of a distributed client."""
+    from dask import delayed
+    parts = [delayed(fn, pure=True)(args[0], *block, *args[1:]) for block in blocks]
+    while len(parts) > 1:
+        parts = [delayed(combine, pure=True)(*parts[i:i + 2]) if i + 1 < len(parts)
+                 else parts[i] for i in range(0, len(parts), 2)]
+    return _compute(parts[0])
+
+
+def _compute(task):
+    try:
+        from distributed import default_client
+        client = default_client()
+    except (ImportError, ValueError):
+        return task.compute()
+    future = client.compute(task)
+    try:
+        return future.result()
+    except BaseException:
+        client.cancel(future, force=True)
+        raise
+
+
+# ---------------------------------------------------------------------------- predict
+def chunkwise(method):
+    """Decorator of a predict-side method ``method(self, X)``: a Dask X is answered as a
+    Dask array computed chunk by chunk of rows by the NumPy method (any fitted estimator:
+    its fitted function holds no training data of size n on the explicit paths)."""
+    @functools.wraps(method)
+    def wrapper(self, X, *args, **kwargs):
+        if not is_dask_collection(X):
+            return method(self, X, *args, **kwargs)
+        return _map_rows(self, method, X)
+    return wrapper
+
+
+def _map_rows(est, method, X):
+    from sklearn.utils.validation import check_is_fitted
+    check_is_fitted(est)
+    X = as_row_chunks(X)
+    names = getattr(est, "feature_names_in_", None)
+    probe = method(est, _as_frame(np.zeros((1, X.shape[1]), dtype=X.dtype), names))
+    tail = probe.shape[1:]
+
+    def block(Xb):
+        if Xb.shape[0] == 0:
+            return np.empty((0, *tail), dtype=probe.dtype)
+        return method(est, _as_frame(Xb, names))
+
+    if tail:
+        return X.map_blocks(block, dtype=probe.dtype, chunks=(X.chunks[0], tail))
+    return X.map_blocks(block, dtype=probe.dtype, drop_axis=1)
+
+
+def _as_frame(Xb, names):
+    if names is None:
+        return Xb
+    import pandas as pd
+    return pd.DataFrame(Xb, columns=names)
+
+
+def dask_score(est, X, y, sample_weight=None):
+    """Weighted accuracy of ``est.predict`` on Dask X (computed chunk by chunk)."""
+    pred = est.predict(X)
+    y = aligned(y, pred.chunks[0], "y")
+    hit = (pred == y).astype(np.float64)
+    if sample_weight is None:
+        return float(hit.mean().compute())
+    w = aligned(sample_weight, pred.chunks[0], "sample_weight").astype(np.float64)
+    return float(((hit * w).sum() / w.sum()).compute())
+
+
+# ---------------------------------------------------------------------------- fit
+def check_dask_fit(est):
+    """Refuse a fit that the chunked path cannot make, naming the remedy (before any work)."""
+    if not est._explicit_features() or callable(est.kernel):
+        raise ValueError(
+            f"{type(est).__name__}(kernel={est.kernel!r}) cannot be fitted on Dask input: "
+            f"an exact kernel needs the whole kernel matrix in one process. Use "
+            f"kernel='linear' or set kernel_approximation ('nystroem' or 'rff'), or fit the "
+            f"exact kernel on a subsample brought into memory with .compute()")
+    # one convex solve: the base class's _fit_dual (msvm._base.BaseMSVM), not overridden
+    if type(est)._fit_dual.__qualname__ != "BaseMSVM._fit_dual":
+        raise NotImplementedError(
+            f"{type(est).__name__} solves a sequence of duals (DC steps, reweighting or a "
+            f"grid), which the chunked Dask path does not run yet; WestonWatkinsMSVM, "
+            f"ReinforcedMSVM and AngleBasedMSVM fit on Dask input. Fit this model on a "
+            f"subsample brought into memory with .compute()")
+    if getattr(est, "probability", False):
+        raise NotImplementedError(
+            "probability=True is not supported with Dask input to fit (its weighted refits "
+            "and cross-validation folds hold the data in memory); fit with probability=False, "
+            "or fit on a subsample brought into memory with .compute() (predict_proba of a "
+            "fitted estimator accepts Dask input)")
+    if est.warm_start:
+        raise ValueError("warm_start=True is not supported with Dask input (the chunked fit "
+                         "keeps no dual variables); fit with warm_start=False")
+
+
+def fit_dask(est, X, y, sample_weight=None):
+    """The model step of ``fit`` on Dask input (see the module note)."""
+    from ._fit_state import reset_fit_state
+    require_dask()
+    check_dask_fit(est)
+    est._check_approximation()
+    reset_fit_state(est)
+    names = _feature_names(X)
+    X = as_row_chunks(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got {X.ndim} dimensions")
+    y = aligned(y, X.chunks[0], "y")
+    sw = aligned(sample_weight, X.chunks[0], "sample_weight")
+    blocks = _blocks(X, y, sw)
+    est.classes_, factors, facts = _check_data(est, X, blocks)
+    est.n_features_in_ = X.shape[1]
+    if names is not None:
+        est.feature_names_in_ = names
+    est.gamma_ = _gamma(est, X, y, facts)
+    est.C_ = est._resolve_C(len(est.classes_))
+    model = ChunkModel(clone(est), est.classes_, factors, None, est.C_)
+    if est.kernel_approximation is not None:
+        _fit_map(est, X)
+        model.feature_map = est.feature_map_
+        if _persist_features():
+            # the mapped chunks live in the workers' memory: no map per pass
+            fmap = est.feature_map_
+            phi = X.map_blocks(lambda b: fmap.transform(b, dtype=np.float32),
+                               dtype=np.float32, chunks=(X.chunks[0], (fmap.n_components_,)))
+            # ``phi`` holds the persisted chunks (a distributed client's futures) until the
+            # fit returns: the delayed blocks alone would let them be released
+            phi = phi.persist()
+            blocks, model.feature_map = _blocks(phi, y, sw), None
+    from dask import delayed
+    # one BLAS thread for the client's Newton systems and for passes run in this process
+    # (synchronous or threaded scheduler), as the in-memory solves (msvm._thread_pools);
+    # distributed's worker processes start with one BLAS thread each
+    with one_blas_thread():
+        solver = ChunkedNewton(blocks, delayed(model), model, est)
+        solver.solve()
+    solver.store(est)
+    return est
+
+
+def _persist_features():
+    import dask
+    return bool(dask.config.get(PERSIST_KEY, False))
+
+
+def _feature_names(X):
+    columns = getattr(X, "columns", None)
+    if columns is None or not all(isinstance(c, str) for c in columns):
+        return None
+    return np.asarray(list(columns), dtype=object)
+
+
+def _merge_stats(a, b):
+    labels = np.union1d(a["labels"], b["labels"])
+    out = {}
+    for key in ("counts", "weighted"):
+        total = np.zeros(len(labels))
+        for part in (a, b):
+            total[np.searchsorted(labels, part["labels"])] += part[key]
+        out[key] = total
+    out.update(labels=labels, finite=a["finite"] and b["finite"],
+               weights_ok=a["weights_ok"] and b["weights_ok"])
+    for key, op in (("sqnorm", max), ("top", max), ("rows", int.__add__)):
+        out[key] = op(a[key], b[key])
+    (na, ma, sa), (nb, mb, sb) = a["moments"], b["moments"]
+    n = na + nb
+    delta = mb - ma
+    out["moments"] = (n, ma + delta * nb / n if n else 0.0,
+                      sa + sb + (delta * delta * na * nb / n if n else 0.0))
+    return out
+
+
+def _check_data(est, X, blocks):
+    """(classes, per-class factors of class_weight, facts of X) from one pass over the
+    chunks, with the checks of the in-memory fit's input validation."""
+    from ._kernels import TINY
+    from ._validation import (check_class_labels, class_weight_factors, label_repr,
+                              weights_name)
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"Found array with shape {X.shape}: {type(est).__name__} needs at "
+                         f"least one sample and one feature")
+    facts = reduce_chunks(blocks, _stats, None, combine=_merge_stats)
+    if not facts["finite"]:
+        raise ValueError("Input X contains NaN or infinity.")
+    if not facts["weights_ok"]:
+        raise ValueError("sample_weight contains NaN, infinity or negative values; give "
+                         "finite, nonnegative weights")
+    if facts["sqnorm"] < TINY and facts["top"] > 0.0:
+        raise ValueError("the kernel underflows double precision on X: rescale X (e.g. with "
+                         "sklearn.preprocessing.StandardScaler) before fitting.")
+    classes = facts["labels"]
+    check_class_labels(classes)
+    if len(classes) < 2:
+        raise ValueError(f"{type(est).__name__} needs samples of at least 2 classes; "
+                         f"got 1 class ({label_repr(classes[0])})")
+    counts = facts["counts"].astype(np.int64)
+    y_rep = np.repeat(np.arange(len(classes)), counts)
+    factors = class_weight_factors(getattr(est, "class_weight", None), classes, y_rep)
+    factors = factors[np.cumsum(counts) - counts]
+    weighted = np.flatnonzero((facts["weighted"] > 0) & (factors > 0))
+    if len(weighted) < 2:
+        raise ValueError(f"{weights_name(est)} is positive for samples of at most one class: "
+                         f"a classifier needs weighted samples of at least 2 classes")
+    return classes, factors, facts
+
+
+def _stats(_, Xc, yc, swc):
+    facts = stats_pass(Xc, yc, swc)
+    sw = None if swc is None else np.asarray(swc, dtype=np.float64)
+    facts["weights_ok"] = sw is None or bool(np.all(np.isfinite(sw)) and np.all(sw >= 0))
+    return facts
+
+
+class _Rows:
+    """Row access to a dask array for the landmark draw (``msvm._approx``): the rows asked
+    for are computed, never the whole array."""
+
+    def __init__(self, X):
+        self.X, self.shape, self.dtype = X, X.shape, X.dtype
+
+    def __getitem__(self, idx):
+        idx = np.asarray(idx)
+        return np.asarray(self.X[idx].compute(), dtype=np.float64)
+
+
+def _gamma(est, X, y, facts):
+    """``gamma_`` as the in-memory fit resolves it: 'scale' from the variance of all entries
+    (the stats pass's moments), 'median' from at most MEDIAN_SAMPLE rows (seeded), 'auto'
+    and floats as they are."""
+    from ._kernels import resolve_gamma
+    if est.kernel not in ("rbf", "poly"):
+        return None
+    if est.gamma == "scale":
+        size, _, m2 = facts["moments"]
+        var = m2 / size
+        d = X.shape[1]
+        if not (np.isfinite(var) and var >= 0):
+            raise ValueError("gamma='scale' gives no finite value on this X: rescale X or "
+                             "give gamma as a positive float")
+        return 1.0 / (d * var) if var > 0 else 1.0
+    n = X.shape[0]
+    rows = np.arange(n) if n <= MEDIAN_SAMPLE else np.sort(
+        np.random.default_rng(0).choice(n, MEDIAN_SAMPLE, replace=False))
+    Xs = _Rows(X)[rows]
+    labels = np.asarray(y[rows].compute()) if est.gamma == "median" else np.zeros(len(rows))
+    return resolve_gamma(est.gamma, est.kernel, Xs, labels)
+
+
+def _fit_map(est, X):
+    """``feature_map_`` fitted on the rows the in-memory fit would draw (the same seeded
+    landmarks or frequencies); X's scale was checked by the stats pass."""
+    from ._approx import fit_feature_map
+    est.feature_map_ = fit_feature_map(est, _Rows(X), est.gamma_, check_scale=False)
+    est.n_components_ = est.feature_map_.n_components_
+
+
+class ChunkedNewton:
+    """The smoothed-primal Newton method of ``msvm._primal.primal_start`` with every pass a
+    reduction over the chunks, then the certificate (see the module note).
+
+    Parameters
+    ----------
+    blocks : list of (Delayed, Delayed, Delayed or None)
+        The chunks (X_c, y_c, sw_c).
+    model_task : Delayed
+        The ChunkModel, once in the graph.
+    model : ChunkModel
+        The same, on the client.
+    est : BaseMSVM
+        The estimator (tol, max_iter, verbose).
+    """
+
+    def __init__(self, blocks, model_task, model, est):
+        self.blocks, self.task, self.est = blocks, model_task, est
+        k = model.k
+        probe = model.problem(np.arange(k, dtype=np.int32), np.ones(k))
+        self.k, self.kappa, self.equality = k, probe.kappa, probe.equality
+        self.pairs = bool(probe.has_pairs)
+        self.bound, self.diag, caps = reduce_chunks(blocks, setup_pass, model_task,
+                                                    combine=np.maximum)
+        self.d = est.n_components_ if est.kernel_approximation is not None \
+            else est.n_features_in_
+        if caps:
+            raise NotImplementedError(f"{type(est).__name__}'s dual has group caps, which "
+                                      f"the chunked Newton method does not handle")
+        unknowns = (self.d + 1) * k
+        if unknowns > MAX_UNKNOWNS:
+            raise ValueError(f"the chunked fit forms a Newton system of (features + 1) x "
+                             f"classes = {unknowns} unknowns, more than {MAX_UNKNOWNS}; use "
+                             f"fewer n_components (at most {MAX_UNKNOWNS // k - 1})")
+        self.steps, self.passes = 0, 0
+
+    # ------------------------------------------------------------- small algebra
+    def _center(self, V, b):
+        V = V - V.mean(axis=1, keepdims=True)
+        return V, (b - b.mean() if self.equality else np.zeros(self.k))
+
+    def _flat(self, gV, gb):
+        return (np.vstack([gV, gb[None, :]]) if self.equality else gV).ravel()
+
+    def _unflat(self, x):
+        T = x.reshape(-1, self.k)
+        return T[:self.d], (T[self.d] if self.equality else np.zeros(self.k))
+
+    # ------------------------------------------------------------- passes
+    def gradient(self, V, b, curvature):
+        """(f, gV, gb, curvature sum, X^T U, class sums) at (V, b): one pass."""
+        self.passes += 1
+        loss, XtU, usum, curv, _ = reduce_chunks(self.blocks, gradient_pass, self.task, V, b,
+                                                 self.mu, curvature)
+        f = 0.5 / self.kappa * float(np.sum(V * V)) + loss
+        gV = XtU - XtU.mean(axis=1, keepdims=True) + V / self.kappa
+        gb = usum - usum.mean() if self.equality else np.zeros(self.k)
+        if curvature and curv is None:
+            m = self.d + (1 if self.equality else 0)
+            curv = np.zeros((m, self.k, m, self.k))
+        return f, gV, gb, curv, XtU, usum
+
+    def exact_step(self, V, b, sV, sb, s0):
+        """The minimizer t > 0 along -(sV, sb), as ``SmoothedPrimal._exact_step`` finds it
+        (the derivative is increasing and piecewise linear), with several steps evaluated
+        per pass: first FIRST_STEPS (t = 1, where a Newton step usually lands, and a spread
+        that brackets the root), then the tangents' roots from both ends of the bracket, its
+        secant point (exact once both ends lie on the root's piece) and a few more inside."""
+        from ._primal import LINE_MAX_EVALS, LINE_RTOL
+        a, c = float(np.sum(sV * sV)) / self.kappa, float(np.sum(V * sV)) / self.kappa
+        tol = LINE_RTOL * abs(s0)
+        lo, hi = (0.0, s0, 0.0), (np.inf, np.inf, 0.0)     # (t, derivative, its slope)
+        steps = FIRST_STEPS
+        for _ in range(LINE_MAX_EVALS):
+            self.passes += 1
+            sums = reduce_chunks(self.blocks, line_pass, self.task, V, b, sV, sb, self.mu,
+                                 steps)
+            for t, (slope, curv) in sorted(zip(steps, sums)):
+                point = (t, t * a - c - slope, a + curv)
+                if abs(point[1]) <= tol:
+                    return t
+                if point[1] < 0 and t > lo[0]:
+                    lo = point
+                elif point[1] > 0 and t < hi[0]:
+                    hi = point
+            if hi[0] - lo[0] <= 1e-14 * hi[0]:
+                return 0.5 * (lo[0] + hi[0])
+            steps = _bracket_steps(lo, hi)
+        return lo[0] if hi[0] == np.inf else 0.5 * (lo[0] + hi[0])
+
+    # ------------------------------------------------------------- the method
+    def gradient_step(self, V, b):
+        """(V, b) moved to the minimizer along the negative gradient."""
+        _, gV, gb, *_ = self.gradient(V, b, False)
+        s0 = -float(np.sum(gV * gV) + gb @ gb)
+        if not s0 < 0:
+            return V, b
+        t = self.exact_step(V, b, gV, gb, s0)
+        return V - t * gV, b - t * gb
+
+    def newton(self, V, b, gtol, max_steps, rtol=0.0):
+        """``SmoothedPrimal.newton`` without the pattern step (every pass is stateless): the
+        Newton matrix is formed from the free terms' curvature at each iterate."""
+        from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq
+        from ._primal import newton_matrix
+        state = self.gradient(V, b, True)
+        gtol = max(gtol, rtol * float(np.linalg.norm(self._flat(*state[1:3]))))
+        steps = 0
+        for _ in range(max_steps):
+            steps += 1
+            f, gV, gb, curv = state[:4]
+            g = self._flat(gV, gb)
+            gnorm = float(np.sqrt(g @ g))
+            if gnorm <= gtol:
+                break
+            H = newton_matrix(curv, self.mu, self.d, self.kappa, self.equality)
+            try:
+                direction = cho_solve(cho_factor(H), g)
+            except LinAlgError:
+                direction = lstsq(H, g)[0]
+            sV, sb = self._center(*self._unflat(direction))
+            slope = float(gV.ravel() @ sV.ravel() + gb @ sb)
+            if not slope > 0:
+                sV, sb, slope = gV, gb, float(g @ g)
+            t = self.exact_step(V, b, sV, sb, -slope)
+            V1, b1 = V - t * sV, b - t * sb
+            new = self.gradient(V1, b1, True)
+            if not (new[0] < f or np.linalg.norm(self._flat(*new[1:3])) < gnorm):
+                break
+            V, b, state = V1, b1, new
+        self.steps += steps
+        self.state = state
+        return V, b, steps
+
+    def solve(self):
+        """The mu stages of ``msvm._primal.primal_start``, then the certificate, and more
+        stages (mu / 10 each) while it is not met and Newton steps remain."""
+        from ._primal import (FIRST_MU_SHARE, GRAD_SHARE, LAST_STAGE_SNAP, NEWTON_MAX_ITER,
+                              STAGE_RTOL, TARGET_SHARE, TOL_FLOOR)
+        est = self.est
+        bound = max(self.bound, 1e-300)
+        tol = max(float(est.tol), TOL_FLOOR)
+        target = TARGET_SHARE * tol / bound
+        gtol = GRAD_SHARE * tol * min(1.0, bound) / (
+            self.kappa * np.sqrt(max(self.diag, 1e-300)) + 1.0)
+        budget = int(est.max_iter)
+        self.mu = FIRST_MU_SHARE / bound
+        V, b = self.gradient_step(np.zeros((self.d, self.k)), np.zeros(self.k))
+        extra = 0
+        while True:
+            self.mu = max(self.mu, target)
+            last = self.mu <= target
+            V, b, used = self.newton(V, b, gtol if last else 1e3 * gtol,
+                                     min(NEWTON_MAX_ITER, budget),
+                                     rtol=0.0 if last else STAGE_RTOL)
+            budget -= used
+            if last:
+                self.V, self.b = V, b
+                self.certify()
+                if self.relative_gap <= est.tol or budget <= 0 or extra >= MAX_EXTRA_STAGES:
+                    break
+                target, gtol, extra = 0.1 * target, 0.1 * gtol, extra + 1
+            elif budget <= 0:
+                self.V, self.b = V, b
+                self.certify()
+                break
+            self.mu *= 0.1
+            if self.mu < LAST_STAGE_SNAP * target:
+                self.mu = target
+        self.converged = bool(self.relative_gap <= est.tol)
+
+    def intercepts(self, W):
+        """The slot intercepts of the fitted function -kappa W P: the exact intercept step of
+        the in-memory fit (``msvm._intercept.exact_intercepts``) where it makes one (every
+        loss term on one slot, intercepts summing to zero), else the Newton iterate's b.
+
+        The breakpoints are gathered in a window around b only (few: the margins near the
+        kink), with the slopes below it summed on the workers; the search's result is exact
+        when it lies inside the window, which is widened 10-fold (one more pass) until it
+        does.  After INTERCEPT_TRIES windows the iterate's b is kept (as the in-memory step
+        keeps the KKT estimate where the loss is flat to infinity)."""
+        from ._intercept import slot_intercepts_from_breakpoints
+        b = self.b
+        solver = getattr(self.est, "intercept_solver", "exact")
+        if not self.equality or self.pairs or solver != "exact":
+            return b
+        Wh = np.ascontiguousarray(-self.kappa * (W - W.mean(axis=1, keepdims=True)))
+        width = INTERCEPT_WINDOW * (1.0 + float(np.max(np.abs(b))))
+        for _ in range(INTERCEPT_TRIES):
+            self.passes += 1
+            lo, hi = b - width, b + width
+            base, below, ts, rises = reduce_chunks(self.blocks, breakpoint_pass, self.task,
+                                                   Wh, lo, hi, combine=merge_breakpoints)
+            slots = []
+            for j in range(self.k):
+                order = np.argsort(ts[j])
+                cum = np.concatenate([[0.0], np.cumsum(rises[j][order])]) + base[j] + below[j]
+                slots.append((ts[j][order], cum))
+            try:
+                exact = slot_intercepts_from_breakpoints(slots, b)
+            except RuntimeError:
+                exact = None
+            if exact is not None and np.all((lo < exact) & (exact < hi)):
+                return exact
+            width *= 10.0
+        return b
+
+    def certify(self):
+        """The certificate of the last stage's dual point (one pass): the fitted weights
+        W = X^T U(alpha), the absolute and relative duality gap at the intercepts b, the
+        objective, the support and the training predictions per class."""
+        self.passes += 1
+        W, usum = self.state[4], self.state[5]
+        b = self.b_slot = self.intercepts(W)
+        sums = reduce_chunks(self.blocks, certificate_pass, self.task, self.V, self.b,
+                             self.mu, W, b)
+        value, gap, size, loss = sums[:4]
+        if self.equality:
+            pc, s = usum - usum.mean(), -b
+            gap += float(pc @ s) + float(np.sum(np.abs(pc))) * float(np.max(np.abs(s)))
+        self.W, self.gap, self.loss = W, gap, loss
+        self.relative_gap = gap / size if size > 0 else (0.0 if gap <= 0 else np.inf)
+        self.support = sums[4:4 + self.k].astype(np.int32)
+        self.predicted = sums[4 + self.k:]
+
+    def store(self, est):
+        """The fitted attributes (see the module note) and the fit's warnings."""
+        from ._plan import SolvePlan, SolveStep
+        from ._products import feature_weights
+        from ._snapshot import feature_penalty
+        from ._validation import check_finite_objective
+        T = est._output_map(self.k)
+        weights = feature_weights(self.W, self.kappa, T)
+        if est.kernel_approximation is None:
+            est.coef_ = weights
+        else:
+            est.feature_coef_ = weights
+        est.intercept_ = T @ self.b_slot
+        penalty = feature_penalty(self.W, self.kappa, T)
+        est.objective_ = check_finite_objective(est, penalty + self.loss, "the objective")
+        est.duality_gap_ = float(self.gap)
+        est.kkt_residual_ = float(self.mu * self.bound)
+        est.n_iter_ = self.steps
+        est.n_passes_ = self.passes
+        est.n_support_ = self.support
+        est.stop_reason_ = "tol" if self.converged else "max_iter"
+        est.converged_ = self.converged
+        est.solver_plan_ = SolvePlan("explicit features", "float64", "chunked newton", "on",
+                                     steps=(SolveStep("chunked newton", 0, True),))
+        if not self.converged:
+            warnings.warn(f"{type(est).__name__}: the chunked fit stopped after {self.steps} "
+                          f"Newton steps with a relative duality gap of "
+                          f"{self.relative_gap:.3g} > tol = {est.tol:g}; increase max_iter",
+                          ConvergenceWarning)
+        if np.count_nonzero(self.predicted) == 1:
+            from ._validation import label_repr
+            from .exceptions import DegenerateFitWarning
+            cause, remedy = est._degenerate_cause()
+            label = est.classes_[int(np.flatnonzero(self.predicted)[0])]
+            warnings.warn(f"{type(est).__name__} predicts class {label_repr(label)} for every "
+                          f"training sample: {cause}; {remedy}", DegenerateFitWarning)
+
+
+def _bracket_steps(lo, hi):
+    """The next steps of the line search within the bracket (lo, hi) of (t, derivative,
+    slope) points: the tangents' roots from both ends and the secant's (the derivative is
+    linear between them when they lie on one piece), and BRACKET_POINTS evenly spaced; beyond
+    the largest step tried, 8 times it."""
+    if hi[0] == np.inf:
+        return (8.0 * max(lo[0], 1.0),)
+    out = set()
+    for t, s, h in (lo, hi):
+        if h > 0 and lo[0] < t - s / h < hi[0]:
+            out.add(t - s / h)
+    secant = lo[0] - lo[1] * (hi[0] - lo[0]) / (hi[1] - lo[1])
+    if lo[0] < secant < hi[0]:
+        out.add(secant)
+    out.update(np.linspace(lo[0], hi[0], BRACKET_POINTS + 2)[1:-1].tolist())
+    return tuple(sorted(out))

@@ -1,0 +1,221 @@
+"""The per-chunk passes of a fit on Dask arrays (msvm/_dask.py): what runs on the workers.
+
+Each function here takes one chunk of rows (inputs, encoded labels, weights) and the current
+small iterate (V (m, k), b (k,): m the features, k the class slots), builds the chunk's own
+:class:`msvm._problem.DualProblem` (the model's dual restricted to the chunk's samples: every
+model's dual has one block of variables per sample, so the chunk problems are the blocks of
+the whole one) and returns sums over the chunk's samples only: scalars, k-vectors, (m, k)
+products and, for the Newton matrix, the (m, k, m, k) curvature of the chunk's free terms.
+Sums of these over the chunks are the sums of the in-memory fit over all samples.  Nothing
+of size n leaves a worker.  The compiled per-term kernels are those of the in-memory fit
+(msvm._core._smoothed, msvm._core._gap), the smoothed primal's own class
+(msvm._primal.SmoothedPrimal) on the chunk.
+
+An empty chunk (or one whose samples all have weight zero) contributes zeros.
+"""
+
+import copy
+
+import numpy as np
+
+from ._core._gap import primal_dual
+from ._losses import losses_in_blocks
+from ._primal import SmoothedPrimal
+from ._products import centered_slots, rows_times, transposed_times
+
+
+class ChunkModel:
+    """What a pass needs to turn a chunk into its dual problem: the (unfitted) estimator, its
+    classes, the per-class factors of class_weight, C, and the fitted feature map (None:
+    the chunk's rows are the features, of the linear kernel or mapped and persisted).
+
+    Parameters
+    ----------
+    estimator : BaseMSVM
+        An unfitted clone (its ``_dual_problem``, ``_loss``, ``_output_map`` and
+        ``_decision_from_output`` are used).
+    classes : ndarray
+        The sorted class labels of the whole training set.
+    class_factors : ndarray of shape (k,)
+        ``class_weight`` of each class (ones without class_weight).
+    feature_map : FeatureMap or None
+        Applied to every chunk of inputs (float32 features, as the in-memory fit stores).
+    C : float
+        The fit's resolved C (``C_``: ``C='auto'`` resolved for the fit's classes).
+    """
+
+    def __init__(self, estimator, classes, class_factors, feature_map, C):
+        self.estimator, self.classes = estimator, classes
+        self.class_factors, self.feature_map = class_factors, feature_map
+        self.k, self.C = len(classes), float(C)
+
+    def rows(self, Xc, yc, swc):
+        """(features, encoded labels int32, weights sw * class_weight) of one chunk."""
+        y = np.asarray(yc)
+        y_enc = np.searchsorted(self.classes, y).astype(np.int32)
+        if len(y) and not np.array_equal(self.classes[np.minimum(y_enc, self.k - 1)], y):
+            raise ValueError("a chunk of y holds a label that is not a class of the fit")
+        sw = np.ones(len(y)) if swc is None else np.asarray(swc, dtype=np.float64)
+        sw = sw * self.class_factors[y_enc]
+        if self.feature_map is not None:
+            X = self.feature_map.transform(np.asarray(Xc, dtype=np.float64), dtype=np.float32)
+        elif np.asarray(Xc).dtype == np.float32:
+            X = np.asarray(Xc)                   # mapped features, persisted in float32
+        else:
+            X = np.ascontiguousarray(Xc, dtype=np.float64)
+        return X, y_enc, sw
+
+    def problem(self, y_enc, sw):
+        """The chunk's dual problem (box bounds C * weights)."""
+        return self.estimator._dual_problem(y_enc, self.k, self.C * sw)
+
+
+def _decision(X, V, b):
+    F = np.ascontiguousarray(rows_times(X, V), dtype=np.float64)
+    F += b
+    return F
+
+
+def gradient_pass(model, Xc, yc, swc, V, b, mu, curvature):
+    """Sums over the chunk at the smoothed primal's iterate (V, b) and mu: (loss, X^T U,
+    U summed over the samples, the curvature sum of the free terms or None, the number of
+    samples) with U the slot sums of the dual point alpha(z) = clip(z / mu, lo, hi)
+    (``curvature``: whether to form the (m, k, m, k) sum of the Newton matrix)."""
+    X, y, sw = model.rows(Xc, yc, swc)
+    k = model.k
+    if not len(y):
+        return 0.0, np.zeros((X.shape[1], k)), np.zeros(k), None, 0
+    primal = SmoothedPrimal(model.problem(y, sw), X)
+    primal.mu = mu
+    F = _decision(X, V, b)
+    if curvature:
+        primal._reset_curvature()
+    U = np.empty((len(y), k))
+    loss = 0.0
+    if curvature:
+        loss, changes = primal.terms.value_sums_and_changes(F, U, primal._free, 0, len(y))
+        primal._add_changes(changes)
+    else:
+        loss = primal.terms.value_and_slot_sums(F, U, 0, len(y))
+    XtU = transposed_times(X, U)
+    return (float(loss), XtU, U.sum(axis=0), primal._curvature if curvature else None,
+            len(y))
+
+
+def line_pass(model, Xc, yc, swc, V, b, sV, sb, mu, steps):
+    """The loss part of the line search's derivative along -(sV, sb) at each step t of
+    ``steps``, and its slope (``SmoothedTerms.line_slope_and_curvature``), summed over the
+    chunk: an array (len(steps), 2).  Several steps per pass: the products X V and X sV, the
+    pass's main cost, are made once for all of them."""
+    X, y, sw = model.rows(Xc, yc, swc)
+    out = np.zeros((len(steps), 2))
+    if not len(y):
+        return out
+    primal = SmoothedPrimal(model.problem(y, sw), X)
+    primal.mu = mu
+    F, dF = _decision(X, V, b), _decision(X, sV, sb)
+    for i, t in enumerate(steps):
+        out[i] = primal.terms.line_slope_and_curvature(F, dF, float(t), keep=False)
+        primal.terms.release_line()
+    return out
+
+
+def certificate_pass(model, Xc, yc, swc, V, b, mu, W, b_slot):
+    """Sums over the chunk for the fitted function and its certificate.
+
+    The dual point alpha(z) of the iterate (V, b) at mu (the point the in-memory fit hands to
+    the dual solver), with W = X^T U(alpha) summed over all chunks: its primal value, duality
+    gap without the equalities' term and size (``primal_dual`` on the chunk's problem with
+    the equalities left out; msvm._core._gap), the model's weighted loss at the decision
+    values of the fitted function (coefficients -kappa W P, intercepts b_slot, the output
+    map), the samples with a nonzero dual variable per class, and the training predictions
+    per class.  Returns an array [primal, gap, size, loss, support (k), predicted (k)].
+    """
+    X, y, sw = model.rows(Xc, yc, swc)
+    k, est = model.k, model.estimator
+    if not len(y):
+        return np.zeros(4 + 2 * k)
+    problem = model.problem(y, sw)
+    primal = SmoothedPrimal(problem, X)
+    primal.mu = mu
+    alpha = primal.terms.dual_point(_decision(X, V, b))
+    free_b = copy.copy(problem)
+    free_b.equality = False          # the equalities' term is added once, over all chunks
+    scores = np.ascontiguousarray(rows_times(X, W), dtype=np.float64)
+    value, gap, size = primal_dual(free_b, alpha, scores,
+                                   np.ascontiguousarray(b_slot, dtype=np.float64))
+    T = est._output_map(k)
+    Wh = -problem.kappa * centered_slots(W)
+    f = rows_times(X, np.ascontiguousarray(Wh @ T.T)) + T @ b_slot
+    G = est._decision_from_output(f)
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = model.C * float(np.dot(sw, losses_in_blocks(est._loss, G, y)))
+    support = np.bincount(y[problem.support_mask(alpha)], minlength=k)
+    predicted = np.bincount(np.argmax(G, axis=1), minlength=k)
+    return np.concatenate([[value, gap, size, loss], support, predicted])
+
+
+def stats_pass(Xc, yc, swc):
+    """Facts of one chunk for the checks of a fit: its labels and their counts, the counts
+    of positively weighted samples per label, the largest squared row norm and |entry|,
+    whether every entry is finite, the number, mean and sum of squared deviations of its
+    entries (combined over chunks by Chan, Golub and LeVeque's (1979) update), and its
+    number of rows."""
+    X = np.asarray(Xc, dtype=np.float64)
+    y = np.asarray(yc)
+    labels, inverse, counts = np.unique(y, return_inverse=True, return_counts=True)
+    sw = None if swc is None else np.asarray(swc)
+    weighted = counts if sw is None else np.bincount(inverse.ravel(), weights=(sw > 0),
+                                                     minlength=len(labels))
+    finite = bool(np.all(np.isfinite(X)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        sq = float(np.max(np.einsum("ij,ij->i", X, X))) if X.size else 0.0
+        top = float(np.max(np.abs(X))) if X.size else 0.0
+        mean = float(X.mean()) if X.size else 0.0
+        m2 = float(np.sum((X - mean) ** 2)) if X.size else 0.0
+    return dict(labels=labels, counts=counts, weighted=np.asarray(weighted), sqnorm=sq,
+                top=top, finite=finite, moments=(X.size, mean, m2), rows=X.shape[0])
+
+
+def setup_pass(model, Xc, yc, swc):
+    """[largest |box bound| of the chunk's dual, largest squared norm of its feature rows,
+    whether its dual has group caps]: the scale of the smoothing and of the gradient
+    tolerance (``msvm._primal.primal_start``) and the check that the smoothed primal can
+    run."""
+    X, y, sw = model.rows(Xc, yc, swc)
+    if not len(y):
+        return np.zeros(3)
+    problem = model.problem(y, sw)
+    X64 = X.astype(np.float64) if X.dtype != np.float64 else X
+    return np.array([problem.max_abs_bound(), float(np.max(np.einsum("ij,ij->i", X64, X64))),
+                     float(len(problem.cap) > 0)])
+
+
+def breakpoint_pass(model, Xc, yc, swc, Wh, lo_edge, hi_edge):
+    """The chunk's part of the exact intercept step in the window [lo_edge, hi_edge] of
+    intercepts (k each): per slot the slope of its loss below every breakpoint, the rises
+    of the breakpoints below the window (they only add to the slope at its lower edge), and
+    the breakpoints inside it with their rises (``slot_breakpoints`` of msvm._core._problem
+    at the slot functions X Wh).  Returns (base (k,), below (k,), list of k arrays t, list of
+    k arrays of rises)."""
+    from ._core._problem import slot_breakpoints
+    X, y, sw = model.rows(Xc, yc, swc)
+    k = model.k
+    if not len(y):
+        return np.zeros(k), np.zeros(k), [np.empty(0)] * k, [np.empty(0)] * k
+    H = np.ascontiguousarray(rows_times(X, Wh), dtype=np.float64)
+    ts, rises, bases = slot_breakpoints(model.problem(y, sw), H)
+    below, t_in, r_in = np.zeros(k), [], []
+    for j in range(k):
+        under = ts[j] < lo_edge[j]
+        inside = ~under & (ts[j] <= hi_edge[j])
+        below[j] = float(rises[j][under].sum())
+        t_in.append(ts[j][inside])
+        r_in.append(rises[j][inside])
+    return np.asarray(bases, dtype=np.float64), below, t_in, r_in
+
+
+def merge_breakpoints(a, b):
+    """Two chunks' ``breakpoint_pass`` results as one (sums, and the breakpoints joined)."""
+    return (a[0] + b[0], a[1] + b[1], [np.concatenate(p) for p in zip(a[2], b[2])],
+            [np.concatenate(p) for p in zip(a[3], b[3])])

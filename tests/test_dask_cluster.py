@@ -1,0 +1,109 @@
+"""Fits on a distributed LocalCluster (slow: a cluster of worker processes starts per test).
+
+The same problem as the in-memory fit on two worker processes for every convex estimator
+on the linear and approximate paths; an interrupt (KeyboardInterrupt in the client, as
+Ctrl-C raises it) leaves no task running on the cluster; a worker lost mid-fit is replaced
+and its chunks recomputed, and the fit is the one without the loss.
+"""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+import msvm
+
+da = pytest.importorskip("dask.array", reason="dask is an optional dependency (msvm[dask])")
+distributed = pytest.importorskip("distributed", reason="needs dask[distributed]")
+
+pytestmark = pytest.mark.slow
+
+PATHS = {
+    "linear": dict(kernel="linear"),
+    "nystroem": dict(kernel="rbf", kernel_approximation="nystroem", n_components=20,
+                     random_state=0),
+    "rff": dict(kernel="rbf", kernel_approximation="rff", n_components=20, random_state=0),
+}
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  memory_limit="1GiB", dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(400, 6, n_informative=4, n_redundant=0, n_classes=3,
+                               random_state=2)
+    return X, y
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("name", ["WestonWatkinsMSVM", "ReinforcedMSVM", "AngleBasedMSVM"])
+def test_cluster_fit_solves_the_in_memory_problem(client, data, name, path):
+    """On two workers: the in-memory objective within tol, predictions as Dask arrays."""
+    X, y = data
+    ref = getattr(msvm, name)(**PATHS[path]).fit(X, y)
+    Xd = da.from_array(X, chunks=((90, 0, 150, 160), (6,)))
+    est = getattr(msvm, name)(**PATHS[path]).fit(Xd, y)
+    assert est.converged_
+    assert abs(est.objective_ - ref.objective_) <= ref.tol * abs(ref.objective_)
+    assert np.array_equal(est.predict(Xd).compute(), est.predict(X))
+
+
+def test_interrupt_leaves_no_running_tasks(client, data):
+    """A KeyboardInterrupt while the client waits for a pass cancels the pass: no task
+    keeps running on the workers."""
+    import _thread
+
+    X, y = data
+    Xd = da.from_array(np.tile(X, (50, 1)), chunks=2000)
+    timer = threading.Timer(1.0, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            msvm.WestonWatkinsMSVM(kernel="linear", tol=1e-8).fit(Xd, np.tile(y, 50))
+    finally:
+        timer.cancel()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(client.processing().values()):
+        time.sleep(0.1)
+    assert not any(client.processing().values())
+
+
+def test_lost_worker_is_recomputed(client, data):
+    """A worker restarted mid-fit: its chunks are recomputed elsewhere, the fit is the
+    same as without the loss to rounding (every pass is a pure function of the chunks)."""
+    X, y = data
+    Xd = da.from_array(np.tile(X, (20, 1)), chunks=1000)
+    yy = np.tile(y, 20)
+    ref = msvm.ReinforcedMSVM(kernel="linear").fit(Xd, yy)
+    worker = list(client.scheduler_info()["workers"])[0]
+    timer = threading.Timer(0.5, lambda: client.restart_workers([worker]))
+    timer.start()
+    est = msvm.ReinforcedMSVM(kernel="linear").fit(Xd, yy)
+    timer.cancel()
+    # the same passes in the same order; the products on a fresh worker may round apart
+    # (its BLAS threads): equal to rounding
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-6, atol=1e-9)
+    assert est.objective_ == pytest.approx(ref.objective_, rel=1e-9)
+    assert est.converged_
+
+
+def test_persisted_features_on_the_cluster(client, data):
+    """msvm.persist_features=True on the cluster: the mapped chunks stay in the workers'
+    memory for the whole fit (held by the fit, not released between passes), same fit."""
+    import dask
+
+    X, y = data
+    params = PATHS["nystroem"]
+    Xd = da.from_array(X, chunks=100)
+    a = msvm.WestonWatkinsMSVM(**params).fit(Xd, y)
+    with dask.config.set({"msvm.persist_features": True}):
+        b = msvm.WestonWatkinsMSVM(**params).fit(Xd, y)
+    np.testing.assert_allclose(a.feature_coef_, b.feature_coef_, rtol=1e-6, atol=1e-9)
