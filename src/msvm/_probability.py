@@ -103,6 +103,7 @@ Wu, Y., Zhang, H. H. and Liu, Y. (2010).  Robust model-free multiclass probabili
 estimation.  Journal of the American Statistical Association, 105(489), 424-436.
 """
 
+import copy
 import numbers
 import warnings
 
@@ -129,10 +130,15 @@ EXPONENT_BOUNDS = (0.25, 4.0)
 # Candidate multiples of C for the weighted fits, chosen by the same cross-validation.
 REFIT_C_FACTORS = (1.0, 3.0)
 FLOOR_BOUNDS = (0.0, 0.5)
+# Most levels of the calibration folds' weighted fits (None: probability_grid).
+CALIBRATION_GRID = None
+# The weighted fits stop at this multiple of the estimator's tol.
+REFIT_TOL_FACTOR = 10.0
 
 PROBABILITY_PARAMETER_CONSTRAINTS = {
     "probability": ["boolean"],
     "probability_grid": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_jobs": [numbers.Integral, None],
 }
 
 
@@ -152,6 +158,23 @@ def probability_levels(m, smallest=None):
     """
     smallest = SMALLEST_LEVEL if smallest is None else smallest
     return smallest ** ((m - np.arange(m)) / m)
+
+
+def calibration_levels(m):
+    """The levels of the calibration folds' weighted fits: ``CALIBRATION_GRID`` of them at most.
+
+    Parameters
+    ----------
+    m : int
+        Number of levels of the estimate (``probability_grid``).
+
+    Returns
+    -------
+    levels : ndarray
+        :func:`probability_levels` of ``min(m, CALIBRATION_GRID)`` levels, from the same
+        smallest level.
+    """
+    return probability_levels(m if CALIBRATION_GRID is None else min(m, CALIBRATION_GRID))
 
 
 def _probability_enabled(estimator):
@@ -304,6 +327,123 @@ def fit_shape(ratios, y_enc, sample_weight=None):
     return float(result.x[0]), float(result.x[1]), float(result.fun)
 
 
+def _refit_template(template, factor):
+    """The estimator of the weighted fits: C times ``factor``, tol times REFIT_TOL_FACTOR."""
+    return clone(template).set_params(C=template.C * factor,
+                                      tol=template.tol * REFIT_TOL_FACTOR)
+
+
+def _caught(function, *args):
+    """``function(*args)`` with its warnings recorded: (result, n_unconverged, others).
+
+    A weighted fit's ``DegenerateFitWarning`` is dropped (at small t a fit that predicts j
+    almost everywhere is expected), its ``ConvergenceWarning``s counted, any other warning
+    returned as (category, message) for the caller to raise: a joblib worker's warnings
+    would otherwise be lost.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.simplefilter("ignore", DegenerateFitWarning)
+        result = function(*args)
+    unconverged = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+    others = [(w.category, str(w.message)) for w in caught
+              if not issubclass(w.category, ConvergenceWarning)]
+    return result, unconverged, others
+
+
+def _own_fit(template, X, y, sample_weight):
+    """A cold fit of ``template`` (the estimator's own fit on a calibration fold)."""
+    return clone(template).set_params(warm_start=False).fit(X, y, sample_weight=sample_weight)
+
+
+def _top_fit(template, start, X, y, sample_weight):
+    """The unweighted fit at the refits' C, warm-started from ``start`` (the own fit)."""
+    est = clone(template)._start_from(start._warm_start_state())
+    return est.fit(X, y, sample_weight=sample_weight)
+
+
+def _weighted_chain(template, start, X, y, sample_weight, levels, label):
+    """The weighted fits of one class along the levels, t_m first, t_1 last.
+
+    One estimator (a clone of ``template``, ``warm_start=True``) is refitted at every level
+    with the samples of class ``label`` weighted by 1/t, each fit warm-started from the
+    previous one's dual (the first from ``start``, the fit at t = 1) and on the previous
+    one's row source (its scores and kernel-row cache: ``_join_path(keep_rows=True)``); a
+    copy of the fitted estimator (without that row source) is kept at each level.
+
+    Returns
+    -------
+    chain : list of m fitted estimators, t_1 first
+    """
+    est = clone(template)._start_from(start._warm_start_state())._join_path(keep_rows=True)
+    is_label = np.asarray(y == label)
+    chain = []
+    for t in levels[::-1]:
+        est.fit(X, y, sample_weight=sample_weight * np.where(is_label, 1.0 / t, 1.0))
+        chain.append(copy.copy(est))        # __getstate__: without the kept row source
+    est._leave_path()
+    return chain[::-1]
+
+
+class _ChainRunner:
+    """Runs the fits of the probability estimate, in parallel over joblib when asked.
+
+    Every unit of work (an own fit, a top fit at the refits' C, the chain of one class) is
+    computed from its inputs alone, never from another unit's row source, so the results
+    do not depend on ``n_jobs`` nor on the order in which the units run.  Warnings of the
+    units are counted (``ConvergenceWarning``) or raised again here (see :func:`_caught`).
+    """
+
+    def __init__(self, n_jobs):
+        self.n_jobs = n_jobs
+        self.unconverged = 0
+
+    def _run(self, calls):
+        """The results of ``calls`` (function, *args), through joblib with ``n_jobs``."""
+        from joblib import Parallel, delayed
+
+        if len(calls) <= 1:
+            results = [_caught(*call) for call in calls]
+        else:
+            results = Parallel(n_jobs=self.n_jobs)(delayed(_caught)(*call) for call in calls)
+        out = []
+        for result, unconverged, others in results:
+            self.unconverged += unconverged
+            for category, message in others:
+                warnings.warn(message, category, stacklevel=2)
+            out.append(result)
+        return out
+
+    def own_fits(self, template, parts):
+        """Cold fits of ``template`` on each (X, y, sample_weight) of ``parts``."""
+        return self._run([(_own_fit, template, *part) for part in parts])
+
+    def chains(self, tasks, levels):
+        """For each task (refit template, own fit, X, y, sample_weight), the k chains.
+
+        A chain is the list of the m weighted fits of one class, t_1 first, followed by the
+        unweighted fit at the refits' C when it is not the own fit's (the top t = 1 of its
+        brackets, the start of every chain of the task).
+        """
+        tops = [own if refit.C == own.C else None for refit, own, *_ in tasks]
+        need = [i for i, top in enumerate(tops) if top is None]
+        for i, top in zip(need, self._run([(_top_fit, tasks[i][0], tasks[i][1], *tasks[i][2:])
+                                           for i in need])):
+            tops[i] = top
+        calls = [(_weighted_chain, refit, top, X, y, sw, levels, label)
+                 for (refit, own, X, y, sw), top in zip(tasks, tops) for label in own.classes_]
+        results = iter(self._run(calls))
+        return [[next(results) + ([] if top is own else [top]) for _ in own.classes_]
+                for (_, own, *_), top in zip(tasks, tops)]
+
+    def warn_unconverged(self, name):
+        """One ConvergenceWarning for all the unconverged weighted fits."""
+        if self.unconverged:
+            warnings.warn(f"{name}: {self.unconverged} warnings of non-convergence in the "
+                          f"weighted fits of the probability estimate; increase max_iter or "
+                          f"tol.", ConvergenceWarning, stacklevel=3)
+
+
 class ProbabilityMixin:
     """``probability=True``: class probabilities from weighted refits of the same model.
 
@@ -336,17 +476,18 @@ class ProbabilityMixin:
         base_sw = (np.ones(len(y)) if sample_weight is None
                    else np.asarray(sample_weight, dtype=np.float64))
         levels = probability_levels(int(self.probability_grid))
-        template = clone(self).set_params(probability=False, warm_start=True, verbose=0)
-        counter = {"unconverged": 0}
+        # the resolved kernel width: a heuristic ('scale', 'median') is not recomputed in
+        # every weighted fit, nor changed on the calibration folds
+        width = {} if getattr(self, "gamma_", None) is None else {"gamma": self.gamma_}
+        template = clone(self).set_params(probability=False, warm_start=True, verbose=0,
+                                          **width)
+        runner = _ChainRunner(self.n_jobs)
         factor, exponent, floor, n_cv_fits = self._cross_validated_shape(
-            template, X, y, base_sw, levels, counter)
-        refit = clone(template).set_params(C=template.C * factor)
-        fits = self._weighted_chains(refit, self, X, y, base_sw, levels, counter)
+            template, X, y, base_sw, levels, runner)
+        refit = _refit_template(template, factor)
+        [fits] = runner.chains([(refit, self, X, y, base_sw)], levels)
         k = len(self.classes_)
-        if counter["unconverged"]:
-            warnings.warn(f"{type(self).__name__}: {counter['unconverged']} warnings of "
-                          f"non-convergence in the weighted fits of the probability "
-                          f"estimate; increase max_iter or tol.", ConvergenceWarning)
+        runner.warn_unconverged(type(self).__name__)
         self.probability_grid_ = levels
         self.probability_estimators_ = fits
         self.probability_C_factor_ = factor
@@ -356,45 +497,7 @@ class ProbabilityMixin:
         self.n_probability_fits_ = (1 + sum(map(len, fits)) - (k - 1) * (factor != 1.0)
                                     + n_cv_fits)
 
-    def _weighted_chains(self, template, own_fit, X, y, base_sw, levels, counter):
-        """For each class j, the weighted fits at the levels (t_1 first), warm-started from t = 1.
-
-        ``own_fit`` is the estimator's fit on (X, y, base_sw), the level t = 1; the weighted
-        fits are clones of ``template`` (whose C may be a multiple of the estimator's).
-        """
-        classes = own_fit.classes_
-        y_enc = np.searchsorted(classes, y)
-        top = None
-        if template.C != own_fit.C:
-            # the level t = 1 at the refits' C: the top of every chain's bracket
-            top = clone(template)._start_from(own_fit._warm_start_state())
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DegenerateFitWarning)
-                top.fit(X, y, sample_weight=base_sw)
-        start = own_fit if top is None else top
-        fits = []
-        for j in range(len(classes)):
-            state = start._warm_start_state()
-            chain = []
-            for t in levels[::-1]:                  # from the estimator's own fit down
-                est = clone(template)._start_from(state)
-                factor = np.where(y_enc == j, 1.0 / t, 1.0)
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    # at small t the weighted fit predicts j almost everywhere: expected
-                    warnings.simplefilter("ignore", DegenerateFitWarning)
-                    est.fit(X, y, sample_weight=base_sw * factor)
-                for w in caught:              # counted and raised once, or passed on
-                    if issubclass(w.category, ConvergenceWarning):
-                        counter["unconverged"] += 1
-                    else:
-                        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-                state = est._warm_start_state()
-                chain.append(est)
-            fits.append(chain[::-1] + ([] if top is None else [top]))
-        return fits
-
-    def _cross_validated_shape(self, template, X, y, base_sw, levels, counter):
+    def _cross_validated_shape(self, template, X, y, base_sw, levels, runner):
         """C factor of the weighted fits, exponent a and floor eps, by cross-validated log loss.
 
         The whole construction (own fit and weighted chains, the chains once for each factor of
@@ -424,23 +527,24 @@ class ProbabilityMixin:
         # row-indexable inputs for the folds (lists, array-likes, COO matrices)
         X = X.tocsr() if sp.issparse(X) else np.asarray(X)
         folds = StratifiedKFold(CALIBRATION_FOLDS, shuffle=True, random_state=0)
-        ratios = np.empty((len(REFIT_C_FACTORS), len(y), len(classes)))
-        n_fits = 0
-        for train, test in folds.split(np.zeros(len(y)), y_enc):
+        splits = list(folds.split(np.zeros(len(y)), y_enc))
+        parts = []
+        for train, _ in splits:
             X_train, y_train = _safe_split(template, X, y, train)
+            parts.append((X_train, y_train, base_sw[train] * (len(y) / len(train))))
+        owns = runner.own_fits(template, parts)
+        tasks = [(_refit_template(template, factor), own, *part)
+                 for own, part in zip(owns, parts) for factor in REFIT_C_FACTORS]
+        levels = calibration_levels(len(levels))
+        chains = runner.chains(tasks, levels)
+        ratios = np.empty((len(REFIT_C_FACTORS), len(y), len(classes)))
+        n_fits = len(owns)
+        for index, ((refit, own, *_), fold_chains) in enumerate(zip(tasks, chains)):
+            fold, f = divmod(index, len(REFIT_C_FACTORS))
+            train, test = splits[fold]
             X_test, _ = _safe_split(template, X, y, test, train)
-            sw = base_sw[train] * (len(y) / len(train))
-            own = clone(template).set_params(warm_start=False)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DegenerateFitWarning)
-                own.fit(X_train, y_train, sample_weight=sw)
-            n_fits += 1
-            for i, factor in enumerate(REFIT_C_FACTORS):
-                refit = clone(template).set_params(C=template.C * factor)
-                chains = self._weighted_chains(refit, own, X_train, y_train, sw, levels,
-                                               counter)
-                ratios[i, test] = bracketed_ratios(own, chains, levels, X_test)
-                n_fits += sum(map(len, chains)) - (len(chains) - 1) * (factor != 1.0)
+            ratios[f, test] = bracketed_ratios(own, fold_chains, levels, X_test)
+            n_fits += sum(map(len, fold_chains)) - (len(fold_chains) - 1) * (refit.C != own.C)
         shapes = [fit_shape(r, y_enc, base_sw) for r in ratios]
         best = min(range(len(shapes)), key=lambda i: shapes[i][2])
         exponent, floor, _ = shapes[best]
