@@ -79,13 +79,34 @@ regularization, flatter estimates).
 Cost
 ----
 One fit of the estimator plus k * m weighted fits (m = ``probability_grid``), for each class
-along the grid from t = 1 down, each warm-started from the previous fit's dual solution (the
-first from the estimator's own fit, or from the unweighted fit at 3 C, one more fit); and on
-the training part of each of the 3 folds an own fit, the unweighted fit at 3 C and the k * m
-weighted fits for each of the two factors: 1 + k m (+ 1) + 3 (2 + 2 k m) fits in all
-(``n_probability_fits_``), 7 to 8 times 1 + k m; the fits at 3 C are the slower ones.
-``predict_proba`` evaluates the k * m + 1 (+ 1) fitted functions of the full fit.  A DC model
-runs its DC algorithm in every weighted fit, AdaptiveWeightedSVM its reweighting,
+along the grid from t = 1 down; and on the training part of each of the 3 folds an own fit,
+the unweighted fit at 3 C and the k * m weighted fits for each of the two factors:
+1 + k m (+ 1) + 3 (2 + 2 k m) fits in all (``n_probability_fits_``), 7 to 8 times 1 + k m;
+the fits at 3 C are the slower ones.  What makes a weighted fit cheaper than a fit:
+
+- a class's chain is one estimator refitted at every level, warm-started from the previous
+  level's dual and on the previous level's row source (its scores and kernel-row cache are
+  kept, as along a lambda path: ``_join_path(keep_rows=True)``); a copy of the fitted
+  estimator, without the row source, is kept at each level;
+- the weighted fits stop at ``REFIT_TOL_FACTOR`` (10) times the estimator's ``tol``: the
+  bracketing reads only the sign of a margin between two levels (on Liu and Yuan's examples
+  and pendigits the estimates moved by less than 0.0005 in mean absolute error and log loss);
+- the kernel width a heuristic ('scale', 'median') resolved in the estimator's fit is
+  passed on as a number, so it is neither recomputed in every weighted fit nor changed on
+  the calibration folds (whose fits are meant to be those of the estimator on fewer samples);
+- the held-out samples of a fold are scored by all the fold's weighted fits through one
+  ``KernelColumns`` (each kernel column computed once, not once per fit); so is the X of
+  ``predict_proba``.
+
+Measured (CPU time, shared machine): ReinforcedMSVM(C=10) on 2,000 pendigits samples, one fit
+0.6 s, ``probability=True`` 145 s before these changes and 62 s after (about 100x one fit;
+log loss 0.0392 unchanged); 85 % of that is still the calibration (the fold chains at C and
+3 C), the rest the chains of the full fit.  With ``n_jobs`` the units of work (the folds' own
+and top fits, then every (fold or full fit, factor, class) chain) run in parallel through
+joblib; each is computed from its inputs alone, so the result is the same for every
+``n_jobs`` and backend (a ``joblib.parallel_backend('dask')`` context runs them on a Dask
+cluster).  ``predict_proba`` evaluates the k * m + 1 (+ 1) fitted functions of the full fit.
+A DC model runs its DC algorithm in every weighted fit, AdaptiveWeightedSVM its reweighting,
 TargetedLocalMSVM its whole grid of local fits (its probabilities are those of the local
 classifier at the sample's targeted value).  When a class has fewer than 3 samples the
 cross-validation is skipped (factor 1, a = 1, eps = 0; 1 + k m fits) with a UserWarning.
@@ -103,6 +124,7 @@ Wu, Y., Zhang, H. H. and Liu, Y. (2010).  Robust model-free multiclass probabili
 estimation.  Journal of the American Statistical Association, 105(489), 424-436.
 """
 
+import contextlib
 import copy
 import numbers
 import warnings
@@ -115,6 +137,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ._kernel_columns import KernelColumns
 from ._losses import margins as generalized_margins
 from .exceptions import DegenerateFitWarning
 
@@ -130,8 +153,6 @@ EXPONENT_BOUNDS = (0.25, 4.0)
 # Candidate multiples of C for the weighted fits, chosen by the same cross-validation.
 REFIT_C_FACTORS = (1.0, 3.0)
 FLOOR_BOUNDS = (0.0, 0.5)
-# Most levels of the calibration folds' weighted fits (None: probability_grid).
-CALIBRATION_GRID = None
 # The weighted fits stop at this multiple of the estimator's tol.
 REFIT_TOL_FACTOR = 10.0
 
@@ -158,23 +179,6 @@ def probability_levels(m, smallest=None):
     """
     smallest = SMALLEST_LEVEL if smallest is None else smallest
     return smallest ** ((m - np.arange(m)) / m)
-
-
-def calibration_levels(m):
-    """The levels of the calibration folds' weighted fits: ``CALIBRATION_GRID`` of them at most.
-
-    Parameters
-    ----------
-    m : int
-        Number of levels of the estimate (``probability_grid``).
-
-    Returns
-    -------
-    levels : ndarray
-        :func:`probability_levels` of ``min(m, CALIBRATION_GRID)`` levels, from the same
-        smallest level.
-    """
-    return probability_levels(m if CALIBRATION_GRID is None else min(m, CALIBRATION_GRID))
 
 
 def _probability_enabled(estimator):
@@ -240,7 +244,7 @@ def probabilities_from_ratios(ratios, predicted):
     return R / R.sum(axis=1, keepdims=True)
 
 
-def bracketed_ratios(own_fit, chains, levels, X):
+def bracketed_ratios(own_fit, chains, levels, X, n_train=None):
     """Ratios r_j = p_j / p_{j*} at X, from a fit and its weighted chains (1 at j*).
 
     Parameters
@@ -251,6 +255,9 @@ def bracketed_ratios(own_fit, chains, levels, X):
         For each class j, the weighted fits at the levels t_1 .. t_m.
     levels : ndarray of shape (m,)
     X : array-like of shape (n_samples, n_features)
+    n_train : int, default=None
+        Number of training samples of the chains' fits: their kernel columns at X are then
+        computed once for all of them (``KernelColumns``) instead of once per fit.
 
     Returns
     -------
@@ -260,17 +267,43 @@ def bracketed_ratios(own_fit, chains, levels, X):
     G = own_fit.decision_values(X)
     own = generalized_margins(G)
     ratios = np.ones_like(G)
-    for j, chain in enumerate(chains):
-        M = np.empty((G.shape[0], len(levels) + 1))
-        for level, est in enumerate(chain):
-            M[:, level] = generalized_margins(est.decision_values(X))[:, j]
-        # t = 1: the own fit, or the chain's own top fit at another C (m + 1 entries)
-        top = own if len(chain) == len(levels) else generalized_margins(
-            chain[-1].decision_values(X))
-        M[:, -1] = np.minimum(top[:, j], 0.0)
-        ratios[:, j] = bracket_ratios(M, levels)
+    with _shared_columns([est for chain in chains for est in chain], n_train):
+        for j, chain in enumerate(chains):
+            M = np.empty((G.shape[0], len(levels) + 1))
+            for level, est in enumerate(chain[:len(levels)]):
+                M[:, level] = generalized_margins(est.decision_values(X))[:, j]
+            # t = 1: the own fit, or the chain's own top fit at another C (m + 1 entries)
+            top = own if len(chain) == len(levels) else generalized_margins(
+                chain[-1].decision_values(X))
+            M[:, -1] = np.minimum(top[:, j], 0.0)
+            ratios[:, j] = bracket_ratios(M, levels)
     ratios[np.arange(len(G)), np.argmax(G, axis=1)] = 1.0
     return ratios
+
+
+def _support_span(estimators):
+    """1 + the largest support index of kernel fits with ``support_vectors_``, else None."""
+    if not all(hasattr(est, "support_vectors_") for est in estimators):
+        return None
+    spans = [int(est.support_.max()) + 1 for est in estimators if len(est.support_)]
+    return max(spans) if spans else None
+
+
+@contextlib.contextmanager
+def _shared_columns(estimators, n_train):
+    """Within the block, ``estimators`` (fits on the same n_train samples) share one
+    ``KernelColumns``: each kernel column at the scoring inputs is computed once."""
+    if n_train is None or _support_span(estimators) is None:
+        yield
+        return
+    columns = KernelColumns(n_train)
+    for est in estimators:
+        est._join_path(columns=columns)
+    try:
+        yield
+    finally:
+        for est in estimators:
+            est._leave_path()
 
 
 def shaped_probabilities(ratios, exponent=1.0, floor=0.0):
@@ -535,7 +568,6 @@ class ProbabilityMixin:
         owns = runner.own_fits(template, parts)
         tasks = [(_refit_template(template, factor), own, *part)
                  for own, part in zip(owns, parts) for factor in REFIT_C_FACTORS]
-        levels = calibration_levels(len(levels))
         chains = runner.chains(tasks, levels)
         ratios = np.empty((len(REFIT_C_FACTORS), len(y), len(classes)))
         n_fits = len(owns)
@@ -543,7 +575,8 @@ class ProbabilityMixin:
             fold, f = divmod(index, len(REFIT_C_FACTORS))
             train, test = splits[fold]
             X_test, _ = _safe_split(template, X, y, test, train)
-            ratios[f, test] = bracketed_ratios(own, fold_chains, levels, X_test)
+            ratios[f, test] = bracketed_ratios(own, fold_chains, levels, X_test,
+                                               n_train=len(train))
             n_fits += sum(map(len, fold_chains)) - (len(fold_chains) - 1) * (refit.C != own.C)
         shapes = [fit_shape(r, y_enc, base_sw) for r in ratios]
         best = min(range(len(shapes)), key=lambda i: shapes[i][2])
@@ -570,7 +603,9 @@ class ProbabilityMixin:
         proba : ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self, "probability_estimators_")
-        ratios = bracketed_ratios(self, self.probability_estimators_, self.probability_grid_, X)
+        fits = self.probability_estimators_
+        ratios = bracketed_ratios(self, fits, self.probability_grid_, X, n_train=_support_span(
+            [est for chain in fits for est in chain]))
         return shaped_probabilities(ratios, self.probability_exponent_, self.probability_floor_)
 
     @available_if(_probability_enabled)
