@@ -265,18 +265,38 @@ def bracketed_ratios(own_fit, chains, levels, X, n_train=None):
         :func:`bracket_ratios` for every class but j*, whose entry is 1.
     """
     G = own_fit.decision_values(X)
+    with _shared_columns([est for chain in chains for est in chain], n_train):
+        values = [[est.decision_values(X) for est in chain] for chain in chains]
+    return ratios_from_decision_values(G, values, levels)
+
+
+def ratios_from_decision_values(G, chain_values, levels):
+    """Ratios r_j = p_j / p_{j*} from decision values alone (row by row: maps over chunks).
+
+    Parameters
+    ----------
+    G : ndarray of shape (n_samples, k)
+        Decision values of the estimator's own fit (t = 1); its argmax is j*.
+    chain_values : list of k lists of m (or m + 1) ndarrays of shape (n_samples, k)
+        For each class j, the decision values of its weighted fits at t_1 .. t_m and, when
+        the weighted fits are at another C, last, of the unweighted fit at that C.
+    levels : ndarray of shape (m,)
+
+    Returns
+    -------
+    ratios : ndarray of shape (n_samples, k)
+        :func:`bracket_ratios` for every class but j*, whose entry is 1.
+    """
     own = generalized_margins(G)
     ratios = np.ones_like(G)
-    with _shared_columns([est for chain in chains for est in chain], n_train):
-        for j, chain in enumerate(chains):
-            M = np.empty((G.shape[0], len(levels) + 1))
-            for level, est in enumerate(chain[:len(levels)]):
-                M[:, level] = generalized_margins(est.decision_values(X))[:, j]
-            # t = 1: the own fit, or the chain's own top fit at another C (m + 1 entries)
-            top = own if len(chain) == len(levels) else generalized_margins(
-                chain[-1].decision_values(X))
-            M[:, -1] = np.minimum(top[:, j], 0.0)
-            ratios[:, j] = bracket_ratios(M, levels)
+    for j, values in enumerate(chain_values):
+        M = np.empty((G.shape[0], len(levels) + 1))
+        for level, V in enumerate(values[:len(levels)]):
+            M[:, level] = generalized_margins(V)[:, j]
+        # t = 1: the own fit, or the chain's own top fit at another C (m + 1 entries)
+        top = own if len(values) == len(levels) else generalized_margins(values[-1])
+        M[:, -1] = np.minimum(top[:, j], 0.0)
+        ratios[:, j] = bracket_ratios(M, levels)
     ratios[np.arange(len(G)), np.argmax(G, axis=1)] = 1.0
     return ratios
 
