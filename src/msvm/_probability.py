@@ -505,13 +505,14 @@ class ProbabilityMixin:
     ``_fit_probability``) fits the estimator and then, for each class j and each level t of
     :func:`probability_levels` (``probability_grid`` levels), a weighted fit of the same
     estimator with class j's samples at weight 1/t and the others at weight 1 (times the given
-    sample weights), warm-started along the levels: 1 + k * m fits; before them, the same on
-    the training part of each of 3 folds, at C and at 3 C, whose held-out estimates choose
-    the C of the weighted fits, an exponent and a floor of the estimate (about 7 (1 + k m)
-    fits in all, ``n_probability_fits_``).  ``predict_proba`` brackets, for each class,
-    the level at which its weighted fits stop predicting it (Wang, Shen and Liu 2008; Wu,
-    Zhang and Liu 2010) and turns these ratios into probabilities whose argmax is ``predict``
-    (see :mod:`msvm._probability`).
+    sample weights), warm-started along the levels on one kept row source per class: 1 + k * m
+    fits; before them, the same on the training part of each of 3 folds, at C and at 3 C,
+    whose held-out estimates choose the C of the weighted fits, an exponent and a floor of
+    the estimate (about 7 (1 + k m) fits in all, ``n_probability_fits_``; in parallel over
+    ``n_jobs`` joblib workers, with the same result for every ``n_jobs``).
+    ``predict_proba`` brackets, for each class, the level at which its weighted fits stop
+    predicting it (Wang, Shen and Liu 2008; Wu, Zhang and Liu 2010) and turns these ratios
+    into probabilities whose argmax is ``predict`` (see :mod:`msvm._probability`).
     """
 
     def _probability_requested(self):
