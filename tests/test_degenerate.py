@@ -42,7 +42,7 @@ def test_warning_is_a_user_warning():
 @pytest.mark.parametrize("n", [150, 2000], ids=["n150", "n2000"])
 def test_truncated_fit_that_is_constant_warns_with_the_dc_cause(n):
     X, y = _five_classes(n)
-    est, messages = _degenerate_warnings(lambda: RobustMSVM(C=1.0).fit(X, y))
+    est, messages = _degenerate_warnings(lambda: RobustMSVM(C=1.0, truncation=1.0).fit(X, y))
     assert len(np.unique(est.predict(X))) == 1 and np.any(est.truncated_)
     assert len(messages) == 1
     msg = messages[0]

@@ -64,7 +64,7 @@ def test_dc_step_at_the_constant_classifier_reaches_its_stopping_rule():
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(50), 3)
     X = rng.normal(size=(len(y), 2))
-    est = RobustMSVM(C=1.0, kernel="linear", max_iter=1000)
+    est = RobustMSVM(C=1.0, truncation=1.0, kernel="linear", max_iter=1000)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         est.fit(X, y)

@@ -199,6 +199,8 @@ PLAN_ATTRIBUTES = """\
 FUNCTION_ATTRIBUTES = """\
     classes_ : ndarray of shape (k,)
         Class labels; slot j of every matrix below is ``classes_[j]``.
+    C_ : float
+        The C of the fit: ``C`` as given, or its value for ``C='auto'``.
     n_features_in_ : int
         Number of input features (training samples for 'precomputed').
     coef_ : ndarray of shape (k, n_features)

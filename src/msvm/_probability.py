@@ -134,9 +134,9 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ._available import probability_method
 from ._kernel_columns import KernelColumns
 from ._losses import margins as generalized_margins
 from .exceptions import DegenerateFitWarning
@@ -179,14 +179,6 @@ def probability_levels(m, smallest=None):
     """
     smallest = SMALLEST_LEVEL if smallest is None else smallest
     return smallest ** ((m - np.arange(m)) / m)
-
-
-def _probability_enabled(estimator):
-    """available_if check of predict_proba: AttributeError unless ``probability=True``."""
-    if not estimator.probability:
-        raise AttributeError(f"predict_proba is not available when probability=False; fit "
-                             f"{type(estimator).__name__}(probability=True)")
-    return True
 
 
 def bracket_ratios(margins, levels):
@@ -478,7 +470,7 @@ class _ChainRunner:
         unweighted fit at the refits' C when it is not the own fit's (the top t = 1 of its
         brackets, the start of every chain of the task).
         """
-        tops = [own if refit.C == own.C else None for refit, own, *_ in tasks]
+        tops = [own if refit.C == own.C_ else None for refit, own, *_ in tasks]
         need = [i for i, top in enumerate(tops) if top is None]
         for i, top in zip(need, self._run([(_top_fit, tasks[i][0], tasks[i][1], *tasks[i][2:])
                                            for i in need])):
@@ -530,11 +522,11 @@ class ProbabilityMixin:
         base_sw = (np.ones(len(y)) if sample_weight is None
                    else np.asarray(sample_weight, dtype=np.float64))
         levels = probability_levels(int(self.probability_grid))
-        # the resolved kernel width: a heuristic ('scale', 'median') is not recomputed in
-        # every weighted fit, nor changed on the calibration folds
+        # the resolved C and kernel width: C='auto' and a heuristic gamma ('scale',
+        # 'median') are not resolved again in every weighted fit, nor on the calibration folds
         width = {} if getattr(self, "gamma_", None) is None else {"gamma": self.gamma_}
         template = clone(self).set_params(probability=False, warm_start=True, verbose=0,
-                                          **width)
+                                          C=self.C_, **width)
         runner = _ChainRunner(self.n_jobs)
         factor, exponent, floor, n_cv_fits = self._cross_validated_shape(
             template, X, y, base_sw, levels, runner)
@@ -598,13 +590,13 @@ class ProbabilityMixin:
             X_test, _ = _safe_split(template, X, y, test, train)
             ratios[f, test] = bracketed_ratios(own, fold_chains, levels, X_test,
                                                n_train=len(train))
-            n_fits += sum(map(len, fold_chains)) - (len(fold_chains) - 1) * (refit.C != own.C)
+            n_fits += sum(map(len, fold_chains)) - (len(fold_chains) - 1) * (refit.C != own.C_)
         shapes = [fit_shape(r, y_enc, base_sw) for r in ratios]
         best = min(range(len(shapes)), key=lambda i: shapes[i][2])
         exponent, floor, _ = shapes[best]
         return float(REFIT_C_FACTORS[best]), exponent, floor, n_fits
 
-    @available_if(_probability_enabled)
+    @probability_method
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, k), in the order of ``classes_``.
 
@@ -629,7 +621,7 @@ class ProbabilityMixin:
             [est for chain in fits for est in chain]))
         return shaped_probabilities(ratios, self.probability_exponent_, self.probability_floor_)
 
-    @available_if(_probability_enabled)
+    @probability_method
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
 

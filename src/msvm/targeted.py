@@ -133,8 +133,10 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
 
     Parameters
     ----------
-    C : float, default=1.0
-        Weight of the loss (``C = 1 / (n lambda)``).
+    C : float or 'auto', default='auto'
+        Weight of the loss (``C = 1 / (n lambda)``); a number is used as given.  ``'auto'``
+        means ``C = k - 1``, the rule of :class:`AngleBasedMSVM` for the same angle coding,
+        resolved at fit into ``C_``.
     reinforcement : float in [0, 1], default=0.5
         The loss mixing weight gamma.
     target : int or str, default=0
@@ -247,7 +249,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     # a refit starts every grid point from the previous fit's dual there
     _warm_state_type = GridStart
 
-    def __init__(self, C=1.0, reinforcement=0.5, target=0, smoother="epanechnikov",
+    def __init__(self, C="auto", reinforcement=0.5, target=0, smoother="epanechnikov",
                  bandwidth="silverman", n_grid=20, *, kernel="linear", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="auto",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
@@ -319,7 +321,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         src_X, src, plan = self._grid_row_source(Z, y, sw)
         sequence = self._dual_sequence(src_X, src, plan)
         fits = self._fit_grid(sequence, src_X.shape[1], U, y, sw)
-        self._start_from(GridStart(np.array([fit.alpha for fit in fits]), float(self.C)))
+        self._start_from(GridStart(np.array([fit.alpha for fit in fits]), self.C_))
         self._store_grid(fits, Z)
         self.stop_reason_ = sequence.stop_reason()
         self._keep_plan(sequence.plan)
@@ -376,7 +378,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         with StepLog(type(self).__name__, self.verbose, total=len(self.grid_),
                      bar=self.progress_bar) as log:
             for g, u0 in enumerate(self.grid_):
-                weights = self.C * sw * smoothing_weights(U, u0, self.bandwidth_, self.smoother)
+                weights = self.C_ * sw * smoothing_weights(U, u0, self.bandwidth_, self.smoother)
                 problem = reinforced_problem(y, k, weights, float(self.reinforcement),
                                              kappa=self._kappa(k), equality=False)
                 label = f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})"
@@ -390,7 +392,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                     continue
                 previous = state.at(g, len(self.grid_), problem) if state is not None else None
                 if previous is not None:
-                    alpha = problem.clip_feasible(rescaled_dual(previous, state.C, self.C))
+                    alpha = problem.clip_feasible(rescaled_dual(previous, state.C, self.C_))
                 elif last is not None:
                     alpha = problem.clip_feasible(last)
                 else:
