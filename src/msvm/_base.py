@@ -28,7 +28,7 @@ from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix
 from ._losses import losses_in_blocks
 from ._plan import plan_solve, report_plan
 from ._products import chunk_rows, feature_weights, times_small, weighted_sum
-from ._progress import StepLog, n_epochs
+from ._progress import StepLog, fit_progress, n_epochs
 from ._sequence import CONVERGED, DualSequence, SequenceFit, path_start
 from ._snapshot import snapshot, support_rows
 from ._validation import (check_class_labels, check_finite_decision, check_finite_objective,
@@ -173,7 +173,8 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         """
         try:
             self._validate_params()
-            self._fit_model(X, y, sample_weight)
+            with fit_progress(type(self).__name__, self.verbose):
+                self._fit_model(X, y, sample_weight)
             if self._probability_requested():
                 self._fit_probability(X, y, sample_weight)
         except BaseException:
