@@ -147,3 +147,30 @@ def test_shaped_probabilities_keep_the_argmax():
         proba = shaped_probabilities(ratios, a, eps)
         np.testing.assert_allclose(proba.sum(axis=1), 1.0)
         assert np.all(np.argmax(proba, axis=1) == predicted)
+
+
+def test_shared_kernel_columns_give_the_per_fit_probabilities(data):
+    """predict_proba scores all weighted fits through one KernelColumns; the ratios equal
+    those of scoring each fit on its own (to rounding)."""
+    from msvm._probability import bracketed_ratios
+
+    X, y, X_test = data
+    est = ReinforcedMSVM(C=3.0, probability=True, probability_grid=3).fit(X, y)
+    fits = est.probability_estimators_
+    alone = bracketed_ratios(est, fits, est.probability_grid_, X_test)
+    shared = bracketed_ratios(est, fits, est.probability_grid_, X_test, n_train=len(X))
+    np.testing.assert_allclose(shared, alone, rtol=1e-9, atol=1e-12)
+    # the fits are left without the shared columns
+    assert all(est._path().columns is None for chain in fits for est in chain)
+
+
+def test_weighted_fits_use_the_resolved_kernel_width(data):
+    """A heuristic gamma is resolved once, in the estimator's fit: every weighted fit (and
+    the top fit at the refits' C) has the estimator's gamma_, at 10 times its tol."""
+    X, y, _ = data
+    est = ReinforcedMSVM(C=1.0, gamma="median", probability=True, probability_grid=2).fit(X, y)
+    for chain in est.probability_estimators_:
+        for fit in chain:
+            assert fit.gamma_ == est.gamma_ and fit.gamma == est.gamma_
+            assert fit.tol == 10 * est.tol and fit.C == est.C * est.probability_C_factor_
+            assert not hasattr(fit, "_row_state") or fit._row_state is None

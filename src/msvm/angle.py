@@ -112,7 +112,7 @@ class AngleBasedMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     def __init__(self, C="auto", reinforcement=0.5, *, kernel="rbf", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="auto",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
-                 class_weight=None, probability=False, probability_grid=8,
+                 class_weight=None, probability=False, probability_grid=8, n_jobs=None,
                  kernel_approximation=None, n_components=1000, landmarks="uniform",
                  intercept_solver="exact"):
         set_init_params(self, locals())

@@ -294,7 +294,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="auto",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
                  class_weight=None, progress_bar=False, probability=False, probability_grid=8,
-                 kernel_approximation=None, n_components=1000, landmarks="uniform",
+                 n_jobs=None, kernel_approximation=None, n_components=1000, landmarks="uniform",
                  intercept_solver="exact"):
         set_init_params(self, locals())
 

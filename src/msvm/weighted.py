@@ -151,7 +151,7 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
                  degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200,
                  cache_dtype="auto", shrinking=True, warm_start=False, random_state=None,
                  verbose=False, class_weight=None, dc_tol=1e-6, max_dc_iter=100,
-                 probability=False, probability_grid=8,
+                 probability=False, probability_grid=8, n_jobs=None,
                  kernel_approximation=None, n_components=1000, landmarks="uniform",
                  intercept_solver="exact"):
         set_init_params(self, locals())
@@ -273,7 +273,7 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
                  kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000,
                  cache_size=200, cache_dtype="auto", shrinking=True, warm_start=False,
                  random_state=None, verbose=False, class_weight=None,
-                 probability=False, probability_grid=8,
+                 probability=False, probability_grid=8, n_jobs=None,
                  kernel_approximation=None, n_components=1000, landmarks="uniform",
                  intercept_solver="exact"):
         set_init_params(self, locals())
