@@ -1,24 +1,27 @@
-"""Accuracy and fit time of every msvm model on four real data sets: the table of the
-documentation's "which model when" guide (docs/guide.md includes the Markdown it writes).
+"""Accuracy and fit time of every msvm model at its defaults on five real data sets: the table
+of the documentation's "which model when" guide (docs/guide.md includes the Markdown it writes).
 
-    python -m benchmarks.run_guide_table            # the recorded run (a few minutes)
+    python -m benchmarks.run_guide_table            # the recorded run (several minutes)
     python -m benchmarks.run_guide_table --quick    # smoke run: small subsamples (seconds)
 
 (from the repository root)
 
 Data sets (all offline): pendigits (bundled, ``msvm.datasets.load_pendigits``) and
-scikit-learn's digits, wine and breast cancer (WDBC). Protocol, the same for every model and
-data set: features standardized (scaler fitted on the training part), stratified 70/30
+scikit-learn's digits, wine, iris and breast cancer (WDBC). Protocol, the same for every model
+and data set: features standardized (scaler fitted on the training part), stratified 70/30
 train/test splits (``--splits`` of them, random_state 0, 1, ...; pendigits one split, it is
-large), RBF kernel with gamma = 'scale' (1 / (n_features * X_train.var())), C = 1, each
-model's defaults otherwise (tol=1e-3). No tuning: the table compares the models at one common
-setting, not each at its best. scikit-learn's ``SVC`` (one-vs-one, same C and gamma) is the
-reference row.
+large), every estimator at its defaults (RBF kernel, gamma = 'scale', ``C='auto'``: C = k for
+the sum-to-zero per-class-hinge models, k - 1 for the angle-based one, 1 for the
+Weston-Watkins-type ones; RobustMSVM's ``truncation='auto'``), scikit-learn's ``SVC`` at its
+defaults (C = 1, gamma = 'scale', one-vs-one) as the reference row. No tuning. In the same
+run every msvm model is also fitted at the previous defaults (C = 1; RobustMSVM truncation
+= 1), for the before/after comparison of accuracy and fit time.
 
 Writes benchmarks/results/guide.md (included by the documentation) and guide.json; --quick
-writes quick_guide.md and quick_guide.json instead. Timings are wall-clock fit times
-(time.perf_counter), one fit each; they are measured, never asserted, and are not part of the
-documentation build.
+writes quick_guide.md and quick_guide.json instead. Timings are CPU times of one fit
+(time.process_time, all threads of the process); they are measured, never asserted, and are
+not part of the documentation build. The machine may be shared: read the ratios, measured in
+the same run, rather than the seconds.
 """
 
 import argparse
@@ -29,9 +32,11 @@ import platform
 import sys
 import time
 
+import warnings
+
 import numpy as np
 import sklearn
-from sklearn.datasets import load_breast_cancer, load_digits, load_wine
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
@@ -40,29 +45,43 @@ import msvm
 from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
                   WeightedRobustMSVM, WestonWatkinsMSVM)
 from msvm.datasets import load_pendigits
+from msvm.exceptions import DegenerateFitWarning
 
 from benchmarks.harness import RESULTS, git_commit, watch_fits, write_json
 
-C = 1.0
+SVC_NAME = "sklearn SVC (one-vs-one, reference)"
 
+# every model at its defaults; the second entry: the previous defaults (C = 1, truncation = 1)
 MODELS = {
-    "ReinforcedMSVM (reinforcement=0.5)": lambda: ReinforcedMSVM(C=C, kernel="rbf"),
-    "ReinforcedMSVM (reinforcement=0, LLW)": lambda: ReinforcedMSVM(C=C, reinforcement=0.0,
-                                                                     kernel="rbf"),
-    "WestonWatkinsMSVM": lambda: WestonWatkinsMSVM(C=C, kernel="rbf"),
-    "RobustMSVM (truncation=1)": lambda: RobustMSVM(C=C, kernel="rbf"),
-    "WeightedRobustMSVM (identity utility)": lambda: WeightedRobustMSVM(C=C, kernel="rbf"),
-    "AdaptiveWeightedSVM (one-step)": lambda: AdaptiveWeightedSVM(C=C, kernel="rbf"),
-    "AngleBasedMSVM": lambda: AngleBasedMSVM(C=C, kernel="rbf"),
-    "sklearn SVC (one-vs-one, reference)": lambda: SVC(C=C, kernel="rbf"),
+    "ReinforcedMSVM (reinforcement=0.5)": (lambda: ReinforcedMSVM(), {"C": 1.0}),
+    "ReinforcedMSVM (reinforcement=0, LLW)": (lambda: ReinforcedMSVM(reinforcement=0.0),
+                                              {"C": 1.0}),
+    "WestonWatkinsMSVM": (lambda: WestonWatkinsMSVM(), {"C": 1.0}),
+    "RobustMSVM": (lambda: RobustMSVM(), {"C": 1.0, "truncation": 1.0}),
+    "WeightedRobustMSVM (identity utility)": (lambda: WeightedRobustMSVM(), {"C": 1.0}),
+    "AdaptiveWeightedSVM (one-step)": (lambda: AdaptiveWeightedSVM(), {"C": 1.0}),
+    "AngleBasedMSVM": (lambda: AngleBasedMSVM(), {"C": 1.0}),
+    SVC_NAME: (lambda: SVC(), None),
 }
 
 DATASETS = {
     "pendigits": lambda: load_pendigits(return_X_y=True),
     "digits": lambda: load_digits(return_X_y=True),
     "wine": lambda: load_wine(return_X_y=True),
+    "iris": lambda: load_iris(return_X_y=True),
     "breast cancer": lambda: load_breast_cancer(return_X_y=True),
 }
+
+
+def _fit(est, X_train, y_train, X_test, y_test):
+    """(accuracy, CPU seconds, unconverged fits, C_) of one fit."""
+    with watch_fits() as watch:
+        start = time.process_time()
+        est.fit(X_train, y_train)
+        seconds = time.process_time() - start
+        watch.add(est)
+    return (float(est.score(X_test, y_test)), seconds, int(sum(watch.unconverged().values())),
+            float(getattr(est, "C_", getattr(est, "C", np.nan))))
 
 
 def _splits(name, X, y, n_splits, quick):
@@ -84,54 +103,90 @@ def run(n_splits, quick):
         X, y = load()
         X = np.asarray(X, dtype=np.float64)
         for seed, X_train, X_test, y_train, y_test in _splits(data_name, X, y, n_splits, quick):
-            gamma = 1.0 / (X_train.shape[1] * X_train.var())
-            for model_name, make in MODELS.items():
-                est = make().set_params(gamma=gamma)
-                with watch_fits() as watch:
-                    start = time.perf_counter()
-                    est.fit(X_train, y_train)
-                    seconds = time.perf_counter() - start
-                    watch.add(est)
-                accuracy = float(est.score(X_test, y_test))
-                # fits that did not converge (stop_reason_; SVC: its ConvergenceWarnings)
-                unconverged = sum(watch.unconverged().values())
-                rows.append({"data": data_name, "split": seed, "model": model_name,
-                             "n_train": int(len(y_train)), "n_test": int(len(y_test)),
-                             "n_features": int(X_train.shape[1]),
-                             "n_classes": int(len(np.unique(y))), "gamma": gamma,
-                             "accuracy": accuracy, "fit_seconds": seconds,
-                             "convergence_warnings": int(unconverged)})  # unconverged fits
-                print(f"{data_name:14s} split {seed}  {model_name:40s} "
-                      f"acc {accuracy:.4f}  fit {seconds:8.3f} s"
-                      + (f"  (not converged: {dict(watch.unconverged())})"
-                         if unconverged else ""),
-                      flush=True)
+            for model_name, (make, previous) in MODELS.items():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DegenerateFitWarning)
+                    acc, sec, unconv, C_ = _fit(make(), X_train, y_train, X_test, y_test)
+                    before = (None if previous is None else
+                              _fit(make().set_params(**previous), X_train, y_train, X_test,
+                                   y_test))
+                row = {"data": data_name, "split": seed, "model": model_name,
+                       "n_train": int(len(y_train)), "n_test": int(len(y_test)),
+                       "n_features": int(X_train.shape[1]),
+                       "n_classes": int(len(np.unique(y))), "C_": C_,
+                       "accuracy": acc, "fit_seconds": sec, "convergence_warnings": unconv}
+                if before is not None:
+                    row.update(previous_accuracy=before[0], previous_fit_seconds=before[1],
+                               previous_convergence_warnings=before[2])
+                rows.append(row)
+                print(f"{data_name:14s} split {seed}  {model_name:40s} C_ {C_:<4g} "
+                      f"acc {acc:.4f}  cpu {sec:8.3f} s"
+                      + ("" if before is None else
+                         f"   previous: acc {before[0]:.4f}  cpu {before[1]:8.3f} s")
+                      + (f"  (not converged: {unconv})" if unconv else ""), flush=True)
     return rows
 
 
-def _cell(rows, data, model):
-    sel = [r for r in rows if r["data"] == data and r["model"] == model]
-    acc = np.array([r["accuracy"] for r in sel])
-    sec = np.array([r["fit_seconds"] for r in sel])
-    acc_text = f"{acc.mean():.3f}" + (f" ({acc.std(ddof=1):.3f})" if len(acc) > 1 else "")
-    if any(r["convergence_warnings"] for r in sel):
-        acc_text += " \\*"
-    return acc_text, f"{np.median(sec):.2f}" if np.median(sec) >= 0.1 else f"{np.median(sec):.3f}"
+def _selected(rows, data, model):
+    return [r for r in rows if r["data"] == data and r["model"] == model]
+
+
+def _mean_sd(values, flag=False):
+    values = np.asarray(values, dtype=float)
+    text = f"{values.mean():.3f}" + (f" ({values.std(ddof=1):.3f})" if len(values) > 1 else "")
+    return text + (" \\*" if flag else "")
+
+
+def _seconds(values):
+    value = float(np.median(values))
+    return f"{value:.2f}" if value >= 0.1 else f"{value:.3f}"
+
+
+def _cells(rows, data, model):
+    """(accuracy, C_, accuracy minus SVC's, previous accuracy, CPU s, CPU ratio new/previous)."""
+    sel = _selected(rows, data, model)
+    svc = {r["split"]: r["accuracy"] for r in _selected(rows, data, SVC_NAME)}
+    acc = _mean_sd([r["accuracy"] for r in sel], any(r["convergence_warnings"] for r in sel))
+    C_ = "/".join(sorted({f"{r['C_']:g}" for r in sel}))
+    gap = f"{100 * np.mean([r['accuracy'] - svc[r['split']] for r in sel]):+.1f}"
+    if "previous_accuracy" not in sel[0]:
+        return acc, C_, gap, "", _seconds([r["fit_seconds"] for r in sel]), ""
+    previous = _mean_sd([r["previous_accuracy"] for r in sel],
+                        any(r["previous_convergence_warnings"] for r in sel))
+    ratio = np.median([r["fit_seconds"] / max(r["previous_fit_seconds"], 1e-9) for r in sel])
+    return (acc, C_, gap, previous, _seconds([r["fit_seconds"] for r in sel]),
+            f"{ratio:.1f}")
+
+
+def _table(rows, data_names, model_names, column, heading):
+    lines = ["", heading, "", "| model | " + " | ".join(data_names) + " |",
+             "|---|" + "---:|" * len(data_names)]
+    for m in model_names:
+        lines.append(f"| {m} | "
+                     + " | ".join(_cells(rows, d, m)[column] for d in data_names) + " |")
+    return lines
 
 
 def render(rows, meta):
     data_names = list(dict.fromkeys(r["data"] for r in rows))
     model_names = list(dict.fromkeys(r["model"] for r in rows))
-    lines = ["Test accuracy (mean over the splits, sd in parentheses where there are several):",
-             "", "| model | " + " | ".join(data_names) + " |",
-             "|---|" + "---:|" * len(data_names)]
-    for m in model_names:
-        lines.append(f"| {m} | " + " | ".join(_cell(rows, d, m)[0] for d in data_names) + " |")
-    lines += ["", "Fit time in seconds (median over the splits):", "",
-              "| model | " + " | ".join(data_names) + " |",
-              "|---|" + "---:|" * len(data_names)]
-    for m in model_names:
-        lines.append(f"| {m} | " + " | ".join(_cell(rows, d, m)[1] for d in data_names) + " |")
+    msvm_names = [m for m in model_names if m != SVC_NAME]
+    lines = ["Every estimator at its defaults (RBF kernel, gamma = 'scale'; msvm's `C='auto'`, "
+             "`SVC`'s C = 1).", ""]
+    lines += _table(rows, data_names, model_names, 0,
+                    "Test accuracy (mean over the splits, sd in parentheses where there are "
+                    "several):")[1:]
+    lines += _table(rows, data_names, msvm_names, 2,
+                    "Accuracy minus `SVC`'s, in points (mean over the splits):")
+    lines += _table(rows, data_names, msvm_names, 1, "The C of `C='auto'` (`C_`):")
+    lines += _table(rows, data_names, msvm_names, 3,
+                    "Before: test accuracy at the previous defaults (C = 1; RobustMSVM "
+                    "truncation = 1), same splits:")
+    lines += _table(rows, data_names, model_names, 4,
+                    "Fit time, CPU seconds (median over the splits):")
+    lines += _table(rows, data_names, msvm_names, 5,
+                    "Fit time at the defaults over fit time at the previous defaults (median "
+                    "over the splits of the ratio, both measured in this run):")
     shapes = []
     for d in data_names:
         r = next(r for r in rows if r["data"] == d)
@@ -140,13 +195,15 @@ def render(rows, meta):
                       f"{r['n_features']} features, {r['n_classes']} classes, "
                       f"{n_splits} split{'s' if n_splits > 1 else ''}")
     lines += ["", "Data: " + "; ".join(shapes) + "."]
-    if any(r["convergence_warnings"] for r in rows):
+    if any(r["convergence_warnings"] or r.get("previous_convergence_warnings")
+           for r in rows):
         lines += ["", "\\* at least one fit of this cell did not converge (it stopped before "
                   "its tolerance was met)."]
     lines += ["", f"Generated by `python -m benchmarks.run_guide_table"
               f"{' --quick' if meta['quick'] else ''}` on {meta['date']} (msvm {meta['msvm']}, "
               f"commit {meta['git']}, Python {meta['python']}, scikit-learn {meta['sklearn']}, "
-              f"{meta['cpus']} logical CPUs); total wall time {meta['wall_seconds']:.0f} s. "
+              f"{meta['cpus']} logical CPUs, shared with other jobs: read the ratios); total "
+              f"wall time {meta['wall_seconds']:.0f} s. "
               f"Raw numbers: `benchmarks/results/{meta['stem']}.json`."]
     return "\n".join(lines) + "\n"
 
@@ -174,7 +231,7 @@ def main(argv=None):
             "msvm": msvm.__version__, "git": git_commit() or "unknown",
             "python": platform.python_version(),
             "sklearn": sklearn.__version__, "cpus": os.cpu_count(), "quick": args.quick,
-            "C": C, "kernel": "rbf", "gamma": "scale", "stem": stem,
+            "C": "auto", "kernel": "rbf", "gamma": "scale", "stem": stem,
             "wall_seconds": time.perf_counter() - start}
     write_json(RESULTS / f"{stem}.json", {"meta": meta, "rows": rows}, indent=1)
     (RESULTS / f"{stem}.md").write_text(render(rows, meta))

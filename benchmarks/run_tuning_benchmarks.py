@@ -24,6 +24,23 @@ stratified 1000-sample part its tuning set.
    quantiles), the 32-lambda path each; wall time with ``n_jobs=1`` and ``n_jobs=2`` (loky
    processes) and whether both made the same search.
 
+3. Refit and ties (issue 28, item 11): pendigits' standardized training part (70 %) held out
+   50/50 by ``TuningSetSearch`` (``tuning_size=0.5``, ``random_state=0``) into a fit part
+   and a tuning part; the grid of the issue, 15 C (2^-6 .. 2^8 at the fit part's size, i.e.
+   lambda = 1 / (n_fit C)) x 3 gammas (1/32, 1/16, 1/8), for WestonWatkinsMSVM and
+   ReinforcedMSVM (reinforcement 0.5).  Test accuracy (the 30 % test part) of the selected
+   fit on the fit part (``refit=False``, the papers' protocol) and of the refit on fit +
+   tuning parts at C = 1 / (n_all lambda) (``refit=True``); the C selected by the new ties
+   rule (largest lambda over the whole grid) and by the old one (first maximum in grid
+   order), with the refit's CPU time and test accuracy at each.
+4. scikit-learn where it does the job (issue 28, item 8): CPU time of a 20,000 x 1,000 RBF
+   kernel block (16 features) by ``msvm._kernels.kernel_matrix`` against
+   ``sklearn.metrics.pairwise.rbf_kernel``, and their largest relative error against the
+   exact kernel under a common offset of 1e8; 500 k-means++ landmarks of 20,000 rows by
+   ``msvm._approx.kmeanspp_landmarks`` against ``sklearn.cluster.kmeans_plusplus``
+   (``n_local_trials=1``); random Fourier features (1,000) of 20,000 rows by msvm's map
+   against ``RBFSampler.transform``.  One BLAS thread, best of 3.
+
 The full run writes benchmarks/results/tuning.md and tuning.json; --quick writes
 quick_tuning.md and quick_tuning.json (n = 300, tuning set 300, 12 lambdas).  Timings are
 reported, never asserted.
@@ -36,6 +53,7 @@ import time
 import warnings
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
@@ -90,8 +108,9 @@ def _search(make, lambdas, X, y, X_tune, y_tune, objectives=None, **kwargs):
     """(search, wall s, CPU s, epochs of each fit) of one TuningSetSearch."""
     _settle()
     epochs = []
+    # refit=False: sections 1 and 2 measure the path (as before the refit existed)
     search = TuningSetSearch(make(), lambdas=lambdas, scoring=_epoch_scorer(epochs, objectives),
-                             **kwargs)
+                             refit=False, **kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         start, cpu = time.perf_counter(), time.process_time()
@@ -213,6 +232,168 @@ def bench_parallel(quick):
             "fits_s": float(np.sum(searches[1].results_["fit_time"]))}
 
 
+def _first_maximum(scores):
+    """The selection before issue 28: the first maximum in grid order (NaN never)."""
+    scores = np.where(np.isnan(scores), -np.inf, scores)
+    return int(np.argmax(scores))
+
+
+def _refit_cpu(make, params, lam, X, y):
+    """(CPU s, fitted) of the refit of ``params`` at lambda on (X, y): C = 1 / (n lambda)."""
+    _settle()
+    est = clone(make()).set_params(**dict(params, C=1.0 / (len(y) * lam)))
+    with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="blas"):
+        warnings.simplefilter("ignore")
+        cpu = time.process_time()
+        est.fit(X, y)
+        return time.process_time() - cpu, est
+
+
+def bench_refit(quick):
+    X, X_test, y, y_test = pendigits_split(quick, seed=SEED)
+    n_fit = len(y) - int(np.ceil(0.5 * len(y)))
+    Cs = 2.0 ** np.arange(-6, 9) if not quick else 2.0 ** np.arange(-2, 3)
+    lambdas = 1.0 / (n_fit * Cs)
+    gammas = [1 / 32, 1 / 16, 1 / 8] if not quick else [1 / 16]
+    rows = []
+    for name, make in MODELS.items():
+        _settle()
+        search = TuningSetSearch(make(), lambdas=lambdas, param_grid={"gamma": gammas},
+                                 random_state=SEED, refit=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cpu = time.process_time()
+            search.fit(X, y)
+            cpu = time.process_time() - cpu
+        kept_accuracy = float(search.best_estimator_.score(X_test, y_test))
+        res = search.cv_results_
+        old = _first_maximum(res["mean_test_score"])
+        picks = {}
+        for rule, index in (("new", search.best_index_), ("old", old)):
+            params = {key: value for key, value in res["params"][index].items() if key != "C"}
+            lam = float(res["lambda"][index])
+            seconds, fit = _refit_cpu(make, params, lam, X, y)
+            picks[rule] = {"index": int(index), "lambda": lam, "gamma": params["gamma"],
+                           "C_fit": float(res["params"][index]["C"]),
+                           "C_refit": float(fit.C), "tuning_score":
+                           float(res["mean_test_score"][index]), "refit_cpu": seconds,
+                           "refit_test_accuracy": float(fit.score(X_test, y_test))}
+        rows.append({"model": name, "n_fit": n_fit, "n_all": len(y), "search_cpu": cpu,
+                     "fits": len(res["params"]), "kept_test_accuracy": kept_accuracy,
+                     "new": picks["new"], "old": picks["old"],
+                     "ties_at_best": int(np.sum(res["mean_test_score"]
+                                                == np.nanmax(res["mean_test_score"])))})
+        print(f"{name}: kept {kept_accuracy:.4f}, refit {picks['new']['refit_test_accuracy']:.4f}"
+              f" (C {picks['new']['C_refit']:.4g}); old rule C {picks['old']['C_fit']:.4g}",
+              flush=True)
+    return {"rows": rows, "Cs": Cs.tolist(), "gammas": gammas}
+
+
+def _best_cpu(f, repeats=3):
+    """Best CPU time of ``repeats`` calls of f (one BLAS thread)."""
+    times = []
+    with threadpool_limits(limits=1, user_api="blas"):
+        for _ in range(repeats):
+            _settle()
+            cpu = time.process_time()
+            f()
+            times.append(time.process_time() - cpu)
+    return float(min(times))
+
+
+def _offset_errors(kernel_matrix, rbf_kernel):
+    """Largest relative error of msvm's and scikit-learn's RBF blocks under an offset of 1e8
+    against the kernel of the same points without it (exactly the same differences)."""
+    rng = np.random.default_rng(SEED)
+    A, B = rng.normal(size=(300, 4)), rng.normal(size=(200, 4))
+    exact = np.exp(-0.5 * ((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=2))
+    A8, B8 = A + 1e8, B + 1e8
+    # the shifted points' own differences (rounded at 1e8) define the exact kernel there
+    exact8 = np.exp(-0.5 * ((A8[:, None, :] - B8[None, :, :]) ** 2).sum(axis=2))
+    return {"msvm": float(np.max(np.abs(kernel_matrix(A8, B8, "rbf", 0.5) - exact8) / exact8)),
+            "sklearn": float(np.max(np.abs(rbf_kernel(A8, B8, gamma=0.5) - exact8) / exact8)),
+            "no_offset_msvm": float(np.max(np.abs(kernel_matrix(A, B, "rbf", 0.5) - exact)
+                                           / exact))}
+
+
+def bench_library(quick):
+    from sklearn.cluster import kmeans_plusplus
+    from sklearn.kernel_approximation import RBFSampler
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from msvm._approx import fourier_map, kmeanspp_landmarks
+    from msvm._kernels import kernel_matrix
+
+    n, m, landmarks, d = (2000, 100, 50, 16) if quick else (20_000, 1000, 500, 16)
+    rng = np.random.default_rng(SEED)
+    A, B = rng.normal(size=(n, d)), rng.normal(size=(m, d))
+    out = {"n": n, "m": m, "landmarks": landmarks, "d": d}
+    out["block_msvm"] = _best_cpu(lambda: kernel_matrix(A, B, "rbf", 1 / d))
+    out["block_sklearn"] = _best_cpu(lambda: rbf_kernel(A, B, gamma=1 / d))
+    out["offset_error"] = _offset_errors(kernel_matrix, rbf_kernel)
+    out["kmeanspp_msvm"] = _best_cpu(
+        lambda: kmeanspp_landmarks(A, landmarks, np.random.default_rng(SEED)))
+    out["kmeanspp_sklearn"] = _best_cpu(
+        lambda: kmeans_plusplus(A, landmarks, random_state=SEED, n_local_trials=1))
+    fmap = fourier_map(d, m, 1 / d, np.random.default_rng(SEED))
+    sampler = RBFSampler(gamma=1 / d, n_components=m, random_state=SEED).fit(A)
+    out["rff_msvm"] = _best_cpu(lambda: fmap.transform(A))
+    out["rff_sklearn"] = _best_cpu(lambda: sampler.transform(A))
+    print({key: value for key, value in out.items() if key != "offset_error"}, flush=True)
+    return out
+
+
+def render_refit(section):
+    header = ["model", "fit / all samples", "search CPU s (fits)", "test acc. refit=False",
+              "test acc. refit=True", "selected (new ties rule)", "selected (old rule)",
+              "grid points tied at the best", "refit CPU s new / old",
+              "refit test acc. new / old"]
+    rows = []
+    for r in section["rows"]:
+        new, old = r["new"], r["old"]
+        rows.append([r["model"], f"{r['n_fit']} / {r['n_all']}",
+                     f"{r['search_cpu']:.1f} ({r['fits']})", f"{r['kept_test_accuracy']:.4f}",
+                     f"{new['refit_test_accuracy']:.4f}",
+                     f"C = {new['C_fit']:.4g} (refit {new['C_refit']:.4g}), gamma = "
+                     f"{new['gamma']:.4g}, score {new['tuning_score']:.4f}",
+                     f"C = {old['C_fit']:.4g}, gamma = {old['gamma']:.4g}, score "
+                     f"{old['tuning_score']:.4f}", r["ties_at_best"],
+                     f"{new['refit_cpu']:.2f} / {old['refit_cpu']:.2f}",
+                     f"{new['refit_test_accuracy']:.4f} / {old['refit_test_accuracy']:.4f}"])
+    notes = []
+    for r in section["rows"]:
+        new, old = r["new"], r["old"]
+        gain = 100 * (new["refit_test_accuracy"] - r["kept_test_accuracy"])
+        same = new["index"] == old["index"]
+        notes.append(f"- {r['model']}: the refit on all {r['n_all']} samples scores "
+                     f"{gain:+.2f} points on the test set against the selected fit on the "
+                     f"{r['n_fit']}-sample fit part; "
+                     + ("both ties rules select the same grid point here."
+                        if same else
+                        f"the ties rule selects lambda {new['lambda']:.3g} where the old "
+                        f"rule selected {old['lambda']:.3g} at the same tuning score "
+                        f"(refits: {new['refit_cpu']:.2f} against {old['refit_cpu']:.2f} s "
+                        f"CPU, test accuracy {new['refit_test_accuracy']:.4f} against "
+                        f"{old['refit_test_accuracy']:.4f})."))
+    return markdown_table(header, rows) + "\n\n" + "\n".join(notes)
+
+
+def render_library(s):
+    header = ["what", "msvm CPU s", "scikit-learn CPU s", "msvm / scikit-learn"]
+    rows = [[f"RBF block {s['n']:,} x {s['m']:,} (d = {s['d']})", f"{s['block_msvm']:.3f}",
+             f"{s['block_sklearn']:.3f}", f"{s['block_msvm'] / s['block_sklearn']:.2f}x"],
+            [f"k-means++ landmarks, {s['landmarks']} of {s['n']:,}",
+             f"{s['kmeanspp_msvm']:.3f}", f"{s['kmeanspp_sklearn']:.3f}",
+             f"{s['kmeanspp_msvm'] / s['kmeanspp_sklearn']:.2f}x"],
+            [f"random Fourier features, {s['m']:,} of {s['n']:,} rows", f"{s['rff_msvm']:.3f}",
+             f"{s['rff_sklearn']:.3f}", f"{s['rff_msvm'] / s['rff_sklearn']:.2f}x"]]
+    e = s["offset_error"]
+    return (markdown_table(header, rows) + "\n\n" +
+            f"Largest relative error of the RBF block under a common offset of 1e8: msvm "
+            f"{e['msvm']:.1e}, scikit-learn's `rbf_kernel` {e['sklearn']:.1e} (msvm without "
+            f"the offset: {e['no_offset_msvm']:.1e}).")
+
+
 def render_path(section):
     return _render_path_table(section) + "\n\n" + WHY_NOT_5X
 
@@ -319,7 +500,26 @@ SETUPS = {"1": ("1. The warm-started lambda path against one cold fit",
                 "(loky), on a machine with 2 logical CPUs. The 1-minute load average after each "
                 "run shows whether other jobs shared the CPUs (a load above 2 means the two "
                 "workers did not have a CPU each).")}
-RENDER = {"1": render_path, "2": render_parallel}
+SETUPS["3"] = ("3. Refit after selection, and ties to the largest lambda",
+               "Pendigits, standardized 70/30 split; the 70 % held out 50/50 by "
+               "TuningSetSearch (fit part, tuning part); 15 C (2^-6 .. 2^8 at the fit "
+               "part's size) x 3 gammas (1/32, 1/16, 1/8), RBF. Test accuracy on the 30 % of "
+               "the selected fit on the fit part (refit=False) and of its refit on all of "
+               "the 70 % at C = 1 / (n_all lambda) (refit=True, the default); the grid point "
+               "the new ties rule selects (largest lambda over the whole grid) and the one "
+               "the old rule selected (first maximum in grid order), with the CPU time and "
+               "test accuracy of each one's refit. CPU time (`time.process_time`); the "
+               "machine was shared with other jobs.")
+SETUPS["4"] = ("4. scikit-learn where it does the job",
+               "CPU time (`time.process_time`, best of 3, one BLAS thread; the machine was "
+               "shared with other jobs) of msvm's kernel block, k-means++ landmarks and "
+               "random Fourier features against scikit-learn's in the same run; Gaussian "
+               "data. msvm's RBF block is scikit-learn's `euclidean_distances` after a shift "
+               "by the columns' median plus msvm's recomputation of cancelled entries, then "
+               "exp in place; its k-means++ landmarks are `kmeans_plusplus(n_local_trials=1)` "
+               "on the shifted rows; its random Fourier features do RBFSampler's operations "
+               "in place.")
+RENDER = {"1": render_path, "2": render_parallel, "3": render_refit, "4": render_library}
 
 
 def render_report(data):
@@ -330,7 +530,8 @@ def render_report(data):
 
 def main(argv=None):
     return sectioned_main(argv, __doc__.split("\n\n")[0], "tuning",
-                          {"1": bench_path, "2": bench_parallel}, SETUPS, RENDER,
+                          {"1": bench_path, "2": bench_parallel, "3": bench_refit,
+                           "4": bench_library}, SETUPS, RENDER,
                           render_report)
 
 

@@ -25,16 +25,21 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",            # MathJax 3, shipped in the package: no network needed
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "auto_examples/*.ipynb",
+exclude_patterns = ["_build", "_inventories", "Thumbs.db", ".DS_Store", "auto_examples/*.ipynb",
                     "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5",
                     "auto_examples/*.json"]
 myst_enable_extensions = ["dollarmath"]
+
+# --- Math: rendered by a MathJax copied into the site (_static/mathjax) from the
+# sphinx-mathjax-offline package (docs extra), so that a local build reads without a network.
+mathjax_path = "mathjax/tex-chtml.js"
 myst_heading_anchors = 3
 
 # --- API reference -------------------------------------------------------------------------
@@ -44,7 +49,19 @@ numpydoc_class_members_toctree = False
 numpydoc_validation_checks = set()
 numpydoc_xref_param_type = False
 
-intersphinx_mapping = {}                  # offline builds: no inventories are fetched
+# Links to scikit-learn, SciPy and NumPy.  The inventories are read from docs/_inventories/
+# (shipped: the build needs no network; see the README there for their source and how to
+# refresh them), so an offline build resolves the same links.  A project without a shipped
+# inventory is left out of the mapping rather than fetched.
+INVENTORIES = {
+    "sklearn": "https://scikit-learn.org/stable/",
+    "scipy": "https://docs.scipy.org/doc/scipy/",
+    "numpy": "https://numpy.org/doc/stable/",
+}
+intersphinx_mapping = {
+    name: (url, str(DOCS / "_inventories" / f"{name}.inv"))
+    for name, url in INVENTORIES.items() if (DOCS / "_inventories" / f"{name}.inv").exists()
+}
 
 # --- Gallery -------------------------------------------------------------------------------
 sphinx_gallery_conf = {
@@ -71,12 +88,13 @@ templates_path = ["_templates"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "header_links_before_dropdown": 5,
+    # the first six pages of the toctree, the API reference among them, in the top bar
+    "header_links_before_dropdown": 6,
     # API pages: one object each, so no "on this page" column (more room for the formulas)
     "secondary_sidebar_items": {"generated/*": []},
 }
-html_sidebars = {"index": [], "install": [], "models": [], "c_lambda": [], "guide": [], "contributing": [],
-                 "changelog": []}
+html_sidebars = {"index": [], "install": [], "models": [], "c_lambda": [], "guide": [],
+                 "contributing": [], "changelog": []}
 html_show_sourcelink = False
 
 # Papers are cited by authors and year in the docstrings and the reproduction reports
@@ -102,8 +120,36 @@ def _skip_member(app, what, name, obj, skip, options):
     return None
 
 
+# Display formulas in the docstrings are written on one logical line (they read so in help()).
+# MathJax 3 does not break lines, so a formula wider than the column (the reinforced MSVM's
+# and the angle-based ones at 1280 px) is set in rows here: a new row before the constraint
+# ("s.t.") and before the second loss term, rows aligned on the left.  Only formulas longer
+# than WRAP_MATH_CHARS characters of LaTeX are touched.
+WRAP_MATH_CHARS = 150
+_MATH_BREAKS = (r"\quad\text{s.t.}\quad", r"+ (1-\gamma)")
+
+
+def _wrap_display_math(text):
+    """Split long ``.. math::`` blocks into left-aligned rows (an amsmath ``split``, which
+    Sphinx's MathJax output uses for a formula containing a row break)."""
+    def wrap(m):
+        indent, body = m[1], " ".join(m[2].split())
+        if len(body) <= WRAP_MATH_CHARS or "\\\\" in body:
+            return m[0]
+        for mark in _MATH_BREAKS:
+            row = mark.replace(r"\quad\text", r"\text")
+            body = body.replace(mark, r"\\ &\qquad {}" + row if row[0] == "+" else
+                                r"\\ &" + row)
+        if "\\\\" not in body:
+            return m[0]
+        return f"{indent}.. math::\n\n{indent}    &" + body + "\n\n"
+
+    return re.sub(r"(?m)^( *)\.\. math::\n\n((?:\1 {4}.*\n)+)\n?", wrap, text)
+
+
 def _process_docstring(app, what, name, obj, options, lines):
-    lines[:] = _escape_shapes("\n".join(lines)).split("\n")
+    text = _wrap_display_math("\n".join(lines) + "\n")
+    lines[:] = _escape_shapes(text).split("\n")[:-1]
 
 
 # --- Generated pages: the recorded paper reproductions and the "which model when" table ---
@@ -139,7 +185,8 @@ def copy_reproductions(app):
         if name == "index.md":
             text = text.replace(
                 "\n\n", "\n\nThese pages are the recorded reports of "
-                "`benchmarks/results/reproduce/` in the repository, as the scripts wrote them.\n\n", 1)
+                "`benchmarks/results/reproduce/` in the repository, as the scripts wrote "
+                "them.\n\n", 1)
             toctree = "\n".join(p.stem for p in reports)
             text += f"\n```{{toctree}}\n:hidden:\n\n{toctree}\n```\n"
         (REPRODUCE_OUT / name).write_text(text, encoding="utf-8")

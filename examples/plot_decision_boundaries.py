@@ -7,7 +7,8 @@ Each model fitted on one training sample of the nonlinear three-class example of
 class 1 split into two clusters above and below the others. All use the Gaussian kernel with
 the papers' median heuristic (``gamma='median'``) and the same ``C``; the title gives the
 accuracy on a large test sample. The regions are the predicted classes, the points the
-training sample; the last panel is the Bayes rule.
+training sample (the regions drawn by scikit-learn's
+:class:`~sklearn.inspection.DecisionBoundaryDisplay`); the last panel is the Bayes rule.
 
 One common ``C`` is not each model's best: the truncated ``RobustMSVM`` in particular is the
 least accurate here, its nonconvex objective wants ``C`` tuned (see :doc:`/guide`), which
@@ -16,6 +17,7 @@ least accurate here, its nonconvex objective wants ``C`` tuned (see :doc:`/guide
 
 import matplotlib.pyplot as plt
 import numpy as np
+from sklearn.inspection import DecisionBoundaryDisplay
 
 from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
                   WeightedRobustMSVM, WestonWatkinsMSVM)
@@ -43,14 +45,15 @@ fig, axes = plt.subplots(2, 4, figsize=(13, 6.8), sharex=True, sharey=True,
                          layout="constrained")
 for ax, (name, est) in zip(axes.flat, models.items()):
     est.set_params(kernel="rbf", gamma="median").fit(X, y)
-    regions = est.predict(grid).reshape(xx.shape)
-    ax.contourf(xx, yy, regions, levels=[-0.5, 0.5, 1.5, 2.5], colors=colors, alpha=0.25)
-    ax.contour(xx, yy, regions, levels=[0.5, 1.5], colors="k", linewidths=0.8)
+    DecisionBoundaryDisplay.from_estimator(est, grid, ax=ax, response_method="predict",
+                                           grid_resolution=150, eps=0, alpha=0.25,
+                                           multiclass_colors=list(colors))
     ax.scatter(X[:, 0], X[:, 1], c=colors[y], s=8, edgecolors="none")
     ax.set_title(f"{name}\ntest accuracy {est.score(X_test, y_test):.3f}", fontsize=9)
     ax.set_aspect("equal")
 
-# the last panel: the Bayes rule of the mixture (means and sd from the generator)
+# the last panel: the Bayes rule of the mixture (means and sd from the generator), drawn on
+# the same grid by hand (it is a function, not an estimator)
 MEANS = [[(2.0, 0.0)], [(0.0, 2.0), (0.0, -2.0)], [(-2.0, 0.0)]]
 
 

@@ -12,11 +12,13 @@ Circled points are support vectors (``support_``: a nonzero dual variable). Cros
 truncated points (``truncated_``): a loss term sits on the flat part of T_1, so the point no
 longer pulls the boundary. Most of them are mislabelled points deep inside another class's
 region. The fits use the Gaussian kernel with the median heuristic and
-``C = 1 / (n lambda)`` at lambda = 2^-14. The right panel shows the DC objective (``dc_objectives_``), which never increases.
+``C = 1 / (n lambda)`` at lambda = 2^-14. The right panel shows the DC objective
+(``dc_objectives_``), which never increases.
 """
 
 import matplotlib.pyplot as plt
 import numpy as np
+from sklearn.inspection import DecisionBoundaryDisplay
 
 from msvm import RobustMSVM
 from msvm.datasets import make_disc_example
@@ -30,8 +32,6 @@ params = dict(C=1.0 / (len(y) * 2.0 ** -14), kernel="rbf", gamma="median")
 hinge = RobustMSVM(truncation=None, **params).fit(X, y)
 truncated = RobustMSVM(truncation=1.0, **params).fit(X, y)
 
-xx, yy = np.meshgrid(np.linspace(-1.05, 1.05, 160), np.linspace(-1.05, 1.05, 160))
-grid = np.c_[xx.ravel(), yy.ravel()]
 colors = np.array(["tab:blue", "tab:orange", "tab:green"])
 flipped = y != y_clean
 
@@ -39,9 +39,9 @@ fig, axes = plt.subplots(1, 3, figsize=(14, 4.8), layout="constrained",
                          gridspec_kw={"width_ratios": [1, 1, 0.8]})
 for ax, est, name in zip(axes, (hinge, truncated), ("hinge H (truncation=None)",
                                                      "truncated T_1 (truncation=1)")):
-    regions = est.predict(grid).reshape(xx.shape)
-    ax.contourf(xx, yy, regions, levels=[-0.5, 0.5, 1.5, 2.5], colors=colors, alpha=0.2)
-    ax.contour(xx, yy, regions, levels=[0.5, 1.5], colors="k", linewidths=0.8)
+    DecisionBoundaryDisplay.from_estimator(
+        est, X, ax=ax, response_method="predict", grid_resolution=160, eps=0.05, alpha=0.2,
+        multiclass_colors=list(colors))
     ax.scatter(X[:, 0], X[:, 1], c=colors[y], s=14, edgecolors="none")
     sv = est.support_
     ax.scatter(X[sv, 0], X[sv, 1], s=60, facecolors="none", edgecolors="k", linewidths=0.8,

@@ -19,7 +19,6 @@ as an ordinary feature.
 """
 
 import matplotlib.pyplot as plt
-import numpy as np
 
 from msvm import AngleBasedMSVM, TargetedLocalMSVM
 from msvm.datasets import make_targeted_example

@@ -1,32 +1,58 @@
-"""A SIGALRM-based timeout for tests: raise an exception in the main thread after a delay.
+"""Interval timers for tests: raise an exception in the main thread after a delay.
 
 The solver's compiled loops run Python's signal handlers at bounded intervals of work, so the
 exception interrupts a fit the way Ctrl-C's KeyboardInterrupt does (without risking
 interrupting pytest itself).  On platforms without interval timers it does nothing.
+
+Two clocks: ``clock="wall"`` (SIGALRM after real time) and ``clock="cpu"`` (SIGPROF after
+this process's CPU time, user + system, all threads).  A budget in CPU time does not run out
+on a loaded machine, where a process waits for a core: hang guards and latency bounds use it.
 """
 
 import signal
+import time
 from contextlib import contextmanager
+
+_TIMERS = {"wall": ("ITIMER_REAL", "SIGALRM"), "cpu": ("ITIMER_PROF", "SIGPROF")}
 
 
 class Alarm(Exception):
     """Raised by the timer's signal handler."""
 
 
+class Arrival:
+    """When the timer's signal was due, in this process's CPU time (time.process_time)."""
+
+    cpu = None
+
+    def latency(self):
+        """CPU seconds from the signal to now (the exception's arrival, when called there)."""
+        return time.process_time() - self.cpu
+
+
 @contextmanager
-def alarm_after(seconds, exception=Alarm):
-    """Raise ``exception`` (a class or an instance) in the main thread after ``seconds``."""
+def alarm_after(seconds, exception=Alarm, clock="wall"):
+    """Raise ``exception`` (a class or an instance) in the main thread after ``seconds`` of
+    wall time (``clock="wall"``) or of this process's CPU time (``clock="cpu"``).
+
+    Yields an :class:`Arrival`; with ``clock="cpu"`` its ``cpu`` is the process CPU time at
+    which the signal was due (the timer counts that time exactly, in clock ticks).
+    """
+    arrival = Arrival()
     if not hasattr(signal, "setitimer"):
-        yield
+        yield arrival
         return
+    which, signame = (getattr(signal, name) for name in _TIMERS[clock])
 
     def handler(signum, frame):
         raise exception
 
-    previous = signal.signal(signal.SIGALRM, handler)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signame, handler)
+    start = time.process_time()
+    signal.setitimer(which, seconds)
+    arrival.cpu = start + seconds if clock == "cpu" else None
     try:
-        yield
+        yield arrival
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(which, 0)
+        signal.signal(signame, previous)

@@ -153,8 +153,9 @@ def test_tuning_set_search_passes_class_weight_through():
     lambdas = lambda_grid(-6, 0)
     search_cw = TuningSetSearch(
         ReinforcedMSVM(kernel="linear", class_weight="balanced", **TIGHT),
-        lambdas=lambdas).fit(X, y, X_tune=X_tune, y_tune=y_tune)
-    search_sw = TuningSetSearch(ReinforcedMSVM(kernel="linear", **TIGHT), lambdas=lambdas).fit(
+        lambdas=lambdas, refit=False).fit(X, y, X_tune=X_tune, y_tune=y_tune)
+    search_sw = TuningSetSearch(ReinforcedMSVM(kernel="linear", **TIGHT), lambdas=lambdas,
+                                refit=False).fit(
         X, y, X_tune=X_tune, y_tune=y_tune, sample_weight=_expected_weights("balanced", y))
     assert search_cw.best_estimator_.class_weight == "balanced"
     np.testing.assert_allclose(search_cw.results_["score"], search_sw.results_["score"])

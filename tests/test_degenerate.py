@@ -42,7 +42,7 @@ def test_warning_is_a_user_warning():
 @pytest.mark.parametrize("n", [150, 2000], ids=["n150", "n2000"])
 def test_truncated_fit_that_is_constant_warns_with_the_dc_cause(n):
     X, y = _five_classes(n)
-    est, messages = _degenerate_warnings(lambda: RobustMSVM(C=1.0).fit(X, y))
+    est, messages = _degenerate_warnings(lambda: RobustMSVM(C=1.0, truncation=1.0).fit(X, y))
     assert len(np.unique(est.predict(X))) == 1 and np.any(est.truncated_)
     assert len(messages) == 1
     msg = messages[0]
@@ -72,12 +72,19 @@ def test_healthy_fits_do_not_warn():
 
 def test_tuning_set_search_warns_only_for_a_degenerate_selected_fit():
     X, y = _five_classes(150)
-    est = RobustMSVM(kernel="rbf")
+    est = RobustMSVM(kernel="rbf", truncation=1.0)      # the earlier default
     # the path runs from constant fits (large lambda) to useful ones: no warning
     search, messages = _degenerate_warnings(
-        lambda: TuningSetSearch(est, lambdas=lambda_grid(-8, 2), random_state=0).fit(X, y))
+        lambda: TuningSetSearch(est, lambdas=lambda_grid(-8, 2), random_state=0,
+                                refit=False).fit(X, y))
     assert messages == []
     assert len(np.unique(search.predict(X))) > 1
+    # the refit on all 150 samples at the selected lambda (the grid's end) is constant:
+    # one warning, about the refit
+    search, messages = _degenerate_warnings(
+        lambda: TuningSetSearch(est, lambdas=lambda_grid(-8, 2), random_state=0).fit(X, y))
+    assert len(np.unique(search.predict(X))) == 1
+    assert len(messages) == 1 and "smaller lambda" in messages[0]
     # every lambda gives a constant fit: one warning, about the selected fit
     search, messages = _degenerate_warnings(
         lambda: TuningSetSearch(est, lambdas=lambda_grid(4, 8), random_state=0).fit(X, y))
@@ -108,10 +115,10 @@ def test_targeted_grid_points_without_data_warn_once(kernel):
     U = X[:, 0]
     empty = [u0 for u0 in est.grid_ if not np.any(np.abs(U - u0) < 0.2)]
     assert len(empty) == 8
-    for u0 in empty:
-        assert f"{u0:.4g}" in messages[0]
+    np.testing.assert_array_equal(est.local_problems_["no_sample"], empty)
+    assert len(est.local_problems_["one_class"]) == 0
     assert "larger bandwidth" in messages[0] and "n_grid" in messages[0]
-    assert "no sample at u0" in messages[0]
+    assert "local_problems_" in messages[0]
     # empty grid points: zero local functions, no solver run (the plan records every solve)
     assert len(est.solver_plan_.steps) == len(est.grid_) - len(empty)
     at = np.isin(est.grid_, empty)
@@ -127,11 +134,46 @@ def test_targeted_one_class_grid_points_are_named():
     X = np.column_stack([U + 2 * y, rng.normal(size=(150, 2))])
     est, messages = _degenerate_warnings(
         lambda: TargetedLocalMSVM(n_grid=3, bandwidth=0.3).fit(X, y))
-    assert len(messages) == 1 and "3 of 3 grid points" in messages[0]
-    assert "samples of one class only at u0" in messages[0] and "no sample at" not in messages[0]
+    assert len(messages) == 1 and "one class only" in messages[0]
+    np.testing.assert_array_equal(est.local_problems_["one_class"], est.grid_)
+    assert len(est.local_problems_["no_sample"]) == 0
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateFitWarning)
-        TargetedLocalMSVM(n_grid=5, bandwidth=5.0).fit(X, y)
+        fine = TargetedLocalMSVM(n_grid=5, bandwidth=5.0).fit(X, y)
+    assert all(len(points) == 0 for points in fine.local_problems_.values())
+
+
+def _sparse_targeted_data():
+    """Targeted data whose narrow bandwidth leaves grid points without a local problem."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    X[:, 0] = rng.uniform(0, 1, 120) ** 3
+    y = (X[:, 1] + X[:, 2] * (X[:, 0] > 0.5) > 0).astype(int) + (X[:, 2] > 1)
+    return X, y
+
+
+def test_targeted_local_problems_warn_once_per_search():
+    """Inside GridSearchCV (9 fold fits and a refit) and TuningSetSearch the local-problems
+    warning is shown once, not once per fold and grid point (10 copies before); two
+    separate fits still warn once each."""
+    from sklearn.model_selection import GridSearchCV
+    X, y = _sparse_targeted_data()
+    est = TargetedLocalMSVM(kernel="linear", n_grid=10, bandwidth=0.03)
+    searches = [lambda: GridSearchCV(est, {"C": [0.1, 1.0, 10.0]}, cv=3).fit(X, y),
+                lambda: TuningSetSearch(est, lambdas=lambda_grid(-3, 0), random_state=0)
+                .fit(X, y)]
+    for search in searches:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            search()
+        local = [w for w in caught if "local classification problem" in str(w.message)]
+        assert len(local) == 1, [str(w.message) for w in local]
+        assert local[0].filename == __file__
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+        est.fit(X, y)
+    assert sum("local classification problem" in str(w.message) for w in caught) == 2
 
 
 @pytest.mark.parametrize("scenario,kernel,bandwidth", [("S2", "rbf", "silverman"),

@@ -7,7 +7,13 @@ DC step at the constant classifier.
 - a DC step whose convex problem sits at the constant classifier (objective of rounding
   size) reaches its stopping rule: the fit converges with no ConvergenceWarning, where the
   relative gap over the vanishing size kept the solve at max_iter before;
-- the ConvergenceWarning of a grouped solve stopped by max_iter names a finite gap.
+- the ConvergenceWarning of a grouped solve stopped by max_iter names a finite gap;
+- every grouped-dual solve (WeightedRobustMSVM with and without truncation and utility,
+  AdaptiveWeightedSVM) reaches its stopping rule at any C up to 1e8, on every kernel and
+  from n = 5, through the exact finishing step with group caps (msvm/_finish_groups.py);
+  the convex ones within tol of the reference optimum (cvxpy + Clarabel);
+- that finishing step, called on a solver's unconverged iterate, returns a point whose
+  dual value is the reference optimum of the dual QP.
 """
 
 import re
@@ -15,11 +21,20 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
-from msvm import RobustMSVM, WeightedRobustMSVM
+from msvm import AdaptiveWeightedSVM, RobustMSVM, WeightedRobustMSVM
 from msvm._core._solver import GramRows, primal_dual, solve
+from msvm._finish_groups import finish_grouped
 from msvm._problem import margin_problem
+from msvm.exceptions import DegenerateFitWarning
+from oracle import (cvx_weighted_loss, kernel_matrix, penalty, primal_fit, weighted_loss)
+from oracle.dual_qp import dual_value, reference_dual_value
+
+# the default tol, and the accuracy it promises for objective_
+TOL = 1e-3
 
 
 def _grouped_case(C):
@@ -64,7 +79,7 @@ def test_dc_step_at_the_constant_classifier_reaches_its_stopping_rule():
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(50), 3)
     X = rng.normal(size=(len(y), 2))
-    est = RobustMSVM(C=1.0, kernel="linear", max_iter=1000)
+    est = RobustMSVM(C=1.0, truncation=1.0, kernel="linear", max_iter=1000)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         est.fit(X, y)
@@ -88,3 +103,134 @@ def test_max_iter_warning_names_a_finite_gap():
     assert np.isfinite(float(found.group(1))), message
     assert np.isfinite(est.duality_gap_)
 
+
+
+# ------------------------------------------------------------------ large C, every kernel
+GROUPED_MODELS = ["weighted", "weighted-utility", "weighted-truncated", "adaptive"]
+
+
+def _grouped_estimator(model, C, kernel, U):
+    common = dict(C=C, kernel=kernel, gamma=0.5, degree=2, coef0=1.0)
+    if model == "weighted":
+        return WeightedRobustMSVM(truncation=None, **common)
+    if model == "weighted-utility":
+        return WeightedRobustMSVM(utility=U, truncation=None, **common)
+    if model == "weighted-truncated":
+        return WeightedRobustMSVM(utility=U, **common)
+    return AdaptiveWeightedSVM(**common)
+
+
+@st.composite
+def grouped_problems(draw, max_n):
+    model = draw(st.sampled_from(GROUPED_MODELS))
+    k = draw(st.integers(2, 4))
+    n = draw(st.integers(max(5, k), max_n))
+    d = draw(st.integers(1, 3))
+    kernel = draw(st.sampled_from(["linear", "rbf", "poly", "precomputed"]))
+    log_C = draw(st.floats(-4.0, 8.0))
+    seed = draw(st.integers(0, 2 ** 31 - 1))
+    return model, k, n, d, kernel, 10.0 ** log_C, seed
+
+
+def _check_grouped_converges(case):
+    """Fit with no ConvergenceWarning allowed; a convex fit's objective_ within tol of the
+    reference optimum (AdaptiveWeightedSVM: of its final weighted problem)."""
+    model, k, n, d, kernel, C, seed = case
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
+    X = rng.normal(size=(n, d)) + 1.5 * np.eye(k, d)[y]
+    w = rng.uniform(0.2, 2.0, n)
+    U = np.eye(k) + rng.uniform(0.0, 0.5, (k, k)) * (1 - np.eye(k))
+    K_lin = X @ X.T
+    est = _grouped_estimator(model, C, kernel, U)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore", DegenerateFitWarning)
+        warnings.simplefilter("always", ConvergenceWarning)
+        est.fit(K_lin if kernel == "precomputed" else X, y, sample_weight=w)
+    messages = [str(c.message) for c in caught if issubclass(c.category, ConvergenceWarning)]
+    assert not messages, f"{model} C={C:.3g} {kernel} n={n} k={k}: {messages}"
+    assert est.converged_
+    if model == "weighted-truncated":
+        return                                    # a DC solution: no convex reference
+    K = K_lin if kernel == "precomputed" else kernel_matrix(X, X, kernel, gamma=0.5,
+                                                            degree=2, coef0=1.0)
+    Um, wm = (np.eye(k), w * est.adaptive_weights_) if model == "adaptive" else \
+        (U if model == "weighted-utility" else np.eye(k), w)
+    try:
+        V, b, F = primal_fit(K, k, cvx_weighted_loss(y, wm, C, Um))
+    except RuntimeError:                          # the reference itself did not converge
+        assume(False)
+    optimum = penalty(V, K) + C * weighted_loss(F, y, wm, Um, None)
+    scale = max(abs(optimum), 1e-12)
+    assert est.objective_ <= optimum + TOL * scale, (
+        f"{model} C={C:.3g} {kernel}: objective_ {est.objective_:.10g} vs optimum "
+        f"{optimum:.10g} (relative excess {(est.objective_ - optimum) / scale:.2e})")
+
+
+@settings(max_examples=30, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(grouped_problems(max_n=10))
+def test_grouped_dual_converges_up_to_C_1e8(case):
+    """WeightedRobustMSVM (with and without truncation and utility) and AdaptiveWeightedSVM
+    on every kernel, n from 5, C in [1e-4, 1e8]: every solve reaches its stopping rule (no
+    ConvergenceWarning) and a convex fit's objective_ is within tol of the reference."""
+    _check_grouped_converges(case)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(grouped_problems(max_n=40))
+def test_grouped_dual_converges_up_to_C_1e8_wide(case):
+    """The property of test_grouped_dual_converges_up_to_C_1e8 over more and larger random
+    problems (n up to 40)."""
+    _check_grouped_converges(case)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly"])
+@pytest.mark.parametrize("C", [1e3, 1e6])
+def test_finishing_step_reaches_the_dual_optimum(kernel, C):
+    """finish_grouped from a solver's iterate stopped after 20 epochs (far from converged at
+    this C) returns a feasible point whose dual value is the reference optimum of the dual QP
+    (cvxpy + Clarabel) to 1e-6 relative."""
+    rng = np.random.default_rng(3)
+    k, n = 3, 12
+    y = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
+    X = rng.normal(size=(n, 2)) + 1.5 * np.eye(k, 2)[y]
+    U = np.eye(k) + rng.uniform(0.0, 0.5, (k, k)) * (1 - np.eye(k))
+    problem = margin_problem(y, k, C * rng.uniform(0.2, 2.0, n), U)
+    K = np.ascontiguousarray(kernel_matrix(X, X, kernel, gamma=0.5, degree=2, coef0=1.0))
+    src = GramRows(K, k)
+    alpha, mu = np.zeros(problem.n_vars), np.zeros(k)
+    solve(src, problem, alpha, mu, max_iter=20)
+    found = finish_grouped(problem, alpha.copy(), np.array(src.scores), lambda s: K[:, s],
+                           1e-3, np.diag(K).copy())
+    assert found is not None
+    a = found[0]
+    lo, hi = problem.expanded_bounds()
+    assert np.all(a >= lo) and np.all(a <= hi)
+    group = problem.expand("group")
+    sums = np.bincount(group, weights=a, minlength=len(problem.cap))
+    assert np.all(sums <= problem.cap * (1 + 1e-12))
+    c = problem.class_sums(a)
+    assert np.abs(c - c.mean()).max() <= 1e-9 * C
+    optimum = reference_dual_value(K, problem)
+    assert dual_value(K, problem, a) <= optimum + 1e-6 * abs(optimum)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["none", "auto", "adaptive"])
+def test_grouped_blobs_n5000_large_C_converges(model):
+    """Issue 23's case: make_blobs with 3 classes, n = 5,000, d = 2, linear, C = 1e4 (each
+    solve stopped at max_iter with a relative gap near 1 before): every solve converges and
+    the certified relative duality gap is within tol."""
+    from sklearn.datasets import make_blobs
+    X, y = make_blobs(n_samples=5000, centers=3, n_features=2, random_state=0)
+    est = AdaptiveWeightedSVM(C=1e4, kernel="linear") if model == "adaptive" else \
+        WeightedRobustMSVM(C=1e4, kernel="linear",
+                           truncation=None if model == "none" else "auto")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est.fit(X, y)
+    assert est.converged_
+    assert est.duality_gap_ <= TOL * abs(est.objective_)

@@ -63,7 +63,8 @@ def test_unavailable_without_probability(data):
     for method in ("predict_proba", "predict_log_proba"):
         with pytest.raises(AttributeError, match=method) as info:
             getattr(est, method)(X)
-        assert "probability=False" in str(info.value.__cause__)
+        assert "probability=False" in str(info.value)          # the error names the remedy
+        assert "probability=True" in str(info.value)
     assert hasattr(ReinforcedMSVM(probability=True), "predict_proba")
 
 

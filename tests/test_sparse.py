@@ -44,7 +44,9 @@ def test_sparse_fit_equals_dense_fit(model, params, fmt):
     sparse = _fit(model, X.asformat(fmt), y, **params)
     np.testing.assert_allclose(sparse.decision_function(X.asformat(fmt)),
                                dense.decision_function(X.toarray()), atol=ATOL, rtol=0)
-    np.testing.assert_allclose(sparse.objective_, dense.objective_, rtol=1e-10)
+    # gamma='median' is computed on dense X after a shift (exact under an offset) and on
+    # sparse X without one: gamma_ may differ by an ulp, and the fits by the solver's tol
+    np.testing.assert_allclose(sparse.objective_, dense.objective_, rtol=1e-9)
     # predictions agree wherever the two largest decision values are not tied (a sample
     # with no non-zero feature sits at the intercepts, where rounding breaks a tie)
     top2 = np.sort(dense.decision_function(X.toarray()), axis=1)[:, -2:]

@@ -177,14 +177,15 @@ def test_cv_folds_are_tuning_set_searches(pooled):
     search = _fit_xy(_cv_search(cv=folds), X, y, sample_weight=w)
     cv = search.cv_results_
     for i, (train, test) in enumerate(folds.split(X, y)):
-        one = _fit_xy(_cv_search(), X[train], y[train], X_tune=X[test], y_tune=y[test],
-                      sample_weight=w[train])
+        one = _fit_xy(_cv_search(refit=False), X[train], y[train], X_tune=X[test],
+                      y_tune=y[test], sample_weight=w[train])
         np.testing.assert_array_equal(cv[f"split{i}_test_score"], one.results_["score"])
     scores = np.column_stack([cv[f"split{i}_test_score"] for i in range(3)])
     np.testing.assert_allclose(cv["mean_test_score"], scores.mean(axis=1))
     np.testing.assert_allclose(cv["std_test_score"], scores.std(axis=1))
     # selected by the mean; refitted on all of X at C = 1 / (n lambda), n = len(y)
-    best = int(np.argmax(cv["mean_test_score"]))
+    best = search.best_index_
+    assert cv["mean_test_score"][best] == np.max(cv["mean_test_score"])
     assert search.best_params_ == cv["params"][best]
     assert search.best_score_ == cv["mean_test_score"][best]
     assert search.best_params_["C"] == pytest.approx(1 / (len(y) * search.best_lambda_))

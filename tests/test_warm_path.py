@@ -258,7 +258,7 @@ def test_warm_path_selects_and_fits_as_the_cold_path(data, make):
     X, y, Xt, yt = data
     lambdas = lambda_grid(-10, 4)
     searches = [TuningSetSearch(make().set_params(tol=1e-7), lambdas=lambdas,
-                                warm_start=warm).fit(X, y, X_tune=Xt, y_tune=yt)
+                                warm_start=warm, refit=False).fit(X, y, X_tune=Xt, y_tune=yt)
                 for warm in (True, False)]
     warm, cold = searches
     assert warm.best_lambda_ == cold.best_lambda_

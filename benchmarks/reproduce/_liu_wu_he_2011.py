@@ -73,7 +73,8 @@ class WarningLog:
 def tuned_fit(U, X, y, X_tune, y_tune, *, truncation, lambdas, log, method, **est_params):
     """TuningSetSearch of WeightedRobustMSVM(utility=U, truncation=...) selected by utility."""
     est = WeightedRobustMSVM(utility=U, truncation=truncation, **est_params)
-    search = TuningSetSearch(est, lambdas=lambdas, scoring=make_utility_scorer(U))
+    search = TuningSetSearch(est, lambdas=lambdas, scoring=make_utility_scorer(U),
+                             refit=False)     # the paper's protocol: the training fit
     with log.catch(method) as count:
         count(search.fit(X, y, X_tune=X_tune, y_tune=y_tune))
     return search

@@ -55,7 +55,8 @@ def fit_loss(sets, truncation, grid, max_iter=MAX_ITER):
     Xt, yt, _ = sets["tune"]
     search = TuningSetSearch(RobustMSVM(truncation=truncation, kernel="rbf",
                                         max_iter=max_iter), lambdas=grid,
-                             param_grid={"gamma": gamma_quartiles(X, y)})
+                             param_grid={"gamma": gamma_quartiles(X, y)},
+                             refit=False)       # the paper's protocol: the training fit
     return search.fit(X, y, X_tune=Xt, y_tune=yt)
 
 

@@ -31,11 +31,12 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import eigh
+from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
 
 from ._fit_state import user_stacklevel
 from ._kernels import (check_kernel_scale, dense, kernel_matrix, kernel_overflow_message,
-                       largest_sqnorm, squared_distances, typical_point)
+                       largest_sqnorm, typical_point)
 from ._products import chunk_rows
 
 APPROXIMATIONS = ("nystroem", "rff")
@@ -144,7 +145,9 @@ class FourierMap(FeatureMap):
         self.n_components_ = weights.shape[1]
 
     def _block(self, X):
-        Z = dense(X @ self.weights) + self.offsets
+        # as scikit-learn's RBFSampler.transform: one product, then in place
+        Z = dense(X @ self.weights)
+        Z += self.offsets
         np.cos(Z, out=Z)
         Z *= np.sqrt(2.0 / self.n_components_)
         return Z
@@ -158,29 +161,32 @@ def uniform_landmarks(n, m, rng):
 def kmeanspp_landmarks(X, m, rng):
     """Indices of m rows of X chosen by k-means++ seeding (D^2 sampling), no Lloyd steps.
 
-    The first index is uniform; each next one is drawn with probability proportional to the
-    squared Euclidean distance of a row to its nearest chosen row.  Rows at distance zero
-    (duplicates of a chosen row) are never drawn; when every row is at distance zero the
-    remaining indices are uniform among the rows not chosen yet.  Runs on a uniform subsample
-    of at most KMEANS_MAX_SAMPLES rows (the indices returned are rows of X).
+    scikit-learn's ``sklearn.cluster.kmeans_plusplus`` with ``n_local_trials=1`` (the plain
+    seeding of Arthur and Vassilvitskii 2007, seeded from ``rng``): the first index is
+    uniform; each next one is drawn with probability proportional to the squared Euclidean
+    distance of a row to its nearest chosen row.  Dense X is shifted by its coordinate-wise
+    median first (:func:`msvm._kernels.typical_point`; the distances are the same), so that
+    a large common offset does not cancel the distances' digits.  Indices drawn twice
+    (possible only at distance zero: every remaining row duplicates a chosen one) are
+    replaced by distinct rows drawn uniformly among those not chosen yet.  Runs on a uniform
+    subsample of at most KMEANS_MAX_SAMPLES rows (the indices returned are rows of X).
     """
     n = X.shape[0]
     pool = np.arange(n)
     if n > KMEANS_MAX_SAMPLES:
         pool = np.sort(rng.choice(n, KMEANS_MAX_SAMPLES, replace=False))
     S = X[pool]
-    chosen = [int(rng.integers(len(pool)))]
-    d2 = squared_distances(S, S[chosen[0]:chosen[0] + 1]).ravel()
-    for _ in range(1, m):
-        total = d2.sum()
-        if not total > 0:
-            rest = np.setdiff1d(np.arange(len(pool)), chosen)
-            chosen.extend(rng.choice(rest, m - len(chosen), replace=False).tolist())
-            break
-        i = int(np.searchsorted(np.cumsum(d2), rng.uniform(0.0, total), side="right"))
-        i = min(i, len(pool) - 1)
-        chosen.append(i)
-        d2 = np.minimum(d2, squared_distances(S, S[i:i + 1]).ravel())
+    if sp.issparse(S):
+        S = S.tocsr().astype(np.float64)
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            S = np.ascontiguousarray(S - typical_point(S), dtype=np.float64)
+    seed = int(rng.integers(np.iinfo(np.int32).max))
+    _, chosen = kmeans_plusplus(S, m, random_state=seed, n_local_trials=1)
+    chosen = np.unique(chosen)
+    if len(chosen) < m:
+        rest = np.setdiff1d(np.arange(len(pool)), chosen)
+        chosen = np.concatenate([chosen, rng.choice(rest, m - len(chosen), replace=False)])
     return np.sort(pool[chosen])
 
 

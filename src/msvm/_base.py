@@ -28,7 +28,7 @@ from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix
 from ._losses import losses_in_blocks
 from ._plan import plan_solve, report_plan
 from ._products import chunk_rows, feature_weights, times_small, weighted_sum
-from ._progress import StepLog, n_epochs
+from ._progress import StepLog, fit_progress, n_epochs
 from ._sequence import CONVERGED, DualSequence, SequenceFit, path_start
 from ._snapshot import snapshot, support_rows
 from ._validation import (check_class_labels, check_finite_decision, check_finite_objective,
@@ -42,7 +42,7 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
     """Common machinery of the kernel multicategory SVMs (not for direct use)."""
 
     _parameter_constraints = {
-        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "C": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "kernel": [StrOptions(set(KERNELS)), callable],
         "degree": [Interval(numbers.Integral, 0, None, closed="left")],
         "gamma": [StrOptions({"scale", "auto", "median"}),
@@ -76,12 +76,22 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         """Dual variables in the model's natural shape."""
         return alpha.reshape(problem.n_samples, -1)
 
+    def _auto_C(self, k):
+        """The C of ``C='auto'`` for k classes.  1 for the generalized-margin
+        (Weston-Watkins-type) losses; the per-class-hinge codings override it (their
+        docstrings give the formula)."""
+        return 1.0
+
+    def _resolve_C(self, k):
+        """``C_`` of a fit with k classes: ``C`` as given, or ``_auto_C(k)`` for 'auto'."""
+        return self._auto_C(k) if isinstance(self.C, str) else float(self.C)
+
     def _solve_plan(self, source, n_samples, weights):
         """The :class:`msvm._plan.SolvePlan` of a fit on a row source of kind ``source``
         ('linear', 'precomputed', 'rbf', 'poly'); ``_plan_overrides`` (a dict, tests and
         benchmarks) forces parts of it (see :func:`msvm._plan.plan_solve`)."""
         return plan_solve(source, n_samples, kernel=self.kernel, cache_size=self.cache_size,
-                          cache_dtype=self.cache_dtype, tol=self.tol, C=self.C,
+                          cache_dtype=self.cache_dtype, tol=self.tol, C=self.C_,
                           weights=weights, overrides=getattr(self, "_plan_overrides", None))
 
     def _output_map(self, k):
@@ -114,6 +124,7 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         if len(self.classes_) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"got 1 class ({label_repr(self.classes_[0])})")
+        self.C_ = self._resolve_C(len(self.classes_))
         sw = check_weighted_classes(check_fit_weights(self, sample_weight, y_enc), y_enc,
                                     self.classes_, weights_name(self))
         return X, y_enc.astype(np.int32), sw
@@ -162,7 +173,8 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         """
         try:
             self._validate_params()
-            self._fit_model(X, y, sample_weight)
+            with fit_progress(type(self).__name__, self.verbose):
+                self._fit_model(X, y, sample_weight)
             if self._probability_requested():
                 self._fit_probability(X, y, sample_weight)
         except BaseException:
@@ -289,7 +301,7 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         Returns a :class:`msvm._sequence.SequenceFit`.  ``log`` (a
         :class:`msvm._progress.StepLog`) reports every solve (``verbose``).
         """
-        sol = self._start(sequence, self._dual_problem(y, len(self.classes_), self.C * sw))
+        sol = self._start(sequence, self._dual_problem(y, len(self.classes_), self.C_ * sw))
         log.step("solve", self._objective(sol, y, sw), sol.resid, n_epochs(sol.n_iter))
         return SequenceFit(sol, sw, sequence.stop_reason(), start=sol,
                            attributes={"n_iter_": sol.n_iter})
@@ -300,10 +312,10 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         alpha0, mu0 = np.zeros(problem.n_vars), np.zeros(k)
         state = self._warm_start_state()
         if self.warm_start and state is not None and state.fits(problem):
-            alpha0, mu0 = path_start(problem, state.alpha, state.C, self.C), state.mu
+            alpha0, mu0 = path_start(problem, state.alpha, state.C, self.C_), state.mu
             if sequence.problem is not None:
                 # a kept row source (see fit): the scores follow the rescaling exactly
-                sequence.scale(float(self.C) / state.C)
+                sequence.scale(self.C_ / state.C)
         alpha0 = problem.clip_feasible(alpha0)
         # alpha0 is this method's own array (zeros or a new warm start): the solver takes it
         return sequence.solve(problem, alpha0, mu0 - mu0.mean(), copy=False)
@@ -320,14 +332,14 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         self.converged_ = fitted.stop_reason == CONVERGED
         # no copy: a solve's alpha is never written once the solve has returned, and no
         # fitted attribute shares its memory (``_store_solution`` copies a view of it)
-        self._start_from(DualStart(fitted.start.alpha, fitted.start.mu.copy(), float(self.C),
+        self._start_from(DualStart(fitted.start.alpha, fitted.start.mu.copy(), self.C_,
                                    fitted.start.problem.n_samples))
 
     def _objective(self, sol, y, sw):
         """The model's objective (models.md) at a snapshot's function."""
         with np.errstate(over="ignore", invalid="ignore"):
             losses = losses_in_blocks(self._loss, sol.G, y)
-            value = sol.penalty + self.C * weighted_sum(sw, losses)
+            value = sol.penalty + self.C_ * weighted_sum(sw, losses)
         return check_finite_objective(self, value, "the objective")
 
     def _store_solution(self, X, y, sw, sol):

@@ -199,7 +199,7 @@ def truncated_fit(estimator, sequence, y, sw, log):
     (``dc_objectives_``, ``truncated_``, ``n_iter_``, ``n_solver_iter_``).
     """
     k = len(estimator.classes_)
-    first = estimator._start(sequence, estimator._dual_problem(y, k, estimator.C * sw))
+    first = estimator._start(sequence, estimator._dual_problem(y, k, estimator.C_ * sw))
 
     def objective(sol):
         return estimator._objective(sol, y, sw)

@@ -59,7 +59,9 @@ KERNEL_PARAMETERS = """\
     verbose : bool or int, default=False
         0 (False) prints nothing.  1 (True) prints one line per convex solve of the fit (the
         single solve, each DC step, each reweighting, each grid point) with its objective,
-        KKT residual and the time elapsed since the fit's solves started.  2 also prints the
+        KKT residual and the time elapsed since the fit's solves started, and, during a long
+        solve, a line every 10 s (the elapsed time, the epochs of the running solve and its
+        current violation, from the solver's periodic signal check).  2 also prints the
         solver's internals (its rounds and residuals).
     class_weight : dict, 'balanced' or None, default=None
         Class weights, multiplied into the sample weights of ``fit``: sample i weighs
@@ -189,6 +191,8 @@ PLAN_ATTRIBUTES = """\
 FUNCTION_ATTRIBUTES = """\
     classes_ : ndarray of shape (k,)
         Class labels; slot j of every matrix below is ``classes_[j]``.
+    C_ : float
+        The C of the fit: ``C`` as given, or its value for ``C='auto'``.
     n_features_in_ : int
         Number of input features (training samples for 'precomputed').
     coef_ : ndarray of shape (k, n_features)

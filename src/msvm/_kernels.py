@@ -7,6 +7,7 @@ from scipy.linalg import cholesky, eigh
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 
 import scipy.sparse as sp
+from sklearn.metrics.pairwise import euclidean_distances
 
 from ._core import _rows
 from ._plan import CACHE_DTYPES, cache_rows, row_kind
@@ -212,15 +213,27 @@ def _row_sqnorms(A):
 
 
 def kernel_matrix(A, B, kernel, gamma=None, degree=3, coef0=0.0):
-    """Gram matrix K(A, B) for a named kernel or a callable (A, B dense or sparse)."""
+    """Gram matrix K(A, B) for a named kernel or a callable (A, B dense or sparse).
+
+    'poly' does scikit-learn's ``polynomial_kernel`` operations in place (not the function:
+    it refuses degree 0, a constant kernel msvm takes); 'rbf' is exp(-gamma D2) with D2 from
+    :func:`squared_distances` (scikit-learn's ``euclidean_distances`` after a shift that
+    keeps it exact under a large common offset), exponentiated in place.
+    """
     if callable(kernel):
         return np.asarray(dense(kernel(A, B)), dtype=np.float64)
     if kernel == "linear":
         return dense(A @ B.T)
     if kernel == "poly":
-        return (gamma * dense(A @ B.T) + coef0) ** degree
+        K = np.asarray(dense(A @ B.T), dtype=np.float64)    # a new array: changed in place
+        K *= gamma
+        K += coef0
+        K **= degree
+        return K
     if kernel == "rbf":
-        return np.exp(-gamma * squared_distances(A, B))
+        K = squared_distances(A, B)
+        K *= -gamma
+        return np.exp(K, out=K)
     raise ValueError(f"unknown kernel {kernel!r}")
 
 
@@ -245,20 +258,31 @@ def typical_point(X):
 def squared_distances(A, B):
     """||a - b||^2 for every row a of A and b of B (shape (len(A), len(B))).
 
-    Computed as ||a||^2 + ||b||^2 - 2 a^T b (one matrix product) after shifting both by
-    B's coordinate-wise median (see :func:`typical_point`), which still loses
-    the digits of a small distance between large vectors: a point and itself gets rounding
-    noise instead of 0, and exp(-gamma * noise) is far from 1 for a large gamma.  Entries
-    small enough to have lost half their digits are recomputed from the differences, so
-    duplicates are exactly 0.  Sparse A and B are not shifted (that would densify them).
+    scikit-learn's ``euclidean_distances(A, B, squared=True)``: -2 a^T b + ||a||^2 + ||b||^2
+    (one matrix product, in place), after shifting both by B's coordinate-wise median (see
+    :func:`typical_point`): without the shift a common offset of 1e8 cancels every digit
+    (scikit-learn's own result is then 61 % off).  The formula still loses the digits of a
+    small distance between large vectors: a point and itself gets rounding noise instead of
+    0, and exp(-gamma * noise) is far from 1 for a large gamma.  Entries small enough to
+    have lost half their digits (at most ``_CANCELLATION (||a||^2 + ||b||^2)``) are
+    recomputed from the differences, so duplicates are exactly 0.  Sparse A and B are not
+    shifted (that would densify them).
     """
-    if B.shape[0] and not (sp.issparse(A) or sp.issparse(B)):
+    if A.shape[0] == 0 or B.shape[0] == 0:
+        return np.zeros((A.shape[0], B.shape[0]))
+    if not (sp.issparse(A) or sp.issparse(B)):
         center = typical_point(B)
         with np.errstate(over="ignore", invalid="ignore"):
             A, B = A - center, B - center
-    norms = _row_sqnorms(A)[:, None] + _row_sqnorms(B)[None, :]
-    D2 = np.maximum(norms - 2.0 * dense(A @ B.T), 0.0)
-    rows, cols = np.nonzero(D2 <= _CANCELLATION * norms)
+    na, nb = _row_sqnorms(A), _row_sqnorms(B)
+    with np.errstate(over="ignore", invalid="ignore"):
+        D2 = euclidean_distances(A, B, squared=True, X_norm_squared=na[:, None],
+                                 Y_norm_squared=nb[None, :])
+    # candidates under a bound on the whole block (one comparison per entry), then the exact
+    # per-entry test on those only
+    rows, cols = np.nonzero(D2 <= _CANCELLATION * (np.max(na) + np.max(nb)))
+    keep = D2[rows, cols] <= _CANCELLATION * (na[rows] + nb[cols])
+    rows, cols = rows[keep], cols[keep]
     step = max(1, _REFINE_BLOCK // max(1, A.shape[1]))
     for start in range(0, len(rows), step):
         r, c = rows[start:start + step], cols[start:start + step]

@@ -111,9 +111,9 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ._available import probability_method
 from ._losses import margins as generalized_margins
 from .exceptions import DegenerateFitWarning
 
@@ -152,14 +152,6 @@ def probability_levels(m, smallest=None):
     """
     smallest = SMALLEST_LEVEL if smallest is None else smallest
     return smallest ** ((m - np.arange(m)) / m)
-
-
-def _probability_enabled(estimator):
-    """available_if check of predict_proba: AttributeError unless ``probability=True``."""
-    if not estimator.probability:
-        raise AttributeError(f"predict_proba is not available when probability=False; fit "
-                             f"{type(estimator).__name__}(probability=True)")
-    return True
 
 
 def bracket_ratios(margins, levels):
@@ -336,7 +328,8 @@ class ProbabilityMixin:
         base_sw = (np.ones(len(y)) if sample_weight is None
                    else np.asarray(sample_weight, dtype=np.float64))
         levels = probability_levels(int(self.probability_grid))
-        template = clone(self).set_params(probability=False, warm_start=True, verbose=0)
+        template = clone(self).set_params(probability=False, warm_start=True, verbose=0,
+                                           C=self.C_)
         counter = {"unconverged": 0}
         factor, exponent, floor, n_cv_fits = self._cross_validated_shape(
             template, X, y, base_sw, levels, counter)
@@ -365,7 +358,7 @@ class ProbabilityMixin:
         classes = own_fit.classes_
         y_enc = np.searchsorted(classes, y)
         top = None
-        if template.C != own_fit.C:
+        if template.C != own_fit.C_:
             # the level t = 1 at the refits' C: the top of every chain's bracket
             top = clone(template)._start_from(own_fit._warm_start_state())
             with warnings.catch_warnings():
@@ -446,7 +439,7 @@ class ProbabilityMixin:
         exponent, floor, _ = shapes[best]
         return float(REFIT_C_FACTORS[best]), exponent, floor, n_fits
 
-    @available_if(_probability_enabled)
+    @probability_method
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, k), in the order of ``classes_``.
 
@@ -469,7 +462,7 @@ class ProbabilityMixin:
         ratios = bracketed_ratios(self, self.probability_estimators_, self.probability_grid_, X)
         return shaped_probabilities(ratios, self.probability_exponent_, self.probability_floor_)
 
-    @available_if(_probability_enabled)
+    @probability_method
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
 

@@ -4,15 +4,23 @@ Every sequence of warm-started solves (the DC steps, the adaptive reweighting, t
 TargetedLocalMSVM, the lambda path of TuningSetSearch) reports through one :class:`StepLog`:
 
 * ``verbose >= 1`` prints one line per step, all in one format (:func:`step_line`): the step,
-  the objective, the KKT residual and the time elapsed since the sequence started;
+  the objective, the KKT residual and the time elapsed since the sequence started; and,
+  during a single long solve, a line every ``REPORT_INTERVAL`` seconds (:class:`fit_progress`:
+  the elapsed time, the solver's epochs so far and its current violation), printed from the
+  compiled solver's periodic signal check (``msvm._core._signals.progress_reports``), so
+  that ``verbose=0`` costs nothing;
 * ``verbose >= 2`` also lets the compiled solver print its internals (:func:`solver_verbose`);
-* ``progress_bar=True`` shows a ``tqdm`` bar over the steps (an optional dependency: the
-  ``progress`` extra); the lines are then written through the bar, so they do not break it.
+* ``progress_bar=True`` shows a ``tqdm`` bar over the steps (an optional dependency:
+  ``pip install tqdm``); the lines are then written through the bar, so they do not break it.
 """
 
 import time
 
-PROGRESS_EXTRA = 'pip install "msvm[progress]"'
+from ._core._signals import progress_reports
+
+TQDM_INSTALL = "pip install tqdm"
+# Seconds between two progress lines of one long solve (verbose >= 1).
+REPORT_INTERVAL = 10.0
 
 
 def verbosity(verbose):
@@ -43,7 +51,7 @@ def progress_bar(total, desc):
         from tqdm.auto import tqdm
     except ImportError:
         raise ImportError(f"progress_bar=True needs tqdm, which is not installed: "
-                          f"{PROGRESS_EXTRA} (or pip install tqdm)") from None
+                          f"{TQDM_INSTALL}") from None
     return tqdm(total=total, desc=desc, leave=False)
 
 
@@ -96,3 +104,52 @@ class StepLog:
                 print(line, flush=True)
         if advance and self.bar is not None:
             self.bar.update(1)
+
+
+def progress_line(owner, elapsed, epochs, violation):
+    """One line of a running solve: ``[msvm] Owner: solving, epochs ..., violation ..., ...``."""
+    shown = f"{violation:.3e}" if violation >= 0 else "not measured yet"
+    return (f"[msvm] {owner}: solving, {epochs:.1f} epochs so far, violation {shown}, "
+            f"elapsed {elapsed:.1f} s")
+
+
+class fit_progress:
+    """Context manager: at ``verbose >= 1``, a progress line every ``interval`` seconds.
+
+    Printed during the compiled solves of one fit (:func:`progress_line`), from the solver's
+    periodic signal checks; the epochs are those of the running solve (a fit of several
+    solves, e.g. the DC steps, restarts the count at each), the violation its latest KKT
+    violation.  At ``verbose=0`` the block does nothing.
+
+    Parameters
+    ----------
+    owner : str
+        The estimator's class name, first on every line.
+    verbose : bool or int
+        The estimator's ``verbose``.
+    interval : float, default=None
+        Seconds between two lines; None is ``REPORT_INTERVAL``.
+    """
+
+    def __init__(self, owner, verbose, interval=None):
+        self.owner = owner
+        self.on = verbosity(verbose) >= 1
+        self.interval = REPORT_INTERVAL if interval is None else float(interval)
+        self.reports = None
+
+    def _line(self, epochs, violation):
+        print(progress_line(self.owner, time.perf_counter() - self.start, epochs, violation),
+              flush=True)
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        if self.on:
+            self.reports = progress_reports(self._line, self.interval)
+            self.reports.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.reports is not None:
+            self.reports.__exit__(*exc)
+            self.reports = None
+        return False

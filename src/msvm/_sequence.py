@@ -30,6 +30,7 @@ from sklearn.utils import check_random_state
 
 from ._core._solver import Status, add_scores, init_scores, solve
 from ._finish import finish_dual
+from ._finish_groups import finish_grouped
 from ._plan import SolveStep, source_plan
 from ._primal import primal_start
 from ._progress import solver_verbose
@@ -389,7 +390,8 @@ class DualSequence:
         """
         total, done, certify, finished = self.max_iter, 0, started, 0
         started = started or self.features is None
-        finishing = problem.var_group is None and total > FINISH_AFTER
+        finish = finish_dual if problem.var_group is None else finish_grouped
+        finishing = finish is not None and total > FINISH_AFTER
         budget = FINISH_AFTER if finishing else total
         while True:
             result = solve(self.src, problem, alpha, mu, tol=tol, max_iter=budget,
@@ -400,12 +402,16 @@ class DualSequence:
             if (result.status != Status.MAX_ITER or not finishing or done >= total
                     or result.n_iter <= 0):
                 return alpha, mu, result._replace(n_iter=min(done, total)), finished
-            # one BLAS thread: the step's products are small and many (hundreds of Schur
-            # updates); a second thread spinning on a busy core made them 3x slower
-            # (n = 2,000 RBF, C = 1e5: 4.4 s CPU instead of 12.9 s at a load of 14)
-            with one_blas_thread():
-                found = finish_dual(problem, alpha, self._scores(), self._kernel_columns,
-                                    tol, float(np.max(self.src.diagonal(), initial=0.0)))
+            # one BLAS thread for the per-class / WW / angle finishing step: its products are
+            # small and many (hundreds of Schur updates); a second thread spinning on a busy
+            # core made them 3x slower (n = 2,000 RBF, C = 1e5: 4.4 s CPU instead of 12.9 s
+            # at a load of 14)
+            diag = self.src.diagonal()
+            threads = one_blas_thread() if finish is finish_dual else contextlib.nullcontext()
+            with threads:
+                found = finish(problem, alpha, self._scores(), self._kernel_columns, tol,
+                               diag if finish is finish_grouped
+                               else float(np.max(diag, initial=0.0)))
             if found is None and not started:
                 found = self._late_primal_start(problem, alpha, mu, tol)
                 started = True

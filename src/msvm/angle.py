@@ -40,6 +40,9 @@ class AngleGeometry:
     def _kappa(self, k):
         return k / (k - 1.0)
 
+    def _auto_C(self, k):
+        return k - 1.0
+
     def _output_map(self, k):
         return (k - 1.0) / k * simplex_vertices(k)
 
@@ -68,8 +71,14 @@ class AngleBasedMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
 
     Parameters
     ----------
-    C : float, default=1.0
-        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling).
+    C : float or 'auto', default='auto'
+        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling); a number is used
+        as given.  ``'auto'`` means ``C = k - 1``, resolved at fit into ``C_``
+        (``objective_`` is the objective at ``C_``).  Why k - 1: the angle coding asks for
+        the gap <f, W_y> - <f, W_j> = k (<f, W_y> = k - 1, <f, W_j> = -1), and a sample
+        whose variables sit at their bounds moves it by C K(x, x_i) k / (k - 1), so C = k - 1
+        asks of each unit of kernel weight what ``SVC(C=1)`` asks; for k = 2 the fit is
+        exactly ``SVC(C=1)``'s.  See the guide's section on the defaults.
     reinforcement : float in [0, 1], default=0.5
         The loss mixing weight gamma (Fisher consistent for gamma <= 1/2).
     {kernel_parameters}
@@ -100,7 +109,7 @@ class AngleBasedMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         **PROBABILITY_PARAMETER_CONSTRAINTS,
     }
 
-    def __init__(self, C=1.0, reinforcement=0.5, *, kernel="rbf", degree=3, gamma="scale",
+    def __init__(self, C="auto", reinforcement=0.5, *, kernel="rbf", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="auto",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
                  class_weight=None, probability=False, probability_grid=8,

@@ -9,7 +9,10 @@ warm-started from the previous one (the variables at their bounds rescaled by C'
 ones kept, the equalities restored: ``msvm._sequence.path_start``), and is itself a
 scikit-learn classifier, so it nests in ``cross_val_score`` and ``GridSearchCV``.
 scikit-learn's own ``GridSearchCV`` with a ``PredefinedSplit`` selects the same C (tested); it
-refits from scratch at each C.
+refits from scratch at each C.  With ``refit=True`` (the default, as ``GridSearchCV``) the
+selected lambda is fitted once more on the training and tuning samples together, at the C
+of that lambda for their number (``C = 1 / (n_all lambda)``); ``refit=False`` keeps the
+papers' protocol, the fit on the training set alone.
 """
 
 import numbers
@@ -18,9 +21,11 @@ import warnings
 from copy import deepcopy
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import effective_n_jobs
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.exceptions import NotFittedError
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, check_cv, train_test_split
 from sklearn.utils import _safe_indexing
@@ -121,6 +126,39 @@ def _better(score, best_score):
         or score > best_score
 
 
+def _best_index(scores, lambdas):
+    """Index of the selected grid point: the best score, ties to the largest lambda.
+
+    ``scores`` and ``lambdas`` have one entry per grid point (every ``param_grid``
+    combination times every lambda).  Among the points whose score equals the best, the one
+    with the largest lambda wins (the most regularized, simplest and cheapest fit) over the
+    whole grid; among those, the first in grid order.  A NaN score is never selected over a
+    number; when every score is NaN the first point is returned.
+    """
+    scores = np.asarray(scores, dtype=float)
+    valid = ~np.isnan(scores)
+    if not valid.any():
+        return 0
+    tied = np.flatnonzero(scores == np.max(scores[valid]))
+    return int(tied[np.argmax(np.asarray(lambdas, dtype=float)[tied])])
+
+
+def _path_summary(est):
+    """What a statistician plots of one fit: support size, coefficients, intercepts.
+
+    ``n_support`` is the number of training samples with a nonzero dual variable (NaN for an
+    estimator without ``support_``); ``coef`` and ``intercept`` are copies of ``coef_`` and
+    ``intercept_`` when the estimator has explicit coefficients (the linear kernel), else None.
+    """
+    support = getattr(est, "support_", None)
+    coef = getattr(est, "coef_", None)
+    intercept = getattr(est, "intercept_", None)
+    return {"n_support": np.nan if support is None else len(support),
+            "coef": None if coef is None else np.array(coef, dtype=float),
+            "intercept": None if coef is None or intercept is None
+            else np.array(intercept, dtype=float)}
+
+
 def _log_point(log, params, point):
     """One verbose line (and a step of the bar) for one fit of a lambda path."""
     shown = "".join(f", {key}={value!r}" for key, value in params.items())
@@ -175,8 +213,10 @@ def _lambda_path(estimator, params, lambdas, n, warm_start, X, y, X_tune, y_tune
 
     The unit of work of a parallel :class:`TuningSetSearch` (one joblib task).  Returns the
     list of the path's fits (a dict each: lambda, C, tuning score, fit and scoring times,
-    ``(converged, stop_reason)`` or None, objective and KKT residual) and ``(index, fit)`` of
-    its best-scoring fit (a copy of the estimator; None unless ``keep_best``).  ``log``, when
+    ``(converged, stop_reason)`` or None, objective and KKT residual, number of support
+    samples, coefficients and intercepts of a linear fit) and ``(index, fit)`` of its
+    best-scoring fit, the first maximum along the path, i.e. the largest lambda among ties
+    (a copy of the estimator; None unless ``keep_best``).  ``log``, when
     given, reports each fit as it ends.
     """
     est = clone(estimator).set_params(**params)
@@ -217,13 +257,26 @@ def _walk_path(est, lambdas, n, X, y, X_tune, y_tune, fit_params, scorer, params
         objective, resid = _fit_summary(est)
         point = {"lambda": float(lam), "C": C, "score": score, "fit_time": t1 - t0,
                  "score_time": time.perf_counter() - t1, "stop": _stop(est),
-                 "objective": objective, "resid": resid}
+                 "objective": objective, "resid": resid, **_path_summary(est)}
         points.append(point)
         if keep_best and _better(score, best_score):
             best, best_score = (len(points) - 1, deepcopy(est)), score
         if log is not None:
             _log_point(log, params, point)
     return points, best
+
+
+def _stack_sets(X, X_tune):
+    """The training inputs X followed by the tuning inputs X_tune, in X's container (a
+    pandas DataFrame, a CSR matrix or an array)."""
+    if hasattr(X, "columns"):
+        import pandas as pd
+        if not hasattr(X_tune, "columns"):
+            X_tune = pd.DataFrame(X_tune, columns=X.columns)
+        return pd.concat([X, X_tune], ignore_index=True)
+    if sp.issparse(X) or sp.issparse(X_tune):
+        return sp.vstack([sp.csr_matrix(X), sp.csr_matrix(X_tune)]).tocsr()
+    return np.vstack([X, np.asarray(X_tune, dtype=np.float64)])
 
 
 def _merged_stop(stops):
@@ -243,7 +296,7 @@ def _cv_results(grid, lambdas, C, paths):
     the C reported for each lambda.
     """
     n_splits = len(paths[0])
-    params = [dict(combination, C=c) for combination in grid for c in C]
+    params = [dict(combination, C=float(c)) for combination in grid for c in C]
     n_fits = len(params)
     results = {"params": params}
     names = ["C"] + sorted({name for combination in grid for name in combination})
@@ -282,17 +335,53 @@ def _cv_results(grid, lambdas, C, paths):
     return results
 
 
+def _path_record(results, paths):
+    """``path_`` of a search: per grid point (``results``' order), what a statistician plots.
+
+    ``results`` is the search's ``cv_results_``, ``paths[g][s]`` the fits of combination g on
+    split s along the lambdas (see :func:`_cv_results`).
+    """
+    fits = [[path[j] for path in split_paths] for split_paths in paths
+            for j in range(len(split_paths[0]))]          # fits[point][split]
+    record = {"params": list(results["params"]), "lambda": results["lambda"].copy(),
+              "C": np.array([p["C"] for p in results["params"]]),
+              "score": results["mean_test_score"].copy()}
+    for key in ("objective", "n_support"):
+        record[key] = np.array([[fit[key] for fit in point] for point in fits], dtype=float)
+    coefs = [fit["coef"] for point in fits for fit in point]
+    if all(c is not None for c in coefs) and len({c.shape for c in coefs}) == 1:
+        for key in ("coef", "intercept"):
+            record[key] = np.array([[fit[key] for fit in point] for point in fits])
+    return record
+
+
 class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Choose C on a separate tuning set along a lambda grid, with warm starts.
 
     For each combination of ``param_grid`` (e.g. several kernel widths) the estimator is fitted
     on the training set at ``C = 1 / (n lambda)`` for every lambda of ``lambdas``, from the
     largest lambda down, each fit warm-started from the previous one; each fit is scored on
-    the tuning set.  The best-scoring fit is kept as ``best_estimator_`` (not refitted: the
-    papers report the test score of the fit on the training set alone).  Ties go to the
-    first combination of ``param_grid`` and, within it, to the largest lambda (the simplest
-    fit); a NaN score is never selected over a number.  ``n_jobs`` fits the combinations of
-    ``param_grid`` in parallel, each job walking its lambda path in order (see below).
+    the tuning set.  Ties in the tuning score go to the largest lambda over the whole grid
+    (the most regularized, simplest and cheapest fit, whatever its ``param_grid``
+    combination), then to the first combination in grid order; a NaN score is never
+    selected over a number.  ``n_jobs`` fits the combinations of ``param_grid`` in parallel,
+    each job walking its lambda path in order (see below).
+
+    Two protocols, chosen by ``refit``:
+
+    * ``refit=True`` (default, scikit-learn's ``GridSearchCV`` protocol): the selected
+      parameters are fitted once more on all the samples the search saw (training and
+      tuning samples, or all of X with ``cv``), at the selected lambda: ``C = 1 / (n_all
+      lambda)`` with n_all their number, so that the regularization ``lambda J(f)`` against
+      the mean loss is the one selected (a C kept fixed would regularize less on more
+      data).  This is the default because a scikit-learn user expects the search to
+      predict with a model fitted on all the data, and it predicts better: on pendigits it
+      scored 0.4-0.5 points higher on the test set than the fit on the training part
+      (``benchmarks/results/tuning.md``).
+    * ``refit=False`` (the papers' protocol, e.g. Liu and Yuan 2011): ``best_estimator_`` is
+      the selected fit on the training set alone, whose test score the papers report.  With
+      ``cv`` there is no such single fit: the search then only selects (``best_params_``,
+      ``cv_results_``) and cannot predict, as ``GridSearchCV(refit=False)``.
 
     The fits at the large-lambda end of the grid are often constant classifiers; their
     :class:`~msvm.exceptions.DegenerateFitWarning` is silenced along the path, and raised
@@ -332,6 +421,13 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         fitted once more, on all of (X, y), at the selected parameters and
         ``C = 1 / (n lambda)`` with n = ``len(y)`` (the fits of a fold use that fold's
         training size).  Not with ``X_tune`` nor ``kernel='precomputed'``.
+    refit : bool, default=True
+        Refit the selected parameters on the training and tuning samples together, at
+        ``C = 1 / (n_all lambda)`` (see the two protocols above); False keeps the selected
+        fit on the training set (``cv``: no fitted model).  True needs the inputs of both
+        sets: not with ``kernel='precomputed'`` (its tuning input is a kernel block against
+        the training samples) nor with ``sample_weight`` and an explicit tuning set (the
+        tuning samples have no weights); use ``refit=False`` there.
     n_jobs : int, default=None
         Number of jobs fitting the ``param_grid`` combinations (and ``cv`` folds) in
         parallel (joblib; ``None`` is 1 unless in a ``joblib.parallel_backend`` context, -1
@@ -351,19 +447,24 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         of a combination's path are printed when its job ends, in grid order (the time is
         then that of printing).
     progress_bar : bool, default=False
-        Show a progress bar over the fits of the path (needs ``tqdm``: ``pip install
-        "msvm[progress]"``).
+        Show a progress bar over the fits of the path (needs ``tqdm``: ``pip install tqdm``).
 
     Attributes
     ----------
     best_estimator_ : estimator
-        The fit on the training set at the selected parameters (with ``cv``: on all of X).
+        ``refit=True``: the selected parameters fitted on the training and tuning samples
+        (with ``cv``: on all of X) at ``C = 1 / (n_all lambda)``.  ``refit=False``: the
+        selected fit on the training set (absent with ``cv``).
     best_params_ : dict
-        Its parameters, ``C`` included.
+        The selected grid point's parameters as in ``cv_results_['params']``, ``C``
+        included (the C of the fits that were scored; with ``cv`` the C of the refit on all
+        of X).  Plain Python numbers where the grid gave them so.
     best_lambda_ : float
         The selected lambda.
     best_score_ : float
         Its tuning-set score (with ``cv``: the mean over the folds).
+    best_index_ : int
+        Its index in ``cv_results_`` and ``path_``.
     results_ : dict of arrays
         One entry per fit: ``'params'``, ``'lambda'``, ``'C'``, ``'score'``, ``'fit_time'``
         (with ``cv``: one entry per grid point, the means over the folds), and, when the
@@ -380,6 +481,16 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         the lowest rank, NaN last), ``'mean_fit_time'``, ``'std_fit_time'``, ``'mean_score_time'``,
         ``'std_score_time'``, and ``'converged'`` and ``'stop_reason'`` as in ``results_``
         (with ``cv``: those of the first fold whose fit did not converge, if any).
+    path_ : dict
+        What a statistician plots along the path, one entry per grid point (in the order of
+        ``cv_results_``): ``'params'``, ``'lambda'``, ``'C'``, ``'score'`` (the mean tuning
+        score), and per split (last axis or second axis: one split unless ``cv``)
+        ``'objective'`` and ``'n_support'`` (number of support samples), shape
+        (n_points, n_splits), and, when every fit has explicit coefficients (the linear
+        kernel), ``'coef'`` and ``'intercept'`` of shapes (n_points, n_splits) +
+        ``coef_.shape`` and + ``intercept_.shape``.  Drawn by
+        :func:`msvm.plotting.plot_validation_curve` and
+        :func:`msvm.plotting.plot_regularization_path`.
     classes_ : ndarray
         The class labels.
     n_features_in_ : int
@@ -400,12 +511,13 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     9
     """
 
-    _parameter_constraints = {"cv": ["cv_object"], "n_jobs": [numbers.Integral, None],
-                              "verbose": ["verbose"], "progress_bar": ["boolean"]}
+    _parameter_constraints = {"cv": ["cv_object"], "refit": ["boolean"],
+                              "n_jobs": [numbers.Integral, None], "verbose": ["verbose"],
+                              "progress_bar": ["boolean"]}
 
     def __init__(self, estimator, lambdas=None, param_grid=None, scoring=None, tuning_size=0.5,
-                 warm_start=True, random_state=None, *, cv=None, n_jobs=None, verbose=0,
-                 progress_bar=False):
+                 warm_start=True, random_state=None, *, cv=None, refit=True, n_jobs=None,
+                 verbose=0, progress_bar=False):
         self.estimator = estimator
         self.lambdas = lambdas
         self.param_grid = param_grid
@@ -414,6 +526,7 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.warm_start = warm_start
         self.random_state = random_state
         self.cv = cv
+        self.refit = refit
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.progress_bar = progress_bar
@@ -474,7 +587,7 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return splits
 
     def _refit(self, params, X, y, fit_params):
-        """With ``cv``: the estimator at the selected parameters fitted on all of (X, y)."""
+        """The estimator at the selected parameters fitted on all of (X, y) (``refit``)."""
         est = clone(self.estimator).set_params(**params)
         with warnings.catch_warnings():
             # a degenerate selection is reported once, by fit
@@ -542,14 +655,40 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         scorer = check_scoring(self.estimator, scoring=self.scoring)
         _check_scorer_methods(scorer, self.estimator, self.scoring)
         grid = list(ParameterGrid(self.param_grid)) if self.param_grid is not None else [{}]
+        self._check_refit(X_tune, fit_params)
         splits = self._splits(X, y, X_tune, y_tune, fit_params)
         done = self._fit_paths(grid, splits, lambdas, scorer)
         self._store_results(grid, lambdas, splits, len(y), done)
-        self._select(lambdas, done, X, y, fit_params)
-        # the training samples of the selected fit: those of the one split, or all with cv
-        X_fit, y_fit = (splits[0][0], splits[0][1]) if self.cv is None else (X, y)
-        self._warn_if_degenerate_selection(X_fit, y_fit)
+        g = self._select(lambdas)
+        fitted_on = self._best_fit(done[g * len(splits)], X, y, X_tune, y_tune, fit_params,
+                                   splits[0])
+        self.classes_ = (self.best_estimator_.classes_ if fitted_on is not None
+                         else np.unique(y))
+        if fitted_on is not None:
+            self._warn_if_degenerate_selection(*fitted_on)
         return self
+
+    def _check_refit(self, X_tune, fit_params):
+        """Refuse ``refit=True`` where the training and tuning samples cannot be refitted
+        together (before any work)."""
+        precomputed = self.estimator.get_params().get("kernel") == "precomputed"
+        if not self.refit or not (precomputed or (X_tune is not None and fit_params)):
+            return
+        if hasattr(self.estimator, "_validate_params"):
+            # an invalid parameter of the estimator is the first thing to fix
+            clone(self.estimator)._validate_params()
+        if precomputed:
+            raise ValueError("refit=True refits on the training and tuning samples together, "
+                             "which needs the kernel among all of them, but with "
+                             "kernel='precomputed' X_tune is the kernel against the training "
+                             "samples only: set refit=False (the selected fit on the training "
+                             "set is kept), or pass the kernel as a callable")
+        if X_tune is not None and fit_params:
+            raise ValueError(f"refit=True refits on the training and tuning samples "
+                             f"together, but the fit parameters {sorted(fit_params)} (e.g. "
+                             f"sample_weight) are given for the training samples only: set "
+                             f"refit=False, or pass all samples as X with tuning_size (the "
+                             f"weights are then split with X)")
 
     def _splits(self, X, y, X_tune, y_tune, fit_params):
         """The (X, y, X_tune, y_tune, fit_params) of every split: the folds of ``cv``, the
@@ -567,7 +706,7 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         unless ``cv``).  In this process one verbose line per fit as it ends; with
         ``n_jobs`` one joblib task per path, whose lines are printed when it ends (in order).
         """
-        keep_best = self.cv is None
+        keep_best = self.cv is None and not self.refit
         work = [(params, split) for params in grid for split in splits]
         with StepLog(type(self).__name__, self.verbose, total=len(work) * len(lambdas),
                      bar=self.progress_bar) as log:
@@ -597,6 +736,7 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         paths = [[points for points, _ in done[g * len(splits):(g + 1) * len(splits)]]
                  for g in range(len(grid))]
         self.cv_results_ = cv = _cv_results(grid, lambdas, C, paths)
+        self.path_ = _path_record(cv, paths)
         self.results_ = {"params": list(cv["params"]), "lambda": cv["lambda"].copy(),
                          "C": np.array([p["C"] for p in cv["params"]]),
                          "score": cv["mean_test_score"].copy(),
@@ -605,36 +745,60 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.results_["converged"] = cv["converged"].copy()
             self.results_["stop_reason"] = cv["stop_reason"].copy()
 
-    def _select(self, lambdas, done, X, y, fit_params):
-        """The best_* attributes: the first maximum of the (mean) tuning score, NaN never
-        selected over a number; its fit kept from the path, or refitted on (X, y) with cv."""
+    def _select(self, lambdas):
+        """``best_index_``, ``best_score_``, ``best_lambda_``, ``best_params_`` (the best
+        mean tuning score, ties to the largest lambda: :func:`_best_index`); returns the
+        index of the selected ``param_grid`` combination."""
         scores = self.cv_results_["mean_test_score"]
-        best_index = None
-        for i, score in enumerate(scores):
-            if best_index is None or _better(score, scores[best_index]):
-                best_index = i
+        best_index = _best_index(scores, self.cv_results_["lambda"])
         g, j = divmod(best_index, len(lambdas))
-        best_params = self.cv_results_["params"][best_index]
-        if self.cv is None:
-            _, fit = done[g][1]
-        else:
-            fit = self._refit(best_params, X, y, fit_params)
-        best = (float(scores[best_index]), float(lambdas[j]), best_params, fit)
-        self.best_score_, self.best_lambda_, self.best_params_, self.best_estimator_ = best
-        if "warm_start" in self.best_estimator_.get_params():
-            self.best_estimator_.set_params(warm_start=self.estimator.get_params()["warm_start"])
-        self.classes_ = self.best_estimator_.classes_
+        self.best_index_ = best_index
+        self.best_score_ = float(scores[best_index])
+        self.best_lambda_ = float(lambdas[j])
+        self.best_params_ = dict(self.cv_results_["params"][best_index])
         if np.isnan(self.best_score_):
             warnings.warn("every tuning score is NaN", UserWarning)
+        return g
+
+    def _best_fit(self, path, X, y, X_tune, y_tune, fit_params, split):
+        """``best_estimator_`` as ``refit`` says; returns the (X, y) it was fitted on, or
+        None when there is none (``refit=False`` with ``cv``).
+
+        ``path`` is what :func:`_lambda_path` returned for the selected combination (on the
+        first split): its fits, and the ``(index, fit)`` it kept (``refit=False`` without
+        ``cv``); ``split`` the (X, y, ...) of the first split.  The refit is one fit from
+        scratch (for the truncated losses, whose DC algorithm finds a local minimum that
+        depends on its start, not necessarily the kind the warm path found).
+        """
+        if self.refit:
+            if self.cv is None and X_tune is not None:
+                X, y = _stack_sets(X, X_tune), np.concatenate([y, np.asarray(y_tune)])
+            params = dict(self.best_params_, C=1.0 / (len(y) * self.best_lambda_))
+            self.best_estimator_ = self._refit(params, X, y, fit_params)
+            fitted_on = (X, y)
+        elif self.cv is None:
+            self.best_estimator_, fitted_on = path[1][1], (split[0], split[1])
+        else:
+            return None
+        if "warm_start" in self.best_estimator_.get_params():
+            self.best_estimator_.set_params(warm_start=self.estimator.get_params()["warm_start"])
+        return fitted_on
 
     def _warn_if_degenerate_selection(self, X_fit, y_fit):
         """One DegenerateFitWarning when the selected fit predicts one class for all of its
-        training samples (X_fit, y_fit)."""
+        training samples (X_fit, y_fit), and one with the selected fit's own summary of
+        degenerate parts (``_local_problems_message``: TargetedLocalMSVM's grid points
+        without a local problem), whose warnings the path and the refit silence."""
+        summary = getattr(self.best_estimator_, "_local_problems_message", None)
+        summary = summary() if summary is not None else None
+        if summary is not None:
+            warnings.warn(f"{summary} (in the fit TuningSetSearch selected)",
+                          DegenerateFitWarning, stacklevel=user_stacklevel())
         message = degenerate_fit_message(self.best_estimator_,
                                          self.best_estimator_.predict(X_fit), y_fit)
         if message is not None:
             warnings.warn(f"TuningSetSearch selected lambda = {self.best_lambda_:g} (C = "
-                          f"{self.best_params_['C']:g}), a degenerate fit: {message} Extend "
+                          f"{self.best_estimator_.C:g}), a degenerate fit: {message} Extend "
                           f"the grid to smaller lambda (larger C) if the best tuning score "
                           f"sits at its end.", DegenerateFitWarning, stacklevel=user_stacklevel())
 
@@ -655,13 +819,11 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Predict with the selected fit."""
-        check_is_fitted(self)
-        return self.best_estimator_.predict(X)
+        return self._best().predict(X)
 
     def decision_function(self, X):
         """Decision values of the selected fit."""
-        check_is_fitted(self)
-        return self.best_estimator_.decision_function(X)
+        return self._best().decision_function(X)
 
     @available_if(_estimator_has_probability)
     def predict_proba(self, X):
@@ -672,19 +834,25 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         once, search with ``probability=False`` and refit the selected parameters with
         ``probability=True``.
         """
-        check_is_fitted(self)
-        return self.best_estimator_.predict_proba(X)
+        return self._best().predict_proba(X)
 
     @available_if(_estimator_has_probability)
     def predict_log_proba(self, X):
         """Logarithm of the class probabilities of the selected fit."""
-        check_is_fitted(self)
-        return self.best_estimator_.predict_log_proba(X)
+        return self._best().predict_log_proba(X)
 
     def score(self, X, y, sample_weight=None):
         """The ``scoring`` of the selected fit on (X, y) (accuracy when ``scoring`` is None)."""
-        check_is_fitted(self)
+        best = self._best()
         if self.scoring is None:
-            return self.best_estimator_.score(X, y, sample_weight=sample_weight)
-        return float(check_scoring(self.best_estimator_, scoring=self.scoring)(
-            self.best_estimator_, X, y))
+            return best.score(X, y, sample_weight=sample_weight)
+        return float(check_scoring(best, scoring=self.scoring)(best, X, y))
+
+    def _best(self):
+        """The fitted ``best_estimator_``, or NotFittedError naming the remedy."""
+        check_is_fitted(self)
+        if not hasattr(self, "best_estimator_"):
+            raise NotFittedError("this TuningSetSearch was fitted with refit=False and cv: "
+                                 "it selected parameters (best_params_, cv_results_) but "
+                                 "keeps no fitted model to predict with; set refit=True")
+        return self.best_estimator_

@@ -32,8 +32,14 @@ class ReinforcedMSVM(ProbabilityMixin, BaseMSVM):
 
     Parameters
     ----------
-    C : float, default=1.0
-        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling).
+    C : float or 'auto', default='auto'
+        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling); a number is used
+        as given.  ``'auto'`` means ``C = k``, the number of classes, resolved at fit into
+        ``C_`` (``objective_`` is the objective at ``C_``).  Why k: the sum-to-zero coding
+        asks for the gap f_y - f_j = k (targets f_y = k - 1, f_j = -1), and a sample whose
+        variables sit at their bounds moves that gap by C K(x, x_i), so C = k asks of each
+        unit of kernel weight what ``SVC(C=1)`` asks (a gap of 2 for 2 C K(x, x_i)); for
+        k = 2 the fit is exactly ``SVC(C=1)``'s.  See the guide's section on the defaults.
     reinforcement : float in [0, 1], default=0.5
         The loss mixing weight gamma. 0 gives the Lee, Lin and Wahba (2004) MSVM.
     {kernel_parameters}
@@ -69,13 +75,16 @@ class ReinforcedMSVM(ProbabilityMixin, BaseMSVM):
         **PROBABILITY_PARAMETER_CONSTRAINTS,
     }
 
-    def __init__(self, C=1.0, reinforcement=0.5, *, kernel="rbf", degree=3, gamma="scale",
+    def __init__(self, C="auto", reinforcement=0.5, *, kernel="rbf", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="auto",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
                  class_weight=None, probability=False, probability_grid=8,
                  kernel_approximation=None, n_components=1000, landmarks="uniform",
                  intercept_solver="exact"):
         set_init_params(self, locals())
+
+    def _auto_C(self, k):
+        return float(k)
 
     def _dual_problem(self, y, k, weights):
         return reinforced_problem(y, k, weights, float(self.reinforcement))

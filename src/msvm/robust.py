@@ -3,7 +3,7 @@
 import numbers
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
 from ._dc import DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, truncated_fit
@@ -37,11 +37,22 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
 
     Parameters
     ----------
-    C : float, default=1.0
-        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling).
-    truncation : float >= 0 or None, default=1.0
-        The truncation point s (the paper's experiments use T_1).  None gives the untruncated
-        Lee-Lin-Wahba MSVM (one convex solve).
+    C : float or 'auto', default='auto'
+        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling); a number is used
+        as given.  ``'auto'`` means ``C = k``, the number of classes, resolved at fit into
+        ``C_`` (``objective_`` is the objective at ``C_``).  Why k: the sum-to-zero coding
+        asks for the gap f_y - f_j = k (targets f_y = k - 1, f_j = -1), and a sample whose
+        variables sit at their bounds moves that gap by C K(x, x_i), so C = k asks of each
+        unit of kernel weight what ``SVC(C=1)`` asks (a gap of 2 for 2 C K(x, x_i)); for
+        k = 2 the untruncated fit is exactly ``SVC(C=1)``'s.  See the guide's section on
+        the defaults.
+    truncation : float >= 0, 'auto' or None, default='auto'
+        The truncation point s.  ``'auto'`` means ``s = (k - 1) / 2``, half the coding's
+        target k - 1 of the own class: the T_1 loss of the paper's experiments (k = 3) at
+        k = 3, at the same place relative to the coding for every k (a fixed s = 1 truncates
+        correctly classified points of a ten-class problem: 7 % of pendigits' training
+        samples at C = 10).  None gives the untruncated Lee-Lin-Wahba MSVM (one convex
+        solve).
     {kernel_parameters}
     {dc_parameters}
     {probability_parameters}
@@ -63,10 +74,10 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     {dc_notes}
 
     Here less truncation means a larger ``truncation`` s (the bound 1 + s of the loss grows;
-    ``None`` is the convex Lee-Lin-Wahba MSVM).  On overlapping data with many classes the
-    default T_1 at C = 1 can end at the constant classifier (for example on scikit-learn's
-    ``make_classification(n_samples=2000, n_features=20, n_informative=10, n_classes=5)``
-    with the rbf kernel).
+    ``None`` is the convex Lee-Lin-Wahba MSVM).  On overlapping data with many classes a
+    small C with a small s (T_1 at C = 1) can end at the constant classifier (for example
+    on scikit-learn's ``make_classification(n_samples=2000, n_features=20,
+    n_informative=10, n_classes=5)`` with the rbf kernel, or on its ten-class digits).
 
     Examples
     --------
@@ -83,11 +94,12 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,
         **DC_PARAMETER_CONSTRAINTS,
-        "truncation": [Interval(numbers.Real, 0, None, closed="left"), None],
+        "truncation": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"auto"}),
+                       None],
         **PROBABILITY_PARAMETER_CONSTRAINTS,
     }
 
-    def __init__(self, C=1.0, truncation=1.0, *, kernel="rbf", degree=3, gamma="scale",
+    def __init__(self, C="auto", truncation="auto", *, kernel="rbf", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="auto",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
                  class_weight=None, dc_tol=1e-6, max_dc_iter=100,
@@ -98,7 +110,12 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
 
     _less_truncation = "a larger truncation (truncation=None: the untruncated MSVM)"
 
+    def _auto_C(self, k):
+        return float(k)
+
     def _truncation_value(self, k):
+        if self.truncation == "auto":
+            return (k - 1) / 2.0
         return None if self.truncation is None else float(self.truncation)
 
     def _fit_dual(self, sequence, y, sw, log):

@@ -8,18 +8,22 @@ boxes of the dual, do) and each is warm-started from its neighbour's dual soluti
 """
 
 import numbers
+import os
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import Optional
 
+import joblib
 import numpy as np
 import scipy.sparse as sp
+import sklearn
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import BaseMSVM
 from ._docs import fill_doc
-from ._fit_state import set_init_params, user_stacklevel
+from ._fit_state import set_init_params
 from ._kernels import dense, kernel_matrix, make_row_source
 from ._losses import reinforced_loss
 from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
@@ -28,7 +32,7 @@ from .angle import AngleGeometry, simplex_vertices
 from ._progress import StepLog, n_epochs
 from ._sequence import CONVERGED, rescaled_dual
 from ._products import feature_weights, times_small, weighted_sum
-from ._validation import check_finite_objective, label_repr
+from ._validation import check_finite_objective
 from ._warm_start import GridStart
 from .exceptions import DegenerateFitWarning
 
@@ -90,9 +94,39 @@ class _GridFit:
     one_class: bool = False
 
 
-def _points(values):
-    """Grid points for a message: '0.1, 0.25, 0.4'."""
-    return ", ".join(f"{u:.4g}" for u in values)
+# frames of these packages are skipped by the local-problems warning (_warn_once_per_call_site)
+_LIBRARY_DIRS = tuple(os.path.dirname(module.__file__) + os.sep
+                      for module in (sys.modules[__package__], sklearn, joblib))
+
+
+# (frame id, code, instruction, text) of the last local-problems warning's call site
+_last_warned = None
+
+
+def _warn_once_per_call_site(message):
+    """A DegenerateFitWarning attributed to the first frame outside msvm, scikit-learn and
+    joblib (the user's line, also when a meta-estimator fits); inside a meta-estimator (a
+    scikit-learn or joblib frame between), not again while the same call of that line goes
+    on with the same text.
+
+    ``GridSearchCV`` runs every fold and grid point under fresh warning filters (each job
+    of scikit-learn's ``Parallel`` restores them), which clears Python's record of the
+    warnings already shown, so its default filter would show one copy per fit (10 in a
+    3-fold search over 3 values and its refit).  The same frame at the same instruction
+    is one call: the search's folds, grid points and refit.  A fit called directly warns
+    every time (Python's filters decide).
+    """
+    global _last_warned
+    frame, level, meta = sys._getframe(0), 1, False    # level 1: this function's frame
+    while frame is not None and frame.f_code.co_filename.startswith(_LIBRARY_DIRS):
+        meta = meta or not frame.f_code.co_filename.startswith(_LIBRARY_DIRS[0])
+        frame, level = frame.f_back, level + 1
+    key = None if frame is None or not meta else (id(frame), frame.f_code, frame.f_lasti,
+                                                  message)
+    if key is not None and key == _last_warned:
+        return
+    _last_warned = key
+    warnings.warn(message, DegenerateFitWarning, stacklevel=level)
 
 
 def bandwidth_rule(U, rule):
@@ -133,8 +167,10 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
 
     Parameters
     ----------
-    C : float, default=1.0
-        Weight of the loss (``C = 1 / (n lambda)``).
+    C : float or 'auto', default='auto'
+        Weight of the loss (``C = 1 / (n lambda)``); a number is used as given.  ``'auto'``
+        means ``C = k - 1``, the rule of :class:`AngleBasedMSVM` for the same angle coding,
+        resolved at fit into ``C_``.
     reinforcement : float in [0, 1], default=0.5
         The loss mixing weight gamma.
     target : int or str, default=0
@@ -149,9 +185,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         Number of grid points, equally spaced over the training range of U.
     {kernel_parameters}
     progress_bar : bool, default=False
-        Show a progress bar over the grid points (needs ``tqdm``: ``pip install
-        "msvm[progress]"``).  With ``verbose=1`` the one line per grid point is written
-        above the bar.
+        Show a progress bar over the grid points (needs ``tqdm``: ``pip install tqdm``).
+        With ``verbose=1`` the one line per grid point is written above the bar.
     {probability_parameters}
     {approximation_parameters}
 
@@ -189,6 +224,10 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         hold no sample is solved exactly without the solver and reports 0.
     gamma_ : float or None
         Resolved kernel coefficient (computed on the non-target columns).
+    local_problems_ : dict of ndarray
+        The grid points u0 without a local classification problem: ``'no_sample'`` (the
+        smoothing weights hold no sample) and ``'one_class'`` (samples of one class only);
+        empty arrays when every grid point has one.
     grid_stop_reasons_ : ndarray of str, shape (n_grid,)
         How the solve of every grid point stopped: 'tol' (converged; also a grid point
         without samples, solved exactly), 'max_iter' or 'gap_floor' (each with a
@@ -227,9 +266,12 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
 
     A grid point u0 whose smoothing weights hold no sample has the zero local functions
     (predicting ``classes_[0]``); one whose weights hold samples of one class only fits a
-    classifier of that class.  Such grid points are named in one
-    :class:`~msvm.exceptions.DegenerateFitWarning`: use a larger bandwidth or fewer grid
-    points.
+    classifier of that class.  Such grid points are listed in ``local_problems_`` and
+    reported by one :class:`~msvm.exceptions.DegenerateFitWarning` with a short text that
+    does not depend on the data, attributed to the caller's line outside msvm, scikit-learn
+    and joblib, and not repeated while the same call of that line goes on: a ``GridSearchCV``
+    or :class:`~msvm.model_selection.TuningSetSearch` over this estimator warns once, not
+    once per fold and grid point.  Remedy: a larger bandwidth or fewer grid points.
     """
 
     _parameter_constraints = {
@@ -247,7 +289,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     # a refit starts every grid point from the previous fit's dual there
     _warm_state_type = GridStart
 
-    def __init__(self, C=1.0, reinforcement=0.5, target=0, smoother="epanechnikov",
+    def __init__(self, C="auto", reinforcement=0.5, target=0, smoother="epanechnikov",
                  bandwidth="silverman", n_grid=20, *, kernel="linear", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="auto",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
@@ -319,7 +361,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         src_X, src, plan = self._grid_row_source(Z, y, sw)
         sequence = self._dual_sequence(src_X, src, plan)
         fits = self._fit_grid(sequence, src_X.shape[1], U, y, sw)
-        self._start_from(GridStart(np.array([fit.alpha for fit in fits]), float(self.C)))
+        self._start_from(GridStart(np.array([fit.alpha for fit in fits]), self.C_))
         self._store_grid(fits, Z)
         self.stop_reason_ = sequence.stop_reason()
         self._keep_plan(sequence.plan)
@@ -376,7 +418,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         with StepLog(type(self).__name__, self.verbose, total=len(self.grid_),
                      bar=self.progress_bar) as log:
             for g, u0 in enumerate(self.grid_):
-                weights = self.C * sw * smoothing_weights(U, u0, self.bandwidth_, self.smoother)
+                weights = self.C_ * sw * smoothing_weights(U, u0, self.bandwidth_, self.smoother)
                 problem = reinforced_problem(y, k, weights, float(self.reinforcement),
                                              kappa=self._kappa(k), equality=False)
                 label = f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})"
@@ -390,7 +432,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                     continue
                 previous = state.at(g, len(self.grid_), problem) if state is not None else None
                 if previous is not None:
-                    alpha = problem.clip_feasible(rescaled_dual(previous, state.C, self.C))
+                    alpha = problem.clip_feasible(rescaled_dual(previous, state.C, self.C_))
                 elif last is not None:
                     alpha = problem.clip_feasible(last)
                 else:
@@ -443,25 +485,27 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
             self.support_vectors_ = Z[self.support_]
 
     def _warn_local_problems(self, fits):
-        """One DegenerateFitWarning naming the grid points without a local classification
-        problem (no sample, or samples of one class only), if any."""
-        empty = [fit.u0 for fit in fits if fit.support is None]
-        one_class = [fit.u0 for fit in fits if fit.one_class]
-        if not (empty or one_class):
-            return
-        parts = []
-        if empty:
-            parts.append(f"no sample at u0 = {_points(empty)} (the local functions there "
-                         f"are zero and predict {label_repr(self.classes_[0])})")
-        if one_class:
-            parts.append(f"samples of one class only at u0 = {_points(one_class)} (the "
-                         f"local classifier there predicts that class)")
-        warnings.warn(
-            f"TargetedLocalMSVM: {len(empty) + len(one_class)} of {len(self.grid_)} grid "
-            f"points have no local classification problem: the smoothing weights "
-            f"(bandwidth {self.bandwidth_:.4g}) hold {' and '.join(parts)}; predictions "
-            f"near those u0 come from these fits. Use a larger bandwidth or fewer grid "
-            f"points (n_grid).", DegenerateFitWarning, stacklevel=user_stacklevel())
+        """``local_problems_`` (the grid points without a local classification problem: no
+        sample, or samples of one class only) and, if any, one DegenerateFitWarning."""
+        self.local_problems_ = {
+            "no_sample": np.array([fit.u0 for fit in fits if fit.support is None]),
+            "one_class": np.array([fit.u0 for fit in fits if fit.one_class])}
+        message = self._local_problems_message()
+        if message is not None:
+            _warn_once_per_call_site(message)
+
+    def _local_problems_message(self):
+        """The text of the warning about ``local_problems_``, or None when there are none.
+
+        The same text for every fit with such grid points (the points themselves are in
+        ``local_problems_``), so that the repeated fits of a search warn once.
+        """
+        if not any(len(points) for points in self.local_problems_.values()):
+            return None
+        return ("TargetedLocalMSVM: some grid points have no local classification problem "
+                "(their smoothing weights hold no sample, or samples of one class only), so "
+                "predictions near them come from degenerate local fits; local_problems_ "
+                "lists them. Use a larger bandwidth or fewer grid points (n_grid).")
 
     # ------------------------------------------------------------------ predict
     def _interpolation(self, u):

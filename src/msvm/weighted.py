@@ -95,8 +95,13 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
 
     Parameters
     ----------
-    C : float, default=1.0
-        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling).
+    C : float or 'auto', default='auto'
+        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling); a number is used
+        as given.  ``'auto'`` means ``C = 1`` for every k, resolved at fit into ``C_``: this
+        loss asks for a gap of 1 between the classes' functions, and a sample whose
+        variables sit at their bounds moves it by at least C K(x, x_i), so C = 1 already
+        asks of each unit of kernel weight no more than ``SVC(C=1)`` does.  (The
+        per-class-hinge models use C = k or k - 1.)
     utility : array-like of shape (k, k), default=None
         Nonnegative utility matrix U in the order of ``classes_``; None means the identity.
     cost : array-like of shape (k, k), default=None
@@ -142,7 +147,7 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
         **PROBABILITY_PARAMETER_CONSTRAINTS,
     }
 
-    def __init__(self, C=1.0, utility=None, cost=None, truncation="auto", *, kernel="rbf",
+    def __init__(self, C="auto", utility=None, cost=None, truncation="auto", *, kernel="rbf",
                  degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200,
                  cache_dtype="auto", shrinking=True, warm_start=False, random_state=None,
                  verbose=False, class_weight=None, dc_tol=1e-6, max_dc_iter=100,
@@ -223,8 +228,13 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
 
     Parameters
     ----------
-    C : float, default=1.0
-        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling).
+    C : float or 'auto', default='auto'
+        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling); a number is used
+        as given.  ``'auto'`` means ``C = 1`` for every k, resolved at fit into ``C_``: this
+        loss asks for a gap of 1 between the classes' functions, and a sample whose
+        variables sit at their bounds moves it by at least C K(x, x_i), so C = 1 already
+        asks of each unit of kernel weight no more than ``SVC(C=1)`` does.  (The
+        per-class-hinge models use C = k or k - 1.)
     scheme : {'one-step', 'iterative'}, default='one-step'
         The weighting scheme.
     truncation : 'auto' or float <= 0, default='auto'
@@ -259,7 +269,7 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
         **PROBABILITY_PARAMETER_CONSTRAINTS,
     }
 
-    def __init__(self, C=1.0, scheme="one-step", truncation="auto", max_reweight=100, *,
+    def __init__(self, C="auto", scheme="one-step", truncation="auto", max_reweight=100, *,
                  kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, max_iter=10000,
                  cache_size=200, cache_dtype="auto", shrinking=True, warm_start=False,
                  random_state=None, verbose=False, class_weight=None,
@@ -284,7 +294,7 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
         """The reweighting loop: refits warm-started from the previous weights' solution."""
         k = len(self.classes_)
         v = np.ones(len(y))
-        first = sol = self._start(sequence, self._dual_problem(y, k, self.C * sw))
+        first = sol = self._start(sequence, self._dual_problem(y, k, self.C_ * sw))
         fits, epochs = 1, sol.n_iter
         log.step("fit 1 (v = 1)", self._objective(sol, y, sw), sol.resid, n_epochs(sol.n_iter))
         reason = CONVERGED
@@ -296,7 +306,7 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
                 reason = "max_reweight"
                 break
             v = v_new
-            problem = self._dual_problem(y, k, self.C * sw * v)
+            problem = self._dual_problem(y, k, self.C_ * sw * v)
             sol = sequence.solve(problem, problem.clip_feasible(sol.alpha), sol.mu)
             fits += 1
             epochs += sol.n_iter

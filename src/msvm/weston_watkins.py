@@ -27,8 +27,13 @@ class WestonWatkinsMSVM(ProbabilityMixin, BaseMSVM):
 
     Parameters
     ----------
-    C : float, default=1.0
-        Weight of the loss (``C = 1 / (n lambda)`` in the papers' scaling).
+    C : float or 'auto', default='auto'
+        Weight of the loss (``C = 1 / (n lambda)`` in the papers' scaling); a number is used
+        as given.  ``'auto'`` means ``C = 1`` for every k, resolved at fit into ``C_``: this
+        loss asks for a gap of 1 between the classes' functions, and a sample whose
+        variables sit at their bounds moves it by at least C K(x, x_i), so C = 1 already
+        asks of each unit of kernel weight no more than ``SVC(C=1)`` does.  (The
+        per-class-hinge models use C = k or k - 1.)
     {kernel_parameters}
     {probability_parameters}
     {approximation_parameters}
@@ -51,7 +56,7 @@ class WestonWatkinsMSVM(ProbabilityMixin, BaseMSVM):
         **PROBABILITY_PARAMETER_CONSTRAINTS,
     }
 
-    def __init__(self, C=1.0, *, kernel="rbf", degree=3, gamma="scale",
+    def __init__(self, C="auto", *, kernel="rbf", degree=3, gamma="scale",
                  coef0=0.0, tol=1e-3, max_iter=10000, cache_size=200, cache_dtype="auto",
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
                  class_weight=None, probability=False, probability_grid=8,

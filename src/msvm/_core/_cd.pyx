@@ -21,7 +21,7 @@ from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NON
                       v_lo, v_hi, v_grp)
 from ._state cimport (move_sums, pnorm2, pair_pnorm2, group_full, group_end, group_pair,
                      sums_finite)
-from ._signals cimport tick
+from ._signals cimport tick, progress_note
 from ._rows cimport RowSource
 from ._problem cimport ProblemArrays
 from ._state cimport DualState
@@ -316,6 +316,7 @@ cdef class CDSolver(InnerSolver):
                     continue
                 idx += 1
             viol_out[0] = viol
+            progress_note(self.it, viol)
             if not sums_finite(self.p, self.st, viol):
                 return STATUS_NONFINITE
             if viol <= eps:

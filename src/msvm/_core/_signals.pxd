@@ -1,11 +1,13 @@
 # Signal checks from nogil loops: the loops count their work and, every CHECK_WORK units,
-# re-take the GIL briefly to run Python's signal handlers (Ctrl-C).
+# re-take the GIL briefly to run Python's signal handlers (Ctrl-C).  The solvers also note
+# their epochs and violation (progress_note), which a progress report reads at those checks.
 
 from ._types cimport CHECK_WORK
 
 
 cdef bint signal_raised() noexcept nogil
 cdef int reraise() except -1
+cdef void progress_note(double epochs, double violation) noexcept nogil
 
 
 cdef inline bint tick(long long* work, long long amount) noexcept nogil:

@@ -11,15 +11,60 @@
 # they cost): the switch is a count of open blocks, changed under a lock on entry and exit, so
 # blocks opened by several threads nest and overlap correctly, and every exit (an exception
 # included) undoes exactly its own entry.  No test or benchmark can leave the checks off.
+#
+# Progress reports (``verbose=1`` during a long fit) ride on the same checks: the solvers
+# note their epochs and violation once per epoch or scan (`progress_note`: two stores), and
+# while a `progress_reports(callback, interval)` block is open, a check made at least
+# `interval` seconds after the last report calls `callback(epochs, violation)` under the GIL
+# it already holds.  With no block open a check costs one more integer test, and nothing else.
 
 import threading
 import time
+
+from cpython.exc cimport PyErr_SetObject
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 cdef extern from "Python.h":
     int _py_check_signals "PyErr_CheckSignals" ()
 
 cdef long _off_blocks = 0          # open signal_checks_off() blocks (checks run when 0)
 cdef long long _checks_made = 0     # signal checks since import (for measuring their cost)
+
+cdef long _report_blocks = 0       # open progress_reports() blocks (reports when > 0)
+cdef double _report_every = 0.0    # seconds between two reports
+cdef double _report_next = 0.0     # monotonic time of the next report
+cdef double _noted_epochs = 0.0    # the last progress_note of a solver
+cdef double _noted_violation = -1.0
+_report_callback = None            # the innermost open block's callback
+
+
+cdef double _monotonic() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+cdef void progress_note(double epochs, double violation) noexcept nogil:
+    """Note a solver's work so far (epochs) and its current violation, for the reports."""
+    global _noted_epochs, _noted_violation
+    _noted_epochs = epochs
+    _noted_violation = violation
+
+
+cdef int _report() noexcept:
+    """Call the report callback (under the GIL); a callback that raises stops the fit."""
+    global _report_next
+    _report_next = _monotonic() + _report_every
+    try:
+        _report_callback(_noted_epochs, _noted_violation)
+    except BaseException as exc:
+        raised = exc
+    else:
+        return 0
+    # set it again (the except clause cleared it): the solver stops as for a signal, and
+    # its caller re-raises it (reraise)
+    PyErr_SetObject(type(raised), raised)
+    return -1
 
 
 cdef bint signal_raised() noexcept nogil:
@@ -31,6 +76,8 @@ cdef bint signal_raised() noexcept nogil:
     _checks_made += 1
     with gil:
         r = _py_check_signals()
+        if r == 0 and _report_blocks > 0 and _monotonic() >= _report_next:
+            r = _report()
     return r != 0
 
 
@@ -72,6 +119,46 @@ class signal_checks_off:
         global _off_blocks
         with _off_lock:
             _off_blocks -= 1
+        return False
+
+
+class progress_reports:
+    """Context manager: ``callback(epochs, violation)`` every ``interval`` seconds of a solve.
+
+    Inside the block, the compiled solvers' periodic signal checks (every ~10 ms of work)
+    call ``callback`` when at least ``interval`` seconds have passed since the block opened or
+    since the last call, with the epochs of the running solve so far and its latest
+    violation (-1 before its first scan).  A callback that raises stops the solve as Ctrl-C
+    does (its exception propagates).  Blocks nest: the innermost open block's callback and
+    interval are used, and the outer ones are restored on exit.  The state is the process's
+    (threads share it).
+
+    Examples
+    --------
+    >>> from msvm._core._signals import progress_reports
+    >>> with progress_reports(lambda epochs, violation: None, 5.0):
+    ...     pass
+    """
+
+    def __init__(self, callback, interval):
+        self.callback, self.interval = callback, float(interval)
+
+    def __enter__(self):
+        global _report_blocks, _report_callback, _report_every, _report_next
+        global _noted_epochs, _noted_violation
+        with _off_lock:
+            self._saved = (_report_callback, _report_every, _report_next)
+            _report_callback, _report_every = self.callback, self.interval
+            _report_next = _monotonic() + self.interval
+            _noted_epochs, _noted_violation = 0.0, -1.0
+            _report_blocks += 1
+        return self
+
+    def __exit__(self, *exc_info):
+        global _report_blocks, _report_callback, _report_every, _report_next
+        with _off_lock:
+            _report_blocks -= 1
+            _report_callback, _report_every, _report_next = self._saved
         return False
 
 

@@ -61,7 +61,7 @@ from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NON
                       all_finite, v_s1, v_c1, v_s2, v_c2, v_lin, v_lo, v_hi, v_grp)
 from ._state cimport (move_sums, pair_pnorm2, group_full, group_end, group_pair,
                       sums_finite)
-from ._signals cimport tick
+from ._signals cimport tick, progress_note
 from ._rows cimport RowSource
 from ._problem cimport ProblemArrays
 from ._state cimport DualState
@@ -1227,6 +1227,7 @@ cdef class SMOSolver(InnerSolver):
         self.last_viol = INFINITY
         while True:
             status = self._scan(eps, viol, &m)
+            progress_note(self.steps / <double> max(self.p.n, 1), viol[0])
             if status != STATUS_CONVERGED:
                 return status
             if viol[0] <= eps:

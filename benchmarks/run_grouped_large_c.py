@@ -1,0 +1,157 @@
+"""The grouped margin dual at large C: the exact finishing step with group caps, on and off.
+
+    python -m benchmarks.run_grouped_large_c           # everything (a few minutes)
+    python -m benchmarks.run_grouped_large_c --quick   # the small cases only
+
+(from the repository root)
+
+Every fit runs twice in one process, back to back: with the finishing step of
+msvm/_finish_groups.py ('on') and without it ('off': ``msvm._sequence.finish_grouped = None``,
+the solver path as it was before the step, fit for fit the same iterates).  Reported: CPU
+time (``time.process_time``), whether the fit converged, its objective, the relative duality
+gap it certifies (``duality_gap_ / objective_``) and the ConvergenceWarnings it raised.
+
+Cases: issue 23's (WeightedRobustMSVM with a utility matrix, k = 4, n = 5, d = 1, linear,
+C = 1e5; make_blobs with 3 classes, n = 5,000, d = 2, linear, C = 1e4 for
+WeightedRobustMSVM with and without truncation and AdaptiveWeightedSVM, ReinforcedMSVM on the
+same data for reference; truncation=None at n = 3,000, C = 1e6), a C scan of the n = 5,000
+case, and the existing grouped benchmarks at their own settings (the two grouped linear fits
+of benchmarks/objectives_fingerprint.py, WeightedRobustMSVM on the disc data of
+benchmarks/run_dc_benchmarks.py sections 1c and 2).
+
+Writes benchmarks/results/grouped_large_c.md and .json (--quick: quick_grouped_large_c.*).
+Timings are measured and reported, never asserted.
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from sklearn.datasets import make_blobs, make_classification
+from sklearn.exceptions import ConvergenceWarning
+
+import msvm._sequence as sequence
+from benchmarks.harness import RESULTS, git_commit, machine_info, markdown_table, write_json
+from msvm import AdaptiveWeightedSVM, ReinforcedMSVM, WeightedRobustMSVM
+
+FINISH = sequence.finish_grouped
+
+
+def _tiny_case():
+    """WeightedRobustMSVM's stall of issue 23: utility matrix, k = 4, n = 5, d = 1."""
+    rng = np.random.default_rng(0)
+    k, n = 4, 5
+    y = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
+    X = rng.normal(size=(n, 1)) + 1.5 * np.eye(k, 1)[y]
+    w = rng.uniform(0.2, 2.0, n)
+    U = np.eye(k) + rng.uniform(0.0, 0.5, (k, k)) * (1 - np.eye(k))
+    return X, y, w, U
+
+
+def _fit(make, X, y, sample_weight, finishing):
+    """One fit with the finishing step on or off: a result row."""
+    sequence.finish_grouped = FINISH if finishing else None
+    est = make()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            start = time.process_time()
+            est.fit(X, y, sample_weight=sample_weight)
+            cpu = time.process_time() - start
+    finally:
+        sequence.finish_grouped = FINISH
+    warned = sum(issubclass(c.category, ConvergenceWarning) for c in caught)
+    return {"finishing": "on" if finishing else "off", "cpu_s": cpu,
+            "converged": bool(est.converged_), "objective": float(est.objective_),
+            "rel_gap": float(est.duality_gap_ / abs(est.objective_)),
+            "convergence_warnings": int(warned)}
+
+
+def _cases(quick):
+    """(name, make, X, y, sample_weight, grouped) of every case."""
+    X, y, w, U = _tiny_case()
+    yield ("WeightedRobustMSVM utility, n=5 k=4 d=1, C=1e5", lambda: WeightedRobustMSVM(
+        C=1e5, utility=U, truncation=None, kernel="linear"), X, y, w, True)
+    if quick:
+        return
+    Xb, yb = make_blobs(n_samples=5000, centers=3, n_features=2, random_state=0)
+    for C in (1e2, 1e4, 1e6, 1e8):
+        yield (f"WeightedRobustMSVM(truncation=None), blobs n=5000, C={C:g}",
+               lambda C=C: WeightedRobustMSVM(C=C, truncation=None, kernel="linear"),
+               Xb, yb, None, True)
+    yield ("WeightedRobustMSVM(truncation='auto'), blobs n=5000, C=1e4",
+           lambda: WeightedRobustMSVM(C=1e4, kernel="linear"), Xb, yb, None, True)
+    yield ("AdaptiveWeightedSVM, blobs n=5000, C=1e4",
+           lambda: AdaptiveWeightedSVM(C=1e4, kernel="linear"), Xb, yb, None, True)
+    yield ("ReinforcedMSVM (reference), blobs n=5000, C=1e4",
+           lambda: ReinforcedMSVM(C=1e4, kernel="linear"), Xb, yb, None, False)
+    yield ("WeightedRobustMSVM(truncation=None), blobs n=3000, C=1e6",
+           lambda: WeightedRobustMSVM(C=1e6, truncation=None, kernel="linear"),
+           Xb[:3000], yb[:3000], None, True)
+    yield from _existing_cases()
+
+
+def _existing_cases():
+    """The existing grouped benchmark fits at their own settings."""
+    from msvm.datasets import make_disc_example, utility_matrix
+    Xl, yl = make_classification(n_samples=3000, n_features=10, n_informative=6, n_classes=4,
+                                 random_state=1)
+    yield ("fingerprint weighted_robust-linear-n3000", lambda: WeightedRobustMSVM(
+        C=1.0, kernel="linear", random_state=0), Xl, yl, None, True)
+    yield ("fingerprint adaptive-linear-n3000", lambda: AdaptiveWeightedSVM(
+        C=1.0, kernel="linear", random_state=0), Xl, yl, None, True)
+    for n in (1000, 2000):
+        X, y, _ = make_disc_example(n, contamination=0.1, random_state=0)
+        C = 1.0 / (n * 1e-3)
+        for name, make in (
+                ("dc.md 1c WeightedRobustMSVM(truncation='auto'), disc rbf",
+                 lambda C=C: WeightedRobustMSVM(C=C, kernel="rbf", gamma="scale",
+                                                random_state=0)),
+                ("dc.md 2 WeightedRobustMSVM(utility, truncation=None), disc rbf",
+                 lambda C=C: WeightedRobustMSVM(C=C, utility=utility_matrix(2, 0.4),
+                                                truncation=None, kernel="rbf", gamma="scale",
+                                                random_state=0))):
+            yield f"{name}, n={n}", make, X, y, None, True
+
+
+def run(quick):
+    rows = []
+    for name, make, X, y, sw, grouped in _cases(quick):
+        modes = (True, False) if grouped else (True,)
+        for finishing in modes:
+            row = {"case": name, **_fit(make, X, y, sw, finishing)}
+            print(row, flush=True)
+            rows.append(row)
+    return rows
+
+
+def render(rows, info):
+    header = ["case", "finishing", "CPU s", "converged", "objective", "rel. gap",
+              "ConvergenceWarnings"]
+    table = [[r["case"], r["finishing"], f"{r['cpu_s']:.2f}", str(r["converged"]),
+              f"{r['objective']:.10g}", f"{r['rel_gap']:.2e}", str(r["convergence_warnings"])]
+             for r in rows]
+    return "\n".join([
+        "# The grouped margin dual at large C: exact finishing step on / off", "",
+        "Written by `python -m benchmarks.run_grouped_large_c`. CPU time of one fit each, the "
+        "two modes back to back in one process ('off' = the solver path without the step, as "
+        "before it). The machine was shared with other engineers' jobs (load 10-15 on 2 "
+        "cores): read the ratios within a row pair, not the absolute times.", "",
+        f"commit {info['commit']}", "",
+        markdown_table(header, table), ""])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    rows = run(args.quick)
+    info = {"commit": git_commit(), "machine": machine_info()}
+    stem = "quick_grouped_large_c" if args.quick else "grouped_large_c"
+    write_json(RESULTS / f"{stem}.json", {"info": info, "rows": rows})
+    (RESULTS / f"{stem}.md").write_text(render(rows, info))
+
+
+if __name__ == "__main__":
+    main()
