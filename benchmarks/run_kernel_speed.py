@@ -1,0 +1,75 @@
+"""Large-C kernel fits whose free set is large (issue 23 item 1), in one process.
+
+    python -m benchmarks.run_kernel_speed                 # the n = 2,000 cases
+    python -m benchmarks.run_kernel_speed --n 2000 5000   # more sizes
+    python -m benchmarks.run_kernel_speed --C 1e3 1e5     # other C
+
+(from the repository root)
+
+make_blobs(n, centers=3, n_features=5, cluster_std=4, random_state=0), RBF kernel,
+gamma='scale', default tol and max_iter: ReinforcedMSVM and AngleBasedMSVM.  For each fit:
+CPU time (time.process_time), converged_, epochs (n_iter_), exact finishing steps taken
+(solver_plan_), objective_ and kkt_residual_.  The machine may be shared with other work:
+read CPU times, not wall times.  Results go to benchmarks/results/kernel_speed.md and .json.
+"""
+
+import argparse
+import os
+import time
+import warnings
+
+from benchmarks.harness import RESULTS, git_commit, machine_info, markdown_table, write_json
+
+
+# measured on the code before the Schur-updated finishing step (not rerun by this script)
+BEFORE = ("Before (commit 2a71e0c, same machine and session, default max_iter): "
+          "ReinforcedMSVM n = 2000, C = 1e5 stopped at max_iter (10,000 epochs, 32.9 s CPU, "
+          "KKT residual 0.283, objective 56,901,405).\n\n")
+
+
+def _fit(model, n, C):
+    from sklearn.datasets import make_blobs
+
+    from msvm import AngleBasedMSVM, ReinforcedMSVM
+    X, y = make_blobs(n_samples=n, centers=3, n_features=5, cluster_std=4.0, random_state=0)
+    est = {"ReinforcedMSVM": ReinforcedMSVM, "AngleBasedMSVM": AngleBasedMSVM}[model](
+        C=C, kernel="rbf", gamma="scale")
+    cpu = time.process_time()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    cpu = time.process_time() - cpu
+    finishing = sum(step.finishing_steps for step in est.solver_plan_.steps)
+    return {"model": model, "n": n, "C": C, "cpu_s": round(cpu, 2),
+            "converged": bool(est.converged_), "epochs": int(est.n_iter_),
+            "finishing_steps": int(finishing), "objective": float(est.objective_),
+            "kkt_residual": float(est.kkt_residual_), "warnings": len(caught)}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, nargs="+", default=[2000])
+    parser.add_argument("--C", type=float, nargs="+", default=[1e5])
+    parser.add_argument("--models", nargs="+", default=["ReinforcedMSVM", "AngleBasedMSVM"])
+    args = parser.parse_args(argv)
+    rows = []
+    load = os.getloadavg()[0]
+    for n in args.n:
+        for C in args.C:
+            for model in args.models:
+                rows.append(_fit(model, n, C))
+                print(rows[-1], flush=True)
+    info = {"commit": git_commit(), "machine": machine_info(), "load_at_start": load}
+    write_json(os.path.join(RESULTS, "kernel_speed.json"), {"info": info, "rows": rows})
+    cols = ["model", "n", "C", "cpu_s", "converged", "epochs", "finishing_steps", "objective",
+            "kkt_residual", "warnings"]
+    text = ("# Large-C RBF fits with large free sets (issue 23 item 1)\n\n"
+            f"Commit {info['commit']}, load average {load:.1f} at the start (the machine was "
+            "shared: CPU times).\n\n" + BEFORE
+            + markdown_table(cols, [[r[c] for c in cols] for r in rows]) + "\n")
+    with open(os.path.join(RESULTS, "kernel_speed.md"), "w") as fh:
+        fh.write(text)
+
+
+if __name__ == "__main__":
+    main()
