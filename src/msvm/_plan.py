@@ -262,10 +262,13 @@ def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype=
                                                                 weights)
     rows = overrides.get("rows") or row_kind(source, n_samples, cache_size, dtype)
     explicit = rows == "explicit features"
-    primal = overrides.get("primal_start", "auto" if explicit else "off")
-    if primal != "off" and not explicit:
-        raise ValueError(f"plan override primal_start={primal!r} needs explicit features; "
-                         f"the rows are {rows!r}")
+    # the linear kernel's rows keep the primal rule for the late start from the solver's
+    # iterate (``restarts_from_primal``); only explicit features start from it
+    primal = overrides.get("primal_start",
+                           "auto" if rows in ("explicit features", "linear rows") else "off")
+    if primal != "off" and rows not in ("explicit features", "linear rows"):
+        raise ValueError(f"plan override primal_start={primal!r} needs explicit features "
+                         f"or the linear kernel's rows; the rows are {rows!r}")
     solver = overrides.get("solver", "cd" if explicit else "auto")
     if solver == "smo" and explicit:
         raise ValueError("plan override solver='smo' needs kernel rows; the rows are "

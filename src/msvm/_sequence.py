@@ -406,15 +406,16 @@ class DualSequence:
             # small and many (hundreds of Schur updates); a second thread spinning on a busy
             # core made them 3x slower (n = 2,000 RBF, C = 1e5: 4.4 s CPU instead of 12.9 s
             # at a load of 14)
-            diag = self.src.diagonal()
-            threads = one_blas_thread() if finish is finish_dual else contextlib.nullcontext()
-            with threads:
-                found = finish(problem, alpha, self._scores(), self._kernel_columns, tol,
-                               diag if finish is finish_grouped
-                               else float(np.max(diag, initial=0.0)))
-            if found is None and not started:
-                found = self._late_primal_start(problem, alpha, mu, tol)
-                started = True
+            found = None if started else self._late_primal_start(problem, alpha, mu, tol)
+            started = True
+            if found is None:
+                diag = self.src.diagonal()
+                threads = (one_blas_thread() if finish is finish_dual
+                           else contextlib.nullcontext())
+                with threads:
+                    found = finish(problem, alpha, self._scores(), self._kernel_columns, tol,
+                                   diag if finish is finish_grouped
+                                   else float(np.max(diag, initial=0.0)))
             if found is not None:
                 finished += 1
                 self.move_to(problem, found[0])
