@@ -262,6 +262,31 @@ DC_ATTRIBUTES = """\
 """
 
 
+# the C of the sum-to-zero per-class-hinge models (ReinforcedMSVM, RobustMSVM)
+C_SUM_TO_ZERO = """\
+    C : float or 'auto', default='auto'
+        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling); a number is used
+        as given.  ``'auto'`` means ``C = k``, the number of classes, resolved at fit into
+        ``C_`` (``objective_`` is the objective at ``C_``).  Why k: the sum-to-zero coding
+        asks for the gap f_y - f_j = k (targets f_y = k - 1, f_j = -1), and a sample whose
+        variables sit at their bounds moves that gap by C K(x, x_i), so C = k asks of each
+        unit of kernel weight what ``SVC(C=1)`` asks (a gap of 2 for 2 C K(x, x_i)); for
+        k = 2 the (untruncated) fit is exactly ``SVC(C=1)``'s.  See the guide's section on
+        the defaults.
+"""
+
+# the C of the losses asking for a gap of 1 (the weighted margin models)
+C_GAP_ONE = """\
+    C : float or 'auto', default='auto'
+        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling); a number is used
+        as given.  ``'auto'`` means ``C = 1`` for every k, resolved at fit into ``C_``: this
+        loss asks for a gap of 1 between the classes' functions, and a sample whose
+        variables sit at their bounds moves it by at least C K(x, x_i), so C = 1 already
+        asks of each unit of kernel weight no more than ``SVC(C=1)`` does.  (The
+        per-class-hinge models use C = k or k - 1.)
+"""
+
+
 def fill_doc(cls):
     """Replace the ``{kernel_parameters}``-style fields of a class docstring with the pieces
     above."""
@@ -272,7 +297,8 @@ def fill_doc(cls):
               "{probability_parameters}": PROBABILITY_PARAMETERS,
               "{probability_attributes}": PROBABILITY_ATTRIBUTES,
               "{approximation_parameters}": APPROXIMATION_PARAMETERS,
-              "{approximation_attributes}": APPROXIMATION_ATTRIBUTES}
+              "{approximation_attributes}": APPROXIMATION_ATTRIBUTES,
+              "{c_sum_to_zero}": C_SUM_TO_ZERO, "{c_gap_one}": C_GAP_ONE}
     doc = cls.__doc__
     for field, text in pieces.items():
         doc = doc.replace("    " + field + "\n", text)

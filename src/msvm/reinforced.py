@@ -32,14 +32,7 @@ class ReinforcedMSVM(ProbabilityMixin, BaseMSVM):
 
     Parameters
     ----------
-    C : float or 'auto', default='auto'
-        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling); a number is used
-        as given.  ``'auto'`` means ``C = k``, the number of classes, resolved at fit into
-        ``C_`` (``objective_`` is the objective at ``C_``).  Why k: the sum-to-zero coding
-        asks for the gap f_y - f_j = k (targets f_y = k - 1, f_j = -1), and a sample whose
-        variables sit at their bounds moves that gap by C K(x, x_i), so C = k asks of each
-        unit of kernel weight what ``SVC(C=1)`` asks (a gap of 2 for 2 C K(x, x_i)); for
-        k = 2 the fit is exactly ``SVC(C=1)``'s.  See the guide's section on the defaults.
+    {c_sum_to_zero}
     reinforcement : float in [0, 1], default=0.5
         The loss mixing weight gamma. 0 gives the Lee, Lin and Wahba (2004) MSVM.
     {kernel_parameters}

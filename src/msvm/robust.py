@@ -37,15 +37,7 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
 
     Parameters
     ----------
-    C : float or 'auto', default='auto'
-        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling); a number is used
-        as given.  ``'auto'`` means ``C = k``, the number of classes, resolved at fit into
-        ``C_`` (``objective_`` is the objective at ``C_``).  Why k: the sum-to-zero coding
-        asks for the gap f_y - f_j = k (targets f_y = k - 1, f_j = -1), and a sample whose
-        variables sit at their bounds moves that gap by C K(x, x_i), so C = k asks of each
-        unit of kernel weight what ``SVC(C=1)`` asks (a gap of 2 for 2 C K(x, x_i)); for
-        k = 2 the untruncated fit is exactly ``SVC(C=1)``'s.  See the guide's section on
-        the defaults.
+    {c_sum_to_zero}
     truncation : float >= 0, 'auto' or None, default='auto'
         The truncation point s.  ``'auto'`` means ``s = (k - 1) / 2``, half the coding's
         target k - 1 of the own class: the T_1 loss of the paper's experiments (k = 3) at

@@ -95,13 +95,7 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
 
     Parameters
     ----------
-    C : float or 'auto', default='auto'
-        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling); a number is used
-        as given.  ``'auto'`` means ``C = 1`` for every k, resolved at fit into ``C_``: this
-        loss asks for a gap of 1 between the classes' functions, and a sample whose
-        variables sit at their bounds moves it by at least C K(x, x_i), so C = 1 already
-        asks of each unit of kernel weight no more than ``SVC(C=1)`` does.  (The
-        per-class-hinge models use C = k or k - 1.)
+    {c_gap_one}
     utility : array-like of shape (k, k), default=None
         Nonnegative utility matrix U in the order of ``classes_``; None means the identity.
     cost : array-like of shape (k, k), default=None
@@ -228,13 +222,7 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
 
     Parameters
     ----------
-    C : float or 'auto', default='auto'
-        Weight of the loss (``C = 1 / (n lambda)`` in the paper's scaling); a number is used
-        as given.  ``'auto'`` means ``C = 1`` for every k, resolved at fit into ``C_``: this
-        loss asks for a gap of 1 between the classes' functions, and a sample whose
-        variables sit at their bounds moves it by at least C K(x, x_i), so C = 1 already
-        asks of each unit of kernel weight no more than ``SVC(C=1)`` does.  (The
-        per-class-hinge models use C = k or k - 1.)
+    {c_gap_one}
     scheme : {'one-step', 'iterative'}, default='one-step'
         The weighting scheme.
     truncation : 'auto' or float <= 0, default='auto'
