@@ -74,7 +74,7 @@ def test_linear_rows_go_on_from_the_late_primal_start():
     goes on from the smoothed primal computed from its iterate (one step, then certified),
     not from a crawl of finishing steps: the late start was lost when the plan was
     written (n = 1,500, C = 54: 18 s instead of 0.4 s)."""
-    X, y = make_classification(n_samples=600, n_features=7, n_informative=5, n_classes=5,
+    X, y = make_classification(n_samples=200, n_features=7, n_informative=5, n_classes=5,
                                random_state=0)
     late = AngleBasedMSVM(kernel="linear", C=54.0).fit(X, y)
     off = AngleBasedMSVM(kernel="linear", C=54.0)
