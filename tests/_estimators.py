@@ -80,3 +80,13 @@ def factories(overrides=None, **common):
         return build
 
     return [factory(name) for name in ESTIMATORS]
+
+
+# The fit paths that take Dask input (tests/test_dask.py, tests/test_dask_cluster.py): the
+# linear kernel and the two kernel approximations, small enough for a few hundred samples.
+DASK_PATHS = {
+    "linear": dict(kernel="linear"),
+    "nystroem": dict(kernel="rbf", kernel_approximation="nystroem", n_components=20,
+                     random_state=0),
+    "rff": dict(kernel="rbf", kernel_approximation="rff", n_components=20, random_state=0),
+}

@@ -14,18 +14,14 @@ import pytest
 from sklearn.datasets import make_classification
 
 import msvm
+from _estimators import DASK_PATHS
 from msvm._dask import is_dask_collection, require_dask
 
 da = pytest.importorskip("dask.array", reason="dask is an optional dependency (msvm[dask])")
 dask = pytest.importorskip("dask")
 
 CONVEX = ["WestonWatkinsMSVM", "ReinforcedMSVM", "AngleBasedMSVM"]
-PATHS = {
-    "linear": dict(kernel="linear"),
-    "nystroem": dict(kernel="rbf", kernel_approximation="nystroem", n_components=20,
-                     random_state=0),
-    "rff": dict(kernel="rbf", kernel_approximation="rff", n_components=20, random_state=0),
-}
+PATHS = DASK_PATHS
 
 
 @pytest.fixture(scope="module")

@@ -14,18 +14,14 @@ import pytest
 from sklearn.datasets import make_classification
 
 import msvm
+from _estimators import DASK_PATHS
 
 da = pytest.importorskip("dask.array", reason="dask is an optional dependency (msvm[dask])")
 distributed = pytest.importorskip("distributed", reason="needs dask[distributed]")
 
 pytestmark = pytest.mark.slow
 
-PATHS = {
-    "linear": dict(kernel="linear"),
-    "nystroem": dict(kernel="rbf", kernel_approximation="nystroem", n_components=20,
-                     random_state=0),
-    "rff": dict(kernel="rbf", kernel_approximation="rff", n_components=20, random_state=0),
-}
+PATHS = DASK_PATHS
 
 
 @pytest.fixture(scope="module")
