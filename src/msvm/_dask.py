@@ -32,7 +32,8 @@ iterate's intercepts.  While the relative gap exceeds tol, mu falls by 10 and Ne
 (each stage halves the distance to the exact solution's margins); the fit stops when the gap
 is certified (``stop_reason_='tol'``) or max_iter Newton steps are spent ('max_iter', with a
 ConvergenceWarning).  The objective is then within tol (relative) of the optimum, as the
-in-memory fit's; ``duality_gap_`` is the absolute certificate, as there.  The intercepts are
+in-memory fit's; ``duality_gap_`` is the absolute certificate, as there.  RobustMSVM's DC
+steps are a sequence of such solves (msvm/_dask_dc.py).  The intercepts are
 those of the in-memory exact intercept step where it makes one (``ChunkedNewton.intercepts``:
 the breakpoints gathered in a window), else the smoothed problem's KKT estimate.
 
@@ -45,6 +46,7 @@ one chunk of features per running task); with ``dask.config.set({'msvm.persist_f
 True})`` they are mapped once and persisted in the workers' memory (float32).
 """
 
+import copy
 import functools
 import warnings
 
@@ -229,13 +231,12 @@ def check_dask_fit(est):
             f"an exact kernel needs the whole kernel matrix in one process. Use "
             f"kernel='linear' or set kernel_approximation ('nystroem' or 'rff'), or fit the "
             f"exact kernel on a subsample brought into memory with .compute()")
-    # one convex solve: the base class's _fit_dual (msvm._base.BaseMSVM), not overridden
-    if type(est)._fit_dual.__qualname__ != "BaseMSVM._fit_dual":
+    kind = _chunked_kind(est)
+    if kind in REFUSED:
         raise NotImplementedError(
-            f"{type(est).__name__} solves a sequence of duals (DC steps, reweighting or a "
-            f"grid), which the chunked Dask path does not run yet; WestonWatkinsMSVM, "
-            f"ReinforcedMSVM and AngleBasedMSVM fit on Dask input. Fit this model on a "
-            f"subsample brought into memory with .compute()")
+            f"{type(est).__name__} cannot be fitted on Dask input: {REFUSED[kind]}. "
+            f"WestonWatkinsMSVM, ReinforcedMSVM, AngleBasedMSVM and RobustMSVM fit on Dask "
+            f"input; fit this model on a subsample brought into memory with .compute()")
     if getattr(est, "probability", False):
         raise NotImplementedError(
             "probability=True is not supported with Dask input to fit (its weighted refits "
@@ -245,6 +246,30 @@ def check_dask_fit(est):
     if est.warm_start:
         raise ValueError("warm_start=True is not supported with Dask input (the chunked fit "
                          "keeps no dual variables); fit with warm_start=False")
+
+
+# why the chunked path refuses a model (see ``_chunked_kind``)
+REFUSED = {
+    "grouped": "its dual has group caps (the generalized-margin hinge: one cap per sample "
+               "and class), which the smoothed-primal Newton method of the chunked fit does "
+               "not handle; in memory it is solved by dual coordinate descent, which reads "
+               "the rows one at a time",
+    "grid": "it fits one local model per grid point of the targeted variable, which the "
+            "chunked path does not run",
+    "other": "it solves a sequence of duals that the chunked path does not run",
+}
+
+
+def _chunked_kind(est):
+    """How the chunked path fits ``est``: 'convex' (one solve: the base class's
+    ``_fit_dual``), or the model's own ``_dask_fit`` class attribute: 'dc' (RobustMSVM's DC
+    steps, msvm/_dask_dc.py) or a key of REFUSED; 'other' for any other sequence of duals."""
+    kind = type(est).__dict__.get("_dask_fit")
+    if kind is not None:
+        return kind
+    if type(est)._fit_dual.__qualname__ == "BaseMSVM._fit_dual":
+        return "convex"
+    return "other"
 
 
 def fit_dask(est, X, y, sample_weight=None):
@@ -286,9 +311,30 @@ def fit_dask(est, X, y, sample_weight=None):
     # distributed's worker processes start with one BLAS thread each
     with one_blas_thread():
         solver = ChunkedNewton(blocks, delayed(model), model, est)
-        solver.solve()
-    solver.store(est)
+        if _chunked_kind(est) == "dc":
+            reason, attributes = _fit_dc(solver, est, X, y, sw, model)
+        else:
+            solver.solve()
+            reason, attributes = None, None
+    solver.store(est, reason, attributes)
     return est
+
+
+def _fit_dc(solver, est, X, y, sw, model):
+    """The DC loop of a truncated model (msvm/_dask_dc.py): (stop reason, attributes),
+    ``truncated_`` among them (computed from X and the feature map, never from persisted
+    features, which the estimator must not keep alive)."""
+    import dask.array as da
+    from ._dask_dc import ChunkedDC
+    loop = ChunkedDC(solver, est)
+    reason, attributes = loop.run()
+    if est._truncation_value(solver.k) is None:
+        attributes["truncated_"] = da.zeros(X.shape[0], chunks=(X.chunks[0],), dtype=bool)
+    else:
+        raw = copy.copy(model)
+        raw.feature_map = getattr(est, "feature_map_", None)
+        attributes["truncated_"] = loop.truncated(_blocks(X, y, sw), raw, X.chunks[0])
+    return reason, attributes
 
 
 def _persist_features():
@@ -424,9 +470,9 @@ class ChunkedNewton:
     """
 
     def __init__(self, blocks, model_task, model, est):
-        self.blocks, self.task, self.est = blocks, model_task, est
+        self.blocks, self.task, self.model, self.est = blocks, model_task, model, est
         k = model.k
-        probe = model.problem(np.arange(k, dtype=np.int32), np.ones(k))
+        probe = model.problem(np.arange(k, dtype=np.int32), np.ones(k), None)
         self.k, self.kappa, self.equality = k, probe.kappa, probe.equality
         self.pairs = bool(probe.has_pairs)
         self.bound, self.diag, caps = reduce_chunks(blocks, setup_pass, model_task,
@@ -441,7 +487,36 @@ class ChunkedNewton:
             raise ValueError(f"the chunked fit forms a Newton system of (features + 1) x "
                              f"classes = {unknowns} unknowns, more than {MAX_UNKNOWNS}; use "
                              f"fewer n_components (at most {MAX_UNKNOWNS // k - 1})")
-        self.steps, self.passes = 0, 0
+        self.steps, self.passes, self.solves = 0, 0, 0
+        self.tol, self.gap_scale = float(est.tol), 0.0
+
+    def use(self, model):
+        """Solve ``model``'s problem from now on (a DC step: the boxes shifted)."""
+        from dask import delayed
+        self.model, self.task = model, delayed(model)
+
+    def function(self):
+        """The fitted function (coef (n_outputs, m), intercept (n_outputs,)) of the last
+        certified point, on the solver's features."""
+        from ._products import feature_weights
+        T = self.est._output_map(self.k)
+        return feature_weights(self.W, self.kappa, T), T @ self.b_slot
+
+    SOLUTION = ("V", "b", "mu", "state", "W", "b_slot", "gap", "loss", "objective",
+                "relative_gap", "support", "predicted", "converged", "model", "task")
+
+    def save(self):
+        """The last solution (the attributes of ``SOLUTION``), for ``restore``."""
+        return {name: getattr(self, name) for name in self.SOLUTION}
+
+    def restore(self, saved):
+        """Go back to a solution kept by ``save``."""
+        for name, value in saved.items():
+            setattr(self, name, value)
+
+    def reduce(self, fn, *args, **kwargs):
+        """``reduce_chunks`` of the pass ``fn`` over the chunks with the current model."""
+        return reduce_chunks(self.blocks, fn, self.task, *args, **kwargs)
 
     # ------------------------------------------------------------- small algebra
     def _center(self, V, b):
@@ -492,7 +567,8 @@ class ChunkedNewton:
                     lo = point
                 elif point[1] > 0 and t < hi[0]:
                     hi = point
-            if hi[0] - lo[0] <= 1e-14 * hi[0]:
+            # (no root bracketed yet: hi = inf, where inf - lo <= inf would hold)
+            if hi[0] < np.inf and hi[0] - lo[0] <= 1e-14 * hi[0]:
                 return 0.5 * (lo[0] + hi[0])
             steps = _bracket_steps(lo, hi)
         return lo[0] if hi[0] == np.inf else 0.5 * (lo[0] + hi[0])
@@ -541,20 +617,27 @@ class ChunkedNewton:
         self.state = state
         return V, b, steps
 
-    def solve(self):
-        """The mu stages of ``msvm._primal.primal_start``, then the certificate, and more
-        stages (mu / 10 each) while it is not met and Newton steps remain."""
+    def solve(self, V=None, b=None, tol=None, gap_scale=0.0):
+        """The mu stages of ``msvm._primal.primal_start`` from (V, b) (zero by default; a
+        DC step starts from the last step's iterate), then the certificate, and more stages
+        (mu / 10 each) while it is not met and Newton steps remain.  ``tol``: the relative
+        duality gap to certify (the estimator's by default); ``gap_scale``: the least size
+        of the objective it is measured against (a DC step's, as in msvm._dc)."""
         from ._primal import (FIRST_MU_SHARE, GRAD_SHARE, LAST_STAGE_SNAP, NEWTON_MAX_ITER,
                               STAGE_RTOL, TARGET_SHARE, TOL_FLOOR)
         est = self.est
+        self.tol = float(est.tol) if tol is None else float(tol)
+        self.gap_scale = float(gap_scale)
         bound = max(self.bound, 1e-300)
-        tol = max(float(est.tol), TOL_FLOOR)
+        tol = max(self.tol, TOL_FLOOR)
         target = TARGET_SHARE * tol / bound
         gtol = GRAD_SHARE * tol * min(1.0, bound) / (
             self.kappa * np.sqrt(max(self.diag, 1e-300)) + 1.0)
         budget = int(est.max_iter)
         self.mu = FIRST_MU_SHARE / bound
-        V, b = self.gradient_step(np.zeros((self.d, self.k)), np.zeros(self.k))
+        if V is None:
+            V, b = np.zeros((self.d, self.k)), np.zeros(self.k)
+        V, b = self.gradient_step(*self._center(V, b))
         extra = 0
         while True:
             self.mu = max(self.mu, target)
@@ -566,7 +649,7 @@ class ChunkedNewton:
             if last:
                 self.V, self.b = V, b
                 self.certify()
-                if self.relative_gap <= est.tol or budget <= 0 or extra >= MAX_EXTRA_STAGES:
+                if self.relative_gap <= self.tol or budget <= 0 or extra >= MAX_EXTRA_STAGES:
                     break
                 target, gtol, extra = 0.1 * target, 0.1 * gtol, extra + 1
             elif budget <= 0:
@@ -576,7 +659,13 @@ class ChunkedNewton:
             self.mu *= 0.1
             if self.mu < LAST_STAGE_SNAP * target:
                 self.mu = target
-        self.converged = bool(self.relative_gap <= est.tol)
+        self.converged = bool(self.relative_gap <= self.tol)
+        self.solves += 1
+        if not self.converged:
+            warnings.warn(f"{type(est).__name__}: a chunked solve stopped after "
+                          f"{est.max_iter - budget} Newton steps with a relative duality gap "
+                          f"of {self.relative_gap:.3g} > tol = {self.tol:g}; increase "
+                          f"max_iter", ConvergenceWarning)
 
     def intercepts(self, W):
         """The slot intercepts of the fitted function -kappa W P: the exact intercept step of
@@ -627,40 +716,38 @@ class ChunkedNewton:
         if self.equality:
             pc, s = usum - usum.mean(), -b
             gap += float(pc @ s) + float(np.sum(np.abs(pc))) * float(np.max(np.abs(s)))
+        from ._snapshot import feature_penalty
         self.W, self.gap, self.loss = W, gap, loss
+        self.objective = feature_penalty(W, self.kappa, self.est._output_map(self.k)) + loss
+        size = max(size, self.gap_scale)
         self.relative_gap = gap / size if size > 0 else (0.0 if gap <= 0 else np.inf)
         self.support = sums[4:4 + self.k].astype(np.int32)
         self.predicted = sums[4 + self.k:]
 
-    def store(self, est):
-        """The fitted attributes (see the module note) and the fit's warnings."""
+    def store(self, est, stop_reason=None, attributes=None):
+        """The fitted attributes (see the module note) and the fit's warnings: those of the
+        last solution, with the stop reason of the loop around the solves (``stop_reason``,
+        by default the last solve's) and the loop's own ``attributes`` (a dict)."""
         from ._plan import SolvePlan, SolveStep
-        from ._products import feature_weights
-        from ._snapshot import feature_penalty
         from ._validation import check_finite_objective
-        T = est._output_map(self.k)
-        weights = feature_weights(self.W, self.kappa, T)
+        weights, est.intercept_ = self.function()
         if est.kernel_approximation is None:
             est.coef_ = weights
         else:
             est.feature_coef_ = weights
-        est.intercept_ = T @ self.b_slot
-        penalty = feature_penalty(self.W, self.kappa, T)
-        est.objective_ = check_finite_objective(est, penalty + self.loss, "the objective")
+        est.objective_ = check_finite_objective(est, self.objective, "the objective")
         est.duality_gap_ = float(self.gap)
         est.kkt_residual_ = float(self.mu * self.bound)
         est.n_iter_ = self.steps
         est.n_passes_ = self.passes
         est.n_support_ = self.support
-        est.stop_reason_ = "tol" if self.converged else "max_iter"
-        est.converged_ = self.converged
+        est.stop_reason_ = stop_reason or ("tol" if self.converged else "max_iter")
+        est.converged_ = est.stop_reason_ == "tol"
         est.solver_plan_ = SolvePlan("explicit features", "float64", "chunked newton", "on",
-                                     steps=(SolveStep("chunked newton", 0, True),))
-        if not self.converged:
-            warnings.warn(f"{type(est).__name__}: the chunked fit stopped after {self.steps} "
-                          f"Newton steps with a relative duality gap of "
-                          f"{self.relative_gap:.3g} > tol = {est.tol:g}; increase max_iter",
-                          ConvergenceWarning)
+                                     steps=(SolveStep("chunked newton", 0, True),)
+                                     * self.solves)
+        for name, value in (attributes or {}).items():
+            setattr(est, name, value)
         if np.count_nonzero(self.predicted) == 1:
             from ._validation import label_repr
             from .exceptions import DegenerateFitWarning
