@@ -136,7 +136,11 @@ def line_pass(model, Xc, yc, swc, V, b, sV, sb, mu, steps):
         return out
     primal = SmoothedPrimal(model.problem(y, sw, X), X)
     primal.mu = mu
-    F, dF = _decision(X, V, b), _decision(X, sV, sb)
+    k = model.k
+    # one product X [V, sV]: X read (and a float32 X converted) once
+    both = _decision(X, np.hstack([V, sV]), np.concatenate([b, sb]))
+    F, dF = np.ascontiguousarray(both[:, :k]), np.ascontiguousarray(both[:, k:])
+    del both
     for i, t in enumerate(steps):
         out[i] = primal.terms.line_slope_and_curvature(F, dF, float(t), keep=False)
         primal.terms.release_line()
