@@ -257,3 +257,28 @@ def test_chunked_intercepts_are_the_exact_intercept_step(data, name):
     b_slot = np.linalg.lstsq(T, est.intercept_, rcond=None)[0]
     exact = exact_intercepts(problem, X @ Wh, b0=b_slot)
     np.testing.assert_allclose(b_slot, exact, atol=1e-8)
+
+
+def test_line_search_rules_keep_descent():
+    """The chunked line search's rules on a bracket (t, derivative, slope) of an increasing
+    piecewise-linear derivative: the exact root where both ends lie on one linear piece
+    (not where the slopes differ), descent judged from the ends alone (a step far beyond a
+    steep root is not sure to descend), and a root below every step tried searched by
+    powers of 4 below the smallest."""
+    from msvm._dask import _bracket_steps, _descends, _one_piece, _secant
+
+    # d(t) = 2 t - 1 on [0.25, 1]: one piece, root 0.5
+    lo, hi = (0.25, -0.5, 2.0), (1.0, 1.0, 2.0)
+    assert _one_piece(lo, hi, 1e-12)
+    assert lo[0] - lo[1] / lo[2] == pytest.approx(0.5)
+    assert not _one_piece(lo, (1.0, 1.0, 3.0), 1e-12)
+    assert not _one_piece((0.0, -0.5, 0.0), hi, 1e-12)      # no slope known at t = 0
+    # the bound lo d(lo) + (t - lo) d(hi) < 0: sure at the secant of a narrow bracket
+    narrow_lo, narrow_hi = (0.4, -0.5, 1.0), (0.6, 0.2, 1.0)
+    assert _descends(narrow_lo, narrow_hi, _secant(narrow_lo, narrow_hi))
+    # derivative -1 up to lo = 0.1, then steep: at most -0.1 + 1000 (t - 0.1) is not < 0
+    assert not _descends((0.1, -1.0, 0.0), (0.2, 1000.0, 0.0), 0.19)
+    below = _bracket_steps((0.0, -1.0, 0.0), (1e-6, 5.0, 1.0))
+    assert max(below) < 1e-6 and min(below) < 1e-12
+    inside = _bracket_steps(lo, hi)
+    assert all(0.25 < t < 1.0 for t in inside) and 0.5 in inside
