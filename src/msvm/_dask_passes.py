@@ -28,7 +28,7 @@ from ._core._gap import primal_dual
 from ._losses import losses_in_blocks
 from ._primal import SmoothedPrimal
 from ._problem import shifted
-from ._products import centered_slots, rows_times, transposed_times
+from ._products import NARROW_FEATURES, centered_slots, rows_times, transposed_times
 
 
 class ChunkModel:
@@ -72,9 +72,13 @@ class ChunkModel:
         if self.feature_map is not None:
             X = self.feature_map.transform(np.asarray(Xc, dtype=np.float64), dtype=np.float32)
         elif np.asarray(Xc).dtype == np.float32:
-            X = np.asarray(Xc)                   # mapped features, persisted in float32
+            X = np.asarray(Xc)                   # float32 X, or mapped features persisted
         else:
             X = np.ascontiguousarray(Xc, dtype=np.float64)
+        if X.dtype == np.float32 and X.shape[1] <= NARROW_FEATURES:
+            # a narrow float32 chunk (X read from disk) converted once per pass (at most
+            # 512 bytes a row), not in every product, which then runs compiled
+            X = np.ascontiguousarray(X, dtype=np.float64)
         return X, y_enc, sw
 
     def problem(self, y_enc, sw, X):
