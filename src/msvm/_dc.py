@@ -12,18 +12,18 @@ one exactly solved step to the next (Wu and Liu 2007 section 3); the loop stops 
 linearization repeats, when a step lowers the objective by less than ``dc_tol`` (relative),
 or after ``max_dc_iter`` steps with a ConvergenceWarning.
 
-Inexact early solves: the untruncated start and the early steps only place the
-linearization, so they are solved to ``LOOSE_TOL``; once the steps' decrease is small (or the
-linearization repeats) they are solved to the estimator's tol, and the returned function is
-always one solved to tol (a loose last solution is polished).  On pendigits (RBF, C = 10,
-the default truncation) the untruncated solve is most of the fit: solved loosely it takes 70
-epochs instead of 154, and the whole DC fit costs about what one convex solve to tol does
-(benchmarks/results/dc.md); a step warm-started from the previous solution still takes half
-the epochs of a cold solve when only 37 of 69,246 variables flip (restoring the equalities
-before the step changes nothing: 75 against 76 epochs), which is the solver's rate on this
-dual, not the start.  With ``verbose >= 1`` every convex solve of
-the loop prints one line (msvm._progress): the start, each step, a polish to tol, a rejected
-step.
+Inexact early solves: the untruncated start (of a fit from zero; a warm start is solved to
+tol) and the early steps only place the linearization, so they are solved to ``LOOSE_TOL``;
+once the steps' decrease is small (or the linearization repeats) they are solved to the
+estimator's tol, and the returned function is always one solved to tol (a loose last
+solution is polished).  On pendigits (RBF, C = 10, the default truncation) the untruncated
+solve is most of the fit: solved loosely it takes 70 epochs instead of 154, and the whole DC
+fit costs about what one convex solve to tol does (benchmarks/results/dc.md).  A step
+warm-started from the previous solution still takes half the epochs of a cold solve when
+only 37 of 69,246 variables flip (restoring the equalities before the step changes nothing:
+75 against 76 epochs): that is the solver's rate on this dual, not the start.  With
+``verbose >= 1`` every convex solve of the loop prints one line (msvm._progress): the start,
+each step, a polish to tol, a rejected step.
 
 The loop is :func:`dc_fit`, a function over a :class:`msvm._sequence.DualSequence` (the row
 source and the scores of the current step); :func:`truncated_fit` is the whole fit of a
@@ -221,10 +221,15 @@ def truncated_fit(estimator, sequence, y, sw, log):
     """
     k = len(estimator.classes_)
     is_truncated = estimator._truncation_value(k) is not None
-    # the DC algorithm starts from a loose untruncated solve (see the module docstring)
-    first_tol = max(estimator.tol, LOOSE_TOL) if is_truncated else None
-    first = estimator._start(sequence, estimator._dual_problem(y, k, estimator.C_ * sw),
-                             tol=first_tol)
+    problem = estimator._dual_problem(y, k, estimator.C_ * sw)
+    # the DC algorithm starts from a loose untruncated solve (see the module docstring),
+    # except where it starts from a previous fit's dual (warm_start, a lambda path): that
+    # start is solved to tol, so that a refit at the same C repeats the DC path it stored
+    # (the local minimum depends on the start) instead of moving a loose start again
+    state = estimator._warm_start_state()
+    warm = estimator.warm_start and state is not None and state.fits(problem)
+    first_tol = max(estimator.tol, LOOSE_TOL) if is_truncated and not warm else None
+    first = estimator._start(sequence, problem, tol=first_tol)
 
     def objective(sol):
         return estimator._objective(sol, y, sw)
