@@ -10,14 +10,15 @@ smoothed-primal Newton method (msvm._dask.ChunkedNewton) started from the last s
 iterate (V, b), and the shift is never gathered: each chunk computes its own from the small
 fitted function of the last step (``ChunkModel.linearized``, msvm/_dask_passes.py).  Whether
 the next linearization is a new problem is one pass (``dc_pass``: the number of variables
-whose shift changes).  The loop's rules are those of msvm._dc.dc_fit: early steps solved to
-``LOOSE_TOL``, then to tol once a step lowers the objective by less than ``LOOSE_UNTIL``; a
-loose step that raises the objective is retaken at tol; a repeated linearization is a DC
-fixed point (polished to tol if its step was loose); a step at tol that raises the objective
-ends the loop at the last function (a ConvergenceWarning when the rise exceeds the solver's
-accuracy); a decrease below ``dc_tol`` ends it; ``max_dc_iter`` steps end it with a
-ConvergenceWarning.  Each step's relative duality gap is measured against at least
-``GAP_SCALE`` times the model's objective, as in memory.
+whose shift changes).  The loop's rules are those of msvm._dc.dc_fit: the untruncated
+start and the early steps solved to ``LOOSE_TOL``, then to tol once a step lowers the
+objective by less than ``LOOSE_UNTIL``; a loose step that raises the objective is retaken
+at tol; a repeated linearization is a DC fixed point (polished to tol if its step was
+loose); a step at tol that raises the objective ends the loop at the last function (a
+ConvergenceWarning when the rise exceeds the solver's accuracy); a decrease below
+``dc_tol`` ends it; ``max_dc_iter`` steps end it with a ConvergenceWarning; a loosely
+solved last function is polished to tol.  Each step's relative duality gap is measured
+against at least ``GAP_SCALE`` times the model's objective, as in memory.
 
 The fitted attributes are those of the in-memory fit (``dc_objectives_``, ``n_iter_``: the
 convex solves accepted; ``n_solver_iter_``: Newton steps over all solves), except that
@@ -73,11 +74,14 @@ class ChunkedDC:
     def run(self):
         """The DC fit: returns (stop reason, fitted attributes of the loop)."""
         est, solver = self.est, self.solver
-        obj = self._solve(None, None, self.tol, 0.0)
+        truncated = est._truncation_value(solver.k) is not None
+        # the untruncated start only places the first linearization: solved loosely
+        first_tol = max(self.tol, LOOSE_TOL) if truncated else self.tol
+        obj = self._solve(None, None, first_tol, 0.0)
         self.history = [obj]
-        if est._truncation_value(solver.k) is None:
+        if not truncated:
             return fit_stop_reason(CONVERGED, self.reasons), self._attributes()
-        step_tol, sol_tol, steps = max(self.tol, LOOSE_TOL), self.tol, 0
+        step_tol, sol_tol, steps = max(self.tol, LOOSE_TOL), first_tol, 0
         reason = None
         while reason is None and steps < est.max_dc_iter:
             kept = solver.save()
@@ -116,6 +120,9 @@ class ChunkedDC:
                 f"{type(est).__name__}: the DC algorithm stopped at max_dc_iter="
                 f"{est.max_dc_iter} steps while the objective still decreased; increase "
                 f"max_dc_iter or dc_tol.", ConvergenceWarning)
+        if sol_tol > self.tol:
+            # the loop stopped at a loosely solved function: its convex problem to tol
+            self.history[-1] = self._solve(solver.V, solver.b, self.tol, GAP_SCALE * abs(obj))
         return fit_stop_reason(reason, self.reasons), self._attributes()
 
     def _objective_rose(self, obj, new, step):
