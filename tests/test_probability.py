@@ -174,3 +174,41 @@ def test_weighted_fits_use_the_resolved_kernel_width(data):
             assert fit.gamma_ == est.gamma_ and fit.gamma == est.gamma_
             assert fit.tol == 10 * est.tol and fit.C == est.C * est.probability_C_factor_
             assert not hasattr(fit, "_row_state") or fit._row_state is None
+
+
+@pytest.mark.parametrize("approximation", ["nystroem", "rff"])
+def test_weighted_fits_reuse_the_feature_map(data, approximation):
+    """On the approximate-kernel path a class's chain of weighted fits fits the feature map
+    once and reuses it with phi(X) (the map depends on neither y nor the weights): every fit
+    of a chain holds the same map, equal to the estimator's own (same random_state), and the
+    probabilities are those of fitting the map in every weighted fit."""
+    X, y, X_test = data
+    params = dict(kernel_approximation=approximation, n_components=40, random_state=0,
+                  probability=True, probability_grid=2, C=3.0)
+    est = ReinforcedMSVM(**params).fit(X, y)
+    for chain in est.probability_estimators_:
+        assert all(fit.feature_map_ is chain[0].feature_map_ for fit in chain)
+        for name, value in vars(chain[0].feature_map_).items():
+            np.testing.assert_array_equal(value, getattr(est.feature_map_, name), name)
+        assert all(not hasattr(fit, "_feature_state") for fit in chain)   # not kept
+    # a refit on other inputs does not take the kept map
+    refit = ReinforcedMSVM(**{**params, "probability": False}, warm_start=True)
+    refit._join_path(keep_rows=True).fit(X, y)
+    first = refit.feature_map_
+    refit.fit(X[:-5], y[:-5])
+    assert refit.feature_map_ is not first
+    refit.fit(X[:-5], y[:-5], sample_weight=np.full(len(y) - 5, 2.0))
+    assert refit._feature_state[1] is refit.feature_map_
+
+
+def test_feature_map_reuse_leaves_the_probabilities_unchanged(data, monkeypatch):
+    """The probabilities with the map kept along each chain equal those with the map fitted
+    again in every weighted fit (what fit did before the map was kept)."""
+    from msvm._base import BaseMSVM
+
+    X, y, X_test = data
+    est = ReinforcedMSVM(kernel_approximation="nystroem", n_components=40, random_state=0,
+                         probability=True, probability_grid=2, C=3.0)
+    kept = clone(est).fit(X, y).predict_proba(X_test)
+    monkeypatch.setattr(BaseMSVM, "_feature_map_key", lambda self, X, dtype: None)
+    np.testing.assert_array_equal(clone(est).fit(X, y).predict_proba(X_test), kept)
