@@ -64,6 +64,17 @@ BEFORE = {
     "pendigits": {"log_loss": 0.0392, "brier": 0.0125, "n_fits": 568, "cpu": 144.54,
                   "cpu_ratio": 196.6, "platt_ratio": 20.4},
 }
+# The run before one calibration fold (2026-11-26, git b03e985: 3 refitted folds): msvm's
+# mean absolute error and CPU time over one fit on each simulated row, pendigits, breast cancer.
+PREVIOUS = {
+    "simulated": {("4.1.1", "1"): (0.0296, 105), ("4.1.1", "10"): (0.0335, 160),
+                  ("4.1.1", "cv"): (0.0316, 110), ("4.1.2", "1"): (0.0459, 143),
+                  ("4.1.2", "10"): (0.0428, 201), ("4.1.2", "cv"): (0.0450, 124)},
+    "pendigits": {"log_loss": 0.0392, "brier": 0.0125, "n_fits": 568, "cpu": 62.64,
+                  "cpu_ratio": 102.2, "platt_ratio": 11.3},
+    "breast_cancer": {"log_loss": 0.1408, "brier": 0.0718, "n_fits": 119, "cpu_ratio": 104.8,
+                      "platt_ratio": 1.7},
+}
 PARALLEL_JOBS = 2
 
 
@@ -211,10 +222,11 @@ def _summary(runs):
 
 def render_simulated(section):
     names = "msvm / Platt / isotonic / SVC"
-    header = ["example", "C", "reps", f"MAE vs truth: {names}", "MAE before",
-              "target MAE < Platt", f"log loss: {names}", f"Brier: {names}",
+    header = ["example", "C", "reps", f"MAE vs truth: {names}", "MAE before (3 folds)",
+              "MAE 2026-11-23", "target MAE < Platt", f"log loss: {names}", f"Brier: {names}",
               f"argmax = predict: {names}", "fit CPU s: one fit / msvm / Platt",
-              "msvm CPU / one fit (before)", "msvm CPU / Platt", "msvm wall / Platt"]
+              "msvm CPU / one fit (3 folds; 2026-11-23)", "msvm CPU / Platt",
+              "msvm wall / Platt"]
     rows, met = [], 0
     for row in section["rows"]:
         s = row["summary"]
@@ -223,17 +235,21 @@ def render_simulated(section):
         C = ("by CV log loss: " + "; ".join(
             f"{m} " + ", ".join(f"{c:g}" for c in s["C"][m]) for m in ("msvm", "platt", "svc"))
              if row["setting"] == "cv" else row["setting"])
-        before = BEFORE["simulated"].get((row["example"], row["setting"]), (None, None))
+        key = (row["example"], row["setting"])
+        before = BEFORE["simulated"].get(key, (None, None))
+        previous = PREVIOUS["simulated"].get(key, (None, None))
         rows.append([
             row["example"], C, row["reps"],
-            " / ".join(fmt(s[m]["mae"], ".4f") for m in METHODS), fmt(before[0], ".4f"),
+            " / ".join(fmt(s[m]["mae"], ".4f") for m in METHODS), fmt(previous[0], ".4f"),
+            fmt(before[0], ".4f"),
             "met" if ok else "NOT met",
             " / ".join(fmt(s[m]["log_loss"], ".4f") for m in METHODS),
             " / ".join(fmt(s[m]["brier"], ".4f") for m in METHODS),
             " / ".join(fmt(s[m]["agreement"], ".3f") for m in METHODS),
             " / ".join(fmt(v, ".2f") for v in (s["one_fit"]["cpu"], s["msvm"]["cpu"],
                                                s["platt"]["cpu"])),
-            f"{s['msvm']['cpu'] / s['one_fit']['cpu']:.0f}x ({fmt(before[1], 'd')}x)",
+            f"{s['msvm']['cpu'] / s['one_fit']['cpu']:.0f}x ({fmt(previous[1], 'd')}x; "
+            f"{fmt(before[1], 'd')}x)",
             f"{s['msvm']['cpu'] / s['platt']['cpu']:.1f}x",
             f"{s['msvm']['wall'] / s['platt']['wall']:.1f}x"])
     return (markdown_table(header, rows)
@@ -320,7 +336,12 @@ def _render_parallel_and_before(res):
             f"{before['platt_ratio']:.1f}x Platt; now log loss {res['msvm']['log_loss']:.4f}, "
             f"{res['msvm']['cpu']:.1f} s CPU = "
             f"{res['msvm']['cpu'] / res['one_fit']['cpu']:.0f}x one fit and "
-            f"{res['msvm']['cpu'] / res['platt']['cpu']:.1f}x Platt. Targets of issue 25: at "
+            f"{res['msvm']['cpu'] / res['platt']['cpu']:.1f}x Platt. With 3 refitted "
+            f"calibration folds (2026-11-26, git b03e985): log loss "
+            f"{PREVIOUS['pendigits']['log_loss']:.4f}, {PREVIOUS['pendigits']['n_fits']} fits, "
+            f"{PREVIOUS['pendigits']['cpu']:.1f} s CPU = "
+            f"{PREVIOUS['pendigits']['cpu_ratio']:.0f}x one fit and "
+            f"{PREVIOUS['pendigits']['platt_ratio']:.1f}x Platt. Targets of issue 25: at "
             f"most 10x one fit: {verdict(ours['cpu'] <= 10 * one['cpu'])}; at most 2x Platt: "
             f"{verdict(ours['cpu'] <= 2 * res['platt']['cpu'])}; log loss at most before + "
             f"0.01: {verdict(ours['log_loss'] <= before['log_loss'] + 0.01)}.")
@@ -353,7 +374,11 @@ def bench_breast_cancer(quick):
 
 
 def render_breast_cancer(res):
-    return _render_real(res, "ReinforcedMSVM")
+    prev = PREVIOUS["breast_cancer"]
+    return (_render_real(res, "ReinforcedMSVM")
+            + f"\n\nWith 3 refitted calibration folds (2026-11-26, git b03e985): log loss "
+            f"{prev['log_loss']:.4f}, Brier {prev['brier']:.4f}, {prev['n_fits']} fits, "
+            f"{prev['cpu_ratio']:.0f}x one fit, {prev['platt_ratio']:.1f}x Platt (CPU).")
 
 SETUPS = {
     "1": ("1. Simulated examples with known probabilities (Liu and Yuan 2011, 4.1.1 and 4.1.2)",
@@ -361,7 +386,7 @@ SETUPS = {
           "5000 samples with random_state = 1000 + rep, true probabilities "
           "`reinforced_example_proba` (equal priors, Gaussian class densities). "
           "ReinforcedMSVM(reinforcement=0.5, gamma='median'), probability_grid=8 (1 + 3 x 8 "
-          "= 25 fits; with the 3 calibration folds at C and 3 C, 175 fits, 176 when 3 C is "
+          "= 25 fits; with the calibration fold at C and 3 C, 75 fits, 76 when 3 C is "
           "chosen); Platt: CalibratedClassifierCV(ReinforcedMSVM(same C), "
           "method='sigmoid', cv=5); isotonic: the same with method='isotonic'; "
           "SVC(probability=True) with the same C and the resolved median gamma. C fixed at 1 "
@@ -375,12 +400,13 @@ SETUPS = {
           "on all the training data). Means over the repetitions; fit times are CPU time "
           "(`time.process_time`, one fit each) unless marked wall, on a machine shared with "
           "other jobs; the ratio columns divide msvm's probability fit by the others'. "
-          "'before' is the previous run (2026-11-23, git 819719f)."),
+          "'before (3 folds)' is the run of 2026-11-26 (git b03e985, three refitted "
+          "calibration folds), '2026-11-23' the run before issue 25 (git 819719f)."),
     "2": ("2. Pendigits",
           "Standardized stratified 70/30 split of pendigits, a stratified 2000-sample part of "
           "the training set (random_state=0), the whole test set. ReinforcedMSVM(C=10, "
           "gamma='scale'), probability_grid=8 (1 + 10 x 8 = 81 fits, "
-          "567 or 568 with the 3 calibration folds); Platt: "
+          "243 or 244 with the calibration fold); Platt: "
           "CalibratedClassifierCV(ReinforcedMSVM(C=10), method='sigmoid', cv=5) and "
           "method='isotonic'; SVC(probability=True, C=10, same gamma); the msvm "
           "probability fit again with n_jobs=2. Wall time (`time.perf_counter`) and CPU "
@@ -388,8 +414,8 @@ SETUPS = {
     "3": ("3. Breast cancer (Wisconsin diagnostic, k = 2)",
           "scikit-learn's `load_breast_cancer` (569 x 30), standardized stratified 70/30 split "
           "(random_state=0): 398 training and 171 test samples. ReinforcedMSVM(C=1, "
-          "gamma='scale'), probability_grid=8 (1 + 2 x 8 = 17 fits, 1 + 16 + 3 (2 + 32) = "
-          "119 or 120 with the calibration folds); Platt and isotonic: "
+          "gamma='scale'), probability_grid=8 (1 + 2 x 8 = 17 fits, 1 + 16 + (2 + 32) = "
+          "51 or 52 with the calibration fold); Platt and isotonic: "
           "CalibratedClassifierCV(ReinforcedMSVM(C=1), cv=5); SVC(probability=True, C=1, same "
           "gamma). CPU time (`time.process_time`) of one fit each, on a shared machine."),
 }
