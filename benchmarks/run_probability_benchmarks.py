@@ -27,6 +27,8 @@ scaling and pairwise coupling) with the same C and kernel width.
    log loss at most Platt's + 0.05; argmax = predict on >= 97 %.
 3. Breast cancer (scikit-learn's Wisconsin diagnostic data, k = 2), a second real set:
    the same comparison at C = 1.
+4. The approximate-kernel path: one chain of weighted fits with the feature map kept along
+   it against the map fitted again in every weighted fit (CPU time, identity).
 
 Every table also has CalibratedClassifierCV(method='isotonic'); times are CPU time on a
 machine shared with other jobs, ratios measured in the same run.
@@ -76,6 +78,13 @@ PREVIOUS = {
                       "platt_ratio": 1.7},
 }
 PARALLEL_JOBS = 2
+
+
+def _refitted_folds():
+    """How many calibration folds msvm refits (``msvm._probability.REFITTED_FOLDS``)."""
+    from msvm._probability import REFITTED_FOLDS
+
+    return REFITTED_FOLDS
 
 
 def brier(y_enc, proba):
@@ -205,7 +214,7 @@ def bench_simulated(quick):
                       + " (C " + " / ".join(f"{Cs[m]:g}" for m in METHODS) + ")", flush=True)
             rows.append({"example": example, "setting": setting, "n": n, "n_test": n_test,
                          "reps": len(runs), "runs": runs, "summary": _summary(runs)})
-    return {"rows": rows}
+    return {"rows": rows, "refitted_folds": _refitted_folds()}
 
 
 def _summary(runs):
@@ -253,6 +262,7 @@ def render_simulated(section):
             f"{s['msvm']['cpu'] / s['platt']['cpu']:.1f}x",
             f"{s['msvm']['wall'] / s['platt']['wall']:.1f}x"])
     return (markdown_table(header, rows)
+            + f"\n\n{_folds_line(section)}"
             + f"\n\nTarget (msvm's MAE against the true probabilities below Platt scaling's): "
               f"met in {met} of {len(rows)} rows.")
 
@@ -273,7 +283,7 @@ def bench_pendigits(quick):
     gamma = 1.0 / (X.shape[1] * X.var())                # gamma='scale', as SVC resolves it
     res = compare(make, {"gamma": gamma}, dict.fromkeys(METHODS, PENDIGITS_C), X, y, X_test,
                   y_test)
-    res.update(n=n, n_test=len(y_test))
+    res.update(n=n, n_test=len(y_test), refitted_folds=_refitted_folds())
     # the same probability fit with n_jobs=2: wall time (the machine is shared) and identity
     wall, cpu, par = wall_cpu_fit(make(True, PENDIGITS_C).set_params(n_jobs=PARALLEL_JOBS),
                                   X, y)
@@ -288,6 +298,13 @@ def bench_pendigits(quick):
 
 def render_pendigits(res):
     return _render_real(res, "ReinforcedMSVM") + _render_parallel_and_before(res)
+
+
+def _folds_line(section):
+    """Which calibration of msvm a section measured (``refitted_folds``; sections run before
+    it was recorded, on 2026-11-26, refitted 1 fold)."""
+    return (f"msvm's calibration refitted {section.get('refitted_folds', 1)} of 3 folds "
+            f"(`msvm._probability.REFITTED_FOLDS`).")
 
 
 def _render_real(res, name):
@@ -305,7 +322,8 @@ def _render_real(res, name):
                            rows)
     ll_ok = res["msvm"]["log_loss"] <= res["platt"]["log_loss"] + LOG_LOSS_MARGIN
     ag_ok = res["msvm"]["agreement"] >= AGREEMENT_TARGET
-    return (table + f"\n\nTargets: log loss at most Platt's + {LOG_LOSS_MARGIN}: "
+    return (table + f"\n\n{_folds_line(res)}\n\nTargets: log loss at most Platt's + "
+            f"{LOG_LOSS_MARGIN}: "
             f"{'met' if ll_ok else 'NOT met'} ({res['msvm']['log_loss']:.4f} against "
             f"{res['platt']['log_loss']:.4f}); argmax = predict on >= "
             f"{AGREEMENT_TARGET:.0%} of the test samples: {'met' if ag_ok else 'NOT met'} "
@@ -366,7 +384,7 @@ def bench_breast_cancer(quick):
 
     gamma = 1.0 / (X.shape[1] * X.var())
     res = compare(make, {"gamma": gamma}, dict.fromkeys(METHODS, 1.0), X, y, X_test, y_test)
-    res.update(n=len(y), n_test=len(y_test))
+    res.update(n=len(y), n_test=len(y_test), refitted_folds=_refitted_folds())
     for m in METHODS:
         print(f"  3: {LABELS[m]}: log loss {res[m]['log_loss']:.4f}, CPU {res[m]['cpu']:.2f} s",
               flush=True)
@@ -379,6 +397,62 @@ def render_breast_cancer(res):
             + f"\n\nWith 3 refitted calibration folds (2026-11-26, git b03e985): log loss "
             f"{prev['log_loss']:.4f}, Brier {prev['brier']:.4f}, {prev['n_fits']} fits, "
             f"{prev['cpu_ratio']:.0f}x one fit, {prev['platt_ratio']:.1f}x Platt (CPU).")
+
+
+# --------------------------------------------------------------------------- 4. approximate
+def bench_feature_map(quick):
+    """One class's chain of weighted fits on the Nystroem path, with the feature map kept
+    along the chain and with it fitted again in every weighted fit, in one process."""
+    import time
+
+    from sklearn.base import clone
+    from sklearn.datasets import make_classification
+
+    from msvm import ReinforcedMSVM
+    from msvm import _probability
+    from msvm._base import BaseMSVM
+
+    n, components, m = (600, 200, 2) if quick else (3000, 1000, 4)
+    X, y = make_classification(n, 20, n_informative=10, n_classes=5, n_clusters_per_class=1,
+                               random_state=SEED)
+    params = dict(kernel_approximation="nystroem", n_components=components, random_state=SEED)
+    t0 = time.process_time()
+    est = ReinforcedMSVM(**params).fit(X, y)
+    one = time.process_time() - t0
+    refit = _probability._refit_template(
+        clone(est).set_params(warm_start=True, C=est.C_, gamma=est.gamma_), 1.0)
+    levels, sw = _probability.probability_levels(m), np.ones(len(y))
+    cpu, chains = {}, {}
+    for mode in ("kept", "refitted"):
+        key = BaseMSVM._feature_map_key
+        if mode == "refitted":          # what every weighted fit did before the map was kept
+            BaseMSVM._feature_map_key = lambda self, X, dtype: None
+        try:
+            t0 = time.process_time()
+            chains[mode] = _probability._weighted_chain(refit, est, X, y, sw, levels, 0)
+            cpu[mode] = time.process_time() - t0
+        finally:
+            BaseMSVM._feature_map_key = key
+    same = all(np.array_equal(a.decision_values(X), b.decision_values(X))
+               for a, b in zip(chains["kept"], chains["refitted"]))
+    print(f"  4: one fit {one:.2f} s, chain kept {cpu['kept']:.2f} s, refitted "
+          f"{cpu['refitted']:.2f} s, identical {same}", flush=True)
+    return {"n": n, "n_components": components, "m": m, "one_fit_cpu": one,
+            "chain_cpu": cpu, "identical": bool(same)}
+
+
+def render_feature_map(res):
+    rows = [["feature map kept along the chain", fmt(res["chain_cpu"]["kept"], ".2f"),
+             fmt(res["chain_cpu"]["kept"] / res["one_fit_cpu"], ".2f")],
+            ["feature map fitted in every weighted fit (before)",
+             fmt(res["chain_cpu"]["refitted"], ".2f"),
+             fmt(res["chain_cpu"]["refitted"] / res["one_fit_cpu"], ".2f")],
+            ["one fit (probability=False)", fmt(res["one_fit_cpu"], ".2f"), "1.00"]]
+    return (markdown_table(["", "CPU s", "CPU / one fit"], rows)
+            + f"\n\nThe chain's fits are identical either way: "
+              f"{'yes' if res['identical'] else 'NO'}; the kept map is "
+              f"{res['chain_cpu']['refitted'] / res['chain_cpu']['kept']:.2f}x faster. The "
+              f"machine was shared (CPU time).")
 
 SETUPS = {
     "1": ("1. Simulated examples with known probabilities (Liu and Yuan 2011, 4.1.1 and 4.1.2)",
@@ -418,8 +492,17 @@ SETUPS = {
           "51 or 52 with the calibration fold); Platt and isotonic: "
           "CalibratedClassifierCV(ReinforcedMSVM(C=1), cv=5); SVC(probability=True, C=1, same "
           "gamma). CPU time (`time.process_time`) of one fit each, on a shared machine."),
+    "4": ("4. Approximate kernel: the feature map kept along a chain",
+          "`make_classification(3000, 20, n_informative=10, n_classes=5, "
+          "n_clusters_per_class=1, random_state=0)`, ReinforcedMSVM(kernel_approximation="
+          "'nystroem', n_components=1000, random_state=0): the chain of class 0's weighted "
+          "fits at 4 levels (the refit template of probability=True: C_, 10 tol) with the "
+          "feature map and phi(X) kept from one level to the next, and with the map fitted "
+          "again in every weighted fit (what the fits did before), in one process; CPU time "
+          "(`time.process_time`), on a machine shared with other jobs."),
 }
-RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer}
+RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
+          "4": render_feature_map}
 
 
 def render_report(data):
@@ -433,7 +516,7 @@ def render_report(data):
 def main(argv=None):
     return sectioned_main(argv, __doc__.split("\n\n")[0], "probability",
                           {"1": bench_simulated, "2": bench_pendigits,
-                           "3": bench_breast_cancer}, SETUPS, RENDER,
+                           "3": bench_breast_cancer, "4": bench_feature_map}, SETUPS, RENDER,
                           render_report)
 
 

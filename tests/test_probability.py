@@ -37,10 +37,10 @@ def test_probabilities_are_a_distribution_whose_argmax_is_predict(estimator, dat
     assert np.mean(est.classes_[np.argmax(proba, axis=1)] == est.predict(X_test)) >= 0.97
     np.testing.assert_allclose(est.predict_log_proba(X_test), np.log(proba))
     # own fit + 3 classes x 3 levels (+ the unweighted fit at the refits' C when it is not C),
-    # and on the refitted calibration fold an own fit, the 3 x 3 weighted fits for each of
-    # the 2 candidate C factors and the unweighted fit at 3 C
+    # and on each of the 2 refitted calibration folds an own fit, the 3 x 3 weighted fits for
+    # each of the 2 candidate C factors and the unweighted fit at 3 C
     top = est.probability_C_factor_ != 1.0
-    assert est.n_probability_fits_ == 1 + 3 * 3 + top + (2 + 2 * 3 * 3)
+    assert est.n_probability_fits_ == 1 + 3 * 3 + top + 2 * (2 + 2 * 3 * 3)
     assert est.probability_C_factor_ in (1.0, 3.0)
     assert 0.25 <= est.probability_exponent_ <= 4.0 and 0.0 <= est.probability_floor_ <= 0.5
     assert len(est.probability_grid_) == 3
@@ -214,10 +214,10 @@ def test_feature_map_reuse_leaves_the_probabilities_unchanged(data, monkeypatch)
     np.testing.assert_array_equal(clone(est).fit(X, y).predict_proba(X_test), kept)
 
 
-def test_calibration_refits_one_fold_and_its_held_out_third_decides(data, monkeypatch):
-    """The calibration refits the training part of one of the 3 folds: the fits counted
-    are those of one fold, and the exponent and floor are those that fit_shape finds on
-    that fold's held-out third alone (refitting all 3 folds gives another choice)."""
+def test_calibration_refits_two_folds_and_their_held_out_thirds_decide(data, monkeypatch):
+    """The calibration refits the training parts of two of the 3 folds: the fits counted
+    are those of two folds, and fit_shape chooses the exponent and floor on their two
+    held-out thirds alone (with all 3 folds refitted, on every sample)."""
     from msvm import _probability
 
     X, y, X_test = data
@@ -231,10 +231,10 @@ def test_calibration_refits_one_fold_and_its_held_out_third_decides(data, monkey
 
     monkeypatch.setattr(_probability, "fit_shape", spy)
     one = clone(est).fit(X, y)
-    # one held-out third (30 of 90 samples) per C factor
-    assert seen == [len(y) // 3] * len(_probability.REFIT_C_FACTORS)
+    # two held-out thirds (60 of 90 samples) per C factor
+    assert seen == [2 * len(y) // 3] * len(_probability.REFIT_C_FACTORS)
     top = one.probability_C_factor_ != 1.0
-    assert one.n_probability_fits_ == 1 + 3 * 2 + top + (2 + 2 * 3 * 2)
+    assert one.n_probability_fits_ == 1 + 3 * 2 + top + 2 * (2 + 2 * 3 * 2)
     monkeypatch.setattr(_probability, "REFITTED_FOLDS", 3)
     seen.clear()
     three = clone(est).fit(X, y)

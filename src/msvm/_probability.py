@@ -65,27 +65,30 @@ resolved.  Three choices, made by cross-validation, correct this:
   smaller held-out log loss is kept.
 
 The held-out ratios come from repeating the whole construction (the estimator's own fit and the
-weighted chains for each factor) on the training part of one of 3 stratified folds (shuffled with
-seed 0: 2/3 of the samples), with the sample weights scaled by n / n_train so that the balance of
-loss and penalty is that of the full fit; its held-out third calibrates. All 3 folds were refitted
-before (``REFITTED_FOLDS = 3``), at twice the cost in all: on Liu and Yuan's examples (n = 400, 2
-examples x C = 1, 10 x 3 draws) the mean absolute error against the truth went from 0.0374 to 0.0390
-with one fold (0.0392 with two: the difference is mostly the noise of the calibration), and the
-pendigits log loss (2,000 samples, C = 10) from 0.0392 to 0.0461 (0.0389 with two folds, at 1.4x
-less time than three). Both maps of the estimate are increasing in r_j, so its argmax stays the
-estimator's prediction. On examples 4.1.1 and 4.1.2 (n = 400) the chosen a is 1.2 to 1.6 at C = 1
-and 1.1 to 1.4 at C = 10; 3 C was chosen on 4 of 5 draws of 4.1.2 at C = 1 and on none of 3 at C =
-10; the mean absolute error against the true probabilities fell by a third to two fifths at C = 1
-and by a tenth to a fifth at C = 10 (benchmarks/results/probability.md). Measured and dropped: a
-fixed 3 C (helps at C = 1, hurts at C = 10), and normalizing the weights to keep the total loss
-mass fixed (more regularization, flatter estimates).
+weighted chains for each factor) on the training part of two of 3 stratified folds (shuffled
+with seed 0: 2/3 of the samples each), with the sample weights scaled by n / n_train so that
+the balance of loss and penalty is that of the full fit; their two held-out thirds calibrate.
+All 3 folds were refitted before (``REFITTED_FOLDS = 3``), at 1.4 times the cost in all: on Liu
+and Yuan's examples (n = 400, 2 examples x C = 1, 10 x 3 draws) the mean absolute error against
+the truth went from 0.0374 to 0.0392 with two folds (0.0390 with one: the difference is mostly
+the noise of the calibration), the pendigits log loss (2,000 samples, C = 10) from 0.0392 to
+0.0389 (0.0461 with one fold, at half the time of three) and the breast cancer log loss from
+0.1408 to 0.1453 (0.1616 with one fold). One fold broke the limits of issue 25 (+0.01 log loss,
++0.002 mean absolute error) there. Both maps of the estimate are increasing in r_j, so its
+argmax stays the estimator's prediction. On examples 4.1.1 and 4.1.2 (n = 400) the chosen a is
+1.2 to 1.6 at C = 1 and 1.1 to 1.4 at C = 10; 3 C was chosen on 4 of 5 draws of 4.1.2 at C = 1
+and on none of 3 at C = 10; the mean absolute error against the true probabilities fell by a
+third to two fifths at C = 1 and by a tenth to a fifth at C = 10
+(benchmarks/results/probability.md). Measured and dropped: a fixed 3 C (helps at C = 1, hurts
+at C = 10), and normalizing the weights to keep the total loss mass fixed (more regularization,
+flatter estimates).
 
 Cost
 ----
 One fit of the estimator plus k * m weighted fits (m = ``probability_grid``), for each class
-along the grid from t = 1 down; and on the training part of the refitted fold an own fit,
+along the grid from t = 1 down; and on the training part of each refitted fold an own fit,
 the unweighted fit at 3 C and the k * m weighted fits for each of the two factors:
-1 + k m (+ 1) + (2 + 2 k m) fits in all (``n_probability_fits_``), about 3 times 1 + k m;
+1 + k m (+ 1) + 2 (2 + 2 k m) fits in all (``n_probability_fits_``), about 5 times 1 + k m;
 the fits at 3 C are the slower ones.  What makes a weighted fit cheaper than a fit:
 
 - a class's chain is one estimator refitted at every level, warm-started from the previous
@@ -102,15 +105,16 @@ the fits at 3 C are the slower ones.  What makes a weighted fit cheaper than a f
   ``KernelColumns`` (each kernel column computed once, not once per fit); so is the X of
   ``predict_proba``.
 
-Measured (CPU time, shared machine): ReinforcedMSVM(C=10) on 2,000 pendigits samples, one fit 0.6 s,
-``probability=True`` 145 s before these changes, 62 s with three refitted folds (about 100x one fit;
-log loss 0.0392) and 31 s with one (about 50x; log loss 0.0461); half of that is the calibration
-fold's chains (at C and 3 C), half the chains of the full fit. On the approximate-kernel path a
-chain also keeps the feature map and phi(X) from one level to the next
-(``BaseMSVM._fit_feature_map``): the map depends on neither y nor the weights. With ``n_jobs`` the
-units of work (the fold's own and top fits, then every (fold or full fit, factor, class) chain) run
-in parallel through joblib; each is computed from its inputs alone, so the result is the same for
-every ``n_jobs`` and backend (a ``joblib.parallel_backend('dask')`` context runs them on a Dask
+Measured (CPU time, shared machine): ReinforcedMSVM(C=10) on 2,000 pendigits samples, one fit
+0.6 s, ``probability=True`` 145 s before these changes, 62 s with three refitted folds (about
+100x one fit; log loss 0.0392), 45 s with two (about 75x; log loss 0.0389) and 31 s with one
+(about 50x; log loss 0.0461); two thirds of it are the calibration folds' chains (at C and 3
+C). On the approximate-kernel path a chain also keeps the feature map and phi(X) from one level
+to the next (``BaseMSVM._fit_feature_map``): the map depends on neither y nor the weights. With
+``n_jobs`` the units of work (the folds' own and top fits, then every (fold or full fit,
+factor, class) chain) run in parallel through joblib; each is computed from its inputs alone,
+so the result is the same for every ``n_jobs`` and backend (a
+``joblib.parallel_backend('dask')`` context runs them on a Dask
 cluster).  ``predict_proba`` evaluates the k * m + 1 (+ 1) fitted functions of the full fit.
 A DC model runs its DC algorithm in every weighted fit, AdaptiveWeightedSVM its reweighting,
 TargetedLocalMSVM its whole grid of local fits (its probabilities are those of the local
@@ -157,7 +161,7 @@ _RATIO_CAP = 1.0 - 1e-9
 # Folds of the cross-validation that chooses the exponent and the floor of the estimate.
 CALIBRATION_FOLDS = 3
 # How many of the folds are refitted (their held-out samples calibrate the estimate).
-REFITTED_FOLDS = 1
+REFITTED_FOLDS = 2
 EXPONENT_BOUNDS = (0.25, 4.0)
 # Candidate multiples of C for the weighted fits, chosen by the same cross-validation.
 REFIT_C_FACTORS = (1.0, 3.0)
@@ -507,9 +511,9 @@ class ProbabilityMixin:
     :func:`probability_levels` (``probability_grid`` levels), a weighted fit of the same
     estimator with class j's samples at weight 1/t and the others at weight 1 (times the given
     sample weights), warm-started along the levels on one kept row source per class: 1 + k * m
-    fits; before them, the same on the training part of one of 3 folds, at C and at 3 C,
+    fits; before them, the same on the training part of two of 3 folds, at C and at 3 C,
     whose held-out estimates choose the C of the weighted fits, an exponent and a floor of
-    the estimate (about 3 (1 + k m) fits in all, ``n_probability_fits_``; in parallel over
+    the estimate (about 5 (1 + k m) fits in all, ``n_probability_fits_``; in parallel over
     ``n_jobs`` joblib workers, with the same result for every ``n_jobs``).
     ``predict_proba`` brackets, for each class, the level at which its weighted fits stop
     predicting it (Wang, Shen and Liu 2008; Wu, Zhang and Liu 2010) and turns these ratios
