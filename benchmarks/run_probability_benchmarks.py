@@ -460,8 +460,9 @@ SETUPS = {
           "5000 samples with random_state = 1000 + rep, true probabilities "
           "`reinforced_example_proba` (equal priors, Gaussian class densities). "
           "ReinforcedMSVM(reinforcement=0.5, gamma='median'), probability_grid=8 (1 + 3 x 8 "
-          "= 25 fits; with the calibration fold at C and 3 C, 75 fits, 76 when 3 C is "
-          "chosen); Platt: CalibratedClassifierCV(ReinforcedMSVM(same C), "
+          "= 25 fits; with f refitted calibration folds at C and 3 C, 25 + f x 50 fits, one "
+          "more when 3 C is chosen; f is stated under the table); Platt: "
+          "CalibratedClassifierCV(ReinforcedMSVM(same C), "
           "method='sigmoid', cv=5); isotonic: the same with method='isotonic'; "
           "SVC(probability=True) with the same C and the resolved median gamma. C fixed at 1 "
           "or 10 for all, or chosen for each method by its "
@@ -480,7 +481,7 @@ SETUPS = {
           "Standardized stratified 70/30 split of pendigits, a stratified 2000-sample part of "
           "the training set (random_state=0), the whole test set. ReinforcedMSVM(C=10, "
           "gamma='scale'), probability_grid=8 (1 + 10 x 8 = 81 fits, "
-          "243 or 244 with the calibration fold); Platt: "
+          "81 + f x 162 (+1) with f refitted calibration folds, stated under the table); Platt: "
           "CalibratedClassifierCV(ReinforcedMSVM(C=10), method='sigmoid', cv=5) and "
           "method='isotonic'; SVC(probability=True, C=10, same gamma); the msvm "
           "probability fit again with n_jobs=2. Wall time (`time.perf_counter`) and CPU "
@@ -488,8 +489,8 @@ SETUPS = {
     "3": ("3. Breast cancer (Wisconsin diagnostic, k = 2)",
           "scikit-learn's `load_breast_cancer` (569 x 30), standardized stratified 70/30 split "
           "(random_state=0): 398 training and 171 test samples. ReinforcedMSVM(C=1, "
-          "gamma='scale'), probability_grid=8 (1 + 2 x 8 = 17 fits, 1 + 16 + (2 + 32) = "
-          "51 or 52 with the calibration fold); Platt and isotonic: "
+          "gamma='scale'), probability_grid=8 (1 + 2 x 8 = 17 fits, 17 + f x 34 (+1) with f "
+          "refitted calibration folds); Platt and isotonic: "
           "CalibratedClassifierCV(ReinforcedMSVM(C=1), cv=5); SVC(probability=True, C=1, same "
           "gamma). CPU time (`time.process_time`) of one fit each, on a shared machine."),
     "4": ("4. Approximate kernel: the feature map kept along a chain",
