@@ -3,7 +3,7 @@
 Every figure the demo prints is measured in that run on the bundled pendigits data (CPU time of
 each fit, test accuracy, log loss, average utility); the wording that compares two figures is
 chosen from the figures themselves.  Sizes are kept small so that the whole demo takes a few
-seconds of CPU: the probability fits (about 7 (1 + k m) weighted fits) use a 300-sample
+seconds of CPU: the probability fits (about 5 (1 + k m) weighted fits) use a 300-sample
 subsample and ``probability_grid=4``.
 """
 
@@ -228,7 +228,7 @@ def demo(seed=0):
     results["side_by_side"] = rows = _side_by_side(X, Xt, y, yt)
     _report_side_by_side(rows)
     print(f"\n2. Class probabilities ({N_PROBABILITY} training samples: the estimate takes "
-          f"about 7 (1 + k m) weighted fits; probability_grid m = 4)")
+          f"about 5 (1 + k m) weighted fits; probability_grid m = 4)")
     results["probabilities"] = rows = _probabilities(X_prob, Xt, y_prob, yt)
     _report_probabilities(rows)
     print(f"\n3. Label noise: {NOISE:.0%} of {N_SMALL} training labels flipped to another "
