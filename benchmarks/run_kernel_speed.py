@@ -3,6 +3,7 @@
     python -m benchmarks.run_kernel_speed                 # the n = 2,000 cases
     python -m benchmarks.run_kernel_speed --n 2000 5000   # more sizes
     python -m benchmarks.run_kernel_speed --C 1e3 1e5     # other C
+    python -m benchmarks.run_kernel_speed --n 5000 --output kernel_speed_5000  # other files
 
 (from the repository root)
 
@@ -10,7 +11,8 @@ make_blobs(n, centers=3, n_features=5, cluster_std=4, random_state=0), RBF kerne
 gamma='scale', default tol and max_iter: ReinforcedMSVM and AngleBasedMSVM.  For each fit:
 CPU time (time.process_time), converged_, epochs (n_iter_), exact finishing steps taken
 (solver_plan_), objective_ and kkt_residual_.  The machine may be shared with other work:
-read CPU times, not wall times.  Results go to benchmarks/results/kernel_speed.md and .json.
+read CPU times, not wall times.  Results go to benchmarks/results/kernel_speed.md and .json
+(or the --output name).
 """
 
 import argparse
@@ -51,6 +53,8 @@ def main(argv=None):
     parser.add_argument("--n", type=int, nargs="+", default=[2000])
     parser.add_argument("--C", type=float, nargs="+", default=[1e5])
     parser.add_argument("--models", nargs="+", default=["ReinforcedMSVM", "AngleBasedMSVM"])
+    parser.add_argument("--output", default="kernel_speed",
+                        help="name of the result files in benchmarks/results (.md, .json)")
     args = parser.parse_args(argv)
     rows = []
     load = os.getloadavg()[0]
@@ -60,14 +64,14 @@ def main(argv=None):
                 rows.append(_fit(model, n, C))
                 print(rows[-1], flush=True)
     info = {"commit": git_commit(), "machine": machine_info(), "load_at_start": load}
-    write_json(os.path.join(RESULTS, "kernel_speed.json"), {"info": info, "rows": rows})
+    write_json(os.path.join(RESULTS, args.output + ".json"), {"info": info, "rows": rows})
     cols = ["model", "n", "C", "cpu_s", "converged", "epochs", "finishing_steps", "objective",
             "kkt_residual", "warnings"]
     text = ("# Large-C RBF fits with large free sets (issue 23 item 1)\n\n"
             f"Commit {info['commit']}, load average {load:.1f} at the start (the machine was "
             "shared: CPU times).\n\n" + BEFORE
             + markdown_table(cols, [[r[c] for c in cols] for r in rows]) + "\n")
-    with open(os.path.join(RESULTS, "kernel_speed.md"), "w") as fh:
+    with open(os.path.join(RESULTS, args.output + ".md"), "w") as fh:
         fh.write(text)
 
 
