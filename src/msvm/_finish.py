@@ -29,7 +29,15 @@ hundreds of steps (make_blobs n = 2,000, d = 5, C = 1e5: 435 steps from the solv
 iterate at 6,400 epochs, 4.4 s CPU with Schur updates; a fresh factorization per step took
 0.5 s a step).  Where the work bound MAX_FLOPS runs out after full steps were taken, the
 point reached is returned as the proposal (each step lowers the objective), so that the
-solver, and the next finishing step, go on from there.
+solver, and the next finishing step, go on from there.  A released variable that the next
+step sends straight back to its bound is not released again until a step moves (the release
+cycled otherwise: AngleBasedMSVM, same problem, 1,471 times until MAX_STEPS), and a
+Schur-updated face whose full step leaves the free variables' reduced gradients above
+tol / 100 is refactored and the step repeated.  With these and the scores updated from the
+held columns (`_Scores`), that problem's finishing steps take 4-5 s (ReinforcedMSVM, from
+1,248 free variables) and 0.5-4 s (AngleBasedMSVM); the fits converge in 20 s and 30 s CPU
+(benchmarks/results/kernel_speed.md).  Free sets above MAX_FREE (make_blobs n = 5,000,
+C = 1e5: 2,600-5,600 free variables) are not finished: that fit still stops at max_iter.
 
 The result is only a proposal: the caller hands it to the compiled solver, whose own stopping
 rule (KKT residual and duality gap) certifies it or goes on from it.  Problems with group caps
