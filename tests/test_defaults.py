@@ -152,5 +152,8 @@ def test_demo_reports_what_it_measured(monkeypatch, capsys):
     *fits, bayes = results["utility"]
     assert bayes["model"].startswith("utility Bayes rule")
     assert all(row["utility"] <= bayes["utility"] + 0.02 for row in fits)
+    # the command line runs this demo with its seed (the run itself is checked above)
+    calls = []
+    monkeypatch.setattr(_demo, "demo", lambda seed=0: calls.append(seed))
     monkeypatch.setattr("sys.argv", ["msvm"])
-    assert main(["demo", "--seed", "1"]) == 0
+    assert main(["demo", "--seed", "1"]) == 0 and calls == [1]
