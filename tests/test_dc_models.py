@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -251,3 +252,23 @@ def test_iterative_weighting_fixed_point_is_a_dc_fixed_point(seed):
     # and the iterative weights at that point are the DC indicators' complement
     v = iw.adaptive_weights_
     np.testing.assert_array_equal(v == 0, beta[np.arange(len(y)), y])
+
+
+@pytest.mark.parametrize("max_dc_iter", [0, 1, 2])
+@pytest.mark.parametrize("model", ["robust", "weighted"])
+def test_dc_fit_stopped_early_returns_a_function_solved_to_tol(model, max_dc_iter):
+    """The untruncated start and the early DC steps are solved loosely (tol 1e-2), but a fit
+    whose DC loop stops at max_dc_iter (with its ConvergenceWarning) still returns the
+    convex step it stopped at solved to tol: kkt_residual_ <= tol."""
+    from msvm.datasets import make_disc_example
+
+    X, y, _ = make_disc_example(200, contamination=0.2, random_state=0)
+    cls, s = (RobustMSVM, 0.5) if model == "robust" else (WeightedRobustMSVM, "auto")
+    est = cls(C=10.0, truncation=s, kernel="rbf", gamma=2.0, tol=1e-6, max_dc_iter=max_dc_iter,
+              random_state=0)
+    with pytest.warns(ConvergenceWarning, match="max_dc_iter"):
+        est.fit(X, y)
+    assert est.stop_reason_ == "max_dc_iter"
+    assert est.n_iter_ == max_dc_iter + 1
+    assert est.kkt_residual_ <= 1e-6
+    assert est.objective_ == est.dc_objectives_[-1]

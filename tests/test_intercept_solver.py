@@ -39,6 +39,11 @@ def test_linprog_intercepts_reach_the_objective_of_the_exact_search(estimator, k
         # a DC path depends on which of several optimal intercepts each step takes; at
         # C = 1, s = 1 (the defaults before C='auto') both searches take the same path here
         exact.set_params(C=1.0, truncation=1.0)
+    if type(exact).__name__ == "WeightedRobustMSVM" and kernel == "rbf":
+        # likewise: from the loosely solved untruncated start (msvm/_dc.py) the two searches
+        # pick different optimal intercepts at C = 1 here (objectives 85.385 and 85.495, two
+        # local minima); at C = 2 they take the same path
+        exact.set_params(C=2.0)
     lp = clone(exact).set_params(intercept_solver="linprog")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -309,8 +309,11 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         return SequenceFit(sol, sw, sequence.stop_reason(), start=sol,
                            attributes={"n_iter_": sol.n_iter})
 
-    def _start(self, sequence, problem):
-        """Solve the model's convex dual, from the previous fit's solution if warm_start."""
+    def _start(self, sequence, problem, tol=None):
+        """Solve the model's convex dual, from the previous fit's solution if warm_start.
+
+        ``tol``: the solve's tolerance (default: the estimator's; the DC algorithm starts
+        from a loosely solved untruncated dual, msvm/_dc.py)."""
         k = problem.k
         alpha0, mu0 = np.zeros(problem.n_vars), np.zeros(k)
         state = self._warm_start_state()
@@ -321,7 +324,7 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
                 sequence.scale(self.C_ / state.C)
         alpha0 = problem.clip_feasible(alpha0)
         # alpha0 is this method's own array (zeros or a new warm start): the solver takes it
-        return sequence.solve(problem, alpha0, mu0 - mu0.mean(), copy=False)
+        return sequence.solve(problem, alpha0, mu0 - mu0.mean(), tol=tol, copy=False)
 
     def _store_fit(self, X, y, fitted):
         """The fitted attributes of a SequenceFit, and the dual a warm_start refit starts from.

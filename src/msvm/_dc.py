@@ -6,12 +6,24 @@ indicators beta of Liu, Wu and He (2011) and Wu and Liu (2007)) and solves the c
 that results.  In the dual that linear term is a shift of boxes and group caps
 (msvm._problem.shifted), so every step is the model's own DualProblem with moved bounds,
 warm-started from the previous solution with the same original multipliers (only the
-variables whose beta flipped change).  The objective never increases from one exactly solved
-step to the next (Wu and Liu 2007 section 3); the loop stops when the linearization repeats,
-when a step lowers the objective by less than ``dc_tol`` (relative), or after
-``max_dc_iter`` steps with a ConvergenceWarning.  With ``verbose >= 1`` every convex solve of
-the loop prints one line (msvm._progress): the start, each step, a polish to tol, a rejected
-step.
+variables whose beta flipped change; the scores follow through the rows of those samples
+only, and the kernel-row cache is kept across steps).  The objective never increases from
+one exactly solved step to the next (Wu and Liu 2007 section 3); the loop stops when the
+linearization repeats, when a step lowers the objective by less than ``dc_tol`` (relative),
+or after ``max_dc_iter`` steps with a ConvergenceWarning.
+
+Inexact early solves: the untruncated start (of a fit from zero; a warm start is solved to
+tol) and the early steps only place the linearization, so they are solved to ``LOOSE_TOL``;
+once the steps' decrease is small (or the linearization repeats) they are solved to the
+estimator's tol, and the returned function is always one solved to tol (a loose last
+solution is polished).  On pendigits (RBF, C = 10, the default truncation) the untruncated
+solve is most of the fit: solved loosely it takes 70 epochs instead of 154, and the whole DC
+fit costs about what one convex solve to tol does (benchmarks/results/dc.md).  A step
+warm-started from the previous solution still takes half the epochs of a cold solve when
+only 37 of 69,246 variables flip (restoring the equalities before the step changes nothing:
+75 against 76 epochs): that is the solver's rate on this dual, not the start.  With
+``verbose >= 1`` every convex solve of the loop prints one line (msvm._progress): the start,
+each step, a polish to tol, a rejected step.
 
 The loop is :func:`dc_fit`, a function over a :class:`msvm._sequence.DualSequence` (the row
 source and the scores of the current step); :func:`truncated_fit` is the whole fit of a
@@ -48,7 +60,8 @@ DC_PARAMETER_CONSTRAINTS = {
 }
 
 
-def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, log):
+def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, log,
+           first_tol=None):
     """Run the DC algorithm over ``sequence`` from its untruncated solution ``first``.
 
     Parameters
@@ -66,6 +79,9 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
         The estimator's parameters.
     log : msvm._progress.StepLog
         Reports every convex solve.
+    first_tol : float, default=None
+        The tolerance ``first`` was solved to (None: ``tol``).  Whatever it is, the
+        returned solution is solved to ``tol``.
 
     Returns
     -------
@@ -79,7 +95,7 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
         ``'tol'`` (a fixed point, or a decrease below dc_tol), ``'max_dc_iter'`` or
         ``'dc_objective_rose'``; the latter two with a ConvergenceWarning.
     """
-    path = _DCPath.start(first, objective, tol)
+    path = _DCPath.start(first, objective, tol, tol if first_tol is None else first_tol)
     log.step("DC start (untruncated)", path.obj, first.resid, n_epochs(first.n_iter))
     reason = None
     while reason is None and path.steps < max_dc_iter:
@@ -97,6 +113,10 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
             f"{sequence.owner}: the DC algorithm stopped at max_dc_iter={max_dc_iter} steps "
             f"while the objective still decreased; increase max_dc_iter or dc_tol.",
             ConvergenceWarning)
+    if path.sol_tol > tol:
+        # the loop stopped at a loosely solved function (max_dc_iter, or a step at tol
+        # rejected after a loose one): the fit is that function's convex problem to tol
+        _polish(sequence, path, objective, tol, log)
     return path.sol, path.history, path.epochs, reason
 
 
@@ -119,11 +139,11 @@ class _DCPath:
     steps: int = 0
 
     @classmethod
-    def start(cls, first, objective, tol):
-        """The path at the untruncated solution ``first`` (solved to the estimator's tol)."""
+    def start(cls, first, objective, tol, first_tol):
+        """The path at the untruncated solution ``first`` (solved to ``first_tol``)."""
         obj = objective(first)
         return cls(sol=first, obj=obj, shift=np.zeros(first.problem.n_vars), history=[obj],
-                   epochs=first.n_iter, step_tol=max(tol, LOOSE_TOL), sol_tol=tol)
+                   epochs=first.n_iter, step_tol=max(tol, LOOSE_TOL), sol_tol=first_tol)
 
 
 def _polish(sequence, path, objective, tol, log):
@@ -134,7 +154,8 @@ def _polish(sequence, path, objective, tol, log):
                                     gap_scale=GAP_SCALE * abs(path.obj))
     path.epochs += sol.n_iter
     path.obj = path.history[-1] = objective(sol)
-    log.step(f"DC step {path.steps} polished to tol", path.obj, sol.resid, n_epochs(sol.n_iter))
+    name = f"DC step {path.steps}" if path.steps else "DC start (untruncated)"
+    log.step(f"{name} polished to tol", path.obj, sol.resid, n_epochs(sol.n_iter))
 
 
 def _dc_step(sequence, path, base, new_shift, objective, *, tol, dc_tol, log):
@@ -199,12 +220,21 @@ def truncated_fit(estimator, sequence, y, sw, log):
     (``dc_objectives_``, ``truncated_``, ``n_iter_``, ``n_solver_iter_``).
     """
     k = len(estimator.classes_)
-    first = estimator._start(sequence, estimator._dual_problem(y, k, estimator.C_ * sw))
+    is_truncated = estimator._truncation_value(k) is not None
+    problem = estimator._dual_problem(y, k, estimator.C_ * sw)
+    # the DC algorithm starts from a loose untruncated solve (see the module docstring),
+    # except where it starts from a previous fit's dual (warm_start, a lambda path): that
+    # start is solved to tol, so that a refit at the same C repeats the DC path it stored
+    # (the local minimum depends on the start) instead of moving a loose start again
+    state = estimator._warm_start_state()
+    warm = estimator.warm_start and state is not None and state.fits(problem)
+    first_tol = max(estimator.tol, LOOSE_TOL) if is_truncated and not warm else None
+    first = estimator._start(sequence, problem, tol=first_tol)
 
     def objective(sol):
         return estimator._objective(sol, y, sw)
 
-    if estimator._truncation_value(k) is None:
+    if not is_truncated:
         sol, history, epochs = first, [objective(first)], first.n_iter
         log.step("solve", history[0], sol.resid, n_epochs(sol.n_iter))
         truncated, reason = np.zeros(len(y), dtype=bool), CONVERGED
@@ -212,7 +242,7 @@ def truncated_fit(estimator, sequence, y, sw, log):
         sol, history, epochs, reason = dc_fit(
             sequence, first, objective, lambda problem, G: estimator._dc_shift(problem, G, y),
             tol=estimator.tol, dc_tol=estimator.dc_tol, max_dc_iter=estimator.max_dc_iter,
-            log=log)
+            log=log, first_tol=first_tol)
         truncated = estimator._dc_shift(first.problem, sol.G, y)[1]
     return SequenceFit(sol, sw, sequence.stop_reason(reason), start=first, attributes={
         "dc_objectives_": np.array(history), "truncated_": truncated,

@@ -253,7 +253,10 @@ FUNCTION_ATTRIBUTES = """\
 DC_ATTRIBUTES = """\
     dc_objectives_ : ndarray of shape (n_iter_,)
         The objective after each convex solve: the first entry is that of the untruncated
-        solution the DC algorithm starts from, the others follow its steps.
+        solution the DC algorithm starts from, the others follow its steps.  The start (of
+        a fit from zero; a ``warm_start`` refit's start is solved to ``tol``) and the early
+        steps are solved loosely (tol 1e-2: they only place the linearization), the later
+        ones and the returned function to ``tol``.
     truncated_ : ndarray of bool, shape (n_samples,)
         Training points with a loss term on the flat (truncated) part at the solution.
     n_iter_ : int

@@ -91,7 +91,8 @@ cdef class SMOSolver(InnerSolver):
     cdef bint _bucket_step(self, int j, double eps) noexcept nogil
     cdef bint _transversal(self, const int* cand, double sign, double eps) noexcept nogil
     cdef long long _group_steps(self, double eps, long long budget) noexcept nogil
-    cdef long long _block_smo(self, double eps, long long max_steps) noexcept nogil
+    cdef long long _block_smo(self, double eps, long long max_steps,
+                              bint partial) noexcept nogil
     cdef int _write_back(self) noexcept nogil
     cdef void _group_values(self, int x0, int x1) noexcept nogil
     cdef bint _free_newton_step(self) noexcept nogil

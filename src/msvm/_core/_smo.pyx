@@ -39,6 +39,9 @@
 #    * single-variable Newton steps (curvature (kappa K_ii + rho) ||P e||^2), which move c;
 #    * in a full group, pair steps alpha_a -= t, alpha_b += t inside the group;
 #    each round scans the block once and then takes one step per violating bucket and group;
+#    a block that leaves violating samples out is solved to a tenth of its own starting
+#    violation only (BLOCK_TOL_FRACTION, ThunderSVM's local tolerance), one holding them all
+#    to the round's eps;
 #    * grouped blocks still violating after pair steps worth one: a Newton step on the free
 #      variables (projected conjugate gradients on the free block of the Hessian, keeping
 #      every full group's sum, then an exact line search within boxes and caps).  A
@@ -86,6 +89,14 @@ cdef inline double st_rho_eq(const Prob* p, const State* st) noexcept nogil:
 # the q x q block: _block_smo)
 cdef enum:
     NEWTON_CG_STEPS = 100
+# a block that leaves violating samples out stops its local solve at BLOCK_TOL_FRACTION of
+# the block's starting violation (or at the round's eps, whichever is larger), as
+# ThunderSVM's local SMO does: the steps that would drive one block far below the violation
+# left elsewhere are wasted once the next blocks move the scores.  A block holding every
+# violating sample is solved to eps (the rule has nothing to gain there).  Pendigits RBF C = 10 (CPU, one run each, shared machine):
+# ReinforcedMSVM 3.68 -> 3.21 s (69 -> 57 epochs), Lee-Lin-Wahba 6.5 -> 6.1 s (153 -> 135);
+# 0.05 / 0.2 / 0.3 measured 3.58 / 3.62 / 3.59 s
+cdef double BLOCK_TOL_FRACTION = 0.1
 # a conjugate-gradient direction of curvature below CG_FLAT ||p||^2 max(kappa K_ii) is flat
 cdef double CG_FLAT = 1e-12
 
@@ -293,6 +304,63 @@ cdef void _row_sums(const double* Ft, double* S, int n, int k) noexcept nogil:
             S[i] += Ft[j * n + i]
 
 
+cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, const double* Ft,
+                            const double* S, unsigned char* vsettled, int i, bint skip_vars,
+                            bint shrinking, double last_viol, double* margin) noexcept nogil:
+    """SMOSolver._sample_violation for problems without groups: the same values from the
+    same operations in the same order, every loop invariant held in a local (the stores to
+    vsettled, unsigned char, may alias anything, so the compiler reloaded the problem's
+    fields for every variable; pendigits ReinforcedMSVM: the scans were 20 % of the fit)."""
+    cdef int v, e, a, b, n = p.n, v0 = p.ptr[i], v1 = p.ptr[i + 1]
+    cdef const int* ent = p.ent
+    cdef const int* cp = cn.p
+    cdef const int* cq = cn.q
+    cdef const double* cr = cn.r
+    cdef const double* csg = cn.sg
+    cdef const double* lin = p.lin
+    cdef const double* plo = p.lo
+    cdef const double* phi = p.hi
+    cdef const double* alpha = st.alpha
+    cdef const double* s = st.s
+    cdef bint lo_ent = p.lo_ent, hi_ent = p.hi_ent, up, down
+    cdef double kappa = p.kappa, Si = S[i] / p.k, sc = 0.0, room = INFINITY
+    cdef double lo, hi, sig, z, r, off, al
+    for v in range(v0, v1):
+        if skip_vars and vsettled[v]:
+            continue
+        e = v if ent == NULL else ent[v]        # v_ent, and ce (Canon.ent is Prob.ent)
+        lo = plo[e if lo_ent else v]
+        hi = phi[e if hi_ent else v]
+        if hi <= lo:
+            continue
+        sig = csg[e]
+        off = -sig * lin[e]
+        a = cp[e]
+        b = cq[e]
+        if b >= 0:
+            r = cr[e]
+            z = (kappa * (Ft[<Py_ssize_t> a * n + i] + r * Ft[<Py_ssize_t> b * n + i]
+                          - (1.0 + r) * Si) + s[a] + r * s[b] + off)
+        else:
+            z = kappa * (Ft[<Py_ssize_t> a * n + i] - Si) + s[a] + off
+        al = alpha[v]
+        up = al < hi if sig > 0 else al > lo
+        down = al > lo if sig > 0 else al < hi
+        if (z < -sc and up) or (z > sc and down):
+            sc = fabs(z)
+        if up and down:
+            room = -INFINITY
+            vsettled[v] = 0
+        elif up:
+            room = min(room, z)
+            vsettled[v] = shrinking and z > last_viol
+        elif down:
+            room = min(room, -z)
+            vsettled[v] = shrinking and -z > last_viol
+    margin[0] = room
+    return sc
+
+
 def smo_applies(RowSource src, problem):
     """Whether the working-set SMO path serves this source and problem: kernel rows, and
     directions whose coefficients are +-1 on each slot."""
@@ -445,7 +513,9 @@ cdef class SMOSolver(InnerSolver):
         cdef const Canon* cn = &self.cn
         cdef int v, v0 = p.ptr[i], v1 = p.ptr[i + 1], g, w, va, vb, n = p.n
         cdef double sc = 0.0, z, U, sig, gv, lo, hi, room = INFINITY, Ulo, Uhi
-        cdef bint up, down
+        if not self.grouped:
+            return _flat_violation(p, st, cn, self.Ft, self.S, self.vsettled, i,
+                                   self.skip_vars, self.shrinking, self.last_viol, margin)
         for v in range(v0, v1):
             if self.skip_vars and self.vsettled[v]:
                 continue
@@ -455,22 +525,6 @@ cdef class SMOSolver(InnerSolver):
                 continue
             sig = cn.sg[ce(cn, v)]
             z = _zval(p, st, cn, v, self.Ft, self.S, n, i, -sig * v_lin(p, v))
-            if not self.grouped:
-                # alpha can move towards its bound in the direction that lowers the objective
-                up = st.alpha[v] < hi if sig > 0 else st.alpha[v] > lo
-                down = st.alpha[v] > lo if sig > 0 else st.alpha[v] < hi
-                if (z < -sc and up) or (z > sc and down):
-                    sc = fabs(z)
-                if up and down:
-                    room = -INFINITY
-                    self.vsettled[v] = 0
-                elif up:
-                    room = min(room, z)
-                    self.vsettled[v] = self.shrinking and z > self.last_viol
-                elif down:
-                    room = min(room, -z)
-                    self.vsettled[v] = self.shrinking and -z > self.last_viol
-                continue
             U = sig * st.alpha[v]
             Uhi = hi if sig > 0 else -lo
             Ulo = lo if sig > 0 else -hi
@@ -489,8 +543,6 @@ cdef class SMOSolver(InnerSolver):
             elif U > Ulo:
                 room = min(room, -z)
         margin[0] = room
-        if not self.grouped:
-            return sc
         v = v0
         while v < v1:
             g = v_grp(p, v)
@@ -1095,9 +1147,14 @@ cdef class SMOSolver(InnerSolver):
                          B.K + <Py_ssize_t> B.li[b] * B.q, B.q)
         return True
 
-    cdef long long _block_smo(self, double eps, long long max_steps) noexcept nogil:
+    cdef long long _block_smo(self, double eps, long long max_steps,
+                              bint partial) noexcept nogil:
         """Step 3: rounds of pair / single / transversal / group-pair steps on the working
-        set until its violation is <= eps or max_steps steps are taken."""
+        set until its violation is <= eps or max_steps steps are taken.  ``partial``: the
+        scan left violating samples out of the block; then the block stops at
+        max(eps, BLOCK_TOL_FRACTION times its violation at the start) instead (the global
+        scan, not the block, decides convergence: the round's eps holds for every sample
+        when the solver stops)."""
         cdef const Canon* cn = &self.cn
         cdef Block* B = &self.B
         cdef Extremes* ex = &self.ex
@@ -1123,6 +1180,10 @@ cdef class SMOSolver(InnerSolver):
             viol = self._bucket_extremes()
             if self.grouped:
                 viol = self._group_violation(viol)
+            if partial and steps == 0 and BLOCK_TOL_FRACTION * viol > eps:
+                # the block is solved to a fraction of its own starting violation, not to
+                # the round's eps (_block_smo's docstring)
+                eps = BLOCK_TOL_FRACTION * viol
             if viol <= eps or steps >= max_steps:
                 break
             round_start = steps
@@ -1223,6 +1284,7 @@ cdef class SMOSolver(InnerSolver):
         budget is spent), NONFINITE or INTERRUPTED."""
         cdef int m, status
         cdef long long budget, taken
+        cdef bint partial
         self.since_full = SHRINK_EVERY       # the shift s moved: every sample is scanned
         self.last_viol = INFINITY
         while True:
@@ -1235,12 +1297,14 @@ cdef class SMOSolver(InnerSolver):
                 return STATUS_CONVERGED
             if self.steps >= self.max_steps:
                 return STATUS_MAX_ITER
+            # the working set leaves candidates out (_load_block keeps at most this many)
+            partial = m > self.qmax - self.nprev // 2
             status = self._load_block(m)
             if status != STATUS_CONVERGED:
                 return status
             # every round counts at least one step of work
             budget = min(self.max_steps - self.steps, 50 * <long long> self.B.q + 100)
-            taken = self._block_smo(eps, budget)
+            taken = self._block_smo(eps, budget, partial)
             self.steps += taken if taken > 0 else 1
             self.blocks += 1
             if self.interrupted or tick(&self.work, (taken + 1) * self.B.q):
