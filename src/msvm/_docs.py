@@ -60,9 +60,10 @@ KERNEL_PARAMETERS = """\
         0 (False) prints nothing.  1 (True) prints one line per convex solve of the fit (the
         single solve, each DC step, each reweighting, each grid point) with its objective,
         KKT residual and the time elapsed since the fit's solves started, and, during a long
-        solve, a line every 10 s (the elapsed time, the epochs of the running solve and its
-        current violation, from the solver's periodic signal check).  2 also prints the
-        solver's internals (its rounds and residuals).
+        solve, a line every 10 s (the elapsed time, the epochs of the running solve, its
+        current violation and its dual objective, an estimate of the objective, from the
+        solver's periodic signal check).  2 also prints the solver's internals (its rounds
+        and residuals).
     class_weight : dict, 'balanced' or None, default=None
         Class weights, multiplied into the sample weights of ``fit``: sample i weighs
         ``sample_weight[i] * class_weight[y_i]``, so that a fit with class_weight equals the fit
