@@ -27,6 +27,8 @@ scaling and pairwise coupling) with the same C and kernel width.
    log loss at most Platt's + 0.05; argmax = predict on >= 97 %.
 3. Breast cancer (scikit-learn's Wisconsin diagnostic data, k = 2), a second real set:
    the same comparison at C = 1.
+4. The approximate-kernel path: one chain of weighted fits with the feature map kept along
+   it against the map fitted again in every weighted fit (CPU time, identity).
 
 Every table also has CalibratedClassifierCV(method='isotonic'); times are CPU time on a
 machine shared with other jobs, ratios measured in the same run.
@@ -64,7 +66,25 @@ BEFORE = {
     "pendigits": {"log_loss": 0.0392, "brier": 0.0125, "n_fits": 568, "cpu": 144.54,
                   "cpu_ratio": 196.6, "platt_ratio": 20.4},
 }
+# The run before one calibration fold (2026-11-26, git b03e985: 3 refitted folds): msvm's
+# mean absolute error and CPU time over one fit on each simulated row, pendigits, breast cancer.
+PREVIOUS = {
+    "simulated": {("4.1.1", "1"): (0.0296, 105), ("4.1.1", "10"): (0.0335, 160),
+                  ("4.1.1", "cv"): (0.0316, 110), ("4.1.2", "1"): (0.0459, 143),
+                  ("4.1.2", "10"): (0.0428, 201), ("4.1.2", "cv"): (0.0450, 124)},
+    "pendigits": {"log_loss": 0.0392, "brier": 0.0125, "n_fits": 568, "cpu": 62.64,
+                  "cpu_ratio": 102.2, "platt_ratio": 11.3},
+    "breast_cancer": {"log_loss": 0.1408, "brier": 0.0718, "n_fits": 119, "cpu_ratio": 104.8,
+                      "platt_ratio": 1.7},
+}
 PARALLEL_JOBS = 2
+
+
+def _refitted_folds():
+    """How many calibration folds msvm refits (``msvm._probability.REFITTED_FOLDS``)."""
+    from msvm._probability import REFITTED_FOLDS
+
+    return REFITTED_FOLDS
 
 
 def brier(y_enc, proba):
@@ -194,7 +214,7 @@ def bench_simulated(quick):
                       + " (C " + " / ".join(f"{Cs[m]:g}" for m in METHODS) + ")", flush=True)
             rows.append({"example": example, "setting": setting, "n": n, "n_test": n_test,
                          "reps": len(runs), "runs": runs, "summary": _summary(runs)})
-    return {"rows": rows}
+    return {"rows": rows, "refitted_folds": _refitted_folds()}
 
 
 def _summary(runs):
@@ -211,10 +231,11 @@ def _summary(runs):
 
 def render_simulated(section):
     names = "msvm / Platt / isotonic / SVC"
-    header = ["example", "C", "reps", f"MAE vs truth: {names}", "MAE before",
-              "target MAE < Platt", f"log loss: {names}", f"Brier: {names}",
+    header = ["example", "C", "reps", f"MAE vs truth: {names}", "MAE before (3 folds)",
+              "MAE 2026-11-23", "target MAE < Platt", f"log loss: {names}", f"Brier: {names}",
               f"argmax = predict: {names}", "fit CPU s: one fit / msvm / Platt",
-              "msvm CPU / one fit (before)", "msvm CPU / Platt", "msvm wall / Platt"]
+              "msvm CPU / one fit (3 folds; 2026-11-23)", "msvm CPU / Platt",
+              "msvm wall / Platt"]
     rows, met = [], 0
     for row in section["rows"]:
         s = row["summary"]
@@ -223,20 +244,25 @@ def render_simulated(section):
         C = ("by CV log loss: " + "; ".join(
             f"{m} " + ", ".join(f"{c:g}" for c in s["C"][m]) for m in ("msvm", "platt", "svc"))
              if row["setting"] == "cv" else row["setting"])
-        before = BEFORE["simulated"].get((row["example"], row["setting"]), (None, None))
+        key = (row["example"], row["setting"])
+        before = BEFORE["simulated"].get(key, (None, None))
+        previous = PREVIOUS["simulated"].get(key, (None, None))
         rows.append([
             row["example"], C, row["reps"],
-            " / ".join(fmt(s[m]["mae"], ".4f") for m in METHODS), fmt(before[0], ".4f"),
+            " / ".join(fmt(s[m]["mae"], ".4f") for m in METHODS), fmt(previous[0], ".4f"),
+            fmt(before[0], ".4f"),
             "met" if ok else "NOT met",
             " / ".join(fmt(s[m]["log_loss"], ".4f") for m in METHODS),
             " / ".join(fmt(s[m]["brier"], ".4f") for m in METHODS),
             " / ".join(fmt(s[m]["agreement"], ".3f") for m in METHODS),
             " / ".join(fmt(v, ".2f") for v in (s["one_fit"]["cpu"], s["msvm"]["cpu"],
                                                s["platt"]["cpu"])),
-            f"{s['msvm']['cpu'] / s['one_fit']['cpu']:.0f}x ({fmt(before[1], 'd')}x)",
+            f"{s['msvm']['cpu'] / s['one_fit']['cpu']:.0f}x ({fmt(previous[1], 'd')}x; "
+            f"{fmt(before[1], 'd')}x)",
             f"{s['msvm']['cpu'] / s['platt']['cpu']:.1f}x",
             f"{s['msvm']['wall'] / s['platt']['wall']:.1f}x"])
     return (markdown_table(header, rows)
+            + f"\n\n{_folds_line(section)}"
             + f"\n\nTarget (msvm's MAE against the true probabilities below Platt scaling's): "
               f"met in {met} of {len(rows)} rows.")
 
@@ -257,7 +283,7 @@ def bench_pendigits(quick):
     gamma = 1.0 / (X.shape[1] * X.var())                # gamma='scale', as SVC resolves it
     res = compare(make, {"gamma": gamma}, dict.fromkeys(METHODS, PENDIGITS_C), X, y, X_test,
                   y_test)
-    res.update(n=n, n_test=len(y_test))
+    res.update(n=n, n_test=len(y_test), refitted_folds=_refitted_folds())
     # the same probability fit with n_jobs=2: wall time (the machine is shared) and identity
     wall, cpu, par = wall_cpu_fit(make(True, PENDIGITS_C).set_params(n_jobs=PARALLEL_JOBS),
                                   X, y)
@@ -272,6 +298,13 @@ def bench_pendigits(quick):
 
 def render_pendigits(res):
     return _render_real(res, "ReinforcedMSVM") + _render_parallel_and_before(res)
+
+
+def _folds_line(section):
+    """Which calibration of msvm a section measured (``refitted_folds``; sections run before
+    it was recorded, on 2026-11-26, refitted 1 fold)."""
+    return (f"msvm's calibration refitted {section.get('refitted_folds', 1)} of 3 folds "
+            f"(`msvm._probability.REFITTED_FOLDS`).")
 
 
 def _render_real(res, name):
@@ -289,7 +322,8 @@ def _render_real(res, name):
                            rows)
     ll_ok = res["msvm"]["log_loss"] <= res["platt"]["log_loss"] + LOG_LOSS_MARGIN
     ag_ok = res["msvm"]["agreement"] >= AGREEMENT_TARGET
-    return (table + f"\n\nTargets: log loss at most Platt's + {LOG_LOSS_MARGIN}: "
+    return (table + f"\n\n{_folds_line(res)}\n\nTargets: log loss at most Platt's + "
+            f"{LOG_LOSS_MARGIN}: "
             f"{'met' if ll_ok else 'NOT met'} ({res['msvm']['log_loss']:.4f} against "
             f"{res['platt']['log_loss']:.4f}); argmax = predict on >= "
             f"{AGREEMENT_TARGET:.0%} of the test samples: {'met' if ag_ok else 'NOT met'} "
@@ -320,7 +354,12 @@ def _render_parallel_and_before(res):
             f"{before['platt_ratio']:.1f}x Platt; now log loss {res['msvm']['log_loss']:.4f}, "
             f"{res['msvm']['cpu']:.1f} s CPU = "
             f"{res['msvm']['cpu'] / res['one_fit']['cpu']:.0f}x one fit and "
-            f"{res['msvm']['cpu'] / res['platt']['cpu']:.1f}x Platt. Targets of issue 25: at "
+            f"{res['msvm']['cpu'] / res['platt']['cpu']:.1f}x Platt. With 3 refitted "
+            f"calibration folds (2026-11-26, git b03e985): log loss "
+            f"{PREVIOUS['pendigits']['log_loss']:.4f}, {PREVIOUS['pendigits']['n_fits']} fits, "
+            f"{PREVIOUS['pendigits']['cpu']:.1f} s CPU = "
+            f"{PREVIOUS['pendigits']['cpu_ratio']:.0f}x one fit and "
+            f"{PREVIOUS['pendigits']['platt_ratio']:.1f}x Platt. Targets of issue 25: at "
             f"most 10x one fit: {verdict(ours['cpu'] <= 10 * one['cpu'])}; at most 2x Platt: "
             f"{verdict(ours['cpu'] <= 2 * res['platt']['cpu'])}; log loss at most before + "
             f"0.01: {verdict(ours['log_loss'] <= before['log_loss'] + 0.01)}.")
@@ -345,7 +384,7 @@ def bench_breast_cancer(quick):
 
     gamma = 1.0 / (X.shape[1] * X.var())
     res = compare(make, {"gamma": gamma}, dict.fromkeys(METHODS, 1.0), X, y, X_test, y_test)
-    res.update(n=len(y), n_test=len(y_test))
+    res.update(n=len(y), n_test=len(y_test), refitted_folds=_refitted_folds())
     for m in METHODS:
         print(f"  3: {LABELS[m]}: log loss {res[m]['log_loss']:.4f}, CPU {res[m]['cpu']:.2f} s",
               flush=True)
@@ -353,7 +392,67 @@ def bench_breast_cancer(quick):
 
 
 def render_breast_cancer(res):
-    return _render_real(res, "ReinforcedMSVM")
+    prev = PREVIOUS["breast_cancer"]
+    return (_render_real(res, "ReinforcedMSVM")
+            + f"\n\nWith 3 refitted calibration folds (2026-11-26, git b03e985): log loss "
+            f"{prev['log_loss']:.4f}, Brier {prev['brier']:.4f}, {prev['n_fits']} fits, "
+            f"{prev['cpu_ratio']:.0f}x one fit, {prev['platt_ratio']:.1f}x Platt (CPU).")
+
+
+# --------------------------------------------------------------------------- 4. approximate
+def bench_feature_map(quick):
+    """One class's chain of weighted fits on the Nystroem path, with the feature map kept
+    along the chain and with it fitted again in every weighted fit, in one process."""
+    import time
+
+    from sklearn.base import clone
+    from sklearn.datasets import make_classification
+
+    from msvm import ReinforcedMSVM
+    from msvm import _probability
+    from msvm._base import BaseMSVM
+
+    n, components, m = (600, 200, 2) if quick else (3000, 1000, 4)
+    X, y = make_classification(n, 20, n_informative=10, n_classes=5, n_clusters_per_class=1,
+                               random_state=SEED)
+    params = dict(kernel_approximation="nystroem", n_components=components, random_state=SEED)
+    t0 = time.process_time()
+    est = ReinforcedMSVM(**params).fit(X, y)
+    one = time.process_time() - t0
+    refit = _probability._refit_template(
+        clone(est).set_params(warm_start=True, C=est.C_, gamma=est.gamma_), 1.0)
+    levels, sw = _probability.probability_levels(m), np.ones(len(y))
+    cpu, chains = {}, {}
+    for mode in ("kept", "refitted"):
+        key = BaseMSVM._feature_map_key
+        if mode == "refitted":          # what every weighted fit did before the map was kept
+            BaseMSVM._feature_map_key = lambda self, X, dtype: None
+        try:
+            t0 = time.process_time()
+            chains[mode] = _probability._weighted_chain(refit, est, X, y, sw, levels, 0)
+            cpu[mode] = time.process_time() - t0
+        finally:
+            BaseMSVM._feature_map_key = key
+    same = all(np.array_equal(a.decision_values(X), b.decision_values(X))
+               for a, b in zip(chains["kept"], chains["refitted"]))
+    print(f"  4: one fit {one:.2f} s, chain kept {cpu['kept']:.2f} s, refitted "
+          f"{cpu['refitted']:.2f} s, identical {same}", flush=True)
+    return {"n": n, "n_components": components, "m": m, "one_fit_cpu": one,
+            "chain_cpu": cpu, "identical": bool(same)}
+
+
+def render_feature_map(res):
+    rows = [["feature map kept along the chain", fmt(res["chain_cpu"]["kept"], ".2f"),
+             fmt(res["chain_cpu"]["kept"] / res["one_fit_cpu"], ".2f")],
+            ["feature map fitted in every weighted fit (before)",
+             fmt(res["chain_cpu"]["refitted"], ".2f"),
+             fmt(res["chain_cpu"]["refitted"] / res["one_fit_cpu"], ".2f")],
+            ["one fit (probability=False)", fmt(res["one_fit_cpu"], ".2f"), "1.00"]]
+    return (markdown_table(["", "CPU s", "CPU / one fit"], rows)
+            + f"\n\nThe chain's fits are identical either way: "
+              f"{'yes' if res['identical'] else 'NO'}; the kept map is "
+              f"{res['chain_cpu']['refitted'] / res['chain_cpu']['kept']:.2f}x faster. The "
+              f"machine was shared (CPU time).")
 
 SETUPS = {
     "1": ("1. Simulated examples with known probabilities (Liu and Yuan 2011, 4.1.1 and 4.1.2)",
@@ -361,8 +460,9 @@ SETUPS = {
           "5000 samples with random_state = 1000 + rep, true probabilities "
           "`reinforced_example_proba` (equal priors, Gaussian class densities). "
           "ReinforcedMSVM(reinforcement=0.5, gamma='median'), probability_grid=8 (1 + 3 x 8 "
-          "= 25 fits; with the 3 calibration folds at C and 3 C, 175 fits, 176 when 3 C is "
-          "chosen); Platt: CalibratedClassifierCV(ReinforcedMSVM(same C), "
+          "= 25 fits; with f refitted calibration folds at C and 3 C, 25 + f x 50 fits, one "
+          "more when 3 C is chosen; f is stated under the table); Platt: "
+          "CalibratedClassifierCV(ReinforcedMSVM(same C), "
           "method='sigmoid', cv=5); isotonic: the same with method='isotonic'; "
           "SVC(probability=True) with the same C and the resolved median gamma. C fixed at 1 "
           "or 10 for all, or chosen for each method by its "
@@ -375,12 +475,13 @@ SETUPS = {
           "on all the training data). Means over the repetitions; fit times are CPU time "
           "(`time.process_time`, one fit each) unless marked wall, on a machine shared with "
           "other jobs; the ratio columns divide msvm's probability fit by the others'. "
-          "'before' is the previous run (2026-11-23, git 819719f)."),
+          "'before (3 folds)' is the run of 2026-11-26 (git b03e985, three refitted "
+          "calibration folds), '2026-11-23' the run before issue 25 (git 819719f)."),
     "2": ("2. Pendigits",
           "Standardized stratified 70/30 split of pendigits, a stratified 2000-sample part of "
           "the training set (random_state=0), the whole test set. ReinforcedMSVM(C=10, "
           "gamma='scale'), probability_grid=8 (1 + 10 x 8 = 81 fits, "
-          "567 or 568 with the 3 calibration folds); Platt: "
+          "81 + f x 162 (+1) with f refitted calibration folds, stated under the table); Platt: "
           "CalibratedClassifierCV(ReinforcedMSVM(C=10), method='sigmoid', cv=5) and "
           "method='isotonic'; SVC(probability=True, C=10, same gamma); the msvm "
           "probability fit again with n_jobs=2. Wall time (`time.perf_counter`) and CPU "
@@ -388,12 +489,21 @@ SETUPS = {
     "3": ("3. Breast cancer (Wisconsin diagnostic, k = 2)",
           "scikit-learn's `load_breast_cancer` (569 x 30), standardized stratified 70/30 split "
           "(random_state=0): 398 training and 171 test samples. ReinforcedMSVM(C=1, "
-          "gamma='scale'), probability_grid=8 (1 + 2 x 8 = 17 fits, 1 + 16 + 3 (2 + 32) = "
-          "119 or 120 with the calibration folds); Platt and isotonic: "
+          "gamma='scale'), probability_grid=8 (1 + 2 x 8 = 17 fits, 17 + f x 34 (+1) with f "
+          "refitted calibration folds); Platt and isotonic: "
           "CalibratedClassifierCV(ReinforcedMSVM(C=1), cv=5); SVC(probability=True, C=1, same "
           "gamma). CPU time (`time.process_time`) of one fit each, on a shared machine."),
+    "4": ("4. Approximate kernel: the feature map kept along a chain",
+          "`make_classification(3000, 20, n_informative=10, n_classes=5, "
+          "n_clusters_per_class=1, random_state=0)`, ReinforcedMSVM(kernel_approximation="
+          "'nystroem', n_components=1000, random_state=0): the chain of class 0's weighted "
+          "fits at 4 levels (the refit template of probability=True: C_, 10 tol) with the "
+          "feature map and phi(X) kept from one level to the next, and with the map fitted "
+          "again in every weighted fit (what the fits did before), in one process; CPU time "
+          "(`time.process_time`), on a machine shared with other jobs."),
 }
-RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer}
+RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
+          "4": render_feature_map}
 
 
 def render_report(data):
@@ -407,7 +517,7 @@ def render_report(data):
 def main(argv=None):
     return sectioned_main(argv, __doc__.split("\n\n")[0], "probability",
                           {"1": bench_simulated, "2": bench_pendigits,
-                           "3": bench_breast_cancer}, SETUPS, RENDER,
+                           "3": bench_breast_cancer, "4": bench_feature_map}, SETUPS, RENDER,
                           render_report)
 
 

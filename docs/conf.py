@@ -51,7 +51,8 @@ numpydoc_xref_param_type = False
 
 # Links to scikit-learn, SciPy and NumPy.  The inventories are read from docs/_inventories/
 # (shipped: the build needs no network; see the README there for their source and how to
-# refresh them), so an offline build resolves the same links.  A project without a shipped
+# refresh them; NumPy's is written by docs/make_numpy_inventory.py for the NumPy names the
+# docs use), so an offline build resolves the same links.  A project without a shipped
 # inventory is left out of the mapping rather than fetched.
 INVENTORIES = {
     "sklearn": "https://scikit-learn.org/stable/",

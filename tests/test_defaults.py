@@ -134,7 +134,7 @@ def test_demo_reports_what_it_measured(monkeypatch, capsys):
     from msvm.__main__ import main
 
     for name, value in (("N_TRAIN", 400), ("N_SMALL", 300), ("N_PROBABILITY", 100),
-                        ("N_TEST", 300)):
+                        ("N_TEST", 300), ("N_UTILITY", 200), ("N_UTILITY_TEST", 2000)):
         monkeypatch.setattr(_demo, name, value)
     results = _demo.demo(seed=1)
     out = capsys.readouterr().out
@@ -147,6 +147,13 @@ def test_demo_reports_what_it_measured(monkeypatch, capsys):
     assert f"{msvm_prob['log_loss']:.3f}" in out
     assert [r["C"] for r in results["side_by_side"]] == [1.0, 1.0, 10.0]
     for row in results["utility"]:
-        assert f"{row['utility']:.4f}" in out
+        assert f"{row['utility']:.4f}" in out and f"{row['class_0']:.1%}" in out
+    # the ceiling is the utility Bayes rule: no fit's average utility is far above it
+    *fits, bayes = results["utility"]
+    assert bayes["model"].startswith("utility Bayes rule")
+    assert all(row["utility"] <= bayes["utility"] + 0.02 for row in fits)
+    # the command line runs this demo with its seed (the run itself is checked above)
+    calls = []
+    monkeypatch.setattr(_demo, "demo", lambda seed=0: calls.append(seed))
     monkeypatch.setattr("sys.argv", ["msvm"])
-    assert main(["demo", "--seed", "1"]) == 0
+    assert main(["demo", "--seed", "1"]) == 0 and calls == [1]

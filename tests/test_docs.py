@@ -55,10 +55,36 @@ def test_the_sdist_keeps_what_the_docs_build_reads():
     pathspec = pytest.importorskip("pathspec", reason="scikit-build-core's pathspec")
     spec = pathspec.GitIgnoreSpec.from_lines(exclude)
     needed = ["docs/conf.py", "docs/index.rst", "docs/_inventories/sklearn.inv",
+              "docs/_inventories/numpy.inv", "docs/make_numpy_inventory.py",
               "examples/plot_decision_boundaries.py",
               *(f"benchmarks/results/reproduce/{name}" for name in _embedded_figures())]
     dropped = [path for path in needed if spec.match_file(path)]
     assert not dropped, f"sdist.exclude drops files the docs build needs: {dropped}"
+
+
+def test_the_numpy_inventory_covers_the_numpy_names_the_docs_use():
+    """docs/_inventories/numpy.inv is what docs/make_numpy_inventory.py writes from the
+    current examples and docs (so every NumPy name they use is linked offline), and its
+    links follow NumPy's documentation layout."""
+    if not (DOCS / "make_numpy_inventory.py").exists():
+        pytest.skip("not a source tree: no docs/make_numpy_inventory.py")
+    sys.path.insert(0, str(DOCS))
+    try:
+        import make_numpy_inventory as inv
+    finally:
+        sys.path.remove(str(DOCS))
+    assert inv.main(["--check"]) == 0, "run python docs/make_numpy_inventory.py"
+    names = inv.referenced_names()
+    assert {"numpy.linspace", "numpy.random.default_rng"} <= set(names)
+    import numpy as np
+    assert inv.entry("numpy.linspace", np.linspace) == (
+        "py:function", "reference/generated/numpy.linspace.html#numpy.linspace")
+    assert inv.entry("numpy.abs", np.abs) == (
+        "py:data", "reference/generated/numpy.absolute.html#numpy.absolute")
+    assert inv.entry("numpy.float64", np.float64)[1] == (
+        "reference/arrays.scalars.html#numpy.float64")
+    assert inv.entry("numpy.random.default_rng", np.random.default_rng)[1] == (
+        "reference/random/generator.html#numpy.random.default_rng")
 
 
 @pytest.mark.slow

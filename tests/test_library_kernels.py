@@ -66,3 +66,25 @@ def test_fourier_features_follow_their_definition(blocks):
     fmap = fourier_map(A.shape[1], 64, 0.5, np.random.default_rng(1))
     expected = np.sqrt(2.0 / 64) * np.cos(A @ fmap.weights + fmap.offsets)
     np.testing.assert_allclose(fmap.transform(A), expected, rtol=1e-14, atol=1e-15)
+
+
+def test_fourier_features_are_the_same_in_chunks_in_float32_and_from_sparse_rows(
+        blocks, monkeypatch):
+    """The features computed in place in the output's rows, chunk by chunk (chunks of 7
+    rows here), equal the definition for a dense or CSR X; float32 storage is their
+    rounding; ``apply`` and ``_block`` give the same features."""
+    import scipy.sparse as sp
+
+    import msvm._products as products
+
+    A, _ = blocks
+    fmap = fourier_map(A.shape[1], 64, 0.5, np.random.default_rng(1))
+    expected = np.sqrt(2.0 / 64) * np.cos(A @ fmap.weights + fmap.offsets)
+    monkeypatch.setattr(products, "CHUNK_ENTRIES", 7 * 64)
+    for X in (A, sp.csr_matrix(A)):
+        np.testing.assert_allclose(fmap.transform(X), expected, rtol=1e-14, atol=1e-15)
+        np.testing.assert_array_equal(fmap.transform(X, np.float32),
+                                      fmap.transform(X).astype(np.float32))
+        np.testing.assert_allclose(fmap._block(X), expected, rtol=1e-14, atol=1e-15)
+    W = np.random.default_rng(2).normal(size=(3, 64))
+    np.testing.assert_allclose(fmap.apply(A, W), expected @ W.T, rtol=1e-12, atol=1e-13)

@@ -37,10 +37,10 @@ def test_probabilities_are_a_distribution_whose_argmax_is_predict(estimator, dat
     assert np.mean(est.classes_[np.argmax(proba, axis=1)] == est.predict(X_test)) >= 0.97
     np.testing.assert_allclose(est.predict_log_proba(X_test), np.log(proba))
     # own fit + 3 classes x 3 levels (+ the unweighted fit at the refits' C when it is not C),
-    # and on each of the 3 calibration folds an own fit, the 3 x 3 weighted fits for each of
-    # the 2 candidate C factors and the unweighted fit at 3 C
+    # and on each of the 2 refitted calibration folds an own fit, the 3 x 3 weighted fits for
+    # each of the 2 candidate C factors and the unweighted fit at 3 C
     top = est.probability_C_factor_ != 1.0
-    assert est.n_probability_fits_ == 1 + 3 * 3 + top + 3 * (2 + 2 * 3 * 3)
+    assert est.n_probability_fits_ == 1 + 3 * 3 + top + 2 * (2 + 2 * 3 * 3)
     assert est.probability_C_factor_ in (1.0, 3.0)
     assert 0.25 <= est.probability_exponent_ <= 4.0 and 0.0 <= est.probability_floor_ <= 0.5
     assert len(est.probability_grid_) == 3
@@ -174,3 +174,70 @@ def test_weighted_fits_use_the_resolved_kernel_width(data):
             assert fit.gamma_ == est.gamma_ and fit.gamma == est.gamma_
             assert fit.tol == 10 * est.tol and fit.C == est.C * est.probability_C_factor_
             assert not hasattr(fit, "_row_state") or fit._row_state is None
+
+
+@pytest.mark.parametrize("approximation", ["nystroem", "rff"])
+def test_weighted_fits_reuse_the_feature_map(data, approximation):
+    """On the approximate-kernel path a class's chain of weighted fits fits the feature map
+    once and reuses it with phi(X) (the map depends on neither y nor the weights): every fit
+    of a chain holds the same map, equal to the estimator's own (same random_state), and the
+    probabilities are those of fitting the map in every weighted fit."""
+    X, y, X_test = data
+    params = dict(kernel_approximation=approximation, n_components=40, random_state=0,
+                  probability=True, probability_grid=2, C=3.0)
+    est = ReinforcedMSVM(**params).fit(X, y)
+    for chain in est.probability_estimators_:
+        assert all(fit.feature_map_ is chain[0].feature_map_ for fit in chain)
+        for name, value in vars(chain[0].feature_map_).items():
+            np.testing.assert_array_equal(value, getattr(est.feature_map_, name), name)
+        assert all(not hasattr(fit, "_feature_state") for fit in chain)   # not kept
+    # a refit on other inputs does not take the kept map
+    refit = ReinforcedMSVM(**{**params, "probability": False}, warm_start=True)
+    refit._join_path(keep_rows=True).fit(X, y)
+    first = refit.feature_map_
+    refit.fit(X[:-5], y[:-5])
+    assert refit.feature_map_ is not first
+    refit.fit(X[:-5], y[:-5], sample_weight=np.full(len(y) - 5, 2.0))
+    assert refit._feature_state[1] is refit.feature_map_
+
+
+def test_feature_map_reuse_leaves_the_probabilities_unchanged(data, monkeypatch):
+    """The probabilities with the map kept along each chain equal those with the map fitted
+    again in every weighted fit (what fit did before the map was kept)."""
+    from msvm._base import BaseMSVM
+
+    X, y, X_test = data
+    est = ReinforcedMSVM(kernel_approximation="nystroem", n_components=40, random_state=0,
+                         probability=True, probability_grid=2, C=3.0)
+    kept = clone(est).fit(X, y).predict_proba(X_test)
+    monkeypatch.setattr(BaseMSVM, "_feature_map_key", lambda self, X, dtype: None)
+    np.testing.assert_array_equal(clone(est).fit(X, y).predict_proba(X_test), kept)
+
+
+def test_calibration_refits_two_folds_and_their_held_out_thirds_decide(data, monkeypatch):
+    """The calibration refits the training parts of two of the 3 folds: the fits counted
+    are those of two folds, and fit_shape chooses the exponent and floor on their two
+    held-out thirds alone (with all 3 folds refitted, on every sample)."""
+    from msvm import _probability
+
+    X, y, X_test = data
+    est = ReinforcedMSVM(C=3.0, probability=True, probability_grid=2)
+    seen = []
+    real = _probability.fit_shape
+
+    def spy(ratios, y_enc, sample_weight=None):
+        seen.append(len(y_enc))
+        return real(ratios, y_enc, sample_weight)
+
+    monkeypatch.setattr(_probability, "fit_shape", spy)
+    one = clone(est).fit(X, y)
+    # two held-out thirds (60 of 90 samples) per C factor
+    assert seen == [2 * len(y) // 3] * len(_probability.REFIT_C_FACTORS)
+    top = one.probability_C_factor_ != 1.0
+    assert one.n_probability_fits_ == 1 + 3 * 2 + top + 2 * (2 + 2 * 3 * 2)
+    monkeypatch.setattr(_probability, "REFITTED_FOLDS", 3)
+    seen.clear()
+    three = clone(est).fit(X, y)
+    assert seen == [len(y)] * len(_probability.REFIT_C_FACTORS)
+    assert three.n_probability_fits_ == 1 + 3 * 2 + (three.probability_C_factor_ != 1.0) \
+        + 3 * (2 + 2 * 3 * 2)

@@ -41,7 +41,10 @@ def _solve(K, problem, shrinking, capsys):
 @pytest.mark.parametrize("model", list(PROBLEMS))
 @pytest.mark.parametrize("seed", [0, 1])
 def test_shrinking_reaches_the_same_optimum(model, seed, capsys):
-    X, y = make_classification(n_samples=300, n_features=5, n_informative=4, n_redundant=0,
+    # full groups are never settled, so their solves scan every sample: 150 samples (half
+    # the others') show the same property in a third of the time
+    n = 150 if model == "margin, full groups" else 300
+    X, y = make_classification(n_samples=n, n_features=5, n_informative=4, n_redundant=0,
                                n_classes=4, n_clusters_per_class=1, random_state=seed)
     w = 10.0 * np.random.default_rng(seed).uniform(0.2, 2.0, size=len(y))
     K = kernel_matrix(X, X, "rbf", 0.5, 3, 0.0)

@@ -23,7 +23,8 @@ def main(argv=None):
         description="Fit msvm's models and sklearn.svm.SVC on subsamples of the bundled "
                     "pendigits data and print, measured in this run: fit times and test "
                     "accuracies at the defaults, class probabilities, a fit under label "
-                    "noise and a utility-weighted fit (a few seconds of CPU).")
+                    "noise; then a utility-weighted fit on simulated overlapping classes "
+                    "(a few seconds of CPU).")
     demo_parser.add_argument("--seed", type=int, default=0,
                              help="seed of the subsamples and of the flipped labels "
                                   "(default: 0)")

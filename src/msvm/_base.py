@@ -42,6 +42,10 @@ from .exceptions import DegenerateFitWarning
 class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
     """Common machinery of the kernel multicategory SVMs (not for direct use)."""
 
+    # the kept feature map and features phi(X) of a warm-started refit (``_fit_feature_map``)
+    # are transient too: never copied nor pickled, dropped by ``_leave_path``
+    _transient_state = (*WarmStartMixin._transient_state, "_feature_state")
+
     _parameter_constraints = {
         "C": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "kernel": [StrOptions(set(KERNELS)), callable],
@@ -253,10 +257,33 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         """Fit ``feature_map_`` on the training inputs X; return the features phi(X).
 
         ``dtype``: the storage of the features (float32 halves the memory of a large n; the
-        solver accumulates in float64)."""
-        self.feature_map_ = fit_feature_map(self, X, self.gamma_)
+        solver accumulates in float64).  A warm-started refit that keeps its row source
+        (``_join_path(keep_rows=True)``: a probability chain, a lambda path) also keeps the
+        map and phi(X), and reuses them while the inputs (a hash of their bytes) and the
+        map's parameters are the same: the map depends on neither y nor the sample weights,
+        and fitting it (Nystroem: the landmarks' kernel and its eigendecomposition) and
+        computing phi(X) cost as much as the solve at large n.
+        """
+        key = self._feature_map_key(X, dtype) if self._path().keep_rows else None
+        kept = getattr(self, "_feature_state", None)
+        if key is not None and kept is not None and kept[0] == key:
+            self.feature_map_, features = kept[1], kept[2]
+        else:
+            self.feature_map_ = fit_feature_map(self, X, self.gamma_)
+            features = self.feature_map_.transform(X, dtype=dtype)
+        if key is not None:
+            self._feature_state = (key, self.feature_map_, features)
         self.n_components_ = self.feature_map_.n_components_
-        return self.feature_map_.transform(X, dtype=dtype)
+        return features
+
+    def _feature_map_key(self, X, dtype):
+        """What a kept feature map and features must match to serve a fit on X: the
+        map's parameters, the resolved kernel width, the features' dtype and X's bytes."""
+        seed = self.random_state if isinstance(self.random_state, (int, np.integer)) \
+            else id(self.random_state)
+        return (self.kernel_approximation, int(self.n_components), self.landmarks,
+                self.kernel, self.degree, self.coef0, self.gamma_, seed,
+                np.dtype(dtype).str, data_fingerprint(X))
 
     # ------------------------------------------------------------------ warm-start reuse
     def _row_source_key(self, src_X, src_kind, k, plan):

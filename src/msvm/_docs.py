@@ -60,9 +60,10 @@ KERNEL_PARAMETERS = """\
         0 (False) prints nothing.  1 (True) prints one line per convex solve of the fit (the
         single solve, each DC step, each reweighting, each grid point) with its objective,
         KKT residual and the time elapsed since the fit's solves started, and, during a long
-        solve, a line every 10 s (the elapsed time, the epochs of the running solve and its
-        current violation, from the solver's periodic signal check).  2 also prints the
-        solver's internals (its rounds and residuals).
+        solve, a line every 10 s (the elapsed time, the epochs of the running solve, its
+        current violation and its dual objective, an estimate of the objective, from the
+        solver's periodic signal check).  2 also prints the solver's internals (its rounds
+        and residuals).
     class_weight : dict, 'balanced' or None, default=None
         Class weights, multiplied into the sample weights of ``fit``: sample i weighs
         ``sample_weight[i] * class_weight[y_i]``, so that a fit with class_weight equals the fit
@@ -113,11 +114,11 @@ PROBABILITY_PARAMETERS = """\
         weighted refits of this model (Wang, Shen and Liu 2008; Wu, Zhang and Liu 2010): for
         each class j and each of ``probability_grid`` weight levels t, a fit with class j's
         samples weighted by 1/t, warm-started along the levels; the same on the training part
-        of each of 3 folds, at C and at 3 C, chooses by held-out log loss the C of these fits,
-        an exponent and a floor of the estimate.  ``fit`` makes about
-        ``7 * (1 + n_classes * probability_grid)`` fits (``n_probability_fits_``), each
+        (2/3) of two of 3 folds, at C and at 3 C, chooses by held-out log loss the C of these
+        fits, an exponent and a floor of the estimate.  ``fit`` makes about
+        ``5 * (1 + n_classes * probability_grid)`` fits (``n_probability_fits_``), each
         weighted fit warm-started on the previous one's kernel-row cache (on 2,000 pendigits
-        samples about 100 times the CPU time of one fit; ``n_jobs`` runs them in parallel).  The
+        samples about 75 times the CPU time of one fit; ``n_jobs`` runs them in parallel).  The
         argmax of the probabilities is ``predict``.  The method and its cost are in the
         documentation page "Class probabilities".
     probability_grid : int, default=8
@@ -136,16 +137,16 @@ PROBABILITY_ATTRIBUTES = """\
     probability_grid_ : ndarray of shape (probability_grid,)
         The weight levels t of the probability fits (``probability=True`` only).
     probability_C_factor_ : float
-        C of the weighted fits divided by C, 1 or 3, chosen by 3-fold cross-validated log
-        loss (``probability=True`` only).
+        C of the weighted fits divided by C, 1 or 3, chosen by the log loss of two held-out
+        thirds of the samples (``probability=True`` only).
     probability_exponent_ : float
-        Exponent a of the ratios in the probability estimate, in [0.25, 4], chosen by
-        3-fold cross-validated log loss (``probability=True`` only).
+        Exponent a of the ratios in the probability estimate, in [0.25, 4], chosen by the
+        log loss of two held-out thirds of the samples (``probability=True`` only).
     probability_floor_ : float
         Weight eps of the uniform distribution mixed into the estimate, in [0, 0.5], chosen
         with ``probability_exponent_`` (``probability=True`` only).
     n_probability_fits_ : int
-        Number of fits made by ``fit``: ``1 + k m + 3 (2 + 2 k m)`` with k = n_classes and
+        Number of fits made by ``fit``: ``1 + k m + 2 (2 + 2 k m)`` with k = n_classes and
         m = ``probability_grid``, plus one when ``probability_C_factor_`` is 3
         (``probability=True`` only; ``1 + k m`` when a class has fewer than 3 samples and the
         cross-validation is skipped).

@@ -29,7 +29,15 @@ hundreds of steps (make_blobs n = 2,000, d = 5, C = 1e5: 435 steps from the solv
 iterate at 6,400 epochs, 4.4 s CPU with Schur updates; a fresh factorization per step took
 0.5 s a step).  Where the work bound MAX_FLOPS runs out after full steps were taken, the
 point reached is returned as the proposal (each step lowers the objective), so that the
-solver, and the next finishing step, go on from there.
+solver, and the next finishing step, go on from there.  A released variable that the next
+step sends straight back to its bound is not released again until a step moves (the release
+cycled otherwise: AngleBasedMSVM, same problem, 1,471 times until MAX_STEPS), and a
+Schur-updated face whose full step leaves the free variables' reduced gradients above
+tol / 100 is refactored and the step repeated.  With these and the scores updated from the
+held columns (`_Scores`), that problem's finishing steps take 4-5 s (ReinforcedMSVM, from
+1,248 free variables) and 0.5-4 s (AngleBasedMSVM); the fits converge in 20 s and 30 s CPU
+(benchmarks/results/kernel_speed.md).  Free sets above MAX_FREE (make_blobs n = 5,000,
+C = 1e5: 2,600-5,600 free variables) are not finished: that fit still stops at max_iter.
 
 The result is only a proposal: the caller hands it to the compiled solver, whose own stopping
 rule (KKT residual and duality gap) certifies it or goes on from it.  Problems with group caps
@@ -120,8 +128,8 @@ class _Columns:
         self._K = np.empty((n, 16))
         self._m = 0
 
-    def block(self, samples):
-        """K[:, samples] (n, len(samples))."""
+    def _fetch(self, samples):
+        """Fetch the columns of the samples not held yet; their buffer positions."""
         samples = np.asarray(samples, dtype=np.int64)
         new = np.unique(samples[self._where[samples] < 0])
         if len(new):
@@ -133,7 +141,21 @@ class _Columns:
             self._K[:, self._m:need] = np.asarray(self._columns(new), dtype=np.float64)
             self._where[new] = np.arange(self._m, need)
             self._m = need
-        return self._K[:, self._where[samples]]
+        return self._where[samples]
+
+    def block(self, samples):
+        """K[:, samples] (n, len(samples))."""
+        where = self._fetch(samples)      # first: it may replace the buffer
+        return self._K[:, where]
+
+    def times(self, samples, rows):
+        """K[:, samples] @ rows (n, rows.shape[1]) for distinct samples, without copying
+        the block: the rows are placed in the buffer's column order and the buffer's filled
+        part multiplies them (the columns held but not asked for meet zero rows)."""
+        where = self._fetch(samples)
+        W = np.zeros((self._m, rows.shape[1]))
+        W[where] = rows
+        return self._K[:, :self._m] @ W
 
 
 class _FreshSystem:
@@ -142,7 +164,7 @@ class _FreshSystem:
 
     def __init__(self, lay, cols, E):
         self.lay, self.cols, self.E = lay, cols, E
-        self.flops = 0.0
+        self.flops, self.reg = 0.0, 0.0
 
     def charge(self, m):
         """Count the factorization of a free set of m variables before it is formed."""
@@ -157,7 +179,7 @@ class _FreshSystem:
         Q = lay.kappa * self.cols.block(iv)[iv] * (Dd @ (Dd - Dd.sum(axis=1, keepdims=True)
                                                          / k).T)
         m = len(free)
-        reg = REG * max(float(np.abs(np.diag(Q)).max()) if m else 0.0, 1e-300)
+        reg = self.reg = REG * max(float(np.abs(np.diag(Q)).max()) if m else 0.0, 1e-300)
         if lay.equality:
             A = Dd @ E
             kkt = np.block([[Q + reg * np.eye(m), A], [A.T, -reg * np.eye(k - 1)]])
@@ -306,15 +328,28 @@ def _ratio(alpha, step, lo, hi):
     return max(t, 0.0), np.flatnonzero(room <= t)
 
 
-def _score_change(lay, cols, old, new):
-    """K (U(new) - U(old)) (n, k), from the kernel columns of the samples that moved."""
-    moved = np.flatnonzero(new != old)
-    if len(moved) == 0:
-        return 0.0
-    samples, where = np.unique(lay.sample[moved], return_inverse=True)
-    dU = np.zeros((len(samples), lay.k))
-    np.add.at(dU, where, (new[moved] - old[moved])[:, None] * lay.directions(moved))
-    return cols.block(samples) @ dU
+class _Scores:
+    """The scores F = K U(alpha) (n, k) along the active set's steps: ``exact`` adds
+    K (U(alpha) - U(base)) from the kernel columns of the samples moved since its last call,
+    as one product with the held columns (`_Columns.times`; gathering the moved samples'
+    columns into a new array first took half of the finishing step's time)."""
+
+    def __init__(self, lay, cols, alpha, F):
+        self.lay, self.cols = lay, cols
+        self.base, self.F = np.array(alpha, dtype=np.float64), np.array(F, dtype=np.float64)
+
+    def exact(self, alpha):
+        """The scores of alpha."""
+        lay = self.lay
+        moved = np.flatnonzero(alpha != self.base)
+        if len(moved):
+            samples, where = np.unique(lay.sample[moved], return_inverse=True)
+            dU = np.zeros((len(samples), lay.k))
+            np.add.at(dU, where, (alpha[moved] - self.base[moved])[:, None]
+                      * lay.directions(moved))
+            self.F += self.cols.times(samples, dU)
+            self.base = alpha.copy()
+        return self.F
 
 
 def _snapped(lay, alpha, bound):
@@ -370,43 +405,77 @@ def _active_set(problem, alpha, F, columns, tol):
     with Schur-complement updates within the MAX_* bounds, and where those run out after full
     steps were taken, the point reached (every step lowers the objective on the face and
     keeps the equalities of its start) and the last shift are returned as the proposal:
-    the solver goes on from there, and the next finishing step from the solver's point."""
+    the solver goes on from there, and the next finishing step from the solver's point.
+
+    The scores, hence the gradient z, are brought up to date after every step by one product
+    of the held kernel columns with the slot sums' change (`_Scores`): a gradient carried
+    along the steps through the Newton system instead (tau Q_FF x = -tau (z_F + <d_v, s> +
+    reg x)) drifted from the true one by up to its own size within 20 Schur-updated steps
+    (n = 2,000 RBF, C = 1e5: the bordered solves of a nearly singular face lose about as
+    many digits as its condition number has), and the steps taken with it went astray."""
     lay = _Layout(problem)
     lo, hi = lay.lo, lay.hi
     cols = _Columns(columns, problem.n_samples)
-    start = np.asarray(alpha, dtype=np.float64)
-    alpha = _snapped(lay, start, problem.max_abs_bound())
-    F = np.asarray(F, dtype=np.float64) + _score_change(lay, cols, start, alpha)
+    alpha0 = np.asarray(alpha, dtype=np.float64)
+    alpha = _snapped(lay, alpha0, problem.max_abs_bound())
+    scores = _Scores(lay, cols, alpha0, F)
+    z = lay.gradient(scores.exact(alpha))
     fixed_ok = hi > lo
     free = (alpha > lo) & (alpha < hi)
     large = int(free.sum()) > SMALL_FREE
     system = (_FaceSystem if large else _FreshSystem)(lay, cols, _slot_basis(lay.k))
     max_free, max_flops = (MAX_FREE, MAX_FLOPS) if large else (SMALL_FREE, SMALL_FLOPS)
-    reached = None
+    reached, stuck = None, np.zeros(len(alpha), dtype=bool)
     for _ in range(MAX_STEPS if large else SMALL_STEPS):
         idx = np.flatnonzero(free)
         system.charge(len(idx))
         if len(idx) > max_free or system.flops > max_flops:
             return reached
-        step, s = system.solve(idx, lay.gradient(F), problem.class_sums(alpha))
+        step, s = system.solve(idx, z, problem.class_sums(alpha))
         t, stops = _ratio(alpha[idx], step, lo[idx], hi[idx])
-        old = alpha.copy()
         alpha[idx] += t * step
         if t < 1.0:
             hit = idx[stops]
             alpha[hit] = np.where(step[stops] > 0, hi[hit], lo[hit])
             free[hit] = False
         np.clip(alpha, lo, hi, out=alpha)
-        F = F + _score_change(lay, cols, old, alpha)
+        z = lay.gradient(scores.exact(alpha))
+        # a released variable sent straight back to its bound is not released again until
+        # a step moves (at a degenerate point, or with a step off by rounding, the most
+        # violating release cycled: release, zero step, release)
+        if t == 0.0:
+            stuck[idx[stops]] = True
+        else:
+            stuck[:] = False
         if t < 1.0:
+            continue
+        r = z + lay.shift(s)
+        if not _settled_on_face(r[idx], system, tol):
             continue
         if large:
             reached = alpha.copy(), s
-        r = lay.gradient(F) + lay.shift(s)
-        viol = np.where(alpha <= lo, -r, np.where(alpha >= hi, r, 0.0))
-        viol[free | ~fixed_ok] = 0.0
+        viol = _violations(alpha, r, lo, hi, free | ~fixed_ok | stuck)
         worst = int(np.argmax(viol))
         if viol[worst] <= 0.01 * tol:
             return alpha, s
         free[worst] = True           # the most violating bound is released
     return reached
+
+
+def _settled_on_face(r_free, system, tol):
+    """Whether a full step reached the minimizer on its face (reduced gradients of the free
+    variables within tol / 100).  A Schur-updated system whose solves went astray (a nearly
+    singular face, many changes bordered on its base) is refactored and the step repeated."""
+    if np.abs(r_free).max(initial=0.0) <= 0.01 * tol or not getattr(system, "extra", None):
+        return True
+    system.base = None
+    return False
+
+
+def _violations(alpha, r, lo, hi, skip):
+    """How far each fixed variable's reduced gradient r points into its box (0 where it
+    does not, and for the variables ``skip``)."""
+    viol = np.where(alpha <= lo, -r, np.where(alpha >= hi, r, 0.0))
+    viol[skip] = 0.0
+    return np.maximum(viol, 0.0)
+

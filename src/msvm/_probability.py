@@ -64,24 +64,31 @@ resolved.  Three choices, made by cross-validation, correct this:
   chosen for each C factor to minimize the log loss of held-out samples; the factor with the
   smaller held-out log loss is kept.
 
-The held-out ratios come from repeating the whole construction (the estimator's own fit and
-the weighted chains for each factor) on the training part of each of 3 stratified folds
-(shuffled with seed 0), with the sample weights scaled by n / n_train so that the balance of
-loss and penalty is that of the full fit.  Both maps of the estimate are increasing in r_j,
-so its argmax stays the estimator's prediction.  On examples 4.1.1 and 4.1.2 (n = 400) the
-chosen a is 1.2 to 1.6 at C = 1 and 1.1 to 1.4 at C = 10; 3 C was chosen on 4 of 5 draws of
-4.1.2 at C = 1 and on none of 3 at C = 10; the mean absolute error against the true
-probabilities fell by a third to two fifths at C = 1 and by a tenth to a fifth at C = 10
-(benchmarks/results/probability.md).  Measured and dropped: a fixed 3 C (helps
-at C = 1, hurts at C = 10), and normalizing the weights to keep the total loss mass fixed (more
-regularization, flatter estimates).
+The held-out ratios come from repeating the whole construction (the estimator's own fit and the
+weighted chains for each factor) on the training part of two of 3 stratified folds (shuffled
+with seed 0: 2/3 of the samples each), with the sample weights scaled by n / n_train so that
+the balance of loss and penalty is that of the full fit; their two held-out thirds calibrate.
+All 3 folds were refitted before (``REFITTED_FOLDS = 3``), at 1.4 times the cost in all: on Liu
+and Yuan's examples (n = 400, 2 examples x C = 1, 10 x 3 draws) the mean absolute error against
+the truth went from 0.0374 to 0.0392 with two folds (0.0390 with one: the difference is mostly
+the noise of the calibration), the pendigits log loss (2,000 samples, C = 10) from 0.0392 to
+0.0389 (0.0461 with one fold, at half the time of three) and the breast cancer log loss from
+0.1408 to 0.1453 (0.1616 with one fold). One fold broke the limits of issue 25 (+0.01 log loss,
++0.002 mean absolute error) there. Both maps of the estimate are increasing in r_j, so its
+argmax stays the estimator's prediction. On examples 4.1.1 and 4.1.2 (n = 400) the chosen a is
+1.2 to 1.6 at C = 1 and 1.1 to 1.4 at C = 10; 3 C was chosen on 4 of 5 draws of 4.1.2 at C = 1
+and on none of 3 at C = 10; the mean absolute error against the true probabilities fell by a
+third to two fifths at C = 1 and by a tenth to a fifth at C = 10
+(benchmarks/results/probability.md). Measured and dropped: a fixed 3 C (helps at C = 1, hurts
+at C = 10), and normalizing the weights to keep the total loss mass fixed (more regularization,
+flatter estimates).
 
 Cost
 ----
 One fit of the estimator plus k * m weighted fits (m = ``probability_grid``), for each class
-along the grid from t = 1 down; and on the training part of each of the 3 folds an own fit,
+along the grid from t = 1 down; and on the training part of each refitted fold an own fit,
 the unweighted fit at 3 C and the k * m weighted fits for each of the two factors:
-1 + k m (+ 1) + 3 (2 + 2 k m) fits in all (``n_probability_fits_``), 7 to 8 times 1 + k m;
+1 + k m (+ 1) + 2 (2 + 2 k m) fits in all (``n_probability_fits_``), about 5 times 1 + k m;
 the fits at 3 C are the slower ones.  What makes a weighted fit cheaper than a fit:
 
 - a class's chain is one estimator refitted at every level, warm-started from the previous
@@ -99,12 +106,15 @@ the fits at 3 C are the slower ones.  What makes a weighted fit cheaper than a f
   ``predict_proba``.
 
 Measured (CPU time, shared machine): ReinforcedMSVM(C=10) on 2,000 pendigits samples, one fit
-0.6 s, ``probability=True`` 145 s before these changes and 62 s after (about 100x one fit;
-log loss 0.0392 unchanged); 85 % of that is still the calibration (the fold chains at C and
-3 C), the rest the chains of the full fit.  With ``n_jobs`` the units of work (the folds' own
-and top fits, then every (fold or full fit, factor, class) chain) run in parallel through
-joblib; each is computed from its inputs alone, so the result is the same for every
-``n_jobs`` and backend (a ``joblib.parallel_backend('dask')`` context runs them on a Dask
+0.6 s, ``probability=True`` 145 s before these changes, 62 s with three refitted folds (about
+100x one fit; log loss 0.0392), 45 s with two (about 75x; log loss 0.0389) and 31 s with one
+(about 50x; log loss 0.0461); two thirds of it are the calibration folds' chains (at C and 3
+C). On the approximate-kernel path a chain also keeps the feature map and phi(X) from one level
+to the next (``BaseMSVM._fit_feature_map``): the map depends on neither y nor the weights. With
+``n_jobs`` the units of work (the folds' own and top fits, then every (fold or full fit,
+factor, class) chain) run in parallel through joblib; each is computed from its inputs alone,
+so the result is the same for every ``n_jobs`` and backend (a
+``joblib.parallel_backend('dask')`` context runs them on a Dask
 cluster).  ``predict_proba`` evaluates the k * m + 1 (+ 1) fitted functions of the full fit.
 A DC model runs its DC algorithm in every weighted fit, AdaptiveWeightedSVM its reweighting,
 TargetedLocalMSVM its whole grid of local fits (its probabilities are those of the local
@@ -150,6 +160,8 @@ _RATIO_CAP = 1.0 - 1e-9
 
 # Folds of the cross-validation that chooses the exponent and the floor of the estimate.
 CALIBRATION_FOLDS = 3
+# How many of the folds are refitted (their held-out samples calibrate the estimate).
+REFITTED_FOLDS = 2
 EXPONENT_BOUNDS = (0.25, 4.0)
 # Candidate multiples of C for the weighted fits, chosen by the same cross-validation.
 REFIT_C_FACTORS = (1.0, 3.0)
@@ -499,9 +511,9 @@ class ProbabilityMixin:
     :func:`probability_levels` (``probability_grid`` levels), a weighted fit of the same
     estimator with class j's samples at weight 1/t and the others at weight 1 (times the given
     sample weights), warm-started along the levels on one kept row source per class: 1 + k * m
-    fits; before them, the same on the training part of each of 3 folds, at C and at 3 C,
+    fits; before them, the same on the training part of two of 3 folds, at C and at 3 C,
     whose held-out estimates choose the C of the weighted fits, an exponent and a floor of
-    the estimate (about 7 (1 + k m) fits in all, ``n_probability_fits_``; in parallel over
+    the estimate (about 5 (1 + k m) fits in all, ``n_probability_fits_``; in parallel over
     ``n_jobs`` joblib workers, with the same result for every ``n_jobs``).
     ``predict_proba`` brackets, for each class, the level at which its weighted fits stop
     predicting it (Wang, Shen and Liu 2008; Wu, Zhang and Liu 2010) and turns these ratios
@@ -548,12 +560,12 @@ class ProbabilityMixin:
         """C factor of the weighted fits, exponent a and floor eps, by cross-validated log loss.
 
         The whole construction (own fit and weighted chains, the chains once for each factor of
-        ``REFIT_C_FACTORS``) is repeated on the training part of each of
-        ``CALIBRATION_FOLDS`` stratified folds, with the sample weights scaled by n / n_train
-        so that the balance of loss and penalty is that of the full fit; for each factor the
-        bracketed ratios of the held-out samples choose (a, eps) (:func:`fit_shape`), and the
-        factor of the smallest held-out log loss is kept.  Returns (1.0, 1.0, 0.0, 0) when a
-        class has fewer samples than folds.
+        ``REFIT_C_FACTORS``) is repeated on the training part of the first
+        ``REFITTED_FOLDS`` of ``CALIBRATION_FOLDS`` stratified folds, with the sample weights
+        scaled by n / n_train so that the balance of loss and penalty is that of the full
+        fit; for each factor the bracketed ratios of their held-out samples choose (a, eps)
+        (:func:`fit_shape`), and the factor of the smallest held-out log loss is kept.  Returns
+        (1.0, 1.0, 0.0, 0) when a class has fewer samples than folds.
 
         Returns
         -------
@@ -574,7 +586,8 @@ class ProbabilityMixin:
         # row-indexable inputs for the folds (lists, array-likes, COO matrices)
         X = X.tocsr() if sp.issparse(X) else np.asarray(X)
         folds = StratifiedKFold(CALIBRATION_FOLDS, shuffle=True, random_state=0)
-        splits = list(folds.split(np.zeros(len(y)), y_enc))
+        splits = list(folds.split(np.zeros(len(y)), y_enc))[:REFITTED_FOLDS]
+        held_out = np.sort(np.concatenate([test for _, test in splits]))
         parts = []
         for train, _ in splits:
             X_train, y_train = _safe_split(template, X, y, train)
@@ -592,7 +605,7 @@ class ProbabilityMixin:
             ratios[f, test] = bracketed_ratios(own, fold_chains, levels, X_test,
                                                n_train=len(train))
             n_fits += sum(map(len, fold_chains)) - (len(fold_chains) - 1) * (refit.C != own.C_)
-        shapes = [fit_shape(r, y_enc, base_sw) for r in ratios]
+        shapes = [fit_shape(r[held_out], y_enc[held_out], base_sw[held_out]) for r in ratios]
         best = min(range(len(shapes)), key=lambda i: shapes[i][2])
         exponent, floor, _ = shapes[best]
         return float(REFIT_C_FACTORS[best]), exponent, floor, n_fits

@@ -6,7 +6,8 @@ TargetedLocalMSVM, the lambda path of TuningSetSearch) reports through one :clas
 * ``verbose >= 1`` prints one line per step, all in one format (:func:`step_line`): the step,
   the objective, the KKT residual and the time elapsed since the sequence started; and,
   during a single long solve, a line every ``REPORT_INTERVAL`` seconds (:class:`fit_progress`:
-  the elapsed time, the solver's epochs so far and its current violation), printed from the
+  the elapsed time, the solver's epochs so far, its current violation and the dual value of
+  its current point, an estimate of the objective), printed from the
   compiled solver's periodic signal check (``msvm._core._signals.progress_reports``), so
   that ``verbose=0`` costs nothing;
 * ``verbose >= 2`` also lets the compiled solver print its internals (:func:`solver_verbose`);
@@ -14,6 +15,7 @@ TargetedLocalMSVM, the lambda path of TuningSetSearch) reports through one :clas
   ``pip install tqdm``); the lines are then written through the bar, so they do not break it.
 """
 
+import math
 import time
 
 from ._core._signals import progress_reports
@@ -106,11 +108,17 @@ class StepLog:
             self.bar.update(1)
 
 
-def progress_line(owner, elapsed, epochs, violation):
-    """One line of a running solve: ``[msvm] Owner: solving, epochs ..., violation ..., ...``."""
+def progress_line(owner, elapsed, epochs, violation, objective=float("nan")):
+    """One line of a running solve: ``[msvm] Owner: solving, epochs ..., violation ...,
+    dual objective ..., elapsed ...``.
+
+    ``objective`` is the dual value of the solve's current point (NaN: not measured);
+    it approaches the solve's objective and is within the duality gap of it at the end.
+    """
     shown = f"{violation:.3e}" if violation >= 0 else "not measured yet"
+    value = f"{objective:.8g}" if math.isfinite(objective) else "not measured yet"
     return (f"[msvm] {owner}: solving, {epochs:.1f} epochs so far, violation {shown}, "
-            f"elapsed {elapsed:.1f} s")
+            f"dual objective {value}, elapsed {elapsed:.1f} s")
 
 
 class fit_progress:
@@ -119,7 +127,9 @@ class fit_progress:
     Printed during the compiled solves of one fit (:func:`progress_line`), from the solver's
     periodic signal checks; the epochs are those of the running solve (a fit of several
     solves, e.g. the DC steps, restarts the count at each), the violation its latest KKT
-    violation.  At ``verbose=0`` the block does nothing.
+    violation, the dual objective the dual value of its current point (for a DC model, of
+    the running convex step, which majorizes the model's objective).  At ``verbose=0`` the
+    block does nothing.
 
     Parameters
     ----------
@@ -137,9 +147,9 @@ class fit_progress:
         self.interval = REPORT_INTERVAL if interval is None else float(interval)
         self.reports = None
 
-    def _line(self, epochs, violation):
-        print(progress_line(self.owner, time.perf_counter() - self.start, epochs, violation),
-              flush=True)
+    def _line(self, epochs, violation, objective):
+        print(progress_line(self.owner, time.perf_counter() - self.start, epochs, violation,
+                            objective), flush=True)
 
     def __enter__(self):
         self.start = time.perf_counter()

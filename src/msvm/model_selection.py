@@ -830,7 +830,7 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Class probabilities of the selected fit (an estimator with ``probability=True``).
 
         Every fit of the path then makes its probability fits too (about
-        7 (1 + k * probability_grid) fits per lambda, ``n_probability_fits_``); to pay that
+        5 (1 + k * probability_grid) fits per lambda, ``n_probability_fits_``); to pay that
         once, search with ``probability=False`` and refit the selected parameters with
         ``probability=True``.
         """

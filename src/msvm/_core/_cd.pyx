@@ -316,7 +316,7 @@ cdef class CDSolver(InnerSolver):
                     continue
                 idx += 1
             viol_out[0] = viol
-            progress_note(self.it, viol)
+            progress_note(self.it, viol, self.src, self.p, self.st)
             if not sums_finite(self.p, self.st, viol):
                 return STATUS_NONFINITE
             if viol <= eps:

@@ -13,16 +13,32 @@
 # included) undoes exactly its own entry.  No test or benchmark can leave the checks off.
 #
 # Progress reports (``verbose=1`` during a long fit) ride on the same checks: the solvers
-# note their epochs and violation once per epoch or scan (`progress_note`: two stores), and
-# while a `progress_reports(callback, interval)` block is open, a check made at least
-# `interval` seconds after the last report calls `callback(epochs, violation)` under the GIL
-# it already holds.  With no block open a check costs one more integer test, and nothing else.
+# note their epochs and violation once per epoch or scan (`progress_note`), and while a
+# `progress_reports(callback, interval)` block is open, a check made at least `interval`
+# seconds after the last report calls `callback(epochs, violation, objective)` under the GIL
+# it already holds.  With no block open a check, and a note, cost one more integer test each.
+#
+# The objective estimate is the dual value of the running solve, the Lagrangian at the
+# intercept estimate -s that _gap.pyx also uses:
+#
+#     L(alpha) = sum_v a_v alpha_v - 1/2 kappa sum_i U_i^T P F_i - <P c, s>,
+#
+# one pass over the noted scores and variables, O(nv + n k) with kept scores (O(n d k) for
+# the linear source's F_i = x_i W, about one epoch).  At the solve's end it is within the
+# duality gap of the objective (a lower bound of it once the equalities P c = 0 hold), so
+# it shows how far a long solve still has to go.  It is taken only in a note made once a
+# report is due (the solver's state is consistent there, and alive: a report made later,
+# from a check, only reads the number), and the report waits for that note, up to one more
+# interval (a solve that notes nothing for that long is reported without an estimate, NaN).
 
 import threading
 import time
 
 from cpython.exc cimport PyErr_SetObject
+from libc.math cimport NAN
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+from ._types cimport MAX_CLASSES, v_s1, v_c1, v_s2, v_c2, v_lin
 
 cdef extern from "Python.h":
     int _py_check_signals "PyErr_CheckSignals" ()
@@ -35,6 +51,10 @@ cdef double _report_every = 0.0    # seconds between two reports
 cdef double _report_next = 0.0     # monotonic time of the next report
 cdef double _noted_epochs = 0.0    # the last progress_note of a solver
 cdef double _noted_violation = -1.0
+cdef double _noted_objective = NAN  # the estimate of a note made once a report was due,
+cdef double _estimate_epochs = 0.0  # with that note's epochs and violation
+cdef double _estimate_violation = -1.0
+cdef bint _estimate_due = False     # a report is due and has that note's estimate
 _report_callback = None            # the innermost open block's callback
 
 
@@ -44,19 +64,64 @@ cdef double _monotonic() noexcept nogil:
     return ts.tv_sec + 1e-9 * ts.tv_nsec
 
 
-cdef void progress_note(double epochs, double violation) noexcept nogil:
-    """Note a solver's work so far (epochs) and its current violation, for the reports."""
-    global _noted_epochs, _noted_violation
+cdef double _dual_value(RowSource src, const Prob* p, const State* st) noexcept nogil:
+    """The dual value L(alpha) of the Design note: one pass over the scores F_i of ``src``."""
+    cdef double U[MAX_CLASSES]
+    cdef double F[MAX_CLASSES]
+    cdef int i, j, v, k = p.k
+    cdef double lin = 0.0, pen = 0.0, meanF, a, mean_c = 0.0
+    for i in range(p.n):
+        src.get_scores(i, F)
+        meanF = 0.0
+        for j in range(k):
+            U[j] = 0.0
+            meanF += F[j]
+        meanF /= k
+        for v in range(p.ptr[i], p.ptr[i + 1]):
+            a = st.alpha[v]
+            lin += v_lin(p, v) * a
+            U[v_s1(p, v)] += a * v_c1(p, v)
+            if v_s2(p, v) >= 0:
+                U[v_s2(p, v)] += a * v_c2(p, v)
+        for j in range(k):
+            pen += U[j] * (F[j] - meanF)
+    lin -= 0.5 * p.kappa * pen
+    if p.equality:
+        for j in range(k):
+            mean_c += st.c[j]
+        mean_c /= k
+        for j in range(k):
+            lin -= (st.c[j] - mean_c) * st.s[j]
+    return lin
+
+
+cdef void progress_note(double epochs, double violation, RowSource src, const Prob* p,
+                        const State* st) noexcept nogil:
+    """Note a solver's work so far (epochs) and its current violation, for the reports; when
+    a report is due, also the objective estimate of its current point (see the Design note:
+    `src`, `p` and `st` are the running solve's scores, problem and dual point)."""
+    global _noted_epochs, _noted_violation, _noted_objective, _estimate_due
+    global _estimate_epochs, _estimate_violation
     _noted_epochs = epochs
     _noted_violation = violation
+    if _report_blocks > 0 and not _estimate_due and _monotonic() >= _report_next:
+        _noted_objective = _dual_value(src, p, st)
+        _estimate_epochs, _estimate_violation = epochs, violation
+        _estimate_due = True
 
 
 cdef int _report() noexcept:
     """Call the report callback (under the GIL); a callback that raises stops the fit."""
-    global _report_next
+    global _report_next, _noted_objective, _estimate_due
+    # a report with an estimate gives the epochs and violation of the note that took it
+    if _estimate_due:
+        epochs, violation, objective = _estimate_epochs, _estimate_violation, _noted_objective
+    else:
+        epochs, violation, objective = _noted_epochs, _noted_violation, NAN
     _report_next = _monotonic() + _report_every
+    _noted_objective, _estimate_due = NAN, False
     try:
-        _report_callback(_noted_epochs, _noted_violation)
+        _report_callback(epochs, violation, objective)
     except BaseException as exc:
         raised = exc
     else:
@@ -65,6 +130,15 @@ cdef int _report() noexcept:
     # its caller re-raises it (reraise)
     PyErr_SetObject(type(raised), raised)
     return -1
+
+
+cdef bint _report_ready() noexcept nogil:
+    """A report is due and has its estimate, or has waited one more interval for it."""
+    cdef double now
+    if _estimate_due:
+        return True
+    now = _monotonic()
+    return now >= _report_next + _report_every
 
 
 cdef bint signal_raised() noexcept nogil:
@@ -76,7 +150,7 @@ cdef bint signal_raised() noexcept nogil:
     _checks_made += 1
     with gil:
         r = _py_check_signals()
-        if r == 0 and _report_blocks > 0 and _monotonic() >= _report_next:
+        if r == 0 and _report_blocks > 0 and _report_ready():
             r = _report()
     return r != 0
 
@@ -123,12 +197,16 @@ class signal_checks_off:
 
 
 class progress_reports:
-    """Context manager: ``callback(epochs, violation)`` every ``interval`` seconds of a solve.
+    """Context manager: ``callback(epochs, violation, objective)`` every ``interval`` seconds.
 
     Inside the block, the compiled solvers' periodic signal checks (every ~10 ms of work)
     call ``callback`` when at least ``interval`` seconds have passed since the block opened or
-    since the last call, with the epochs of the running solve so far and its latest
-    violation (-1 before its first scan).  A callback that raises stops the solve as Ctrl-C
+    since the last call, with the epochs of the running solve so far, its latest violation
+    (-1 before its first scan) and an estimate of its objective (the dual value of its
+    current point, see the module's Design note; NaN when the solve made no note since the
+    report fell due).  The estimate is taken at the solver's first note (end of an epoch or
+    scan) after the report falls due, and the report waits for it, up to one more
+    ``interval``.  A callback that raises stops the solve as Ctrl-C
     does (its exception propagates).  Blocks nest: the innermost open block's callback and
     interval are used, and the outer ones are restored on exit.  The state is the process's
     (threads share it).
@@ -136,7 +214,7 @@ class progress_reports:
     Examples
     --------
     >>> from msvm._core._signals import progress_reports
-    >>> with progress_reports(lambda epochs, violation: None, 5.0):
+    >>> with progress_reports(lambda epochs, violation, objective: None, 5.0):
     ...     pass
     """
 
@@ -145,20 +223,23 @@ class progress_reports:
 
     def __enter__(self):
         global _report_blocks, _report_callback, _report_every, _report_next
-        global _noted_epochs, _noted_violation
+        global _noted_epochs, _noted_violation, _noted_objective, _estimate_due
         with _off_lock:
             self._saved = (_report_callback, _report_every, _report_next)
             _report_callback, _report_every = self.callback, self.interval
             _report_next = _monotonic() + self.interval
             _noted_epochs, _noted_violation = 0.0, -1.0
+            _noted_objective, _estimate_due = NAN, False
             _report_blocks += 1
         return self
 
     def __exit__(self, *exc_info):
         global _report_blocks, _report_callback, _report_every, _report_next
+        global _noted_objective, _estimate_due
         with _off_lock:
             _report_blocks -= 1
             _report_callback, _report_every, _report_next = self._saved
+            _noted_objective, _estimate_due = NAN, False
         return False
 
 

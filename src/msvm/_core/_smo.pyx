@@ -1289,7 +1289,8 @@ cdef class SMOSolver(InnerSolver):
         self.last_viol = INFINITY
         while True:
             status = self._scan(eps, viol, &m)
-            progress_note(self.steps / <double> max(self.p.n, 1), viol[0])
+            progress_note(self.steps / <double> max(self.p.n, 1), viol[0], self.src, self.p,
+                          self.st)
             if status != STATUS_CONVERGED:
                 return status
             if viol[0] <= eps:
