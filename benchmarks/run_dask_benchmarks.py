@@ -289,12 +289,15 @@ def targets_text(results):
     if "map_seconds_per_chunk" in nys:
         # the map's work per row is m (d + m) flops: scaled from m = 300 to 1000
         per_row = nys["map_seconds_per_chunk"] / nys["chunk"] * (1000 * 1020) / (300 * 320)
+        fit = nys.get("chunked_persisted")
+        passes = (f"the {fit['passes']} passes of nystroem-100k"
+                  if isinstance(fit, dict) and "passes" in fit else "100-250 passes")
         lines.append(
             f"- n = 2M Nystroem (n_components = 1000, k = 5), 1.5 GB per worker: missed, not "
             f"run. Its features are 8 GB of float32, so they cannot be persisted in 2 x "
             f"1.5 GB, and mapping them per pass costs about {per_row * 2e6:.0f} CPU s per "
             f"pass (the measured map of n_components = 300 scaled by its work per row, "
-            f"n_components (d + n_components)) times 100-250 passes.  "
+            f"n_components (d + n_components)) times {passes}.  "
             f"The Newton system has 5005 unknowns (200 MB, factored on the client each "
             f"step).  The target needs either far fewer passes than this Newton method "
             f"makes or a cluster with room to persist the features.")

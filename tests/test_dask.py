@@ -131,21 +131,65 @@ def test_binary_decision_function_and_predict_proba_by_chunks(data):
     np.testing.assert_allclose(P.compute(), prob.predict_proba(X), rtol=1e-12)
 
 
-def test_refused_fits_name_the_remedy(data):
-    """An exact kernel, a model that solves a sequence of duals, probability=True and
-    warm_start on Dask input are refused with the remedy; the estimator stays unfitted."""
+@pytest.mark.parametrize("name", ["WeightedRobustMSVM", "AdaptiveWeightedSVM",
+                                  "TargetedLocalMSVM"])
+def test_refused_fits_name_the_remedy(data, name):
+    """An exact kernel, the models the chunked path does not fit (group caps, a grid of
+    local fits), probability=True and warm_start on Dask input are refused with the remedy
+    before any work (a TargetedLocalMSVM is not computed into memory); the estimator stays
+    unfitted."""
     X, y = data
     Xd = da.from_array(X, chunks=60)
     with pytest.raises(ValueError, match="kernel_approximation.*compute"):
         msvm.WestonWatkinsMSVM(kernel="rbf").fit(Xd, y)
-    with pytest.raises(NotImplementedError, match="compute"):
-        msvm.RobustMSVM(kernel="linear").fit(Xd, y)
+    refused = getattr(msvm, name)(kernel="linear")
+    with pytest.raises(NotImplementedError, match="cannot be fitted on Dask.*compute"):
+        refused.fit(Xd, y)
+    assert not hasattr(refused, "classes_")
     with pytest.raises(NotImplementedError, match="probability"):
         msvm.ReinforcedMSVM(kernel="linear", probability=True).fit(Xd, y)
     est = msvm.ReinforcedMSVM(kernel="linear", warm_start=True)
     with pytest.raises(ValueError, match="warm_start"):
         est.fit(Xd, y)
     assert not hasattr(est, "coef_")
+
+
+def test_robust_dc_fit_solves_the_in_memory_problem(data):
+    """RobustMSVM's DC steps as chunked Newton solves: the objective of the in-memory DC fit
+    within tol, a nonincreasing DC path ending at 'tol', and ``truncated_`` a Dask array
+    holding the truncation of the chunked fit's own function."""
+    X, y = data
+    ref = msvm.RobustMSVM(kernel="linear").fit(X, y)
+    est = msvm.RobustMSVM(kernel="linear").fit(da.from_array(X, chunks=120), y)
+    _same_problem(ref, est)
+    path = est.dc_objectives_
+    assert len(path) == est.n_iter_ >= 2
+    assert np.all(np.diff(path) <= 0)
+    assert est.objective_ == pytest.approx(path[-1], rel=1e-12)
+    truncated = est.truncated_
+    assert is_dask_collection(truncated)
+    G = est.decision_values(X)
+    s = est._truncation_value(3)
+    own = np.eye(3, dtype=bool)[y]
+    np.testing.assert_array_equal(truncated.compute(), np.any((G > s) & ~own, axis=1))
+    assert np.mean(truncated.compute() == ref.truncated_) >= 0.97
+
+
+def test_robust_dc_stop_rules_are_the_in_memory_ones(data):
+    """max_dc_iter=1 stops the chunked DC loop after one step with the in-memory fit's
+    stop reason and ConvergenceWarning; truncation=None is the one convex solve."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = data
+    Xd = da.from_array(X, chunks=120)
+    with pytest.warns(ConvergenceWarning, match="max_dc_iter"):
+        est = msvm.RobustMSVM(kernel="linear", max_dc_iter=1).fit(Xd, y)
+    assert est.stop_reason_ == "max_dc_iter" and not est.converged_
+    assert est.n_iter_ == 2
+    ref = msvm.RobustMSVM(kernel="linear", truncation=None).fit(X, y)
+    est = msvm.RobustMSVM(kernel="linear", truncation=None).fit(Xd, y)
+    _same_problem(ref, est)
+    assert est.n_iter_ == 1 and not np.any(est.truncated_.compute())
 
 
 def test_bad_chunked_input_is_refused(data):
@@ -213,3 +257,28 @@ def test_chunked_intercepts_are_the_exact_intercept_step(data, name):
     b_slot = np.linalg.lstsq(T, est.intercept_, rcond=None)[0]
     exact = exact_intercepts(problem, X @ Wh, b0=b_slot)
     np.testing.assert_allclose(b_slot, exact, atol=1e-8)
+
+
+def test_line_search_rules_keep_descent():
+    """The chunked line search's rules on a bracket (t, derivative, slope) of an increasing
+    piecewise-linear derivative: the exact root where both ends lie on one linear piece
+    (not where the slopes differ), descent judged from the ends alone (a step far beyond a
+    steep root is not sure to descend), and a root below every step tried searched by
+    powers of 4 below the smallest."""
+    from msvm._dask import _bracket_steps, _descends, _one_piece, _secant
+
+    # d(t) = 2 t - 1 on [0.25, 1]: one piece, root 0.5
+    lo, hi = (0.25, -0.5, 2.0), (1.0, 1.0, 2.0)
+    assert _one_piece(lo, hi, 1e-12)
+    assert lo[0] - lo[1] / lo[2] == pytest.approx(0.5)
+    assert not _one_piece(lo, (1.0, 1.0, 3.0), 1e-12)
+    assert not _one_piece((0.0, -0.5, 0.0), hi, 1e-12)      # no slope known at t = 0
+    # the bound lo d(lo) + (t - lo) d(hi) < 0: sure at the secant of a narrow bracket
+    narrow_lo, narrow_hi = (0.4, -0.5, 1.0), (0.6, 0.2, 1.0)
+    assert _descends(narrow_lo, narrow_hi, _secant(narrow_lo, narrow_hi))
+    # derivative -1 up to lo = 0.1, then steep: at most -0.1 + 1000 (t - 0.1) is not < 0
+    assert not _descends((0.1, -1.0, 0.0), (0.2, 1000.0, 0.0), 0.19)
+    below = _bracket_steps((0.0, -1.0, 0.0), (1e-6, 5.0, 1.0))
+    assert max(below) < 1e-6 and min(below) < 1e-12
+    inside = _bracket_steps(lo, hi)
+    assert all(0.25 < t < 1.0 for t in inside) and 0.5 in inside

@@ -1,9 +1,9 @@
 """Fits on a distributed LocalCluster (slow: a cluster of worker processes starts per test).
 
 The same problem as the in-memory fit on two worker processes for every convex estimator
-on the linear and approximate paths; an interrupt (KeyboardInterrupt in the client, as
-Ctrl-C raises it) leaves no task running on the cluster; a worker lost mid-fit is replaced
-and its chunks recomputed, and the fit is the one without the loss.
+and RobustMSVM's DC fit on the linear and approximate paths; an interrupt (KeyboardInterrupt
+in the client, as Ctrl-C raises it) leaves no task running on the cluster; a worker lost
+mid-fit is replaced and its chunks recomputed, and the fit is the one without the loss.
 """
 
 import threading
@@ -40,9 +40,11 @@ def data():
 
 
 @pytest.mark.parametrize("path", list(PATHS))
-@pytest.mark.parametrize("name", ["WestonWatkinsMSVM", "ReinforcedMSVM", "AngleBasedMSVM"])
+@pytest.mark.parametrize("name", ["WestonWatkinsMSVM", "ReinforcedMSVM", "AngleBasedMSVM",
+                                  "RobustMSVM"])
 def test_cluster_fit_solves_the_in_memory_problem(client, data, name, path):
-    """On two workers: the in-memory objective within tol, predictions as Dask arrays."""
+    """On two workers: the in-memory objective within tol (RobustMSVM: its DC fit, every
+    step a chunked solve), predictions as Dask arrays."""
     X, y = data
     ref = getattr(msvm, name)(**PATHS[path]).fit(X, y)
     Xd = da.from_array(X, chunks=((90, 0, 150, 160), (6,)))

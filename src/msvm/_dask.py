@@ -32,7 +32,8 @@ iterate's intercepts.  While the relative gap exceeds tol, mu falls by 10 and Ne
 (each stage halves the distance to the exact solution's margins); the fit stops when the gap
 is certified (``stop_reason_='tol'``) or max_iter Newton steps are spent ('max_iter', with a
 ConvergenceWarning).  The objective is then within tol (relative) of the optimum, as the
-in-memory fit's; ``duality_gap_`` is the absolute certificate, as there.  The intercepts are
+in-memory fit's; ``duality_gap_`` is the absolute certificate, as there.  RobustMSVM's DC
+steps are a sequence of such solves (msvm/_dask_dc.py).  The intercepts are
 those of the in-memory exact intercept step where it makes one (``ChunkedNewton.intercepts``:
 the breakpoints gathered in a window), else the smoothed problem's KKT estimate.
 
@@ -45,6 +46,7 @@ one chunk of features per running task); with ``dask.config.set({'msvm.persist_f
 True})`` they are mapped once and persisted in the workers' memory (float32).
 """
 
+import copy
 import functools
 import warnings
 
@@ -64,14 +66,25 @@ MAX_UNKNOWNS = 6000
 # continuation stages after the in-memory start's last mu (each 10 times smaller) while the
 # certificate is not met
 MAX_EXTRA_STAGES = 6
-# the line search's first evaluations, one pass (the derivative at several steps costs one
-# product X [V, sV] and a pass over the terms per step)
-# (t = 1 and powers of 4 from 4^-10 to 4: the bracket of the root is within a factor 4; the
-# Newton steps of a stage are often cut to 1e-4 by the terms they meet)
-FIRST_STEPS = tuple(sorted(4.0 ** np.arange(-10, 2)))
-# steps per later pass: the tangents' roots, the secant's, and this many evenly spaced
-# points of the bracket
-BRACKET_POINTS = 6
+# the line search's evaluations in its first pass (one product X [V, sV] and one compiled
+# pass over the terms per step: a step costs about 1/40 of the pass's products at d = 50):
+# a geometric spread from 4^-10 (the first stage's steps are as small as 1e-5) to 0.05,
+# evenly spaced steps of 0.086 from there to 1 (where the roots of most Newton steps lie)
+# and a few beyond 1; the root is then taken from the bracket they give (LINE_PASSES).
+# 100k samples, d = 50, k = 10: 22 steps gave 102 passes and 10.4 s CPU, 60 steps 96
+# passes and 17.3 s, 16 steps 108 passes and 9.7 s (synchronous scheduler)
+FIRST_STEPS = tuple(sorted(set(np.geomspace(4.0 ** -10, 0.05, 6).tolist())
+                           | set(np.linspace(0.05, 1.0, 12)[1:].tolist())
+                           | {1.25, 1.5, 2.0, 3.0, 4.0}))
+# steps per later pass (a bracket from a pass beyond the first): the tangents' roots, the
+# secant's, and this many evenly spaced points of the bracket
+BRACKET_POINTS = 14
+# the bracket's secant point is taken once the bracket is this narrow (hi <= NARROW lo)
+# and the objective is sure to fall there (``_descends``), or after LINE_PASSES passes with
+# a bracket: its error is a small part of the step, and the next gradient pass measures the
+# derivative there anyway
+NARROW = 2.0
+LINE_PASSES = 3
 # the exact intercept step's first window of intercepts, b +- INTERCEPT_WINDOW (1 + max|b|),
 # widened 10-fold at most INTERCEPT_TRIES - 1 times
 INTERCEPT_WINDOW = 1e-2
@@ -229,13 +242,12 @@ def check_dask_fit(est):
             f"an exact kernel needs the whole kernel matrix in one process. Use "
             f"kernel='linear' or set kernel_approximation ('nystroem' or 'rff'), or fit the "
             f"exact kernel on a subsample brought into memory with .compute()")
-    # one convex solve: the base class's _fit_dual (msvm._base.BaseMSVM), not overridden
-    if type(est)._fit_dual.__qualname__ != "BaseMSVM._fit_dual":
+    kind = _chunked_kind(est)
+    if kind in REFUSED:
         raise NotImplementedError(
-            f"{type(est).__name__} solves a sequence of duals (DC steps, reweighting or a "
-            f"grid), which the chunked Dask path does not run yet; WestonWatkinsMSVM, "
-            f"ReinforcedMSVM and AngleBasedMSVM fit on Dask input. Fit this model on a "
-            f"subsample brought into memory with .compute()")
+            f"{type(est).__name__} cannot be fitted on Dask input: {REFUSED[kind]}. "
+            f"WestonWatkinsMSVM, ReinforcedMSVM, AngleBasedMSVM and RobustMSVM fit on Dask "
+            f"input; fit this model on a subsample brought into memory with .compute()")
     if getattr(est, "probability", False):
         raise NotImplementedError(
             "probability=True is not supported with Dask input to fit (its weighted refits "
@@ -245,6 +257,30 @@ def check_dask_fit(est):
     if est.warm_start:
         raise ValueError("warm_start=True is not supported with Dask input (the chunked fit "
                          "keeps no dual variables); fit with warm_start=False")
+
+
+# why the chunked path refuses a model (see ``_chunked_kind``)
+REFUSED = {
+    "grouped": "its dual has group caps (the generalized-margin hinge: one cap per sample "
+               "and class), which the smoothed-primal Newton method of the chunked fit does "
+               "not handle; in memory it is solved by dual coordinate descent, which reads "
+               "the rows one at a time",
+    "grid": "it fits one local model per grid point of the targeted variable, which the "
+            "chunked path does not run",
+    "other": "it solves a sequence of duals that the chunked path does not run",
+}
+
+
+def _chunked_kind(est):
+    """How the chunked path fits ``est``: 'convex' (one solve: the base class's
+    ``_fit_dual``), or the model's own ``_dask_fit`` class attribute: 'dc' (RobustMSVM's DC
+    steps, msvm/_dask_dc.py) or a key of REFUSED; 'other' for any other sequence of duals."""
+    kind = type(est).__dict__.get("_dask_fit")
+    if kind is not None:
+        return kind
+    if type(est)._fit_dual.__qualname__ == "BaseMSVM._fit_dual":
+        return "convex"
+    return "other"
 
 
 def fit_dask(est, X, y, sample_weight=None):
@@ -286,9 +322,30 @@ def fit_dask(est, X, y, sample_weight=None):
     # distributed's worker processes start with one BLAS thread each
     with one_blas_thread():
         solver = ChunkedNewton(blocks, delayed(model), model, est)
-        solver.solve()
-    solver.store(est)
+        if _chunked_kind(est) == "dc":
+            reason, attributes = _fit_dc(solver, est, X, y, sw, model)
+        else:
+            solver.solve()
+            reason, attributes = None, None
+    solver.store(est, reason, attributes)
     return est
+
+
+def _fit_dc(solver, est, X, y, sw, model):
+    """The DC loop of a truncated model (msvm/_dask_dc.py): (stop reason, attributes),
+    ``truncated_`` among them (computed from X and the feature map, never from persisted
+    features, which the estimator must not keep alive)."""
+    import dask.array as da
+    from ._dask_dc import ChunkedDC
+    loop = ChunkedDC(solver, est)
+    reason, attributes = loop.run()
+    if est._truncation_value(solver.k) is None:
+        attributes["truncated_"] = da.zeros(X.shape[0], chunks=(X.chunks[0],), dtype=bool)
+    else:
+        raw = copy.copy(model)
+        raw.feature_map = getattr(est, "feature_map_", None)
+        attributes["truncated_"] = loop.truncated(_blocks(X, y, sw), raw, X.chunks[0])
+    return reason, attributes
 
 
 def _persist_features():
@@ -424,9 +481,9 @@ class ChunkedNewton:
     """
 
     def __init__(self, blocks, model_task, model, est):
-        self.blocks, self.task, self.est = blocks, model_task, est
+        self.blocks, self.task, self.model, self.est = blocks, model_task, model, est
         k = model.k
-        probe = model.problem(np.arange(k, dtype=np.int32), np.ones(k))
+        probe = model.problem(np.arange(k, dtype=np.int32), np.ones(k), None)
         self.k, self.kappa, self.equality = k, probe.kappa, probe.equality
         self.pairs = bool(probe.has_pairs)
         self.bound, self.diag, caps = reduce_chunks(blocks, setup_pass, model_task,
@@ -441,7 +498,36 @@ class ChunkedNewton:
             raise ValueError(f"the chunked fit forms a Newton system of (features + 1) x "
                              f"classes = {unknowns} unknowns, more than {MAX_UNKNOWNS}; use "
                              f"fewer n_components (at most {MAX_UNKNOWNS // k - 1})")
-        self.steps, self.passes = 0, 0
+        self.steps, self.passes, self.solves = 0, 0, 0
+        self.tol, self.gap_scale = float(est.tol), 0.0
+
+    def use(self, model):
+        """Solve ``model``'s problem from now on (a DC step: the boxes shifted)."""
+        from dask import delayed
+        self.model, self.task = model, delayed(model)
+
+    def function(self):
+        """The fitted function (coef (n_outputs, m), intercept (n_outputs,)) of the last
+        certified point, on the solver's features."""
+        from ._products import feature_weights
+        T = self.est._output_map(self.k)
+        return feature_weights(self.W, self.kappa, T), T @ self.b_slot
+
+    SOLUTION = ("V", "b", "mu", "state", "W", "b_slot", "gap", "loss", "objective",
+                "relative_gap", "support", "predicted", "converged", "model", "task")
+
+    def save(self):
+        """The last solution (the attributes of ``SOLUTION``), for ``restore``."""
+        return {name: getattr(self, name) for name in self.SOLUTION}
+
+    def restore(self, saved):
+        """Go back to a solution kept by ``save``."""
+        for name, value in saved.items():
+            setattr(self, name, value)
+
+    def reduce(self, fn, *args, **kwargs):
+        """``reduce_chunks`` of the pass ``fn`` over the chunks with the current model."""
+        return reduce_chunks(self.blocks, fn, self.task, *args, **kwargs)
 
     # ------------------------------------------------------------- small algebra
     def _center(self, V, b):
@@ -470,16 +556,21 @@ class ChunkedNewton:
         return f, gV, gb, curv, XtU, usum
 
     def exact_step(self, V, b, sV, sb, s0):
-        """The minimizer t > 0 along -(sV, sb), as ``SmoothedPrimal._exact_step`` finds it
-        (the derivative is increasing and piecewise linear), with several steps evaluated
-        per pass: first FIRST_STEPS (t = 1, where a Newton step usually lands, and a spread
-        that brackets the root), then the tangents' roots from both ends of the bracket, its
-        secant point (exact once both ends lie on the root's piece) and a few more inside."""
+        """The minimizer t > 0 along -(sV, sb) (the derivative is increasing and piecewise
+        linear, as in ``SmoothedPrimal._exact_step``), with several steps evaluated per pass:
+        first FIRST_STEPS (t = 1, where a Newton step usually lands, and a spread that
+        brackets the root), then the tangents' roots from both ends of the bracket, its
+        secant point and BRACKET_POINTS more inside.  After a pass the root is taken without
+        another one where the derivative is known to be linear across the bracket (both
+        ends on one piece: the same slope, and the tangent of one end meets the other), or
+        as the bracket's secant point once the bracket is narrow (NARROW) and the objective
+        surely falls there (at most LINE_PASSES passes): the line search only has to lower
+        the objective; the fit's exactness is the duality-gap certificate's."""
         from ._primal import LINE_MAX_EVALS, LINE_RTOL
         a, c = float(np.sum(sV * sV)) / self.kappa, float(np.sum(V * sV)) / self.kappa
         tol = LINE_RTOL * abs(s0)
         lo, hi = (0.0, s0, 0.0), (np.inf, np.inf, 0.0)     # (t, derivative, its slope)
-        steps = FIRST_STEPS
+        steps, bracketed = FIRST_STEPS, 0
         for _ in range(LINE_MAX_EVALS):
             self.passes += 1
             sums = reduce_chunks(self.blocks, line_pass, self.task, V, b, sV, sb, self.mu,
@@ -492,10 +583,19 @@ class ChunkedNewton:
                     lo = point
                 elif point[1] > 0 and t < hi[0]:
                     hi = point
-            if hi[0] - lo[0] <= 1e-14 * hi[0]:
-                return 0.5 * (lo[0] + hi[0])
+            if hi[0] == np.inf:
+                steps = _beyond_steps(lo)
+                continue
+            bracketed += 1
+            if _one_piece(lo, hi, tol):
+                return lo[0] - lo[1] / lo[2]
+            t = _secant(lo, hi)
+            if _descends(lo, hi, t) and (hi[0] <= NARROW * lo[0] or bracketed >= LINE_PASSES):
+                return t
+            if lo[0] > 0 and (bracketed >= LINE_PASSES or hi[0] - lo[0] <= 1e-14 * hi[0]):
+                return lo[0]
             steps = _bracket_steps(lo, hi)
-        return lo[0] if hi[0] == np.inf else 0.5 * (lo[0] + hi[0])
+        return lo[0] if hi[0] == np.inf else _secant(lo, hi)
 
     # ------------------------------------------------------------- the method
     def gradient_step(self, V, b):
@@ -541,20 +641,27 @@ class ChunkedNewton:
         self.state = state
         return V, b, steps
 
-    def solve(self):
-        """The mu stages of ``msvm._primal.primal_start``, then the certificate, and more
-        stages (mu / 10 each) while it is not met and Newton steps remain."""
+    def solve(self, V=None, b=None, tol=None, gap_scale=0.0):
+        """The mu stages of ``msvm._primal.primal_start`` from (V, b) (zero by default; a
+        DC step starts from the last step's iterate), then the certificate, and more stages
+        (mu / 10 each) while it is not met and Newton steps remain.  ``tol``: the relative
+        duality gap to certify (the estimator's by default); ``gap_scale``: the least size
+        of the objective it is measured against (a DC step's, as in msvm._dc)."""
         from ._primal import (FIRST_MU_SHARE, GRAD_SHARE, LAST_STAGE_SNAP, NEWTON_MAX_ITER,
                               STAGE_RTOL, TARGET_SHARE, TOL_FLOOR)
         est = self.est
+        self.tol = float(est.tol) if tol is None else float(tol)
+        self.gap_scale = float(gap_scale)
         bound = max(self.bound, 1e-300)
-        tol = max(float(est.tol), TOL_FLOOR)
+        tol = max(self.tol, TOL_FLOOR)
         target = TARGET_SHARE * tol / bound
         gtol = GRAD_SHARE * tol * min(1.0, bound) / (
             self.kappa * np.sqrt(max(self.diag, 1e-300)) + 1.0)
         budget = int(est.max_iter)
         self.mu = FIRST_MU_SHARE / bound
-        V, b = self.gradient_step(np.zeros((self.d, self.k)), np.zeros(self.k))
+        if V is None:
+            V, b = np.zeros((self.d, self.k)), np.zeros(self.k)
+        V, b = self.gradient_step(*self._center(V, b))
         extra = 0
         while True:
             self.mu = max(self.mu, target)
@@ -566,7 +673,7 @@ class ChunkedNewton:
             if last:
                 self.V, self.b = V, b
                 self.certify()
-                if self.relative_gap <= est.tol or budget <= 0 or extra >= MAX_EXTRA_STAGES:
+                if self.relative_gap <= self.tol or budget <= 0 or extra >= MAX_EXTRA_STAGES:
                     break
                 target, gtol, extra = 0.1 * target, 0.1 * gtol, extra + 1
             elif budget <= 0:
@@ -576,7 +683,13 @@ class ChunkedNewton:
             self.mu *= 0.1
             if self.mu < LAST_STAGE_SNAP * target:
                 self.mu = target
-        self.converged = bool(self.relative_gap <= est.tol)
+        self.converged = bool(self.relative_gap <= self.tol)
+        self.solves += 1
+        if not self.converged:
+            warnings.warn(f"{type(est).__name__}: a chunked solve stopped after "
+                          f"{est.max_iter - budget} Newton steps with a relative duality gap "
+                          f"of {self.relative_gap:.3g} > tol = {self.tol:g}; increase "
+                          f"max_iter", ConvergenceWarning)
 
     def intercepts(self, W):
         """The slot intercepts of the fitted function -kappa W P: the exact intercept step of
@@ -627,40 +740,38 @@ class ChunkedNewton:
         if self.equality:
             pc, s = usum - usum.mean(), -b
             gap += float(pc @ s) + float(np.sum(np.abs(pc))) * float(np.max(np.abs(s)))
+        from ._snapshot import feature_penalty
         self.W, self.gap, self.loss = W, gap, loss
+        self.objective = feature_penalty(W, self.kappa, self.est._output_map(self.k)) + loss
+        size = max(size, self.gap_scale)
         self.relative_gap = gap / size if size > 0 else (0.0 if gap <= 0 else np.inf)
         self.support = sums[4:4 + self.k].astype(np.int32)
         self.predicted = sums[4 + self.k:]
 
-    def store(self, est):
-        """The fitted attributes (see the module note) and the fit's warnings."""
+    def store(self, est, stop_reason=None, attributes=None):
+        """The fitted attributes (see the module note) and the fit's warnings: those of the
+        last solution, with the stop reason of the loop around the solves (``stop_reason``,
+        by default the last solve's) and the loop's own ``attributes`` (a dict)."""
         from ._plan import SolvePlan, SolveStep
-        from ._products import feature_weights
-        from ._snapshot import feature_penalty
         from ._validation import check_finite_objective
-        T = est._output_map(self.k)
-        weights = feature_weights(self.W, self.kappa, T)
+        weights, est.intercept_ = self.function()
         if est.kernel_approximation is None:
             est.coef_ = weights
         else:
             est.feature_coef_ = weights
-        est.intercept_ = T @ self.b_slot
-        penalty = feature_penalty(self.W, self.kappa, T)
-        est.objective_ = check_finite_objective(est, penalty + self.loss, "the objective")
+        est.objective_ = check_finite_objective(est, self.objective, "the objective")
         est.duality_gap_ = float(self.gap)
         est.kkt_residual_ = float(self.mu * self.bound)
         est.n_iter_ = self.steps
         est.n_passes_ = self.passes
         est.n_support_ = self.support
-        est.stop_reason_ = "tol" if self.converged else "max_iter"
-        est.converged_ = self.converged
+        est.stop_reason_ = stop_reason or ("tol" if self.converged else "max_iter")
+        est.converged_ = est.stop_reason_ == "tol"
         est.solver_plan_ = SolvePlan("explicit features", "float64", "chunked newton", "on",
-                                     steps=(SolveStep("chunked newton", 0, True),))
-        if not self.converged:
-            warnings.warn(f"{type(est).__name__}: the chunked fit stopped after {self.steps} "
-                          f"Newton steps with a relative duality gap of "
-                          f"{self.relative_gap:.3g} > tol = {est.tol:g}; increase max_iter",
-                          ConvergenceWarning)
+                                     steps=(SolveStep("chunked newton", 0, True),)
+                                     * self.solves)
+        for name, value in (attributes or {}).items():
+            setattr(est, name, value)
         if np.count_nonzero(self.predicted) == 1:
             from ._validation import label_repr
             from .exceptions import DegenerateFitWarning
@@ -673,16 +784,45 @@ class ChunkedNewton:
 def _bracket_steps(lo, hi):
     """The next steps of the line search within the bracket (lo, hi) of (t, derivative,
     slope) points: the tangents' roots from both ends and the secant's (the derivative is
-    linear between them when they lie on one piece), and BRACKET_POINTS evenly spaced; beyond
-    the largest step tried, 8 times it."""
-    if hi[0] == np.inf:
-        return (8.0 * max(lo[0], 1.0),)
+    linear between them when they lie on one piece), and BRACKET_POINTS evenly spaced; below
+    hi when no step with a negative derivative is known, BRACKET_POINTS powers of 4 below
+    it."""
+    if lo[0] == 0:
+        # the root lies below every step tried: powers of 4 below hi's
+        return tuple(hi[0] * 4.0 ** -np.arange(1, BRACKET_POINTS + 1))
     out = set()
     for t, s, h in (lo, hi):
         if h > 0 and lo[0] < t - s / h < hi[0]:
             out.add(t - s / h)
-    secant = lo[0] - lo[1] * (hi[0] - lo[0]) / (hi[1] - lo[1])
-    if lo[0] < secant < hi[0]:
-        out.add(secant)
+    out.add(_secant(lo, hi))
     out.update(np.linspace(lo[0], hi[0], BRACKET_POINTS + 2)[1:-1].tolist())
-    return tuple(sorted(out))
+    return tuple(sorted(t for t in out if lo[0] < t < hi[0]))
+
+
+def _beyond_steps(lo):
+    """Steps beyond the largest tried (no root bracketed yet): 2, 4, ..., 2^8 times it."""
+    return tuple(max(lo[0], 1.0) * 2.0 ** np.arange(1, 9))
+
+
+def _secant(lo, hi):
+    """The root of the chord of the derivative between lo and hi (inside the bracket)."""
+    return lo[0] - lo[1] * (hi[0] - lo[0]) / (hi[1] - lo[1])
+
+
+def _descends(lo, hi, t):
+    """Whether the objective at step t in the bracket (lo, hi) is surely below its value at
+    0: the derivative is increasing, so the change is at most lo's derivative times lo plus
+    hi's derivative times (t - lo)."""
+    return lo[0] > 0 and lo[1] * lo[0] + hi[1] * (t - lo[0]) < 0
+
+
+def _one_piece(lo, hi, tol):
+    """Whether the derivative is linear between lo and hi (t, derivative, slope): the same
+    slope at both ends, and the tangent at lo meets hi's derivative (to tol and rounding);
+    lo at t = 0 has no known slope."""
+    h = lo[2]
+    if not (h > 0 and lo[0] > 0):
+        return False
+    same_slope = abs(hi[2] - h) <= 1e-9 * h
+    meets = abs(lo[1] + h * (hi[0] - lo[0]) - hi[1]) <= tol + 1e-9 * (abs(lo[1]) + abs(hi[1]))
+    return same_slope and meets

@@ -11,6 +11,12 @@ of size n leaves a worker.  The compiled per-term kernels are those of the in-me
 (msvm._core._smoothed, msvm._core._gap), the smoothed primal's own class
 (msvm._primal.SmoothedPrimal) on the chunk.
 
+A DC step of a truncated model (RobustMSVM) solves the model's dual with boxes shifted by
+the linearization of its concave part at the last step's function (msvm._dc); the shift of
+a sample depends on that function's decision values at the sample only, so each chunk
+computes its own from the small function (``ChunkModel.linearized``) and its problem is
+again the block of the whole shifted dual.
+
 An empty chunk (or one whose samples all have weight zero) contributes zeros.
 """
 
@@ -21,7 +27,8 @@ import numpy as np
 from ._core._gap import primal_dual
 from ._losses import losses_in_blocks
 from ._primal import SmoothedPrimal
-from ._products import centered_slots, rows_times, transposed_times
+from ._problem import shifted
+from ._products import NARROW_FEATURES, centered_slots, rows_times, transposed_times
 
 
 class ChunkModel:
@@ -42,12 +49,17 @@ class ChunkModel:
         Applied to every chunk of inputs (float32 features, as the in-memory fit stores).
     C : float
         The fit's resolved C (``C_``: ``C='auto'`` resolved for the fit's classes).
+    linearized : tuple (coef, intercept) or None, default=None
+        A DC step's linearization point: the fitted function (``coef`` (n_outputs, m) on the
+        features, ``intercept`` (n_outputs,)) at whose decision values the model's
+        ``_dc_shift`` shifts the boxes; None for the unshifted (convex) dual.
     """
 
-    def __init__(self, estimator, classes, class_factors, feature_map, C):
+    def __init__(self, estimator, classes, class_factors, feature_map, C, linearized=None):
         self.estimator, self.classes = estimator, classes
         self.class_factors, self.feature_map = class_factors, feature_map
         self.k, self.C = len(classes), float(C)
+        self.linearized = linearized
 
     def rows(self, Xc, yc, swc):
         """(features, encoded labels int32, weights sw * class_weight) of one chunk."""
@@ -60,14 +72,29 @@ class ChunkModel:
         if self.feature_map is not None:
             X = self.feature_map.transform(np.asarray(Xc, dtype=np.float64), dtype=np.float32)
         elif np.asarray(Xc).dtype == np.float32:
-            X = np.asarray(Xc)                   # mapped features, persisted in float32
+            X = np.asarray(Xc)                   # float32 X, or mapped features persisted
         else:
             X = np.ascontiguousarray(Xc, dtype=np.float64)
+        if X.dtype == np.float32 and X.shape[1] <= NARROW_FEATURES:
+            # a narrow float32 chunk (X read from disk) converted once per pass (at most
+            # 512 bytes a row), not in every product, which then runs compiled
+            X = np.ascontiguousarray(X, dtype=np.float64)
         return X, y_enc, sw
 
-    def problem(self, y_enc, sw):
-        """The chunk's dual problem (box bounds C * weights)."""
-        return self.estimator._dual_problem(y_enc, self.k, self.C * sw)
+    def problem(self, y_enc, sw, X):
+        """The chunk's dual problem (box bounds C * weights, shifted at ``linearized``)."""
+        base = self.estimator._dual_problem(y_enc, self.k, self.C * sw)
+        if self.linearized is None:
+            return base
+        return shifted(base, self.dc_shift(base, X, y_enc, self.linearized)[0])
+
+    def dc_shift(self, base, X, y_enc, function):
+        """(box shift, truncated mask) of the chunk's unshifted dual ``base`` linearized at
+        ``function`` = (coef, intercept) (the model's ``_dc_shift``)."""
+        coef, intercept = function
+        f = np.asarray(rows_times(X, np.ascontiguousarray(coef.T)), dtype=np.float64)
+        G = self.estimator._decision_from_output(f + intercept)
+        return self.estimator._dc_shift(base, G, y_enc)
 
 
 def _decision(X, V, b):
@@ -85,7 +112,7 @@ def gradient_pass(model, Xc, yc, swc, V, b, mu, curvature):
     k = model.k
     if not len(y):
         return 0.0, np.zeros((X.shape[1], k)), np.zeros(k), None, 0
-    primal = SmoothedPrimal(model.problem(y, sw), X)
+    primal = SmoothedPrimal(model.problem(y, sw, X), X)
     primal.mu = mu
     F = _decision(X, V, b)
     if curvature:
@@ -111,12 +138,29 @@ def line_pass(model, Xc, yc, swc, V, b, sV, sb, mu, steps):
     out = np.zeros((len(steps), 2))
     if not len(y):
         return out
-    primal = SmoothedPrimal(model.problem(y, sw), X)
+    primal = SmoothedPrimal(model.problem(y, sw, X), X)
     primal.mu = mu
-    F, dF = _decision(X, V, b), _decision(X, sV, sb)
-    for i, t in enumerate(steps):
-        out[i] = primal.terms.line_slope_and_curvature(F, dF, float(t), keep=False)
-        primal.terms.release_line()
+    k = model.k
+    # one product X [V, sV]: X read (and a float32 X converted) once
+    both = _decision(X, np.hstack([V, sV]), np.concatenate([b, sb]))
+    F, dF = np.ascontiguousarray(both[:, :k]), np.ascontiguousarray(both[:, k:])
+    del both
+    terms = primal.terms
+    # one pass over all the terms at the largest step keeps those whose piece can change
+    # below it (``keep``: at most the memory of one (n, k) array); the other steps read
+    # those alone (a quarter to a half of a full pass each)
+    top = int(np.argmax(steps))
+    try:
+        out[top] = terms.line_slope_and_curvature(F, dF, float(steps[top]), keep=True)
+        for i, t in enumerate(steps):
+            if i == top:
+                continue
+            if 0.0 <= t <= terms.kept_step:
+                out[i] = terms.kept_line_slope_and_curvature(float(t))
+            else:
+                out[i] = terms.line_slope_and_curvature(F, dF, float(t), keep=False)
+    finally:
+        terms.release_line()
     return out
 
 
@@ -135,7 +179,7 @@ def certificate_pass(model, Xc, yc, swc, V, b, mu, W, b_slot):
     k, est = model.k, model.estimator
     if not len(y):
         return np.zeros(4 + 2 * k)
-    problem = model.problem(y, sw)
+    problem = model.problem(y, sw, X)
     primal = SmoothedPrimal(problem, X)
     primal.mu = mu
     alpha = primal.terms.dual_point(_decision(X, V, b))
@@ -185,7 +229,7 @@ def setup_pass(model, Xc, yc, swc):
     X, y, sw = model.rows(Xc, yc, swc)
     if not len(y):
         return np.zeros(3)
-    problem = model.problem(y, sw)
+    problem = model.problem(y, sw, X)
     X64 = X.astype(np.float64) if X.dtype != np.float64 else X
     return np.array([problem.max_abs_bound(), float(np.max(np.einsum("ij,ij->i", X64, X64))),
                      float(len(problem.cap) > 0)])
@@ -204,7 +248,7 @@ def breakpoint_pass(model, Xc, yc, swc, Wh, lo_edge, hi_edge):
     if not len(y):
         return np.zeros(k), np.zeros(k), [np.empty(0)] * k, [np.empty(0)] * k
     H = np.ascontiguousarray(rows_times(X, Wh), dtype=np.float64)
-    ts, rises, bases = slot_breakpoints(model.problem(y, sw), H)
+    ts, rises, bases = slot_breakpoints(model.problem(y, sw, X), H)
     below, t_in, r_in = np.zeros(k), [], []
     for j in range(k):
         under = ts[j] < lo_edge[j]
@@ -219,3 +263,26 @@ def merge_breakpoints(a, b):
     """Two chunks' ``breakpoint_pass`` results as one (sums, and the breakpoints joined)."""
     return (a[0] + b[0], a[1] + b[1], [np.concatenate(p) for p in zip(a[2], b[2])],
             [np.concatenate(p) for p in zip(a[3], b[3])])
+
+
+def dc_pass(model, Xc, yc, swc, coef, intercept):
+    """[the number of the chunk's dual variables whose DC shift at the function (coef,
+    intercept) differs from their shift in ``model`` (zero where it is unshifted), the
+    number of its samples truncated there]: whether the next DC step is a new problem."""
+    X, y, sw = model.rows(Xc, yc, swc)
+    if not len(y):
+        return np.zeros(2)
+    base = model.estimator._dual_problem(y, model.k, model.C * sw)
+    new, truncated = model.dc_shift(base, X, y, (coef, intercept))
+    old = (np.zeros_like(new) if model.linearized is None
+           else model.dc_shift(base, X, y, model.linearized)[0])
+    return np.array([float(np.count_nonzero(new != old)), float(np.count_nonzero(truncated))])
+
+
+def truncated_block(model, Xc, yc, swc, coef, intercept):
+    """The truncated mask of the chunk's samples at the function (coef, intercept)."""
+    X, y, sw = model.rows(Xc, yc, swc)
+    if not len(y):
+        return np.zeros(0, dtype=bool)
+    base = model.estimator._dual_problem(y, model.k, model.C * sw)
+    return np.asarray(model.dc_shift(base, X, y, (coef, intercept))[1], dtype=bool)

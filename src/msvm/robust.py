@@ -83,6 +83,9 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     True
     """
 
+    # how a fit on Dask input runs (msvm._dask._chunked_kind)
+    _dask_fit = "dc"
+
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,
         **DC_PARAMETER_CONSTRAINTS,

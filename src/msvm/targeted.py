@@ -22,6 +22,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import BaseMSVM
+from ._dask import check_dask_fit, is_dask_collection
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._kernels import dense, kernel_matrix, make_row_source
@@ -274,6 +275,9 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     once per fold and grid point.  Remedy: a larger bandwidth or fewer grid points.
     """
 
+    # how a fit on Dask input runs (msvm._dask._chunked_kind)
+    _dask_fit = "grid"
+
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,
         "kernel": [StrOptions({"linear", "poly", "rbf"}), callable],
@@ -353,6 +357,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
 
     def _fit_model(self, X, y, sample_weight):
         """The model step of the fit template (``BaseMSVM.fit``): the grid of local fits."""
+        if is_dask_collection(X):
+            check_dask_fit(self)            # refused with the remedy (msvm/_dask.py)
         self._check_approximation()
         X, y, sw = self._validate_fit_input(X, y, sample_weight, ensure_min_features=2)
         self.target_index_ = self._target_column(X.shape[1])

@@ -132,6 +132,9 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     grows; ``None`` is the convex weighted MSVM).
     """
 
+    # how a fit on Dask input runs (msvm._dask._chunked_kind)
+    _dask_fit = "grouped"
+
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,
         **DC_PARAMETER_CONSTRAINTS,
@@ -248,6 +251,9 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
     {probability_attributes}
     {approximation_attributes}
     """
+
+    # how a fit on Dask input runs (msvm._dask._chunked_kind)
+    _dask_fit = "grouped"
 
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,
