@@ -93,9 +93,10 @@ cdef enum:
 # the block's starting violation (or at the round's eps, whichever is larger), as
 # ThunderSVM's local SMO does: the steps that would drive one block far below the violation
 # left elsewhere are wasted once the next blocks move the scores.  A block holding every
-# violating sample is solved to eps (the rule has nothing to gain there).  Pendigits RBF C = 10 (CPU, one run each, shared machine):
-# ReinforcedMSVM 3.68 -> 3.21 s (69 -> 57 epochs), Lee-Lin-Wahba 6.5 -> 6.1 s (153 -> 135);
-# 0.05 / 0.2 / 0.3 measured 3.58 / 3.62 / 3.59 s
+# violating sample is solved to eps (the rule has nothing to gain there).  Pendigits RBF
+# C = 10 (CPU, one run each, shared machine): ReinforcedMSVM 3.68 -> 3.21 s (69 -> 57
+# epochs), Lee-Lin-Wahba 6.5 -> 6.1 s (153 -> 135); 0.05 / 0.2 / 0.3 measured 3.58 / 3.62 /
+# 3.59 s
 cdef double BLOCK_TOL_FRACTION = 0.1
 # a conjugate-gradient direction of curvature below CG_FLAT ||p||^2 max(kappa K_ii) is flat
 cdef double CG_FLAT = 1e-12
