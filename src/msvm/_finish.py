@@ -104,6 +104,15 @@ class _Layout:
         """The dual's gradient Q alpha - a per variable from the scores F = K U (n, k)."""
         return self.along(self.kappa * (F - F.mean(axis=1, keepdims=True))) - self.lin
 
+    def slot_change(self, alpha, base):
+        """U(alpha) - U(base) on the samples whose variables moved: (samples, dU), the
+        samples sorted and dU (len(samples), k)."""
+        moved = np.flatnonzero(alpha != base)
+        samples, where = np.unique(self.sample[moved], return_inverse=True)
+        dU = np.zeros((len(samples), self.k))
+        np.add.at(dU, where, (alpha[moved] - base[moved])[:, None] * self.directions(moved))
+        return samples, dU
+
     def shift(self, s):
         """<d_v, s> for every variable v, s (k,)."""
         out = self.coef1 * s[self.slot1]
@@ -340,13 +349,8 @@ class _Scores:
 
     def exact(self, alpha):
         """The scores of alpha."""
-        lay = self.lay
-        moved = np.flatnonzero(alpha != self.base)
-        if len(moved):
-            samples, where = np.unique(lay.sample[moved], return_inverse=True)
-            dU = np.zeros((len(samples), lay.k))
-            np.add.at(dU, where, (alpha[moved] - self.base[moved])[:, None]
-                      * lay.directions(moved))
+        samples, dU = self.lay.slot_change(alpha, self.base)
+        if len(samples):
             self.F += self.cols.times(samples, dU)
             self.base = alpha.copy()
         return self.F

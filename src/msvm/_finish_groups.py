@@ -175,15 +175,13 @@ class _Scores:
     def exact(self, alpha):
         """The exact scores of alpha, from the kernel columns of the samples moved since the
         last exact update, CHUNK at a time and not kept (there may be thousands)."""
-        lay = self.lay
-        moved = np.flatnonzero(alpha != self.base)
-        dU = np.zeros((len(self.F0), lay.k))
-        np.add.at(dU, lay.sample[moved],
-                  (alpha[moved] - self.base[moved])[:, None] * lay.directions(moved))
-        samples = np.flatnonzero(np.any(dU != 0.0, axis=1))
+        samples, dU = self.lay.slot_change(alpha, self.base)
+        changed = np.any(dU != 0.0, axis=1)
+        samples, dU = samples[changed], dU[changed]
         for at in range(0, len(samples), CHUNK):
-            part = samples[at:at + CHUNK]
-            self.F0 = self.F0 + np.asarray(self.cols(part), dtype=np.float64) @ dU[part]
+            part = slice(at, at + CHUNK)
+            self.F0 = self.F0 + (np.asarray(self.cols(samples[part]), dtype=np.float64)
+                                 @ dU[part])
         self.base, self.F = alpha.copy(), self.F0.copy()
         return self.F
 
