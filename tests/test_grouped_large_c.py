@@ -22,16 +22,16 @@ import warnings
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 from msvm import AdaptiveWeightedSVM, RobustMSVM, WeightedRobustMSVM
 from msvm._core._solver import GramRows, primal_dual, solve
 from msvm._finish_groups import finish_grouped
 from msvm._problem import margin_problem
-from msvm.exceptions import DegenerateFitWarning
 from oracle import (cvx_weighted_loss, kernel_matrix, penalty, primal_fit, weighted_loss)
 from oracle.dual_qp import dual_value, reference_dual_value
+
+from _large_c import assert_within_tol, case_data, fit_converged, large_C_cases
 
 # the default tol, and the accuracy it promises for objective_
 TOL = 1e-3
@@ -120,36 +120,14 @@ def _grouped_estimator(model, C, kernel, U):
     return AdaptiveWeightedSVM(**common)
 
 
-@st.composite
-def grouped_problems(draw, max_n):
-    model = draw(st.sampled_from(GROUPED_MODELS))
-    k = draw(st.integers(2, 4))
-    n = draw(st.integers(max(5, k), max_n))
-    d = draw(st.integers(1, 3))
-    kernel = draw(st.sampled_from(["linear", "rbf", "poly", "precomputed"]))
-    log_C = draw(st.floats(-4.0, 8.0))
-    seed = draw(st.integers(0, 2 ** 31 - 1))
-    return model, k, n, d, kernel, 10.0 ** log_C, seed
-
-
 def _check_grouped_converges(case):
     """Fit with no ConvergenceWarning allowed; a convex fit's objective_ within tol of the
     reference optimum (AdaptiveWeightedSVM: of its final weighted problem)."""
-    model, k, n, d, kernel, C, seed = case
-    rng = np.random.default_rng(seed)
-    y = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
-    X = rng.normal(size=(n, d)) + 1.5 * np.eye(k, d)[y]
-    w = rng.uniform(0.2, 2.0, n)
+    model, k, _, _, kernel, C, _ = case
+    X, y, w, K_lin, rng = case_data(case)
     U = np.eye(k) + rng.uniform(0.0, 0.5, (k, k)) * (1 - np.eye(k))
-    K_lin = X @ X.T
     est = _grouped_estimator(model, C, kernel, U)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("ignore", DegenerateFitWarning)
-        warnings.simplefilter("always", ConvergenceWarning)
-        est.fit(K_lin if kernel == "precomputed" else X, y, sample_weight=w)
-    messages = [str(c.message) for c in caught if issubclass(c.category, ConvergenceWarning)]
-    assert not messages, f"{model} C={C:.3g} {kernel} n={n} k={k}: {messages}"
-    assert est.converged_
+    fit_converged(est, case, X, y, w, K_lin)
     if model == "weighted-truncated":
         return                                    # a DC solution: no convex reference
     K = K_lin if kernel == "precomputed" else kernel_matrix(X, X, kernel, gamma=0.5,
@@ -160,16 +138,12 @@ def _check_grouped_converges(case):
         V, b, F = primal_fit(K, k, cvx_weighted_loss(y, wm, C, Um))
     except RuntimeError:                          # the reference itself did not converge
         assume(False)
-    optimum = penalty(V, K) + C * weighted_loss(F, y, wm, Um, None)
-    scale = max(abs(optimum), 1e-12)
-    assert est.objective_ <= optimum + TOL * scale, (
-        f"{model} C={C:.3g} {kernel}: objective_ {est.objective_:.10g} vs optimum "
-        f"{optimum:.10g} (relative excess {(est.objective_ - optimum) / scale:.2e})")
+    assert_within_tol(est, penalty(V, K) + C * weighted_loss(F, y, wm, Um, None), TOL, case)
 
 
 @settings(max_examples=30, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(grouped_problems(max_n=10))
+@given(large_C_cases(GROUPED_MODELS, max_n=10, max_d=3))
 def test_grouped_dual_converges_up_to_C_1e8(case):
     """WeightedRobustMSVM (with and without truncation and utility) and AdaptiveWeightedSVM
     on every kernel, n from 5, C in [1e-4, 1e8]: every solve reaches its stopping rule (no
@@ -180,7 +154,7 @@ def test_grouped_dual_converges_up_to_C_1e8(case):
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(grouped_problems(max_n=40))
+@given(large_C_cases(GROUPED_MODELS, max_n=40, max_d=3))
 def test_grouped_dual_converges_up_to_C_1e8_wide(case):
     """The property of test_grouped_dual_converges_up_to_C_1e8 over more and larger random
     problems (n up to 40)."""

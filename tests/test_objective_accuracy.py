@@ -33,6 +33,8 @@ from msvm import (AngleBasedMSVM, ReinforcedMSVM, RobustMSVM, WeightedRobustMSVM
                   WestonWatkinsMSVM)
 from msvm.exceptions import DegenerateFitWarning
 
+from _large_c import assert_within_tol, case_data, fit_converged, large_C_cases
+
 pytest.importorskip("cvxpy")
 
 MODELS = ["reinforced", "lee-lin-wahba", "weston-watkins", "weighted", "angle"]
@@ -156,49 +158,24 @@ def test_grouped_dual_converges_at_large_C_on_a_rank_deficient_kernel():
 LARGE_C_MODELS = ["reinforced", "lee-lin-wahba", "weston-watkins", "angle"]
 
 
-@st.composite
-def large_C_problems(draw):
-    model = draw(st.sampled_from(LARGE_C_MODELS))
-    k = draw(st.integers(2, 4))
-    n = draw(st.integers(max(5, k), 40))
-    d = draw(st.integers(1, 4))
-    kernel = draw(st.sampled_from(["linear", "rbf", "poly", "precomputed"]))
-    log_C = draw(st.floats(-4.0, 8.0))
-    seed = draw(st.integers(0, 2 ** 31 - 1))
-    return model, k, n, d, kernel, 10.0 ** log_C, seed
-
-
 def _check_converged_to_the_optimum(case):
     """Fit the case with no ConvergenceWarning allowed; objective_ within tol of the optimum."""
-    model, k, n, d, kernel, C, seed = case
-    rng = np.random.default_rng(seed)
-    y = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
-    X = rng.normal(size=(n, d)) + 1.5 * np.eye(k, d)[y]
-    w = rng.uniform(0.2, 2.0, n)
-    K_lin = X @ X.T
+    model, k, _, _, kernel, C, _ = case
+    X, y, w, K_lin, _ = case_data(case)
     est = _estimator(model, C, kernel, 0.5, None)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("ignore", DegenerateFitWarning)
-        warnings.simplefilter("always", ConvergenceWarning)
-        est.fit(K_lin if kernel == "precomputed" else X, y, sample_weight=w)
-    messages = [str(c.message) for c in caught if issubclass(c.category, ConvergenceWarning)]
-    assert not messages, f"{model} C={C:.3g} {kernel} n={n} k={k}: {messages}"
-    assert est.converged_
+    fit_converged(est, case, X, y, w, K_lin)
     K = K_lin if kernel == "precomputed" else kernel_matrix(X, X, kernel, gamma=0.5, degree=2,
                                                             coef0=1.0)
     try:
         optimum = _optimum(model, K, y, w, C, k, None)
     except RuntimeError:                          # the reference itself did not converge
         assume(False)
-    scale = max(abs(optimum), 1e-12)
-    assert est.objective_ <= optimum + TOL * scale, (
-        f"{model} C={C:.3g} {kernel}: objective_ {est.objective_:.10g} vs optimum "
-        f"{optimum:.10g} (relative excess {(est.objective_ - optimum) / scale:.2e})")
+    assert_within_tol(est, optimum, TOL, case)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.filter_too_much])
-@given(large_C_problems())
+@given(large_C_cases(LARGE_C_MODELS, max_n=40, max_d=4))
 def test_every_layout_and_kernel_converges_up_to_C_1e8(case):
     """Per-class, Weston-Watkins and angle-based duals on every kernel, n from 5, C in
     [1e-4, 1e8]: the solve reaches its stopping rule (no ConvergenceWarning) and objective_
@@ -209,7 +186,7 @@ def test_every_layout_and_kernel_converges_up_to_C_1e8(case):
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.filter_too_much])
-@given(large_C_problems())
+@given(large_C_cases(LARGE_C_MODELS, max_n=40, max_d=4))
 def test_every_layout_and_kernel_converges_up_to_C_1e8_wide(case):
     """The same property as test_every_layout_and_kernel_converges_up_to_C_1e8 over more
     random problems."""
