@@ -32,7 +32,6 @@ truncated model (its untruncated start, then the loop).
 
 import numbers
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -95,118 +94,136 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
         ``'tol'`` (a fixed point, or a decrease below dc_tol), ``'max_dc_iter'`` or
         ``'dc_objective_rose'``; the latter two with a ConvergenceWarning.
     """
-    path = _DCPath.start(first, objective, tol, tol if first_tol is None else first_tol)
-    log.step("DC start (untruncated)", path.obj, first.resid, n_epochs(first.n_iter))
-    reason = None
-    while reason is None and path.steps < max_dc_iter:
-        new_shift, _ = linearize(first.problem, path.sol.G)
-        if not np.array_equal(new_shift, path.shift):
-            reason = _dc_step(sequence, path, first.problem, new_shift, objective, tol=tol,
-                              dc_tol=dc_tol, log=log)
-        elif path.sol_tol > tol:
-            _polish(sequence, path, objective, tol, log)
+    steps = _SequenceSteps(sequence, first, objective, linearize, log)
+    obj = objective(first)
+    log.step("DC start (untruncated)", obj, first.resid, n_epochs(first.n_iter))
+    history, reason = dc_loop(steps, obj, tol=tol, first_tol=tol if first_tol is None
+                              else first_tol, dc_tol=dc_tol, max_dc_iter=max_dc_iter,
+                              owner=sequence.owner)
+    return steps.sol, history, steps.epochs, reason
+
+
+def dc_loop(steps, obj, *, tol, first_tol, dc_tol, max_dc_iter, owner):
+    """The DC algorithm's rules (the module docstring) over the convex steps ``steps``.
+
+    ``steps`` solves the convex problems, in memory (:class:`_SequenceSteps`) or over Dask
+    chunks (msvm._dask_dc.ChunkedDC); it starts at the untruncated function, solved to
+    ``first_tol`` with objective ``obj``, and has:
+
+    * ``changed()``: whether the linearization at the current function is a new problem;
+    * ``take(step_tol, gap_scale)``: solve that problem from the current function (the
+      step is pending), returning its objective;
+    * ``accept(step, obj)``: the pending step becomes the current function;
+    * ``reject(step, obj, retake)``: the pending step is dropped (``retake``: it was loose
+      and is taken again at tol; else the loop stops at the current function);
+    * ``polish(step, tol, gap_scale)``: the current function's problem solved to tol,
+      returning its objective.
+
+    Each step's relative duality gap is measured against at least ``GAP_SCALE`` times the
+    model's objective (a step at the constant classifier has an objective of rounding size:
+    msvm/_core/_gap.pyx).  Returns (the objective after each accepted solve, stop reason);
+    ``owner`` names the estimator in the ConvergenceWarnings.
+    """
+    history, reason = [obj], None
+    step_tol, sol_tol, n = max(tol, LOOSE_TOL), first_tol, 0
+    while reason is None and n < max_dc_iter:
+        if steps.changed():
+            n += 1
+            new = steps.take(step_tol, GAP_SCALE * abs(obj))
+            if new > obj and step_tol > tol:
+                steps.reject(n, new, retake=True)      # a loose step overshot: at tol again
+                n, step_tol = n - 1, tol
+            elif new > obj:
+                steps.reject(n, new, retake=False)
+                reason = _objective_rose(owner, n, obj, new, tol=tol, dc_tol=dc_tol)
+            else:
+                steps.accept(n, new)
+                history.append(new)
+                decrease, obj, sol_tol = obj - new, new, step_tol
+                if step_tol > tol:
+                    if decrease <= LOOSE_UNTIL * max(1.0, abs(obj)):
+                        step_tol = tol
+                elif decrease <= dc_tol * max(1.0, abs(obj)):
+                    reason = CONVERGED
+        elif sol_tol > tol:
+            # the loose path has settled (the same linearization again): to tol
+            step_tol = sol_tol = tol
+            obj = history[-1] = steps.polish(n, tol, GAP_SCALE * abs(obj))
         else:
             reason = CONVERGED          # the same convex problem again: a DC fixed point
     if reason is None:
         reason = "max_dc_iter"
         warnings.warn(
-            f"{sequence.owner}: the DC algorithm stopped at max_dc_iter={max_dc_iter} steps "
+            f"{owner}: the DC algorithm stopped at max_dc_iter={max_dc_iter} steps "
             f"while the objective still decreased; increase max_dc_iter or dc_tol.",
             ConvergenceWarning)
-    if path.sol_tol > tol:
+    if sol_tol > tol:
         # the loop stopped at a loosely solved function (max_dc_iter, or a step at tol
         # rejected after a loose one): the fit is that function's convex problem to tol
-        _polish(sequence, path, objective, tol, log)
-    return path.sol, path.history, path.epochs, reason
+        history[-1] = steps.polish(n, tol, GAP_SCALE * abs(obj))
+    return history, reason
 
 
-@dataclass
-class _DCPath:
-    """The state of the DC loop: the last accepted solution and the path that led to it.
+class _SequenceSteps:
+    """The convex steps of :func:`dc_loop` in memory: the model's DualProblem with its boxes
+    shifted by the linearization, solved on the DualSequence from the current solution
+    (only the variables whose shift changed move), every solve reported to ``log``."""
 
-    ``step_tol`` is the inner tolerance of the next step: early steps only move the
-    linearization and are solved loosely (``LOOSE_TOL``), the last ones, which decide
-    convergence, to tol; ``sol_tol`` is the tolerance ``sol`` was solved to.
-    """
+    def __init__(self, sequence, first, objective, linearize, log):
+        self.sequence, self.base, self.objective = sequence, first.problem, objective
+        self.linearize, self.log = linearize, log
+        self.sol, self.shift, self.epochs = first, np.zeros(first.problem.n_vars), first.n_iter
+        self.new_shift = self.pending = None
 
-    sol: object
-    obj: float
-    shift: np.ndarray
-    history: list
-    epochs: int
-    step_tol: float
-    sol_tol: float
-    steps: int = 0
+    def changed(self):
+        self.new_shift, _ = self.linearize(self.base, self.sol.G)
+        return not np.array_equal(self.new_shift, self.shift)
 
-    @classmethod
-    def start(cls, first, objective, tol, first_tol):
-        """The path at the untruncated solution ``first`` (solved to ``first_tol``)."""
-        obj = objective(first)
-        return cls(sol=first, obj=obj, shift=np.zeros(first.problem.n_vars), history=[obj],
-                   epochs=first.n_iter, step_tol=max(tol, LOOSE_TOL), sol_tol=first_tol)
+    def take(self, step_tol, gap_scale):
+        sol = self.pending = self.sequence.solve(
+            shifted(self.base, self.new_shift), self.sol.alpha + self.shift - self.new_shift,
+            self.sol.mu, tol=step_tol, gap_scale=gap_scale)
+        self.epochs += sol.n_iter
+        return self.objective(sol)
 
+    def accept(self, step, obj):
+        self._report(f"DC step {step}", obj, self.pending)
+        self.sol, self.shift = self.pending, self.new_shift
 
-def _polish(sequence, path, objective, tol, log):
-    """The loose path has settled (the same linearization again): solve the same problem to
-    tol; its objective replaces the last one of the history."""
-    path.step_tol = path.sol_tol = tol
-    sol = path.sol = sequence.solve(path.sol.problem, path.sol.alpha, path.sol.mu, tol=tol,
-                                    gap_scale=GAP_SCALE * abs(path.obj))
-    path.epochs += sol.n_iter
-    path.obj = path.history[-1] = objective(sol)
-    name = f"DC step {path.steps}" if path.steps else "DC start (untruncated)"
-    log.step(f"{name} polished to tol", path.obj, sol.resid, n_epochs(sol.n_iter))
+    def reject(self, step, obj, retake):
+        if retake:
+            self._report(f"DC step {step} rejected (objective rose; retaken at tol)", obj,
+                         self.pending)
+            self.sequence.move_to(self.sol.problem, self.sol.alpha)
+        else:
+            # the scores stay at the rejected step: nothing reads them after the loop
+            self._report(f"DC step {step} rejected (objective rose; the fit keeps step "
+                         f"{step - 1})", obj, self.pending)
 
+    def polish(self, step, tol, gap_scale):
+        sol = self.sol = self.sequence.solve(self.sol.problem, self.sol.alpha, self.sol.mu,
+                                             tol=tol, gap_scale=gap_scale)
+        self.epochs += sol.n_iter
+        obj = self.objective(sol)
+        name = f"DC step {step}" if step else "DC start (untruncated)"
+        self._report(f"{name} polished to tol", obj, sol)
+        return obj
 
-def _dc_step(sequence, path, base, new_shift, objective, *, tol, dc_tol, log):
-    """Solve the convex step linearized at the shift ``new_shift``, warm-started from the
-    path's solution; accept it or reject it.  Returns the stop reason, or None to go on."""
-    path.steps += 1
-    # the step's gap is measured against 1 % of the model's objective at least (a step at
-    # the constant classifier has an objective of rounding size: msvm/_core/_gap.pyx)
-    new_sol = sequence.solve(shifted(base, new_shift), path.sol.alpha + path.shift - new_shift,
-                             path.sol.mu, tol=path.step_tol, gap_scale=GAP_SCALE * abs(path.obj))
-    path.epochs += new_sol.n_iter
-    new_obj = objective(new_sol)
-    if new_obj > path.obj and path.step_tol > tol:
-        # a loose step overshot: undo it and take it again at full accuracy
-        log.step(f"DC step {path.steps} rejected (objective rose; retaken at tol)",
-                 new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
-        sequence.move_to(path.sol.problem, path.sol.alpha)
-        path.steps -= 1
-        path.step_tol = tol
-        return None
-    if new_obj > path.obj:
-        return _objective_rose(sequence, path, new_sol, new_obj, tol=tol, dc_tol=dc_tol,
-                               log=log)
-    path.history.append(new_obj)
-    log.step(f"DC step {path.steps}", new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
-    decrease = path.obj - new_obj
-    path.sol, path.obj, path.shift, path.sol_tol = new_sol, new_obj, new_shift, path.step_tol
-    if path.step_tol > tol:
-        if decrease <= LOOSE_UNTIL * max(1.0, abs(path.obj)):
-            path.step_tol = tol
-    elif decrease <= dc_tol * max(1.0, abs(path.obj)) and path.sol_tol == tol:
-        return CONVERGED
-    return None
+    def _report(self, what, obj, sol):
+        self.log.step(what, obj, sol.resid, n_epochs(sol.n_iter))
 
 
-def _objective_rose(sequence, path, new_sol, new_obj, *, tol, dc_tol, log):
-    """A step solved to tol raised the objective: keep the path's function and stop.
-
-    Only an inexact convex solve can raise the objective; a ConvergenceWarning says so when
-    the rise exceeds the solver's accuracy (stop reason ``'dc_objective_rose'``).  The scores
-    stay at the rejected step: nothing reads them after the loop.
-    """
-    log.step(f"DC step {path.steps} rejected (objective rose; the fit keeps step "
-             f"{path.steps - 1})", new_obj, new_sol.resid, n_epochs(new_sol.n_iter))
-    if new_obj - path.obj <= max(dc_tol, tol) * max(1.0, abs(path.obj)):
+def _objective_rose(owner, step, obj, new, *, tol, dc_tol):
+    """A step solved to tol raised the objective from ``obj`` to ``new``: the fit keeps the
+    last function and stops.  Only an inexact convex solve can raise the objective; a
+    ConvergenceWarning says so when the rise exceeds the solver's accuracy (stop reason
+    ``'dc_objective_rose'``)."""
+    if new - obj <= max(dc_tol, tol) * max(1.0, abs(obj)):
         return CONVERGED
     warnings.warn(
-        f"{sequence.owner}: DC step {path.steps} raised the objective from "
-        f"{path.obj:.10g} to {new_obj:.10g} (the convex step is solved to tol="
-        f"{tol:g} only); the fit stops at the previous step's function. Lower "
-        f"tol for a more exact DC path.", ConvergenceWarning)
+        f"{owner}: DC step {step} raised the objective from {obj:.10g} to {new:.10g} (the "
+        f"convex step is solved to tol={tol:g} only); the fit stops at the previous step's "
+        f"function. Lower tol for a more exact DC path.", ConvergenceWarning)
     return "dc_objective_rose"
 
 
