@@ -248,12 +248,6 @@ def check_dask_fit(est):
             f"{type(est).__name__} cannot be fitted on Dask input: {REFUSED[kind]}. "
             f"WestonWatkinsMSVM, ReinforcedMSVM, AngleBasedMSVM and RobustMSVM fit on Dask "
             f"input; fit this model on a subsample brought into memory with .compute()")
-    if getattr(est, "probability", False):
-        raise NotImplementedError(
-            "probability=True is not supported with Dask input to fit (its weighted refits "
-            "and cross-validation folds hold the data in memory); fit with probability=False, "
-            "or fit on a subsample brought into memory with .compute() (predict_proba of a "
-            "fitted estimator accepts Dask input)")
     if est.warm_start:
         raise ValueError("warm_start=True is not supported with Dask input (the chunked fit "
                          "keeps no dual variables); fit with warm_start=False")
@@ -283,8 +277,12 @@ def _chunked_kind(est):
     return "other"
 
 
-def fit_dask(est, X, y, sample_weight=None):
-    """The model step of ``fit`` on Dask input (see the module note)."""
+def fit_dask(est, X, y, sample_weight=None, start=None):
+    """The model step of ``fit`` on Dask input (see the module note).
+
+    ``start``: an estimator fitted on Dask input to the same rows (the weighted fits of
+    ``probability=True``, msvm/_dask_probability.py): the solve starts from its last Newton
+    iterate (``_chunked_iterate_``) and keeps its feature map; None for a cold fit."""
     from ._fit_state import reset_fit_state
     require_dask()
     check_dask_fit(est)
@@ -304,17 +302,11 @@ def fit_dask(est, X, y, sample_weight=None):
     est.gamma_ = _gamma(est, X, y, facts)
     est.C_ = est._resolve_C(len(est.classes_))
     model = ChunkModel(clone(est), est.classes_, factors, None, est.C_)
+    phi = None
     if est.kernel_approximation is not None:
-        _fit_map(est, X)
+        phi = _map_features(est, X, start)
         model.feature_map = est.feature_map_
-        if _persist_features():
-            # the mapped chunks live in the workers' memory: no map per pass
-            fmap = est.feature_map_
-            phi = X.map_blocks(lambda b: fmap.transform(b, dtype=np.float32),
-                               dtype=np.float32, chunks=(X.chunks[0], (fmap.n_components_,)))
-            # ``phi`` holds the persisted chunks (a distributed client's futures) until the
-            # fit returns: the delayed blocks alone would let them be released
-            phi = phi.persist()
+        if phi is not None:
             blocks, model.feature_map = _blocks(phi, y, sw), None
     from dask import delayed
     # one BLAS thread for the client's Newton systems and for passes run in this process
@@ -325,10 +317,33 @@ def fit_dask(est, X, y, sample_weight=None):
         if _chunked_kind(est) == "dc":
             reason, attributes = _fit_dc(solver, est, X, y, sw, model)
         else:
-            solver.solve()
+            iterate = getattr(start, "_chunked_iterate_", (None, None))
+            solver.solve(*iterate)
             reason, attributes = None, None
     solver.store(est, reason, attributes)
+    # the last Newton iterate: the start of a warm-started chunked fit (a few (m, k) values)
+    est._chunked_iterate_ = (solver.V, solver.b)
+    del phi
     return est
+
+
+def _map_features(est, X, start):
+    """``feature_map_`` (``start``'s when given: a map depends on neither y nor the
+    weights) and, with ``msvm.persist_features``, the mapped chunks persisted in the
+    workers' memory (else None: each pass maps its chunk)."""
+    fmap = getattr(start, "feature_map_", None)
+    if fmap is None:
+        _fit_map(est, X)
+    else:
+        est.feature_map_, est.n_components_ = fmap, fmap.n_components_
+    if not _persist_features():
+        return None
+    fmap = est.feature_map_
+    phi = X.map_blocks(lambda b: fmap.transform(b, dtype=np.float32),
+                       dtype=np.float32, chunks=(X.chunks[0], (fmap.n_components_,)))
+    # the returned ``phi`` holds the persisted chunks (a distributed client's futures) until
+    # the fit returns: the delayed blocks alone would let them be released
+    return phi.persist()
 
 
 def _fit_dc(solver, est, X, y, sw, model):
@@ -498,7 +513,7 @@ class ChunkedNewton:
             raise ValueError(f"the chunked fit forms a Newton system of (features + 1) x "
                              f"classes = {unknowns} unknowns, more than {MAX_UNKNOWNS}; use "
                              f"fewer n_components (at most {MAX_UNKNOWNS // k - 1})")
-        self.steps, self.passes, self.solves = 0, 0, 0
+        self.steps, self.passes, self.solves, self.converged = 0, 0, 0, False
         self.tol, self.gap_scale = float(est.tol), 0.0
 
     def use(self, model):
@@ -662,7 +677,7 @@ class ChunkedNewton:
         if V is None:
             V, b = np.zeros((self.d, self.k)), np.zeros(self.k)
         V, b = self.gradient_step(*self._center(V, b))
-        extra = 0
+        extra, best = 0, None
         while True:
             self.mu = max(self.mu, target)
             last = self.mu <= target
@@ -673,6 +688,12 @@ class ChunkedNewton:
             if last:
                 self.V, self.b = V, b
                 self.certify()
+                if best is not None and self.relative_gap >= best["relative_gap"]:
+                    # a smaller mu certified worse: the margins are resolved no finer than
+                    # rounding (weights spanning orders of magnitude); the best point is kept
+                    self.restore(best)
+                    break
+                best = self.save()
                 if self.relative_gap <= self.tol or budget <= 0 or extra >= MAX_EXTRA_STAGES:
                     break
                 target, gtol, extra = 0.1 * target, 0.1 * gtol, extra + 1
@@ -689,7 +710,8 @@ class ChunkedNewton:
             warnings.warn(f"{type(est).__name__}: a chunked solve stopped after "
                           f"{est.max_iter - budget} Newton steps with a relative duality gap "
                           f"of {self.relative_gap:.3g} > tol = {self.tol:g}; increase "
-                          f"max_iter", ConvergenceWarning)
+                          f"max_iter, or tol where smaller smoothing certified no better "
+                          f"(large ratios of sample weights)", ConvergenceWarning)
 
     def intercepts(self, W):
         """The slot intercepts of the fitted function -kappa W P: the exact intercept step of

@@ -147,7 +147,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._available import probability_method
-from ._dask import chunkwise
+from ._dask import chunkwise, is_dask_collection
 from ._kernel_columns import KernelColumns
 from ._losses import margins as generalized_margins
 from .exceptions import DegenerateFitWarning
@@ -452,9 +452,26 @@ class _ChainRunner:
     units are counted (``ConvergenceWarning``) or raised again here (see :func:`_caught`).
     """
 
-    def __init__(self, n_jobs):
+    # the fits of a unit, the rows of a fold and the ratios at its held-out rows: in memory
+    # here, or by ``fits`` (Dask input: msvm._dask_probability.ChunkedFits)
+    own_fit, top_fit, weighted_chain = (staticmethod(_own_fit), staticmethod(_top_fit),
+                                        staticmethod(_weighted_chain))
+
+    def __init__(self, n_jobs, fits=None):
         self.n_jobs = n_jobs
         self.unconverged = 0
+        self.fits = self if fits is None else fits
+
+    def rows(self, X):
+        """X indexable by rows (lists, array-likes, COO matrices as CSR)."""
+        return X.tocsr() if sp.issparse(X) else np.asarray(X)
+
+    def split(self, template, X, y, rows, train=None):
+        """(X, y) of ``rows`` (``sklearn``'s ``_safe_split``)."""
+        from sklearn.utils.metaestimators import _safe_split
+        return _safe_split(template, X, y, rows, train)
+
+    ratios = staticmethod(bracketed_ratios)
 
     def _run(self, calls):
         """The results of ``calls`` (function, *args), through joblib with ``n_jobs``."""
@@ -474,7 +491,7 @@ class _ChainRunner:
 
     def own_fits(self, template, parts):
         """Cold fits of ``template`` on each (X, y, sample_weight) of ``parts``."""
-        return self._run([(_own_fit, template, *part) for part in parts])
+        return self._run([(self.fits.own_fit, template, *part) for part in parts])
 
     def chains(self, tasks, levels):
         """For each task (refit template, own fit, X, y, sample_weight), the k chains.
@@ -485,10 +502,11 @@ class _ChainRunner:
         """
         tops = [own if refit.C == own.C_ else None for refit, own, *_ in tasks]
         need = [i for i, top in enumerate(tops) if top is None]
-        for i, top in zip(need, self._run([(_top_fit, tasks[i][0], tasks[i][1], *tasks[i][2:])
+        top_fit = self.fits.top_fit
+        for i, top in zip(need, self._run([(top_fit, tasks[i][0], tasks[i][1], *tasks[i][2:])
                                            for i in need])):
             tops[i] = top
-        calls = [(_weighted_chain, refit, top, X, y, sw, levels, label)
+        calls = [(self.fits.weighted_chain, refit, top, X, y, sw, levels, label)
                  for (refit, own, X, y, sw), top in zip(tasks, tops) for label in own.classes_]
         results = iter(self._run(calls))
         return [[next(results) + ([] if top is own else [top]) for _ in own.classes_]
@@ -500,6 +518,14 @@ class _ChainRunner:
             warnings.warn(f"{name}: {self.unconverged} warnings of non-convergence in the "
                           f"weighted fits of the probability estimate; increase max_iter or "
                           f"tol.", ConvergenceWarning, stacklevel=3)
+
+
+def _chain_runner(n_jobs, X):
+    """The runner of the weighted fits: chunked fits for Dask input (msvm/_dask_probability.py)."""
+    if is_dask_collection(X):
+        from ._dask_probability import ChunkedFits
+        return _ChainRunner(None, fits=ChunkedFits(bracketed_ratios))
+    return _ChainRunner(n_jobs)
 
 
 class ProbabilityMixin:
@@ -540,7 +566,7 @@ class ProbabilityMixin:
         width = {} if getattr(self, "gamma_", None) is None else {"gamma": self.gamma_}
         template = clone(self).set_params(probability=False, warm_start=True, verbose=0,
                                           C=self.C_, **width)
-        runner = _ChainRunner(self.n_jobs)
+        runner = _chain_runner(self.n_jobs, X)
         factor, exponent, floor, n_cv_fits = self._cross_validated_shape(
             template, X, y, base_sw, levels, runner)
         refit = _refit_template(template, factor)
@@ -574,7 +600,6 @@ class ProbabilityMixin:
             Number of fits made.
         """
         from sklearn.model_selection import StratifiedKFold
-        from sklearn.utils.metaestimators import _safe_split
 
         classes = self.classes_
         y_enc = np.searchsorted(classes, y)
@@ -583,14 +608,13 @@ class ProbabilityMixin:
                           f"{CALIBRATION_FOLDS} samples; the probability estimate is not "
                           f"cross-validated (C factor 1, exponent 1, floor 0).", UserWarning)
             return 1.0, 1.0, 0.0, 0
-        # row-indexable inputs for the folds (lists, array-likes, COO matrices)
-        X = X.tocsr() if sp.issparse(X) else np.asarray(X)
+        X = runner.fits.rows(X)
         folds = StratifiedKFold(CALIBRATION_FOLDS, shuffle=True, random_state=0)
         splits = list(folds.split(np.zeros(len(y)), y_enc))[:REFITTED_FOLDS]
         held_out = np.sort(np.concatenate([test for _, test in splits]))
         parts = []
         for train, _ in splits:
-            X_train, y_train = _safe_split(template, X, y, train)
+            X_train, y_train = runner.fits.split(template, X, y, train)
             parts.append((X_train, y_train, base_sw[train] * (len(y) / len(train))))
         owns = runner.own_fits(template, parts)
         tasks = [(_refit_template(template, factor), own, *part)
@@ -601,9 +625,9 @@ class ProbabilityMixin:
         for index, ((refit, own, *_), fold_chains) in enumerate(zip(tasks, chains)):
             fold, f = divmod(index, len(REFIT_C_FACTORS))
             train, test = splits[fold]
-            X_test, _ = _safe_split(template, X, y, test, train)
-            ratios[f, test] = bracketed_ratios(own, fold_chains, levels, X_test,
-                                               n_train=len(train))
+            X_test, _ = runner.fits.split(template, X, y, test, train)
+            ratios[f, test] = runner.fits.ratios(own, fold_chains, levels, X_test,
+                                                 n_train=len(train))
             n_fits += sum(map(len, fold_chains)) - (len(fold_chains) - 1) * (refit.C != own.C_)
         shapes = [fit_shape(r[held_out], y_enc[held_out], base_sw[held_out]) for r in ratios]
         best = min(range(len(shapes)), key=lambda i: shapes[i][2])
