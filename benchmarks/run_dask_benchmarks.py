@@ -371,12 +371,14 @@ def _nystroem_2m_lines(by):
         f"- n = 2M Nystroem (n_components = 1000, d = 20, k = 5), 1.5 GiB per worker, "
         f"features recomputed per pass: not run (missed: time). Measured per row on "
         f"{costs['rows']} rows, one BLAS thread: the map {1e6 * map_row:.1f} us, a gradient "
-        f"pass {costs['gradient_curvature_us_per_row']:.1f} us with the curvature sum "
+        f"pass {costs['gradient_curvature_us_per_row']:.1f} us with the curvature sum at "
+        f"V = 0 "
         f"({costs['gradient_us_per_row']:.1f} without), a line pass "
         f"{costs['line_us_per_row']:.1f} us, each including the map: the map is "
         f"{100 * map_row / per_row:.0f} % of a pass. At 2M rows a pass costs about "
-        f"{per_row * 2e6:.0f} CPU s ({per_row * 1e6:.0f} s on each of 2 workers); at about "
-        f"{passes} passes (46 at linear-1m; nystroem-100k at n_components = 300 took 259 "
+        f"{per_row * 2e6:.0f} CPU s ({per_row * 1e6:.0f} s on each of 2 workers); assuming "
+        f"{passes} passes (not measured at n_components = 1000; 46 at linear-1m; "
+        f"nystroem-100k at n_components = 300 took 259 "
         f"before the one-pass line search) the fit needs about "
         f"{per_row * 2e6 * passes / 3600:.1f} CPU hours, {per_row * 1e6 * passes / 3600:.1f} h "
         f"on 2 idle workers, against about 560 s for the in-memory path at 2M by its "
@@ -386,8 +388,8 @@ def _nystroem_2m_lines(by):
         f"them (8 GB across the workers) removes the map's share. Memory per worker is not "
         f"measured; one chunk's gradient summary is {costs['gradient_summary_mb']:.0f} MB "
         f"(the (5005)^2 Newton curvature), with 25k-row chunks (100 MB of float32 "
-        f"features) a pairwise sum holds three summaries and a chunk: about 0.8 GB, "
-        f"within 1.5 GiB."]
+        f"features) a pairwise sum holds three summaries and a chunk: an estimated "
+        f"0.8 GB, within 1.5 GiB (not measured)."]
 
 
 def write_report(results):
