@@ -19,8 +19,8 @@ Design
   X as row subsets of its chunks (``X[rows]`` with sorted rows keeps the chunking);
 - the held-out ratios are computed chunk by chunk from the small fitted functions and
   gathered (n_held_out x k values) for the exponent and floor, a two-parameter fit;
-- the fits run one after another (``n_jobs`` is not used): each one's passes already run
-  on all the workers.
+- the fits run one after another (``n_jobs`` is not used, nor a joblib backend): each
+  one's passes run on all the workers.
 
 ``predict_proba`` maps over the chunks of its X (``msvm._dask.chunkwise``).
 """

@@ -524,7 +524,7 @@ def _chain_runner(n_jobs, X):
     """The runner of the weighted fits: chunked fits for Dask input (msvm/_dask_probability.py)."""
     if is_dask_collection(X):
         from ._dask_probability import ChunkedFits
-        return _ChainRunner(None, fits=ChunkedFits(bracketed_ratios))
+        return _ChainRunner(1, fits=ChunkedFits(bracketed_ratios))   # each fit uses all workers
     return _ChainRunner(n_jobs)
 
 
