@@ -60,12 +60,14 @@ def test_interrupt_leaves_no_running_tasks(client, data):
     import _thread
 
     X, y = data
-    Xd = da.from_array(np.tile(X, (50, 1)), chunks=2000)
+    # 96,000 rows in 48 chunks: the fit lasts well beyond the interrupt (at 12,000 rows it
+    # could end within the second once the certificate stops at its best point)
+    Xd = da.from_array(np.tile(X, (400, 1)), chunks=2000)
     timer = threading.Timer(1.0, _thread.interrupt_main)
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            msvm.WestonWatkinsMSVM(kernel="linear", tol=1e-8).fit(Xd, np.tile(y, 50))
+            msvm.WestonWatkinsMSVM(kernel="linear", tol=1e-8).fit(Xd, np.tile(y, 400))
     finally:
         timer.cancel()
     deadline = time.monotonic() + 10
