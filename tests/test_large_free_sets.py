@@ -91,8 +91,8 @@ def test_held_columns_times_slot_sums_equal_the_gathered_product(seed):
 def test_large_free_sets_are_finished_once_they_shrink():
     """The finishing step's schedule (`_finish_due`): a free set of at most SMALL_FREE
     variables at every stop; a larger one only when it shrank since the previous stop, or
-    before the solver's last run; one above MAX_FREE only after HUGE_AFTER epochs, and then
-    with HUGE_FREE as the finishing step's limit."""
+    before the solver's last run; one above MAX_FREE only before the last run after
+    HUGE_AFTER epochs, and then with HUGE_FREE as the finishing step's limit."""
     n = 3 * (MAX_FREE + 300)
     problem = reinforced_problem(np.arange(n) % 3, 3, np.ones(n), 0.5)
     lo, hi = problem.expanded_bounds()
@@ -111,7 +111,9 @@ def test_large_free_sets_are_finished_once_they_shrink():
     huge = MAX_FREE + 100
     assert _finish_due(problem, alpha_with(huge), None, True, HUGE_AFTER - 1)[:2] \
         == (huge, False)
-    assert _finish_due(problem, alpha_with(huge), huge + 1, False, HUGE_AFTER) \
+    assert _finish_due(problem, alpha_with(huge), huge + 1, False, HUGE_AFTER)[:2] \
+        == (huge, False)
+    assert _finish_due(problem, alpha_with(huge), None, True, HUGE_AFTER) \
         == (huge, True, HUGE_FREE)
 
 
