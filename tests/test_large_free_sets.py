@@ -21,11 +21,10 @@ from sklearn.datasets import make_blobs
 from sklearn.exceptions import ConvergenceWarning
 
 from msvm import AngleBasedMSVM, ReinforcedMSVM
-from msvm._finish import (HUGE_FREE, MAX_FREE, REFACTOR, SMALL_FREE, _Columns, _FaceSystem,
-                          _Layout, _objective, _projected, _Scores, _slot_basis)
+from msvm._finish import REFACTOR, SMALL_FREE, _Columns, _FaceSystem, _Layout, _slot_basis
 from msvm._kernels import kernel_matrix
 from msvm._problem import reinforced_problem
-from msvm._sequence import HUGE_AFTER, _finish_due
+from msvm._sequence import _finish_due
 
 
 def _fresh_solve(lay, K, E, idx, z, c):
@@ -91,10 +90,9 @@ def test_held_columns_times_slot_sums_equal_the_gathered_product(seed):
 def test_large_free_sets_are_finished_once_they_shrink():
     """The finishing step's schedule (`_finish_due`): a free set of at most SMALL_FREE
     variables at every stop; a larger one only when it shrank since the previous stop, or
-    before the solver's last run; one above MAX_FREE only before the last run after
-    HUGE_AFTER epochs, and then with HUGE_FREE as the finishing step's limit."""
-    n = 3 * (MAX_FREE + 300)
-    problem = reinforced_problem(np.arange(n) % 3, 3, np.ones(n), 0.5)
+    before the solver's last run."""
+    problem = reinforced_problem(np.arange(3 * SMALL_FREE) % 3, 3,
+                                 np.ones(3 * SMALL_FREE), 0.5)
     lo, hi = problem.expanded_bounds()
 
     def alpha_with(free):
@@ -103,61 +101,11 @@ def test_large_free_sets_are_finished_once_they_shrink():
         return alpha
 
     small, large = SMALL_FREE, SMALL_FREE + 200
-    assert _finish_due(problem, alpha_with(small), None, False) == (small, True, MAX_FREE)
-    assert _finish_due(problem, alpha_with(large), None, False) == (large, False, MAX_FREE)
-    assert _finish_due(problem, alpha_with(large), large - 1, False)[:2] == (large, False)
-    assert _finish_due(problem, alpha_with(large), large + 1, False)[:2] == (large, True)
-    assert _finish_due(problem, alpha_with(large), None, True)[:2] == (large, True)
-    huge = MAX_FREE + 100
-    assert _finish_due(problem, alpha_with(huge), None, True, HUGE_AFTER - 1)[:2] \
-        == (huge, False)
-    assert _finish_due(problem, alpha_with(huge), huge + 1, False, HUGE_AFTER)[:2] \
-        == (huge, False)
-    assert _finish_due(problem, alpha_with(huge), None, True, HUGE_AFTER) \
-        == (huge, True, HUGE_FREE)
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_projected_path_point_is_feasible_and_lowers_the_objective(seed):
-    """`_projected` (the projected Newton path of a large free set) returns, when it
-    returns a point, one inside the box that meets the equalities (to rounding), with a
-    lower objective than the start's, the scores of that point, and its fixed variables
-    at their bounds; when it returns None the scores are back at the start's."""
-    rng = np.random.default_rng(seed)
-    n, k = 60, 3
-    X = rng.normal(size=(n, 2))
-    y = np.arange(n) % k
-    K = kernel_matrix(X, X, "rbf", 0.5, 3, 0.0)
-    problem = reinforced_problem(y, k, np.full(n, 100.0), 0.5)
-    lay = _Layout(problem)
-    E = _slot_basis(k)
-    lo, hi = lay.lo, lay.hi
-    alpha = np.where(rng.random(problem.n_vars) < 0.5, lo, hi)
-    free = np.zeros(problem.n_vars, dtype=bool)
-    free[0::k] = free[1::k] = True
-    alpha[free] = lo[free] + rng.random(free.sum()) * (hi[free] - lo[free])
-    idx = np.flatnonzero(free)
-    cols = _Columns(lambda s: K[:, s], n)
-    F = K @ problem.slot_sums(alpha)
-    scores = _Scores(lay, cols, alpha, F)
-    z = lay.gradient(scores.exact(alpha))
-    step = -z[idx] * 50.0
-    step -= (lay.directions(idx) @ E) @ np.linalg.lstsq(
-        (lay.directions(idx) @ E).T @ (lay.directions(idx) @ E),
-        (lay.directions(idx) @ E).T @ step, rcond=None)[0]
-    t = min(1.0, float(np.min(np.where(step > 0, (hi[idx] - alpha[idx]) / step,
-                                       np.where(step < 0, (lo[idx] - alpha[idx]) / step,
-                                                np.inf)))))
-    found = _projected(lay, problem, scores, alpha, z, idx, step, t, E)
-    if found is None:
-        assert np.allclose(scores.F, K @ problem.slot_sums(alpha), atol=1e-9)
-        return
-    new, z_new, fixed = found
-    assert np.all(new >= lo) and np.all(new <= hi)
-    assert np.all((new[fixed] == lo[fixed]) | (new[fixed] == hi[fixed]))
-    assert np.abs(E.T @ problem.class_sums(new)).max() <= 1e-8 * np.abs(hi).max()
-    assert _objective(lay, new, z_new) < _objective(lay, alpha, z)
-    assert np.allclose(scores.F, K @ problem.slot_sums(new), atol=1e-8 * np.abs(hi).max())
+    assert _finish_due(problem, alpha_with(small), None, False) == (small, True)
+    assert _finish_due(problem, alpha_with(large), None, False) == (large, False)
+    assert _finish_due(problem, alpha_with(large), large - 1, False) == (large, False)
+    assert _finish_due(problem, alpha_with(large), large + 1, False) == (large, True)
+    assert _finish_due(problem, alpha_with(large), None, True) == (large, True)
 
 
 def _fit_without_warning(est, X, y):

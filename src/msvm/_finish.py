@@ -23,38 +23,42 @@ scores F = K U of all samples are updated with them, so the reduced gradients st
 
 The bordered system is factored once for a base free set and then updated by Schur
 complements as variables are fixed and freed (`_FaceSystem`; refactored after REFACTOR
-changes, or m / REFACTOR_SHARE for a base of m variables), so that a step costs O(m^2)
-rather than a new O(m^3) factorization. On RBF problems at large C the free set holds
-1,000-2,500 variables and the active set needs hundreds of steps (make_blobs n = 2,000, d =
-5, C = 1e5: 435 steps from the solver's iterate at 6,400 epochs, 4.4 s CPU with Schur
-updates; a fresh factorization per step took 0.5 s a step). Where the work bound MAX_FLOPS
-runs out after full steps were taken, the point reached is returned as the proposal (each
-step lowers the objective), so that the solver, and the next finishing step, go on from
-there. A released variable that the next step sends straight back to its bound is not
-released again until a step moves (the release cycled otherwise: AngleBasedMSVM, same
-problem, 1,471 times until MAX_STEPS), and a Schur-updated face whose full step leaves the
-free variables' reduced gradients above tol / 100 is refactored and the step repeated. With
-these and the scores updated from the held columns (`_Scores`), that problem's finishing
-steps take 4-5 s (ReinforcedMSVM, from 1,248 free variables) and 0.5-4 s (AngleBasedMSVM);
-the fits converge in 20 s and 30 s CPU (benchmarks/results/kernel_speed.md).
+changes), so that a step costs O(m^2) rather than a new O(m^3) factorization.  On RBF
+problems at large C the free set holds 1,000-2,500 variables and the active set needs
+hundreds of steps (make_blobs n = 2,000, d = 5, C = 1e5: 435 steps from the solver's
+iterate at 6,400 epochs, 4.4 s CPU with Schur updates; a fresh factorization per step took
+0.5 s a step).  Where the work bound MAX_FLOPS runs out after full steps were taken, the
+point reached is returned as the proposal (each step lowers the objective), so that the
+solver, and the next finishing step, go on from there.  A released variable that the next
+step sends straight back to its bound is not released again until a step moves (the release
+cycled otherwise: AngleBasedMSVM, same problem, 1,471 times until MAX_STEPS), and a
+Schur-updated face whose full step leaves the free variables' reduced gradients above
+tol / 100 is refactored and the step repeated.  With these and the scores updated from the
+held columns (`_Scores`), that problem's finishing steps take 4-5 s (ReinforcedMSVM, from
+1,248 free variables) and 0.5-4 s (AngleBasedMSVM); the fits converge in 20 s and 30 s CPU
+(benchmarks/results/kernel_speed.md).  Free sets above MAX_FREE (make_blobs n = 5,000,
+C = 1e5: 4,400-6,200 free variables at the solver's budget stops) are not finished: that fit
+still stops at max_iter (106.6 s CPU, KKT residual 0.33; kernel_speed_5000.md).
 
-Free sets above MAX_FREE (make_blobs n = 5,000, C = 1e5: 4,400-6,200 free variables at the
-solver's budget stops) are finished only where the caller allows it (``max_free``, up to
-HUGE_FREE; msvm/_sequence.py: before the solver's last run), and there the ratio step alone
-does not get far: the face is nearly singular (the RBF kernel of that problem has 2,235
-eigenvalues above 1e-10 of its largest and 3,685 above 1e-13, so neither a low-rank factor
-nor conjugate gradients on the face resolve it with fewer operations than the dense
-factorization, 2-5 s at 5,876 variables), its Newton step runs 1e7-1e9 times past the first
-bound, and each ratio step fixed one variable (0.1 s a step).  A large free set's short ratio
-step is therefore replaced by the best point of the projected Newton path where that lowers
-the objective more (`_projected`: 3-15 variables fixed a step), and a base of m variables is
-refactored only after m / REFACTOR_SHARE changes.  Measured from the n = 5,000 iterate at 800
-epochs (5,876 free variables, CPU time on a shared machine): 2,000 steps and 240 s to reach
-about 900 free variables, after which the releases go one at a time.
+Measured for the free sets above MAX_FREE, and not kept (branch largefree, shared machine, CPU
+time). The face there is nearly singular: the RBF kernel of that problem has 2,235 eigenvalues
+above 1e-10 of its largest and 3,685 above 1e-13 (of 5,000), so a factor of K_FF is not of low
+rank and conjugate gradients on the face meet a condition number near 1e13, while the dense
+factorization costs 2-5 s at 5,876 variables (LU at about 50 GFlop/s on one core). With that
+factorization and MAX_FREE raised to 8,000, from the solver's iterate at 800 epochs (5,876 free
+variables): the Newton step of each face runs 1e7-1e9 times past the first bound, each ratio
+step fixed one variable (0.1 s a step; refactorizations every REFACTOR changes took two thirds
+of it); replacing the short ratio steps by the best point of the projected Newton path fixed
+3-15 variables a step, and with refactorizations after m / 8 changes 3,000 steps took 273 s to
+reach 872 free variables, and 800 epochs of the solver later the free set was back at 2,479:
+the path's bound hits, decided by nearly flat directions, were not the optimum's active set. At
+n = 2,000 (the case above) the projected path gave no gain (25.1 s CPU against the 20.1 s of
+kernel_speed.md, another run; the same 3,201 epochs). A step that decides bound hits on a
+regularized face (a proximal term) is the untried candidate.
 
 The result is only a proposal: the caller hands it to the compiled solver, whose own stopping
 rule (KKT residual and duality gap) certifies it or goes on from it.  Problems with group caps
-are left to the solver (None is returned), as are free sets above ``max_free`` variables (the
+are left to the solver (None is returned), as are free sets above MAX_FREE variables (the
 dense system would cost more than the iterations it saves).
 """
 
@@ -75,11 +79,6 @@ SMALL_FLOPS = 1e9
 MAX_FREE = 2500
 MAX_STEPS = 3000
 MAX_FLOPS = 1e10
-# starts above MAX_FREE, where the caller allows them (``max_free``; msvm/_sequence.py does
-# after HUGE_AFTER epochs there): up to HUGE_FREE variables (a dense system of 0.5 GB),
-# HUGE_CUBES m^3 flops for a start of m free variables and MAX_STEPS + m steps
-HUGE_FREE = 8000
-HUGE_CUBES = 20.0
 # a variable within this fraction of its box width of a bound is at the bound
 BOUND_RTOL = 1e-12
 # the largest (largest bound) x (largest kernel diagonal) the dense system is formed for
@@ -88,15 +87,6 @@ MAX_SCALE = 1e100
 REG = 1e-11
 # changes of the free set the factored base system is bordered with before it is refactored
 REFACTOR = 120
-# ... or, for a base of m variables, m / REFACTOR_SHARE changes (a refactorization costs
-# 2 m^3 / 3 flops, a step bordered with p changes about 4 m p + 2 p^3 / 3: at m = 5,800 a
-# refactorization every 120 changes took two thirds of the finishing step's time)
-REFACTOR_SHARE = 8
-# a large free set's ratio step below this length is replaced by the projected full step
-# where that lowers the objective more (`_projected`), with this many rounds restoring the
-# equalities
-PROJECT_BELOW = 0.5
-PROJECT_REPAIRS = 3
 
 
 class _Layout:
@@ -238,8 +228,7 @@ class _FaceSystem:
     with the base factors and one with the small Schur complement S = C - N^T M0^{-1} N
     (O(m^2 + m p) for p changes) instead of a new O(m^3 / 3) factorization: the active
     set's steps each change one variable, and a free set of 1,000 variables takes hundreds of
-    them.  Past max(REFACTOR, m / REFACTOR_SHARE) changes the current free set becomes the
-    new base.
+    them.  Past REFACTOR changes the current free set becomes the new base.
     """
 
     def __init__(self, lay, cols, E):
@@ -312,7 +301,7 @@ class _FaceSystem:
         base = set(self.pos)
         extra = [("fix", v) for v in sorted(base - want)] \
             + [("var", v) for v in sorted(want - base)]
-        if len(extra) > max(REFACTOR, len(self.base) // REFACTOR_SHARE):
+        if len(extra) > REFACTOR:
             self._factor(np.asarray(sorted(want), dtype=np.int64))
             return
         wanted = set(extra)
@@ -391,7 +380,7 @@ def _snapped(lay, alpha, bound):
                     np.where(lay.hi - alpha <= near, lay.hi, alpha))
 
 
-def finish_dual(problem, alpha, F, columns, tol, max_diag, max_free=MAX_FREE):
+def finish_dual(problem, alpha, F, columns, tol, max_diag):
     """Solve the dual exactly on its free set by active-set steps from ``alpha``.
 
     Parameters
@@ -410,9 +399,6 @@ def finish_dual(problem, alpha, F, columns, tol, max_diag, max_free=MAX_FREE):
     max_diag : float
         The largest kernel diagonal entry: where it times the largest bound exceeds
         MAX_SCALE (products near overflow), the step does not apply.
-    max_free : int, default=MAX_FREE
-        The largest free set the step starts from (at most HUGE_FREE); a larger one gets
-        None.
 
     Returns
     -------
@@ -426,7 +412,7 @@ def finish_dual(problem, alpha, F, columns, tol, max_diag, max_free=MAX_FREE):
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
         try:
-            found = _active_set(problem, alpha, F, columns, tol, min(max_free, HUGE_FREE))
+            found = _active_set(problem, alpha, F, columns, tol)
         except np.linalg.LinAlgError:
             return None
     if found is None or not (np.all(np.isfinite(found[0])) and np.all(np.isfinite(found[1]))):
@@ -434,7 +420,7 @@ def finish_dual(problem, alpha, F, columns, tol, max_diag, max_free=MAX_FREE):
     return found
 
 
-def _active_set(problem, alpha, F, columns, tol, max_free):
+def _active_set(problem, alpha, F, columns, tol):
     """The loop of `finish_dual`: (alpha, s) or None.  A start with at most SMALL_FREE free
     variables is solved with fresh factorizations within the SMALL_* bounds; a larger one
     with Schur-complement updates within the MAX_* bounds, and where those run out after full
@@ -457,25 +443,17 @@ def _active_set(problem, alpha, F, columns, tol, max_free):
     z = lay.gradient(scores.exact(alpha))
     fixed_ok = hi > lo
     free = (alpha > lo) & (alpha < hi)
-    m0 = int(free.sum())
-    large = m0 > SMALL_FREE
+    large = int(free.sum()) > SMALL_FREE
     system = (_FaceSystem if large else _FreshSystem)(lay, cols, _slot_basis(lay.k))
-    max_free, max_flops, max_steps = _bounds(m0, max_free)
+    max_free, max_flops = (MAX_FREE, MAX_FLOPS) if large else (SMALL_FREE, SMALL_FLOPS)
     reached, stuck = None, np.zeros(len(alpha), dtype=bool)
-    for _ in range(max_steps):
+    for _ in range(MAX_STEPS if large else SMALL_STEPS):
         idx = np.flatnonzero(free)
         system.charge(len(idx))
         if len(idx) > max_free or system.flops > max_flops:
             return reached
         step, s = system.solve(idx, z, problem.class_sums(alpha))
         t, stops = _ratio(alpha[idx], step, lo[idx], hi[idx])
-        if large and t < PROJECT_BELOW:
-            projected = _projected(lay, problem, scores, alpha, z, idx, step, t, system.E)
-            if projected is not None:
-                alpha, z, hit = projected
-                free[hit] = False
-                stuck[:] = False
-                continue
         alpha[idx] += t * step
         if t < 1.0:
             hit = idx[stops]
@@ -503,69 +481,6 @@ def _active_set(problem, alpha, F, columns, tol, max_free):
             return alpha, s
         free[worst] = True           # the most violating bound is released
     return reached
-
-
-def _objective(lay, alpha, z):
-    """The dual objective 1/2 alpha^T Q alpha - a^T alpha from the gradient z = Q alpha - a."""
-    return 0.5 * float(alpha @ (z - lay.lin))
-
-
-def _projected_point(lay, problem, alpha, idx, x, E):
-    """alpha with its variables idx set to x clipped to their box, the equalities restored by
-    the least-norm change of those still strictly inside (k - 1 unknowns, PROJECT_REPAIRS
-    rounds); and the mask over idx of the variables left at a bound."""
-    lo, hi = lay.lo[idx], lay.hi[idx]
-    trial = alpha.copy()
-    x = np.clip(x, lo, hi)
-    inside = (x > lo) & (x < hi)
-    for _ in range(PROJECT_REPAIRS):
-        trial[idx] = x
-        res = E.T @ problem.class_sums(trial)
-        A = lay.directions(idx[inside]) @ E
-        if not len(A) or np.abs(res).max(initial=0.0) == 0.0:
-            break
-        x[inside] -= A @ np.linalg.lstsq(A.T @ A, res, rcond=None)[0]
-        x = np.clip(x, lo, hi)
-        inside &= (x > lo) & (x < hi)
-    trial[idx] = x
-    return trial, ~inside
-
-
-def _projected(lay, problem, scores, alpha, z, idx, step, t, E):
-    """The best point of the projected path P(alpha + u step), u = 2 t, 4 t, ... <= 1, or
-    None where none lowers the objective below the ratio step's (whose value on the face's
-    quadratic model is f + (t - t^2 / 2) <z_F, step>).
-
-    Far from the optimum's active set the ratio step fixes one variable per step (make_blobs
-    n = 5,000, RBF, C = 1e5: 100 steps of 0.1 s shrank a free set of 5,876 variables by 100):
-    the face is nearly singular and its Newton step 1e7-1e9 times longer than the way to the
-    first bound.  Along the projected path (Bertsekas 1982; Mor\u00e9 and Toraldo 1991) every
-    variable whose bound comes before u is fixed at once.  Returns (alpha, z, fixed
-    variables)."""
-    f0 = _objective(lay, alpha, z)
-    best = f0 + (t - 0.5 * t * t) * float(z[idx] @ step)
-    found, u = None, 2.0 * t
-    while u <= 1.0 and t > 0.0:
-        trial, hit = _projected_point(lay, problem, alpha, idx, alpha[idx] + u * step, E)
-        z_trial = lay.gradient(scores.exact(trial))
-        f = _objective(lay, trial, z_trial)
-        if not f < best:
-            break
-        best, found = f, (trial, z_trial, idx[hit])
-        u *= 2.0
-    scores.exact(alpha if found is None else found[0])
-    return found
-
-
-def _bounds(m0, max_free):
-    """(largest free set, flops, steps) of the active set started from m0 free variables:
-    the SMALL_* bounds up to SMALL_FREE, the MAX_* ones up to MAX_FREE, above it (up to
-    ``max_free``) HUGE_CUBES m0^3 flops and MAX_STEPS + m0 steps."""
-    if m0 <= SMALL_FREE:
-        return SMALL_FREE, SMALL_FLOPS, SMALL_STEPS
-    if m0 <= MAX_FREE:
-        return MAX_FREE, MAX_FLOPS, MAX_STEPS
-    return max_free, HUGE_CUBES * float(m0) ** 3, MAX_STEPS + m0
 
 
 def _settled_on_face(r_free, system, tol):

@@ -29,7 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ._core._solver import Status, add_scores, init_scores, solve
-from ._finish import HUGE_FREE, MAX_FREE, SMALL_FREE, finish_dual
+from ._finish import SMALL_FREE, finish_dual
 from ._finish_groups import finish_grouped
 from ._plan import SolveStep, source_plan
 from ._primal import primal_start
@@ -47,10 +47,6 @@ ROUNDING = 4 * np.finfo(np.float64).eps
 # Epochs the solver runs before the first exact finishing step (see
 # ``DualSequence._solve_and_finish``); every fit that converges within them is unchanged.
 FINISH_AFTER = 100
-
-# Epochs after which a free set above msvm._finish.MAX_FREE (up to HUGE_FREE) is finished too,
-# before the solver's last run (see ``_finish_due``).
-HUGE_AFTER = 3000
 
 # Relative tolerance of a warm start's bounds and equalities (see ``path_start``).
 FEASIBLE = 1e-12
@@ -208,9 +204,8 @@ def _feasible(problem, alpha, lo, hi):
     return True
 
 
-def _finish_due(problem, alpha, free_before, last, done=0):
-    """(free variables now, whether to try the finishing step of msvm/_finish.py now, the
-    largest free set it may start from).
+def _finish_due(problem, alpha, free_before, last):
+    """(free variables now, whether to try the finishing step of msvm/_finish.py now).
 
     A free set up to ``SMALL_FREE`` variables is tried at every budget stop (a fresh
     factorization: a fraction of a second).  A larger one is tried only once it shrinks
@@ -218,19 +213,12 @@ def _finish_due(problem, alpha, free_before, last, done=0):
     free set still grows, its active set is far from the optimum's, the finishing step's
     steps each fix one variable, and it ran out of its work bound without a full step
     (make_blobs n = 2,000, RBF, C = 1e5: four attempts at 1,735-2,404 free variables, 6.5 s
-    of 21 s of finishing steps, thrown away; the one that settled started at 1,248).  A free
-    set above ``MAX_FREE`` (up to ``HUGE_FREE``) only before the solver's last run and once it
-    has run ``HUGE_AFTER`` epochs (``done``): its dense system costs seconds a
-    factorization and its active set thousands of steps (make_blobs n = 5,000, RBF,
-    C = 1e5: 2,700 steps, 270 s CPU from 5,876 free variables), and the fits that converge
-    sooner are not slowed down (pendigits at C = 256: 5,300-7,700 free variables over 484
-    epochs; make_blobs n = 5,000 at C = 1e4: 6,401 epochs)."""
+    of 21 s of finishing steps, thrown away; the one that settled started at 1,248)."""
     lo, hi = problem.expanded_bounds()
     free = int(np.count_nonzero((alpha > lo) & (alpha < hi)))
-    max_free = HUGE_FREE if last and done >= HUGE_AFTER else MAX_FREE
-    due = free <= max_free and (free <= SMALL_FREE or last
-                                or (free_before is not None and free < free_before))
-    return free, due, max_free
+    due = (free <= SMALL_FREE or last
+           or (free_before is not None and free < free_before))
+    return free, due
 
 
 class DualSequence:
@@ -434,8 +422,7 @@ class DualSequence:
                     or result.n_iter <= 0):
                 return alpha, mu, result._replace(n_iter=min(done, total)), finished
             budget, certify = min(max(done, FINISH_AFTER), total - done), False
-            free_before, due, max_free = _finish_due(problem, alpha, free_before,
-                                                     budget >= total - done, done)
+            free_before, due = _finish_due(problem, alpha, free_before, budget >= total - done)
             # one BLAS thread for the per-class / WW / angle finishing step: its products are
             # small and many (hundreds of Schur updates); a second thread spinning on a busy
             # core made them 3x slower (n = 2,000 RBF, C = 1e5: 4.4 s CPU instead of 12.9 s
@@ -447,11 +434,9 @@ class DualSequence:
                 threads = (one_blas_thread() if finish is finish_dual
                            else contextlib.nullcontext())
                 with threads:
-                    found = (finish_grouped(problem, alpha, self._scores(),
-                                            self._kernel_columns, tol, diag)
-                             if finish is finish_grouped else
-                             finish_dual(problem, alpha, self._scores(), self._kernel_columns,
-                                         tol, float(np.max(diag, initial=0.0)), max_free))
+                    found = finish(problem, alpha, self._scores(), self._kernel_columns, tol,
+                                   diag if finish is finish_grouped
+                                   else float(np.max(diag, initial=0.0)))
             if found is not None:
                 finished += 1
                 self.move_to(problem, found[0])
