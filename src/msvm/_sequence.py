@@ -434,9 +434,12 @@ class DualSequence:
                 threads = (one_blas_thread() if finish is finish_dual
                            else contextlib.nullcontext())
                 with threads:
-                    found = finish(problem, alpha, self._scores(), self._kernel_columns, tol,
-                                   diag if finish is finish_grouped
-                                   else float(np.max(diag, initial=0.0)))
+                    found = (finish_grouped(problem, alpha, self._scores(),
+                                            self._kernel_columns, tol, diag)
+                             if finish is finish_grouped else
+                             finish_dual(problem, alpha, self._scores(), self._kernel_columns,
+                                         tol, float(np.max(diag, initial=0.0)),
+                                         last=budget >= total - done))
             if found is not None:
                 finished += 1
                 self.move_to(problem, found[0])
