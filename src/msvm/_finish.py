@@ -36,9 +36,11 @@ Schur-updated face whose full step leaves the free variables' reduced gradients 
 tol / 100 is refactored and the step repeated.  With these and the scores updated from the
 held columns (`_Scores`), that problem's finishing steps take 4-5 s (ReinforcedMSVM, from
 1,248 free variables) and 0.5-4 s (AngleBasedMSVM); the fits converge in 20 s and 30 s CPU
-(benchmarks/results/kernel_speed.md).  Free sets above MAX_FREE (make_blobs n = 5,000,
-C = 1e5: 4,400-6,200 free variables at the solver's budget stops) are not finished: that fit
-still stops at max_iter (106.6 s CPU, KKT residual 0.33; kernel_speed_5000.md).
+(benchmarks/results/kernel_speed.md). At make_blobs n = 5,000, C = 1e5 the free set holds
+4,400-6,200 variables at the early budget stops (above MAX_FREE: not finished) and 1,884 at
+6,400 epochs, where MAX_FLOPS ran out after 125 steps; given LAST_CUBES m^3 flops before the
+solver's last run the step settles that face (1,131 steps, 21 s CPU) and the fit converges in
+83.3 s CPU, 6,401 epochs (before: max_iter, 106.6 s, KKT residual 0.33; kernel_speed_5000.md).
 
 Measured for the free sets above MAX_FREE, and not kept (branch largefree, shared machine, CPU
 time). The face there is nearly singular: the RBF kernel of that problem has 2,235 eigenvalues
