@@ -162,12 +162,17 @@ _RATIO_CAP = 1.0 - 1e-9
 CALIBRATION_FOLDS = 3
 # How many of the folds are refitted (their held-out samples calibrate the estimate).
 REFITTED_FOLDS = 2
+# Another C factor than the first is chosen only when it lowers the held-out log loss by
+# more than this many standard errors (of the paired per-sample differences).
+FACTOR_SE = 1.0
 EXPONENT_BOUNDS = (0.25, 4.0)
 # Candidate multiples of C for the weighted fits, chosen by the same cross-validation.
 REFIT_C_FACTORS = (1.0, 3.0)
 FLOOR_BOUNDS = (0.0, 0.5)
-# The weighted fits stop at this multiple of the estimator's tol.
-REFIT_TOL_FACTOR = 10.0
+# The weighted fits stop at this multiple of the estimator's tol (a relative duality gap),
+# at most at REFIT_TOL_MAX.
+REFIT_TOL_FACTOR = 300.0
+REFIT_TOL_MAX = 0.3
 
 PROBABILITY_PARAMETER_CONSTRAINTS = {
     "probability": ["boolean"],
@@ -386,9 +391,10 @@ def fit_shape(ratios, y_enc, sample_weight=None):
 
 
 def _refit_template(template, factor):
-    """The estimator of the weighted fits: C times ``factor``, tol times REFIT_TOL_FACTOR."""
-    return clone(template).set_params(C=template.C * factor,
-                                      tol=template.tol * REFIT_TOL_FACTOR)
+    """The estimator of the weighted fits: C times ``factor``, tol times REFIT_TOL_FACTOR
+    (at most REFIT_TOL_MAX, but never tighter than the estimator's own)."""
+    tol = max(min(template.tol * REFIT_TOL_FACTOR, REFIT_TOL_MAX), template.tol)
+    return clone(template).set_params(C=template.C * factor, tol=tol)
 
 
 def _caught(function, *args):
@@ -502,6 +508,81 @@ class _ChainRunner:
                           f"tol.", ConvergenceWarning, stacklevel=3)
 
 
+def _chosen_factor(shapes, held_out):
+    """The C factor of the weighted fits: the first of ``REFIT_C_FACTORS`` (the estimator's
+    own C) unless another lowers the held-out log loss by more than ``FACTOR_SE`` standard
+    errors of the paired per-sample differences; then the one of the lowest log loss.
+
+    Parameters
+    ----------
+    shapes : dict
+        For each factor, (exponent, floor, log loss) of :func:`fit_shape`.
+    held_out : dict
+        For each factor, (ratios, y_enc, sample_weight) of the held-out samples.
+
+    Returns
+    -------
+    factor : float
+    """
+    first = REFIT_C_FACTORS[0]
+    losses = {f: _sample_log_losses(shapes[f], *held_out[f]) for f in REFIT_C_FACTORS}
+    w = held_out[first][2] / held_out[first][2].sum()
+    better = []
+    for f in REFIT_C_FACTORS[1:]:
+        d = losses[first] - losses[f]
+        gain = np.sum(w * d)
+        se = np.sqrt(np.sum(w * (d - gain) ** 2) / max(len(d) - 1, 1))
+        if gain > FACTOR_SE * se and gain > 0:
+            better.append(f)
+    return min(better, key=lambda f: shapes[f][2]) if better else first
+
+
+def _sample_log_losses(shape, ratios, y_enc, sample_weight):
+    """The held-out log loss of each sample under the estimate of ``shape`` (a, eps, _)."""
+    proba = shaped_probabilities(ratios, shape[0], shape[1])
+    return -np.log(proba[np.arange(len(y_enc)), y_enc])
+
+
+class _HeldOutRatios:
+    """The bracketed ratios of the calibration folds' held-out samples, per C factor.
+
+    ``add`` runs the chains of some factors on the training parts of the folds (through the
+    runner) and brackets the ratios of their held-out samples; ``of`` returns the ratios,
+    classes and weights of the held-out samples, for :func:`fit_shape`.
+    """
+
+    def __init__(self, template, X, y, splits, levels, runner):
+        self.template, self.X, self.y = template, X, y
+        self.splits, self.levels, self.runner = splits, levels, runner
+        self.ratios = {}
+        self.n_fits = 0
+
+    def add(self, factors, owns, parts):
+        """The chains at each of ``factors`` on the training parts of the folds (own fits,
+        parts), all through one call of the runner."""
+        from sklearn.utils.metaestimators import _safe_split
+
+        tasks = [(_refit_template(self.template, factor), own, *part)
+                 for factor in factors for own, part in zip(owns, parts)]
+        results = iter(self.runner.chains(tasks, self.levels))
+        for index, factor in enumerate(factors):
+            ratios = self.ratios.setdefault(factor, np.ones((len(self.y),
+                                                             len(owns[0].classes_))))
+            factor_tasks = tasks[index * len(owns):(index + 1) * len(owns)]
+            for (train, test), (refit, own, *_), fold_chains in zip(self.splits, factor_tasks,
+                                                                    results):
+                X_test, _ = _safe_split(self.template, self.X, self.y, test, train)
+                ratios[test] = bracketed_ratios(own, fold_chains, self.levels, X_test,
+                                                n_train=len(train))
+                self.n_fits += sum(map(len, fold_chains)) - (len(fold_chains) - 1) * (
+                    refit.C != own.C_)
+
+    def of(self, factor, y_enc, sample_weight):
+        """(ratios, y_enc, sample_weight) of the held-out samples, for :func:`fit_shape`."""
+        rows = np.sort(np.concatenate([test for _, test in self.splits]))
+        return self.ratios[factor][rows], y_enc[rows], sample_weight[rows]
+
+
 class ProbabilityMixin:
     """``probability=True``: class probabilities from weighted refits of the same model.
 
@@ -564,8 +645,9 @@ class ProbabilityMixin:
         ``REFITTED_FOLDS`` of ``CALIBRATION_FOLDS`` stratified folds, with the sample weights
         scaled by n / n_train so that the balance of loss and penalty is that of the full
         fit; for each factor the bracketed ratios of their held-out samples choose (a, eps)
-        (:func:`fit_shape`), and the factor of the smallest held-out log loss is kept.  Returns
-        (1.0, 1.0, 0.0, 0) when a class has fewer samples than folds.
+        (:func:`fit_shape`), and :func:`_chosen_factor` keeps the estimator's own C unless
+        another factor lowers the held-out log loss by more than ``FACTOR_SE`` standard
+        errors.  Returns (1.0, 1.0, 0.0, 0) when a class has fewer samples than folds.
 
         Returns
         -------
@@ -587,28 +669,19 @@ class ProbabilityMixin:
         X = X.tocsr() if sp.issparse(X) else np.asarray(X)
         folds = StratifiedKFold(CALIBRATION_FOLDS, shuffle=True, random_state=0)
         splits = list(folds.split(np.zeros(len(y)), y_enc))[:REFITTED_FOLDS]
-        held_out = np.sort(np.concatenate([test for _, test in splits]))
         parts = []
         for train, _ in splits:
             X_train, y_train = _safe_split(template, X, y, train)
             parts.append((X_train, y_train, base_sw[train] * (len(y) / len(train))))
         owns = runner.own_fits(template, parts)
-        tasks = [(_refit_template(template, factor), own, *part)
-                 for own, part in zip(owns, parts) for factor in REFIT_C_FACTORS]
-        chains = runner.chains(tasks, levels)
-        ratios = np.empty((len(REFIT_C_FACTORS), len(y), len(classes)))
-        n_fits = len(owns)
-        for index, ((refit, own, *_), fold_chains) in enumerate(zip(tasks, chains)):
-            fold, f = divmod(index, len(REFIT_C_FACTORS))
-            train, test = splits[fold]
-            X_test, _ = _safe_split(template, X, y, test, train)
-            ratios[f, test] = bracketed_ratios(own, fold_chains, levels, X_test,
-                                               n_train=len(train))
-            n_fits += sum(map(len, fold_chains)) - (len(fold_chains) - 1) * (refit.C != own.C_)
-        shapes = [fit_shape(r[held_out], y_enc[held_out], base_sw[held_out]) for r in ratios]
-        best = min(range(len(shapes)), key=lambda i: shapes[i][2])
-        exponent, floor, _ = shapes[best]
-        return float(REFIT_C_FACTORS[best]), exponent, floor, n_fits
+        held = _HeldOutRatios(template, X, y, splits, levels, runner)
+        held.add(REFIT_C_FACTORS, owns, parts)
+        shapes = {factor: fit_shape(*held.of(factor, y_enc, base_sw))
+                  for factor in REFIT_C_FACTORS}
+        factor = _chosen_factor(shapes, {f: held.of(f, y_enc, base_sw)
+                                         for f in REFIT_C_FACTORS})
+        exponent, floor, _ = shapes[factor]
+        return float(factor), exponent, floor, len(owns) + held.n_fits
 
     @probability_method
     @chunkwise
