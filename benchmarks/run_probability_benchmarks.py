@@ -326,10 +326,15 @@ def _folds_line(section):
             f"(`msvm._probability.REFITTED_FOLDS`); its weighted fits stop at "
             f"{section.get('refit_tol_factor', 10):g} times the estimator's tol (at most "
             f"{section.get('refit_tol_max', float('inf')):g}) and 3 C is chosen over C when it "
-            f"lowers the held-out log loss by more than {section.get('factor_se', 0):g} "
-            f"standard errors. 'Previous settings': the same fit as before this round (git "
+            f"lowers the held-out log loss{_factor_rule(section.get('factor_se', 0))}. "
+            f"'Previous settings': the same fit as before this round (git "
             f"34e0e2e: 10 times tol, 3 C whenever its held-out log loss is lower), in the "
             f"same run.")
+
+
+def _factor_rule(factor_se):
+    """How much 3 C must lower the held-out log loss to be chosen (``FACTOR_SE``)."""
+    return f" by more than {factor_se:g} standard errors" if factor_se else ""
 
 
 def _render_real(res, name):
