@@ -122,21 +122,23 @@ the fits at 3 C are the slower ones.  What makes a weighted fit cheaper than a f
   ``KernelColumns`` (each kernel column computed once, not once per fit); so is the X of
   ``predict_proba``.
 
-Measured (CPU time, shared machine): ReinforcedMSVM(C=10) on 2,000 pendigits samples, one fit
-0.6 s, ``probability=True`` 145 s before these changes, 62 s with three refitted folds (about
-100x one fit; log loss 0.0392), 45 s with two (about 75x; log loss 0.0389) and 31 s with one
-(about 50x; log loss 0.0461); two thirds of it are the calibration folds' chains (at C and 3
-C). On the approximate-kernel path a chain also keeps the feature map and phi(X) from one level
-to the next (``BaseMSVM._fit_feature_map``): the map depends on neither y nor the weights. With
+Measured (CPU time, shared machine): ReinforcedMSVM(C=10) on 2,000 pendigits samples, one
+fit 0.6 s, ``probability=True`` 145 s before these changes, 62 s with three refitted folds
+(about 100x one fit; log loss 0.0392), 45 s with two (about 75x; log loss 0.0389) and 31 s
+with one (about 50x; log loss 0.0461); with two and the weighted fits at 300 times tol (10)
+21 s against 44 s in the same run (41x against 84x one fit, log loss 0.0410 against 0.0389);
+two thirds of it are the calibration folds' chains (at C and 3 C). On the approximate-kernel
+path a chain also keeps the feature map and phi(X) from one level to the next
+(``BaseMSVM._fit_feature_map``): the map depends on neither y nor the weights. With
 ``n_jobs`` the units of work (the folds' own and top fits, then every (fold or full fit,
-factor, class) chain) run in parallel through joblib; each is computed from its inputs alone,
-so the result is the same for every ``n_jobs`` and backend (a
-``joblib.parallel_backend('dask')`` context runs them on a Dask
-cluster).  ``predict_proba`` evaluates the k * m + 1 (+ 1) fitted functions of the full fit.
-A DC model runs its DC algorithm in every weighted fit, AdaptiveWeightedSVM its reweighting,
-TargetedLocalMSVM its whole grid of local fits (its probabilities are those of the local
-classifier at the sample's targeted value).  When a class has fewer than 3 samples the
-cross-validation is skipped (factor 1, a = 1, eps = 0; 1 + k m fits) with a UserWarning.
+factor, class) chain) run in parallel through joblib; each is computed from its inputs
+alone, so the result is the same for every ``n_jobs`` and backend (a
+``joblib.parallel_backend('dask')`` context runs them on a Dask cluster). ``predict_proba``
+evaluates the k * m + 1 (+ 1) fitted functions of the full fit. A DC model runs its DC
+algorithm in every weighted fit, AdaptiveWeightedSVM its reweighting, TargetedLocalMSVM its
+whole grid of local fits (its probabilities are those of the local classifier at the
+sample's targeted value). When a class has fewer than 3 samples the cross-validation is
+skipped (factor 1, a = 1, eps = 0; 1 + k m fits) with a UserWarning.
 
 The levels are geometric, t_l = t_min^((m + 1 - l) / m) with t_min = 1e-3, so that ratios
 from 1e-3 to 1 (the range that matters for the log loss) are bracketed with a constant
