@@ -44,31 +44,6 @@ cdef struct Extremes:
     int* ua
 
 
-cdef struct FreeSet:
-    # a free-set Newton step (_free_set_newton): the nf free variables and the m samples
-    # holding them
-    int nf, m
-    long long cg_steps
-    int* var           # nf: global variable
-    int* li            # nf: its sample's index among the m
-    int* smp           # m: the samples
-    int* loc           # n: a sample's index among the m (-1 if it holds no free variable)
-    float* K           # m x m: their kernel block (float32, the sgemm operand)
-    float* D           # k x m: a direction's per-sample slot sums
-    float* dF          # k x m: K D
-    double* sF         # m: the row sums of dF
-    double* coef       # m x k: the step's change of U per sample and slot (the score update)
-    double* U
-    double* lo
-    double* hi
-    double* x          # the CG solution, then the move
-    double* r
-    double* z
-    double* diag       # H's diagonal (the preconditioner)
-    double* pv
-    double* hp
-
-
 cdef inline int ce(const Canon* cn, int v) noexcept nogil:
     """The Canon index of variable v."""
     return v if cn.ent == NULL else cn.ent[v]
@@ -101,12 +76,6 @@ cdef class SMOSolver(InnerSolver):
                                # the block's variables, 2 of q x k)
     cdef bint interrupted      # a signal check inside _block_smo (after a Newton step) saw
                                # a signal: the round stops as INTERRUPTED
-    cdef int fs_cap            # most samples a free-set Newton step takes (min(capacity, FREE_NEWTON_MAX))
-    cdef int newton_every      # blocks between free-set Newton steps (0: none)
-    cdef int newton_cg_max, block_newton_div
-    cdef double fs_thr, fs_thr_frac
-    cdef long long since_newton  # blocks since the last
-    cdef readonly long long newton_steps, newton_cg  # free-set Newton steps taken, their CG products
     cdef Canon cn
     cdef Block B
     cdef Extremes ex
@@ -129,9 +98,3 @@ cdef class SMOSolver(InnerSolver):
     cdef bint _free_newton_step(self) noexcept nogil
     cdef void _project_full(self, double* v, const double* free_) noexcept nogil
     cdef void _hmul(self, const double* v, double* out) noexcept nogil
-    cdef void _fs_hmul(self, FreeSet* fs, const double* x, double* out) noexcept nogil
-    cdef int _fs_collect(self, FreeSet* fs) noexcept nogil
-    cdef int _fs_cg(self, FreeSet* fs) noexcept nogil
-    cdef bint _fs_step(self, FreeSet* fs) noexcept nogil
-    cdef int _fs_apply(self, FreeSet* fs) noexcept nogil
-    cdef int _free_set_newton(self) noexcept nogil

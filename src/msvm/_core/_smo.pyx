@@ -58,7 +58,6 @@
 # The augmented-Lagrangian rounds around the inner problems are _alm.pyx's.
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
-from scipy.linalg.cython_blas cimport sgemm
 
 from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
                       STATUS_INTERRUPTED, CURV_MIN, CAP_RTOL, MAX_CLASSES, SHRINK_EVERY,
@@ -99,13 +98,6 @@ cdef enum:
 # epochs), Lee-Lin-Wahba 6.5 -> 6.1 s (153 -> 135); 0.05 / 0.2 / 0.3 measured 3.58 / 3.62 /
 # 3.59 s
 cdef double BLOCK_TOL_FRACTION = 0.1
-# free-set Newton steps (_free_set_newton): at most FREE_NEWTON_CG conjugate-gradient products,
-# stopped once the residual fell FREE_NEWTON_CG_TOL-fold; at most FREE_NEWTON_MAX samples
-# (their float32 kernel block: 64 MB at 4,096)
-cdef enum:
-    FREE_NEWTON_CG = 30
-    FREE_NEWTON_MAX = 4096
-cdef double FREE_NEWTON_CG_TOL = 1e-2
 # a conjugate-gradient direction of curvature below CG_FLAT ||p||^2 max(kappa K_ii) is flat
 cdef double CG_FLAT = 1e-12
 
@@ -402,15 +394,6 @@ cdef class SMOSolver(InnerSolver):
         self._bind(src, pa, ds)
         self.max_steps = max_steps
         self.steps = 0
-        self.newton_steps = 0
-        self.newton_cg = 0
-        self.since_newton = 0
-        self.fs_cap = <int> min(src.capacity, FREE_NEWTON_MAX)
-        import os
-        self.newton_every = int(os.environ.get("MSVM_NEWTON_EVERY", "0"))
-        self.newton_cg_max = int(os.environ.get("MSVM_NEWTON_CG", "30"))
-        self.block_newton_div = int(os.environ.get("MSVM_BLOCK_NEWTON_DIV", "0"))
-        self.fs_thr_frac = float(os.environ.get("MSVM_NEWTON_THR", "-1"))
         self.blocks = 0
         self.skipped = 0
         self.nprev = 0
@@ -518,8 +501,7 @@ cdef class SMOSolver(InnerSolver):
         return (self.steps + n - 1) // n
 
     cdef str progress(self):
-        return (f"steps {self.steps}, blocks {self.blocks}, settled visits {self.skipped}, "
-                f"newton steps {self.newton_steps} ({self.newton_cg} CG products)")
+        return f"steps {self.steps}, blocks {self.blocks}, settled visits {self.skipped}"
 
     # ------------------------------------------------------------------ 1. global scan
     cdef double _sample_violation(self, int i, double* margin) noexcept nogil:
@@ -1186,8 +1168,6 @@ cdef class SMOSolver(InnerSolver):
         # of 13 converge, 3-775 epochs) and pendigits RBF C = 10 (0.2 s CPU, 2.26 s before)
         cdef long long newton_cost = max((<long long> min(B.nb, NEWTON_CG_STEPS) * B.q * B.q
                                           * self.p.k) // 8192, 1)
-        if not self.grouped and self.block_newton_div > 0:
-            newton_cost = max(newton_cost // self.block_newton_div, 1)
         newton_at = newton_cost
         cdef double viol
         # transversal steps: every variable on one slot and every slot a bucket of its own
@@ -1220,7 +1200,6 @@ cdef class SMOSolver(InnerSolver):
                     steps += 1
             if self.grouped:
                 steps += self._group_steps(eps, max_steps - steps)
-            if self.grouped or self.block_newton_div > 0:
                 # a block still violating after pair steps worth a Newton step: a Newton
                 # step on its free variables (_free_newton_step)
                 if steps >= newton_at:
@@ -1334,278 +1313,4 @@ cdef class SMOSolver(InnerSolver):
             status = self._write_back()
             if status != STATUS_CONVERGED:
                 return status
-            self.since_newton += 1
-            if (self.newton_every > 0 and not self.grouped
-                    and self.since_newton >= self.newton_every):
-                self.since_newton = 0
-                status = self._free_set_newton()
-                if status != STATUS_CONVERGED:
-                    return status
-                self.since_full = SHRINK_EVERY
 
-
-    # ------------------------------------------------------------------ 5. free-set Newton
-    cdef void _fs_hmul(self, FreeSet* fs, const double* x, double* out) noexcept nogil:
-        """out = H_FF x for a direction x of the free set's variables (U-space): kappa
-        K_SS (x) P on the per-sample slot sums (one sgemm with the float32 block K_SS) plus
-        rho P on the class sums; the values of _hmul on the free set's samples."""
-        cdef const Prob* p = self.p
-        cdef const Canon* cn = &self.cn
-        cdef int m = fs.m, k = p.k, f, e, i, j
-        cdef float one = 1.0, zero = 0.0
-        cdef double dc[MAX_CLASSES]
-        cdef double ds[MAX_CLASSES]
-        cdef double tot = 0.0, r, rho = st_rho_eq(p, self.st), kappa = p.kappa
-        for f in range(<Py_ssize_t> m * k):
-            fs.D[f] = 0.0
-        for j in range(k):
-            dc[j] = 0.0
-        for f in range(fs.nf):
-            e = ce(cn, fs.var[f])
-            i = fs.li[f]
-            fs.D[cn.p[e] * m + i] += <float> x[f]
-            dc[cn.p[e]] += x[f]
-            if cn.q[e] >= 0:
-                fs.D[cn.q[e] * m + i] += <float> (cn.r[e] * x[f])
-                dc[cn.q[e]] += cn.r[e] * x[f]
-        # dF (m x k, column-major) = K_SS D: K_SS is symmetric, so its row-major store is
-        # its column-major one
-        sgemm(b"N", b"N", &m, &k, &m, &one, fs.K, &m, fs.D, &m, &zero, fs.dF, &m)
-        for j in range(k):
-            tot += dc[j]
-        for j in range(k):
-            ds[j] = rho * (dc[j] - tot / k)
-        for i in range(m):
-            fs.sF[i] = 0.0
-        for j in range(k):
-            for i in range(m):
-                fs.sF[i] += fs.dF[j * m + i]
-        for f in range(fs.nf):
-            e = ce(cn, fs.var[f])
-            i = fs.li[f]
-            r = cn.r[e]
-            out[f] = kappa * fs.dF[cn.p[e] * m + i] + ds[cn.p[e]]
-            if cn.q[e] >= 0:
-                out[f] += r * (kappa * fs.dF[cn.q[e] * m + i] + ds[cn.q[e]])
-            out[f] -= kappa * (1.0 + r) * fs.sF[i] / k
-
-    cdef int _fs_collect(self, FreeSet* fs) noexcept nogil:
-        """The free variables (strictly inside their boxes) and their samples into fs, with
-        the float32 kernel block K_SS of those samples; -1 when there are none, more than
-        FREE_NEWTON_MAX samples or no memory (the step is then skipped), INTERRUPTED when a
-        signal came while rows were fetched, else CONVERGED."""
-        cdef const Prob* p = self.p
-        cdef const Canon* cn = &self.cn
-        cdef int i, v, m = 0, nf = 0, a, b
-        cdef double sig, U, lo, hi
-        cdef bint single = False
-        cdef const void* ref
-        cdef float* Krow
-        for i in range(p.n):
-            fs.loc[i] = -1
-            for v in range(p.ptr[i], p.ptr[i + 1]):
-                lo = v_lo(p, v)
-                hi = v_hi(p, v)
-                if hi <= lo:
-                    continue
-                sig = cn.sg[ce(cn, v)]
-                if not (self.st.alpha[v] > lo and self.st.alpha[v] < hi):
-                    # at a bound: taken when its gradient points into the box by more than
-                    # the last scan's violation / 10
-                    U = _zval(p, self.st, cn, v, self.Ft, self.S, p.n, i, -sig * v_lin(p, v))
-                    if sig * self.st.alpha[v] <= (lo if sig > 0 else -hi):
-                        if not U < -self.fs_thr:
-                            continue
-                    elif not U > self.fs_thr:
-                        continue
-                if fs.loc[i] < 0:
-                    if m >= self.fs_cap:
-                        return -1
-                    fs.loc[i] = m
-                    fs.smp[m] = i
-                    m += 1
-                fs.var[nf] = v
-                fs.li[nf] = fs.loc[i]
-                fs.U[nf] = sig * self.st.alpha[v]
-                fs.lo[nf] = lo if sig > 0 else -hi
-                fs.hi[nf] = hi if sig > 0 else -lo
-                nf += 1
-        fs.nf = nf
-        fs.m = m
-        if nf == 0:
-            return -1
-        fs.K = <float*> malloc(<Py_ssize_t> m * m * sizeof(float) + 1)
-        fs.D = <float*> malloc(2 * <Py_ssize_t> m * p.k * sizeof(float) + 1)
-        fs.sF = <double*> malloc(<Py_ssize_t> m * (p.k + 2) * sizeof(double) + 1)
-        if fs.K == NULL or fs.D == NULL or fs.sF == NULL:
-            return -1
-        fs.dF = fs.D + <Py_ssize_t> m * p.k
-        fs.coef = fs.sF + m
-        self.src.prefetch(fs.smp, m)
-        for a in range(m):
-            ref = self.src.row_ref(fs.smp[a], &single)
-            Krow = fs.K + <Py_ssize_t> a * m
-            if ref == NULL:
-                return -1
-            if single:
-                for b in range(m):
-                    Krow[b] = (<const float*> ref)[fs.smp[b]]
-            else:
-                for b in range(m):
-                    Krow[b] = <float> (<const double*> ref)[fs.smp[b]]
-            if tick(&self.work, self.src.row_cost):
-                return STATUS_INTERRUPTED
-        return STATUS_CONVERGED
-
-    cdef int _fs_cg(self, FreeSet* fs) noexcept nogil:
-        """Preconditioned conjugate gradients (Jacobi) on H_FF x = -z_F from x = 0, up to
-        FREE_NEWTON_CG products or until the residual fell FREE_NEWTON_CG_TOL-fold; x in
-        fs.x.  INTERRUPTED when a signal came between two products, else CONVERGED."""
-        cdef const Prob* p = self.p
-        cdef const Canon* cn = &self.cn
-        cdef int nf = fs.nf, f, it, e
-        cdef double rz, rz_new, pHp, a, rr, rr0 = 0.0, rho = st_rho_eq(p, self.st)
-        cdef long long cost = <long long> fs.m * fs.m * p.k
-        for f in range(nf):
-            e = ce(cn, fs.var[f])
-            fs.x[f] = 0.0
-            fs.r[f] = -_zval(p, self.st, cn, fs.var[f], self.Ft, self.S, p.n,
-                             fs.smp[fs.li[f]], -cn.sg[e] * v_lin(p, fs.var[f]))
-            fs.z[f] = -fs.r[f]
-            fs.diag[f] = max((p.kappa * self.src.diag(fs.smp[fs.li[f]]) + rho) * cn.pn2[e],
-                             CURV_MIN)
-            fs.pv[f] = fs.r[f] / fs.diag[f]
-            rr0 += fs.r[f] * fs.r[f]
-        rz = 0.0
-        for f in range(nf):
-            rz += fs.r[f] * fs.pv[f]
-        for it in range(self.newton_cg_max):
-            self._fs_hmul(fs, fs.pv, fs.hp)
-            pHp = 0.0
-            for f in range(nf):
-                pHp += fs.pv[f] * fs.hp[f]
-            if not pHp > 0.0:
-                break
-            a = rz / pHp
-            rr = 0.0
-            rz_new = 0.0
-            for f in range(nf):
-                fs.x[f] += a * fs.pv[f]
-                fs.r[f] -= a * fs.hp[f]
-                rr += fs.r[f] * fs.r[f]
-                rz_new += fs.r[f] * fs.r[f] / fs.diag[f]
-            fs.cg_steps += 1
-            if tick(&self.work, cost):
-                return STATUS_INTERRUPTED
-            if rr <= FREE_NEWTON_CG_TOL * FREE_NEWTON_CG_TOL * rr0:
-                break
-            for f in range(nf):
-                fs.pv[f] = fs.r[f] / fs.diag[f] + (rz_new / rz) * fs.pv[f]
-            rz = rz_new
-        return STATUS_CONVERGED
-
-    cdef bint _fs_step(self, FreeSet* fs) noexcept nogil:
-        """The projected Newton step: d = clip(U + x) - U within the boxes, then the exact
-        minimum of the inner objective along d (one more product); whether it moved.  Taken
-        only when d descends, so the inner objective never rises."""
-        cdef int nf = fs.nf, f
-        cdef double gd = 0.0, dHd = 0.0, t
-        for f in range(nf):
-            fs.pv[f] = max(fs.lo[f], min(fs.hi[f], fs.U[f] + fs.x[f])) - fs.U[f]
-            gd += fs.z[f] * fs.pv[f]
-        if not gd < 0.0:
-            return False
-        self._fs_hmul(fs, fs.pv, fs.hp)
-        for f in range(nf):
-            dHd += fs.pv[f] * fs.hp[f]
-        t = 1.0
-        if dHd > 0.0 and -gd / dHd < 1.0:
-            t = -gd / dHd
-        for f in range(nf):
-            fs.x[f] = t * fs.pv[f]      # the move of U, applied by _fs_apply
-        return True
-
-    cdef int _fs_apply(self, FreeSet* fs) noexcept nogil:
-        """Move alpha by the step in fs.x (sums and shift through move_sums) and update every
-        score with the kernel rows of the moved samples (one rows_axpys, as _write_back)."""
-        cdef const Prob* p = self.p
-        cdef const Canon* cn = &self.cn
-        cdef int f, v, e, i, j, a, k = p.k, m = fs.m, changed = 0
-        cdef double d, newU
-        cdef double* ys[MAX_CLASSES + 1]
-        for a in range(m * k):
-            fs.coef[a] = 0.0
-        for f in range(fs.nf):
-            v = fs.var[f]
-            e = ce(cn, v)
-            newU = max(fs.lo[f], min(fs.hi[f], fs.U[f] + fs.x[f]))
-            d = newU - fs.U[f]
-            if d == 0.0:
-                continue
-            self.st.alpha[v] = cn.sg[e] * newU
-            move_sums(p, self.st, v, cn.sg[e] * d)
-            self.vsettled[v] = 0
-            i = fs.li[f]
-            fs.coef[i * k + cn.p[e]] += d
-            if cn.q[e] >= 0:
-                fs.coef[i * k + cn.q[e]] += cn.r[e] * d
-        # the moved samples compacted in order (rows_axpys skips nothing by itself)
-        for a in range(m):
-            for j in range(k):
-                if fs.coef[a * k + j] != 0.0:
-                    break
-            else:
-                continue
-            if changed < a:
-                for j in range(k):
-                    fs.coef[changed * k + j] = fs.coef[a * k + j]
-            fs.smp[changed] = fs.smp[a]
-            changed += 1
-        if changed == 0:
-            return STATUS_CONVERGED
-        for j in range(k):
-            ys[j] = self.Ft + <Py_ssize_t> j * p.n
-        self.src.rows_axpys(fs.smp, changed, fs.coef, k, ys, k)
-        _row_sums(self.Ft, self.S, p.n, k)
-        if tick(&self.work, changed * self.src.row_cost):
-            return STATUS_INTERRUPTED
-        return STATUS_CONVERGED
-
-    cdef int _free_set_newton(self) noexcept nogil:
-        """A Newton step on every free variable of the inner problem (see the Design note,
-        step 5): collect (_fs_collect), conjugate gradients (_fs_cg), a projected step with
-        an exact line search (_fs_step), every score updated (_fs_apply).  CONVERGED (moved
-        or not) or INTERRUPTED."""
-        cdef FreeSet fs
-        cdef int status, nv = self.p.nv + 1
-        self.fs_thr = self.fs_thr_frac * self.last_viol if self.fs_thr_frac >= 0 else INFINITY
-        cdef double* buf = <double*> malloc(10 * <Py_ssize_t> nv * sizeof(double))
-        fs.var = <int*> malloc(2 * <Py_ssize_t> nv * sizeof(int))
-        fs.smp = <int*> malloc(self.p.n * sizeof(int) + 1)
-        fs.loc = <int*> malloc(self.p.n * sizeof(int) + 1)
-        fs.K = NULL
-        fs.D = NULL
-        fs.sF = NULL
-        fs.cg_steps = 0
-        status = -1
-        if buf != NULL and fs.var != NULL and fs.smp != NULL and fs.loc != NULL:
-            fs.li = fs.var + nv
-            fs.U = buf
-            fs.lo = buf + nv
-            fs.hi = buf + 2 * nv
-            fs.x = buf + 3 * nv
-            fs.r = buf + 4 * nv
-            fs.z = buf + 5 * nv
-            fs.diag = buf + 6 * nv
-            fs.pv = buf + 7 * nv
-            fs.hp = buf + 8 * nv
-            status = self._fs_collect(&fs)
-        if status == STATUS_CONVERGED:
-            status = self._fs_cg(&fs)
-            self.newton_cg += fs.cg_steps
-        if status == STATUS_CONVERGED and self._fs_step(&fs):
-            self.newton_steps += 1
-            status = self._fs_apply(&fs)
-        free(buf); free(fs.var); free(fs.smp); free(fs.loc); free(fs.K); free(fs.D)
-        free(fs.sF)
-        return STATUS_INTERRUPTED if status == STATUS_INTERRUPTED else STATUS_CONVERGED
