@@ -29,6 +29,7 @@ cdef class RowSource:
     cdef const double* row(self, int i) noexcept nogil
     cdef void prefetch(self, const int* idx, int m) noexcept nogil
     cdef void row_entries(self, int i, const int* idx, int m, double* out) noexcept nogil
+    cdef void block_entries(self, const int* idx, int m, double* out) noexcept nogil
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil
     cdef const void* row_ref(self, int i, bint* single) noexcept nogil
     cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
@@ -87,6 +88,7 @@ cdef class CachedRows(ScoreRows):
     cdef double* block              # batch x n: their dot products, then kernel values
     cdef int* pending               # capacity: the rows prefetch has to compute
     cdef Py_ssize_t* offs           # batch: the store offsets of the rows being computed
+    cdef Py_ssize_t* boffs          # capacity: the store offsets of a block's rows
 
     cdef void dots(self, int i, double* out) noexcept nogil
     cdef void dots_block(self, const int* idx, int m, double* out) noexcept nogil

@@ -33,6 +33,14 @@
 #   differ only in how they walk x_i.  A constant feature, if any, is a column the caller
 #   appends.
 #
+# Threads (set_threads, the estimators' n_threads): the SMO path's batches of kernel rows
+# (prefetch: dot products, kernel values and storage), a working set's kernel block
+# (block_entries) and its score update (rows_axpys, with the row sums) are split between
+# threads by samples (block rows for the block), on the process's one pool of _threads.h;
+# the LRU bookkeeping stays in the calling thread, in the order of one thread.  Each value
+# is computed by one thread from the same operations, so every thread count gives the same
+# values; the coordinate-descent path (apply, row) runs one thread.
+#
 # Every source refuses, at construction, an X whose kernel values would overflow double
 # precision (bounds through the squared norms, O(nnz)).
 
@@ -73,6 +81,8 @@ cdef enum:
 cdef double DOUBLE_MAX = 1.7e308
 # most threads of a row source (the SMO path's scans keep per-thread results for as many)
 cdef int MAX_THREADS = 64
+# the least entries of a working set's kernel block a thread gathers (block_entries)
+cdef Py_ssize_t BLOCK_PART_MIN = 16384
 # prefetch computes at most BLOCK_ROWS kernel rows together, holding at most BLOCK_BYTES of
 # their values at once
 cdef int BLOCK_ROWS = 16
@@ -213,6 +223,36 @@ cdef void run_parts(Py_ssize_t n, int parts, int threads, range_fn fn,
     msvm_parallel(n, parts, 16, threads, fn, ctx)
 
 
+cdef struct GatherTask:
+    # a working set's kernel block from its cached rows (CachedRows.block_entries)
+    const void* store
+    bint single
+    const Py_ssize_t* offs      # m: the store offsets of the block's rows
+    const int* idx
+    int m
+    double* out                 # m x m
+
+
+cdef void _gather_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Rows lo .. hi - 1 of a GatherTask's block."""
+    cdef const GatherTask* w = <const GatherTask*> ctx
+    cdef Py_ssize_t a
+    cdef int b, m = w.m
+    cdef const float* row32
+    cdef const double* row64
+    cdef double* out
+    for a in range(lo, hi):
+        out = w.out + a * m
+        if w.single:
+            row32 = <const float*> w.store + w.offs[a]
+            for b in range(m):
+                out[b] = row32[w.idx[b]]
+        else:
+            row64 = <const double*> w.store + w.offs[a]
+            for b in range(m):
+                out[b] = row64[w.idx[b]]
+
+
 def threads_available():
     """Whether the compiled core runs n_threads > 1 on threads (POSIX threads; False on
     Windows, where the solver runs one thread)."""
@@ -263,7 +303,8 @@ cdef class RowSource:
 
     def set_threads(self, int n_threads):
         """Threads for the SMO path's kernel rows, score updates and scans (n_threads >= 1,
-        at most 64; one without threads: threads_available)).  The values computed do not depend on it."""
+        at most 64; one without threads: threads_available).  The values computed do not
+        depend on it."""
         if n_threads < 1:
             raise ValueError(f"n_threads must be >= 1 here; got {n_threads}")
         self.n_threads = min(n_threads, MAX_THREADS) if msvm_threads_available() else 1
@@ -358,6 +399,13 @@ cdef class RowSource:
         cdef int b
         for b in range(m):
             out[b] = r[idx[b]]
+
+    cdef void block_entries(self, const int* idx, int m, double* out) noexcept nogil:
+        """out[a * m + b] = K[idx[a], idx[b]] for a, b < m: a working set's kernel block
+        (row_entries of each row in turn; sources with rows, m <= capacity)."""
+        cdef int a
+        for a in range(m):
+            self.row_entries(idx[a], idx, m, out + <Py_ssize_t> a * m)
 
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
         """ys[t] += coef[t] K[i, :] for t < m (sources with rows)."""
@@ -507,6 +555,7 @@ cdef class CachedRows(ScoreRows):
         self.block = NULL
         self.pending = NULL
         self.offs = NULL
+        self.boffs = NULL
         self.slot_of = NULL
         self.row_of = NULL
         self.prv = NULL
@@ -518,6 +567,7 @@ cdef class CachedRows(ScoreRows):
         free(self.block)
         free(self.pending)
         free(self.offs)
+        free(self.boffs)
         free(self.slot_of)
         free(self.row_of)
         free(self.prv)
@@ -571,13 +621,15 @@ cdef class CachedRows(ScoreRows):
         self.block = <double*> malloc(<Py_ssize_t> self.batch * self.n * sizeof(double) + 1)
         self.pending = <int*> malloc(capacity * sizeof(int) + 1)
         self.offs = <Py_ssize_t*> malloc(self.batch * sizeof(Py_ssize_t) + 1)
+        self.boffs = <Py_ssize_t*> malloc(capacity * sizeof(Py_ssize_t) + 1)
         self.slot_of = <int*> malloc(self.n * sizeof(int) + 1)
         self.row_of = <int*> malloc(capacity * sizeof(int) + 1)
         self.prv = <int*> malloc(capacity * sizeof(int) + 1)
         self.nxt = <int*> malloc(capacity * sizeof(int) + 1)
         if (self.store == NULL or self.scratch == NULL or self.slot_of == NULL
                 or self.row_of == NULL or self.prv == NULL or self.nxt == NULL
-                or self.block == NULL or self.pending == NULL or self.offs == NULL):
+                or self.block == NULL or self.pending == NULL or self.offs == NULL
+                or self.boffs == NULL):
             raise MemoryError("cannot allocate the kernel row cache; lower cache_size")
         for i in range(self.n):
             self.slot_of[i] = -1
@@ -698,6 +750,24 @@ cdef class CachedRows(ScoreRows):
         else:
             for b in range(m):
                 out[b] = row64[idx[b]]
+
+    cdef void block_entries(self, const int* idx, int m, double* out) noexcept nogil:
+        """The block's rows looked up (or computed) in order, as row_entries does them, then
+        their entries gathered with the block's rows split between n_threads threads
+        (_gather_part; at least BLOCK_PART_MIN entries a part)."""
+        cdef GatherTask w
+        cdef int a, parts = 1
+        for a in range(m):
+            self.boffs[a] = self._cached(idx[a])
+        w.store = self.store
+        w.single = self.single
+        w.offs = self.boffs
+        w.idx = idx
+        w.m = m
+        w.out = out
+        if self.n_threads > 1:
+            parts = max(1, min(4 * self.n_threads, <int> ((<Py_ssize_t> m * m) // BLOCK_PART_MIN)))
+        run_parts(m, parts, self.n_threads, _gather_part, &w)
 
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
         cdef Py_ssize_t off = self._cached(i)

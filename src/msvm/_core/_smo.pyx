@@ -731,9 +731,9 @@ cdef class SMOSolver(InnerSolver):
         B.q = qb
         # the block's missing rows computed together (_rows.pyx: prefetch)
         self.src.prefetch(self.cand, qb)
+        self.src.block_entries(self.cand, qb, B.K)
         for a in range(qb):
             i = self.cand[a]
-            self.src.row_entries(i, self.cand, qb, &B.K[<Py_ssize_t> a * qb])
             if tick(&self.work, self.src.row_cost):
                 return STATUS_INTERRUPTED
             B.kd[a] = self.src.diag(i)
