@@ -103,3 +103,42 @@ def test_n_threads_values():
         src.set_threads(0)
     src.set_threads(1000)
     assert src.n_threads == 64
+
+
+def test_parallel_workers_fit_with_one_thread(monkeypatch):
+    """Fits run in parallel joblib workers (the probability estimate's, TuningSetSearch's
+    paths) use one solver thread each, whatever the estimator's n_threads: n_jobs workers
+    times n_threads threads would oversubscribe the cores.  With n_jobs=1 they keep it."""
+    import joblib
+
+    import msvm._probability as probability
+    import msvm.model_selection as model_selection
+    from msvm.datasets import make_reinforced_example
+    from msvm.model_selection import TuningSetSearch
+
+    seen = []
+    own_fit, lambda_path = probability._own_fit, model_selection._lambda_path
+
+    def record_own(template, *args):
+        seen.append(("probability", template.n_threads))
+        return own_fit(template, *args)
+
+    def record_path(estimator, *args, **kwargs):
+        seen.append(("tuning", estimator.n_threads))
+        return lambda_path(estimator, *args, **kwargs)
+
+    monkeypatch.setattr(probability, "_own_fit", record_own)
+    monkeypatch.setattr(model_selection, "_lambda_path", record_path)
+    X, y = make_reinforced_example(60, random_state=0)
+    Xt, yt = make_reinforced_example(60, random_state=1)
+    with joblib.parallel_backend("threading"):
+        for n_jobs in (2, 1):
+            ReinforcedMSVM(C=1.0, probability=True, probability_grid=2, n_jobs=n_jobs,
+                           n_threads=2).fit(X, y)
+            TuningSetSearch(ReinforcedMSVM(n_threads=2), lambdas=[1e-2, 1e-1],
+                            param_grid={"gamma": [0.1, 1.0]}, n_jobs=n_jobs).fit(
+                                X, y, X_tune=Xt, y_tune=yt)
+    half = len(seen) // 2
+    assert seen[:half] and {threads for _, threads in seen[:half]} == {1}
+    assert {threads for _, threads in seen[half:]} == {2}
+    assert {kind for kind, _ in seen} == {"probability", "tuning"}

@@ -659,7 +659,7 @@ cdef class CachedRows(ScoreRows):
     cdef void prefetch(self, const int* idx, int m) noexcept nogil:
         """Rows idx[0:m] (distinct samples, m <= capacity) into the cache: the cached ones
         become the most recent first (so that computing the others cannot evict them), then
-        the missing ones are computed `batch` at a time (dots_block)."""
+        the missing ones are computed `batch` at a time (_fill)."""
         cdef int a, s, nb, nmiss = 0
         for a in range(m):
             s = self.slot_of[idx[a]]
