@@ -96,18 +96,21 @@ def test_sample_weights_are_kept_in_the_cluster_problems():
     _same_optimum(plain, started, rel=1e-4)
 
 
-@pytest.mark.parametrize("kernel, kw", [("rbf", dict(gamma=0.3)),
-                                        ("poly", dict(gamma=0.2, degree=2, coef0=1.0))])
-def test_start_scores_are_the_kernel_times_the_slot_sums(kernel, kw):
+@pytest.mark.parametrize("kernel, kw, dtype, rel", [
+    ("rbf", dict(gamma=0.3), "float64", 1e-9),
+    ("rbf", dict(gamma=0.3), "float32", 1e-6),
+    ("poly", dict(gamma=0.2, degree=2, coef0=1.0), "float64", 1e-9)])
+def test_start_scores_are_the_kernel_times_the_slot_sums(kernel, kw, dtype, rel):
     """The scores the start writes into the row source are K U(alpha) of the start (what
-    computing them row by row would give), and the sequence is declared at that start."""
+    computing them row by row would give; to float32 rounding where the cache holds float32
+    rows), and the sequence is declared at that start."""
     X, y = make_classification(n_samples=150, n_features=4, n_informative=3, n_redundant=0,
                                n_classes=3, n_clusters_per_class=1, random_state=2)
     X = X + 50.0                                     # a common offset: no cancellation
     est = ReinforcedMSVM(kernel=kernel, C=1.0, random_state=0, **kw)     # its settings
     problem = reinforced_problem(y, 3, np.ones(len(y)), 0.5)
     src = make_row_source(X, kernel, 3, gamma=est.gamma, degree=est.degree, coef0=est.coef0,
-                          cache_dtype="float64")
+                          cache_dtype=dtype)
     plan = plan_solve(kernel, len(y), kernel=kernel,
                       overrides={"cluster_start": "on", "cluster_size": 50})
     sequence = DualSequence(src, None, "test", tol=1e-3, max_iter=1000, shrinking=True,
@@ -118,7 +121,7 @@ def test_start_scores_are_the_kernel_times_the_slot_sums(kernel, kw):
     K = (rbf_kernel(X, gamma=0.3) if kernel == "rbf"
          else polynomial_kernel(X, degree=2, gamma=0.2, coef0=1.0))
     want = K @ problem.slot_sums(alpha)
-    np.testing.assert_allclose(src.scores, want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
+    np.testing.assert_allclose(src.scores, want, rtol=rel, atol=rel * np.abs(want).max())
 
 
 def test_plan_makes_the_cluster_start_for_large_kernel_cache_fits_only():
