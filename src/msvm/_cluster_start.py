@@ -103,12 +103,10 @@ def cluster_labels(X, n_clusters, random_state=None):
     return km.predict(X)
 
 
-def _classes_of(problem, samples):
-    """How many distinct slots the own-class variables of ``samples`` use (their classes):
-    for the per-class-hinge layout the own variable is the one with a negative coefficient."""
-    sub = restrict(problem, samples)
-    _, coef1, _, _ = sub.expanded_directions()
-    slot1 = sub.expand("slot1")
+def _classes_of(problem):
+    """How many distinct slots the own-class variables of ``problem`` use (its classes): for
+    the per-class-hinge layout the own variable is the one with a negative coefficient."""
+    slot1, coef1, _, _ = problem.expanded_directions()
     return len(np.unique(slot1[coef1 < 0]))
 
 
@@ -144,9 +142,9 @@ def cluster_start(problem, X, make_source, labels, *, tol, max_iter, shrinking, 
     sub_tol = max(float(tol), CLUSTER_TOL)
     for c in np.unique(labels):
         samples = np.flatnonzero(labels == c)
-        if len(samples) < 2 or _classes_of(problem, samples) < 2:
-            continue                 # one class: alpha = 0 is the only feasible point
         sub = restrict(problem, samples)
+        if len(samples) < 2 or _classes_of(sub) < 2:
+            continue                 # one class: alpha = 0 is the only feasible point
         src = make_source(X[samples])
         diag = src.diagonal()
         rho = problem.kappa * float(np.median(diag)) if len(diag) else 1.0
