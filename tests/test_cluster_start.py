@@ -124,17 +124,16 @@ def test_start_scores_are_the_kernel_times_the_slot_sums(kernel, kw, dtype, rel)
     np.testing.assert_allclose(src.scores, want, rtol=rel, atol=rel * np.abs(want).max())
 
 
-def test_plan_makes_the_cluster_start_only_when_asked_and_on_kernel_cache_rows():
-    """By default no start is made (it did not pay where measured); 'auto' makes it from
-    CLUSTER_MIN_SAMPLES samples on computed kernel rows, for per-class-hinge problems without
-    group caps, never for explicit features or a Gram matrix; the overrides force it or
-    lower the cluster size, and bad ones are refused."""
+def test_plan_makes_the_cluster_start_for_large_kernel_cache_fits_only():
+    """'auto' (the default on kernel cache rows) makes the start from CLUSTER_MIN_SAMPLES
+    samples on computed kernel rows, for per-class-hinge problems without group caps, never
+    for explicit features or a Gram matrix; the overrides force it or lower the cluster
+    size, and bad ones are refused."""
     y = np.arange(9) % 3
     per_class = reinforced_problem(y, 3, np.ones(9), 0.5)
     big = reinforced_problem(np.arange(CLUSTER_MIN_SAMPLES) % 3, 3,
                              np.ones(CLUSTER_MIN_SAMPLES), 0.5)
-    assert plan_solve("rbf", CLUSTER_MIN_SAMPLES).starts_from_clusters(big) == 0
-    auto = plan_solve("rbf", CLUSTER_MIN_SAMPLES, overrides={"cluster_start": "auto"})
+    auto = plan_solve("rbf", CLUSTER_MIN_SAMPLES)
     assert auto.cluster_start == "auto"
     assert auto.starts_from_clusters(big) == n_clusters(CLUSTER_MIN_SAMPLES) >= 2
     assert auto.starts_from_clusters(per_class) == 0          # too few samples

@@ -21,11 +21,11 @@ of the global support samples are near the class boundaries inside clusters, whe
 cluster problems already place them: the global solve needs fewer epochs and, with an LRU row
 cache smaller than the kernel matrix, fewer kernel rows.
 
-Which fits use it is decided by :mod:`msvm._plan` (``SolvePlan.starts_from_clusters``): none
-by default, since it did not pay where measured (benchmarks/results/cluster_start.md: the
-start replaces the global solve's first augmented-Lagrangian round, about a third of its
-work, and costs about as much, from n = 10,000 to 40,000 on make_classification and on
-pendigits); tests and benchmarks force it with the plan overrides.
+Which fits use it is decided by :mod:`msvm._plan` (``SolvePlan.starts_from_clusters``): fits
+from ``CLUSTER_MIN_SAMPLES`` samples.  Below that it does not pay (benchmarks/results/
+cluster_start.md: the start replaces the global solve's first augmented-Lagrangian round,
+about a third of its work, and costs about as much up to n = 40,000 and on pendigits); at
+n = 80,000, where the plain fit's kernel rows outgrow the row cache, it saved 27 %.
 """
 
 import warnings

@@ -198,9 +198,8 @@ PLAN_ATTRIBUTES = """\
         'smo' or 'cd', the SMO working-set bound, whether it started from the smoothed
         primal).  ``clusters``: the number of k-means clusters on which the fit's dual was
         solved for the start of its first solve (the divide-and-conquer start of Hsieh, Si
-        and Dhillon 2014, for computed-kernel fits of the per-class-hinge models; 0: none,
-        the default, since it did not pay where measured).  ``verbose >= 1`` prints it once
-        per fit.
+        and Dhillon 2014, made for computed-kernel fits of the per-class-hinge models from
+        60,000 samples; 0: none).  ``verbose >= 1`` prints it once per fit.
 """
 
 FUNCTION_ATTRIBUTES = """\

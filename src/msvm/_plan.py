@@ -16,9 +16,9 @@ shape and kind of its data with tuned thresholds:
   coordinate descent ('cd') otherwise; and the SMO path's working-set bound;
 * the start from the smoothed primal (msvm/_primal.py) on explicit features where dual
   coordinate descent is slow (``primal_start_applies``);
-* the start of a computed-kernel fit of a per-class-hinge model from its dual solved on
-  k-means clusters of the samples (msvm/_cluster_start.py, ``SolvePlan.starts_from_clusters``;
-  off unless forced: it did not pay where measured).
+* the start of a large computed-kernel fit of a per-class-hinge model from its dual solved
+  on k-means clusters of the samples (msvm/_cluster_start.py,
+  ``SolvePlan.starts_from_clusters``, from ``CLUSTER_MIN_SAMPLES`` samples).
 
 :func:`plan_solve` makes the decisions that precede the row source (rows, cache dtype, the
 rules for the rest) and returns a :class:`SolvePlan`.  The inner solver, its working set and
@@ -69,14 +69,15 @@ PRIMAL_MIN_RATIO = 4
 # largest number of primal unknowns (d + 1) k: the Newton system is formed and factored
 PRIMAL_MAX_UNKNOWNS = 1500
 
-# The cluster start (msvm/_cluster_start.py) on about n / CLUSTER_SIZE clusters.  It is not
-# made by default: measured against the plain fit in one run (ReinforcedMSVM, RBF, C = 1,
-# make_classification d = 20, k = 5; benchmarks/results/cluster_start.md) it cost 1.26x the
-# plain fit's CPU time at n = 10,000, 1.08x at 20,000 and 0.97-1.04x at 40,000 (three runs),
-# and on pendigits 1.1-1.25x.  Its 'auto' rule (a plan override) makes it for computed-kernel
-# fits ('kernel cache' rows) from CLUSTER_MIN_SAMPLES samples, where the plain fit's kernel
-# rows outgrow the row cache.
-CLUSTER_MIN_SAMPLES = 40000
+# The cluster start (msvm/_cluster_start.py) is made for computed-kernel fits ('kernel
+# cache' rows) from CLUSTER_MIN_SAMPLES samples, on about n / CLUSTER_SIZE clusters.  Measured
+# against the plain fit in one run (ReinforcedMSVM, RBF, C = 1, make_classification d = 20,
+# k = 5; benchmarks/results/cluster_start.md): 1.26x the plain fit's CPU time at n = 10,000,
+# 1.08x at 20,000, 1.04x at 40,000 (0.97x in an earlier run), 0.73x at 80,000 (where the
+# plain fit's kernel rows outgrow the row cache: 339k rows computed, 246k from the start);
+# on pendigits 1.1-1.25x.  The threshold lies between the break-even and the measured gain
+# (60,000 itself was not measured).
+CLUSTER_MIN_SAMPLES = 60000
 CLUSTER_SIZE = 4000
 
 
@@ -181,9 +182,8 @@ class SolvePlan:
         (``msvm._core._solver.auto_working_set``).
     cluster_start : {'auto', 'on', 'off'}
         The cluster-start rule (msvm/_cluster_start.py) of a fit's first solve from zero:
-        'off' (the default: it did not pay where measured, see ``CLUSTER_SIZE``), 'auto' for
-        computed kernel rows from ``CLUSTER_MIN_SAMPLES`` samples, 'on' wherever it can run
-        (kernel cache rows, ``cluster_start_possible``); the last two by a plan override.
+        'auto' (the default on kernel cache rows) from ``CLUSTER_MIN_SAMPLES`` samples, 'on'
+        wherever it can run (kernel cache rows, ``cluster_start_possible``), 'off' never.
     cluster_size : int
         The samples per cluster the number of clusters is chosen for (``n_clusters``).
     clusters : int
@@ -331,7 +331,7 @@ def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype=
     if solver == "smo" and explicit:
         raise ValueError("plan override solver='smo' needs kernel rows; the rows are "
                          "'explicit features'")
-    clusters = overrides.get("cluster_start", "off")
+    clusters = overrides.get("cluster_start", "auto" if rows == "kernel cache" else "off")
     return SolvePlan(rows, dtype, solver, primal, int(overrides.get("working_set", 0)),
                      cluster_start=clusters,
                      cluster_size=int(overrides.get("cluster_size", CLUSTER_SIZE)))
