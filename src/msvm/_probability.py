@@ -141,6 +141,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import effective_n_jobs
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
@@ -538,8 +539,10 @@ class ProbabilityMixin:
         # the resolved C and kernel width: C='auto' and a heuristic gamma ('scale',
         # 'median') are not resolved again in every weighted fit, nor on the calibration folds
         width = {} if getattr(self, "gamma_", None) is None else {"gamma": self.gamma_}
+        # fits in parallel joblib workers run one solver thread each (no oversubscription)
+        threads = {"n_threads": 1} if effective_n_jobs(self.n_jobs) > 1 else {}
         template = clone(self).set_params(probability=False, warm_start=True, verbose=0,
-                                          C=self.C_, **width)
+                                          C=self.C_, **width, **threads)
         runner = _ChainRunner(self.n_jobs)
         factor, exponent, floor, n_cv_fits = self._cross_validated_shape(
             template, X, y, base_sw, levels, runner)
