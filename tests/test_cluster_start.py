@@ -160,3 +160,17 @@ def test_pairwise_hinges_are_never_started_from_clusters():
     est._plan_overrides = {"cluster_start": "on", "cluster_size": 30}
     est.fit(X, y)
     assert est.solver_plan_.clusters == 0 and est.converged_
+
+
+def test_cluster_started_fit_does_not_depend_on_the_threads():
+    """The cluster solves run on as many threads as the fit; the fit is the same with 1 or 2."""
+    X, y = make_classification(n_samples=240, n_features=5, n_informative=4, n_redundant=0,
+                               n_classes=3, n_clusters_per_class=1, random_state=4)
+    fits = []
+    for threads in (1, 2):
+        est = ReinforcedMSVM(C=2.0, random_state=0, n_threads=threads)
+        est._plan_overrides = {"cluster_start": "on", "cluster_size": 60}
+        fits.append(est.fit(X, y))
+    assert fits[0].solver_plan_.clusters == fits[1].solver_plan_.clusters == 4
+    assert fits[0].objective_ == fits[1].objective_
+    np.testing.assert_array_equal(fits[0].alpha_, fits[1].alpha_)

@@ -182,10 +182,13 @@ def start_from_clusters(estimator, sequence, problem, alpha0, mu0):
     est, src = estimator, sequence.src
 
     def make_source(part):
-        return make_row_source(part, est.kernel, problem.k, gamma=src.gamma,
+        """The fit's kernel on some of its rows, run by as many threads as the fit's."""
+        rows = make_row_source(part, est.kernel, problem.k, gamma=src.gamma,
                                degree=src.degree, coef0=src.coef0, shift=src.shift,
                                cache_size=est.cache_size, cache_dtype=src.cache_dtype,
                                rows="kernel cache")
+        rows.set_threads(int(src.n_threads))
+        return rows
 
     alpha, mu, solved = cluster_start(
         problem, X, make_source, labels, tol=est.tol, max_iter=est.max_iter,
