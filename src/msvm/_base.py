@@ -23,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._core._rows import threads_available
 from ._approx import APPROXIMATIONS, LANDMARK_RULES, check_approximation, fit_feature_map
+from ._cluster_start import start_from_clusters
 from ._dask import chunkwise, dask_score, fit_dask, is_dask_collection
 from ._fit_state import data_fingerprint, reset_fit_state, user_stacklevel
 from ._intercept import INTERCEPT_SOLVERS
@@ -344,7 +345,8 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
                             type(self).__name__, tol=self.tol, max_iter=self.max_iter,
                             shrinking=self.shrinking, verbose=self.verbose,
                             random_state=self.random_state,
-                            features=X if self._explicit_features() else None, plan=plan)
+                            features=X if self._explicit_features() else None, plan=plan,
+                            inputs=None if self._explicit_features() else X)
 
     def _fit_dual(self, sequence, y, sw, log):
         """Solve the model's dual once; DC and reweighting models run several solves here.
@@ -370,6 +372,9 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
             if sequence.problem is not None:
                 # a kept row source (see fit): the scores follow the rescaling exactly
                 sequence.scale(self.C_ / state.C)
+        elif sequence.problem is None:
+            # a large computed-kernel fit from zero: its dual solved on clusters of the samples
+            alpha0, mu0 = start_from_clusters(self, sequence, problem, alpha0, mu0)
         alpha0 = problem.clip_feasible(alpha0)
         # alpha0 is this method's own array (zeros or a new warm start): the solver takes it
         return sequence.solve(problem, alpha0, mu0 - mu0.mean(), tol=tol, copy=False)

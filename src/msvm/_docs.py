@@ -209,7 +209,10 @@ PLAN_ATTRIBUTES = """\
         storage of cached kernel rows (``cache_dtype``), the rules for the inner solver and
         the smoothed-primal start, and in ``steps`` what each convex solve ran (inner solver
         'smo' or 'cd', the SMO working-set bound, whether it started from the smoothed
-        primal).  ``verbose >= 1`` prints it once per fit.
+        primal).  ``clusters``: the number of k-means clusters on which the fit's dual was
+        solved for the start of its first solve (the divide-and-conquer start of Hsieh, Si
+        and Dhillon 2014, made for computed-kernel fits of the per-class-hinge models from
+        60,000 samples; 0: none).  ``verbose >= 1`` prints it once per fit.
 """
 
 FUNCTION_ATTRIBUTES = """\
