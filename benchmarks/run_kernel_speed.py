@@ -8,7 +8,8 @@
 (from the repository root)
 
 make_blobs(n, centers=3, n_features=5, cluster_std=4, random_state=0), RBF kernel,
-gamma='scale', default tol and max_iter: ReinforcedMSVM and AngleBasedMSVM.  For each fit:
+gamma='scale', default tol and max_iter: ReinforcedMSVM, AngleBasedMSVM and (``--models``)
+LLW, i.e. ReinforcedMSVM(reinforcement=0).  For each fit:
 CPU time (time.process_time), converged_, epochs (n_iter_), exact finishing steps taken
 (solver_plan_), objective_ and kkt_residual_.  The machine may be shared with other work:
 read CPU times, not wall times.  Results go to benchmarks/results/kernel_speed.md and .json
@@ -40,7 +41,8 @@ def _fit(model, n, C):
 
     from msvm import AngleBasedMSVM, ReinforcedMSVM
     X, y = make_blobs(n_samples=n, centers=3, n_features=5, cluster_std=4.0, random_state=0)
-    est = {"ReinforcedMSVM": ReinforcedMSVM, "AngleBasedMSVM": AngleBasedMSVM}[model](
+    est = {"ReinforcedMSVM": ReinforcedMSVM, "AngleBasedMSVM": AngleBasedMSVM,
+           "LLW": lambda **kw: ReinforcedMSVM(reinforcement=0.0, **kw)}[model](
         C=C, kernel="rbf", gamma="scale")
     cpu = time.process_time()
     with warnings.catch_warnings(record=True) as caught:

@@ -166,13 +166,16 @@ def test_shared_kernel_columns_give_the_per_fit_probabilities(data):
 
 def test_weighted_fits_use_the_resolved_kernel_width(data):
     """A heuristic gamma is resolved once, in the estimator's fit: every weighted fit (and
-    the top fit at the refits' C) has the estimator's gamma_, at 10 times its tol."""
+    the top fit at the refits' C) has the estimator's gamma_, at the refits' loose tol."""
+    from msvm._probability import REFIT_TOL_FACTOR, REFIT_TOL_MAX
+
     X, y, _ = data
     est = ReinforcedMSVM(C=1.0, gamma="median", probability=True, probability_grid=2).fit(X, y)
     for chain in est.probability_estimators_:
         for fit in chain:
             assert fit.gamma_ == est.gamma_ and fit.gamma == est.gamma_
-            assert fit.tol == 10 * est.tol and fit.C == est.C * est.probability_C_factor_
+            assert fit.tol == min(REFIT_TOL_FACTOR * est.tol, REFIT_TOL_MAX)
+            assert fit.C == est.C * est.probability_C_factor_
             assert not hasattr(fit, "_row_state") or fit._row_state is None
 
 
@@ -241,3 +244,70 @@ def test_calibration_refits_two_folds_and_their_held_out_thirds_decide(data, mon
     assert seen == [len(y)] * len(_probability.REFIT_C_FACTORS)
     assert three.n_probability_fits_ == 1 + 3 * 2 + (three.probability_C_factor_ != 1.0) \
         + 3 * (2 + 2 * 3 * 2)
+
+
+@pytest.mark.parametrize("tol, refit_tol", [(1e-3, 0.3), (1e-4, 0.03), (0.01, 0.3), (0.5, 0.5)])
+def test_refit_tolerance_is_loose_but_capped_and_never_tighter(tol, refit_tol):
+    """The weighted fits stop at REFIT_TOL_FACTOR (300) times the estimator's tol, at most
+    at REFIT_TOL_MAX (0.3), and never at a tighter tol than the estimator's own."""
+    from msvm._probability import _refit_template
+
+    refit = _refit_template(ReinforcedMSVM(C=2.0, tol=tol), 3.0)
+    assert refit.tol == pytest.approx(refit_tol) and refit.C == 6.0
+
+
+@pytest.mark.filterwarnings("ignore::msvm.exceptions.DegenerateFitWarning")
+@pytest.mark.parametrize("C", [1.0, 10.0])
+def test_loose_refits_give_nearly_the_probabilities_of_tight_ones(data, C, monkeypatch):
+    """The bracketed estimate from weighted fits at the loose refit tol is within 0.02 (mean
+    absolute difference) of the one from fits solved to the estimator's own tol: the
+    bracketing reads only where the margins change sign between levels."""
+    from msvm import _probability
+
+    X, y, X_test = data
+    est = ReinforcedMSVM(C=C).fit(X, y)
+    levels = _probability.probability_levels(3)
+    template = clone(est).set_params(warm_start=True, C=est.C_, gamma=est.gamma_)
+    proba = {}
+    for factor in (1.0, _probability.REFIT_TOL_FACTOR):
+        monkeypatch.setattr(_probability, "REFIT_TOL_FACTOR", factor)
+        refit = _probability._refit_template(template, 1.0)
+        chains = [_probability._weighted_chain(refit, est, X, y, np.ones(len(y)), levels, c)
+                  for c in est.classes_]
+        proba[factor] = shaped_probabilities(
+            _probability.bracketed_ratios(est, chains, levels, X_test))
+    assert np.abs(proba[1.0] - proba[_probability.REFIT_TOL_FACTOR]).mean() < 0.02
+
+
+def _held_out(losses, y_enc=None):
+    """(ratios, y_enc, weights) of held-out samples whose log losses at a = 1, eps = 0 are
+    ``losses`` (two classes, class 0 true and predicted: p_0 = 1 / (1 + r_1))."""
+    n = len(losses)
+    p = np.exp(-np.asarray(losses))
+    ratios = np.column_stack([np.ones(n), (1 - p) / p])
+    return ratios, np.zeros(n, dtype=int) if y_enc is None else y_enc, np.ones(n)
+
+
+def test_c_factor_other_than_the_own_needs_a_clear_gain(monkeypatch):
+    """With FACTOR_SE = 1, 3 C is chosen over the estimator's own C only when it lowers the
+    held-out log loss by more than one standard error of the paired per-sample differences
+    (a gain within the noise keeps C, a clear one takes 3 C); with FACTOR_SE = 0 (the
+    default) the smaller held-out log loss decides."""
+    from msvm import _probability
+    from msvm._probability import _chosen_factor
+
+    monkeypatch.setattr(_probability, "FACTOR_SE", 1.0)
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0.05, 0.5, 300)
+    shape = (1.0, 0.0)
+    for shift, expected in [(0.001, 1.0), (0.05, 3.0), (-0.05, 1.0)]:
+        noisy = base - shift + rng.normal(0.0, 0.04, len(base))
+        noisy = np.clip(noisy, 1e-3, None)
+        held = {1.0: _held_out(base), 3.0: _held_out(noisy)}
+        shapes = {1.0: (*shape, float(base.mean())), 3.0: (*shape, float(noisy.mean()))}
+        assert _chosen_factor(shapes, held) == expected
+        # with FACTOR_SE = 0 the smaller held-out log loss decides
+        monkeypatch.setattr(_probability, "FACTOR_SE", 0.0)
+        assert _chosen_factor(shapes, held) == (3.0 if shapes[3.0][2] < shapes[1.0][2]
+                                                else 1.0)
+        monkeypatch.setattr(_probability, "FACTOR_SE", 1.0)

@@ -13,6 +13,7 @@ its solutions are computed by msvm._snapshot.
 
 import functools
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -20,7 +21,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._core._rows import threads_available
 from ._approx import APPROXIMATIONS, LANDMARK_RULES, check_approximation, fit_feature_map
+from ._cluster_start import start_from_clusters
 from ._dask import chunkwise, dask_score, fit_dask, is_dask_collection
 from ._fit_state import data_fingerprint, reset_fit_state, user_stacklevel
 from ._intercept import INTERCEPT_SOLVERS
@@ -66,6 +69,8 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "landmarks": [StrOptions(set(LANDMARK_RULES))],
         "intercept_solver": [StrOptions(set(INTERCEPT_SOLVERS))],
+        "n_threads": [Interval(numbers.Integral, 1, None, closed="left"),
+                      Interval(numbers.Integral, None, -1, closed="right")],
     }
 
     # ------------------------------------------------------------------ model hooks
@@ -98,6 +103,22 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         return plan_solve(source, n_samples, kernel=self.kernel, cache_size=self.cache_size,
                           cache_dtype=self.cache_dtype, tol=self.tol, C=self.C_,
                           weights=weights, overrides=getattr(self, "_plan_overrides", None))
+
+    def _solver_threads(self):
+        """The threads of this fit's kernel solver: ``n_threads``, counted back from the
+        processors when negative (-1: all of them), and 1 (with a warning) where the
+        compiled core has no threads (see the ``n_threads`` parameter)."""
+        n = int(self.n_threads)
+        if n < 0:
+            n = max((os.cpu_count() or 1) + 1 + n, 1)
+        if n > 1 and not threads_available():
+            warnings.warn(f"{type(self).__name__}: n_threads={self.n_threads} asks for {n} "
+                          f"threads, but msvm's compiled core was built without threads "
+                          f"(no POSIX threads on this platform): the fit runs one thread. "
+                          f"Set n_threads=1 to silence this warning.", UserWarning,
+                          stacklevel=user_stacklevel())
+            n = 1
+        return n
 
     def _output_map(self, k):
         """T (n_outputs, k): the fitted functions are T times the slot-space functions."""
@@ -215,6 +236,7 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
                                   coef0=self.coef0, cache_size=self.cache_size,
                                   cache_dtype=plan.cache_dtype, rows=plan.rows)
             sequence = self._dual_sequence(train, src, plan)
+        src.set_threads(self._solver_threads())
         fitted = self._fit_dual(sequence, y, sw, StepLog(type(self).__name__, self.verbose))
         y_pred = self.classes_[np.argmax(fitted.solution.G, axis=1)]
         self._store_fit(X, y, fitted)       # releases the solution's (n, k) arrays
@@ -323,7 +345,8 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
                             type(self).__name__, tol=self.tol, max_iter=self.max_iter,
                             shrinking=self.shrinking, verbose=self.verbose,
                             random_state=self.random_state,
-                            features=X if self._explicit_features() else None, plan=plan)
+                            features=X if self._explicit_features() else None, plan=plan,
+                            inputs=None if self._explicit_features() else X)
 
     def _fit_dual(self, sequence, y, sw, log):
         """Solve the model's dual once; DC and reweighting models run several solves here.
@@ -349,6 +372,9 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
             if sequence.problem is not None:
                 # a kept row source (see fit): the scores follow the rescaling exactly
                 sequence.scale(self.C_ / state.C)
+        elif sequence.problem is None:
+            # a large computed-kernel fit from zero: its dual solved on clusters of the samples
+            alpha0, mu0 = start_from_clusters(self, sequence, problem, alpha0, mu0)
         alpha0 = problem.clip_feasible(alpha0)
         # alpha0 is this method's own array (zeros or a new warm start): the solver takes it
         return sequence.solve(problem, alpha0, mu0 - mu0.mean(), tol=tol, copy=False)

@@ -85,6 +85,19 @@ KERNEL_PARAMETERS = """\
         other intercepts where the optimum is not unique, at a much larger cost (the linear
         program has n k variables: about a minute of CPU at n = 20000, k = 3, where the
         search takes milliseconds).
+    n_threads : int, default=1
+        Threads of the kernel solver (the working-set SMO path): the kernel rows of a
+        working set, the update of every sample's scores after it and the scan for the next
+        working set are split between them by samples.  The fit is the same to the last bit
+        for every n_threads (each value is computed by one thread with the same operations
+        in the same order).  -1 uses every processor, -2 all but one, and so on.  One
+        thread by default, like scikit-learn's estimators (whose ``n_jobs`` defaults to
+        one); ``n_jobs`` is separate: the probability fits (and ``TuningSetSearch``'s paths)
+        in parallel joblib workers, each of which then runs its fits on one thread.  The
+        rest of a fit (the working set's own SMO steps, the coordinate-descent path of
+        explicit features, prediction) runs on one thread, so the speed-up is below
+        n_threads (benchmarks/results/threads.md).  Without POSIX threads (Windows) the
+        solver runs one thread, with a warning when more are asked.
 """
 
 DC_PARAMETERS = """\
@@ -196,7 +209,10 @@ PLAN_ATTRIBUTES = """\
         storage of cached kernel rows (``cache_dtype``), the rules for the inner solver and
         the smoothed-primal start, and in ``steps`` what each convex solve ran (inner solver
         'smo' or 'cd', the SMO working-set bound, whether it started from the smoothed
-        primal).  ``verbose >= 1`` prints it once per fit.
+        primal).  ``clusters``: the number of k-means clusters on which the fit's dual was
+        solved for the start of its first solve (the divide-and-conquer start of Hsieh, Si
+        and Dhillon 2014, made for computed-kernel fits of the per-class-hinge models from
+        60,000 samples; 0: none).  ``verbose >= 1`` prints it once per fit.
 """
 
 FUNCTION_ATTRIBUTES = """\

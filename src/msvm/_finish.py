@@ -36,8 +36,27 @@ Schur-updated face whose full step leaves the free variables' reduced gradients 
 tol / 100 is refactored and the step repeated.  With these and the scores updated from the
 held columns (`_Scores`), that problem's finishing steps take 4-5 s (ReinforcedMSVM, from
 1,248 free variables) and 0.5-4 s (AngleBasedMSVM); the fits converge in 20 s and 30 s CPU
-(benchmarks/results/kernel_speed.md).  Free sets above MAX_FREE (make_blobs n = 5,000,
-C = 1e5: 2,600-5,600 free variables) are not finished: that fit still stops at max_iter.
+(benchmarks/results/kernel_speed.md). At make_blobs n = 5,000, C = 1e5 the free set holds
+4,400-6,200 variables at the early budget stops (above MAX_FREE: not finished) and 1,884 at
+6,400 epochs, where MAX_FLOPS ran out after 125 steps; given LAST_CUBES m^3 flops before the
+solver's last run the step settles that face (1,131 steps, 21 s CPU) and the fit converges in
+83.3 s CPU, 6,401 epochs (before: max_iter, 106.6 s, KKT residual 0.33; kernel_speed_5000.md).
+
+Measured for the free sets above MAX_FREE, and not kept (branch largefree, shared machine, CPU
+time). The face there is nearly singular: the RBF kernel of that problem has 2,235 eigenvalues
+above 1e-10 of its largest and 3,685 above 1e-13 (of 5,000), so a factor of K_FF is not of low
+rank and conjugate gradients on the face meet a condition number near 1e13, while the dense
+factorization costs 2-5 s at 5,876 variables (LU at about 50 GFlop/s on one core). With that
+factorization and MAX_FREE raised to 8,000, from the solver's iterate at 800 epochs (5,876 free
+variables): the Newton step of each face runs 1e7-1e9 times past the first bound, each ratio
+step fixed one variable (0.1 s a step; refactorizations every REFACTOR changes took two thirds
+of it); replacing the short ratio steps by the best point of the projected Newton path fixed
+3-15 variables a step, and with refactorizations after m / 8 changes 3,000 steps took 273 s to
+reach 872 free variables, and 800 epochs of the solver later the free set was back at 2,479:
+the path's bound hits, decided by nearly flat directions, were not the optimum's active set. At
+n = 2,000 (the case above) the projected path gave no gain (25.1 s CPU against the 20.1 s of
+kernel_speed.md, another run; the same 3,201 epochs). A step that decides bound hits on a
+regularized face (a proximal term) is the untried candidate.
 
 The result is only a proposal: the caller hands it to the compiled solver, whose own stopping
 rule (KKT residual and duality gap) certifies it or goes on from it.  Problems with group caps
@@ -62,6 +81,11 @@ SMALL_FLOPS = 1e9
 MAX_FREE = 2500
 MAX_STEPS = 3000
 MAX_FLOPS = 1e10
+# before the solver's last run (``last``): LAST_CUBES m^3 flops for a start of m free variables
+# where that is more (make_blobs n = 5,000, C = 1e5, from 1,884 free variables at 6,400
+# epochs: MAX_FLOPS ran out after 125 steps, 3.2 s; the face settled in 1,131 steps, 3.1e10
+# flops, 20.9 s CPU)
+LAST_CUBES = 10.0
 # a variable within this fraction of its box width of a bound is at the bound
 BOUND_RTOL = 1e-12
 # the largest (largest bound) x (largest kernel diagonal) the dense system is formed for
@@ -363,7 +387,7 @@ def _snapped(lay, alpha, bound):
                     np.where(lay.hi - alpha <= near, lay.hi, alpha))
 
 
-def finish_dual(problem, alpha, F, columns, tol, max_diag):
+def finish_dual(problem, alpha, F, columns, tol, max_diag, last=False):
     """Solve the dual exactly on its free set by active-set steps from ``alpha``.
 
     Parameters
@@ -382,6 +406,9 @@ def finish_dual(problem, alpha, F, columns, tol, max_diag):
     max_diag : float
         The largest kernel diagonal entry: where it times the largest bound exceeds
         MAX_SCALE (products near overflow), the step does not apply.
+    last : bool, default=False
+        Whether the solver's last run follows (the step may then spend LAST_CUBES m^3
+        flops on a start of m > SMALL_FREE free variables, where that exceeds MAX_FLOPS).
 
     Returns
     -------
@@ -395,7 +422,7 @@ def finish_dual(problem, alpha, F, columns, tol, max_diag):
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
         try:
-            found = _active_set(problem, alpha, F, columns, tol)
+            found = _active_set(problem, alpha, F, columns, tol, last)
         except np.linalg.LinAlgError:
             return None
     if found is None or not (np.all(np.isfinite(found[0])) and np.all(np.isfinite(found[1]))):
@@ -403,7 +430,7 @@ def finish_dual(problem, alpha, F, columns, tol, max_diag):
     return found
 
 
-def _active_set(problem, alpha, F, columns, tol):
+def _active_set(problem, alpha, F, columns, tol, last=False):
     """The loop of `finish_dual`: (alpha, s) or None.  A start with at most SMALL_FREE free
     variables is solved with fresh factorizations within the SMALL_* bounds; a larger one
     with Schur-complement updates within the MAX_* bounds, and where those run out after full
@@ -429,6 +456,8 @@ def _active_set(problem, alpha, F, columns, tol):
     large = int(free.sum()) > SMALL_FREE
     system = (_FaceSystem if large else _FreshSystem)(lay, cols, _slot_basis(lay.k))
     max_free, max_flops = (MAX_FREE, MAX_FLOPS) if large else (SMALL_FREE, SMALL_FLOPS)
+    if large and last:
+        max_flops = max(max_flops, LAST_CUBES * float(free.sum()) ** 3)
     reached, stuck = None, np.zeros(len(alpha), dtype=bool)
     for _ in range(MAX_STEPS if large else SMALL_STEPS):
         idx = np.flatnonzero(free)

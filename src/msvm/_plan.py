@@ -15,7 +15,10 @@ shape and kind of its data with tuned thresholds:
   kernel rows and every direction of the problem has coefficients +-1 on its slots, dual
   coordinate descent ('cd') otherwise; and the SMO path's working-set bound;
 * the start from the smoothed primal (msvm/_primal.py) on explicit features where dual
-  coordinate descent is slow (``primal_start_applies``).
+  coordinate descent is slow (``primal_start_applies``);
+* the start of a large computed-kernel fit of a per-class-hinge model from its dual solved
+  on k-means clusters of the samples (msvm/_cluster_start.py,
+  ``SolvePlan.starts_from_clusters``, from ``CLUSTER_MIN_SAMPLES`` samples).
 
 :func:`plan_solve` makes the decisions that precede the row source (rows, cache dtype, the
 rules for the rest) and returns a :class:`SolvePlan`.  The inner solver, its working set and
@@ -37,6 +40,7 @@ from ._progress import verbosity
 ROWS = ("linear rows", "explicit features", "kernel cache", "precomputed")
 SOLVERS = ("auto", "smo", "cd")
 PRIMAL_STARTS = ("auto", "on", "off")
+CLUSTER_STARTS = ("auto", "on", "off")
 CACHE_DTYPES = ("float64", "float32")
 
 # Linear kernel: up to this many samples (and when every kernel row fits in the cache) the
@@ -64,6 +68,30 @@ PRIMAL_MID_SAMPLES = 20000
 PRIMAL_MIN_RATIO = 4
 # largest number of primal unknowns (d + 1) k: the Newton system is formed and factored
 PRIMAL_MAX_UNKNOWNS = 1500
+
+# The cluster start (msvm/_cluster_start.py) is made for computed-kernel fits ('kernel
+# cache' rows) from CLUSTER_MIN_SAMPLES samples, on about n / CLUSTER_SIZE clusters.  Measured
+# against the plain fit in one run (ReinforcedMSVM, RBF, C = 1, make_classification d = 20,
+# k = 5; benchmarks/results/cluster_start.md): 1.26x the plain fit's CPU time at n = 10,000,
+# 1.08x at 20,000, 1.04x at 40,000 (0.97x in an earlier run), 0.73x at 80,000 (where the
+# plain fit's kernel rows outgrow the row cache: 339k rows computed, 246k from the start);
+# on pendigits 1.1-1.25x.  The threshold lies between the break-even and the measured gain
+# (60,000 itself was not measured).
+CLUSTER_MIN_SAMPLES = 60000
+CLUSTER_SIZE = 4000
+
+
+def cluster_start_possible(problem):
+    """Whether the cluster start can be made for ``problem``: the per-class-hinge layout
+    (directions +-e_j, one slot each, the own class's coefficient negative) without group
+    caps, whose clusters of one class have the single feasible point alpha = 0."""
+    return (problem.n_vars > 0 and problem.var_group is None and not problem.has_pairs
+            and bool(np.any(problem.entry_coef1 < 0)))
+
+
+def n_clusters(n, cluster_size=CLUSTER_SIZE):
+    """Clusters of a cluster start on n samples: about n / ``cluster_size``, at least 2."""
+    return max(2, int(round(n / max(int(cluster_size), 1))))
 
 
 def primal_start_applies(problem, X, diag):
@@ -152,6 +180,14 @@ class SolvePlan:
     working_set : int
         The SMO path's working-set bound; 0 chooses it from the row source
         (``msvm._core._solver.auto_working_set``).
+    cluster_start : {'auto', 'on', 'off'}
+        The cluster-start rule (msvm/_cluster_start.py) of a fit's first solve from zero:
+        'auto' (the default on kernel cache rows) from ``CLUSTER_MIN_SAMPLES`` samples, 'on'
+        wherever it can run (kernel cache rows, ``cluster_start_possible``), 'off' never.
+    cluster_size : int
+        The samples per cluster the number of clusters is chosen for (``n_clusters``).
+    clusters : int
+        Clusters the start of the first solve was built on (0: no cluster start made).
     steps : tuple of SolveStep
         What each solve of the fit ran, in order (empty before the first solve).
     """
@@ -162,6 +198,9 @@ class SolvePlan:
     primal_start: str = "off"
     working_set: int = 0
     steps: tuple = ()
+    cluster_start: str = "off"
+    cluster_size: int = CLUSTER_SIZE
+    clusters: int = 0
 
     def inner_solver(self, src, problem):
         """(solver, working_set) of a solve of ``problem`` on the row source ``src``."""
@@ -194,6 +233,18 @@ class SolvePlan:
             return primal_start_possible(problem, X)
         return primal_start_applies(problem, X, diag)
 
+    def starts_from_clusters(self, problem):
+        """Whether a fit's first solve of ``problem`` from zero starts from its dual solved on
+        clusters of the samples (msvm/_cluster_start.py); the number of clusters or 0."""
+        if self.cluster_start == "off" or self.rows != "kernel cache" \
+                or not cluster_start_possible(problem):
+            return 0
+        n = problem.n_samples
+        if self.cluster_start == "auto" and n < CLUSTER_MIN_SAMPLES:
+            return 0
+        c = n_clusters(n, self.cluster_size)
+        return c if c < n else 0
+
     def record(self, step):
         """The plan with one more solve's :class:`SolveStep`."""
         return replace(self, steps=self.steps + (step,))
@@ -211,15 +262,19 @@ class SolvePlan:
         solves = f"{len(self.steps)} solve" + ("s" if len(self.steps) != 1 else "")
         text += f", primal start={self.primal_start} (made in {starts} of {solves})"
         finished = sum(s.finishing_steps for s in self.steps)
-        return text + (f", {finished} exact finishing steps" if finished else "")
+        text += f", {finished} exact finishing steps" if finished else ""
+        return text + (f", start from {self.clusters} clusters" if self.clusters else "")
 
 
 def _check_overrides(overrides, source):
-    unknown = set(overrides) - {"rows", "solver", "primal_start", "cache_dtype", "working_set"}
+    unknown = set(overrides) - {"rows", "solver", "primal_start", "cache_dtype", "working_set",
+                                "cluster_start", "cluster_size"}
     if unknown:
         raise ValueError(f"unknown plan overrides {sorted(unknown)}; use rows, solver, "
-                         f"primal_start, cache_dtype or working_set")
+                         f"primal_start, cache_dtype, working_set, cluster_start or "
+                         f"cluster_size")
     choices = {"solver": SOLVERS, "primal_start": PRIMAL_STARTS, "cache_dtype": CACHE_DTYPES,
+               "cluster_start": CLUSTER_STARTS,
                "rows": ("linear rows", "explicit features") if source == "linear" else ()}
     for name, allowed in choices.items():
         if name in overrides and overrides[name] not in allowed:
@@ -228,6 +283,9 @@ def _check_overrides(overrides, source):
     ws = overrides.get("working_set", 0)
     if not isinstance(ws, (int, np.integer)) or ws < 0:
         raise ValueError(f"plan override working_set must be an int >= 0; got {ws!r}")
+    size = overrides.get("cluster_size", CLUSTER_SIZE)
+    if not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"plan override cluster_size must be an int >= 1; got {size!r}")
 
 
 def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype="float64",
@@ -250,7 +308,7 @@ def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype=
     overrides : dict, default=None
         Forced decisions (tests, benchmarks): ``rows`` ('linear rows' or 'explicit
         features', for the 'linear' source), ``solver``, ``primal_start``, ``cache_dtype``,
-        ``working_set``.
+        ``working_set``, ``cluster_start`` and ``cluster_size`` (see :class:`SolvePlan`).
 
     Returns
     -------
@@ -273,7 +331,10 @@ def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype=
     if solver == "smo" and explicit:
         raise ValueError("plan override solver='smo' needs kernel rows; the rows are "
                          "'explicit features'")
-    return SolvePlan(rows, dtype, solver, primal, int(overrides.get("working_set", 0)))
+    clusters = overrides.get("cluster_start", "auto" if rows == "kernel cache" else "off")
+    return SolvePlan(rows, dtype, solver, primal, int(overrides.get("working_set", 0)),
+                     cluster_start=clusters,
+                     cluster_size=int(overrides.get("cluster_size", CLUSTER_SIZE)))
 
 
 def source_plan(src, explicit_features):

@@ -242,11 +242,15 @@ class DualSequence:
         Which inner solver and start each solve uses (:func:`msvm._plan.plan_solve`); None
         applies its rules to ``src`` as it is (:func:`msvm._plan.source_plan`).  ``plan``
         then also records what every solve ran.
+    inputs : ndarray or scipy.sparse matrix, default=None
+        The training inputs whose kernel rows ``src`` computes, for a start built on
+        clusters of them (msvm/_cluster_start.py); None where there is none.
     """
 
     def __init__(self, src, snapshot, owner, *, tol, max_iter, shrinking, verbose,
-                 random_state, features=None, plan=None):
+                 random_state, features=None, plan=None, inputs=None):
         self.src = src
+        self.inputs = inputs         # the inputs of a computed kernel (the cluster start)
         self.features = features     # explicit features of the linear path (primal start)
         self.plan = source_plan(src, features is not None) if plan is None else plan
         self._snapshot = snapshot
@@ -434,9 +438,12 @@ class DualSequence:
                 threads = (one_blas_thread() if finish is finish_dual
                            else contextlib.nullcontext())
                 with threads:
-                    found = finish(problem, alpha, self._scores(), self._kernel_columns, tol,
-                                   diag if finish is finish_grouped
-                                   else float(np.max(diag, initial=0.0)))
+                    found = (finish_grouped(problem, alpha, self._scores(),
+                                            self._kernel_columns, tol, diag)
+                             if finish is finish_grouped else
+                             finish_dual(problem, alpha, self._scores(), self._kernel_columns,
+                                         tol, float(np.max(diag, initial=0.0)),
+                                         last=budget >= total - done))
             if found is not None:
                 finished += 1
                 self.move_to(problem, found[0])

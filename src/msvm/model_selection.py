@@ -716,8 +716,13 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                                      keep_best=keep_best)
                         for params, split in work]
             done = []
+            # the paths in parallel workers fit with one solver thread each (no
+            # oversubscription: n_jobs workers times n_threads)
+            estimator = self.estimator
+            if estimator.get_params().get("n_threads", 1) != 1:
+                estimator = clone(estimator).set_params(n_threads=1)
             jobs = Parallel(n_jobs=self.n_jobs, return_as="generator")(
-                delayed(_lambda_path)(self.estimator, params, lambdas, len(split[1]),
+                delayed(_lambda_path)(estimator, params, lambdas, len(split[1]),
                                       self.warm_start, *split, scorer, keep_best=keep_best)
                 for params, split in work)
             for (params, _), path in zip(work, jobs):

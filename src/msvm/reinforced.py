@@ -73,7 +73,7 @@ class ReinforcedMSVM(ProbabilityMixin, BaseMSVM):
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
                  class_weight=None, probability=False, probability_grid=8, n_jobs=None,
                  kernel_approximation=None, n_components=1000, landmarks="uniform",
-                 intercept_solver="exact"):
+                 intercept_solver="exact", n_threads=1):
         set_init_params(self, locals())
 
     def _auto_C(self, k):

@@ -100,7 +100,7 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
                  class_weight=None, dc_tol=1e-6, max_dc_iter=100,
                  probability=False, probability_grid=8, n_jobs=None,
                  kernel_approximation=None, n_components=1000, landmarks="uniform",
-                 intercept_solver="exact"):
+                 intercept_solver="exact", n_threads=1):
         set_init_params(self, locals())
 
     _less_truncation = "a larger truncation (truncation=None: the untruncated MSVM)"

@@ -299,7 +299,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                  shrinking=True, warm_start=False, random_state=None, verbose=False,
                  class_weight=None, progress_bar=False, probability=False, probability_grid=8,
                  n_jobs=None, kernel_approximation=None, n_components=1000, landmarks="uniform",
-                 intercept_solver="exact"):
+                 intercept_solver="exact", n_threads=1):
         set_init_params(self, locals())
 
     # ------------------------------------------------------------------ input
@@ -409,6 +409,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         src = make_row_source(src_X, kind, len(self.classes_), gamma=self.gamma_,
                               degree=self.degree, coef0=self.coef0, cache_size=self.cache_size,
                               shift=shift, cache_dtype=plan.cache_dtype, rows=plan.rows)
+        src.set_threads(self._solver_threads())
         return src_X, src, plan
 
     def _fit_grid(self, sequence, n_columns, U, y, sw):

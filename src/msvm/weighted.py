@@ -150,7 +150,7 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
                  verbose=False, class_weight=None, dc_tol=1e-6, max_dc_iter=100,
                  probability=False, probability_grid=8, n_jobs=None,
                  kernel_approximation=None, n_components=1000, landmarks="uniform",
-                 intercept_solver="exact"):
+                 intercept_solver="exact", n_threads=1):
         set_init_params(self, locals())
 
     _less_truncation = "a more negative truncation (truncation=None: the convex MSVM)"
@@ -269,7 +269,7 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
                  random_state=None, verbose=False, class_weight=None,
                  probability=False, probability_grid=8, n_jobs=None,
                  kernel_approximation=None, n_components=1000, landmarks="uniform",
-                 intercept_solver="exact"):
+                 intercept_solver="exact", n_threads=1):
         set_init_params(self, locals())
 
     def _dual_problem(self, y, k, weights):

@@ -64,18 +64,19 @@ static void msvm_dots_row(const double *X, ptrdiff_t n, ptrdiff_t d, const doubl
     }
 }
 
-/* out[b * n + r] = xb[b] . X[r] for b < m, r < n, from XT = X^T (d x n, row-major) and the m
- * rows xb (m x d): blocks of 4 rows times 16 samples. */
+/* out[b * n + r] = xb[b] . X[r] for b < m, lo <= r < hi, from XT = X^T (d x n, row-major)
+ * and the m rows xb (m x d): blocks of 4 rows times 16 samples.  Every value is the same for
+ * any range (the threads' parts of the samples, _threads.h). */
 MSVM_DOTS_ATTR
 static void msvm_dots_rows(const double *XT, ptrdiff_t n, ptrdiff_t d, const double *xb,
-                           int m, double *out)
+                           int m, double *out, ptrdiff_t lo, ptrdiff_t hi)
 {
     enum { W = 16 };
     int b0, b, mb;
     ptrdiff_t r0, r, f;
     for (b0 = 0; b0 < m; b0 += 4) {
         mb = m - b0 < 4 ? m - b0 : 4;
-        for (r0 = 0; r0 + W <= n; r0 += W) {
+        for (r0 = lo; r0 + W <= hi; r0 += W) {
             double acc[4][W];
             for (b = 0; b < 4; b++)
                 for (r = 0; r < W; r++)
@@ -106,7 +107,7 @@ static void msvm_dots_rows(const double *XT, ptrdiff_t n, ptrdiff_t d, const dou
                 for (r = 0; r < W; r++)
                     out[(b0 + b) * n + r0 + r] = acc[b][r];
         }
-        for (; r0 < n; r0++)
+        for (; r0 < hi; r0++)
             for (b = 0; b < mb; b++) {
                 double a = 0.0;
                 for (f = 0; f < d; f++)

@@ -10,7 +10,9 @@
  * its terms one at a time in the samples' order, each product rounded and then added (no
  * contraction into fused multiply-adds), so a fit's iterates do not depend on the grouping or
  * on which compiled version (AVX-512, AVX2, baseline) the machine runs.  Zero coefficients
- * are skipped, as the one-sample updates skip them.
+ * are skipped, as the one-sample updates skip them.  With several threads (n_threads) the
+ * samples are split between them (_threads.h): each entry is still updated by one thread
+ * with the same terms in the same order, so the values do not depend on the threads.
  */
 #ifndef MSVM_ROW_UPDATES_H
 #define MSVM_ROW_UPDATES_H
@@ -22,6 +24,7 @@
 #endif
 
 #include "_clones.h"
+#include "_threads.h"
 
 #define MSVM_UPDATE_ATTR MSVM_CLONED(("no-trapping-math", "fp-contract=off"))
 #define MSVM_UPDATE_GROUP 4
@@ -65,34 +68,93 @@ MSVM_GROUP_AXPY(msvm_group_axpy32, float)
 #undef MSVM_GROUP_AXPY
 #undef MSVM_T
 
-/* ys[t] += sum_a coef[a * ld + t] rows[a] for t < nt, a < m (rows: m kernel rows of length n,
- * float32 if single, else float64).  Each target takes its own nonzero terms in the samples'
- * order, GROUP at a time, so that the groups fill also where a sample changes only some of
- * the slots (pendigits: ReinforcedMSVM 9 %, WestonWatkinsMSVM 7 % less time than with
- * groups of four consecutive samples). */
-static void msvm_rows_axpys(const void *const *rows, int single, int m, const double *coef,
-                            int ld, double *const *ys, int nt, ptrdiff_t n)
+/* ys[t][lo:hi] += sum_a coef[a * ld + t] rows[a][lo:hi] for t < nt, a < m (rows: m kernel
+ * rows of length n, float32 if single, else float64).  Each target takes its own nonzero
+ * terms in the samples' order, GROUP at a time, so that the groups fill also where a sample
+ * changes only some of the slots (pendigits: ReinforcedMSVM 9 %, WestonWatkinsMSVM 7 % less
+ * time than with groups of four consecutive samples).  Each entry's terms and their order
+ * do not depend on [lo, hi): any split of the samples gives the same values. */
+static void msvm_rows_axpys_range(const void *const *rows, int single, int m,
+                                  const double *coef, int ld, double *const *ys, int nt,
+                                  ptrdiff_t lo, ptrdiff_t hi)
 {
     const void *R[MSVM_UPDATE_GROUP];
     double c[MSVM_UPDATE_GROUP];
+    size_t size = single ? sizeof(float) : sizeof(double);
     int a, g, t;
+    if (hi <= lo)
+        return;
     for (t = 0; t < nt; t++) {
         g = 0;
         for (a = 0; a <= m; a++) {
             if (g == MSVM_UPDATE_GROUP || (a == m && g > 0)) {
                 if (single)
-                    msvm_group_axpy32(ys[t], (const float *const *)R, c, g, n);
+                    msvm_group_axpy32(ys[t] + lo, (const float *const *)R, c, g, hi - lo);
                 else
-                    msvm_group_axpy64(ys[t], (const double *const *)R, c, g, n);
+                    msvm_group_axpy64(ys[t] + lo, (const double *const *)R, c, g, hi - lo);
                 g = 0;
             }
             if (a < m && coef[(ptrdiff_t)a * ld + t] != 0.0) {
-                R[g] = rows[a];
+                R[g] = (const char *)rows[a] + (size_t)lo * size;
                 c[g] = coef[(ptrdiff_t)a * ld + t];
                 g++;
             }
         }
     }
+}
+
+/* S[lo:hi] = ys[0][lo:hi] + ... + ys[nt-1][lo:hi], the targets added in order (the row sums
+ * of the scores, formed afresh). */
+static void msvm_sums_range(double *const *ys, int nt, double *S, ptrdiff_t lo, ptrdiff_t hi)
+{
+    ptrdiff_t r;
+    int t;
+    if (nt <= 0) {
+        for (r = lo; r < hi; r++)
+            S[r] = 0.0;
+        return;
+    }
+    for (r = lo; r < hi; r++)
+        S[r] = ys[0][r];
+    for (t = 1; t < nt; t++)
+        for (r = lo; r < hi; r++)
+            S[r] += ys[t][r];
+}
+
+typedef struct {
+    const void *const *rows;
+    const double *coef;
+    double *const *ys;
+    double *S;
+    int single, m, ld, nt;
+} msvm_axpys_task;
+
+static void msvm_axpys_part(void *ctx, int part, ptrdiff_t lo, ptrdiff_t hi)
+{
+    const msvm_axpys_task *w = (const msvm_axpys_task *)ctx;
+    (void)part;
+    msvm_rows_axpys_range(w->rows, w->single, w->m, w->coef, w->ld, w->ys, w->nt, lo, hi);
+    if (w->S != NULL)
+        msvm_sums_range(w->ys, w->nt, w->S, lo, hi);
+}
+
+/* The score update ys[t] += sum_a coef[a * ld + t] rows[a] over all n samples, split
+ * between `threads` threads by samples (_threads.h; the same values for every split); with
+ * S not NULL, then S = ys[0] + ... + ys[nt-1] (each thread its own samples). */
+static void msvm_rows_axpys(const void *const *rows, int single, int m, const double *coef,
+                            int ld, double *const *ys, int nt, ptrdiff_t n, double *S,
+                            int threads)
+{
+    msvm_axpys_task w;
+    w.rows = rows;
+    w.coef = coef;
+    w.ys = ys;
+    w.S = S;
+    w.single = single;
+    w.m = m;
+    w.ld = ld;
+    w.nt = nt;
+    msvm_parallel(n, msvm_parts(n, threads), 16, threads, msvm_axpys_part, &w);
 }
 
 #endif

@@ -1,5 +1,12 @@
 # Row sources: the one seam between the solver and where rows come from (see _rows.pyx).
 
+# a part of a loop over samples run by one thread (_threads.h)
+ctypedef void (*range_fn)(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
+
+cdef int thread_parts(Py_ssize_t n, int threads) noexcept nogil
+cdef void run_parts(Py_ssize_t n, int parts, int threads, range_fn fn, void* ctx) noexcept nogil
+
+
 cdef class RowSource:
     cdef readonly int n, d, k
     # work units (about one multiply-add each) of fetching one kernel row, and of one
@@ -8,6 +15,8 @@ cdef class RowSource:
     # kernel rows the source can hold at once (n for a Gram matrix, 0 without kernel rows)
     cdef readonly Py_ssize_t capacity
     cdef readonly long long n_computed, n_requests
+    # threads of the SMO path's row batches, score updates and scans (set_threads)
+    cdef readonly int n_threads
     cdef double[::1] kdiag
     cdef double[::1] sqnorm
 
@@ -20,10 +29,11 @@ cdef class RowSource:
     cdef const double* row(self, int i) noexcept nogil
     cdef void prefetch(self, const int* idx, int m) noexcept nogil
     cdef void row_entries(self, int i, const int* idx, int m, double* out) noexcept nogil
+    cdef void block_entries(self, const int* idx, int m, double* out) noexcept nogil
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil
     cdef const void* row_ref(self, int i, bint* single) noexcept nogil
     cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
-                         int nt) noexcept nogil
+                         int nt, double* S=*) noexcept nogil
     cdef double* slot_scores(self) noexcept nogil
 
 
@@ -37,8 +47,32 @@ cdef class GramRows(ScoreRows):
     cdef const double[:, ::1] K
 
 
+cdef struct KernelSpec:
+    int kernel, degree
+    double gamma, coef0, shift
+
+
+cdef struct RowTask:
+    # m kernel rows computed together (CachedRows._fill), split by samples between threads:
+    # their dot products (from XT, or from X for one row; NULL: already in `block`), kernel
+    # values and stored copies
+    const double* XT
+    const double* X
+    const double* xb        # m x d: the m samples
+    Py_ssize_t n, d
+    int m
+    double* block           # m x n
+    const double* sq
+    const int* idx
+    const KernelSpec* ks
+    void* store
+    bint single
+    const Py_ssize_t* offs  # m: where each row goes in the store
+
+
 cdef class CachedRows(ScoreRows):
     cdef int kernel
+    cdef KernelSpec spec
     cdef readonly double gamma, coef0, shift
     cdef readonly int degree
     cdef readonly str cache_dtype
@@ -53,12 +87,15 @@ cdef class CachedRows(ScoreRows):
     cdef int batch                  # rows computed together by prefetch
     cdef double* block              # batch x n: their dot products, then kernel values
     cdef int* pending               # capacity: the rows prefetch has to compute
+    cdef Py_ssize_t* offs           # batch: the store offsets of the rows being computed
+    cdef Py_ssize_t* boffs          # capacity: the store offsets of a block's rows
 
     cdef void dots(self, int i, double* out) noexcept nogil
     cdef void dots_block(self, const int* idx, int m, double* out) noexcept nogil
     cdef void _kernel_values(self, int i, double* row) noexcept nogil
     cdef void _compute(self, int i, double* out) noexcept nogil
-    cdef void _store_row(self, int i, const double* values) noexcept nogil
+    cdef void _fill(self, const int* idx, int m) noexcept nogil
+    cdef void _dots_task(self, const int* idx, int m, RowTask* w) noexcept nogil
     cdef Py_ssize_t _cached(self, int i) noexcept nogil
     cdef int _claim(self, int i) noexcept nogil
     cdef void _unlink(self, int s) noexcept nogil

@@ -33,6 +33,14 @@
 #   differ only in how they walk x_i.  A constant feature, if any, is a column the caller
 #   appends.
 #
+# Threads (set_threads, the estimators' n_threads): the SMO path's batches of kernel rows
+# (prefetch: dot products, kernel values and storage), a working set's kernel block
+# (block_entries) and its score update (rows_axpys, with the row sums) are split between
+# threads by samples (block rows for the block), on the process's one pool of _threads.h;
+# the LRU bookkeeping stays in the calling thread, in the order of one thread.  Each value
+# is computed by one thread from the same operations, so every thread count gives the same
+# values; the coordinate-descent path (apply, row) runs one thread.
+#
 # Every source refuses, at construction, an X whose kernel values would overflow double
 # precision (bounds through the squared norms, O(nnz)).
 
@@ -47,14 +55,21 @@ cdef extern from "_exp_row.h":
 
 cdef extern from "_row_updates.h":
     void msvm_rows_axpys(const void** rows, int single, int m, const double* coef, int ld,
-                         double** ys, int nt, Py_ssize_t n) noexcept nogil
+                         double** ys, int nt, Py_ssize_t n, double* S,
+                         int threads) noexcept nogil
+
+cdef extern from "_threads.h":
+    int msvm_threads_available() noexcept nogil
+    int msvm_parts(Py_ssize_t n, int threads) noexcept nogil
+    void msvm_parallel(Py_ssize_t n, int parts, Py_ssize_t align, int threads, range_fn fn,
+                       void* ctx) noexcept nogil
 
 cdef extern from "_dense_dots.h":
     void msvm_sqnorms(const double* X, Py_ssize_t n, Py_ssize_t d, double* out) noexcept nogil
     void msvm_dots_row(const double* X, Py_ssize_t n, Py_ssize_t d, const double* xi,
                        double* out) noexcept nogil
     void msvm_dots_rows(const double* XT, Py_ssize_t n, Py_ssize_t d, const double* xb, int m,
-                        double* out) noexcept nogil
+                        double* out, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
 
 import numpy as np
 
@@ -64,6 +79,10 @@ cdef enum:
     KERNEL_POLY = 2
 
 cdef double DOUBLE_MAX = 1.7e308
+# most threads of a row source (the SMO path's scans keep per-thread results for as many)
+cdef int MAX_THREADS = 64
+# the least entries of a working set's kernel block a thread gathers (block_entries)
+cdef Py_ssize_t BLOCK_PART_MIN = 16384
 # prefetch computes at most BLOCK_ROWS kernel rows together, holding at most BLOCK_BYTES of
 # their values at once
 cdef int BLOCK_ROWS = 16
@@ -143,6 +162,103 @@ cdef inline void _axpy(double* y, const real* x, double t, Py_ssize_t n) noexcep
         y[r] += t * x[r]
 
 
+
+cdef void _values_range(const KernelSpec* ks, double sq_i, const double* sq, double* row,
+                        Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Dot products x_i . x_r into kernel values K(x_i, x_r) in place, for lo <= r < hi
+    (every value from its own entry: the same for any range)."""
+    cdef Py_ssize_t r
+    cdef double dist, gamma = ks.gamma, coef0 = ks.coef0, shift = ks.shift
+    cdef int kernel = ks.kernel, degree = ks.degree
+    if kernel == KERNEL_RBF:
+        # exp(-gamma ||x_i - x_r||^2) + shift, the exponentials a whole row at a time
+        for r in range(lo, hi):
+            dist = sq_i + sq[r] - 2.0 * row[r]
+            row[r] = 0.0 if dist < 0.0 else -gamma * dist
+        msvm_exp_row(row + lo, hi - lo)
+        if shift != 0.0:
+            for r in range(lo, hi):
+                row[r] += shift
+    else:
+        for r in range(lo, hi):
+            row[r] = _kernel_value(kernel, gamma, coef0, degree, shift, row[r], sq_i, sq[r])
+
+
+cdef void _rows_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Samples lo .. hi - 1 of a RowTask's rows: dot products, kernel values, storage."""
+    cdef const RowTask* w = <const RowTask*> ctx
+    cdef Py_ssize_t r, n = w.n
+    cdef int b
+    cdef double* row
+    cdef float* rows32 = <float*> w.store
+    if hi <= lo:
+        return
+    if w.XT != NULL:
+        if w.d == 0:
+            for b in range(w.m):
+                memset(w.block + b * n + lo, 0, (hi - lo) * sizeof(double))
+        elif w.m == 1:
+            msvm_dots_row(w.X + lo * w.d, hi - lo, w.d, w.xb, w.block + lo)
+        else:
+            msvm_dots_rows(w.XT, n, w.d, w.xb, w.m, w.block, lo, hi)
+    for b in range(w.m):
+        row = w.block + b * n
+        _values_range(w.ks, w.sq[w.idx[b]], w.sq, row, lo, hi)
+        if w.single:
+            for r in range(lo, hi):
+                rows32[w.offs[b] + r] = <float> row[r]
+        else:
+            memcpy(<double*> w.store + w.offs[b] + lo, row + lo, (hi - lo) * sizeof(double))
+
+
+cdef int thread_parts(Py_ssize_t n, int threads) noexcept nogil:
+    """Parts of a loop over n samples run on `threads` threads (_threads.h: msvm_parts)."""
+    return msvm_parts(n, threads)
+
+
+cdef void run_parts(Py_ssize_t n, int parts, int threads, range_fn fn,
+                    void* ctx) noexcept nogil:
+    """fn(ctx, t, lo, hi) for the `parts` parts of [0, n), on up to `threads` threads of the
+    process's one pool (_threads.h: msvm_parallel; parts aligned to 16 samples)."""
+    msvm_parallel(n, parts, 16, threads, fn, ctx)
+
+
+cdef struct GatherTask:
+    # a working set's kernel block from its cached rows (CachedRows.block_entries)
+    const void* store
+    bint single
+    const Py_ssize_t* offs      # m: the store offsets of the block's rows
+    const int* idx
+    int m
+    double* out                 # m x m
+
+
+cdef void _gather_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Rows lo .. hi - 1 of a GatherTask's block."""
+    cdef const GatherTask* w = <const GatherTask*> ctx
+    cdef Py_ssize_t a
+    cdef int b, m = w.m
+    cdef const float* row32
+    cdef const double* row64
+    cdef double* out
+    for a in range(lo, hi):
+        out = w.out + a * m
+        if w.single:
+            row32 = <const float*> w.store + w.offs[a]
+            for b in range(m):
+                out[b] = row32[w.idx[b]]
+        else:
+            row64 = <const double*> w.store + w.offs[a]
+            for b in range(m):
+                out[b] = row64[w.idx[b]]
+
+
+def threads_available():
+    """Whether the compiled core runs n_threads > 1 on threads (POSIX threads; False on
+    Windows, where the solver runs one thread)."""
+    return bool(msvm_threads_available())
+
+
 cdef class RowSource:
     """Rows and scores for the dual solver (see the module's Design note).
 
@@ -159,6 +275,7 @@ cdef class RowSource:
         self.n_computed = 0
         self.n_requests = 0
         self.capacity = 0
+        self.n_threads = 1
         self.kdiag = np.zeros(n)
         self.sqnorm = np.zeros(n)
         return 0
@@ -183,6 +300,14 @@ cdef class RowSource:
     def diagonal(self):
         """Kernel diagonal K(x_i, x_i) (with the shift) as a NumPy array."""
         return np.array(self.kdiag)
+
+    def set_threads(self, int n_threads):
+        """Threads for the SMO path's kernel rows, score updates and scans (n_threads >= 1,
+        at most 64; one without threads: threads_available).  The values computed do not
+        depend on it."""
+        if n_threads < 1:
+            raise ValueError(f"n_threads must be >= 1 here; got {n_threads}")
+        self.n_threads = min(n_threads, MAX_THREADS) if msvm_threads_available() else 1
 
     def prefetch_rows(self, idx):
         """Compute rows idx together, as the SMO path's prefetch does (for tests)."""
@@ -275,6 +400,13 @@ cdef class RowSource:
         for b in range(m):
             out[b] = r[idx[b]]
 
+    cdef void block_entries(self, const int* idx, int m, double* out) noexcept nogil:
+        """out[a * m + b] = K[idx[a], idx[b]] for a, b < m: a working set's kernel block
+        (row_entries of each row in turn; sources with rows, m <= capacity)."""
+        cdef int a
+        for a in range(m):
+            self.row_entries(idx[a], idx, m, out + <Py_ssize_t> a * m)
+
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
         """ys[t] += coef[t] K[i, :] for t < m (sources with rows)."""
         cdef const double* r = self.row(i)
@@ -287,12 +419,15 @@ cdef class RowSource:
         return NULL
 
     cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
-                         int nt) noexcept nogil:
+                         int nt, double* S=NULL) noexcept nogil:
         """ys[t] += sum_a coef[a * ld + t] K[idx[a], :] for t < nt (sources with rows; the
         samples in order, zero coefficients skipped): a working set's score update.  Rows
         the source holds (row_ref; m <= capacity, so that fetching one never evicts
-        another) are added by _row_updates.h, several per pass; others one at a time."""
+        another) are added by _row_updates.h, several per pass and the samples split
+        between n_threads threads; others one at a time.  With S, then S = ys[0] + ... +
+        ys[nt - 1] (the row sums of the scores formed afresh, the targets in order)."""
         cdef int a, t, nz
+        cdef Py_ssize_t r
         cdef bint single = False
         cdef double c[MAX_CLASSES + 1]
         cdef double* y[MAX_CLASSES + 1]
@@ -305,7 +440,7 @@ cdef class RowSource:
                 if refs[a] == NULL:
                     break
             else:
-                msvm_rows_axpys(refs, single, m, coef, ld, ys, nt, self.n)
+                msvm_rows_axpys(refs, single, m, coef, ld, ys, nt, self.n, S, self.n_threads)
                 free(refs)
                 return
             free(refs)
@@ -318,6 +453,12 @@ cdef class RowSource:
                     nz += 1
             if nz > 0:
                 self.row_axpys(idx[a], c, y, nz)
+        if S != NULL:
+            for r in range(self.n):
+                S[r] = ys[0][r] if nt > 0 else 0.0
+            for t in range(1, nt):
+                for r in range(self.n):
+                    S[r] += ys[t][r]
 
     cdef double* slot_scores(self) noexcept nogil:
         return NULL
@@ -413,6 +554,8 @@ cdef class CachedRows(ScoreRows):
         self.scratch = NULL
         self.block = NULL
         self.pending = NULL
+        self.offs = NULL
+        self.boffs = NULL
         self.slot_of = NULL
         self.row_of = NULL
         self.prv = NULL
@@ -423,6 +566,8 @@ cdef class CachedRows(ScoreRows):
         free(self.scratch)
         free(self.block)
         free(self.pending)
+        free(self.offs)
+        free(self.boffs)
         free(self.slot_of)
         free(self.row_of)
         free(self.prv)
@@ -450,6 +595,11 @@ cdef class CachedRows(ScoreRows):
         self.shift = shift
         self.cache_dtype = cache_dtype
         self.single = cache_dtype == "float32"
+        self.spec.kernel = self.kernel
+        self.spec.degree = degree
+        self.spec.gamma = gamma
+        self.spec.coef0 = coef0
+        self.spec.shift = shift
         for i in range(self.n):
             self.kdiag[i] = _kernel_value(self.kernel, self.gamma, self.coef0, self.degree,
                                           self.shift, self.sqnorm[i], self.sqnorm[i],
@@ -470,13 +620,16 @@ cdef class CachedRows(ScoreRows):
         self.batch = <int> max(1, min(BLOCK_ROWS, capacity, BLOCK_BYTES // (8 * max(self.n, 1))))
         self.block = <double*> malloc(<Py_ssize_t> self.batch * self.n * sizeof(double) + 1)
         self.pending = <int*> malloc(capacity * sizeof(int) + 1)
+        self.offs = <Py_ssize_t*> malloc(self.batch * sizeof(Py_ssize_t) + 1)
+        self.boffs = <Py_ssize_t*> malloc(capacity * sizeof(Py_ssize_t) + 1)
         self.slot_of = <int*> malloc(self.n * sizeof(int) + 1)
         self.row_of = <int*> malloc(capacity * sizeof(int) + 1)
         self.prv = <int*> malloc(capacity * sizeof(int) + 1)
         self.nxt = <int*> malloc(capacity * sizeof(int) + 1)
         if (self.store == NULL or self.scratch == NULL or self.slot_of == NULL
                 or self.row_of == NULL or self.prv == NULL or self.nxt == NULL
-                or self.block == NULL or self.pending == NULL):
+                or self.block == NULL or self.pending == NULL or self.offs == NULL
+                or self.boffs == NULL):
             raise MemoryError("cannot allocate the kernel row cache; lower cache_size")
         for i in range(self.n):
             self.slot_of[i] = -1
@@ -496,44 +649,18 @@ cdef class CachedRows(ScoreRows):
 
     cdef void _kernel_values(self, int i, double* row) noexcept nogil:
         """Dot products x_i . x_r into kernel values K(x_i, x_r), in place."""
-        cdef Py_ssize_t r, n = self.n
-        cdef double sq_i = self.sqnorm[i], gamma = self.gamma, coef0 = self.coef0
-        cdef double shift = self.shift, dist
-        cdef int kernel = self.kernel, degree = self.degree
-        cdef const double* sq = &self.sqnorm[0]
-        if kernel == KERNEL_RBF:
-            # exp(-gamma ||x_i - x_r||^2) + shift, the exponentials a whole row at a time
-            for r in range(n):
-                dist = sq_i + sq[r] - 2.0 * row[r]
-                row[r] = 0.0 if dist < 0.0 else -gamma * dist
-            msvm_exp_row(row, n)
-            if shift != 0.0:
-                for r in range(n):
-                    row[r] += shift
-        else:
-            for r in range(n):
-                row[r] = _kernel_value(kernel, gamma, coef0, degree, shift, row[r], sq_i, sq[r])
+        _values_range(&self.spec, self.sqnorm[i], &self.sqnorm[0], row, 0, self.n)
         self.n_computed += 1
 
     cdef void _compute(self, int i, double* out) noexcept nogil:
         self.dots(i, out)
         self._kernel_values(i, out)
 
-    cdef void _store_row(self, int i, const double* values) noexcept nogil:
-        """Kernel row i (computed, float64) into a cache slot of its own."""
-        cdef Py_ssize_t r, off = <Py_ssize_t> self._claim(i) * self.n
-        cdef float* rows32 = <float*> self.store
-        if self.single:
-            for r in range(self.n):
-                rows32[off + r] = <float> values[r]
-        else:
-            memcpy(<double*> self.store + off, values, self.n * sizeof(double))
-
     cdef void prefetch(self, const int* idx, int m) noexcept nogil:
         """Rows idx[0:m] (distinct samples, m <= capacity) into the cache: the cached ones
         become the most recent first (so that computing the others cannot evict them), then
-        the missing ones are computed `batch` at a time (dots_block)."""
-        cdef int a, b, s, nb, nmiss = 0
+        the missing ones are computed `batch` at a time (_fill)."""
+        cdef int a, s, nb, nmiss = 0
         for a in range(m):
             s = self.slot_of[idx[a]]
             if s < 0:
@@ -545,11 +672,38 @@ cdef class CachedRows(ScoreRows):
         a = 0
         while a < nmiss:
             nb = min(self.batch, nmiss - a)
-            self.dots_block(self.pending + a, nb, self.block)
-            for b in range(nb):
-                self._kernel_values(self.pending[a + b], self.block + <Py_ssize_t> b * self.n)
-                self._store_row(self.pending[a + b], self.block + <Py_ssize_t> b * self.n)
+            self._fill(self.pending + a, nb)
             a += nb
+
+    cdef void _fill(self, const int* idx, int m) noexcept nogil:
+        """Rows idx[0:m] (m <= batch, none cached) computed together into cache slots of
+        their own (claimed first, in order), the samples split between n_threads threads:
+        dot products (_dots_task), kernel values and storage (_rows_part)."""
+        cdef RowTask w
+        cdef int b
+        for b in range(m):
+            self.offs[b] = <Py_ssize_t> self._claim(idx[b]) * self.n
+        w.XT = NULL
+        w.X = NULL
+        w.xb = NULL
+        w.n = self.n
+        w.d = self.d
+        w.m = m
+        w.block = self.block
+        w.sq = &self.sqnorm[0]
+        w.idx = idx
+        w.ks = &self.spec
+        w.store = self.store
+        w.single = self.single
+        w.offs = self.offs
+        self._dots_task(idx, m, &w)
+        run_parts(self.n, msvm_parts(self.n, self.n_threads), self.n_threads, _rows_part, &w)
+        self.n_computed += m
+
+    cdef void _dots_task(self, const int* idx, int m, RowTask* w) noexcept nogil:
+        """The dot products of rows idx[0:m] into the block here, before the threads start
+        (a subclass may leave them to _rows_part instead)."""
+        self.dots_block(idx, m, self.block)
 
     cdef Py_ssize_t _cached(self, int i) noexcept nogil:
         """Offset in the store of kernel row i, computed into the cache on a miss (a float32
@@ -596,6 +750,24 @@ cdef class CachedRows(ScoreRows):
         else:
             for b in range(m):
                 out[b] = row64[idx[b]]
+
+    cdef void block_entries(self, const int* idx, int m, double* out) noexcept nogil:
+        """The block's rows looked up (or computed) in order, as row_entries does them, then
+        their entries gathered with the block's rows split between n_threads threads
+        (_gather_part; at least BLOCK_PART_MIN entries a part)."""
+        cdef GatherTask w
+        cdef int a, parts = 1
+        for a in range(m):
+            self.boffs[a] = self._cached(idx[a])
+        w.store = self.store
+        w.single = self.single
+        w.offs = self.boffs
+        w.idx = idx
+        w.m = m
+        w.out = out
+        if self.n_threads > 1:
+            parts = max(1, min(4 * self.n_threads, <int> ((<Py_ssize_t> m * m) // BLOCK_PART_MIN)))
+        run_parts(m, parts, self.n_threads, _gather_part, &w)
 
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
         cdef Py_ssize_t off = self._cached(i)
@@ -687,7 +859,20 @@ cdef class DenseKernelRows(CachedRows):
         for b in range(m):
             for f in range(d):
                 self.xb[b * d + f] = self.X[idx[b], f]
-        msvm_dots_rows(&self.XT[0, 0], self.n, d, self.xb, m, out)
+        msvm_dots_rows(&self.XT[0, 0], self.n, d, self.xb, m, out, 0, self.n)
+
+    cdef void _dots_task(self, const int* idx, int m, RowTask* w) noexcept nogil:
+        """The dot products are left to the threads (_rows_part), each its own samples."""
+        cdef int b, f, d = self.d
+        if d == 0:
+            CachedRows._dots_task(self, idx, m, w)
+            return
+        for b in range(m):
+            for f in range(d):
+                self.xb[b * d + f] = self.X[idx[b], f]
+        w.XT = &self.XT[0, 0]
+        w.X = &self.X[0, 0]
+        w.xb = self.xb
 
 
 cdef class SparseKernelRows(CachedRows):

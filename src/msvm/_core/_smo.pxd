@@ -82,6 +82,7 @@ cdef class SMOSolver(InnerSolver):
 
     cdef double _sample_violation(self, int i, double* margin) noexcept nogil
     cdef int _scan_samples(self, double eps, double* viol, int* m, bint full) noexcept nogil
+    cdef int _scan_threads(self, double eps, double* viol, int* m, bint full) noexcept nogil
     cdef int _scan(self, double eps, double* viol, int* m) noexcept nogil
     cdef int _load_block(self, int m) noexcept nogil
     cdef bint _settled_variable(self, int v, int i) noexcept nogil

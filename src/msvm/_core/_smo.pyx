@@ -58,6 +58,7 @@
 # The augmented-Lagrangian rounds around the inner problems are _alm.pyx's.
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
+from libc.string cimport memmove
 
 from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
                       STATUS_INTERRUPTED, CURV_MIN, CAP_RTOL, MAX_CLASSES, SHRINK_EVERY,
@@ -65,7 +66,7 @@ from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NON
 from ._state cimport (move_sums, pair_pnorm2, group_full, group_end, group_pair,
                       sums_finite)
 from ._signals cimport tick, progress_note
-from ._rows cimport RowSource
+from ._rows cimport RowSource, thread_parts, run_parts
 from ._problem cimport ProblemArrays
 from ._state cimport DualState
 
@@ -295,16 +296,6 @@ cdef int _canonical(const Prob* p, Canon* cn) noexcept nogil:
     return 0
 
 
-cdef void _row_sums(const double* Ft, double* S, int n, int k) noexcept nogil:
-    """S[i] = sum_j F[i, j] (F^T slot-major, k x n), the slots summed in order."""
-    cdef Py_ssize_t i, j
-    for i in range(n):
-        S[i] = Ft[i]
-    for j in range(1, k):
-        for i in range(n):
-            S[i] += Ft[j * n + i]
-
-
 cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, const double* Ft,
                             const double* S, unsigned char* vsettled, int i, bint skip_vars,
                             bint shrinking, double last_viol, double* margin) noexcept nogil:
@@ -360,6 +351,68 @@ cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, con
             vsettled[v] = shrinking and -z > last_viol
     margin[0] = room
     return sc
+
+
+# most parts of a scan split between threads (_threads.h: MSVM_MAX_PARTS)
+cdef enum:
+    MAX_SCAN_PARTS = 256
+
+
+cdef struct ScanTask:
+    # a scan of the samples without groups split between threads (SMOSolver._scan_threads):
+    # its inputs, and per part t its largest violation, candidates (written into score /
+    # cand from the part's first sample on), sum of S and counts
+    const Prob* p
+    const State* st
+    const Canon* cn
+    const double* Ft
+    const double* S
+    unsigned char* vsettled
+    unsigned char* settled
+    double* score
+    int* cand
+    bint skip_vars, shrinking, full
+    double eps, thr
+    double viol[MAX_SCAN_PARTS]
+    double Ssum[MAX_SCAN_PARTS]
+    int m[MAX_SCAN_PARTS]
+    Py_ssize_t first[MAX_SCAN_PARTS]
+    long long skipped[MAX_SCAN_PARTS]
+    long long vars_seen[MAX_SCAN_PARTS]
+    long long scanned[MAX_SCAN_PARTS]
+
+
+cdef void _scan_part(void* ctx, int t, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Samples lo .. hi - 1 of a ScanTask, as SMOSolver._scan_samples's loop does them."""
+    cdef ScanTask* w = <ScanTask*> ctx
+    cdef Py_ssize_t i
+    cdef int m = 0
+    cdef long long skipped = 0, vars_seen = 0, scanned = 0
+    cdef double sc, margin, viol = 0.0, Ssum = 0.0
+    for i in range(lo, hi):
+        if not w.full and w.settled[i]:
+            skipped += 1
+            continue
+        scanned += 1
+        vars_seen += w.p.ptr[i + 1] - w.p.ptr[i]
+        sc = _flat_violation(w.p, w.st, w.cn, w.Ft, w.S, w.vsettled, <int> i, w.skip_vars,
+                             w.shrinking, w.thr, &margin)
+        Ssum += w.S[i]
+        if w.shrinking:
+            w.settled[i] = sc == 0.0 and margin > w.thr
+        if sc > viol:
+            viol = sc
+        if sc > w.eps:
+            w.score[lo + m] = sc
+            w.cand[lo + m] = <int> i
+            m += 1
+    w.viol[t] = viol
+    w.Ssum[t] = Ssum
+    w.m[t] = m
+    w.first[t] = lo
+    w.skipped[t] = skipped
+    w.vars_seen[t] = vars_seen
+    w.scanned[t] = scanned
 
 
 def smo_applies(RowSource src, problem):
@@ -570,6 +623,8 @@ cdef class SMOSolver(InnerSolver):
         cdef int i, n = self.p.n, scanned = 0
         cdef long long vars_seen = 0
         cdef double sc, margin, Ssum = 0.0, thr = self.last_viol
+        if not self.grouped and thread_parts(n, self.src.n_threads) > 1:
+            return self._scan_threads(eps, viol, m, full)
         viol[0] = 0.0
         m[0] = 0
         # between full scans, the unsettled samples' settled variables are passed over too
@@ -592,6 +647,48 @@ cdef class SMOSolver(InnerSolver):
                 m[0] += 1
         self.last_viol = viol[0]
         self.skip_vars = False
+        if not sums_finite(self.p, self.st, viol[0]) or not all_finite(Ssum):
+            return STATUS_NONFINITE
+        if tick(&self.work, vars_seen + scanned):
+            return STATUS_INTERRUPTED
+        return STATUS_CONVERGED
+
+    cdef int _scan_threads(self, double eps, double* viol, int* m, bint full) noexcept nogil:
+        """_scan_samples without groups, the samples split between the row source's
+        n_threads threads (_scan_part): every sample's values as in one pass, the parts'
+        candidates joined in sample order, the largest violation the largest of theirs."""
+        cdef ScanTask w
+        cdef int t, parts = min(thread_parts(self.p.n, self.src.n_threads), MAX_SCAN_PARTS)
+        cdef long long vars_seen = 0, scanned = 0
+        cdef double Ssum = 0.0
+        w.p = self.p
+        w.st = self.st
+        w.cn = &self.cn
+        w.Ft = self.Ft
+        w.S = self.S
+        w.vsettled = self.vsettled
+        w.settled = self.settled
+        w.score = self.score
+        w.cand = self.cand
+        w.skip_vars = not full and self.shrinking
+        w.shrinking = self.shrinking
+        w.full = full
+        w.eps = eps
+        w.thr = self.last_viol
+        run_parts(self.p.n, parts, self.src.n_threads, _scan_part, &w)
+        viol[0] = 0.0
+        m[0] = 0
+        for t in range(parts):
+            viol[0] = max(viol[0], w.viol[t])
+            if w.first[t] != m[0]:
+                memmove(self.score + m[0], self.score + w.first[t], w.m[t] * sizeof(double))
+                memmove(self.cand + m[0], self.cand + w.first[t], w.m[t] * sizeof(int))
+            m[0] += w.m[t]
+            Ssum += w.Ssum[t]
+            self.skipped += w.skipped[t]
+            vars_seen += w.vars_seen[t]
+            scanned += w.scanned[t]
+        self.last_viol = viol[0]
         if not sums_finite(self.p, self.st, viol[0]) or not all_finite(Ssum):
             return STATUS_NONFINITE
         if tick(&self.work, vars_seen + scanned):
@@ -634,9 +731,9 @@ cdef class SMOSolver(InnerSolver):
         B.q = qb
         # the block's missing rows computed together (_rows.pyx: prefetch)
         self.src.prefetch(self.cand, qb)
+        self.src.block_entries(self.cand, qb, B.K)
         for a in range(qb):
             i = self.cand[a]
-            self.src.row_entries(i, self.cand, qb, &B.K[<Py_ssize_t> a * qb])
             if tick(&self.work, self.src.row_cost):
                 return STATUS_INTERRUPTED
             B.kd[a] = self.src.diag(i)
@@ -1270,8 +1367,7 @@ cdef class SMOSolver(InnerSolver):
             # the row sums summed afresh from the scores (k passes over them) instead of
             # updated with every changed sample's kernel row (pendigits ReinforcedMSVM: 3 %
             # less time)
-            self.src.rows_axpys(self.cand, changed, self.dU, ld, ys, k)
-            _row_sums(self.Ft, self.S, n, k)
+            self.src.rows_axpys(self.cand, changed, self.dU, ld, ys, k, self.S)
         else:
             self.src.rows_axpys(self.cand, changed, self.dU, ld, ys, ld)
         for j in range(changed * ld):
