@@ -127,7 +127,8 @@ def test_parallel_workers_fit_with_one_thread(monkeypatch):
         seen.append(("tuning", estimator.n_threads))
         return lambda_path(estimator, *args, **kwargs)
 
-    monkeypatch.setattr(probability, "_own_fit", record_own)
+    # the runner holds its fit functions as attributes (Dask input swaps them)
+    monkeypatch.setattr(probability._ChainRunner, "own_fit", staticmethod(record_own))
     monkeypatch.setattr(model_selection, "_lambda_path", record_path)
     X, y = make_reinforced_example(60, random_state=0)
     Xt, yt = make_reinforced_example(60, random_state=1)
