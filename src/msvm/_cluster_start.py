@@ -40,7 +40,7 @@ from sklearn.utils import check_random_state
 from ._core._solver import solve
 from ._kernels import kernel_matrix, make_row_source
 from ._products import chunk_rows
-from ._problem import DualProblem
+from ._problem import take_variables
 
 # k-means is fitted on at most this many samples (then every sample is assigned): the
 # clusters only need to group nearby samples, and k-means on all of a large n costs more than
@@ -63,12 +63,6 @@ def restrict(problem, samples):
     counts = problem.var_ptr[samples + 1].astype(np.int64) - starts
     var_ptr = np.concatenate([[0], np.cumsum(counts)])
     variables = np.repeat(starts - var_ptr[:-1], counts) + np.arange(var_ptr[-1])
-    compact = problem.var_entry is not None
-
-    def kept(name, stored, per_entry):
-        """The stored values when they stay per entry, else those of the kept variables."""
-        return stored if per_entry else problem.expand(name)[variables]
-
     group, cap = None, ()
     if problem.var_group is not None:
         old = problem.var_group[variables]
@@ -76,18 +70,7 @@ def restrict(problem, samples):
         group = np.full(len(old), -1, dtype=np.int32)
         group[old >= 0] = renumbered
         cap = problem.cap[used]
-    return DualProblem(
-        k=problem.k, var_ptr=var_ptr,
-        var_entry=problem.var_entry[variables] if compact else None,
-        slot1=kept("slot1", problem.entry_slot1, compact),
-        coef1=kept("coef1", problem.entry_coef1, compact),
-        lin=kept("lin", problem.entry_lin, compact),
-        slot2=kept("slot2", problem.entry_slot2, compact),
-        coef2=kept("coef2", problem.entry_coef2, compact),
-        lo=kept("lo", problem.box_lo, problem.lo_per_entry),
-        hi=kept("hi", problem.box_hi, problem.hi_per_entry),
-        lo_per_entry=problem.lo_per_entry, hi_per_entry=problem.hi_per_entry,
-        group=group, cap=cap, kappa=problem.kappa, equality=problem.equality)
+    return take_variables(problem, variables, var_ptr, group, cap)
 
 
 def cluster_labels(X, n_clusters, random_state=None):

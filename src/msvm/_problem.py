@@ -303,15 +303,27 @@ def select_variables(problem, keep):
     """The same problem restricted to the variables where ``keep`` is true (groups kept)."""
     keep = np.asarray(keep, dtype=bool)
     counts = np.bincount(problem.sample_of_var()[keep], minlength=problem.n_samples)
+    group = None if problem.var_group is None else problem.var_group[keep]
+    return take_variables(problem, keep, np.concatenate([[0], np.cumsum(counts)]), group,
+                          problem.cap)
+
+
+def take_variables(problem, variables, var_ptr, group, cap):
+    """The problem of the ``variables`` (indices or a mask) of ``problem``: their directions,
+    linear terms and boxes, with the k slots and the equalities of ``problem``.
+
+    ``var_ptr`` gives the kept variables' samples and ``group`` / ``cap`` their groups; shared
+    by :func:`select_variables` and the cluster start's ``msvm._cluster_start.restrict``.
+    """
     compact = problem.var_entry is not None
 
     def kept(name, stored, per_entry):
         """The stored values when they stay per entry, else those of the kept variables."""
-        return stored if per_entry else problem.expand(name)[keep]
+        return stored if per_entry else problem.expand(name)[variables]
 
     return DualProblem(
-        k=problem.k, var_ptr=np.concatenate([[0], np.cumsum(counts)]),
-        var_entry=problem.var_entry[keep] if compact else None,
+        k=problem.k, var_ptr=var_ptr,
+        var_entry=problem.var_entry[variables] if compact else None,
         slot1=kept("slot1", problem.entry_slot1, compact),
         coef1=kept("coef1", problem.entry_coef1, compact),
         lin=kept("lin", problem.entry_lin, compact),
@@ -320,8 +332,7 @@ def select_variables(problem, keep):
         lo=kept("lo", problem.box_lo, problem.lo_per_entry),
         hi=kept("hi", problem.box_hi, problem.hi_per_entry),
         lo_per_entry=problem.lo_per_entry, hi_per_entry=problem.hi_per_entry,
-        group=None if problem.var_group is None else problem.var_group[keep], cap=problem.cap,
-        kappa=problem.kappa, equality=problem.equality)
+        group=group, cap=cap, kappa=problem.kappa, equality=problem.equality)
 
 
 def shifted(problem, shift):
