@@ -60,7 +60,6 @@ cdef class SMOSolver(InnerSolver):
     cdef double last_viol      # the violation of the last scan
     cdef unsigned char* settled  # n: the sample was settled at the last full or partial scan
     cdef unsigned char* vsettled  # nv: the variable was settled when its sample was last scanned
-    cdef bint skip_vars        # this scan passes over settled variables
     cdef double* Ft            # the row source's scores, k x n (slot-major)
     cdef double* S             # n: row sums of F
     cdef double* score         # n: violation of the candidate samples
@@ -82,7 +81,8 @@ cdef class SMOSolver(InnerSolver):
 
     cdef double _sample_violation(self, int i, double* margin) noexcept nogil
     cdef int _scan_samples(self, double eps, double* viol, int* m, bint full) noexcept nogil
-    cdef int _scan_threads(self, double eps, double* viol, int* m, bint full) noexcept nogil
+    cdef int _scan_end(self, double viol, double Ssum, long long work) noexcept nogil
+    cdef int _scan_flat(self, double eps, double* viol, int* m, bint full) noexcept nogil
     cdef int _scan(self, double eps, double* viol, int* m) noexcept nogil
     cdef int _load_block(self, int m) noexcept nogil
     cdef bint _settled_variable(self, int v, int i) noexcept nogil

@@ -299,8 +299,9 @@ cdef int _canonical(const Prob* p, Canon* cn) noexcept nogil:
 cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, const double* Ft,
                             const double* S, unsigned char* vsettled, int i, bint skip_vars,
                             bint shrinking, double last_viol, double* margin) noexcept nogil:
-    """SMOSolver._sample_violation for problems without groups: the same values from the
-    same operations in the same order, every loop invariant held in a local (the stores to
+    """A sample's violation and margin (as SMOSolver._sample_violation's) for problems
+    without groups; skip_vars: pass over settled variables.  Every loop invariant is held
+    in a local (the stores to
     vsettled, unsigned char, may alias anything, so the compiler reloaded the problem's
     fields for every variable; pendigits ReinforcedMSVM: the scans were 20 % of the fit)."""
     cdef int v, e, a, b, n = p.n, v0 = p.ptr[i], v1 = p.ptr[i + 1]
@@ -359,7 +360,7 @@ cdef enum:
 
 
 cdef struct ScanTask:
-    # a scan of the samples without groups split between threads (SMOSolver._scan_threads):
+    # a scan of the samples without groups, split between threads (SMOSolver._scan_flat):
     # its inputs, and per part t its largest violation, candidates (written into score /
     # cand from the part's first sample on), sum of S and counts
     const Prob* p
@@ -517,7 +518,6 @@ cdef class SMOSolver(InnerSolver):
         self.shrinking = shrinking
         self.since_full = SHRINK_EVERY
         self.last_viol = INFINITY
-        self.skip_vars = False
         for i in range(n):
             self.S[i] = 0.0
             self.B.loc[i] = -1
@@ -559,7 +559,7 @@ cdef class SMOSolver(InnerSolver):
     # ------------------------------------------------------------------ 1. global scan
     cdef double _sample_violation(self, int i, double* margin) noexcept nogil:
         """Largest violation of the inner KKT conditions among sample i's variables and
-        groups.  margin: how far the sample is from violating, the smallest |z| over its
+        groups (problems with groups; without them: _flat_violation).  margin: how far the sample is from violating, the smallest |z| over its
         variables at a bound with z pointing out of the box (-inf when a variable is free
         or in a full group: then the sample is never settled)."""
         cdef const Prob* p = self.p
@@ -567,12 +567,7 @@ cdef class SMOSolver(InnerSolver):
         cdef const Canon* cn = &self.cn
         cdef int v, v0 = p.ptr[i], v1 = p.ptr[i + 1], g, w, va, vb, n = p.n
         cdef double sc = 0.0, z, U, sig, gv, lo, hi, room = INFINITY, Ulo, Uhi
-        if not self.grouped:
-            return _flat_violation(p, st, cn, self.Ft, self.S, self.vsettled, i,
-                                   self.skip_vars, self.shrinking, self.last_viol, margin)
         for v in range(v0, v1):
-            if self.skip_vars and self.vsettled[v]:
-                continue
             lo = v_lo(p, v)
             hi = v_hi(p, v)
             if hi <= lo:
@@ -623,12 +618,10 @@ cdef class SMOSolver(InnerSolver):
         cdef int i, n = self.p.n, scanned = 0
         cdef long long vars_seen = 0
         cdef double sc, margin, Ssum = 0.0, thr = self.last_viol
-        if not self.grouped and thread_parts(n, self.src.n_threads) > 1:
-            return self._scan_threads(eps, viol, m, full)
+        if not self.grouped:
+            return self._scan_flat(eps, viol, m, full)
         viol[0] = 0.0
         m[0] = 0
-        # between full scans, the unsettled samples' settled variables are passed over too
-        self.skip_vars = not full and self.shrinking and not self.grouped
         for i in range(n):
             if not full and self.settled[i]:
                 self.skipped += 1
@@ -646,17 +639,23 @@ cdef class SMOSolver(InnerSolver):
                 self.cand[m[0]] = i
                 m[0] += 1
         self.last_viol = viol[0]
-        self.skip_vars = False
-        if not sums_finite(self.p, self.st, viol[0]) or not all_finite(Ssum):
+        return self._scan_end(viol[0], Ssum, vars_seen + scanned)
+
+    cdef int _scan_end(self, double viol, double Ssum, long long work) noexcept nogil:
+        """The end of a scan: NONFINITE when the sums or the scan's values overflowed,
+        INTERRUPTED when a signal is pending after ``work`` units, else CONVERGED."""
+        if not sums_finite(self.p, self.st, viol) or not all_finite(Ssum):
             return STATUS_NONFINITE
-        if tick(&self.work, vars_seen + scanned):
+        if tick(&self.work, work):
             return STATUS_INTERRUPTED
         return STATUS_CONVERGED
 
-    cdef int _scan_threads(self, double eps, double* viol, int* m, bint full) noexcept nogil:
-        """_scan_samples without groups, the samples split between the row source's
-        n_threads threads (_scan_part): every sample's values as in one pass, the parts'
-        candidates joined in sample order, the largest violation the largest of theirs."""
+    cdef int _scan_flat(self, double eps, double* viol, int* m, bint full) noexcept nogil:
+        """_scan_samples without groups (_scan_part over the samples, split between the row
+        source's n_threads threads; one part, in this thread, with one): every sample's
+        values as in one pass, the parts' candidates joined in sample order, the largest
+        violation the largest of theirs.  Between full scans the unsettled samples' settled
+        variables are passed over too."""
         cdef ScanTask w
         cdef int t, parts = min(thread_parts(self.p.n, self.src.n_threads), MAX_SCAN_PARTS)
         cdef long long vars_seen = 0, scanned = 0
@@ -689,11 +688,7 @@ cdef class SMOSolver(InnerSolver):
             vars_seen += w.vars_seen[t]
             scanned += w.scanned[t]
         self.last_viol = viol[0]
-        if not sums_finite(self.p, self.st, viol[0]) or not all_finite(Ssum):
-            return STATUS_NONFINITE
-        if tick(&self.work, vars_seen + scanned):
-            return STATUS_INTERRUPTED
-        return STATUS_CONVERGED
+        return self._scan_end(viol[0], Ssum, vars_seen + scanned)
 
     cdef int _scan(self, double eps, double* viol, int* m) noexcept nogil:
         """Step 1: the violations and candidates (_scan_samples): a full scan every
