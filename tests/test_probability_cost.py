@@ -151,3 +151,23 @@ def test_fit_shape_reaches_the_minimum_of_a_dense_search():
                for ga in np.linspace(0.25, 4.0, 76) for ge in np.linspace(0.0, 0.5, 101))
     assert loss <= grid + 1e-9
     assert 0.25 <= a <= 4.0 and 0.0 <= eps <= 0.5
+
+
+@pytest.mark.parametrize("estimator", [ReinforcedMSVM(C=10.0), AngleBasedMSVM(C=3.0)],
+                         ids=lambda e: type(e).__name__)
+def test_stacked_scoring_gives_each_fits_decision_values(estimator, data):
+    """The held-out samples scored by all the weighted fits in one product get each fit's
+    own decision values (up to the rounding of the sum)."""
+    from msvm._probability import _shared_columns, _stacked_decision_values, _support_span
+
+    X, y = data
+    X_test, _ = make_reinforced_example(40, random_state=4)
+    est = clone(estimator).set_params(probability=True, probability_grid=3).fit(X, y)
+    fits = [fit for chain in est.probability_estimators_ for fit in chain]
+    own = [fit.decision_values(X_test) for fit in fits]
+    with _shared_columns(fits, _support_span(fits)):
+        stacked = _stacked_decision_values(fits, X_test)
+    assert stacked is not None and len(stacked) == len(fits)
+    for a, b in zip(own, stacked):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+    assert _stacked_decision_values(fits, X_test) is None       # no shared columns: each fit

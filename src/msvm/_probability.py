@@ -164,12 +164,13 @@ from joblib import effective_n_jobs
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ._available import probability_method
 from ._dask import chunkwise, is_dask_collection
 from ._kernel_columns import KernelColumns
 from ._losses import margins as generalized_margins
+from ._validation import check_finite_decision
 from .exceptions import DegenerateFitWarning
 
 # Smallest weight level t_1: ratios p_j / p_{j*} below it are not resolved.
@@ -296,9 +297,42 @@ def bracketed_ratios(own_fit, chains, levels, X, n_train=None):
         :func:`bracket_ratios` for every class but j*, whose entry is 1.
     """
     G = own_fit.decision_values(X)
-    with _shared_columns([est for chain in chains for est in chain], n_train):
-        values = [[est.decision_values(X) for est in chain] for chain in chains]
+    fits = [est for chain in chains for est in chain]
+    with _shared_columns(fits, n_train):
+        flat = _stacked_decision_values(fits, X)
+        flat = iter([est.decision_values(X) for est in fits] if flat is None else flat)
+    values = [[next(flat) for _ in chain] for chain in chains]
     return ratios_from_decision_values(G, values, levels)
+
+
+def _stacked_decision_values(estimators, X):
+    """Decision values of kernel fits that share one ``KernelColumns`` (``_shared_columns``),
+    as ``decision_values`` computes them, with one matrix product for all; None when they do
+    not share one (or it cannot hold the block: then each fit scores X itself).
+
+    ``decision_values`` of such a fit is K @ coef + b with K the shared block and coef its
+    dual coefficients spread over the training samples (zero off its support); the block
+    only gains the columns of later fits, which meet zero coefficients.  One product with
+    the coefficients side by side replaces k m products of width k (about 10 times faster
+    on pendigits' held-out samples; the same values, the columns summed in the same order).
+    """
+    columns = estimators[0]._path().columns if estimators else None
+    if columns is None or any(est._path().columns is not columns for est in estimators):
+        return None
+    X = validate_data(estimators[0], X, dtype=np.float64, order="C", reset=False,
+                      accept_sparse="csr", ensure_all_finite=True)
+    K = None
+    for est in estimators:
+        K = columns.columns(est, X)
+        if K is None:
+            return None
+    widths = np.cumsum([0] + [est.dual_coef_.shape[0] for est in estimators])
+    coef = np.zeros((K.shape[1], widths[-1]))
+    for est, lo, hi in zip(estimators, widths[:-1], widths[1:]):
+        coef[est.support_, lo:hi] = est.dual_coef_.T
+    F = K @ coef
+    return [est._decision_from_output(check_finite_decision(F[:, lo:hi] + est.intercept_))
+            for est, lo, hi in zip(estimators, widths[:-1], widths[1:])]
 
 
 def ratios_from_decision_values(G, chain_values, levels):
