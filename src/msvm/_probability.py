@@ -125,7 +125,8 @@ the fits at 3 C are the slower ones.  What makes a weighted fit cheaper than a f
 - a chain's refits validate X and y once (``BaseMSVM._checked_refits``: each is the fit the
   public ``fit`` makes), and :func:`fit_shape` minimizes with the exact gradient (TNC): with
   L-BFGS-B and a numerical gradient it took 40 % of a breast cancer probability fit.
-  Breast cancer (398 samples): 0.57 to about 0.27 s CPU; pendigits (2,000): 21 to 18 s.
+  Breast cancer (398 samples): 0.57 to about 0.3 s CPU; pendigits (2,000), where the
+  compiled solver dominates: 36x one fit before and after (shared, loaded machine).
 
 Measured (CPU time, shared machine): ReinforcedMSVM(C=10) on 2,000 pendigits samples, one
 fit 0.6 s, ``probability=True`` 145 s before these changes, 62 s with three refitted folds
