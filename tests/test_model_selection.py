@@ -70,8 +70,9 @@ def test_same_choice_as_grid_search_with_predefined_split(split):
     X, y, Xt, yt = split
     lambdas = lambda_grid(-8, 6)
     est = ReinforcedMSVM(kernel="linear", reinforcement=0.5, tol=1e-8)
-    search = TuningSetSearch(est, lambdas=lambdas, refit=False).fit(X, y, X_tune=Xt,
-                                                                    y_tune=yt)
+    # path_tol=None: every path fit to the estimator's tol, as GridSearchCV's fits
+    search = TuningSetSearch(est, lambdas=lambdas, refit=False, path_tol=None).fit(
+        X, y, X_tune=Xt, y_tune=yt)
 
     Cs = lambda_to_C(np.sort(lambdas)[::-1], len(X))      # the same order: C ascending
     folds = PredefinedSplit(np.r_[-np.ones(len(X)), np.zeros(len(Xt))])
@@ -188,8 +189,9 @@ def test_path_keeps_what_a_statistician_plots(split):
     samples and, for a linear model, the coefficients and intercepts of every fit."""
     X, y, Xt, yt = split
     lambdas = lambda_grid(-3, 1)
+    # path_tol=None: the kept fit is the path's own (not solved on to a tighter tol)
     search = TuningSetSearch(ReinforcedMSVM(kernel="linear"), lambdas=lambdas,
-                             refit=False).fit(X, y, X_tune=Xt, y_tune=yt)
+                             refit=False, path_tol=None).fit(X, y, X_tune=Xt, y_tune=yt)
     path = search.path_
     n = len(lambdas)
     assert path["coef"].shape == (n, 1) + search.best_estimator_.coef_.shape
