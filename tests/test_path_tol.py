@@ -102,3 +102,14 @@ def test_path_tol_must_be_positive(data, path_tol):
     with pytest.raises(ValueError, match="path_tol"):
         TuningSetSearch(_model(), lambdas=[1.0], path_tol=path_tol).fit(
             X, y, X_tune=Xt, y_tune=yt)
+
+
+def test_estimator_from_outside_msvm_keeps_its_tol(data):
+    """path_tol applies to msvm estimators only (its meaning is their tol's): scikit-learn's
+    SVC is fitted along the path at its own tol, and the selected fit kept as it is."""
+    from sklearn.svm import SVC
+    X, y, Xt, yt = data
+    search = TuningSetSearch(SVC(kernel="linear", tol=1e-4), lambdas=lambda_grid(-6, -2),
+                             path_tol=0.1, refit=False).fit(X, y, X_tune=Xt, y_tune=yt)
+    assert np.all(search.cv_results_["tol"] == 1e-4)
+    assert search.best_estimator_.tol == 1e-4

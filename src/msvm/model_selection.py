@@ -222,10 +222,12 @@ def _fit_tol(est):
 
 
 def _path_tolerance(estimator, path_tol):
-    """The tol of the fits along a path: ``max(path_tol, tol)`` of an estimator with a
-    ``tol`` parameter, None (its own settings) without one or with ``path_tol=None``."""
+    """The tol of the fits along a path: ``max(path_tol, tol)`` of an msvm estimator, None
+    (its own settings) with ``path_tol=None`` or for another estimator, whose ``tol`` may
+    mean something else than msvm's KKT residual and relative duality gap."""
     tol = estimator.get_params().get("tol")
-    if path_tol is None or not isinstance(tol, numbers.Real):
+    if path_tol is None or not isinstance(estimator, BaseMSVM) \
+            or not isinstance(tol, numbers.Real):
         return None
     return max(float(path_tol), float(tol))
 
@@ -304,18 +306,15 @@ def _solve_to_tol(fit, estimator, X, y, fit_params):
     so that the solver goes on from where the path fit stopped.  Without ``warm_start`` the
     refit starts from scratch.  A fit already solved to that tol is returned as it is.
     """
-    params = fit.get_params()
     tol = estimator.get_params().get("tol")
-    if "tol" not in params or params["tol"] == tol:
+    if not isinstance(fit, BaseMSVM) or fit.tol == tol:
         return fit
     fit.set_params(tol=tol)
     with warnings.catch_warnings():
         # a degenerate selection is reported once, by fit
         warnings.simplefilter("ignore", DegenerateFitWarning)
         fit.fit(X, y, **fit_params)
-    if isinstance(fit, BaseMSVM):
-        fit._leave_path()           # the row source of the fit is not kept on the estimator
-    return fit
+    return fit._leave_path()        # the row source of the fit is not kept on the estimator
 
 
 def _stack_sets(X, X_tune):
@@ -509,8 +508,9 @@ class TuningSetSearch(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     progress_bar : bool, default=False
         Show a progress bar over the fits of the path (needs ``tqdm``: ``pip install tqdm``).
     path_tol : float or None, default=1e-2
-        The tol of every fit along the path (at least the estimator's own ``tol``; an
-        estimator without a ``tol`` parameter keeps its settings).  The path fits serve to
+        The tol of every fit along the path (at least the estimator's own ``tol``: the KKT
+        residual and the relative duality gap the solver stops at; an estimator from
+        outside msvm keeps its own settings).  The path fits serve to
         score each grid point on the tuning set, and a fit solved to a relative duality gap
         of 1e-2 instead of 1e-3 takes about half the solver epochs at large C while its
         tuning predictions barely move (``benchmarks/results/tuning.md``, section 5); the
