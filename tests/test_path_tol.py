@@ -113,3 +113,16 @@ def test_estimator_from_outside_msvm_keeps_its_tol(data):
                              path_tol=0.1, refit=False).fit(X, y, X_tune=Xt, y_tune=yt)
     assert np.all(search.cv_results_["tol"] == 1e-4)
     assert search.best_estimator_.tol == 1e-4
+
+
+def test_cv_folds_record_every_fit_and_refit_at_tol(data):
+    """With cv, every fold's path fits are recorded at path_tol (objective and duality gap
+    per split) and best_estimator_ is the refit on all of X at the estimator's tol."""
+    X, y, _, _ = data
+    search = TuningSetSearch(_model(), lambdas=lambda_grid(-6, -2), cv=2,
+                             path_tol=0.05).fit(X, y)
+    res = search.cv_results_
+    assert np.all(res["tol"] == 0.05) and search.path_["duality_gap"].shape == (5, 2)
+    for i in range(2):
+        assert np.all(res[f"split{i}_duality_gap"] <= 0.05 * res[f"split{i}_objective"])
+    assert search.best_estimator_.tol == 1e-3 and search.best_estimator_.converged_
