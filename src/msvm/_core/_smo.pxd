@@ -29,7 +29,10 @@ cdef struct Block:
     double* Ulo
     double* Uhi
     double* off        # -sigma a
-    double* z          # z, written by each extremes pass
+    double* z          # z, written by each extremes pass and each partner search
+    double* vu         # z of the variables that can increase (+inf for the others)
+    double* vl         # z of the variables that can decrease (-inf for the others)
+    double* gain       # a partner search's gains
     int* li            # local sample
     int* gv            # global variable
     int* pos           # nb: block variables in the problem's own order (sample, group)

@@ -70,6 +70,20 @@ from ._rows cimport RowSource, thread_parts, run_parts
 from ._problem cimport ProblemArrays
 from ._state cimport DualState
 
+cdef extern from "_block_scan.h":
+    void msvm_bucket_z(const double* Fp, const double* Fq, const double* S, const int* li,
+                       const double* off, const double* U, const double* Ulo,
+                       const double* Uhi, double* z, double* vu, double* vl, int i0, int i1,
+                       double kappa, double br, double cs, double sconst,
+                       int masks) noexcept nogil
+    void msvm_bucket_extremes(const double* z, const double* vu, const double* vl, int i0,
+                              int i1, double* up_z, int* up_at, double* lo_z,
+                              int* lo_at) noexcept nogil
+    int msvm_bucket_partner(const double* z, const double* U, const double* Uhi,
+                            const int* li, const double* kd, const double* row, int i0,
+                            int i1, int skip, double za, double kpn2, double Kaa,
+                            double curv_min, double* gain, double* best_gain) noexcept nogil
+
 
 cdef inline int _block_group_end(const Prob* p, const Block* B, int x0) noexcept nogil:
     """One past the last block position of x0's group (x0 + 1 without a group): the block
@@ -200,22 +214,6 @@ cdef inline void _bucket_terms(const Prob* p, const State* st, const Canon* cn, 
     else:
         Fq[0] = NULL
     cs[0] = (1.0 + br[0]) / p.k
-
-
-cdef inline void _bucket_z(const double* Fp, const double* Fq, const double* S,
-                           const int* li, const double* off, double* z, int i0, int i1,
-                           double kappa, double br, double cs, double sconst) noexcept nogil:
-    """z of the block variables i0 .. i1 - 1 of one bucket (_bucket_terms), into z: the
-    values of _zval, the same operations in the same order."""
-    cdef int idx, ib
-    if Fq == NULL:
-        for idx in range(i0, i1):
-            ib = li[idx]
-            z[idx] = kappa * (Fp[ib] - cs * S[ib]) + sconst + off[idx]
-    else:
-        for idx in range(i0, i1):
-            ib = li[idx]
-            z[idx] = kappa * (Fp[ib] - cs * S[ib]) + sconst + off[idx] + kappa * br * Fq[ib]
 
 
 cdef void _top_q(double* score, int* idx, int m, int q) noexcept nogil:
@@ -492,6 +490,9 @@ cdef class SMOSolver(InnerSolver):
         self.B.Uhi = <double*> malloc(nbmax * sizeof(double))
         self.B.off = <double*> malloc(nbmax * sizeof(double))
         self.B.z = <double*> malloc(nbmax * sizeof(double))
+        self.B.vu = <double*> malloc(nbmax * sizeof(double))
+        self.B.vl = <double*> malloc(nbmax * sizeof(double))
+        self.B.gain = <double*> malloc(nbmax * sizeof(double))
         self.B.li = <int*> malloc(nbmax * sizeof(int))
         self.B.gv = <int*> malloc(nbmax * sizeof(int))
         self.B.pos = <int*> malloc(nbmax * sizeof(int))
@@ -508,6 +509,7 @@ cdef class SMOSolver(InnerSolver):
                 or self.B.Ft == NULL or self.B.S == NULL or self.B.loc == NULL
                 or self.B.start == NULL or self.B.U == NULL or self.B.Ulo == NULL
                 or self.B.Uhi == NULL or self.B.off == NULL or self.B.z == NULL
+                or self.B.vu == NULL or self.B.vl == NULL or self.B.gain == NULL
                 or self.B.li == NULL or self.B.gv == NULL or self.B.pos == NULL
                 or _canonical(p, &self.cn) < 0):
             raise MemoryError("cannot allocate the solver's work arrays")
@@ -542,6 +544,7 @@ cdef class SMOSolver(InnerSolver):
         free(self.B.K); free(self.B.kd); free(self.B.Ft); free(self.B.S); free(self.B.loc)
         free(self.B.start); free(self.B.U); free(self.B.Ulo); free(self.B.Uhi)
         free(self.B.off); free(self.B.z); free(self.B.li); free(self.B.gv); free(self.B.pos)
+        free(self.B.vu); free(self.B.vl); free(self.B.gain)
 
     cdef void end_round(self) noexcept nogil:
         self.steps += 1                 # an augmented-Lagrangian round is work too
@@ -809,27 +812,34 @@ cdef class SMOSolver(InnerSolver):
         cdef const double* Fp
         cdef const double* Fq
         for j in range(cn.nbuckets):
-            # z first, in a pass of independent iterations (_bucket_z: 4-8 % less time per
-            # fit than with the running extremes in the same loop); the running extremes
-            # stay in locals (the block's arrays are written nowhere in this loop, but the
-            # compiler cannot know that through the pointers)
+            # z first, in a pass of independent iterations (msvm_bucket_z: 4-8 % less time
+            # per fit than with the running extremes in the same loop); with groups the
+            # running extremes stay in locals (the block's arrays are written nowhere in
+            # this loop, but the compiler cannot know that through the pointers)
             lo_z = -INFINITY
             up_z = INFINITY
             lo_at = -1
             up_at = -1
-            if B.start[j] < B.start[j + 1]:
+            if B.start[j] < B.start[j + 1] and not grouped:
+                # without groups: vectorized passes, the same values (_block_scan.h)
                 _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
-                _bucket_z(Fp, Fq, B.S, B.li, B.off, B.z, B.start[j], B.start[j + 1], kappa,
-                          br, cs, sconst)
+                msvm_bucket_z(Fp, Fq, B.S, B.li, B.off, B.U, B.Ulo, B.Uhi, B.z, B.vu, B.vl,
+                              B.start[j], B.start[j + 1], kappa, br, cs, sconst, True)
+                msvm_bucket_extremes(B.z, B.vu, B.vl, B.start[j], B.start[j + 1], &up_z,
+                                     &up_at, &lo_z, &lo_at)
+                viol = max(viol, -up_z, lo_z)
+            elif B.start[j] < B.start[j + 1]:
+                _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
+                msvm_bucket_z(Fp, Fq, B.S, B.li, B.off, B.U, B.Ulo, B.Uhi, B.z, B.vu, B.vl,
+                              B.start[j], B.start[j + 1], kappa, br, cs, sconst, False)
+                # with groups: the room counts the group caps
                 for idx in range(B.start[j], B.start[j + 1]):
                     z = B.z[idx]
-                    if z < up_z and (B.U[idx] < B.Uhi[idx] if not grouped else
-                                     _room_up(p, st, cn, B.gv[idx], B.U[idx], B.Uhi[idx]) > 0.0):
+                    if z < up_z and _room_up(p, st, cn, B.gv[idx], B.U[idx], B.Uhi[idx]) > 0.0:
                         up_z = z
                         up_at = idx
-                    if z > lo_z and (B.U[idx] > B.Ulo[idx] if not grouped else
-                                     _room_down(p, st, cn, B.gv[idx], B.U[idx],
-                                                B.Ulo[idx]) > 0.0):
+                    if z > lo_z and _room_down(p, st, cn, B.gv[idx], B.U[idx],
+                                               B.Ulo[idx]) > 0.0:
                         lo_z = z
                         lo_at = idx
                 viol = max(viol, -up_z, lo_z)
@@ -900,23 +910,34 @@ cdef class SMOSolver(InnerSolver):
             Kaa = B.kd[ia]
             bestgain = -1.0
             _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
-            for idx in range(B.start[j], B.start[j + 1]):
-                if idx == la:
-                    continue
-                ib = B.li[idx]
-                z = kappa * (Fp[ib] - cs * B.S[ib]) + sconst + B.off[idx]
-                if Fq != NULL:
-                    z += kappa * br * Fq[ib]
-                # the room (a group cap's lookup) only for the candidates that could gain
-                if z >= za or not (B.U[idx] < B.Uhi[idx] if not self.grouped else _room_up(
-                        p, st, cn, B.gv[idx], B.U[idx], B.Uhi[idx]) > 0.0):
-                    continue
-                curv = max(kappa * pn2 * (Kaa + B.kd[ib] - 2.0 * row[ib]), CURV_MIN)
-                gain = (za - z) * (za - z) / curv
-                if gain > bestgain:
-                    bestgain = gain
-                    best = idx
-                    zb = z
+            if not self.grouped:
+                # the z of the bucket's variables (S moved with every step of the round),
+                # then the gains: vectorized passes, the same choice (_block_scan.h)
+                msvm_bucket_z(Fp, Fq, B.S, B.li, B.off, B.U, B.Ulo, B.Uhi, B.z, B.vu, B.vl,
+                              B.start[j], B.start[j + 1], kappa, br, cs, sconst, False)
+                best = msvm_bucket_partner(B.z, B.U, B.Uhi, B.li, B.kd, row, B.start[j],
+                                           B.start[j + 1], la, za, kappa * pn2, Kaa,
+                                           CURV_MIN, B.gain, &bestgain)
+                if best >= 0:
+                    zb = B.z[best]
+            else:
+                for idx in range(B.start[j], B.start[j + 1]):
+                    if idx == la:
+                        continue
+                    ib = B.li[idx]
+                    z = kappa * (Fp[ib] - cs * B.S[ib]) + sconst + B.off[idx]
+                    if Fq != NULL:
+                        z += kappa * br * Fq[ib]
+                    # the room (a group cap's lookup) only for the candidates that could gain
+                    if z >= za or not _room_up(p, st, cn, B.gv[idx], B.U[idx],
+                                                B.Uhi[idx]) > 0.0:
+                        continue
+                    curv = max(kappa * pn2 * (Kaa + B.kd[ib] - 2.0 * row[ib]), CURV_MIN)
+                    gain = (za - z) * (za - z) / curv
+                    if gain > bestgain:
+                        bestgain = gain
+                        best = idx
+                        zb = z
             gain_pair = 0.5 * bestgain
         if vs >= 0:
             curv = (kappa * B.kd[B.li[vs]] + st.rho * p.equality) * pn2
