@@ -159,4 +159,26 @@ static int msvm_bucket_partner(const double *z, const double *U, const double *U
     return msvm_first(gain, i0, i1, m);
 }
 
+/* The block's score updates of one step: y += t x (msvm_block_axpy) and y = (y + ta xa) +
+ * tb xb (msvm_block_axpy2), each product rounded and then added, on every compiled version
+ * (the Cython loops they replace ran on the baseline's two-wide vectors: at C = 256 on
+ * pendigits the steps' updates were 15-20 % of the fit).  y never overlaps the x rows. */
+MSVM_SCAN_PLAIN
+static void msvm_block_axpy(double *restrict y, const double *restrict x, double t,
+                            ptrdiff_t n)
+{
+    ptrdiff_t r;
+    for (r = 0; r < n; r++)
+        y[r] = y[r] + t * x[r];
+}
+
+MSVM_SCAN_PLAIN
+static void msvm_block_axpy2(double *restrict y, const double *restrict xa, double ta,
+                             const double *restrict xb, double tb, ptrdiff_t n)
+{
+    ptrdiff_t r;
+    for (r = 0; r < n; r++)
+        y[r] = (y[r] + ta * xa[r]) + tb * xb[r];
+}
+
 #endif

@@ -83,6 +83,9 @@ cdef extern from "_block_scan.h":
                             const int* li, const double* kd, const double* row, int i0,
                             int i1, int skip, double za, double kpn2, double Kaa,
                             double curv_min, double* gain, double* best_gain) noexcept nogil
+    void msvm_block_axpy(double* y, const double* x, double t, Py_ssize_t n) noexcept nogil
+    void msvm_block_axpy2(double* y, const double* xa, double ta, const double* xb, double tb,
+                          Py_ssize_t n) noexcept nogil
 
 
 cdef inline int _block_group_end(const Prob* p, const Block* B, int x0) noexcept nogil:
@@ -153,33 +156,19 @@ cdef inline double _zval(const Prob* p, const State* st, const Canon* cn, int v,
     return p.kappa * (Ft[<Py_ssize_t> a * ld + i] - Si) + st.s[a] + off
 
 
-cdef inline void _axpy(double* y, const double* x, double t, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t r
-    for r in range(n):
-        y[r] += t * x[r]
-
-
 cdef void _apply_u(const Prob* p, State* st, const Canon* cn, int v, double t, double* Ft,
                    double* S, const double* row, int ld) noexcept nogil:
     """U_v += t inside a block: its scores (one kernel row, leading dimension ld) and the
     sums (move_sums, with alpha_v moving by sigma_v t)."""
     cdef int a = cn.p[ce(cn, v)], b = cn.q[ce(cn, v)]
     cdef double r = cn.r[ce(cn, v)], tot = t
-    _axpy(Ft + <Py_ssize_t> a * ld, row, t, ld)
+    msvm_block_axpy(Ft + <Py_ssize_t> a * ld, row, t, ld)
     if b >= 0:
-        _axpy(Ft + <Py_ssize_t> b * ld, row, r * t, ld)
+        msvm_block_axpy(Ft + <Py_ssize_t> b * ld, row, r * t, ld)
         tot += r * t
     if tot != 0.0:
-        _axpy(S, row, tot, ld)
+        msvm_block_axpy(S, row, tot, ld)
     move_sums(p, st, v, cn.sg[ce(cn, v)] * t)
-
-
-cdef inline void _axpy2(double* y, const double* xa, double ta, const double* xb, double tb,
-                        Py_ssize_t n) noexcept nogil:
-    """y += ta xa, then y += tb xb, in one pass (the same values as two axpys)."""
-    cdef Py_ssize_t r
-    for r in range(n):
-        y[r] = (y[r] + ta * xa[r]) + tb * xb[r]
 
 
 cdef void _apply_pair(const Prob* p, State* st, const Canon* cn, int va, int vb, double t,
@@ -189,13 +178,13 @@ cdef void _apply_pair(const Prob* p, State* st, const Canon* cn, int va, int vb,
     _apply_u of each in one pass per score row, the same values."""
     cdef int a = cn.p[ce(cn, va)], b = cn.q[ce(cn, va)]
     cdef double r = cn.r[ce(cn, va)], tot_a = -t, tot_b = t
-    _axpy2(Ft + <Py_ssize_t> a * ld, rowa, -t, rowb, t, ld)
+    msvm_block_axpy2(Ft + <Py_ssize_t> a * ld, rowa, -t, rowb, t, ld)
     if b >= 0:
-        _axpy2(Ft + <Py_ssize_t> b * ld, rowa, r * -t, rowb, r * t, ld)
+        msvm_block_axpy2(Ft + <Py_ssize_t> b * ld, rowa, r * -t, rowb, r * t, ld)
         tot_a += r * -t
         tot_b += r * t
     if tot_a != 0.0:
-        _axpy2(S, rowa, tot_a, rowb, tot_b, ld)
+        msvm_block_axpy2(S, rowa, tot_a, rowb, tot_b, ld)
     move_sums(p, st, va, cn.sg[ce(cn, va)] * -t)
     move_sums(p, st, vb, cn.sg[ce(cn, vb)] * t)
 
