@@ -128,20 +128,27 @@ the largest single cost (44 %).  The fit at C = 256 is four solves (three stop a
 |---|---|
 | local SMO: extremes and partner search as vectorized passes (kept) | C = 10 -6 %, C = 256 -15 % |
 | local SMO: a step's block updates as cloned C loops (kept) | C = 256 a further -10 % |
+| global scan: selects instead of branches on each variable's z (kept) | C = 10 -3 % |
 | score update in column tiles of 512 / 1024 / 2048 samples (a) | C = 10 +7 / +7 / +3 % |
 | working-set gather in increasing column order (b) | the gather +57 % |
 
 The runs "r5-before" (main 8b55e2c, built apart and run from its own tree, merged here with
---merge-from) and "r5" (the two kept changes) ran one after the other on the shared machine
-(load 12).  Their single WeightedRobustMSVM(truncation=None) fits differ by 6 %; five fits
-each in alternating processes (three rounds, load 12): 0.202-0.212 s on main, 0.206-0.210 s
-with the changes (its grouped path keeps the plain loops); WestonWatkinsMSVM 0.162-0.164 s
--> 0.154-0.159 s.  Every fit above has main's objective to the last digit, epochs, steps and
-blocks (fingerprint 38 of 38 identical).
+--merge-from) and "r5" (the three kept changes) ran one after the other on the shared
+machine (load 10-12); a first pair of runs with the first two changes gave C = 10 ReinforcedMSVM
+3.05 -> 2.80 s, LLW 5.70 -> 5.07 s, AngleBasedMSVM 3.44 -> 3.07 s, C = 256 18.13 -> 13.75 s.
+Single WeightedRobustMSVM(truncation=None) fits vary by +-6 % at this load (0.208 and
+0.215 s on main, 0.221 and 0.210 s with the changes); five fits each in alternating
+processes (three rounds, load 12): 0.202-0.212 s on main, 0.206-0.210 s with the changes
+(its grouped path keeps the plain loops); WestonWatkinsMSVM 0.162-0.164 s -> 0.154-0.159 s.
+Every fit above has main's objective to the last digit, epochs, steps and blocks
+(fingerprint 38 of 38 identical).
 
 (a) each changed kernel row read once for all its slots instead of once per slot: the rows
 come from the 260 MB L3 cache, and the update is bound by the float32-to-double conversions,
-not by memory.  (b) the block's columns sorted, the entries written to their block
+not by memory.  A BLAS product for the update (F^T += dU^T K_B) was not tried: sgemm on the
+float32 rows rounds in single precision and dgemm adds the terms in an order of its own (and
+per thread split), so neither keeps the iterates, and (a) says little is left to gain from
+reading each row once.  (b) the block's columns sorted, the entries written to their block
 positions: perf samples of the gather 624 -> 982.
 """
 

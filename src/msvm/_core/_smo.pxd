@@ -92,6 +92,8 @@ cdef class SMOSolver(InnerSolver):
     cdef void _block_variables(self) noexcept nogil
     cdef double _bucket_extremes(self) noexcept nogil
     cdef double _group_violation(self, double viol) noexcept nogil
+    cdef int _partner(self, int j, int la, double za, const double* row, double Kaa,
+                      double pn2, double* zb, double* bestgain) noexcept nogil
     cdef bint _bucket_step(self, int j, double eps) noexcept nogil
     cdef bint _transversal(self, const int* cand, double sign, double eps) noexcept nogil
     cdef long long _group_steps(self, double eps, long long budget) noexcept nogil

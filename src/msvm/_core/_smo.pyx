@@ -904,6 +904,50 @@ cdef class SMOSolver(InnerSolver):
             x0 = x1
         return viol
 
+    cdef int _partner(self, int j, int la, double za, const double* row, double Kaa,
+                      double pn2, double* zb, double* bestgain) noexcept nogil:
+        """The second-order partner of la in bucket j (Fan, Chen and Lin 2005): the variable
+        that can increase, with z below za, of the largest gain (za - z)^2 / curvature
+        (curvature kappa ||P e||^2 (K_aa + K_bb - 2 K_ab), at least CURV_MIN), the first of
+        them on ties; -1 if none.  Its z into zb and its gain into bestgain (-1 if none)."""
+        cdef const Prob* p = self.p
+        cdef const Canon* cn = &self.cn
+        cdef Block* B = &self.B
+        cdef int idx, ib, best = -1
+        cdef double kappa = p.kappa, z, curv, gain, br, cs, sconst
+        cdef const double* Fp
+        cdef const double* Fq
+        bestgain[0] = -1.0
+        _bucket_terms(p, self.st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
+        if not self.grouped:
+            # the z of the bucket's variables (S moved with every step of the round), then
+            # the gains: vectorized passes, the same choice (_block_scan.h)
+            msvm_bucket_z(Fp, Fq, B.S, B.li, B.off, B.U, B.Ulo, B.Uhi, B.z, B.vu, B.vl,
+                          B.start[j], B.start[j + 1], kappa, br, cs, sconst, False)
+            best = msvm_bucket_partner(B.z, B.U, B.Uhi, B.li, B.kd, row, B.start[j],
+                                       B.start[j + 1], la, za, kappa * pn2, Kaa, CURV_MIN,
+                                       B.gain, bestgain)
+            if best >= 0:
+                zb[0] = B.z[best]
+            return best
+        for idx in range(B.start[j], B.start[j + 1]):
+            if idx == la:
+                continue
+            ib = B.li[idx]
+            z = kappa * (Fp[ib] - cs * B.S[ib]) + sconst + B.off[idx]
+            if Fq != NULL:
+                z += kappa * br * Fq[ib]
+            # the room (a group cap's lookup) only for the candidates that could gain
+            if z >= za or not _room_up(p, self.st, cn, B.gv[idx], B.U[idx], B.Uhi[idx]) > 0.0:
+                continue
+            curv = max(kappa * pn2 * (Kaa + B.kd[ib] - 2.0 * row[ib]), CURV_MIN)
+            gain = (za - z) * (za - z) / curv
+            if gain > bestgain[0]:
+                bestgain[0] = gain
+                best = idx
+                zb[0] = z
+        return best
+
     cdef bint _bucket_step(self, int j, double eps) noexcept nogil:
         """One step in bucket j: the best same-bucket pair (second-order choice) or a single
         Newton step on its most violating variable, whichever gains more.  Whether it moved."""
@@ -912,13 +956,11 @@ cdef class SMOSolver(InnerSolver):
         cdef const Canon* cn = &self.cn
         cdef Block* B = &self.B
         cdef int q = B.q, la = self.ex.la[j], ua = self.ex.ua[j], a, b, best = -1, vs = -1
-        cdef int idx, ia, ib
-        cdef double kappa = p.kappa, za = -INFINITY, zu = INFINITY, zb = 0.0, z, curv, gain
+        cdef int ia, ib
+        cdef double kappa = p.kappa, za = -INFINITY, zu = INFINITY, zb = 0.0, z, curv
         cdef double bestgain, room, t, Kaa = 0.0, single = 0.0, gain_pair = 0.0
-        cdef double gain_single = 0.0, pn2, br, cs, sconst
+        cdef double gain_single = 0.0, pn2
         cdef const double* row = NULL
-        cdef const double* Fp
-        cdef const double* Fq
         if la >= 0:
             za = _zval(p, st, cn, B.gv[la], B.Ft, B.S, q, B.li[la], B.off[la])
         if ua >= 0:
@@ -934,36 +976,7 @@ cdef class SMOSolver(InnerSolver):
             ia = B.li[la]
             row = B.K + <Py_ssize_t> ia * q
             Kaa = B.kd[ia]
-            bestgain = -1.0
-            _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
-            if not self.grouped:
-                # the z of the bucket's variables (S moved with every step of the round),
-                # then the gains: vectorized passes, the same choice (_block_scan.h)
-                msvm_bucket_z(Fp, Fq, B.S, B.li, B.off, B.U, B.Ulo, B.Uhi, B.z, B.vu, B.vl,
-                              B.start[j], B.start[j + 1], kappa, br, cs, sconst, False)
-                best = msvm_bucket_partner(B.z, B.U, B.Uhi, B.li, B.kd, row, B.start[j],
-                                           B.start[j + 1], la, za, kappa * pn2, Kaa,
-                                           CURV_MIN, B.gain, &bestgain)
-                if best >= 0:
-                    zb = B.z[best]
-            else:
-                for idx in range(B.start[j], B.start[j + 1]):
-                    if idx == la:
-                        continue
-                    ib = B.li[idx]
-                    z = kappa * (Fp[ib] - cs * B.S[ib]) + sconst + B.off[idx]
-                    if Fq != NULL:
-                        z += kappa * br * Fq[ib]
-                    # the room (a group cap's lookup) only for the candidates that could gain
-                    if z >= za or not _room_up(p, st, cn, B.gv[idx], B.U[idx],
-                                                B.Uhi[idx]) > 0.0:
-                        continue
-                    curv = max(kappa * pn2 * (Kaa + B.kd[ib] - 2.0 * row[ib]), CURV_MIN)
-                    gain = (za - z) * (za - z) / curv
-                    if gain > bestgain:
-                        bestgain = gain
-                        best = idx
-                        zb = z
+            best = self._partner(j, la, za, row, Kaa, pn2, &zb, &bestgain)
             gain_pair = 0.5 * bestgain
         if vs >= 0:
             curv = (kappa * B.kd[B.li[vs]] + st.rho * p.equality) * pn2
