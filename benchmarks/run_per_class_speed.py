@@ -119,7 +119,11 @@ get shorter late (7-58 blocks an epoch, about 130 steps each), so the per-block 
 gather, score update) grow to dominate.  At C = 256 an epoch is about one block of 512
 samples taking 5-11k local steps, again 98-99.9 % moves of free variables: the local SMO
 crawls on an ill-conditioned free set, and its two passes over the bucket per step were
-the largest single cost (44 %).  The fit at C = 256 is four solves (three stop at the
+the largest single cost (44 %).  The augmented-Lagrangian rounds at C = 10: three inner
+solves (inner tolerance 0.1 for epochs 0-11, 0.01 for 11-29, 0.001 for 29-57); the
+multiplier updates cost below 1 %, but the epoch ending each round holds 100-125 short
+blocks (about 70 steps each), against 7-58 blocks elsewhere.  The fit at C = 256 is four
+solves (three stop at the
 100-epoch budget of msvm/_sequence.py's finishing schedule, no finishing step taken).
 
 ## Tried in r5 (exact changes only; not kept unless said)
