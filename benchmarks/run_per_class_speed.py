@@ -111,20 +111,21 @@ out; shares of the fit), one thread, the machine shared:
 | kernel rows (dot products, exponentials) | 6 % | 1 % |
 | augmented-Lagrangian rounds, Python | below 1 % | below 1 % |
 
-Counted per epoch (n SMO steps) with a temporary counter build: at C = 10 the late epochs
-(the last two augmented-Lagrangian rounds, 45 of 57 epochs) change 5-17k variables each, of
-which 97-99.8 % are free before and after (tiny moves of free variables), 20-60 go from free
-to a bound and 10-35 from a bound to free; bound-to-bound flips stop after epoch 9.  Blocks
-get shorter late (7-58 blocks an epoch, about 130 steps each), so the per-block costs (scan,
-gather, score update) grow to dominate.  At C = 256 an epoch is about one block of 512
-samples taking 5-11k local steps, again 98-99.9 % moves of free variables: the local SMO
-crawls on an ill-conditioned free set, and its two passes over the bucket per step were
-the largest single cost (44 %).  The augmented-Lagrangian rounds at C = 10: three inner
-solves (inner tolerance 0.1 for epochs 0-11, 0.01 for 11-29, 0.001 for 29-57); the
-multiplier updates cost below 1 %, but the epoch ending each round holds 100-125 short
-blocks (about 70 steps each), against 7-58 blocks elsewhere.  The fit at C = 256 is four
-solves (three stop at the
-100-epoch budget of msvm/_sequence.py's finishing schedule, no finishing step taken).
+Counted per epoch (n SMO steps) with a temporary counter build: at C = 10 the epochs of the
+last two augmented-Lagrangian rounds (45 of 57) change 3.7-21k variables each; in the second
+round 89-99 % of them are free before and after, 200-440 go from free to a bound and 80-290
+back; in the last round 97.5-99.8 % are free-to-free moves, 17-55 go to a bound and 6-35
+back.  Bound-to-bound flips stop after epoch 9.  So the late solve is tiny moves of free
+variables, not bound flips.  Blocks get shorter late (7-58 blocks an epoch, 130-1,100 steps
+each), so the per-block costs (scan, gather, score update) grow to dominate.  At C = 256 an
+epoch is about one block of 512 samples taking 5-11k local steps, again 98-99.9 % moves of
+free variables: the local SMO crawls on an ill-conditioned free set, and its two passes over
+the bucket per step were the largest single cost (44 %).  The augmented-Lagrangian rounds at
+C = 10: three inner solves (inner tolerance 0.1 for epochs 0-11, 0.01 for 11-29, 0.001 for
+29-57); the multiplier updates cost below 1 %, but the epoch ending each round holds 100-125
+short blocks (about 70 steps each), against 7-58 blocks elsewhere.  The fit at C = 256 is
+four solves (three stop at the 100-epoch budget of msvm/_sequence.py's finishing schedule,
+no finishing step taken).
 
 ## Tried in r5 (exact changes only; not kept unless said)
 
