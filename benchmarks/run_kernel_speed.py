@@ -96,18 +96,21 @@ def main(argv=None):
                         help="name of the result files in benchmarks/results (.md, .json)")
     args = parser.parse_args(argv)
     rows = []
-    load = os.getloadavg()[0]
+    # the commit of the code the fits import, read before the first fit (a later commit
+    # during a long run would otherwise label the results)
+    info = {"commit": git_commit(), "machine": machine_info(),
+            "load_at_start": os.getloadavg()[0]}
     for n in args.n:
         for C in args.C:
             for model in args.models:
                 rows.append(_fit(model, n, C))
                 print(rows[-1], flush=True)
-                _write(args.output, rows, load)
+                _write(args.output, rows, info)
 
 
-def _write(output, rows, load):
+def _write(output, rows, info):
     """Write the results so far (.json and .md)."""
-    info = {"commit": git_commit(), "machine": machine_info(), "load_at_start": load}
+    load = info["load_at_start"]
     write_json(os.path.join(RESULTS, output + ".json"), {"info": info, "rows": rows})
     cols = ["model", "n", "C", "cpu_s", "converged", "epochs", "finishing_steps", "objective",
             "kkt_residual", "warnings", "free_sets"]
