@@ -132,11 +132,10 @@ def test_binary_decision_function_and_predict_proba_by_chunks(data):
     np.testing.assert_allclose(P.compute(), prob.predict_proba(X), rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["WeightedRobustMSVM", "AdaptiveWeightedSVM",
-                                  "TargetedLocalMSVM"])
+@pytest.mark.parametrize("name", ["TargetedLocalMSVM"])
 def test_refused_fits_name_the_remedy(data, name):
-    """An exact kernel, the models the chunked path does not fit (group caps, a grid of
-    local fits) and warm_start on Dask input are refused with the remedy
+    """An exact kernel, the models the chunked path does not fit (a grid of local fits)
+    and warm_start on Dask input are refused with the remedy
     before any work (a TargetedLocalMSVM is not computed into memory); the estimator stays
     unfitted."""
     X, y = data
