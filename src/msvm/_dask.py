@@ -255,11 +255,9 @@ def check_dask_fit(est):
 
 # the estimators whose fit runs chunked (named in the refusals)
 DASK_MODELS = ("WestonWatkinsMSVM, ReinforcedMSVM, AngleBasedMSVM, RobustMSVM, "
-               "WeightedRobustMSVM and AdaptiveWeightedSVM")
+               "WeightedRobustMSVM, AdaptiveWeightedSVM and TargetedLocalMSVM")
 # why the chunked path refuses a model (see ``_chunked_kind``)
 REFUSED = {
-    "grid": "it fits one local model per grid point of the targeted variable, which the "
-            "chunked path does not run",
     "other": "it solves a sequence of duals that the chunked path does not run",
 }
 
@@ -268,8 +266,9 @@ def _chunked_kind(est):
     """How the chunked path fits ``est``: 'convex' (one solve: the base class's
     ``_fit_dual``), or the model's own ``_dask_fit`` class attribute: 'dc' (the DC steps of
     RobustMSVM and WeightedRobustMSVM, msvm/_dask_dc.py), 'reweight' (AdaptiveWeightedSVM's
-    refits, msvm/_dask_reweight.py) or a key of REFUSED; 'other' for any other sequence of
-    duals."""
+    refits, msvm/_dask_reweight.py), 'grid' (TargetedLocalMSVM's local fits, run by
+    msvm/_dask_grid.py from its own fit) or a key of REFUSED; 'other' for any other
+    sequence of duals."""
     kind = type(est).__dict__.get("_dask_fit")
     if kind is not None:
         return kind
@@ -505,9 +504,12 @@ class ChunkedNewton:
         The same, on the client.
     est : BaseMSVM
         The estimator (tol, max_iter, verbose).
+    d : int or None, default=None
+        The number of features of the chunks' rows (None: ``n_components_`` or
+        ``n_features_in_`` of est; TargetedLocalMSVM's rows have a constant feature more).
     """
 
-    def __init__(self, blocks, model_task, model, est):
+    def __init__(self, blocks, model_task, model, est, d=None):
         self.blocks, self.task, self.model, self.est = blocks, model_task, model, est
         k = model.k
         probe = model.problem(np.arange(k, dtype=np.int32), np.ones(k), None)
@@ -515,8 +517,10 @@ class ChunkedNewton:
         self.pairs = bool(probe.has_pairs)
         self.bound, self.diag, caps = reduce_chunks(blocks, setup_pass, model_task,
                                                     combine=np.maximum)
-        self.d = est.n_components_ if est.kernel_approximation is not None \
-            else est.n_features_in_
+        if d is None:
+            d = est.n_components_ if est.kernel_approximation is not None \
+                else est.n_features_in_
+        self.d = int(d)
         # a dual with group caps is smoothed per group (msvm/_dask_groups.py)
         self.grouped = bool(caps)
         unknowns = (self.d + 1) * k
