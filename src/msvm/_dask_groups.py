@@ -135,6 +135,28 @@ class CappedTerms:
         starts = np.flatnonzero(np.concatenate([[True], owner[1:] != owner[:-1]]))
         return owner[starts], np.add.reduceat(M, starts, axis=0)
 
+    def line_sums(self, z, dz, steps):
+        """``line_slope_and_curvature`` at every step of ``steps`` (array (len(steps), 2)):
+        the groups whose variables all stay below their lower bounds over the steps' range
+        (their projection is lo throughout: the derivative is linear in z there) add the
+        constant sum dz lo and no curvature, and only the others are projected per step."""
+        steps = np.asarray(steps, dtype=np.float64)
+        t0, t1 = float(steps.min()), float(steps.max())
+        floor = self.mu * self.lo
+        pinned = np.all((z - t0 * dz < floor) & (z - t1 * dz < floor), axis=1)
+        constant = float(np.sum(dz[pinned] * self.lo[pinned]))
+        rest = np.flatnonzero(~pinned)
+        out = np.zeros((len(steps), 2))
+        out[:, 0] = constant
+        if len(rest):
+            part = _Subset(self, rest)
+            zr, dzr = z[rest], dz[rest]
+            for i, t in enumerate(steps):
+                slope, curv = part.line_slope_and_curvature(zr, dzr, float(t))
+                out[i, 0] += slope
+                out[i, 1] = curv
+        return out
+
     def line_slope_and_curvature(self, z, dz, t):
         """(sum_v dz_v a_v(z - t dz), the derivative's slope sum_g dz_g^T J_g dz_g) at step
         t along dz (both (G, p), z with its offsets)."""
@@ -146,6 +168,14 @@ class CappedTerms:
             sums = fd[binding].sum(axis=1)
             quad -= float(np.sum(np.where(nf > 0, sums * sums / np.maximum(nf, 1), 0.0)))
         return float(np.sum(dz * a)), quad / self.mu
+
+
+class _Subset(CappedTerms):
+    """The groups ``rows`` of a CappedTerms (the bounds and caps the projection reads)."""
+
+    def __init__(self, terms, rows):
+        self.k, self.n, self.mu = terms.k, terms.n, terms.mu
+        self.lo, self.hi, self.cap = terms.lo[rows], terms.hi[rows], terms.cap[rows]
 
 
 def curvature_sum(X, samples, S, equality):
@@ -175,9 +205,37 @@ def curvature_sum(X, samples, S, equality):
 
 def _cap_multiplier(Y, lo, hi, cap):
     """Per row, the lambda >= 0 with sum clip(Y - lambda, lo, hi) = cap, for rows whose sum
-    at lambda = 0 exceeds cap (and sum lo <= cap): the sum is piecewise linear and
-    decreasing, with breakpoints Y - hi and Y - lo; lambda is interpolated on the piece
-    where it crosses cap."""
+    at lambda = 0 exceeds cap (and sum lo <= cap).  Where no upper bound can bind under the
+    cap (hi - lo >= cap - sum lo for every variable: the unshifted groups, lo = 0 and hi =
+    cap), it is the multiplier of the projection onto a simplex, from the sorted values
+    (``_simplex_multiplier``); elsewhere (a DC step's shifted groups) ``_knot_multiplier``."""
+    room = cap - lo.sum(axis=1)
+    simple = np.all(hi - lo >= room[:, None], axis=1)
+    lam = np.empty(len(Y))
+    if np.any(simple):
+        lam[simple] = _simplex_multiplier(Y[simple] - lo[simple], room[simple])
+    if not np.all(simple):
+        rest = ~simple
+        lam[rest] = _knot_multiplier(Y[rest], lo[rest], hi[rest], cap[rest])
+    return lam
+
+
+def _simplex_multiplier(W, c):
+    """Per row, the lambda with sum max(W - lambda, 0) = c (that sum at 0 exceeds c >= 0):
+    with W sorted decreasingly and S_j its partial sums, lambda = (S_r - c) / r for the
+    largest r with W_(r) > (S_r - c) / r."""
+    Ws = -np.sort(-W, axis=1)
+    S = np.cumsum(Ws, axis=1) - c[:, None]
+    j = np.arange(1, W.shape[1] + 1)
+    r = np.count_nonzero(Ws * j > S, axis=1)            # the condition holds on a prefix
+    r = np.maximum(r, 1)
+    return np.maximum(S[np.arange(len(W)), r - 1] / r, 0.0)
+
+
+def _knot_multiplier(Y, lo, hi, cap):
+    """``_cap_multiplier`` in general: the sum is piecewise linear and decreasing in
+    lambda, with breakpoints Y - hi and Y - lo; lambda is interpolated on the piece where
+    it crosses cap."""
     knots = np.sort(np.concatenate([Y - hi, Y - lo], axis=1), axis=1)
     knots = np.maximum(knots, 0.0)
     sums = np.clip(Y[:, None, :] - knots[:, :, None], lo[:, None, :], hi[:, None, :]).sum(axis=2)

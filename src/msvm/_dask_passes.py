@@ -174,10 +174,7 @@ def line_pass(model, Xc, yc, swc, V, b, sV, sb, mu, steps):
     del both
     if len(problem.cap):
         capped = CappedTerms(problem, mu)
-        z, dz = capped.along(F), capped.along(dF, lin=False)
-        for i, t in enumerate(steps):
-            out[i] = capped.line_slope_and_curvature(z, dz, float(t))
-        return out
+        return capped.line_sums(capped.along(F), capped.along(dF, lin=False), steps)
     primal = SmoothedPrimal(problem, X)
     primal.mu = mu
     terms = primal.terms
