@@ -92,3 +92,12 @@ def test_grid_point_without_samples_is_exact(data):
     _same_grid_problems(ref, est)
     empty = np.isin(est.grid_, est.local_problems_["no_sample"])
     assert np.all(est.coef_path_[empty] == 0) and np.all(est.n_iter_[empty] == 0)
+
+
+def test_probability_on_chunks_is_refused(data):
+    """probability=True on Dask input is refused with the remedy, before any work."""
+    X, y = data
+    est = msvm.TargetedLocalMSVM(kernel="linear", probability=True)
+    with pytest.raises(NotImplementedError, match="probability=True.*compute"):
+        est.fit(da.from_array(X, chunks=100), y)
+    assert not hasattr(est, "classes_")

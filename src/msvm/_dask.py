@@ -32,8 +32,11 @@ iterate's intercepts.  While the relative gap exceeds tol, mu falls by 10 and Ne
 (each stage halves the distance to the exact solution's margins); the fit stops when the gap
 is certified (``stop_reason_='tol'``) or max_iter Newton steps are spent ('max_iter', with a
 ConvergenceWarning).  The objective is then within tol (relative) of the optimum, as the
-in-memory fit's; ``duality_gap_`` is the absolute certificate, as there.  RobustMSVM's DC
-steps are a sequence of such solves (msvm/_dask_dc.py).  The intercepts are
+in-memory fit's; ``duality_gap_`` is the absolute certificate, as there.  RobustMSVM's and
+WeightedRobustMSVM's DC steps are a sequence of such solves (msvm/_dask_dc.py),
+AdaptiveWeightedSVM's refits too (msvm/_dask_reweight.py), and TargetedLocalMSVM fits one per
+grid point (msvm/_dask_grid.py); the group caps of the generalized-margin hinge are smoothed
+per group (msvm/_dask_groups.py).  The intercepts are
 those of the in-memory exact intercept step where it makes one (``ChunkedNewton.intercepts``:
 the breakpoints gathered in a window), else the smoothed problem's KKT estimate.
 
@@ -286,6 +289,10 @@ def fit_dask(est, X, y, sample_weight=None, start=None):
     from ._fit_state import reset_fit_state
     require_dask()
     check_dask_fit(est)
+    if _chunked_kind(est) == "grid":
+        # TargetedLocalMSVM (also the weighted refits of its probability estimate)
+        from ._dask_grid import fit_grid_dask
+        return fit_grid_dask(est, X, y, sample_weight)
     est._check_approximation()
     reset_fit_state(est)
     names = _feature_names(X)
