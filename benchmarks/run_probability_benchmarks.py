@@ -68,6 +68,11 @@ BEFORE = {
     "pendigits": {"log_loss": 0.0392, "brier": 0.0125, "n_fits": 568, "cpu": 144.54,
                   "cpu_ratio": 196.6, "platt_ratio": 20.4},
 }
+# This round's before (issue 25, per-fit overhead): main at git 8b55e2c, the run of this script
+# of 2026-11-27T00:59 (shared machine): msvm's probability fit CPU s, x one fit, x Platt, log
+# loss
+ROUND_BEFORE = {"pendigits": (18.53, 36.4, 6.9, 0.0410),
+                "breast_cancer": (0.60, 106.8, 1.5, 0.1470)}
 PARALLEL_JOBS = 2
 # msvm._probability's constants before this round (git 34e0e2e), for the same-run comparison
 PREVIOUS_SETTINGS = {"REFIT_TOL_FACTOR": 10.0, "REFIT_TOL_MAX": np.inf, "FACTOR_SE": 0.0}
@@ -395,7 +400,20 @@ def _render_parallel_and_before(res):
             f"{verdict(ours['cpu'] <= 2 * res['platt']['cpu'])}; log loss at most before + "
             f"0.01: {verdict(ours['log_loss'] <= before['log_loss'] + 0.01)}; at most the "
             f"previous settings' + 0.01: "
-            f"{verdict(ours['log_loss'] <= res['previous']['log_loss'] + 0.01)}.")
+            f"{verdict(ours['log_loss'] <= res['previous']['log_loss'] + 0.01)}."
+            + _round_before_line(res, "pendigits"))
+
+
+def _round_before_line(res, name):
+    """This round's before (``ROUND_BEFORE``, another run of this script) against now."""
+    cpu, ratio, platt, log_loss = ROUND_BEFORE[name]
+    ours, one = res["msvm"], res["one_fit"]
+    return (f"\n\nThis round's before (main at git 8b55e2c, the run of 2026-11-27T00:59, not "
+            f"this run): {cpu:.2f} s CPU = {ratio:.0f}x one fit and {platt:.1f}x Platt, log "
+            f"loss {log_loss:.4f}; now {ours['cpu']:.2f} s = {ours['cpu'] / one['cpu']:.0f}x "
+            f"one fit and {ours['cpu'] / res['platt']['cpu']:.1f}x Platt, log loss "
+            f"{ours['log_loss']:.4f} (same fits; the per-fit overhead cut: docs/probability.md, "
+            f"Cost).")
 
 
 
@@ -431,7 +449,7 @@ def render_breast_cancer(res):
             + f"\n\nThe previous settings in the same run: log loss {prev['log_loss']:.4f}, "
             f"{prev['cpu'] / res['one_fit']['cpu']:.0f}x one fit, "
             f"{prev['cpu'] / res['platt']['cpu']:.1f}x Platt (CPU); log loss at most theirs + "
-            f"0.01: {'met' if ok else 'NOT met'}.")
+            f"0.01: {'met' if ok else 'NOT met'}." + _round_before_line(res, "breast_cancer"))
 
 
 # --------------------------------------------------------------------------- 4. approximate

@@ -70,8 +70,9 @@ def test_same_choice_as_grid_search_with_predefined_split(split):
     X, y, Xt, yt = split
     lambdas = lambda_grid(-8, 6)
     est = ReinforcedMSVM(kernel="linear", reinforcement=0.5, tol=1e-8)
-    search = TuningSetSearch(est, lambdas=lambdas, refit=False).fit(X, y, X_tune=Xt,
-                                                                    y_tune=yt)
+    # path_tol=None: every path fit to the estimator's tol, as GridSearchCV's fits
+    search = TuningSetSearch(est, lambdas=lambdas, refit=False, path_tol=None).fit(
+        X, y, X_tune=Xt, y_tune=yt)
 
     Cs = lambda_to_C(np.sort(lambdas)[::-1], len(X))      # the same order: C ascending
     folds = PredefinedSplit(np.r_[-np.ones(len(X)), np.zeros(len(Xt))])
@@ -188,8 +189,9 @@ def test_path_keeps_what_a_statistician_plots(split):
     samples and, for a linear model, the coefficients and intercepts of every fit."""
     X, y, Xt, yt = split
     lambdas = lambda_grid(-3, 1)
+    # path_tol=None: the kept fit is the path's own (not solved on to a tighter tol)
     search = TuningSetSearch(ReinforcedMSVM(kernel="linear"), lambdas=lambdas,
-                             refit=False).fit(X, y, X_tune=Xt, y_tune=yt)
+                             refit=False, path_tol=None).fit(X, y, X_tune=Xt, y_tune=yt)
     path = search.path_
     n = len(lambdas)
     assert path["coef"].shape == (n, 1) + search.best_estimator_.coef_.shape
@@ -210,9 +212,11 @@ def test_param_grid_utility_scoring_and_delegation(split):
     X, y, Xt, yt = split
     U = utility_matrix(3, 0.4)
     gammas = gamma_quartiles(X, y)
+    # path_tol=None: best_estimator_ is the scored path fit itself (with a looser path_tol
+    # it is that fit solved on to tol, whose tuning score may differ from best_score_)
     search = TuningSetSearch(WeightedRobustMSVM(utility=U, truncation=None),
                              lambdas=lambda_grid(-3, 3), param_grid={"gamma": gammas},
-                             scoring=make_utility_scorer(U), refit=False)
+                             scoring=make_utility_scorer(U), refit=False, path_tol=None)
     search.fit(X, y, X_tune=Xt, y_tune=yt)
     assert len(search.results_["score"]) == 3 * 7
     assert search.best_params_["gamma"] in gammas

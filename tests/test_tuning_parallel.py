@@ -106,8 +106,9 @@ def test_cv_results_ranks_like_grid_search(split):
     """The ranks of GridSearchCV with the same tuning split (PredefinedSplit) on the same C."""
     X, y, Xt, yt = split
     lambdas = lambda_grid(-6, 0)
+    # path_tol=None: the path's fits to the estimator's tol, as GridSearchCV's
     search = _fit(TuningSetSearch(ReinforcedMSVM(kernel="linear"), lambdas=lambdas,
-                                  warm_start=False), split)
+                                  warm_start=False, path_tol=None), split)
     grid = GridSearchCV(ReinforcedMSVM(kernel="linear"),
                         {"C": list(search.results_["C"])},
                         cv=PredefinedSplit(np.r_[-np.ones(len(y)), np.zeros(len(yt))]),

@@ -11,6 +11,7 @@ reweighting or a grid in the models that need several), which returns a ``Sequen
 its solutions are computed by msvm._snapshot.
 """
 
+import contextlib
 import functools
 import numbers
 import os
@@ -42,12 +43,35 @@ from ._warm_start import DualStart, KeptRows, WarmStartMixin
 from .exceptions import DegenerateFitWarning
 
 
+class CheckedInput:
+    """The training inputs of a sequence of refits of one estimator, validated by the first.
+
+    ``serves`` is true for a later fit on the same X and y objects (identity: the caller of
+    ``BaseMSVM._checked_refits`` does not change them in between) with the same
+    ``validate_data`` options, once the estimator holds the attributes that validation set.
+    """
+
+    def __init__(self, X, y):
+        self.raw, self.check, self.valid = (X, y), None, None
+
+    def serves(self, estimator, X, y, check):
+        """Whether the validated arrays serve a fit of ``estimator`` on (X, y)."""
+        return (self.valid is not None and X is self.raw[0] and y is self.raw[1]
+                and check == self.check and hasattr(estimator, "classes_"))
+
+    def keep(self, raw, check, valid):
+        """Keep the validated (X, y_enc) of the raw inputs, when they are this sequence's."""
+        if raw[0] is self.raw[0] and raw[1] is self.raw[1]:
+            self.check, self.valid = dict(check), valid
+
+
 class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
     """Common machinery of the kernel multicategory SVMs (not for direct use)."""
 
     # the kept feature map and features phi(X) of a warm-started refit (``_fit_feature_map``)
-    # are transient too: never copied nor pickled, dropped by ``_leave_path``
-    _transient_state = (*WarmStartMixin._transient_state, "_feature_state")
+    # and the validated inputs of checked refits (``_checked_refits``) are transient too:
+    # never copied nor pickled, dropped by ``_leave_path``
+    _transient_state = (*WarmStartMixin._transient_state, "_feature_state", "_checked_input")
 
     _parameter_constraints = {
         "C": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
@@ -137,7 +161,28 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     def _validate_fit_input(self, X, y, sample_weight, **check):
-        """(X, encoded labels, weights) of a fit; ``check`` adds ``validate_data`` options."""
+        """(X, encoded labels, weights) of a fit; ``check`` adds ``validate_data`` options.
+
+        Within ``_checked_refits(X, y)`` the first fit validates X and y and the next fits
+        on the same objects reuse the validated arrays and encoded labels; the weights are
+        checked at every fit.
+        """
+        checked = getattr(self, "_checked_input", None)
+        if checked is not None and checked.serves(self, X, y, check):
+            X, y_enc = checked.valid
+        else:
+            raw = (X, y)
+            X, y_enc = self._validated_arrays(X, y, check)
+            if checked is not None:
+                checked.keep(raw, check, (X, y_enc))
+        self.C_ = self._resolve_C(len(self.classes_))
+        sw = check_weighted_classes(check_fit_weights(self, sample_weight, y_enc), y_enc,
+                                    self.classes_, weights_name(self))
+        return X, y_enc.astype(np.int32), sw
+
+    def _validated_arrays(self, X, y, check):
+        """X (float64, C order, finite; a checked Gram matrix) and the encoded labels; sets
+        ``classes_`` and the input attributes of ``validate_data``."""
         if self.kernel == "precomputed":
             X, y = validate_data(self, X, y, dtype=np.float64, order="C",
                                  ensure_all_finite=True, **check)
@@ -150,10 +195,18 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         if len(self.classes_) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"got 1 class ({label_repr(self.classes_[0])})")
-        self.C_ = self._resolve_C(len(self.classes_))
-        sw = check_weighted_classes(check_fit_weights(self, sample_weight, y_enc), y_enc,
-                                    self.classes_, weights_name(self))
-        return X, y_enc.astype(np.int32), sw
+        return X, y_enc
+
+    @contextlib.contextmanager
+    def _checked_refits(self, X, y):
+        """Within the block, fits of this estimator on these X and y (the same objects, not
+        changed in between: a probability chain's refits at its weight levels) validate them
+        once (``_validate_fit_input``); each fit is the one the public fit would make."""
+        self._checked_input = CheckedInput(X, y)
+        try:
+            yield self
+        finally:
+            self.__dict__.pop("_checked_input", None)
 
     # ------------------------------------------------------------------ degenerate fits
     def _degenerate_cause(self):

@@ -230,7 +230,11 @@ def slot_intercepts_from_breakpoints(slots, b0=None):
     a, c = -2.0 * span, 2.0 * span
     for _ in range(200):
         theta = 0.5 * (a + c)
-        if np.clip(b0 + theta, bmin, bmax).sum() < 0.0:
+        if theta == a or theta == c:
+            # no float between a and c: every further step would leave 0.5 (a + c) at theta
+            break
+        # np.clip without its Python overhead (bmin <= bmax): the same values
+        if np.minimum(np.maximum(b0 + theta, bmin), bmax).sum() < 0.0:
             a = theta
         else:
             c = theta

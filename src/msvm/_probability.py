@@ -119,8 +119,14 @@ the fits at 3 C are the slower ones.  What makes a weighted fit cheaper than a f
   passed on as a number, so it is neither recomputed in every weighted fit nor changed on
   the calibration folds (whose fits are meant to be those of the estimator on fewer samples);
 - the held-out samples of a fold are scored by all the fold's weighted fits through one
-  ``KernelColumns`` (each kernel column computed once, not once per fit); so is the X of
-  ``predict_proba``.
+  ``KernelColumns`` (each kernel column computed once, not once per fit) and one matrix
+  product with their coefficients side by side (``_stacked_decision_values``); so is the X
+  of ``predict_proba``;
+- a chain's refits validate X and y once (``BaseMSVM._checked_refits``: each is the fit the
+  public ``fit`` makes), and :func:`fit_shape` minimizes with the exact gradient (TNC): with
+  L-BFGS-B and a numerical gradient it took 40 % of a breast cancer probability fit.
+  Breast cancer (398 samples): 0.57 to about 0.3 s CPU; pendigits (2,000), where the
+  compiled solver dominates: 36x one fit before and after (shared, loaded machine).
 
 Measured (CPU time, shared machine): ReinforcedMSVM(C=10) on 2,000 pendigits samples, one
 fit 0.6 s, ``probability=True`` 145 s before these changes, 62 s with three refitted folds
@@ -164,12 +170,13 @@ from joblib import effective_n_jobs
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ._available import probability_method
 from ._dask import chunkwise, is_dask_collection
 from ._kernel_columns import KernelColumns
 from ._losses import margins as generalized_margins
+from ._validation import check_finite_decision
 from .exceptions import DegenerateFitWarning
 
 # Smallest weight level t_1: ratios p_j / p_{j*} below it are not resolved.
@@ -296,9 +303,42 @@ def bracketed_ratios(own_fit, chains, levels, X, n_train=None):
         :func:`bracket_ratios` for every class but j*, whose entry is 1.
     """
     G = own_fit.decision_values(X)
-    with _shared_columns([est for chain in chains for est in chain], n_train):
-        values = [[est.decision_values(X) for est in chain] for chain in chains]
+    fits = [est for chain in chains for est in chain]
+    with _shared_columns(fits, n_train):
+        flat = _stacked_decision_values(fits, X)
+        flat = iter([est.decision_values(X) for est in fits] if flat is None else flat)
+    values = [[next(flat) for _ in chain] for chain in chains]
     return ratios_from_decision_values(G, values, levels)
+
+
+def _stacked_decision_values(estimators, X):
+    """Decision values of kernel fits that share one ``KernelColumns`` (``_shared_columns``),
+    as ``decision_values`` computes them, with one matrix product for all; None when they do
+    not share one (or it cannot hold the block: then each fit scores X itself).
+
+    ``decision_values`` of such a fit is K @ coef + b with K the shared block and coef its
+    dual coefficients spread over the training samples (zero off its support); the block
+    only gains the columns of later fits, which meet zero coefficients.  One product with
+    the coefficients side by side replaces k m products of width k (about 10 times faster
+    on pendigits' held-out samples; the same values, the columns summed in the same order).
+    """
+    columns = estimators[0]._path().columns if estimators else None
+    if columns is None or any(est._path().columns is not columns for est in estimators):
+        return None
+    X = validate_data(estimators[0], X, dtype=np.float64, order="C", reset=False,
+                      accept_sparse="csr", ensure_all_finite=True)
+    K = None
+    for est in estimators:
+        K = columns.columns(est, X)
+        if K is None:
+            return None
+    widths = np.cumsum([0] + [est.dual_coef_.shape[0] for est in estimators])
+    coef = np.zeros((K.shape[1], widths[-1]))
+    for est, lo, hi in zip(estimators, widths[:-1], widths[1:]):
+        coef[est.support_, lo:hi] = est.dual_coef_.T
+    F = K @ coef
+    return [est._decision_from_output(check_finite_decision(F[:, lo:hi] + est.intercept_))
+            for est, lo, hi in zip(estimators, widths[:-1], widths[1:])]
 
 
 def ratios_from_decision_values(G, chain_values, levels):
@@ -382,6 +422,12 @@ def shaped_probabilities(ratios, exponent=1.0, floor=0.0):
 def fit_shape(ratios, y_enc, sample_weight=None):
     """Exponent a and floor eps minimizing the (weighted) log loss of held-out ratios.
 
+    The loss and its exact gradient (:func:`_shape_loss`) go to a truncated Newton method
+    with bounds (scipy's TNC), from a = 1, eps = 0.01.  Before, L-BFGS-B with a
+    finite-difference gradient found the same minimum (log loss within 1e-10 on breast
+    cancer's held-out ratios) at 50 times the cost: about 0.1 s per call in this scipy,
+    40 % of a breast cancer probability fit.
+
     Parameters
     ----------
     ratios : ndarray of shape (n_samples, k)
@@ -393,22 +439,37 @@ def fit_shape(ratios, y_enc, sample_weight=None):
     Returns
     -------
     exponent, floor : float
-        a in [EXPONENT_BOUNDS], eps in [FLOOR_BOUNDS] (L-BFGS-B from a = 1, eps = 0.01).
+        a in [EXPONENT_BOUNDS], eps in [FLOOR_BOUNDS].
     log_loss : float
         The (weighted) mean held-out log loss at (a, eps).
     """
     from scipy.optimize import minimize
 
     w = np.ones(len(y_enc)) if sample_weight is None else np.asarray(sample_weight, float)
-    w = w / w.sum()
-    rows = np.arange(len(y_enc))
-
-    def loss(params):
-        return -np.sum(w * np.log(shaped_probabilities(ratios, *params)[rows, y_enc]))
-
-    result = minimize(loss, np.array([1.0, 0.01]), method="L-BFGS-B",
-                      bounds=[EXPONENT_BOUNDS, FLOOR_BOUNDS])
+    log_r = np.log(np.asarray(ratios, dtype=np.float64))
+    result = minimize(_shape_loss, np.array([1.0, 0.01]), args=(log_r, np.asarray(y_enc),
+                                                                 w / w.sum()),
+                      jac=True, method="TNC", bounds=[EXPONENT_BOUNDS, FLOOR_BOUNDS],
+                      options={"ftol": 1e-12, "xtol": 1e-10, "gtol": 1e-10})
     return float(result.x[0]), float(result.x[1]), float(result.fun)
+
+
+def _shape_loss(params, log_r, y_enc, w):
+    """The weighted log loss of :func:`shaped_probabilities` at (a, eps), and its gradient.
+
+    With s = r^a / sum_l r_l^a and p_y = (1 - eps) s_y + eps / k:
+    d(-log p_y)/da = -(1 - eps) s_y (log r_y - sum_l s_l log r_l) / p_y and
+    d(-log p_y)/deps = (s_y - 1/k) / p_y.
+    """
+    a, eps = params
+    rows = np.arange(len(y_enc))
+    powered = np.exp(a * log_r)
+    s = powered / powered.sum(axis=1, keepdims=True)
+    s_y = s[rows, y_enc]
+    p_y = (1.0 - eps) * s_y + eps / log_r.shape[1]
+    d_a = -(1.0 - eps) * s_y * (log_r[rows, y_enc] - np.sum(s * log_r, axis=1)) / p_y
+    d_eps = (s_y - 1.0 / log_r.shape[1]) / p_y
+    return -np.sum(w * np.log(p_y)), np.array([np.sum(w * d_a), np.sum(w * d_eps)])
 
 
 def _refit_template(template, factor):
@@ -463,9 +524,10 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label):
     est = clone(template)._start_from(start._warm_start_state())._join_path(keep_rows=True)
     is_label = np.asarray(y == label)
     chain = []
-    for t in levels[::-1]:
-        est.fit(X, y, sample_weight=sample_weight * np.where(is_label, 1.0 / t, 1.0))
-        chain.append(copy.copy(est))        # __getstate__: without the kept row source
+    with est._checked_refits(X, y):         # X and y validated by the first fit only
+        for t in levels[::-1]:
+            est.fit(X, y, sample_weight=sample_weight * np.where(is_label, 1.0 / t, 1.0))
+            chain.append(copy.copy(est))    # __getstate__: without the kept row source
     est._leave_path()
     return chain[::-1]
 

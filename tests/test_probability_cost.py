@@ -1,0 +1,173 @@
+"""The cheaper steps of the probability fit compute what the plain steps computed.
+
+The weighted refits of a chain validate X and y once (``BaseMSVM._checked_refits``), the
+intercept search stops its bisection once the bracket cannot shrink, and the exponent and
+floor of the estimate are found with the exact gradient of their held-out log loss.
+"""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from msvm import AngleBasedMSVM, ReinforcedMSVM, WestonWatkinsMSVM
+from msvm._intercept import slot_intercepts_from_breakpoints
+from msvm._probability import _shape_loss, fit_shape, shaped_probabilities
+from msvm.datasets import make_reinforced_example
+
+FITTED = ("dual_coef_", "intercept_", "alpha_", "support_", "objective_", "n_iter_")
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_reinforced_example(90, random_state=3)
+
+
+def _refits(estimator, X, y, weights, checked):
+    """Warm-started refits of one estimator at each of ``weights``, inside or outside
+    ``_checked_refits``; the fitted attributes of each."""
+    est = clone(estimator).set_params(warm_start=True)
+    out = []
+
+    def run():
+        for w in weights:
+            est.fit(X, y, sample_weight=w)
+            out.append({name: np.copy(getattr(est, name)) for name in FITTED})
+
+    if checked:
+        with est._checked_refits(X, y):
+            run()
+    else:
+        run()
+    return out
+
+
+@pytest.mark.parametrize("estimator", [ReinforcedMSVM(C=10.0), AngleBasedMSVM(C=3.0),
+                                       WestonWatkinsMSVM(C=1.0, kernel="linear")],
+                         ids=lambda e: type(e).__name__)
+def test_checked_refits_are_the_public_fits(estimator, data):
+    """Refits that validate X and y once make exactly the fits of the public fit."""
+    X, y = data
+    weights = [np.where(y == 1, 1.0 / t, 1.0) for t in (0.5, 0.2, 0.05)]
+    plain = _refits(estimator, X, y, weights, checked=False)
+    checked = _refits(estimator, X, y, weights, checked=True)
+    for a, b in zip(plain, checked):
+        for name in FITTED:
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+def test_checked_refits_check_new_inputs_and_every_weight(data):
+    """Within the block, other X or y objects are validated again, the weights at every fit,
+    and the validated inputs are neither kept after it nor copied with the estimator."""
+    X, y = data
+    est = ReinforcedMSVM(C=1.0, warm_start=True)
+    with est._checked_refits(X, y):
+        est.fit(X, y)
+        with pytest.raises(ValueError, match="NaN|infinity"):
+            est.fit(np.where(np.arange(X.size).reshape(X.shape) == 0, np.nan, X), y)
+        with pytest.raises(ValueError):
+            est.fit(X, y, sample_weight=-np.ones(len(y)))
+        est.fit(X, y)
+        assert est.n_features_in_ == X.shape[1]
+        assert "_checked_input" not in est.__getstate__()
+    assert not hasattr(est, "_checked_input")
+
+
+def _bisection_reference(slots, b0):
+    """The intercepts of the search with all 200 bisection steps (the search before the
+    early stop): the stop must not change a single bit."""
+    from msvm import _intercept
+
+    lam_min = max(cum[0] for _, cum in slots)
+    lam_max = min(cum[-1] for _, cum in slots)
+    lam = _intercept._first_reaching(
+        slots, lam_min, lam_max,
+        lambda value: _intercept._interval_sums(slots, value)[1].sum() >= 0.0)
+    bmin, bmax = _intercept._interval_sums(slots, lam)
+    finite = np.concatenate([bmin[np.isfinite(bmin)], bmax[np.isfinite(bmax)], b0])
+    span = 2.0 * (np.abs(finite).max() + 1.0)
+    a, c = -2.0 * span, 2.0 * span
+    for _ in range(200):
+        theta = 0.5 * (a + c)
+        if np.clip(b0 + theta, bmin, bmax).sum() < 0.0:
+            a = theta
+        else:
+            c = theta
+    b = np.clip(b0 + 0.5 * (a + c), bmin, bmax)
+    free = np.flatnonzero((b > bmin) & (b < bmax))
+    j = free[0] if len(free) else int(np.argmax(bmax - bmin))
+    b[j] -= b.sum()
+    return b
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_intercept_bisection_stop_changes_no_bit(seed):
+    """The exact intercept search gives bitwise the intercepts of all 200 bisection steps."""
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 6))
+    slots = []
+    for _ in range(k):
+        m = int(rng.integers(1, 30))
+        t = np.sort(rng.normal(scale=10.0 ** rng.integers(-3, 3), size=m))
+        if seed % 3 == 0:
+            t = np.round(t, 1)                                # ties: intervals of minimizers
+        cum = np.concatenate([[-rng.uniform(1, 5)], rng.uniform(0, 1, m)]).cumsum()
+        cum[-1] = max(cum[-1], 1.0)
+        slots.append((t, cum))
+    b0 = rng.normal(size=k)
+    np.testing.assert_array_equal(slot_intercepts_from_breakpoints(slots, b0),
+                                  _bisection_reference(slots, b0))
+
+
+def test_shape_loss_gradient_is_exact():
+    """The gradient of the held-out log loss in (a, eps) matches central differences."""
+    rng = np.random.default_rng(0)
+    ratios = rng.uniform(1e-3, 1.0, size=(200, 4))
+    ratios[np.arange(200), rng.integers(0, 4, 200)] = 1.0
+    y = rng.integers(0, 4, 200)
+    w = rng.uniform(0.5, 2.0, 200)
+    w /= w.sum()
+    for params in ([1.0, 0.01], [2.5, 0.2], [0.4, 0.0]):
+        value, grad = _shape_loss(np.array(params), np.log(ratios), y, w)
+        expected = -np.sum(w * np.log(shaped_probabilities(ratios, *params)[np.arange(200), y]))
+        assert value == pytest.approx(expected, rel=1e-12)
+        h = 1e-6
+        for i in range(2):
+            step = np.eye(2)[i] * h
+            fd = (_shape_loss(np.array(params) + step, np.log(ratios), y, w)[0]
+                  - _shape_loss(np.array(params) - step, np.log(ratios), y, w)[0]) / (2 * h)
+            assert grad[i] == pytest.approx(fd, rel=1e-5, abs=1e-8)
+
+
+def test_fit_shape_reaches_the_minimum_of_a_dense_search():
+    """fit_shape's held-out log loss is no higher than the best of a dense (a, eps) grid."""
+    rng = np.random.default_rng(1)
+    q = rng.dirichlet(np.ones(3) * 0.7, size=3000)
+    ratios = q / q.max(axis=1, keepdims=True)
+    p = shaped_probabilities(ratios, 1.6, 0.05)
+    y = (rng.random(len(p))[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+    a, eps, loss = fit_shape(ratios, y)
+    rows = np.arange(len(y))
+    grid = min(-np.mean(np.log(shaped_probabilities(ratios, ga, ge)[rows, y]))
+               for ga in np.linspace(0.25, 4.0, 76) for ge in np.linspace(0.0, 0.5, 101))
+    assert loss <= grid + 1e-9
+    assert 0.25 <= a <= 4.0 and 0.0 <= eps <= 0.5
+
+
+@pytest.mark.parametrize("estimator", [ReinforcedMSVM(C=10.0), AngleBasedMSVM(C=3.0)],
+                         ids=lambda e: type(e).__name__)
+def test_stacked_scoring_gives_each_fits_decision_values(estimator, data):
+    """The held-out samples scored by all the weighted fits in one product get each fit's
+    own decision values (up to the rounding of the sum)."""
+    from msvm._probability import _shared_columns, _stacked_decision_values, _support_span
+
+    X, y = data
+    X_test, _ = make_reinforced_example(40, random_state=4)
+    est = clone(estimator).set_params(probability=True, probability_grid=3).fit(X, y)
+    fits = [fit for chain in est.probability_estimators_ for fit in chain]
+    own = [fit.decision_values(X_test) for fit in fits]
+    with _shared_columns(fits, _support_span(fits)):
+        stacked = _stacked_decision_values(fits, X_test)
+    assert stacked is not None and len(stacked) == len(fits)
+    for a, b in zip(own, stacked):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+    assert _stacked_decision_values(fits, X_test) is None       # no shared columns: each fit
