@@ -11,12 +11,17 @@ make_blobs(n, centers=3, n_features=5, cluster_std=4, random_state=0), RBF kerne
 gamma='scale', default tol and max_iter: ReinforcedMSVM, AngleBasedMSVM and (``--models``)
 LLW, i.e. ReinforcedMSVM(reinforcement=0).  For each fit:
 CPU time (time.process_time), converged_, epochs (n_iter_), exact finishing steps taken
-(solver_plan_), objective_ and kkt_residual_.  The machine may be shared with other work:
-read CPU times, not wall times.  Results go to benchmarks/results/kernel_speed.md and .json
-(or the --output name).
+(solver_plan_), objective_ and kkt_residual_, and the free-set trace: the number of free
+variables at each budget stop of the solver, marked * where the finishing step was tried,
++ where it returned a point, L before the solver's last run (read by wrapping
+``msvm._sequence._finish_due`` and ``finish_dual`` for the fit: instrumentation only).  The
+machine may be shared with other work: read CPU times, not wall times.  Results go to
+benchmarks/results/kernel_speed.md and .json (or the --output name), rewritten after every
+fit.
 """
 
 import argparse
+import contextlib
 import os
 import time
 import warnings
@@ -36,6 +41,31 @@ BEFORE = ("Before (commit 2a71e0c, same machine and session, default max_iter): 
           "objective 52,217,792).\n\n")
 
 
+@contextlib.contextmanager
+def _free_set_trace():
+    """A list that receives one entry per budget stop of the fit's solver (see the module
+    docstring)."""
+    from msvm import _sequence
+    trace = []
+    due_before, finish_before = _sequence._finish_due, _sequence.finish_dual
+
+    def due(problem, alpha, free_before, last):
+        free, go = due_before(problem, alpha, free_before, last)
+        trace.append(f"{free}{'L' if last else ''}")
+        return free, go
+
+    def finish(*args, **kwargs):
+        found = finish_before(*args, **kwargs)
+        trace[-1] += "*+" if found is not None else "*"
+        return found
+
+    _sequence._finish_due, _sequence.finish_dual = due, finish
+    try:
+        yield trace
+    finally:
+        _sequence._finish_due, _sequence.finish_dual = due_before, finish_before
+
+
 def _fit(model, n, C):
     from sklearn.datasets import make_blobs
 
@@ -45,7 +75,7 @@ def _fit(model, n, C):
            "LLW": lambda **kw: ReinforcedMSVM(reinforcement=0.0, **kw)}[model](
         C=C, kernel="rbf", gamma="scale")
     cpu = time.process_time()
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, _free_set_trace() as trace:
         warnings.simplefilter("always")
         est.fit(X, y)
     cpu = time.process_time() - cpu
@@ -53,7 +83,8 @@ def _fit(model, n, C):
     return {"model": model, "n": n, "C": C, "cpu_s": round(cpu, 2),
             "converged": bool(est.converged_), "epochs": int(est.n_iter_),
             "finishing_steps": int(finishing), "objective": float(est.objective_),
-            "kkt_residual": float(est.kkt_residual_), "warnings": len(caught)}
+            "kkt_residual": float(est.kkt_residual_), "warnings": len(caught),
+            "free_sets": " ".join(trace)}
 
 
 def main(argv=None):
@@ -65,21 +96,31 @@ def main(argv=None):
                         help="name of the result files in benchmarks/results (.md, .json)")
     args = parser.parse_args(argv)
     rows = []
-    load = os.getloadavg()[0]
+    # the commit of the code the fits import, read before the first fit (a later commit
+    # during a long run would otherwise label the results)
+    info = {"commit": git_commit(), "machine": machine_info(),
+            "load_at_start": os.getloadavg()[0]}
     for n in args.n:
         for C in args.C:
             for model in args.models:
                 rows.append(_fit(model, n, C))
                 print(rows[-1], flush=True)
-    info = {"commit": git_commit(), "machine": machine_info(), "load_at_start": load}
-    write_json(os.path.join(RESULTS, args.output + ".json"), {"info": info, "rows": rows})
+                _write(args.output, rows, info)
+
+
+def _write(output, rows, info):
+    """Write the results so far (.json and .md)."""
+    load = info["load_at_start"]
+    write_json(os.path.join(RESULTS, output + ".json"), {"info": info, "rows": rows})
     cols = ["model", "n", "C", "cpu_s", "converged", "epochs", "finishing_steps", "objective",
-            "kkt_residual", "warnings"]
+            "kkt_residual", "warnings", "free_sets"]
     text = ("# Large-C RBF fits with large free sets (issue 23 item 1)\n\n"
             f"Commit {info['commit']}, load average {load:.1f} at the start (the machine was "
-            "shared: CPU times).\n\n" + (BEFORE if args.output == "kernel_speed" else "")
-            + markdown_table(cols, [[r[c] for c in cols] for r in rows]) + "\n")
-    with open(os.path.join(RESULTS, args.output + ".md"), "w") as fh:
+            "shared: CPU times).  free_sets: free variables at each budget stop of the "
+            "solver (* finishing step tried, + it returned a point, L before the last run)."
+            "\n\n" + (BEFORE if output == "kernel_speed" else "")
+            + markdown_table(cols, [[r.get(c, "") for c in cols] for r in rows]) + "\n")
+    with open(os.path.join(RESULTS, output + ".md"), "w") as fh:
         fh.write(text)
 
 

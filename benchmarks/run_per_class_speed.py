@@ -5,6 +5,7 @@
     python -m benchmarks.run_per_class_speed --linear            # item 4: the linear path
     python -m benchmarks.run_per_class_speed --large-c           # also C = 256, gamma = 1/32
     python -m benchmarks.run_per_class_speed --tag before        # label the run
+    python -m benchmarks.run_per_class_speed --tag T --merge-from other/per_class_speed.json
 
 (from the repository root)
 
@@ -92,6 +93,68 @@ products the block count does not move.  Late in a solve the Newton decrease on 
 set is a few 1e-3 of the objective (the free values are already near their face optimum): the
 epochs go to finding which variables sit at their bounds, which a step on the free set
 does not do.  The line search took 5-25 % of the clipped step early on and 90-97 % late.
+"""
+
+# r5 (issue 24 item 1): where the CPU goes, measured with perf record on one fit each and
+# a temporary counter build (not rerun by this script), and what was tried and not kept
+R5 = """## r5: where the CPU goes (perf, pendigits ReinforcedMSVM, main 8b55e2c)
+
+perf record on one fit each (the samples of the compiled core, the process's start left
+out; shares of the fit), one thread, the machine shared:
+
+| part | C = 10, gamma = 1/16 (2.9 s) | C = 256, gamma = 1/32 (17 s) |
+|---|---|---|
+| local SMO steps (extremes, partner search, step updates, transversal) | 30 % | 62 % |
+| score updates after a block (rows_axpys) | 29 % | 18 % |
+| global scans (_scan_part) | 22 % | 3 % |
+| working-set gather (K_BB, block variables) | 14 % | 6 % |
+| kernel rows (dot products, exponentials) | 6 % | 1 % |
+| augmented-Lagrangian rounds, Python | below 1 % | below 1 % |
+
+Counted per epoch (n SMO steps) with a temporary counter build: at C = 10 the epochs of the
+last two augmented-Lagrangian rounds (45 of 57) change 3.7-21k variables each; in the second
+round 89-99 % of them are free before and after, 200-440 go from free to a bound and 80-290
+back; in the last round 97.5-99.8 % are free-to-free moves, 17-55 go to a bound and 6-35
+back.  Bound-to-bound flips stop after epoch 9.  So the late solve is tiny moves of free
+variables, not bound flips.  Blocks get shorter late (7-58 blocks an epoch, 130-1,100 steps
+each), so the per-block costs (scan, gather, score update) grow to dominate.  At C = 256 an
+epoch is about one block of 512 samples taking 5-11k local steps, again 98-99.9 % moves of
+free variables: the local SMO crawls on an ill-conditioned free set, and its two passes over
+the bucket per step were the largest single cost (44 %).  The augmented-Lagrangian rounds at
+C = 10: three inner solves (inner tolerance 0.1 for epochs 0-11, 0.01 for 11-29, 0.001 for
+29-57); the multiplier updates cost below 1 %, but the epoch ending each round holds 100-125
+short blocks (about 70 steps each), against 7-58 blocks elsewhere.  The fit at C = 256 is
+four solves (three stop at the 100-epoch budget of msvm/_sequence.py's finishing schedule,
+no finishing step taken).
+
+## Tried in r5 (exact changes only; not kept unless said)
+
+| change (every one keeps the iterates) | CPU |
+|---|---|
+| local SMO: extremes and partner search as vectorized passes (kept) | C = 10 -6 %, C = 256 -15 % |
+| local SMO: a step's block updates as cloned C loops (kept) | C = 256 a further -10 % |
+| global scan: selects instead of branches on each variable's z (kept) | C = 10 -3 % |
+| score update in column tiles of 512 / 1024 / 2048 samples (a) | C = 10 +7 / +7 / +3 % |
+| working-set gather in increasing column order (b) | the gather +57 % |
+
+The runs "r5-before" (main 8b55e2c, built apart and run from its own tree, merged here with
+--merge-from) and "r5" (the three kept changes) ran one after the other on the shared
+machine (load 10-12); a first pair of runs with the first two changes gave C = 10 ReinforcedMSVM
+3.05 -> 2.80 s, LLW 5.70 -> 5.07 s, AngleBasedMSVM 3.44 -> 3.07 s, C = 256 18.13 -> 13.75 s.
+Single WeightedRobustMSVM(truncation=None) fits vary by +-6 % at this load (0.208 and
+0.215 s on main, 0.221 and 0.210 s with the changes); five fits each in alternating
+processes (three rounds, load 12): 0.202-0.212 s on main, 0.206-0.210 s with the changes
+(its grouped path keeps the plain loops); WestonWatkinsMSVM 0.162-0.164 s -> 0.154-0.159 s.
+Every fit above has main's objective to the last digit, epochs, steps and blocks
+(fingerprint 38 of 38 identical).
+
+(a) each changed kernel row read once for all its slots instead of once per slot: the rows
+come from the 260 MB L3 cache, and the update is bound by the float32-to-double conversions,
+not by memory.  A BLAS product for the update (F^T += dU^T K_B) was not tried: sgemm on the
+float32 rows rounds in single precision and dgemm adds the terms in an order of its own (and
+per thread split), so neither keeps the iterates, and (a) says little is left to gain from
+reading each row once.  (b) the block's columns sorted, the entries written to their block
+positions: perf samples of the gather 624 -> 982.
 """
 
 SMO_LINE = re.compile(r"\[msvm\] smo: steps (\d+), blocks (\d+).*kernel rows computed (\d+)")
@@ -248,7 +311,7 @@ def _render(runs):
             li = run["linear"]
             lines += [f"Linear path (ReinforcedMSVM, n = 100k, d = 50, k = 10, C = 0.01): "
                       f"{li['cpu_s']:.2f} s, {li['epochs']} epochs.", ""]
-    return "\n".join(lines) + "\n" + TRIED
+    return "\n".join(lines) + "\n" + TRIED + "\n" + R5
 
 
 def main(argv=None):
@@ -263,12 +326,25 @@ def main(argv=None):
                              "tuning run selects)")
     parser.add_argument("--render-only", action="store_true",
                         help="rewrite the .md from the .json without fitting")
+    parser.add_argument("--merge-from", metavar="JSON",
+                        help="copy the run --tag of another per_class_speed.json (a run of "
+                             "another build, e.g. main's, on the same machine) into this "
+                             "one, without fitting")
+    parser.add_argument("--merge-commit", help="the commit of the merged run, if it has none")
     args = parser.parse_args(argv)
     path = os.path.join(RESULTS, "per_class_speed.json")
     runs = {}
     if os.path.exists(path):
         with open(path) as fh:
             runs = json.load(fh).get("runs", {})
+    if args.merge_from:
+        with open(args.merge_from) as fh:
+            run = json.load(fh)["runs"][args.tag]
+        run["commit"] = run.get("commit") or args.merge_commit
+        runs.pop(args.tag, None)               # the merged run goes last
+        runs[args.tag] = run
+        write_json(path, {"runs": runs})
+        args.render_only = True
     if args.render_only:
         with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:
             fh.write(_render(runs) + "\n")

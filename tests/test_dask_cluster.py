@@ -1,8 +1,9 @@
 """Fits on a distributed LocalCluster (slow: a cluster of worker processes starts per test).
 
-The same problem as the in-memory fit on two worker processes for every convex estimator
-and RobustMSVM's DC fit on the linear and approximate paths; an interrupt (KeyboardInterrupt
-in the client, as Ctrl-C raises it) leaves no task running on the cluster; a worker lost
+The same problem as the in-memory fit on two worker processes for every convex estimator,
+RobustMSVM's DC fit, WeightedRobustMSVM and AdaptiveWeightedSVM on the linear and
+approximate paths; an interrupt (KeyboardInterrupt in the client, as Ctrl-C raises it)
+leaves no task running on the cluster; a worker lost
 mid-fit is replaced and its chunks recomputed, and the fit is the one without the loss.
 """
 
@@ -41,14 +42,16 @@ def data():
 
 @pytest.mark.parametrize("path", list(PATHS))
 @pytest.mark.parametrize("name", ["WestonWatkinsMSVM", "ReinforcedMSVM", "AngleBasedMSVM",
-                                  "RobustMSVM"])
+                                  "RobustMSVM", "WeightedRobustMSVM", "AdaptiveWeightedSVM"])
 def test_cluster_fit_solves_the_in_memory_problem(client, data, name, path):
     """On two workers: the in-memory objective within tol (RobustMSVM: its DC fit, every
-    step a chunked solve), predictions as Dask arrays."""
+    step a chunked solve; WeightedRobustMSVM without truncation and AdaptiveWeightedSVM's
+    one-step refit: the capped groups smoothed per group), predictions as Dask arrays."""
     X, y = data
-    ref = getattr(msvm, name)(**PATHS[path]).fit(X, y)
+    params = {**PATHS[path], **({"truncation": None} if name == "WeightedRobustMSVM" else {})}
+    ref = getattr(msvm, name)(**params).fit(X, y)
     Xd = da.from_array(X, chunks=((90, 0, 150, 160), (6,)))
-    est = getattr(msvm, name)(**PATHS[path]).fit(Xd, y)
+    est = getattr(msvm, name)(**params).fit(Xd, y)
     assert est.converged_
     assert abs(est.objective_ - ref.objective_) <= ref.tol * abs(ref.objective_)
     assert np.array_equal(est.predict(Xd).compute(), est.predict(X))

@@ -22,30 +22,34 @@ from sklearn.datasets import make_blobs
 from sklearn.exceptions import ConvergenceWarning
 
 from msvm import AngleBasedMSVM, ReinforcedMSVM
-from msvm._finish import REFACTOR, SMALL_FREE, _Columns, _FaceSystem, _Layout, _slot_basis
+from msvm._finish import (REFACTOR, SMALL_FREE, _Columns, _FaceSystem, _Layout,
+                          _projected_step, _Scores, _slot_basis)
 from msvm._kernels import kernel_matrix
 from msvm._problem import reinforced_problem
 from msvm._sequence import _finish_due
 
 
-def _fresh_solve(lay, K, E, idx, z, c):
-    """The step and shift of the bordered system on idx, formed and solved from scratch."""
+def _fresh_solve(lay, K, E, idx, z, c, prox=0.0):
+    """The step and shift of the bordered system on idx, formed and solved from scratch
+    (with the proximal weight prox x the largest diagonal entry on the free block)."""
     D = lay.directions(idx)
     Q = lay.kappa * K[np.ix_(lay.sample[idx], lay.sample[idx])] * (D @ (D - D.mean(1)[:, None]).T)
     m = len(idx)
     reg = 1e-11 * np.abs(np.diag(Q)).max()
     A = D @ E
-    M = np.block([[Q + reg * np.eye(m), A], [A.T, -reg * np.eye(lay.k - 1)]])
+    shift = reg + prox * np.abs(np.diag(Q)).max()
+    M = np.block([[Q + shift * np.eye(m), A], [A.T, -reg * np.eye(lay.k - 1)]])
     sol = np.linalg.solve(M, np.concatenate([-z[idx], -(E.T @ c)]))
     return sol[:m], E @ sol[m:]
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_schur_updated_system_equals_a_fresh_factorization(seed):
+@pytest.mark.parametrize("seed, prox", [(0, 0.0), (1, 0.0), (2, 0.0), (3, 1e-2)])
+def test_schur_updated_system_equals_a_fresh_factorization(seed, prox):
     """Fixing and freeing variables in any order (fewer and more than REFACTOR changes from
-    the factored base) gives the step and shift of a fresh solve on the same free set.  At
-    most k - 1 variables of a sample are free and the kernel is well conditioned, so that
-    the system is nonsingular and both solves are accurate."""
+    the factored base) gives the step and shift of a fresh solve on the same free set, with
+    and without a proximal weight on the free block.  At most k - 1 variables of a sample
+    are free and the kernel is well conditioned, so that the system is nonsingular and both
+    solves are accurate."""
     rng = np.random.default_rng(seed)
     n, k = 40, 3
     X = 3.0 * rng.normal(size=(n, 2))
@@ -55,6 +59,7 @@ def test_schur_updated_system_equals_a_fresh_factorization(seed):
     lay = _Layout(problem)
     E = _slot_basis(k)
     system = _FaceSystem(lay, _Columns(lambda s: K[:, s], n), E)
+    system.set_prox(prox)
     z = rng.normal(size=problem.n_vars)
     c = rng.normal(size=k)
     free = np.zeros(problem.n_vars, dtype=bool)
@@ -63,13 +68,48 @@ def test_schur_updated_system_equals_a_fresh_factorization(seed):
         idx = np.flatnonzero(free)
         got, s_got = system.solve(idx, z, c)
         if step % 15 == 0 or step > REFACTOR:
-            want, s_want = _fresh_solve(lay, K, E, idx, z, c)
+            want, s_want = _fresh_solve(lay, K, E, idx, z, c, prox)
             scale = max(np.abs(want).max(), 1.0)
             assert np.abs(got - want).max() <= 1e-6 * scale
             assert np.abs(s_got - s_want).max() <= 1e-6 * max(np.abs(s_want).max(), 1.0)
         flip = rng.integers(problem.n_vars)
         if free[flip] or free[flip - flip % k:flip - flip % k + k].sum() < k - 1:
             free[flip] = not free[flip]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_projected_proximal_step_keeps_the_equalities_and_lowers_the_objective(seed):
+    """`_projected_step` returns a point in the box whose class sums satisfy the equalities
+    as the start did, whose scores and gradient are those of the point, and whose objective
+    is below the start's; on this well-conditioned problem a step that leaves the box by far
+    (the scaled negative gradient from alpha = 0) has some projection accepted."""
+    rng = np.random.default_rng(seed)
+    n, k = 50, 3
+    X = 3.0 * rng.normal(size=(n, 2))
+    y = np.arange(n) % k
+    K = kernel_matrix(X, X, "rbf", 1.0, 3, 0.0)
+    problem = reinforced_problem(y, k, np.full(n, 10.0), 0.5)
+    lay = _Layout(problem)
+    E = _slot_basis(k)
+    alpha = np.zeros(problem.n_vars)
+    F = K @ problem.slot_sums(alpha)
+    z = lay.gradient(F)
+    idx = np.flatnonzero(lay.hi > lay.lo)
+    A = lay.directions(idx) @ E
+    step = -z[idx] * 20.0
+    step -= A @ np.linalg.lstsq(A, step, rcond=None)[0]      # keeps the equalities
+    scores = _Scores(lay, _Columns(lambda s: K[:, s], n), alpha, F)
+    moved = _projected_step(lay, E, alpha, z, idx, step, scores)
+    assert moved is not None
+    new, z_new = moved
+    assert np.all(new >= lay.lo) and np.all(new <= lay.hi)
+    c = problem.class_sums(new)
+    assert np.abs(c - c.mean()).max() <= 1e-9 * np.abs(new).max()
+    assert np.allclose(z_new, lay.gradient(K @ problem.slot_sums(new)), atol=1e-8)
+
+    def objective(a):
+        return 0.5 * a @ (lay.gradient(K @ problem.slot_sums(a)) + lay.lin) - lay.lin @ a
+    assert objective(new) < objective(alpha)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -139,6 +179,21 @@ def test_rbf_large_C_whose_last_run_finish_needs_a_larger_budget_converges():
     X, y = make_blobs(n_samples=5000, centers=3, n_features=5, cluster_std=4.0,
                       random_state=0)
     est = _fit_without_warning(ReinforcedMSVM(C=1e5, kernel="rbf", gamma="scale"), X, y)
+    assert est.converged_
+    assert est.kkt_residual_ <= 1e-3
+    assert est.duality_gap_ <= 1e-3 * max(abs(est.objective_), 1.0)
+
+
+@pytest.mark.slow
+def test_rbf_large_C_whose_last_free_set_exceeds_max_free_converges():
+    """make_blobs n = 5,000 (same data as above), C = 1e5, LLW (ReinforcedMSVM with
+    reinforcement 0): 5,581 free variables before the solver's last run, above MAX_FREE, so
+    that the fit stopped at max_iter (KKT residual 4.9) until the proximally regularized
+    finishing step settled that face; several minutes of CPU."""
+    X, y = make_blobs(n_samples=5000, centers=3, n_features=5, cluster_std=4.0,
+                      random_state=0)
+    est = _fit_without_warning(ReinforcedMSVM(C=1e5, reinforcement=0.0, kernel="rbf",
+                                              gamma="scale"), X, y)
     assert est.converged_
     assert est.kkt_residual_ <= 1e-3
     assert est.duality_gap_ <= 1e-3 * max(abs(est.objective_), 1.0)

@@ -32,8 +32,11 @@ iterate's intercepts.  While the relative gap exceeds tol, mu falls by 10 and Ne
 (each stage halves the distance to the exact solution's margins); the fit stops when the gap
 is certified (``stop_reason_='tol'``) or max_iter Newton steps are spent ('max_iter', with a
 ConvergenceWarning).  The objective is then within tol (relative) of the optimum, as the
-in-memory fit's; ``duality_gap_`` is the absolute certificate, as there.  RobustMSVM's DC
-steps are a sequence of such solves (msvm/_dask_dc.py).  The intercepts are
+in-memory fit's; ``duality_gap_`` is the absolute certificate, as there.  RobustMSVM's and
+WeightedRobustMSVM's DC steps are a sequence of such solves (msvm/_dask_dc.py),
+AdaptiveWeightedSVM's refits too (msvm/_dask_reweight.py), and TargetedLocalMSVM fits one per
+grid point (msvm/_dask_grid.py); the group caps of the generalized-margin hinge are smoothed
+per group (msvm/_dask_groups.py).  The intercepts are
 those of the in-memory exact intercept step where it makes one (``ChunkedNewton.intercepts``:
 the breakpoints gathered in a window), else the smoothed problem's KKT estimate.
 
@@ -246,29 +249,29 @@ def check_dask_fit(est):
     if kind in REFUSED:
         raise NotImplementedError(
             f"{type(est).__name__} cannot be fitted on Dask input: {REFUSED[kind]}. "
-            f"WestonWatkinsMSVM, ReinforcedMSVM, AngleBasedMSVM and RobustMSVM fit on Dask "
-            f"input; fit this model on a subsample brought into memory with .compute()")
+            f"{DASK_MODELS} fit on Dask input; fit this model on a subsample brought into "
+            f"memory with .compute()")
     if est.warm_start:
         raise ValueError("warm_start=True is not supported with Dask input (the chunked fit "
                          "keeps no dual variables); fit with warm_start=False")
 
 
+# the estimators whose fit runs chunked (named in the refusals)
+DASK_MODELS = ("WestonWatkinsMSVM, ReinforcedMSVM, AngleBasedMSVM, RobustMSVM, "
+               "WeightedRobustMSVM, AdaptiveWeightedSVM and TargetedLocalMSVM")
 # why the chunked path refuses a model (see ``_chunked_kind``)
 REFUSED = {
-    "grouped": "its dual has group caps (the generalized-margin hinge: one cap per sample "
-               "and class), which the smoothed-primal Newton method of the chunked fit does "
-               "not handle; in memory it is solved by dual coordinate descent, which reads "
-               "the rows one at a time",
-    "grid": "it fits one local model per grid point of the targeted variable, which the "
-            "chunked path does not run",
     "other": "it solves a sequence of duals that the chunked path does not run",
 }
 
 
 def _chunked_kind(est):
     """How the chunked path fits ``est``: 'convex' (one solve: the base class's
-    ``_fit_dual``), or the model's own ``_dask_fit`` class attribute: 'dc' (RobustMSVM's DC
-    steps, msvm/_dask_dc.py) or a key of REFUSED; 'other' for any other sequence of duals."""
+    ``_fit_dual``), or the model's own ``_dask_fit`` class attribute: 'dc' (the DC steps of
+    RobustMSVM and WeightedRobustMSVM, msvm/_dask_dc.py), 'reweight' (AdaptiveWeightedSVM's
+    refits, msvm/_dask_reweight.py), 'grid' (TargetedLocalMSVM's local fits, run by
+    msvm/_dask_grid.py from its own fit) or a key of REFUSED; 'other' for any other
+    sequence of duals."""
     kind = type(est).__dict__.get("_dask_fit")
     if kind is not None:
         return kind
@@ -286,6 +289,10 @@ def fit_dask(est, X, y, sample_weight=None, start=None):
     from ._fit_state import reset_fit_state
     require_dask()
     check_dask_fit(est)
+    if _chunked_kind(est) == "grid":
+        # TargetedLocalMSVM (also the weighted refits of its probability estimate)
+        from ._dask_grid import fit_grid_dask
+        return fit_grid_dask(est, X, y, sample_weight)
     est._check_approximation()
     reset_fit_state(est)
     names = _feature_names(X)
@@ -301,7 +308,11 @@ def fit_dask(est, X, y, sample_weight=None, start=None):
         est.feature_names_in_ = names
     est.gamma_ = _gamma(est, X, y, facts)
     est.C_ = est._resolve_C(len(est.classes_))
-    model = ChunkModel(clone(est), est.classes_, factors, None, est.C_)
+    template = clone(est)
+    for one in (est, template):
+        # the model's own fitted settings of its dual (WeightedRobustMSVM: utility_)
+        getattr(one, "_prepare_dual", lambda k: None)(len(est.classes_))
+    model = ChunkModel(template, est.classes_, factors, None, est.C_)
     phi = None
     if est.kernel_approximation is not None:
         phi = _map_features(est, X, start)
@@ -314,8 +325,15 @@ def fit_dask(est, X, y, sample_weight=None, start=None):
     # distributed's worker processes start with one BLAS thread each
     with one_blas_thread():
         solver = ChunkedNewton(blocks, delayed(model), model, est)
-        if _chunked_kind(est) == "dc":
+        kind = _chunked_kind(est)
+        if kind == "dc":
             reason, attributes = _fit_dc(solver, est, X, y, sw, model)
+        elif kind == "reweight":
+            from ._dask_reweight import fit_reweighted
+            raw = copy.copy(model)          # from X and the map, never persisted features
+            raw.feature_map = getattr(est, "feature_map_", None)
+            reason, attributes = fit_reweighted(solver, est, _blocks(X, y, sw), raw,
+                                                X.chunks[0])
         else:
             iterate = getattr(start, "_chunked_iterate_", (None, None))
             solver.solve(*iterate)
@@ -493,9 +511,12 @@ class ChunkedNewton:
         The same, on the client.
     est : BaseMSVM
         The estimator (tol, max_iter, verbose).
+    d : int or None, default=None
+        The number of features of the chunks' rows (None: ``n_components_`` or
+        ``n_features_in_`` of est; TargetedLocalMSVM's rows have a constant feature more).
     """
 
-    def __init__(self, blocks, model_task, model, est):
+    def __init__(self, blocks, model_task, model, est, d=None):
         self.blocks, self.task, self.model, self.est = blocks, model_task, model, est
         k = model.k
         probe = model.problem(np.arange(k, dtype=np.int32), np.ones(k), None)
@@ -503,11 +524,12 @@ class ChunkedNewton:
         self.pairs = bool(probe.has_pairs)
         self.bound, self.diag, caps = reduce_chunks(blocks, setup_pass, model_task,
                                                     combine=np.maximum)
-        self.d = est.n_components_ if est.kernel_approximation is not None \
-            else est.n_features_in_
-        if caps:
-            raise NotImplementedError(f"{type(est).__name__}'s dual has group caps, which "
-                                      f"the chunked Newton method does not handle")
+        if d is None:
+            d = est.n_components_ if est.kernel_approximation is not None \
+                else est.n_features_in_
+        self.d = int(d)
+        # a dual with group caps is smoothed per group (msvm/_dask_groups.py)
+        self.grouped = bool(caps)
         unknowns = (self.d + 1) * k
         if unknowns > MAX_UNKNOWNS:
             raise ValueError(f"the chunked fit forms a Newton system of (features + 1) x "

@@ -25,6 +25,7 @@ import copy
 import numpy as np
 
 from ._core._gap import primal_dual
+from ._dask_groups import CappedTerms, curvature_sum
 from ._losses import losses_in_blocks
 from ._primal import SmoothedPrimal
 from ._problem import shifted
@@ -53,13 +54,17 @@ class ChunkModel:
         A DC step's linearization point: the fitted function (``coef`` (n_outputs, m) on the
         features, ``intercept`` (n_outputs,)) at whose decision values the model's
         ``_dc_shift`` shifts the boxes; None for the unshifted (convex) dual.
+    reweighted : tuple (coef, intercept) or None, default=None
+        A refit's function (AdaptiveWeightedSVM): the samples' weights are multiplied by
+        the model's ``next_weights`` at its decision values; None for no reweighting.
     """
 
-    def __init__(self, estimator, classes, class_factors, feature_map, C, linearized=None):
+    def __init__(self, estimator, classes, class_factors, feature_map, C, linearized=None,
+                 reweighted=None):
         self.estimator, self.classes = estimator, classes
         self.class_factors, self.feature_map = class_factors, feature_map
         self.k, self.C = len(classes), float(C)
-        self.linearized = linearized
+        self.linearized, self.reweighted = linearized, reweighted
 
     def rows(self, Xc, yc, swc):
         """(features, encoded labels int32, weights sw * class_weight) of one chunk."""
@@ -79,7 +84,20 @@ class ChunkModel:
             # a narrow float32 chunk (X read from disk) converted once per pass (at most
             # 512 bytes a row), not in every product, which then runs compiled
             X = np.ascontiguousarray(X, dtype=np.float64)
+        if self.reweighted is not None and len(y):
+            sw = sw * self.adaptive_weights(X, y_enc, self.reweighted)
         return X, y_enc, sw
+
+    def decision(self, X, function):
+        """The model's decision values G (n, k) of the chunk's features X at ``function``
+        = (coef (n_outputs, m), intercept (n_outputs,))."""
+        coef, intercept = function
+        f = np.asarray(rows_times(X, np.ascontiguousarray(coef.T)), dtype=np.float64)
+        return self.estimator._decision_from_output(f + intercept)
+
+    def adaptive_weights(self, X, y_enc, function):
+        """The weights v of a refit at ``function`` (the model's ``next_weights``)."""
+        return self.estimator.next_weights(self.decision(X, function), y_enc)
 
     def problem(self, y_enc, sw, X):
         """The chunk's dual problem (box bounds C * weights, shifted at ``linearized``)."""
@@ -91,10 +109,7 @@ class ChunkModel:
     def dc_shift(self, base, X, y_enc, function):
         """(box shift, truncated mask) of the chunk's unshifted dual ``base`` linearized at
         ``function`` = (coef, intercept) (the model's ``_dc_shift``)."""
-        coef, intercept = function
-        f = np.asarray(rows_times(X, np.ascontiguousarray(coef.T)), dtype=np.float64)
-        G = self.estimator._decision_from_output(f + intercept)
-        return self.estimator._dc_shift(base, G, y_enc)
+        return self.estimator._dc_shift(base, self.decision(X, function), y_enc)
 
 
 def _decision(X, V, b):
@@ -112,7 +127,10 @@ def gradient_pass(model, Xc, yc, swc, V, b, mu, curvature):
     k = model.k
     if not len(y):
         return 0.0, np.zeros((X.shape[1], k)), np.zeros(k), None, 0
-    primal = SmoothedPrimal(model.problem(y, sw, X), X)
+    problem = model.problem(y, sw, X)
+    if len(problem.cap):
+        return _capped_gradient(problem, X, V, b, mu, curvature)
+    primal = SmoothedPrimal(problem, X)
     primal.mu = mu
     F = _decision(X, V, b)
     if curvature:
@@ -129,6 +147,16 @@ def gradient_pass(model, Xc, yc, swc, V, b, mu, curvature):
             len(y))
 
 
+def _capped_gradient(problem, X, V, b, mu, curvature):
+    """``gradient_pass`` of a chunk whose dual has group caps (msvm/_dask_groups.py)."""
+    terms = CappedTerms(problem, mu)
+    loss, U, (free, binding) = terms.value_and_slot_sums(_decision(X, V, b))
+    curv = None
+    if curvature:
+        curv = curvature_sum(X, *terms.sample_curvature(free, binding), problem.equality)
+    return loss, transposed_times(X, U), U.sum(axis=0), curv, len(U)
+
+
 def line_pass(model, Xc, yc, swc, V, b, sV, sb, mu, steps):
     """The loss part of the line search's derivative along -(sV, sb) at each step t of
     ``steps``, and its slope (``SmoothedTerms.line_slope_and_curvature``), summed over the
@@ -138,13 +166,17 @@ def line_pass(model, Xc, yc, swc, V, b, sV, sb, mu, steps):
     out = np.zeros((len(steps), 2))
     if not len(y):
         return out
-    primal = SmoothedPrimal(model.problem(y, sw, X), X)
-    primal.mu = mu
+    problem = model.problem(y, sw, X)
     k = model.k
     # one product X [V, sV]: X read (and a float32 X converted) once
     both = _decision(X, np.hstack([V, sV]), np.concatenate([b, sb]))
     F, dF = np.ascontiguousarray(both[:, :k]), np.ascontiguousarray(both[:, k:])
     del both
+    if len(problem.cap):
+        capped = CappedTerms(problem, mu)
+        return capped.line_sums(capped.along(F), capped.along(dF, lin=False), steps)
+    primal = SmoothedPrimal(problem, X)
+    primal.mu = mu
     terms = primal.terms
     # one pass over all the terms at the largest step keeps those whose piece can change
     # below it (``keep``: at most the memory of one (n, k) array); the other steps read
@@ -180,9 +212,12 @@ def certificate_pass(model, Xc, yc, swc, V, b, mu, W, b_slot):
     if not len(y):
         return np.zeros(4 + 2 * k)
     problem = model.problem(y, sw, X)
-    primal = SmoothedPrimal(problem, X)
-    primal.mu = mu
-    alpha = primal.terms.dual_point(_decision(X, V, b))
+    if len(problem.cap):
+        alpha = CappedTerms(problem, mu).dual_point(_decision(X, V, b))
+    else:
+        primal = SmoothedPrimal(problem, X)
+        primal.mu = mu
+        alpha = primal.terms.dual_point(_decision(X, V, b))
     free_b = copy.copy(problem)
     free_b.equality = False          # the equalities' term is added once, over all chunks
     scores = np.ascontiguousarray(rows_times(X, W), dtype=np.float64)
@@ -224,8 +259,8 @@ def stats_pass(Xc, yc, swc):
 def setup_pass(model, Xc, yc, swc):
     """[largest |box bound| of the chunk's dual, largest squared norm of its feature rows,
     whether its dual has group caps]: the scale of the smoothing and of the gradient
-    tolerance (``msvm._primal.primal_start``) and the check that the smoothed primal can
-    run."""
+    tolerance (``msvm._primal.primal_start``) and whether the terms are smoothed per group
+    (msvm/_dask_groups.py)."""
     X, y, sw = model.rows(Xc, yc, swc)
     if not len(y):
         return np.zeros(3)
@@ -286,3 +321,24 @@ def truncated_block(model, Xc, yc, swc, coef, intercept):
         return np.zeros(0, dtype=bool)
     base = model.estimator._dual_problem(y, model.k, model.C * sw)
     return np.asarray(model.dc_shift(base, X, y, (coef, intercept))[1], dtype=bool)
+
+
+def reweight_pass(model, Xc, yc, swc, function):
+    """[the number of the chunk's samples whose refit weight at ``function`` differs from
+    their weight in ``model`` (1 without reweighting)]: whether the iterative scheme of
+    AdaptiveWeightedSVM has reached its fixed point."""
+    X, y, _ = model.rows(Xc, yc, swc)
+    if not len(y):
+        return np.zeros(1)
+    new = model.adaptive_weights(X, y, function)
+    old = (np.ones(len(y)) if model.reweighted is None
+           else model.adaptive_weights(X, y, model.reweighted))
+    return np.array([float(np.count_nonzero(new != old))])
+
+
+def weights_block(model, Xc, yc, swc, function):
+    """The refit weights v of the chunk's samples at ``function`` (ones for None)."""
+    X, y, _ = model.rows(Xc, yc, swc)
+    if function is None:
+        return np.ones(len(y))
+    return model.adaptive_weights(X, y, function) if len(y) else np.zeros(0)

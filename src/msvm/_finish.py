@@ -55,12 +55,35 @@ of it); replacing the short ratio steps by the best point of the projected Newto
 reach 872 free variables, and 800 epochs of the solver later the free set was back at 2,479:
 the path's bound hits, decided by nearly flat directions, were not the optimum's active set. At
 n = 2,000 (the case above) the projected path gave no gain (25.1 s CPU against the 20.1 s of
-kernel_speed.md, another run; the same 3,201 epochs). A step that decides bound hits on a
-regularized face (a proximal term) is the untried candidate.
+kernel_speed.md, another run; the same 3,201 epochs).
+
+Free sets above MAX_FREE before the solver's last run (LLW, i.e. ReinforcedMSVM with
+reinforcement 0, at n = 5,000, C = 1e5: 5,581 free variables at 6,400 epochs, 4,461-6,773
+at every budget stop of ReinforcedMSVM at C = 1e6, so neither got a finishing step) are
+settled on the face regularized by a proximal term, the minimizer of the face QP +
+sigma / 2 ||x - x_k||^2 (the same bordered system with sigma added to the diagonal of Q_FF:
+well conditioned where sigma is not tiny, so that its steps do not run 1e7-1e9 past the
+first bound as the Newton step does).  A cut step is projected onto the box instead, every
+variable it pushes out fixed at once and the equalities restored by a least-norm change of
+the others (`_projected_step`; step lengths 1, 1/4, 1/16 tried, kept only where the exact
+objective falls), else cut at its first bound as before; sigma starts at PROX_START x the
+largest diagonal entry and is divided by PROX_SHRINK after PROX_FULL full steps in a row,
+down to 0 (the face QP itself).  From that LLW iterate (CPU time, shared machine at load
+9-14): sigma = 1e-2 took the free set from 5,581 to 4,759 in about 100 projected steps of
+5-90 fixed variables (35 s); at 1e-3 without the shorter step lengths most projections
+raised the objective and the steps fell back to one fixed variable (0.3 s each, 4,277 free
+after 170 s), with them they went on fixing 2-10 variables a step (4,759 to 2,549 in 90 s,
+1,595 free at sigma = 1e-5 after 240 s, still settling).  The whole fit with this step
+before its last run converges: 255.8 s CPU, 6,401 epochs, KKT residual 3.1e-6, objective
+177,262,903 (before: max_iter, 69.5 s, KKT residual 4.9, objective 575,980,440, 3.25x the
+optimum; benchmarks/results/kernel_speed_5000_llw_prox.md).  Its cost is bounded by
+PROX_CUBES m^3 flops of factorizations and PROX_STEPS steps, and it runs only before the
+solver's last run with a free set above MAX_FREE (where the fits measured ended at max_iter).
 
 The result is only a proposal: the caller hands it to the compiled solver, whose own stopping
 rule (KKT residual and duality gap) certifies it or goes on from it.  Problems with group caps
-are left to the solver (None is returned), as are free sets above MAX_FREE variables (the
+are left to the solver (None is returned), as are free sets above MAX_FREE variables
+except before the last run (above PROX_FREE always) (the
 dense system would cost more than the iterations it saves).
 """
 
@@ -86,6 +109,20 @@ MAX_FLOPS = 1e10
 # epochs: MAX_FLOPS ran out after 125 steps, 3.2 s; the face settled in 1,131 steps, 3.1e10
 # flops, 20.9 s CPU)
 LAST_CUBES = 10.0
+# free sets above MAX_FREE before the solver's last run: the face regularized by a proximal
+# term sigma/2 ||x - x_k||^2 (sigma = PROX_START x the largest diagonal entry of Q_FF at
+# first, divided by PROX_SHRINK after PROX_FULL full steps in a row that leave the face
+# unsettled), its cut steps projected onto the box (PROX_ARC step lengths 1, 1/4, ...), up
+# to PROX_FREE variables, PROX_STEPS steps and PROX_CUBES m^3 flops; refactored after
+# m / PROX_REFACTOR changes
+PROX_FREE = 8000
+PROX_FULL = 2
+PROX_ARC = 3
+PROX_START = 1e-2
+PROX_SHRINK = 10.0
+PROX_STEPS = 20000
+PROX_CUBES = 10.0
+PROX_REFACTOR = 8
 # a variable within this fraction of its box width of a bound is at the bound
 BOUND_RTOL = 1e-12
 # the largest (largest bound) x (largest kernel diagonal) the dense system is formed for
@@ -197,7 +234,7 @@ class _FreshSystem:
 
     def __init__(self, lay, cols, E):
         self.lay, self.cols, self.E = lay, cols, E
-        self.flops, self.reg = 0.0, 0.0
+        self.flops, self.reg, self.prox_rel, self.full_run = 0.0, 0.0, 0.0, 0
 
     def charge(self, m):
         """Count the factorization of a free set of m variables before it is formed."""
@@ -238,10 +275,19 @@ class _FaceSystem:
     them.  Past REFACTOR changes the current free set becomes the new base.
     """
 
-    def __init__(self, lay, cols, E):
+    def __init__(self, lay, cols, E, refactor=REFACTOR):
         self.lay, self.cols, self.E = lay, cols, E
         self.base = None
         self.flops = 0.0
+        self.refactor = refactor
+        self.prox_rel = 0.0               # the proximal weight, relative to max diag Q_FF
+        self.prox = 0.0
+        self.full_run = 0                 # full (uncut) steps in a row
+
+    def set_prox(self, prox_rel):
+        """Set the proximal weight (relative to the largest diagonal entry of Q_FF; 0: the
+        face QP itself) and refactor at the next solve."""
+        self.prox_rel, self.base = float(prox_rel), None
 
     def charge(self, m):
         """Nothing: the factorizations and solves are counted as they are made."""
@@ -257,12 +303,14 @@ class _FaceSystem:
         """Make free_idx the base: form and factor its bordered matrix."""
         lay, m, k1 = self.lay, len(free_idx), self.lay.k - 1
         Q = self._q(free_idx, free_idx)
-        self.reg = REG * max(float(np.abs(np.diag(Q)).max()) if m else 0.0, 1e-300)
+        top = max(float(np.abs(np.diag(Q)).max()) if m else 0.0, 1e-300)
+        self.reg, self.prox = REG * top, self.prox_rel * top
+        Q[np.diag_indices(m)] += self.reg + self.prox
         if lay.equality:
             A = lay.directions(free_idx) @ self.E
-            M0 = np.block([[Q + self.reg * np.eye(m), A], [A.T, -self.reg * np.eye(k1)]])
+            M0 = np.block([[Q, A], [A.T, -self.reg * np.eye(k1)]])
         else:
-            M0 = Q + self.reg * np.eye(m)
+            M0 = Q
         self.lu = scipy.linalg.lu_factor(M0, check_finite=False)
         self.flops += (M0.shape[0]) ** 3 * 2.0 / 3.0
         self.base = free_idx
@@ -295,7 +343,7 @@ class _FaceSystem:
             C[np.ix_(li, ri)] = self._q(np.array([left[j][1] for j in li]),
                                         np.array([right[j][1] for j in ri]))
             if left is right:
-                C[li, li] += self.reg
+                C[li, li] += self.reg + self.prox
         return C
 
     def _sync(self, free_idx):
@@ -308,7 +356,7 @@ class _FaceSystem:
         base = set(self.pos)
         extra = [("fix", v) for v in sorted(base - want)] \
             + [("var", v) for v in sorted(want - base)]
-        if len(extra) > REFACTOR:
+        if len(extra) > self.refactor:
             self._factor(np.asarray(sorted(want), dtype=np.int64))
             return
         wanted = set(extra)
@@ -453,19 +501,23 @@ def _active_set(problem, alpha, F, columns, tol, last=False):
     z = lay.gradient(scores.exact(alpha))
     fixed_ok = hi > lo
     free = (alpha > lo) & (alpha < hi)
-    large = int(free.sum()) > SMALL_FREE
-    system = (_FaceSystem if large else _FreshSystem)(lay, cols, _slot_basis(lay.k))
-    max_free, max_flops = (MAX_FREE, MAX_FLOPS) if large else (SMALL_FREE, SMALL_FLOPS)
-    if large and last:
-        max_flops = max(max_flops, LAST_CUBES * float(free.sum()) ** 3)
+    system, max_free, max_flops, steps = _system_for(lay, cols, int(free.sum()), last)
     reached, stuck = None, np.zeros(len(alpha), dtype=bool)
-    for _ in range(MAX_STEPS if large else SMALL_STEPS):
+    large = isinstance(system, _FaceSystem)
+    for _ in range(steps):
         idx = np.flatnonzero(free)
         system.charge(len(idx))
         if len(idx) > max_free or system.flops > max_flops:
             return reached
         step, s = system.solve(idx, z, problem.class_sums(alpha))
         t, stops = _ratio(alpha[idx], step, lo[idx], hi[idx])
+        if t < 1.0 and system.prox_rel > 0.0:
+            moved = _projected_step(lay, system.E, alpha, z, idx, step, scores)
+            if moved is not None:
+                alpha, z = moved
+                free = (alpha > lo) & (alpha < hi)
+                reached, stuck[:] = (alpha.copy(), s), False
+                continue
         alpha[idx] += t * step
         if t < 1.0:
             hit = idx[stops]
@@ -480,6 +532,9 @@ def _active_set(problem, alpha, F, columns, tol, last=False):
             stuck[idx[stops]] = True
         else:
             stuck[:] = False
+        system.full_run = system.full_run + 1 if t == 1.0 else 0
+        if system.prox_rel > 0.0 and t > 0.0:
+            reached = alpha.copy(), s        # every proximal step lowers the objective
         if t < 1.0:
             continue
         r = z + lay.shift(s)
@@ -495,11 +550,79 @@ def _active_set(problem, alpha, F, columns, tol, last=False):
     return reached
 
 
+def _system_for(lay, cols, m, last):
+    """The face system for a start of m free variables and its bounds: (system, largest
+    free set, flop budget, steps).  Up to SMALL_FREE a fresh factorization per step; up to
+    MAX_FREE Schur updates; above (before the solver's last run only, up to PROX_FREE) Schur
+    updates of the proximally regularized face (see `_settled_on_face`)."""
+    E = _slot_basis(lay.k)
+    if m <= SMALL_FREE:
+        return _FreshSystem(lay, cols, E), SMALL_FREE, SMALL_FLOPS, SMALL_STEPS
+    if m <= MAX_FREE or not last:
+        flops = max(MAX_FLOPS, LAST_CUBES * float(m) ** 3) if last else MAX_FLOPS
+        return _FaceSystem(lay, cols, E), MAX_FREE, flops, MAX_STEPS
+    system = _FaceSystem(lay, cols, E, refactor=max(REFACTOR, m // PROX_REFACTOR))
+    system.set_prox(PROX_START)
+    return system, PROX_FREE, PROX_CUBES * float(m) ** 3, PROX_STEPS
+
+
+def _projected_step(lay, E, alpha, z, idx, step, scores, rounds=4):
+    """The proximal step projected onto the box, the variables it pushes out fixed at their
+    bounds all at once: (alpha, z) after it, or None where no projection keeps the
+    equalities and lowers the objective (the caller then cuts the step at its first bound).
+    The projections of alpha + beta step are tried for beta = 1, 1/4, ... (PROX_ARC of
+    them).  The clipped part of the step changes the slot sums; the least-norm change of
+    the unclipped variables along their equality rows A = D E restores them (clipped again,
+    at most ``rounds`` times).  The objective's change is exact: (z + z_new) / 2 . dx."""
+    A = lay.directions(idx) @ E
+    for arc in range(PROX_ARC):
+        x = _projection(lay.lo[idx], lay.hi[idx], A, alpha[idx] + 0.25 ** arc * step, rounds)
+        if x is None:
+            continue
+        new = alpha.copy()
+        new[idx] = x
+        z_new = lay.gradient(scores.exact(new))
+        if 0.5 * float((z + z_new) @ (new - alpha)) < 0.0:
+            return new, z_new
+    scores.exact(alpha)
+    return None
+
+
+def _projection(lo, hi, A, point, rounds):
+    """point clipped to [lo, hi] with its equality values A^T point restored by least-norm
+    changes of the unclipped entries, or None."""
+    x = np.clip(point, lo, hi)
+    target = A.T @ point
+    for _ in range(rounds):
+        resid = target - A.T @ x
+        if np.abs(resid).max(initial=0.0) <= 1e-12 * max(np.abs(x).max(initial=0.0), 1.0):
+            return x
+        inside = (x > lo) & (x < hi)
+        Ai = A[inside]
+        if not len(Ai):
+            return None
+        w = np.linalg.lstsq(Ai.T @ Ai, resid, rcond=None)[0]
+        x[inside] = np.clip(x[inside] + Ai @ w, lo[inside], hi[inside])
+    return None
+
+
 def _settled_on_face(r_free, system, tol):
     """Whether a full step reached the minimizer on its face (reduced gradients of the free
     variables within tol / 100).  A Schur-updated system whose solves went astray (a nearly
-    singular face, many changes bordered on its base) is refactored and the step repeated."""
-    if np.abs(r_free).max(initial=0.0) <= 0.01 * tol or not getattr(system, "extra", None):
+    singular face, many changes bordered on its base) is refactored and the step repeated.
+    On a proximally regularized face (weight sigma > 0) a full step is the proximal point,
+    not the face's minimizer: the next step goes on from it with the same sigma (a proximal
+    point iteration, whose cut steps still fix bounds), and after PROX_FULL full steps in a
+    row sigma is divided by PROX_SHRINK (0 below REG) and the face refactored."""
+    if np.abs(r_free).max(initial=0.0) <= 0.01 * tol:
+        return True
+    prox = system.prox_rel
+    if prox > 0.0:
+        if system.full_run < PROX_FULL:
+            return False
+        system.set_prox(prox / PROX_SHRINK if prox / PROX_SHRINK > REG else 0.0)
+        return False
+    if not getattr(system, "extra", None):
         return True
     system.base = None
     return False

@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import BaseMSVM
-from ._dask import check_dask_fit, is_dask_collection
+from ._dask import is_dask_collection
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._kernels import dense, kernel_matrix, make_row_source
@@ -275,7 +275,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     once per fold and grid point.  Remedy: a larger bandwidth or fewer grid points.
     """
 
-    # how a fit on Dask input runs (msvm._dask._chunked_kind)
+    # how a fit on Dask input runs (msvm._dask._chunked_kind): a chunked fit per grid
+    # point (msvm/_dask_grid.py)
     _dask_fit = "grid"
 
     _parameter_constraints = {
@@ -358,7 +359,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
     def _fit_model(self, X, y, sample_weight):
         """The model step of the fit template (``BaseMSVM.fit``): the grid of local fits."""
         if is_dask_collection(X):
-            check_dask_fit(self)            # refused with the remedy (msvm/_dask.py)
+            from ._dask_grid import fit_grid_dask
+            return fit_grid_dask(self, X, y, sample_weight)     # chunked: msvm/_dask_grid.py
         self._check_approximation()
         X, y, sw = self._validate_fit_input(X, y, sample_weight, ensure_min_features=2)
         self.target_index_ = self._target_column(X.shape[1])

@@ -132,8 +132,9 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     grows; ``None`` is the convex weighted MSVM).
     """
 
-    # how a fit on Dask input runs (msvm._dask._chunked_kind)
-    _dask_fit = "grouped"
+    # how a fit on Dask input runs (msvm._dask._chunked_kind): the DC steps of
+    # msvm/_dask_dc.py, the group caps smoothed per group (msvm/_dask_groups.py)
+    _dask_fit = "dc"
 
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,
@@ -158,10 +159,14 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     def _truncation_value(self, k):
         return _auto_truncation(self.truncation, k)
 
-    def _fit_dual(self, sequence, y, sw, log):
-        k = len(self.classes_)
+    def _prepare_dual(self, k):
+        """``utility_`` and ``truncation_`` for k classes (before the dual is built; the
+        chunked fit calls it too, msvm/_dask.py)."""
         self.utility_ = resolve_utility(self.utility, self.cost, k)
         self.truncation_ = self._truncation_value(k)
+
+    def _fit_dual(self, sequence, y, sw, log):
+        self._prepare_dual(len(self.classes_))
         return truncated_fit(self, sequence, y, sw, log)
 
     def _dual_problem(self, y, k, weights):
@@ -252,8 +257,9 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
     {approximation_attributes}
     """
 
-    # how a fit on Dask input runs (msvm._dask._chunked_kind)
-    _dask_fit = "grouped"
+    # how a fit on Dask input runs (msvm._dask._chunked_kind): the refits of
+    # msvm/_dask_reweight.py
+    _dask_fit = "reweight"
 
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,

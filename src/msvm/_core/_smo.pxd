@@ -29,7 +29,10 @@ cdef struct Block:
     double* Ulo
     double* Uhi
     double* off        # -sigma a
-    double* z          # z, written by each extremes pass
+    double* z          # z, written by each extremes pass and each partner search
+    double* vu         # z of the variables that can increase (+inf for the others)
+    double* vl         # z of the variables that can decrease (-inf for the others)
+    double* gain       # a partner search's gains
     int* li            # local sample
     int* gv            # global variable
     int* pos           # nb: block variables in the problem's own order (sample, group)
@@ -89,6 +92,8 @@ cdef class SMOSolver(InnerSolver):
     cdef void _block_variables(self) noexcept nogil
     cdef double _bucket_extremes(self) noexcept nogil
     cdef double _group_violation(self, double viol) noexcept nogil
+    cdef int _partner(self, int j, int la, double za, const double* row, double Kaa,
+                      double pn2, double* zb, double* bestgain) noexcept nogil
     cdef bint _bucket_step(self, int j, double eps) noexcept nogil
     cdef bint _transversal(self, const int* cand, double sign, double eps) noexcept nogil
     cdef long long _group_steps(self, double eps, long long budget) noexcept nogil
