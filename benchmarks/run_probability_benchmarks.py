@@ -29,6 +29,9 @@ scaling and pairwise coupling) with the same C and kernel width.
    the same comparison at C = 1.
 4. The approximate-kernel path: one chain of weighted fits with the feature map kept along
    it against the map fitted again in every weighted fit (CPU time, identity).
+5. The approximate-kernel path at scale (``--only 5 --approx 5000:300:before,50000:300``):
+   probability=True against one fit, the feature map shared by every chain of the same X
+   against fitted in every chain (CPU time, held-out log loss, identity).
 
 Every table also has CalibratedClassifierCV(method='isotonic'); times are CPU time on a
 machine shared with other jobs, ratios measured in the same run.
@@ -507,6 +510,95 @@ def render_feature_map(res):
               f"{res['chain_cpu']['refitted'] / res['chain_cpu']['kept']:.2f}x faster. The "
               f"machine was shared (CPU time).")
 
+# ---------------------------------------------------------------- 5. approximate, at scale
+# (n, n_components, with the before run) of section 5: set by --approx (default 5000:300)
+APPROX_RUNS = [(5000, 300, True)]
+APPROX_TEST = 5000
+
+
+def _approx_data(n):
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n + APPROX_TEST, 20, n_informative=10, n_classes=5,
+                               n_clusters_per_class=1, random_state=SEED)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def _approx_probability_fit(make, X, y, X_test, y_test, shared):
+    """CPU time, fits, held-out log loss, argmax agreement and test probabilities of a
+    probability=True fit; ``shared=False``: every chain fits the feature map again (before)."""
+    import time
+
+    from sklearn.metrics import log_loss
+
+    from msvm import _probability
+
+    real = _probability._ChainRunner._shared_features
+    if not shared:
+        _probability._ChainRunner._shared_features = lambda self, tasks: [()] * len(tasks)
+    try:
+        t0 = time.process_time()
+        est = make(True).fit(X, y)
+        cpu = time.process_time() - t0
+    finally:
+        _probability._ChainRunner._shared_features = real
+    proba = est.predict_proba(X_test)
+    agree = float(np.mean(est.classes_[np.argmax(proba, axis=1)] == est.predict(X_test)))
+    return {"cpu": cpu, "n_fits": int(est.n_probability_fits_), "agreement": agree,
+            "log_loss": float(log_loss(y_test, proba, labels=est.classes_))}, proba
+
+
+def bench_approx(quick):
+    """probability=True against one fit on the Nystroem path at the sizes of --approx: the
+    feature map shared by the chains of the same X (after) and fitted in every chain (before)."""
+    import time
+
+    from msvm import ReinforcedMSVM
+
+    runs = [(600, 50, True)] if quick else APPROX_RUNS
+    rows = []
+    for n, components, before in runs:
+        X, y, X_test, y_test = _approx_data(n)
+
+        def make(probability, components=components):
+            return ReinforcedMSVM(kernel_approximation="nystroem", n_components=components,
+                                  random_state=SEED, probability=probability)
+
+        t0 = time.process_time()
+        make(False).fit(X, y)
+        row = {"n": n, "n_components": components, "one_fit_cpu": time.process_time() - t0}
+        row["after"], proba = _approx_probability_fit(make, X, y, X_test, y_test, True)
+        if before:
+            row["before"], old = _approx_probability_fit(make, X, y, X_test, y_test, False)
+            row["identical"] = bool(np.array_equal(old, proba))
+        print(f"  5: {row}", flush=True)
+        rows.append(row)
+    return {"rows": rows}
+
+
+def render_approx(res):
+    out = []
+    for row in res["rows"]:
+        for name in ("before", "after"):
+            if name not in row:
+                continue
+            r = row[name]
+            out.append([f"{row['n']:,}", str(row["n_components"]),
+                        "feature map per chain (before)" if name == "before"
+                        else "feature map per X (after)", str(r["n_fits"]),
+                        fmt(row["one_fit_cpu"], ".1f"), fmt(r["cpu"], ".1f"),
+                        fmt(r["cpu"] / row["one_fit_cpu"], ".1f"), fmt(r["log_loss"], ".4f"),
+                        fmt(r["agreement"], ".3f")])
+    same = [f"n = {row['n']:,}: {'yes' if row['identical'] else 'NO'}"
+            for row in res["rows"] if "identical" in row]
+    return (markdown_table(["n", "components", "probability=True", "fits", "one fit CPU s",
+                            "CPU s", "x one fit", "log loss (test)", "argmax = predict"],
+                           out)
+            + "\n\nProbabilities before and after identical: " + ("; ".join(same) or "-")
+            + ". CPU time (`time.process_time`) of one fit each, on a machine shared with "
+              "other jobs (load about 11 on 2 cores): ratios are from the same run.")
+
+
 SETUPS = {
     "1": ("1. Simulated examples with known probabilities (Liu and Yuan 2011, 4.1.1 and 4.1.2)",
           "Training data `make_reinforced_example(n, example, random_state=rep)`, test data of "
@@ -554,9 +646,18 @@ SETUPS = {
           "feature map and phi(X) kept from one level to the next, and with the map fitted "
           "again in every weighted fit (what the fits did before), in one process; CPU time "
           "(`time.process_time`), on a machine shared with other jobs."),
+    "5": ("5. Approximate kernel at scale: probability=True against one fit",
+          "`make_classification(n + 5000, 20, n_informative=10, n_classes=5, "
+          "n_clusters_per_class=1, random_state=0)`, the first n samples for training and the "
+          "last 5000 for the log loss; ReinforcedMSVM(kernel_approximation='nystroem', "
+          "n_components as listed, random_state=0), default C and tol, probability_grid=8. "
+          "'before': every chain of weighted fits (and every top fit at 3 C) fitted the "
+          "feature map and phi(X) again; 'after': the chains and top fits on the same X "
+          "reuse the map and phi(X) of the own fit on that X (3 maps instead of 30). Sizes "
+          "by `--approx N:COMPONENTS[:before],...`."),
 }
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
-          "4": render_feature_map}
+          "4": render_feature_map, "5": render_approx}
 
 
 def render_report(data):
@@ -567,11 +668,30 @@ def render_report(data):
         quick_note="tiny sizes; the numbers say nothing about accuracy.")
 
 
+def _approx_runs(text):
+    """--approx N:COMPONENTS[:before],...: the sizes of section 5 (n, components, before)."""
+    runs = []
+    for item in text.split(","):
+        parts = item.split(":")
+        runs.append((int(parts[0]), int(parts[1]) if len(parts) > 1 else 1000,
+                     len(parts) > 2 and parts[2] == "before"))
+    return runs
+
+
 def main(argv=None):
-    return sectioned_main(argv, __doc__.split("\n\n")[0], "probability",
+    import argparse
+    import sys
+
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--approx", default=None,
+                     help="section 5's sizes, N:COMPONENTS[:before],... (default 5000:300:before)")
+    args, rest = pre.parse_known_args(sys.argv[1:] if argv is None else argv)
+    if args.approx is not None:
+        APPROX_RUNS[:] = _approx_runs(args.approx)
+    return sectioned_main(rest, __doc__.split("\n\n")[0], "probability",
                           {"1": bench_simulated, "2": bench_pendigits,
-                           "3": bench_breast_cancer, "4": bench_feature_map}, SETUPS, RENDER,
-                          render_report)
+                           "3": bench_breast_cancer, "4": bench_feature_map,
+                           "5": bench_approx}, SETUPS, RENDER, render_report)
 
 
 if __name__ == "__main__":

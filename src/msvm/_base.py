@@ -351,6 +351,32 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         self.n_components_ = self.feature_map_.n_components_
         return features
 
+    def _kept_feature_state(self, X, dtype=np.float32):
+        """For a fitted estimator with a ``kernel_approximation``, the state (key, map,
+        phi(X)) through which refits on the same X (``_share_features``) reuse its
+        ``feature_map_`` and features instead of fitting the map again; None otherwise.
+
+        ``dtype`` is that of the training features (``_training_rows``).  X is validated as
+        a fit validates it, so the key is the one the refits compute.  Only for the model
+        step of this class, which maps X itself (``TargetedLocalMSVM`` maps X without its
+        targeted column: its refits fit their own maps).
+        """
+        if (self.kernel_approximation is None or not hasattr(self, "feature_map_")
+                or type(self)._fit_model is not BaseMSVM._fit_model):
+            return None
+        X = validate_data(self, X, dtype=np.float64, order="C", accept_sparse="csr",
+                          ensure_all_finite=True, reset=False)
+        return (self._feature_map_key(X, dtype), self.feature_map_,
+                self.feature_map_.transform(X, dtype=dtype))
+
+    def _share_features(self, state):
+        """Give this estimator another fit's ``_kept_feature_state`` (or None): its fits on
+        the same X while it keeps rows (``_join_path(keep_rows=True)``) reuse that map and
+        features (the key decides, ``_fit_feature_map``).  Returns self."""
+        if state is not None:
+            self._feature_state = state
+        return self
+
     def _feature_map_key(self, X, dtype):
         """What a kept feature map and features must match to serve a fit on X: the
         map's parameters, the resolved kernel width, the features' dtype and X's bytes."""
