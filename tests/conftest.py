@@ -9,6 +9,7 @@
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -27,3 +28,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture
+def dask_synchronous():
+    """Run the test's Dask computations on the synchronous scheduler (in this thread, so
+    that a failure shows its own traceback); the Dask test files use it for every test."""
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        yield

@@ -32,10 +32,8 @@ def data():
     return X, y
 
 
-@pytest.fixture(autouse=True)
-def synchronous():
-    with dask.config.set(scheduler="synchronous"):
-        yield
+# every test of this file runs on the synchronous scheduler (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("dask_synchronous")
 
 
 def _pair(name, X, y, chunks, sw=None, **params):

@@ -43,6 +43,17 @@ def _fresh_solve(lay, K, E, idx, z, c, prox=0.0):
     return sol[:m], E @ sol[m:]
 
 
+def _small_reinforced(seed, n, k=3):
+    """A well-conditioned reinforced problem on n random points in 2-D (RBF, C = 10): the
+    generator, kernel matrix, problem, its finishing-step layout and the slot basis."""
+    rng = np.random.default_rng(seed)
+    X = 3.0 * rng.normal(size=(n, 2))
+    y = np.arange(n) % k
+    K = kernel_matrix(X, X, "rbf", 1.0, 3, 0.0)
+    problem = reinforced_problem(y, k, np.full(n, 10.0), 0.5)
+    return rng, K, problem, _Layout(problem), _slot_basis(k)
+
+
 @pytest.mark.parametrize("seed, prox", [(0, 0.0), (1, 0.0), (2, 0.0), (3, 1e-2)])
 def test_schur_updated_system_equals_a_fresh_factorization(seed, prox):
     """Fixing and freeing variables in any order (fewer and more than REFACTOR changes from
@@ -50,14 +61,8 @@ def test_schur_updated_system_equals_a_fresh_factorization(seed, prox):
     and without a proximal weight on the free block.  At most k - 1 variables of a sample
     are free and the kernel is well conditioned, so that the system is nonsingular and both
     solves are accurate."""
-    rng = np.random.default_rng(seed)
     n, k = 40, 3
-    X = 3.0 * rng.normal(size=(n, 2))
-    y = np.arange(n) % k
-    K = kernel_matrix(X, X, "rbf", 1.0, 3, 0.0)
-    problem = reinforced_problem(y, k, np.full(n, 10.0), 0.5)
-    lay = _Layout(problem)
-    E = _slot_basis(k)
+    rng, K, problem, lay, E = _small_reinforced(seed, n, k)
     system = _FaceSystem(lay, _Columns(lambda s: K[:, s], n), E)
     system.set_prox(prox)
     z = rng.normal(size=problem.n_vars)
@@ -83,14 +88,8 @@ def test_projected_proximal_step_keeps_the_equalities_and_lowers_the_objective(s
     as the start did, whose scores and gradient are those of the point, and whose objective
     is below the start's; on this well-conditioned problem a step that leaves the box by far
     (the scaled negative gradient from alpha = 0) has some projection accepted."""
-    rng = np.random.default_rng(seed)
     n, k = 50, 3
-    X = 3.0 * rng.normal(size=(n, 2))
-    y = np.arange(n) % k
-    K = kernel_matrix(X, X, "rbf", 1.0, 3, 0.0)
-    problem = reinforced_problem(y, k, np.full(n, 10.0), 0.5)
-    lay = _Layout(problem)
-    E = _slot_basis(k)
+    rng, K, problem, lay, E = _small_reinforced(seed, n, k)
     alpha = np.zeros(problem.n_vars)
     F = K @ problem.slot_sums(alpha)
     z = lay.gradient(F)

@@ -20,13 +20,11 @@ Newton steps over all of them, ``objective_`` with the final weights), except th
 """
 
 import copy
-import warnings
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from ._dask_passes import reweight_pass, weights_block
-from ._sequence import CONVERGED, fit_stop_reason
+from ._sequence import CONVERGED, fit_stop_reason, warn_unsettled_weights
 
 
 def fit_reweighted(solver, est, blocks, model, rows):
@@ -54,10 +52,7 @@ def fit_reweighted(solver, est, blocks, model, rows):
         fits += 1
         if est.scheme == "one-step":
             break
-    if reason != CONVERGED:
-        warnings.warn(f"AdaptiveWeightedSVM: the iterative weights still changed after "
-                      f"max_reweight={est.max_reweight} refits; increase max_reweight.",
-                      ConvergenceWarning)
+    warn_unsettled_weights(reason, est.max_reweight)
     attributes = {"adaptive_weights_": _weights(blocks, model, weights_at, rows),
                   "n_iter_": fits, "n_solver_iter_": solver.steps}
     return fit_stop_reason(reason, reasons), attributes

@@ -95,6 +95,15 @@ def fit_stop_reason(loop_reason, solver_reasons):
     return early[-1] if early else CONVERGED
 
 
+def warn_unsettled_weights(reason, max_reweight):
+    """Warn that AdaptiveWeightedSVM's iterative weights still changed when its reweighting
+    loop stopped (``reason`` not ``'tol'``), in memory or on Dask input alike."""
+    if reason != CONVERGED:
+        warnings.warn(f"AdaptiveWeightedSVM: the iterative weights still changed after "
+                      f"max_reweight={max_reweight} refits; increase max_reweight.",
+                      ConvergenceWarning)
+
+
 def rescaled_dual(alpha, C_previous, C):
     """A previous fit's dual variables for a new C: ``alpha * C / C_previous``.
 

@@ -3,10 +3,8 @@ AdaptiveWeightedSVM (Wu and Liu 2013), both on the grouped dual of
 msvm._problem.margin_problem."""
 
 import numbers
-import warnings
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
@@ -17,7 +15,7 @@ from ._losses import margin_hinge_loss, margins, utility_margin_loss
 from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import alpha_by_slots, margin_problem
 from ._progress import n_epochs
-from ._sequence import CONVERGED, SequenceFit
+from ._sequence import CONVERGED, SequenceFit, warn_unsettled_weights
 
 
 def cost_to_utility(cost):
@@ -316,10 +314,7 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
                      n_epochs(sol.n_iter) + dropped)
             if self.scheme == "one-step":
                 break
-        if reason != CONVERGED:
-            warnings.warn(f"AdaptiveWeightedSVM: the iterative weights still changed after "
-                          f"max_reweight={self.max_reweight} refits; increase max_reweight.",
-                          ConvergenceWarning)
+        warn_unsettled_weights(reason, self.max_reweight)
         return SequenceFit(sol, sw * v, sequence.stop_reason(reason), start=first, attributes={
             "adaptive_weights_": v, "n_iter_": fits, "n_solver_iter_": epochs})
 
