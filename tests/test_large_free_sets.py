@@ -154,6 +154,14 @@ def _fit_without_warning(est, X, y):
         return est.fit(X, y)
 
 
+def _assert_converged_to_tol(est):
+    """The fit reached its stopping rule at the default tol = 1e-3: converged, KKT residual
+    and relative duality gap within tol."""
+    assert est.converged_
+    assert est.kkt_residual_ <= 1e-3
+    assert est.duality_gap_ <= 1e-3 * max(abs(est.objective_), 1.0)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("model", [ReinforcedMSVM, AngleBasedMSVM])
 def test_rbf_large_C_with_a_large_free_set_converges(model):
@@ -164,9 +172,7 @@ def test_rbf_large_C_with_a_large_free_set_converges(model):
     X, y = make_blobs(n_samples=2000, centers=3, n_features=5, cluster_std=4.0,
                       random_state=0)
     est = _fit_without_warning(model(C=1e5, kernel="rbf", gamma="scale"), X, y)
-    assert est.converged_
-    assert est.kkt_residual_ <= 1e-3
-    assert est.duality_gap_ <= 1e-3 * max(abs(est.objective_), 1.0)
+    _assert_converged_to_tol(est)
 
 
 @pytest.mark.slow
@@ -178,9 +184,7 @@ def test_rbf_large_C_whose_last_run_finish_needs_a_larger_budget_converges():
     X, y = make_blobs(n_samples=5000, centers=3, n_features=5, cluster_std=4.0,
                       random_state=0)
     est = _fit_without_warning(ReinforcedMSVM(C=1e5, kernel="rbf", gamma="scale"), X, y)
-    assert est.converged_
-    assert est.kkt_residual_ <= 1e-3
-    assert est.duality_gap_ <= 1e-3 * max(abs(est.objective_), 1.0)
+    _assert_converged_to_tol(est)
 
 
 @pytest.mark.slow
@@ -193,6 +197,4 @@ def test_rbf_large_C_whose_last_free_set_exceeds_max_free_converges():
                       random_state=0)
     est = _fit_without_warning(ReinforcedMSVM(C=1e5, reinforcement=0.0, kernel="rbf",
                                               gamma="scale"), X, y)
-    assert est.converged_
-    assert est.kkt_residual_ <= 1e-3
-    assert est.duality_gap_ <= 1e-3 * max(abs(est.objective_), 1.0)
+    _assert_converged_to_tol(est)

@@ -290,9 +290,8 @@ def fit_dask(est, X, y, sample_weight=None, start=None):
     require_dask()
     check_dask_fit(est)
     if _chunked_kind(est) == "grid":
-        # TargetedLocalMSVM (also the weighted refits of its probability estimate)
-        from ._dask_grid import fit_grid_dask
-        return fit_grid_dask(est, X, y, sample_weight)
+        # TargetedLocalMSVM: its own model step runs the grid (msvm/_dask_grid.py)
+        return est._fit_model(X, y, sample_weight)
     est._check_approximation()
     reset_fit_state(est)
     names = _feature_names(X)
