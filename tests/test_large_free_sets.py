@@ -127,6 +127,25 @@ def test_held_columns_times_slot_sums_equal_the_gathered_product(seed):
                            atol=1e-12)
 
 
+def test_held_columns_compacted_to_the_asked_samples_give_the_same_products():
+    """After the buffer holds many columns, products with a few of them (which compact the
+    buffer: the asked columns move to the front) still equal K[:, samples] @ rows, in the
+    order asked, and so do later products with other samples, held or new; `block` returns
+    the right columns after a compaction."""
+    rng = np.random.default_rng(0)
+    n = 900
+    K = rng.normal(size=(n, n))
+    cols = _Columns(lambda s: K[:, s], n)
+    cols.block(rng.choice(n, 700, replace=False))
+    for size in (40, 500, 30, 5, 850, 3):
+        samples = rng.choice(n, size, replace=False)
+        rows = rng.normal(size=(size, 3))
+        assert np.allclose(cols.times(samples, rows), K[:, samples] @ rows, rtol=1e-12,
+                           atol=1e-12)
+        probe = rng.choice(n, 20, replace=False)
+        assert np.array_equal(cols.block(probe), K[:, probe])
+
+
 def test_large_free_sets_are_finished_once_they_shrink():
     """The finishing step's schedule (`_finish_due`): a free set of at most SMALL_FREE
     variables at every stop; a larger one only when it shrank since the previous stop, or

@@ -222,7 +222,11 @@ def _finish_due(problem, alpha, free_before, last):
     free set still grows, its active set is far from the optimum's, the finishing step's
     steps each fix one variable, and it ran out of its work bound without a full step
     (make_blobs n = 2,000, RBF, C = 1e5: four attempts at 1,735-2,404 free variables, 6.5 s
-    of 21 s of finishing steps, thrown away; the one that settled started at 1,248)."""
+    of 21 s of finishing steps, thrown away; the one that settled started at 1,248).  Where
+    it is tried, it gets the settling budgets (``finish_dual(settle=True)``: LAST_CUBES m^3
+    flops, the proximal route above MAX_FREE), which were kept for the last run before:
+    the fits whose free set settles only through them then stop at the first stop where
+    it shrinks, not after 6,400 epochs (benchmarks/results/kernel_speed_early*.md)."""
     lo, hi = problem.expanded_bounds()
     free = int(np.count_nonzero((alpha > lo) & (alpha < hi)))
     due = (free <= SMALL_FREE or last
@@ -451,8 +455,7 @@ class DualSequence:
                                             self._kernel_columns, tol, diag)
                              if finish is finish_grouped else
                              finish_dual(problem, alpha, self._scores(), self._kernel_columns,
-                                         tol, float(np.max(diag, initial=0.0)),
-                                         last=budget >= total - done))
+                                         tol, float(np.max(diag, initial=0.0)), settle=True))
             if found is not None:
                 finished += 1
                 self.move_to(problem, found[0])
