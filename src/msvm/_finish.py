@@ -77,13 +77,27 @@ after 170 s), with them they went on fixing 2-10 variables a step (4,759 to 2,54
 before its last run converges: 255.8 s CPU, 6,401 epochs, KKT residual 3.1e-6, objective
 177,262,903 (before: max_iter, 69.5 s, KKT residual 4.9, objective 575,980,440, 3.25x the
 optimum; benchmarks/results/kernel_speed_5000_llw_prox.md).  Its cost is bounded by
-PROX_CUBES m^3 flops of factorizations and PROX_STEPS steps, and it runs only before the
-solver's last run with a free set above MAX_FREE (where the fits measured ended at max_iter).
+PROX_CUBES m^3 flops of factorizations and PROX_STEPS steps.
+
+The settling budgets (LAST_CUBES, the proximal route) were first spent only before the
+solver's last run, after 6,400 epochs at the default max_iter, so that the time of a large-C
+fit grew with C until its free set settled there.  They are now spent wherever the
+finishing step is tried on a large free set (``settle``: the sequence tries it where the
+free set shrank since the previous budget stop, and before the last run), so that a fit
+stops at the first such stop whose face settles.  Measured at that change (one BLAS
+thread, CPU time, shared machine): the proximal steps were made cheaper where a profile
+showed waste (from the LLW iterate above at 3,200 epochs, 5,805 free variables, 100 steps:
+20.8 s before, 18.0 s with the first three of these, same free set and objective): the
+inverse of the Schur complement is updated by block formulas (`_Border`) instead of a
+factorization of it per step, the border is kept in growing row buffers instead of being
+stacked again at every step, Q_FF is gathered from the held columns in one pass, the held
+columns are compacted to the samples that move (`_Columns.times`), and a rejected projection
+restores the scores from a checkpoint instead of a kernel product.
 
 The result is only a proposal: the caller hands it to the compiled solver, whose own stopping
 rule (KKT residual and duality gap) certifies it or goes on from it.  Problems with group caps
 are left to the solver (None is returned), as are free sets above MAX_FREE variables
-except before the last run (above PROX_FREE always) (the
+without ``settle`` (above PROX_FREE, or PROX_PER_SAMPLE per sample, always) (the
 dense system would cost more than the iterations it saves).
 """
 
