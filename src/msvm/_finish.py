@@ -123,7 +123,7 @@ MAX_FLOPS = 1e10
 # epochs: MAX_FLOPS ran out after 125 steps, 3.2 s; the face settled in 1,131 steps, 3.1e10
 # flops, 20.9 s CPU)
 LAST_CUBES = 10.0
-# free sets above MAX_FREE where the face is settled: the face regularized by a proximal
+# free sets above MAX_FREE before the solver's last run: the face regularized by a proximal
 # term sigma/2 ||x - x_k||^2 (sigma = PROX_START x the largest diagonal entry of Q_FF at
 # first, divided by PROX_SHRINK after PROX_FULL full steps in a row that leave the face
 # unsettled), its cut steps projected onto the box (PROX_ARC step lengths 1, 1/4, ...), up
@@ -584,7 +584,7 @@ def _snapped(lay, alpha, bound):
                     np.where(lay.hi - alpha <= near, lay.hi, alpha))
 
 
-def finish_dual(problem, alpha, F, columns, tol, max_diag, settle=False):
+def finish_dual(problem, alpha, F, columns, tol, max_diag, settle=False, last=False):
     """Solve the dual exactly on its free set by active-set steps from ``alpha``.
 
     Parameters
@@ -604,10 +604,13 @@ def finish_dual(problem, alpha, F, columns, tol, max_diag, settle=False):
         The largest kernel diagonal entry: where it times the largest bound exceeds
         MAX_SCALE (products near overflow), the step does not apply.
     settle : bool, default=False
-        Whether the step may spend the settling budgets on a start of m > SMALL_FREE free
-        variables: LAST_CUBES m^3 flops where that exceeds MAX_FLOPS, and above MAX_FREE
-        the proximal route.  The solver's sequence passes True at the budget stops where
-        the free set no longer grows and before its last run (`msvm._sequence._finish_due`).
+        Whether the step may spend LAST_CUBES m^3 flops on a start of m > SMALL_FREE free
+        variables where that exceeds MAX_FLOPS.  The solver's sequence passes True at the
+        budget stops where the free set shrank and before its last run
+        (`msvm._sequence._finish_due`).
+    last : bool, default=False
+        Whether the solver's last run follows: above MAX_FREE the proximal route applies
+        (with ``settle``).
 
     Returns
     -------
@@ -621,7 +624,7 @@ def finish_dual(problem, alpha, F, columns, tol, max_diag, settle=False):
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
         try:
-            found = _active_set(problem, alpha, F, columns, tol, settle)
+            found = _active_set(problem, alpha, F, columns, tol, settle, last)
         except np.linalg.LinAlgError:
             return None
     if found is None or not (np.all(np.isfinite(found[0])) and np.all(np.isfinite(found[1]))):
@@ -629,7 +632,7 @@ def finish_dual(problem, alpha, F, columns, tol, max_diag, settle=False):
     return found
 
 
-def _active_set(problem, alpha, F, columns, tol, settle=False):
+def _active_set(problem, alpha, F, columns, tol, settle=False, last=False):
     """The loop of `finish_dual`: (alpha, s) or None.  A start with at most SMALL_FREE free
     variables is solved with fresh factorizations within the SMALL_* bounds; a larger one
     with Schur-complement updates within the MAX_* bounds, and where those run out after full
@@ -652,7 +655,7 @@ def _active_set(problem, alpha, F, columns, tol, settle=False):
     z = lay.gradient(scores.exact(alpha))
     fixed_ok = hi > lo
     free = (alpha > lo) & (alpha < hi)
-    system, max_free, max_flops, steps = _system_for(lay, cols, int(free.sum()), settle)
+    system, max_free, max_flops, steps = _system_for(lay, cols, int(free.sum()), settle, last)
     reached, stuck = None, np.zeros(len(alpha), dtype=bool)
     large = isinstance(system, _FaceSystem)
     for _ in range(steps):
@@ -701,16 +704,16 @@ def _active_set(problem, alpha, F, columns, tol, settle=False):
     return reached
 
 
-def _system_for(lay, cols, m, settle):
+def _system_for(lay, cols, m, settle, last):
     """The face system for a start of m free variables and its bounds: (system, largest
     free set, flop budget, steps).  Up to SMALL_FREE a fresh factorization per step; up to
-    MAX_FREE Schur updates; above (``settle`` only, up to PROX_FREE) Schur
+    MAX_FREE Schur updates; above (``settle`` and ``last`` only, up to PROX_FREE) Schur
     updates of the proximally regularized face (see `_settled_on_face`), while m is at most
     PROX_PER_SAMPLE per sample."""
     E = _slot_basis(lay.k)
     if m <= SMALL_FREE:
         return _FreshSystem(lay, cols, E), SMALL_FREE, SMALL_FLOPS, SMALL_STEPS
-    if m <= MAX_FREE or not settle or m > PROX_PER_SAMPLE * lay.n_samples:
+    if m <= MAX_FREE or not (settle and last) or m > PROX_PER_SAMPLE * lay.n_samples:
         flops = max(MAX_FLOPS, LAST_CUBES * float(m) ** 3) if settle else MAX_FLOPS
         return _FaceSystem(lay, cols, E), MAX_FREE, flops, MAX_STEPS
     system = _FaceSystem(lay, cols, E, refactor=max(REFACTOR, m // PROX_REFACTOR))

@@ -455,7 +455,8 @@ class DualSequence:
                                             self._kernel_columns, tol, diag)
                              if finish is finish_grouped else
                              finish_dual(problem, alpha, self._scores(), self._kernel_columns,
-                                         tol, float(np.max(diag, initial=0.0)), settle=True))
+                                         tol, float(np.max(diag, initial=0.0)), settle=True,
+                                         last=budget >= total - done))
             if found is not None:
                 finished += 1
                 self.move_to(problem, found[0])
