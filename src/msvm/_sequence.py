@@ -223,10 +223,12 @@ def _finish_due(problem, alpha, free_before, last):
     steps each fix one variable, and it ran out of its work bound without a full step
     (make_blobs n = 2,000, RBF, C = 1e5: four attempts at 1,735-2,404 free variables, 6.5 s
     of 21 s of finishing steps, thrown away; the one that settled started at 1,248).  Where
-    it is tried, it gets the settling budgets (``finish_dual(settle=True)``: LAST_CUBES m^3
-    flops, the proximal route above MAX_FREE), which were kept for the last run before:
-    the fits whose free set settles only through them then stop at the first stop where
-    it shrinks, not after 6,400 epochs (benchmarks/results/kernel_speed_early*.md)."""
+    it is tried, it gets LAST_CUBES m^3 flops (``finish_dual(settle=True)``), once kept for
+    the last run, so that a face up to MAX_FREE that settles only with them ends the fit at
+    the first stop where the free set shrank; the proximal route above MAX_FREE stays for
+    the last run (``last``): given at every shrinking stop, it spent more than 250 s CPU at
+    1,600 epochs on 7,879 free variables without returning (ReinforcedMSVM n = 10,000,
+    C = 1e5, whose whole fit takes 318 s; benchmarks/results/kernel_speed_early*.md)."""
     lo, hi = problem.expanded_bounds()
     free = int(np.count_nonzero((alpha > lo) & (alpha < hi)))
     due = (free <= SMALL_FREE or last
