@@ -192,6 +192,9 @@ _RATIO_CAP = 1.0 - 1e-9
 CALIBRATION_FOLDS = 3
 # How many of the folds are refitted (their held-out samples calibrate the estimate).
 REFITTED_FOLDS = 2
+# Largest training part of a refitted calibration fold (larger ones are subsampled, and every
+# sample outside the part is held out: see ``calibration_splits``); None: no limit.
+CALIBRATION_TRAIN_MAX = 1000
 # Another C factor than the first is chosen only when it lowers the held-out log loss by
 # more than this many standard errors (of the paired per-sample differences); 0: whenever
 # it lowers it.
@@ -680,6 +683,50 @@ def _chosen_factor(shapes, held_out):
     return min(better, key=lambda f: shapes[f][2]) if better else first
 
 
+def calibration_splits(y_enc):
+    """(train, held_out) rows of the refitted calibration folds, each sorted.
+
+    The first ``REFITTED_FOLDS`` of ``CALIBRATION_FOLDS`` stratified folds (shuffled with
+    seed 0).  When their training part (2/3 of the samples) is larger than
+    ``CALIBRATION_TRAIN_MAX``, each fold trains on a stratified random part of that size
+    (seed: the fold's index) and holds out every other sample: the fold's fits cost about
+    n_train^2, and the three numbers the folds choose (C factor, exponent, floor) are set by
+    the held-out samples, of which there are then more, not by the size of the fits.
+    Otherwise the held-out rows are the fold's test third, as before.
+
+    Parameters
+    ----------
+    y_enc : ndarray of int, shape (n_samples,)
+        Class indices (every class with at least ``CALIBRATION_FOLDS`` samples).
+
+    Returns
+    -------
+    splits : list of (train, held_out) pairs of int arrays
+    """
+    from sklearn.model_selection import StratifiedKFold
+
+    folds = StratifiedKFold(CALIBRATION_FOLDS, shuffle=True, random_state=0)
+    splits = list(folds.split(np.zeros(len(y_enc)), y_enc))[:REFITTED_FOLDS]
+    if CALIBRATION_TRAIN_MAX is None or len(splits[0][0]) <= CALIBRATION_TRAIN_MAX:
+        return splits
+    out = []
+    for fold, (train, _) in enumerate(splits):
+        kept = _stratified_subset(train, y_enc[train], CALIBRATION_TRAIN_MAX,
+                                  np.random.RandomState(fold))
+        out.append((kept, np.setdiff1d(np.arange(len(y_enc)), kept)))
+    return out
+
+
+def _stratified_subset(rows, labels, size, rng):
+    """About ``size`` of ``rows`` drawn by ``rng``, each class in proportion to its count
+    (at least ``CALIBRATION_FOLDS`` samples of each, or all it has), sorted."""
+    classes, counts = np.unique(labels, return_counts=True)
+    take = np.maximum(np.round(counts * size / len(rows)).astype(int), CALIBRATION_FOLDS)
+    kept = [rng.choice(rows[labels == c], min(t, n), replace=False)
+            for c, t, n in zip(classes, take, counts)]
+    return np.sort(np.concatenate(kept))
+
+
 def _sample_log_losses(shape, ratios, y_enc, sample_weight):
     """The held-out log loss of each sample under the estimate of ``shape`` (a, eps, _)."""
     proba = shaped_probabilities(ratios, shape[0], shape[1])
@@ -707,22 +754,24 @@ class _HeldOutRatios:
                  for factor in factors for own, part in zip(owns, parts)]
         results = iter(self.runner.chains(tasks, self.levels))
         for index, factor in enumerate(factors):
-            ratios = self.ratios.setdefault(factor, np.ones((len(self.y),
-                                                             len(owns[0].classes_))))
+            ratios = self.ratios.setdefault(factor, [])
             factor_tasks = tasks[index * len(owns):(index + 1) * len(owns)]
             for (train, test), (refit, own, *_), fold_chains in zip(self.splits, factor_tasks,
                                                                     results):
                 fits = self.runner.fits
                 X_test, _ = fits.split(self.template, self.X, self.y, test, train)
-                ratios[test] = fits.ratios(own, fold_chains, self.levels, X_test,
-                                           n_train=len(train))
+                ratios.append((test, fits.ratios(own, fold_chains, self.levels, X_test,
+                                                 n_train=len(train))))
                 self.n_fits += sum(map(len, fold_chains)) - (len(fold_chains) - 1) * (
                     refit.C != own.C_)
 
     def of(self, factor, y_enc, sample_weight):
         """(ratios, y_enc, sample_weight) of the held-out samples, for :func:`fit_shape`."""
-        rows = np.sort(np.concatenate([test for _, test in self.splits]))
-        return self.ratios[factor][rows], y_enc[rows], sample_weight[rows]
+        rows = np.concatenate([test for test, _ in self.ratios[factor]])
+        order = np.argsort(rows, kind="stable")
+        ratios = np.concatenate([r for _, r in self.ratios[factor]])[order]
+        rows = rows[order]
+        return ratios, y_enc[rows], sample_weight[rows]
 
 
 class ProbabilityMixin:
@@ -800,8 +849,6 @@ class ProbabilityMixin:
         n_fits : int
             Number of fits made.
         """
-        from sklearn.model_selection import StratifiedKFold
-
         classes = self.classes_
         y_enc = np.searchsorted(classes, y)
         if np.bincount(y_enc, minlength=len(classes)).min() < CALIBRATION_FOLDS:
@@ -810,8 +857,7 @@ class ProbabilityMixin:
                           f"cross-validated (C factor 1, exponent 1, floor 0).", UserWarning)
             return 1.0, 1.0, 0.0, 0
         X = runner.fits.rows(X)
-        folds = StratifiedKFold(CALIBRATION_FOLDS, shuffle=True, random_state=0)
-        splits = list(folds.split(np.zeros(len(y)), y_enc))[:REFITTED_FOLDS]
+        splits = calibration_splits(y_enc)
         parts = []
         for train, _ in splits:
             X_train, y_train = runner.fits.split(template, X, y, train)
