@@ -76,3 +76,24 @@ def test_capped_calibration_keeps_argmax_and_n_jobs(data, monkeypatch):
     np.testing.assert_array_equal(parallel.predict_proba(X_test), P)
     for name in ("probability_C_factor_", "probability_exponent_", "probability_floor_"):
         assert getattr(parallel, name) == getattr(capped, name), name
+
+
+def test_capped_folds_on_chunks_give_the_in_memory_schedule(monkeypatch, dask_synchronous):
+    """On Dask input the capped folds are the same row subsets of the chunks: the chunked
+    probability fit makes the in-memory schedule (fits, C factor) and probabilities within
+    5e-3 of the in-memory ones (each fit is the same problem's solution within tol)."""
+    da = pytest.importorskip("dask.array")
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(240, 5, n_informative=4, n_redundant=0, n_classes=3,
+                               random_state=1)
+    X, y = X[y < 2][:90], y[y < 2][:90]
+    monkeypatch.setattr(probability, "CALIBRATION_TRAIN_MAX", 40)
+    monkeypatch.setattr(probability, "REFIT_TOL_FACTOR", 10.0)
+    params = dict(kernel="linear", C=1.0, tol=1e-5, probability=True, probability_grid=1)
+    ref = _fit(ReinforcedMSVM(**params), X, y)
+    est = _fit(ReinforcedMSVM(**params), da.from_array(X, chunks=(45, X.shape[1])), y)
+    assert est.n_probability_fits_ == ref.n_probability_fits_
+    assert est.probability_C_factor_ == ref.probability_C_factor_
+    P = est.predict_proba(da.from_array(X, chunks=(45, X.shape[1]))).compute()
+    np.testing.assert_allclose(P, ref.predict_proba(X), atol=5e-3)
