@@ -751,7 +751,9 @@ class _HeldOutRatios:
 
     ``add`` runs the chains of some factors on the training parts of the folds (through the
     runner) and brackets the ratios of their held-out samples; ``of`` returns the ratios,
-    classes and weights of the held-out samples, for :func:`fit_shape`.
+    classes and weights of the held-out samples, for :func:`fit_shape`, in the order of the
+    samples (a sample held out by both of the capped folds of :func:`calibration_splits`
+    counts once for each fold's ratios).
     """
 
     def __init__(self, template, X, y, splits, levels, runner):
@@ -796,7 +798,8 @@ class ProbabilityMixin:
     :func:`probability_levels` (``probability_grid`` levels), a weighted fit of the same
     estimator with class j's samples at weight 1/t and the others at weight 1 (times the given
     sample weights), warm-started along the levels on one kept row source per class: 1 + k * m
-    fits; before them, the same on the training part of two of 3 folds, at C and at 3 C,
+    fits; before them, the same on the training part of two of 3 folds (at most
+    ``CALIBRATION_TRAIN_MAX`` samples each, every other sample held out), at C and at 3 C,
     whose held-out estimates choose the C of the weighted fits, an exponent and a floor of
     the estimate (about 5 (1 + k m) fits in all, ``n_probability_fits_``; in parallel over
     ``n_jobs`` joblib workers, with the same result for every ``n_jobs``).
@@ -848,7 +851,8 @@ class ProbabilityMixin:
 
         The whole construction (own fit and weighted chains, the chains once for each factor of
         ``REFIT_C_FACTORS``) is repeated on the training part of the first
-        ``REFITTED_FOLDS`` of ``CALIBRATION_FOLDS`` stratified folds, with the sample weights
+        ``REFITTED_FOLDS`` of ``CALIBRATION_FOLDS`` stratified folds (at most
+        ``CALIBRATION_TRAIN_MAX`` samples: :func:`calibration_splits`), with the sample weights
         scaled by n / n_train so that the balance of loss and penalty is that of the full
         fit; for each factor the bracketed ratios of their held-out samples choose (a, eps)
         (:func:`fit_shape`), and :func:`_chosen_factor` keeps the factor of the smallest
