@@ -4,7 +4,10 @@
   QP on the free set as a fresh factorization, whatever sequence of variables is fixed and
   freed (the property every active-set step relies on).
 * The product of the held kernel columns with a block of slot sums (the finishing step's
-  score update) equals the product with the gathered columns.
+  score update) equals the product with the gathered columns, also after the buffer was
+  compacted to the columns asked for.
+* The settling budget (LAST_CUBES) applies wherever the step settles a face up to
+  MAX_FREE; the proximal route only before the solver's last run and within the gate.
 * A free set above SMALL_FREE is finished only once it shrinks between two budget stops of
   the solver, or before its last run; a small one at every stop.
 * An RBF fit whose free set at large C exceeds the old 600-variable limit of the finishing
@@ -22,8 +25,9 @@ from sklearn.datasets import make_blobs
 from sklearn.exceptions import ConvergenceWarning
 
 from msvm import AngleBasedMSVM, ReinforcedMSVM
-from msvm._finish import (REFACTOR, SMALL_FREE, _Columns, _FaceSystem, _Layout,
-                          _projected_step, _Scores, _slot_basis)
+from msvm._finish import (LAST_CUBES, MAX_FLOPS, MAX_FREE, PROX_FREE, PROX_PER_SAMPLE,
+                          REFACTOR, SMALL_FREE, _Columns, _FaceSystem, _Layout,
+                          _projected_step, _Scores, _slot_basis, _system_for)
 from msvm._kernels import kernel_matrix
 from msvm._problem import reinforced_problem
 from msvm._sequence import _finish_due
@@ -165,6 +169,30 @@ def test_large_free_sets_are_finished_once_they_shrink():
     assert _finish_due(problem, alpha_with(large), large - 1, False) == (large, False)
     assert _finish_due(problem, alpha_with(large), large + 1, False) == (large, True)
     assert _finish_due(problem, alpha_with(large), None, True) == (large, True)
+
+
+def test_settling_budgets_at_shrinking_stops_and_the_proximal_route_before_the_last_run():
+    """`_system_for`: a face of SMALL_FREE < m <= MAX_FREE free variables gets LAST_CUBES m^3
+    flops wherever the step settles (a shrinking stop or the last run), MAX_FLOPS
+    otherwise; a larger one the proximally regularized face only before the last run, and
+    only up to PROX_PER_SAMPLE free variables per sample."""
+    n = 3000
+    problem = reinforced_problem(np.arange(n) % 3, 3, np.ones(n), 0.5)
+    lay = _Layout(problem)
+    cols = _Columns(lambda s: np.zeros((n, len(s))), n)
+    m = MAX_FREE - 100
+    for settle, last, flops in [(False, False, MAX_FLOPS), (True, False, LAST_CUBES * m ** 3),
+                                (True, True, LAST_CUBES * m ** 3)]:
+        system, max_free, budget, _ = _system_for(lay, cols, m, settle, last)
+        assert isinstance(system, _FaceSystem) and system.prox_rel == 0.0
+        assert (max_free, budget) == (MAX_FREE, max(MAX_FLOPS, flops))
+    big = MAX_FREE + 100
+    for settle, last, prox in [(True, False, False), (False, True, False), (True, True, True)]:
+        system, max_free, _, _ = _system_for(lay, cols, big, settle, last)
+        assert (system.prox_rel > 0.0) == prox
+        assert max_free == (PROX_FREE if prox else MAX_FREE)
+    system, _, _, _ = _system_for(lay, cols, PROX_PER_SAMPLE * n + 1, True, True)
+    assert system.prox_rel == 0.0
 
 
 def _fit_without_warning(est, X, y):
