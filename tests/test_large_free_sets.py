@@ -26,7 +26,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from msvm import AngleBasedMSVM, ReinforcedMSVM
 from msvm._finish import (LAST_CUBES, MAX_FLOPS, MAX_FREE, PROX_FREE, PROX_PER_SAMPLE,
-                          REFACTOR, SMALL_FREE, _Columns, _FaceSystem, _Layout,
+                          REFACTOR, SMALL_FREE, _Border, _Columns, _FaceSystem, _Layout,
                           _projected_step, _Scores, _slot_basis, _system_for)
 from msvm._kernels import kernel_matrix
 from msvm._problem import reinforced_problem
@@ -169,6 +169,33 @@ def test_large_free_sets_are_finished_once_they_shrink():
     assert _finish_due(problem, alpha_with(large), large - 1, False) == (large, False)
     assert _finish_due(problem, alpha_with(large), large + 1, False) == (large, True)
     assert _finish_due(problem, alpha_with(large), None, True) == (large, True)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_border_inverse_updates_solve_the_schur_complement(seed):
+    """`_Border`: after any sequence of appended and dropped changes (also after its
+    inverse was lost), solve returns x with S x = rn - N^T y0 for the Schur complement S of
+    the changes kept, as a direct solve does."""
+    rng = np.random.default_rng(seed)
+    size = 40
+    G = rng.normal(size=(size, size))
+    M0_inv = np.linalg.inv(G @ G.T + size * np.eye(size))      # symmetric, as M0 is
+    border = _Border(size)
+    for round_ in range(12):
+        p, q = border.p, int(rng.integers(1, 6))
+        C = rng.normal(size=(p + q, p + q))
+        C = C + C.T + 20.0 * np.eye(p + q)
+        Nn = rng.normal(size=(size, q))
+        border.append(Nn, M0_inv @ Nn, C[:p, p:], C[p:, p:])
+        if round_ % 3 == 2:
+            border.keep(np.sort(rng.choice(border.p, border.p - 2, replace=False)))
+        if round_ == 7:
+            border.S_inv = None
+        rn, y0 = rng.normal(size=border.p), rng.normal(size=size)
+        x, _ = border.solve(rn, y0)
+        want = np.linalg.solve(border.S, rn - border.NT[:border.p] @ y0)
+        assert np.allclose(x, want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
+    assert np.allclose(border.S_inv @ border.S, np.eye(border.p), atol=1e-9)
 
 
 def test_settling_budgets_at_shrinking_stops_and_the_proximal_route_before_the_last_run():

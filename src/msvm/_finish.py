@@ -496,12 +496,13 @@ class _Border:
         if len(keep) == p:
             return 0.0
         drop = np.setdiff1d(np.arange(p), keep)
-        A = self.S_inv[np.ix_(keep, keep)]
-        B = self.S_inv[np.ix_(keep, drop)]
-        try:
-            self.S_inv = A - B @ np.linalg.solve(self.S_inv[np.ix_(drop, drop)], B.T)
-        except np.linalg.LinAlgError:
-            self.S_inv = None
+        if self.S_inv is not None:       # None: recomputed at the next solve
+            A = self.S_inv[np.ix_(keep, keep)]
+            B = self.S_inv[np.ix_(keep, drop)]
+            try:
+                self.S_inv = A - B @ np.linalg.solve(self.S_inv[np.ix_(drop, drop)], B.T)
+            except np.linalg.LinAlgError:
+                self.S_inv = None
         self.S = self.S[np.ix_(keep, keep)]
         self.NT[:len(keep)] = self.NT[keep]
         self.YT[:len(keep)] = self.YT[keep]
