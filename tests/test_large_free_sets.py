@@ -272,3 +272,16 @@ def test_rbf_large_C_whose_last_free_set_exceeds_max_free_converges():
     est = _fit_without_warning(ReinforcedMSVM(C=1e5, reinforcement=0.0, kernel="rbf",
                                               gamma="scale"), X, y)
     _assert_converged_to_tol(est)
+
+
+@pytest.mark.slow
+def test_rbf_at_C_1e6_with_a_free_set_above_max_free_converges():
+    """make_blobs n = 5,000 (same data as above), C = 1e6, ReinforcedMSVM: 4,461-6,773 free
+    variables at every budget stop; it stopped at max_iter (KKT residual 7.2, objective
+    2.45x the optimum) before the proximal finishing step, which settles the 5,619 free
+    variables before the solver's last run; about 230 s CPU
+    (benchmarks/results/kernel_speed_early_5000_c1e6.md)."""
+    X, y = make_blobs(n_samples=5000, centers=3, n_features=5, cluster_std=4.0,
+                      random_state=0)
+    est = _fit_without_warning(ReinforcedMSVM(C=1e6, kernel="rbf", gamma="scale"), X, y)
+    _assert_converged_to_tol(est)
