@@ -245,7 +245,7 @@ def pass_costs(path, case, rows=10_000):
 
     from msvm._approx import fit_feature_map
     from msvm._dask import FIRST_STEPS, _Rows
-    from msvm._dask_passes import ChunkModel, gradient_pass, line_pass
+    from msvm._dask_passes import ChunkModel, gradient_pass, hessian_pass, line_pass
     from msvm._primal import FIRST_MU_SHARE
     est = _estimator(case)
     X = da.from_zarr(str(path / "train_X.zarr"))
@@ -264,7 +264,14 @@ def pass_costs(path, case, rows=10_000):
                                                              True)),
                 ("gradient", lambda: gradient_pass(model, Xc, yc, None, V, b, mu, False)),
                 ("line", lambda: line_pass(model, Xc, yc, None, V, b, V + 1e-3, b, mu,
-                                           FIRST_STEPS))):
+                                           FIRST_STEPS)),
+                # the conjugate-gradient route: a product pass, and the gradient pass with
+                # the slot blocks of the preconditioner over every 500th row (the stride of
+                # SKETCH_ROWS = 4000 at n = 2M)
+                ("product", lambda: hessian_pass(model, Xc, yc, None, V, b, mu, V + 1e-3,
+                                                 b)),
+                ("gradient_slots", lambda: gradient_pass(model, Xc, yc, None, V, b, mu,
+                                                         "slots", 500))):
             cpu = time.process_time()
             result = call()
             out[f"{label}_us_per_row"] = 1e6 * (time.process_time() - cpu) / rows
@@ -536,6 +543,11 @@ def main():
     parser.add_argument("--from-log", default=None,
                         help="rebuild the report from the result lines a run printed")
     parser.add_argument("--note", default="", help="a line added to the report's head")
+    parser.add_argument("--merge", default=None,
+                        help="rebuild the report with the cases of results/MERGE.json "
+                             "replacing the existing ones (nothing run)")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the other cases' results of the existing .json")
     parser.add_argument("--name", default="dask",
                         help="the results' file name in benchmarks/results (.md, .json)")
     args = parser.parse_args()
@@ -543,12 +555,21 @@ def main():
     MD_PATH, JSON_PATH = RESULTS / f"{args.name}.md", RESULTS / f"{args.name}.json"
     if args.note:
         NOTE.append(args.note)
-    if args.from_log:
+    if args.merge:
+        import json
+        results = json.loads(JSON_PATH.read_text())
+        for new in json.loads((RESULTS / f"{args.merge}.json").read_text()):
+            results = [r for r in results if r["case"] != new["case"]] + [new]
+    elif args.from_log:
         results = [eval(line, {"np": np}) for line in open(args.from_log)   # noqa: S307
                    if line.startswith("{'case'")]
     else:
+        chosen = chosen_sections(parser, args.only, list(CASES))
         results = []
-        for name in chosen_sections(parser, args.only, list(CASES)):
+        if args.keep and JSON_PATH.exists():
+            import json
+            results = [r for r in json.loads(JSON_PATH.read_text()) if r["case"] not in chosen]
+        for name in chosen:
             results.append(run_case(name, args.data))
             write_report(results)           # partial results kept after each case
     write_report(results)

@@ -13,7 +13,10 @@ samples a reduction over the chunks run where the chunks live (msvm/_dask_passes
 gradient pass returns the loss, X^T U (m x k), the slot sums of U (k) and the curvature sum
 of the free terms (m k x m k, the Newton matrix before its projection), a line-search
 evaluation returns two numbers, and the client only forms and factors the (m k) Newton
-system.  The chunks' sums are added pairwise in a tree on the workers, so one summary per
+system.  Beyond DENSE_MAX_UNKNOWNS unknowns the system is solved by preconditioned
+conjugate gradients instead, one pass per product of the Newton matrix with a direction
+(an (m, k) array per chunk), the gradient pass returning the preconditioner's k m x m slot
+blocks summed over a subsample of the rows (msvm/_dask_cg.py).  The chunks' sums are added pairwise in a tree on the workers, so one summary per
 pass reaches the client whatever the number of chunks.  The mu stages are those of the
 in-memory start (``msvm._primal.primal_start``), each a plain Newton method (the in-memory
 start's incremental Hessian updates and pattern steps keep per-variable state between
