@@ -16,7 +16,8 @@ evaluation returns two numbers, and the client only forms and factors the (m k) 
 system.  Beyond DENSE_MAX_UNKNOWNS unknowns the system is solved by preconditioned
 conjugate gradients instead, one pass per product of the Newton matrix with a direction
 (an (m, k) array per chunk), the gradient pass returning the preconditioner's k m x m slot
-blocks summed over a subsample of the rows (msvm/_dask_cg.py).  The chunks' sums are added pairwise in a tree on the workers, so one summary per
+blocks summed over a subsample of the rows (msvm/_dask_cg.py).  The chunks' sums are
+added pairwise in a tree on the workers, so one summary per
 pass reaches the client whatever the number of chunks.  The mu stages are those of the
 in-memory start (``msvm._primal.primal_start``), each a plain Newton method (the in-memory
 start's incremental Hessian updates and pattern steps keep per-variable state between
@@ -70,8 +71,13 @@ PERSIST_KEY = "msvm.persist_features"
 # the Newton system of the chunked fit is formed densely (each chunk returns its (m k)^2
 # curvature sum, the client factors it) up to this many unknowns (m + 1) k; beyond, it is
 # solved by conjugate gradients with one pass per product (msvm/_dask_cg.py), the chunks
-# returning an m^2 preconditioner summary per Newton step (benchmarks/results/dask.md)
-DENSE_MAX_UNKNOWNS = 1000
+# returning k m^2 preconditioner values per Newton step (msvm/_dask_cg.py).  At 1005
+# unknowns (5,000 samples, n_components = 200, k = 5, synchronous scheduler, shared machine)
+# the dense route took 183 passes and 7.8 s CPU, conjugate gradients 851 passes (613 of
+# them products) and 10.4 s; the dense route's cost grows with (m k)^2 per free row, the
+# other's with m k per row: the routes cross at about 1.3 times that size (and a
+# distributed pass costs more than a synchronous one, which favours the dense route)
+DENSE_MAX_UNKNOWNS = 1500
 # the conjugate-gradient route's preconditioner is factored on the client: at most this
 # many rows m + 1 (a 6000 x 6000 Gram is 288 MB, k - 1 Cholesky factors of it)
 MAX_FEATURES = 6000
