@@ -542,7 +542,8 @@ def main():
     parser.add_argument("--data", default=os.environ.get("MSVM_DASK_DATA", "/tmp/msvm-dask"))
     parser.add_argument("--from-log", default=None,
                         help="rebuild the report from the result lines a run printed")
-    parser.add_argument("--note", default="", help="a line added to the report's head")
+    parser.add_argument("--note", action="append", default=[],
+                        help="a line added to the report's head (repeatable)")
     parser.add_argument("--merge", default=None,
                         help="rebuild the report with the cases of results/MERGE.json "
                              "replacing the existing ones (nothing run)")
@@ -553,8 +554,7 @@ def main():
     args = parser.parse_args()
     global MD_PATH, JSON_PATH
     MD_PATH, JSON_PATH = RESULTS / f"{args.name}.md", RESULTS / f"{args.name}.json"
-    if args.note:
-        NOTE.append(args.note)
+    NOTE.extend(args.note)
     if args.merge:
         import json
         results = json.loads(JSON_PATH.read_text())
