@@ -18,7 +18,6 @@ cdef class InnerSolver:
     cdef double* Fi              # k: one sample's scores (gap pass)
     cdef double* zbuf            # maxper + 1 (gap pass)
     cdef char* used              # maxper + 1 (gap pass)
-    cdef bint last_round
 
     cdef int _bind(self, RowSource src, ProblemArrays pa, DualState ds) except -1
     cdef int run(self, double eps, double* viol) noexcept nogil

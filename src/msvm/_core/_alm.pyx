@@ -104,7 +104,6 @@ cdef void schedule_init(Schedule* sc, const Prob* p, double tol, double scale) n
     sc.scale = scale
     sc.gap = INFINITY
     sc.resid = INFINITY
-    sc.eps_factor = 0.1
 
 
 cdef inline double _mean_class_sum(const Prob* p, const State* st) noexcept nogil:
@@ -146,7 +145,7 @@ cdef double _multiplier_step(const Prob* p, State* st, double scale) noexcept no
 cdef void _next_round(Schedule* sc, State* st, double feas) noexcept nogil:
     """After a round that did not converge: tighten the inner tolerance, grow rho."""
     if sc.eps_in > sc.kkt_tol:
-        sc.eps_in *= sc.eps_factor
+        sc.eps_in *= 0.1
         if feas < sc.eps_in:
             sc.eps_in = feas if feas > sc.kkt_tol else sc.kkt_tol
         if sc.eps_in < sc.kkt_tol:
@@ -235,7 +234,6 @@ cdef int alm_solve(InnerSolver inner, Schedule* sc, int verbose,
             return status
     while True:
         _start_round(p, st)
-        inner.last_round = sc.eps_in <= sc.kkt_tol
         status = inner.run(sc.eps_in, &viol)
         if status == STATUS_INTERRUPTED or status == STATUS_NONFINITE:
             return status

@@ -78,10 +78,6 @@ cdef class SMOSolver(InnerSolver):
                                # the block's variables, 2 of q x k)
     cdef bint interrupted      # a signal check inside _block_smo (after a Newton step) saw
                                # a signal: the round stops as INTERRUPTED
-    cdef double x_cand, x_btf
-    cdef long long x_budget
-    cdef int x_mu_every, x_trace
-    cdef double x_loose, x_shrink, x_tail
     cdef Canon cn
     cdef Block B
     cdef Extremes ex

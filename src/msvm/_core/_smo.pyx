@@ -364,7 +364,7 @@ cdef struct ScanTask:
     double* score
     int* cand
     bint skip_vars, shrinking, full
-    double eps, thr, cthr
+    double eps, thr
     double viol[MAX_SCAN_PARTS]
     double Ssum[MAX_SCAN_PARTS]
     int m[MAX_SCAN_PARTS]
@@ -394,7 +394,7 @@ cdef void _scan_part(void* ctx, int t, Py_ssize_t lo, Py_ssize_t hi) noexcept no
             w.settled[i] = sc == 0.0 and margin > w.thr
         if sc > viol:
             viol = sc
-        if sc > w.cthr:
+        if sc > w.eps:
             w.score[lo + m] = sc
             w.cand[lo + m] = <int> i
             m += 1
@@ -544,15 +544,6 @@ cdef class SMOSolver(InnerSolver):
             if v_grp(p, v) >= 0:
                 self.grouped = True
         self.shrinking = shrinking
-        import os
-        self.x_cand = float(os.environ.get("MSVM_X_CAND", "1.0"))
-        self.x_btf = float(os.environ.get("MSVM_X_BTF", "0.1"))
-        self.x_budget = int(os.environ.get("MSVM_X_BUDGET", "50"))
-        self.x_mu_every = int(os.environ.get("MSVM_X_MU", "0"))
-        self.x_shrink = float(os.environ.get("MSVM_X_SHRINK", "1.0"))
-        self.x_tail = float(os.environ.get("MSVM_X_TAIL", "1.0"))
-        self.x_trace = int(os.environ.get("MSVM_X_TRACE", "0"))
-        self.x_loose = float(os.environ.get("MSVM_X_LOOSE", "1.0"))
         self.since_full = SHRINK_EVERY
         self.last_viol = INFINITY
         for i in range(n):
@@ -711,8 +702,7 @@ cdef class SMOSolver(InnerSolver):
         w.shrinking = self.shrinking
         w.full = full
         w.eps = eps
-        w.cthr = eps * self.x_cand
-        w.thr = self.last_viol * self.x_shrink
+        w.thr = self.last_viol
         run_parts(self.p.n, parts, self.src.n_threads, _scan_part, &w)
         viol[0] = 0.0
         m[0] = 0
@@ -794,8 +784,8 @@ cdef class SMOSolver(InnerSolver):
             return False
         z = _zval(p, self.st, cn, v, self.Ft, self.S, p.n, i, -sig * v_lin(p, v))
         if rup > 0.0:
-            return z > self.last_viol * self.x_shrink
-        return -z > self.last_viol * self.x_shrink
+            return z > self.last_viol
+        return -z > self.last_viol
 
     cdef void _block_variables(self) noexcept nogil:
         """The working set's variables (those with a box, less the settled ones), sorted by
@@ -1343,12 +1333,10 @@ cdef class SMOSolver(InnerSolver):
             viol = self._bucket_extremes()
             if self.grouped:
                 viol = self._group_violation(viol)
-            if not partial and steps == 0:
-                eps = eps * self.x_tail
-            if partial and steps == 0 and self.x_btf * viol > eps:
+            if partial and steps == 0 and BLOCK_TOL_FRACTION * viol > eps:
                 # the block is solved to a fraction of its own starting violation, not to
                 # the round's eps (_block_smo's docstring)
-                eps = self.x_btf * viol
+                eps = BLOCK_TOL_FRACTION * viol
             if viol <= eps or steps >= max_steps:
                 break
             round_start = steps
@@ -1446,49 +1434,31 @@ cdef class SMOSolver(InnerSolver):
     cdef int run(self, double eps, double* viol) noexcept nogil:
         """Working-set rounds until the violation is <= eps: CONVERGED, MAX_ITER (the step
         budget is spent), NONFINITE or INTERRUPTED."""
-        cdef int m, status, mt, a, j, nfull = 0
+        cdef int m, status
         cdef long long budget, taken
         cdef bint partial
-        cdef double mean_c
         self.since_full = SHRINK_EVERY       # the shift s moved: every sample is scanned
         self.last_viol = INFINITY
         while True:
-            if self.since_full >= SHRINK_EVERY and self.p.equality:
-                nfull += 1
-                if self.x_mu_every > 0 and nfull > 1 and nfull % self.x_mu_every == 0:
-                    mean_c = 0.0
-                    for j in range(self.p.k):
-                        mean_c += self.st.c[j]
-                    mean_c /= self.p.k
-                    for j in range(self.p.k):
-                        self.st.mu[j] += self.st.rho * (self.st.c[j] - mean_c)
-                        self.st.s[j] = self.st.mu[j] + self.st.rho * (self.st.c[j] - mean_c)
             status = self._scan(eps, viol, &m)
             progress_note(self.steps / <double> max(self.p.n, 1), viol[0], self.src, self.p,
                           self.st)
             if status != STATUS_CONVERGED:
                 return status
-            if viol[0] <= eps or (not self.last_round and viol[0] <= self.x_loose * eps):
+            if viol[0] <= eps:
                 return STATUS_CONVERGED
             if self.steps >= self.max_steps:
                 return STATUS_MAX_ITER
             # the working set leaves candidates out (_load_block keeps at most this many)
-            mt = 0
-            for a in range(m):
-                if self.score[a] > eps:
-                    mt += 1
-            partial = mt > self.qmax - self.nprev // 2
+            partial = m > self.qmax - self.nprev // 2
             status = self._load_block(m)
             if status != STATUS_CONVERGED:
                 return status
             # every round counts at least one step of work
-            budget = min(self.max_steps - self.steps, self.x_budget * <long long> self.B.q + 100)
+            budget = min(self.max_steps - self.steps, 50 * <long long> self.B.q + 100)
             taken = self._block_smo(eps, budget, partial)
             self.steps += taken if taken > 0 else 1
             self.blocks += 1
-            if self.x_trace:
-                with gil:
-                    print(f"TR {self.blocks} {self.steps} {taken} {m} {mt} {int(partial)} {viol[0]:.3e} {eps:.1e} {self.B.q} {self.B.nb} {self.since_full}")
             if self.interrupted or tick(&self.work, (taken + 1) * self.B.q):
                 return STATUS_INTERRUPTED
             status = self._write_back()

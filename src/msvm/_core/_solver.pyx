@@ -148,8 +148,6 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     when non-finite values arise, and re-raises the exception of a signal handler (Ctrl-C's
     KeyboardInterrupt) that ran during the solve.
     """
-    import os
-    rho *= float(os.environ.get("MSVM_X_RHO", "1.0"))
     cdef ProblemArrays pa = ProblemArrays(problem, src.k)
     cdef DualState ds = DualState(pa, alpha, mu, rho)
     cdef InnerSolver inner
@@ -172,8 +170,6 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     else:
         inner = CDSolver(src, pa, ds, max_iter, shrinking, seed)
     schedule_init(&sc, &pa.p, tol, ds.scale)
-    sc.eps_factor = float(os.environ.get("MSVM_X_EPSF", "0.1"))
-    sc.eps_in = max(sc.eps_in * float(os.environ.get("MSVM_X_EPS0", "1.0")), tol)
     with nogil:
         status = alm_solve(inner, &sc, verbose, certify_start)
         if status == STATUS_MAX_ITER and sc.gap == INFINITY:

@@ -150,7 +150,6 @@ cdef struct Schedule:
     double scale      # largest box bound (equalities are measured relative to it)
     double gap        # relative duality gap at its last evaluation
     double resid      # KKT residual after the last round
-    double eps_factor
 
 
 cdef inline unsigned long long rng_next(unsigned long long* state) noexcept nogil:
