@@ -61,7 +61,7 @@ cdef class SMOSolver(InnerSolver):
     cdef bint shrinking        # skip settled samples between full scans (see _scan)
     cdef int since_full        # scans since the last full one
     cdef double last_viol      # the violation of the last scan
-    cdef bint per_class        # every direction on one slot, no groups (_settle_margin)
+    cdef bint per_class        # one slot per direction, no groups, n >= SETTLE_ZERO_MIN_N
     cdef unsigned char* settled  # n: the sample was settled at the last full or partial scan
     cdef unsigned char* vsettled  # nv: the variable was settled when its sample was last scanned
     cdef double* Ft            # the row source's scores, k x n (slot-major)

@@ -24,8 +24,9 @@
 #    variable settled by the same rule at its sample's last scan (and not moved since: the
 #    samples of free variables are never settled, their variables at bounds mostly are;
 #    pendigits ReinforcedMSVM 7 % less time).  On per-class-hinge problems (every direction
-#    on one slot, no groups) the margin is 0 after an inner solve's first scan
-#    (_settle_margin): a variable at a bound is settled as soon as its z points out of the box
+#    on one slot, no groups, at least SETTLE_ZERO_MIN_N samples) the margin is 0 after an
+#    inner solve's first scan (_settle_margin): a variable at a bound is settled as soon as
+#    its z points out of the box
 #    (pendigits RBF C = 10, CPU, three alternating fits each on a shared machine:
 #    ReinforcedMSVM 2.56-2.70 -> 2.43-2.61 s, Lee-Lin-Wahba 4.87-4.98 -> 4.50-4.65 s,
 #    AngleBasedMSVM 2.95-3.09 -> 2.61-2.80 s; C = 256 unchanged; WestonWatkinsMSVM, whose
@@ -125,6 +126,11 @@ cdef enum:
 # epochs), Lee-Lin-Wahba 6.5 -> 6.1 s (153 -> 135); 0.05 / 0.2 / 0.3 measured 3.58 / 3.62 /
 # 3.59 s
 cdef double BLOCK_TOL_FRACTION = 0.1
+# the zero settling margin of per-class-hinge problems (_settle_margin) from this many samples
+# on, where the scans and gathers it saves are a large part of a fit; on small problems it
+# cost epochs at tight tolerances (TargetedLocalMSVM, 200 samples, tol 1e-6: a warm start's
+# 112 epochs became 155, a cold start's 101 became 177)
+cdef int SETTLE_ZERO_MIN_N = 2000
 # a conjugate-gradient direction of curvature below CG_FLAT ||p||^2 max(kappa K_ii) is flat
 cdef double CG_FLAT = 1e-12
 
@@ -549,7 +555,7 @@ cdef class SMOSolver(InnerSolver):
         for v in range(nv):
             if v_grp(p, v) >= 0:
                 self.grouped = True
-        self.per_class = not self.grouped
+        self.per_class = not self.grouped and n >= SETTLE_ZERO_MIN_N
         for v in range(nv):
             if self.cn.q[ce(&self.cn, v)] >= 0:
                 self.per_class = False
@@ -600,8 +606,8 @@ cdef class SMOSolver(InnerSolver):
         """How far a variable at a bound must be from violating (z pointing out of its box)
         to be settled: the last scan's largest violation (libsvm's rule; infinite at the
         first scan of an inner solve, which settles nothing), or, after that first scan, 0
-        on per-class-hinge problems (every direction on one slot, no groups; see the Design
-        note, 1).  A settled variable is still checked by every full scan, so the stopping
+        on per-class-hinge problems (every direction on one slot, no groups, at least
+        SETTLE_ZERO_MIN_N samples; see the Design note, 1).  A settled variable is still checked by every full scan, so the stopping
         rule is the same."""
         if self.per_class and self.last_viol < INFINITY:
             return 0.0
