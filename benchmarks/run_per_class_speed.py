@@ -244,6 +244,11 @@ ReinforcedMSVM 2.56-2.70 -> 2.43-2.61 s, LLW 4.87-4.98 -> 4.50-4.65 s (135 -> 12
 AngleBasedMSVM 2.95-3.09 -> 2.61-2.80 s; C = 256 13.48-13.57 -> 13.42-13.62 s.
 WestonWatkinsMSVM (two slots per direction) measured 0.164-0.169 -> 0.175-0.176 s with the
 same rule and keeps libsvm's; WeightedRobustMSVM(truncation=None) (grouped) keeps it too.
+Below 2,000 samples the rule is libsvm's as before (SETTLE_ZERO_MIN_N): on TargetedLocalMSVM's
+200-sample local fits at tol 1e-6 the zero margin cost epochs (a warm start 112 -> 155, a cold
+linear start 101 -> 177), so every fit of the fingerprint (all below 2,000 samples) is
+main's; with the zero margin on every size, 15 of its 38 fits moved within tol (largest
+relative objective change 4.3e-4).
 """
 
 SMO_LINE = re.compile(r"\[msvm\] smo: steps (\d+), blocks (\d+).*kernel rows computed (\d+)")
