@@ -32,6 +32,9 @@ scaling and pairwise coupling) with the same C and kernel width.
 5. The approximate-kernel path at scale (``--only 5 --approx 5000:300:before,50000:300``):
    probability=True against one fit, the feature map shared by every chain of the same X
    against fitted in every chain (CPU time, held-out log loss, identity).
+6. The calibration folds' training parts capped (``msvm._probability.CALIBRATION_TRAIN_MAX``)
+   against uncapped, in one process: pendigits at 2,000 and 7,694 samples, breast cancer,
+   the simulated examples at n = 400 and 3,000 (CPU time, log loss, Brier, MAE, identity).
 
 Every table also has CalibratedClassifierCV(method='isotonic'); times are CPU time on a
 machine shared with other jobs, ratios measured in the same run.
@@ -77,6 +80,7 @@ BEFORE = {
 ROUND_BEFORE = {"pendigits": (18.53, 36.4, 6.9, 0.0410),
                 "breast_cancer": (0.60, 106.8, 1.5, 0.1470)}
 PARALLEL_JOBS = 2
+FOLD_CAP_REPS = 2         # repetitions of section 6's simulated rows at n = 400
 # msvm._probability's constants before this round (git 34e0e2e), for the same-run comparison
 PREVIOUS_SETTINGS = {"REFIT_TOL_FACTOR": 10.0, "REFIT_TOL_MAX": np.inf, "FACTOR_SE": 0.0}
 
@@ -599,6 +603,141 @@ def render_approx(res):
               "other jobs (load about 11 on 2 cores): ratios are from the same run.")
 
 
+# --------------------------------------------------------------------------- 6. fold cap
+@contextlib.contextmanager
+def fold_cap(value):
+    """msvm's probability fit with ``CALIBRATION_TRAIN_MAX`` = value (None: the folds of
+    before this round, 2/3 of the samples each, however many)."""
+    from msvm import _probability
+
+    saved = _probability.CALIBRATION_TRAIN_MAX
+    _probability.CALIBRATION_TRAIN_MAX = value
+    try:
+        yield
+    finally:
+        _probability.CALIBRATION_TRAIN_MAX = saved
+
+
+def _fold_cap_row(make, X, y, X_test, y_test, truth=None):
+    """One fit, the probability fit with uncapped (before) and capped (after) calibration
+    folds, and Platt scaling, all in this process: CPU times and test scores."""
+    from sklearn.calibration import CalibratedClassifierCV
+
+    classes = np.unique(y)
+    y_enc = np.searchsorted(classes, y_test)
+    row = {"n": len(y), "one_fit": wall_cpu_fit(make(False), X, y)[1]}
+    for name, cap in (("before", None), ("after", "default")):
+        with contextlib.nullcontext() if cap == "default" else fold_cap(cap):
+            _, cpu, est = wall_cpu_fit(make(True), X, y)
+        row[name] = {"cpu": cpu, "n_fits": int(est.n_probability_fits_),
+                     "factor": float(est.probability_C_factor_),
+                     "digest": proba_digest(est, X_test),
+                     **_evaluate(est.predict_proba(X_test), y_enc,
+                                 np.searchsorted(classes, est.predict(X_test)), truth)}
+    _, cpu, platt = wall_cpu_fit(CalibratedClassifierCV(make(False), method="sigmoid",
+                                                        cv=CV_FOLDS), X, y)
+    row["platt"] = {"cpu": cpu, **_evaluate(platt.predict_proba(X_test), y_enc,
+                                            np.searchsorted(classes, platt.predict(X_test)),
+                                            truth)}
+    row["identical"] = row["before"]["digest"] == row["after"]["digest"]
+    print(f"  6: n={len(y)}: CPU one {row['one_fit']:.2f}, before {row['before']['cpu']:.2f}"
+          f", after {row['after']['cpu']:.2f}, Platt {cpu:.2f}; log loss "
+          f"{row['before']['log_loss']:.4f} -> {row['after']['log_loss']:.4f}", flush=True)
+    return row
+
+
+def _real_sets(quick):
+    """(name, C, X, y, X_test, y_test) of section 6's real data: pendigits at 2,000 samples
+    and all 7,694, breast cancer."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    X, X_test, y, y_test = pendigits_split(quick=False, seed=SEED)
+    sizes = (500, 1500) if quick else (2000, len(y))
+    for n in sizes:
+        part = (X, y) if n == len(y) else train_test_split(
+            X, y, train_size=n, stratify=y, random_state=SEED)[::2]
+        yield f"pendigits {n:,}", PENDIGITS_C, *part, X_test, y_test
+    Xb, yb = load_breast_cancer(return_X_y=True)
+    Xb, Xb_test, yb, yb_test = train_test_split(Xb, yb, test_size=0.3, stratify=yb,
+                                                random_state=SEED)
+    scaler = StandardScaler().fit(Xb)
+    yield "breast cancer", 1.0, scaler.transform(Xb), yb, scaler.transform(Xb_test), yb_test
+
+
+def bench_fold_cap(quick):
+    """Section 6: the calibration folds' training parts capped (``CALIBRATION_TRAIN_MAX``)."""
+    from msvm import ReinforcedMSVM, _probability
+    from msvm.datasets import make_reinforced_example, reinforced_example_proba
+
+    rows = []
+    for name, C, X, y, X_test, y_test in _real_sets(quick):
+        def make(probability, C=C):
+            return ReinforcedMSVM(C=C, probability=probability,
+                                  probability_grid=PROBABILITY_GRID)
+
+        rows.append({"data": name, "C": C, **_fold_cap_row(make, X, y, X_test, y_test)})
+    sizes = ((200, 1), (1600, 1)) if quick else ((400, FOLD_CAP_REPS), (3000, 1))
+    for n, reps in sizes:
+        for example in ("4.1.1", "4.1.2"):
+            for C in (1.0, 10.0):
+                runs = []
+                for rep in range(reps):
+                    X, y = make_reinforced_example(n, example, random_state=rep)
+                    X_test, y_test = make_reinforced_example(1000 if quick else 5000, example,
+                                                             random_state=1000 + rep)
+                    runs.append(_fold_cap_row(lambda p, C=C: _make_reinforced(p, C), X, y,
+                                              X_test, y_test,
+                                              reinforced_example_proba(X_test, example)))
+                rows.append({"data": f"example {example}", "C": C, "reps": reps,
+                             **_mean_runs(runs)})
+    return {"rows": rows, "cap": _probability.CALIBRATION_TRAIN_MAX}
+
+
+def _mean_runs(runs):
+    """Section 6's row of several repetitions: the mean of every number, identity of all."""
+    out = {"n": runs[0]["n"], "one_fit": float(np.mean([r["one_fit"] for r in runs])),
+           "identical": all(r["identical"] for r in runs)}
+    for name in ("before", "after", "platt"):
+        out[name] = {key: float(np.mean([r[name][key] for r in runs]))
+                     for key in runs[0][name] if key != "digest"}
+    return out
+
+
+def render_fold_cap(res):
+    rows = []
+    for r in res["rows"]:
+        b, a, p, one = r["before"], r["after"], r["platt"], r["one_fit"]
+        mae = ("-" if "mae" not in a else
+               f"{b['mae']:.4f} / {a['mae']:.4f} / {p['mae']:.4f}")
+        rows.append([r["data"], f"{r['n']:,}", f"{r['C']:g}", str(r.get("reps", 1)),
+                     f"{b['n_fits']:.0f} / {a['n_fits']:.0f}",
+                     f"{b['factor']:g} / {a['factor']:g}",
+                     f"{one:.3f}", f"{b['cpu']:.2f} / {a['cpu']:.2f} / {p['cpu']:.2f}",
+                     f"{b['cpu'] / one:.0f}x / {a['cpu'] / one:.0f}x",
+                     f"{b['cpu'] / p['cpu']:.1f}x / {a['cpu'] / p['cpu']:.1f}x",
+                     f"{b['log_loss']:.4f} / {a['log_loss']:.4f} / {p['log_loss']:.4f}",
+                     f"{b['brier']:.4f} / {a['brier']:.4f} / {p['brier']:.4f}", mae,
+                     f"{a['agreement']:.4f}", "yes" if r["identical"] else "no"])
+    table = markdown_table(
+        ["data", "n", "C", "reps", "fits: before / after", "C factor: before / after",
+         "one fit CPU s", "CPU s: before / after / Platt", "x one fit: before / after",
+         "x Platt: before / after", "log loss: before / after / Platt",
+         "Brier: before / after / Platt", "MAE vs truth: before / after / Platt",
+         "argmax = predict (after)", "identical"], rows)
+    return (table + f"\n\n'before': the calibration folds of before this round (train on "
+            f"2/3 of the samples, hold out 1/3); 'after': their training parts capped at "
+            f"{res['cap']} samples (`msvm._probability.CALIBRATION_TRAIN_MAX`), every other "
+            f"sample held out; below 1,500 samples the two are the same fits ('identical': "
+            f"the probabilities' bytes). CPU time (`time.process_time`) of one fit each, "
+            f"means over the repetitions, on a machine shared with four other jobs (load 6 "
+            f"to 12 on 2 cores): ratios are from the same run. Sections 1 to 5 were run "
+            f"before the cap: it does not act in sections 1 and 3 (at most 1,500 samples) "
+            f"nor 4 (one chain, no calibration); section 2's msvm row and section 5 "
+            f"(5,000 samples) are uncapped fits ('before' here for pendigits 2,000).")
+
+
 SETUPS = {
     "1": ("1. Simulated examples with known probabilities (Liu and Yuan 2011, 4.1.1 and 4.1.2)",
           "Training data `make_reinforced_example(n, example, random_state=rep)`, test data of "
@@ -655,9 +794,18 @@ SETUPS = {
           "feature map and phi(X) again; 'after': the chains and top fits on the same X "
           "reuse the map and phi(X) of the own fit on that X (3 maps instead of 30). Sizes "
           "by `--approx N:COMPONENTS[:before],...`."),
+    "6": ("6. Calibration folds capped in size (issue 25 item 1)",
+          "The probability fit before and after this round's change in one process: "
+          "pendigits (the split of section 2) at 2,000 samples and all 7,694 (C = 10), breast "
+          "cancer (section 3, C = 1), and Liu and Yuan's examples 4.1.1 and 4.1.2 at C = 1 and "
+          "10 with n = 400 (2 repetitions, as in section 1: the cap does not act there) and "
+          "n = 3,000 (one repetition: the cap acts), 5000 test samples; "
+          "ReinforcedMSVM (gamma='scale' on the real data, 'median' on the examples), "
+          "probability_grid=8; Platt: CalibratedClassifierCV(same estimator, "
+          "method='sigmoid', cv=5)."),
 }
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
-          "4": render_feature_map, "5": render_approx}
+          "4": render_feature_map, "5": render_approx, "6": render_fold_cap}
 
 
 def render_report(data):
@@ -691,7 +839,7 @@ def main(argv=None):
     return sectioned_main(rest, __doc__.split("\n\n")[0], "probability",
                           {"1": bench_simulated, "2": bench_pendigits,
                            "3": bench_breast_cancer, "4": bench_feature_map,
-                           "5": bench_approx}, SETUPS, RENDER, render_report)
+                           "5": bench_approx, "6": bench_fold_cap}, SETUPS, RENDER, render_report)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ._dask_passes import ChunkModel
+from ._local_fits import smoothing_weights, warn_once_per_call_site
 from ._problem import reinforced_problem
 from ._sequence import CONVERGED
 
@@ -54,7 +55,6 @@ class GridChunkModel(ChunkModel):
 
     def rows(self, Xc, yc, swc):
         """((1, features of z), encoded labels, weights times the smoothing at u0)."""
-        from .targeted import smoothing_weights
         local = self.local
         Xc = np.asarray(Xc, dtype=np.float64)
         U = Xc[:, local["target"]]
@@ -138,7 +138,6 @@ def _solve_grid(est, blocks, factors, U, labels, width):
             local = dict(target=est.target_index_, u0=float(u0), bandwidth=est.bandwidth_,
                          smoother=est.smoother, reinforcement=est.reinforcement,
                          kappa=est._kappa(k))
-            from .targeted import smoothing_weights
             held = smoothing_weights(U, u0, est.bandwidth_, est.smoother) > 0
             one_class = bool(np.any(held)) and len(np.unique(labels[held])) < 2
             model = GridChunkModel(clone(local_est), est.classes_, factors, fmap, est.C_,
@@ -183,5 +182,4 @@ def _store(est, fits):
         "one_class": np.array([fit["u0"] for fit in fits if fit["one_class"]])}
     message = est._local_problems_message()
     if message is not None:
-        from .targeted import _warn_once_per_call_site
-        _warn_once_per_call_site(message)
+        warn_once_per_call_site(message)
