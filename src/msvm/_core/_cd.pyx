@@ -201,7 +201,7 @@ cdef class CDSolver(InnerSolver):
         """One exact pair step inside every full group of sample i; the largest violation."""
         cdef const Prob* p = self.p
         cdef State* st = self.st
-        cdef int v = p.ptr[i], v1 = p.ptr[i + 1], w, x, va, vb, a, b, g
+        cdef int v = p.ptr[i], v1 = p.ptr[i + 1], w, va, vb, a, b, g
         cdef double viol = 0.0, gv, curv, t
         while v < v1:
             g = v_grp(p, v)
@@ -210,11 +210,7 @@ cdef class CDSolver(InnerSolver):
                 continue
             w = group_end(p, v, v1)
             if group_full(p, st, g):
-                for x in range(v, w):
-                    self.members[x - v] = x
-                    self.grad[x - v] = _grad(p, st, x, self.Fs, sumF[0])
-                    self.avals[x - v] = st.alpha[x]
-                gv = group_pair(p, self.members, w - v, self.grad, self.avals, &va, &vb)
+                gv = self._full_group_pair(v, w, sumF[0], &va, &vb)
                 if gv > 0.0:
                     shrinkable[0] = False
                     viol = max(viol, gv)
@@ -291,7 +287,7 @@ cdef class CDSolver(InnerSolver):
         it), at the scores in Fs, nothing moved."""
         cdef const Prob* p = self.p
         cdef State* st = self.st
-        cdef int v = p.ptr[i], v1 = p.ptr[i + 1], w, x, va, vb, g
+        cdef int v = p.ptr[i], v1 = p.ptr[i + 1], w, va, vb, g
         cdef double viol = 0.0
         while v < v1:
             g = v_grp(p, v)
@@ -300,14 +296,22 @@ cdef class CDSolver(InnerSolver):
                 continue
             w = group_end(p, v, v1)
             if group_full(p, st, g):
-                for x in range(v, w):
-                    self.members[x - v] = x
-                    self.grad[x - v] = _grad(p, st, x, self.Fs, sumF)
-                    self.avals[x - v] = st.alpha[x]
-                viol = max(viol, group_pair(p, self.members, w - v, self.grad, self.avals,
-                                            &va, &vb))
+                viol = max(viol, self._full_group_pair(v, w, sumF, &va, &vb))
             v = w
         return viol
+
+    cdef double _full_group_pair(self, int v, int w, double sumF, int* va,
+                                 int* vb) noexcept nogil:
+        """The pair violation of the full group of variables v..w-1 at the scores in Fs, and
+        its pair (va, vb: positions in the group); nothing moved."""
+        cdef const Prob* p = self.p
+        cdef State* st = self.st
+        cdef int x
+        for x in range(v, w):
+            self.members[x - v] = x
+            self.grad[x - v] = _grad(p, st, x, self.Fs, sumF)
+            self.avals[x - v] = st.alpha[x]
+        return group_pair(p, self.members, w - v, self.grad, self.avals, va, vb)
 
     cdef void _shuffle(self, int n_active) noexcept nogil:
         cdef int idx, j, tmp
