@@ -58,6 +58,14 @@ CASES = {
     # were restarted by their nanny at 95 % (see the report)
     "nystroem-spill-400k": dict(n=400_000, d=20, k=5, chunk=25_000, approx=1000,
                                 memory=True, limit="1.5GiB"),
+    # the Newton systems by conjugate gradients (no (m k)^2 curvature per chunk): the
+    # features persisted, against the in-memory fit of the same rows
+    "nystroem1000-100k": dict(n=100_000, d=20, k=5, chunk=25_000, approx=1000, memory=True,
+                              limit="1.5GiB"),
+    "nystroem1000-200k": dict(n=200_000, d=20, k=5, chunk=25_000, approx=1000, memory=True,
+                              limit="1.5GiB"),
+    "nystroem1000-400k": dict(n=400_000, d=20, k=5, chunk=25_000, approx=1000, memory=True,
+                              limit="1.5GiB"),
 }
 TEST_ROWS = 100_000
 TIMEOUT = 6 * 3600
@@ -133,6 +141,8 @@ def chunked_run(path, case, persist=False):
             worker_cpu=[after[w][0] - before[w][0] for w in workers],
             worker_peak_mb=[after[w][1] / 1024 for w in workers],
             passes=est.n_passes_, newton_steps=est.n_iter_, objective=est.objective_,
+            route=est.solver_plan_.steps[0].solver,
+            products=getattr(est, "_chunked_products_", 0),
             gap=est.duality_gap_, converged=bool(est.converged_), accuracy=acc,
             chunks=len(X.chunks[0]), spill=[spill[w] for w in workers],
             workers_restarted=restarted,
@@ -155,11 +165,16 @@ def _spill_facts(dask_worker):
 
 def _summary_bytes(est, case):
     """Bytes of one chunk's summary per kind of pass (float64 arrays) and of the
-    arguments sent with each task."""
+    arguments sent with each task: the gradient pass's curvature summary is the dense
+    (m k)^2 sum or, on the conjugate-gradient route, k m^2 (the slot blocks of the
+    preconditioner); a product pass returns (m + 1) k."""
     m = (case["approx"] or case["d"]) + 1
     k = case["k"]
-    return dict(gradient_bytes=8 * ((m * k) ** 2 + (m - 1) * k + k + 2),
-                line_bytes=8 * 2 * 32, iterate_bytes=8 * 2 * m * k)
+    dense = est.solver_plan_.steps[0].solver == "chunked newton"
+    curvature = (m * k) ** 2 if dense else k * m * m
+    return dict(gradient_bytes=8 * (curvature + (m - 1) * k + k + 2),
+                line_bytes=8 * 2 * 32, iterate_bytes=8 * 2 * m * k,
+                product_bytes=8 * (m * k + k))
 
 
 def memory_run(path, case):
@@ -230,7 +245,7 @@ def pass_costs(path, case, rows=10_000):
 
     from msvm._approx import fit_feature_map
     from msvm._dask import FIRST_STEPS, _Rows
-    from msvm._dask_passes import ChunkModel, gradient_pass, line_pass
+    from msvm._dask_passes import ChunkModel, gradient_pass, hessian_pass, line_pass
     from msvm._primal import FIRST_MU_SHARE
     est = _estimator(case)
     X = da.from_zarr(str(path / "train_X.zarr"))
@@ -249,7 +264,14 @@ def pass_costs(path, case, rows=10_000):
                                                              True)),
                 ("gradient", lambda: gradient_pass(model, Xc, yc, None, V, b, mu, False)),
                 ("line", lambda: line_pass(model, Xc, yc, None, V, b, V + 1e-3, b, mu,
-                                           FIRST_STEPS))):
+                                           FIRST_STEPS)),
+                # the conjugate-gradient route: a product pass, and the gradient pass with
+                # the slot blocks of the preconditioner over every 500th row (the stride of
+                # SKETCH_ROWS = 4000 at n = 2M)
+                ("product", lambda: hessian_pass(model, Xc, yc, None, V, b, mu, V + 1e-3,
+                                                 b)),
+                ("gradient_slots", lambda: gradient_pass(model, Xc, yc, None, V, b, mu,
+                                                         "slots", 500))):
             cpu = time.process_time()
             result = call()
             out[f"{label}_us_per_row"] = 1e6 * (time.process_time() - cpu) / rows
@@ -423,7 +445,65 @@ def _nystroem_2m_lines(by):
 def write_report(results):
     write_json(JSON_PATH, results)
     MD_PATH.write_text(report(results) + "\n" + projection_text(results) + "\n"
-                       + targets_text(results) + spill_text(results))
+                       + targets_text(results) + spill_text(results) + cg_text(results))
+
+
+def cg_text(results):
+    """The conjugate-gradient route's runs (cases nystroem1000-*): per run the passes and
+    their kinds, CPU per pass on the workers and the client, bytes per pass, memory per
+    worker, and the comparison with the in-memory fit; then the projection to n = 2M."""
+    rows, last = [], None
+    for r in results:
+        f, mem = r.get("chunked_persisted"), r.get("memory")
+        if not r["case"].startswith("nystroem1000-") or not isinstance(f, dict) \
+                or "error" in f:
+            continue
+        last = r
+        cpu = f["client_cpu"] + sum(f["worker_cpu"])
+        ok = isinstance(mem, dict) and "error" not in mem
+        rows.append([
+            f"{r['n']:,}", f["route"], f["passes"], f["products"], f["newton_steps"],
+            f"{sum(f['worker_cpu']) / f['passes']:.2f}", f"{f['client_cpu'] / f['passes']:.2f}",
+            f"{f['gradient_bytes'] / 1e6:.1f} MB", f"{f['product_bytes'] / 1e3:.0f} kB",
+            ", ".join(f"{m:.0f}" for m in f["worker_peak_mb"]),
+            f"{1e6 * cpu / r['n']:.0f}", f"{1e6 * mem['cpu'] / r['n']:.0f}" if ok else "",
+            f"{cpu / mem['cpu']:.2f}" if ok else "",
+            f"{f['accuracy']:.4f}", f"{mem['accuracy']:.4f}" if ok else "",
+            f"{(f['objective'] - mem['objective']) / abs(mem['objective']):.1e}" if ok
+            else "", f["converged"]])
+    if not rows:
+        return ""
+    head = ["n", "route", "passes", "of them products", "Newton steps",
+            "worker CPU s per pass", "client CPU s per pass", "gradient summary per chunk",
+            "product summary per chunk", "peak MB per worker", "chunked CPU us per sample",
+            "in-memory CPU us per sample", "CPU ratio", "test accuracy", "in memory",
+            "objective rel. diff.", "converged"]
+    return "\n".join(["", "## Nystroem n_components = 1000 by conjugate gradients", "",
+                      "d = 20, k = 5, C = 1, tol = 1e-3, 25k-row chunks, features persisted "
+                      "on 2 workers (1.5 GiB each); CPU = client + both workers.", "",
+                      markdown_table(head, rows), "", *_projection_2m(last), ""])
+
+
+def _projection_2m(r, n=2_000_000, workers=2, map_us=54.2):
+    """The n = 2M fit projected from the largest run: its passes, worker CPU per row and
+    pass, client CPU per pass; the map (``map_us`` per row, measured in nystroem-2m) once
+    with persisted features, in every pass without."""
+    if r is None:
+        return []
+    f = r["chunked_persisted"]
+    per_row = sum(f["worker_cpu"]) / (f["passes"] * r["n"])
+    client = f["client_cpu"] / f["passes"]
+    persisted = f["passes"] * (per_row * n / workers + client)
+    recomputed = f["passes"] * ((per_row + map_us * 1e-6) * n / workers + client)
+    features_gb = 4 * n * r["approx"] / 1e9
+    return [f"Projection to n = {n:,} from the n = {r['n']:,} run ({f['passes']} passes, "
+            f"{1e6 * per_row:.2f} us of worker CPU per row and pass, {client:.2f} s client "
+            f"CPU per pass; the passes assumed not to grow with n), on {workers} idle "
+            f"workers: with persisted features ({features_gb:.0f} GB, above 2 x 1.5 GiB: "
+            f"spilled to disk) about {persisted / 60:.0f} min of wall time plus the map "
+            f"once ({map_us * 1e-6 * n / workers / 60:.0f} min); with the features mapped in "
+            f"every pass (memory per worker: a chunk of features and the summaries) about "
+            f"{recomputed / 3600:.1f} h."]
 
 
 def spill_text(results):
@@ -462,20 +542,34 @@ def main():
     parser.add_argument("--data", default=os.environ.get("MSVM_DASK_DATA", "/tmp/msvm-dask"))
     parser.add_argument("--from-log", default=None,
                         help="rebuild the report from the result lines a run printed")
-    parser.add_argument("--note", default="", help="a line added to the report's head")
+    parser.add_argument("--note", action="append", default=[],
+                        help="a line added to the report's head (repeatable)")
+    parser.add_argument("--merge", default=None,
+                        help="rebuild the report with the cases of results/MERGE.json "
+                             "replacing the existing ones (nothing run)")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the other cases' results of the existing .json")
     parser.add_argument("--name", default="dask",
                         help="the results' file name in benchmarks/results (.md, .json)")
     args = parser.parse_args()
     global MD_PATH, JSON_PATH
     MD_PATH, JSON_PATH = RESULTS / f"{args.name}.md", RESULTS / f"{args.name}.json"
-    if args.note:
-        NOTE.append(args.note)
-    if args.from_log:
+    NOTE.extend(args.note)
+    if args.merge:
+        import json
+        results = json.loads(JSON_PATH.read_text())
+        for new in json.loads((RESULTS / f"{args.merge}.json").read_text()):
+            results = [r for r in results if r["case"] != new["case"]] + [new]
+    elif args.from_log:
         results = [eval(line, {"np": np}) for line in open(args.from_log)   # noqa: S307
                    if line.startswith("{'case'")]
     else:
+        chosen = chosen_sections(parser, args.only, list(CASES))
         results = []
-        for name in chosen_sections(parser, args.only, list(CASES)):
+        if args.keep and JSON_PATH.exists():
+            import json
+            results = [r for r in json.loads(JSON_PATH.read_text()) if r["case"] not in chosen]
+        for name in chosen:
             results.append(run_case(name, args.data))
             write_report(results)           # partial results kept after each case
     write_report(results)

@@ -395,9 +395,18 @@ def test_primal_start_is_chosen_only_where_it_pays():
     assert not primal_start_applies(_ww_problem(X[:30], y[:30], 3, 100.0), X[:30], diag[:30])
     reinforced = msvm.ReinforcedMSVM(C=100.0)._dual_problem(y, 3, 100.0 * np.ones(len(y)))
     assert primal_start_applies(reinforced, X, diag)
+    # group caps: groups of one size with two-slot directions are smoothed as a whole (the
+    # generalized-margin dual; WW's variables capped per sample), not a DC step's groups
+    # (shifted below zero)
+    from msvm._problem import margin_problem, shifted
+    margin = margin_problem(y, 3, 100.0 * np.ones(len(y)), np.eye(3))
+    assert primal_start_applies(margin, X, diag)
+    shift = np.zeros(margin.n_vars)
+    shift[::2] = 1.0
+    assert not primal_start_applies(shifted(margin, shift), X, diag)
     ww = _ww_problem(X, y, 3, 100.0)
     capped = ww.replace(group=ww.sample_of_var(), cap=np.full(len(y), 100.0))
-    assert not primal_start_applies(capped, X, diag)         # group caps: dual CD
+    assert primal_start_applies(capped, X, diag)
 
 
 def _linear_solve(problem, X, alpha, mu, tol, certify_start):

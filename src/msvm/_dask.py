@@ -13,7 +13,11 @@ samples a reduction over the chunks run where the chunks live (msvm/_dask_passes
 gradient pass returns the loss, X^T U (m x k), the slot sums of U (k) and the curvature sum
 of the free terms (m k x m k, the Newton matrix before its projection), a line-search
 evaluation returns two numbers, and the client only forms and factors the (m k) Newton
-system.  The chunks' sums are added pairwise in a tree on the workers, so one summary per
+system.  Beyond DENSE_MAX_UNKNOWNS unknowns the system is solved by preconditioned
+conjugate gradients instead, one pass per product of the Newton matrix with a direction
+(an (m, k) array per chunk), the gradient pass returning the preconditioner's k m x m slot
+blocks summed over a subsample of the rows (msvm/_dask_cg.py).  The chunks' sums are
+added pairwise in a tree on the workers, so one summary per
 pass reaches the client whatever the number of chunks.  The mu stages are those of the
 in-memory start (``msvm._primal.primal_start``), each a plain Newton method (the in-memory
 start's incremental Hessian updates and pattern steps keep per-variable state between
@@ -59,13 +63,27 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ._thread_pools import one_blas_thread
 from ._dask_passes import (ChunkModel, breakpoint_pass, certificate_pass, gradient_pass,
-                           line_pass, merge_breakpoints, setup_pass, stats_pass)
+                           line_pass, merge_breakpoints, merge_setup, setup_pass,
+                           stats_pass)
 
 EXTRA = "pip install 'msvm[dask]'"
 PERSIST_KEY = "msvm.persist_features"
-# the Newton system of the chunked fit is formed and factored on the client: at most this
-# many unknowns (m + 1) k (a 6000 x 6000 system is 288 MB and a second to factor)
-MAX_UNKNOWNS = 6000
+# the Newton system of the chunked fit is formed densely (each chunk returns its (m k)^2
+# curvature sum, the client factors it) up to this many unknowns (m + 1) k; beyond, it is
+# solved by conjugate gradients with one pass per product (msvm/_dask_cg.py), the chunks
+# returning k m^2 preconditioner values per Newton step (msvm/_dask_cg.py).  At 1005
+# unknowns (5,000 samples, n_components = 200, k = 5, synchronous scheduler, shared machine)
+# the dense route took 183 passes and 7.8 s CPU, conjugate gradients 851 passes (613 of
+# them products) and 10.4 s; the dense route's cost grows with (m k)^2 per free row, the
+# other's with m k per row: the routes cross at about 1.3 times that size (and a
+# distributed pass costs more than a synchronous one, which favours the dense route)
+DENSE_MAX_UNKNOWNS = 1500
+# the conjugate-gradient route's preconditioner is factored on the client: at most this
+# many rows m + 1 (a 6000 x 6000 Gram is 288 MB, k - 1 Cholesky factors of it)
+MAX_FEATURES = 6000
+# rows of the subsample the conjugate-gradient route's preconditioner is summed over
+# (benchmarks/results/dask.md)
+SKETCH_ROWS = 4000
 # continuation stages after the in-memory start's last mu (each 10 times smaller) while the
 # certificate is not met
 MAX_EXTRA_STAGES = 6
@@ -340,6 +358,8 @@ def fit_dask(est, X, y, sample_weight=None, start=None):
     solver.store(est, reason, attributes)
     # the last Newton iterate: the start of a warm-started chunked fit (a few (m, k) values)
     est._chunked_iterate_ = (solver.V, solver.b)
+    # the passes that were Newton-matrix products (the conjugate-gradient route's)
+    est._chunked_products_ = solver.products
     del phi
     return est
 
@@ -521,19 +541,26 @@ class ChunkedNewton:
         probe = model.problem(np.arange(k, dtype=np.int32), np.ones(k), None)
         self.k, self.kappa, self.equality = k, probe.kappa, probe.equality
         self.pairs = bool(probe.has_pairs)
-        self.bound, self.diag, caps = reduce_chunks(blocks, setup_pass, model_task,
-                                                    combine=np.maximum)
+        self.bound, self.diag, caps, n_rows = reduce_chunks(blocks, setup_pass, model_task,
+                                                            combine=merge_setup)
         if d is None:
             d = est.n_components_ if est.kernel_approximation is not None \
                 else est.n_features_in_
         self.d = int(d)
         # a dual with group caps is smoothed per group (msvm/_dask_groups.py)
         self.grouped = bool(caps)
-        unknowns = (self.d + 1) * k
-        if unknowns > MAX_UNKNOWNS:
-            raise ValueError(f"the chunked fit forms a Newton system of (features + 1) x "
-                             f"classes = {unknowns} unknowns, more than {MAX_UNKNOWNS}; use "
-                             f"fewer n_components (at most {MAX_UNKNOWNS // k - 1})")
+        if self.d + 1 > MAX_FEATURES:
+            raise ValueError(f"the chunked fit factors a preconditioner of (features + 1)^2 "
+                             f"= {self.d + 1}^2 entries, more than {MAX_FEATURES}^2; use "
+                             f"fewer n_components (at most {MAX_FEATURES - 1})")
+        # the Newton system: formed densely while small, else solved by conjugate gradients
+        from ._dask_cg import PRECONDITIONER
+        self.curvature = ("dense" if (self.d + 1) * k <= DENSE_MAX_UNKNOWNS
+                          else PRECONDITIONER)
+        # the preconditioner's summary is taken over every stride-th row (at most about
+        # SKETCH_ROWS rows: its cost per Newton step does not grow with n)
+        self.stride = 1 if self.curvature == "dense" else max(1, int(n_rows) // SKETCH_ROWS)
+        self.products = 0
         self.steps, self.passes, self.solves, self.converged = 0, 0, 0, False
         self.tol, self.gap_scale = float(est.tol), 0.0
 
@@ -579,17 +606,59 @@ class ChunkedNewton:
 
     # ------------------------------------------------------------- passes
     def gradient(self, V, b, curvature):
-        """(f, gV, gb, curvature sum, X^T U, class sums) at (V, b): one pass."""
+        """(f, gV, gb, curvature summary, X^T U, class sums) at (V, b): one pass
+        (``curvature``: False, or the summary of ``self.curvature``: 'dense', or the
+        preconditioner's of the conjugate-gradient route, 'slots' or 'kronecker')."""
         self.passes += 1
         loss, XtU, usum, curv, _ = reduce_chunks(self.blocks, gradient_pass, self.task, V, b,
-                                                 self.mu, curvature)
+                                                 self.mu, curvature, self.stride)
         f = 0.5 / self.kappa * float(np.sum(V * V)) + loss
         gV = XtU - XtU.mean(axis=1, keepdims=True) + V / self.kappa
         gb = usum - usum.mean() if self.equality else np.zeros(self.k)
-        if curvature and curv is None:
-            m = self.d + (1 if self.equality else 0)
+        m = self.d + (1 if self.equality else 0)
+        if curvature == "slots" and curv is None:
+            curv = np.zeros((self.k, m, m))
+        elif curvature == "kronecker" and curv is None:
+            curv = np.zeros((m, m)), np.zeros((self.k, self.k))
+        elif curvature and curv is None:
             curv = np.zeros((m, self.k, m, self.k))
         return f, gV, gb, curv, XtU, usum
+
+    def hessian_times(self, V, b, P):
+        """The Newton matrix at (V, b) times P (m, k) in the layout of ``_flat`` reshaped
+        (rows [sV; sb]): one pass (``hessian_pass``), then what ``newton_matrix`` adds to
+        the curvature sum (mu, the projection, I / kappa, I (x) 11^T / k, the ridge)."""
+        from ._dask_passes import hessian_pass
+        self.passes += 1
+        self.products += 1
+        sV, sb = self._center(*self._unflat(P.ravel()))
+        out = reduce_chunks(self.blocks, hessian_pass, self.task, V, b, self.mu, sV, sb)
+        XtU, usum = out if out is not None else (np.zeros((self.d, self.k)), np.zeros(self.k))
+        rows = [XtU, usum[None, :]] if self.equality else [XtU]
+        H = np.vstack(rows) / self.mu
+        H -= H.mean(axis=1, keepdims=True)
+        H[:self.d] += P[:self.d] / self.kappa
+        H += P.mean(axis=1, keepdims=True)
+        if self.equality:
+            H[self.d] += 1e-10 * P[self.d]
+        return H
+
+    def direction(self, V, b, g, curv):
+        """The Newton direction (flat) at (V, b) for the gradient g: the dense system's
+        solution, or conjugate gradients' (msvm/_dask_cg.py) beyond DENSE_MAX_UNKNOWNS."""
+        from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq
+        if self.curvature != "dense":
+            from ._dask_cg import conjugate_gradients, preconditioner
+            M = preconditioner(self.curvature, curv, self.mu, self.kappa, self.d)
+            s, _ = conjugate_gradients(lambda P: self.hessian_times(V, b, P),
+                                       g.reshape(-1, self.k), M)
+            return s.ravel()
+        from ._primal import newton_matrix
+        H = newton_matrix(curv, self.mu, self.d, self.kappa, self.equality)
+        try:
+            return cho_solve(cho_factor(H), g)
+        except LinAlgError:
+            return lstsq(H, g)[0]
 
     def exact_step(self, V, b, sV, sb, s0):
         """The minimizer t > 0 along -(sV, sb) (the derivative is increasing and piecewise
@@ -645,10 +714,8 @@ class ChunkedNewton:
 
     def newton(self, V, b, gtol, max_steps, rtol=0.0):
         """``SmoothedPrimal.newton`` without the pattern step (every pass is stateless): the
-        Newton matrix is formed from the free terms' curvature at each iterate."""
-        from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq
-        from ._primal import newton_matrix
-        state = self.gradient(V, b, True)
+        Newton direction from the free terms' curvature at each iterate (``direction``)."""
+        state = self.gradient(V, b, self.curvature)
         gtol = max(gtol, rtol * float(np.linalg.norm(self._flat(*state[1:3]))))
         steps = 0
         for _ in range(max_steps):
@@ -658,18 +725,13 @@ class ChunkedNewton:
             gnorm = float(np.sqrt(g @ g))
             if gnorm <= gtol:
                 break
-            H = newton_matrix(curv, self.mu, self.d, self.kappa, self.equality)
-            try:
-                direction = cho_solve(cho_factor(H), g)
-            except LinAlgError:
-                direction = lstsq(H, g)[0]
-            sV, sb = self._center(*self._unflat(direction))
+            sV, sb = self._center(*self._unflat(self.direction(V, b, g, curv)))
             slope = float(gV.ravel() @ sV.ravel() + gb @ sb)
             if not slope > 0:
                 sV, sb, slope = gV, gb, float(g @ g)
             t = self.exact_step(V, b, sV, sb, -slope)
             V1, b1 = V - t * sV, b - t * sb
-            new = self.gradient(V1, b1, True)
+            new = self.gradient(V1, b1, self.curvature)
             if not (new[0] < f or np.linalg.norm(self._flat(*new[1:3])) < gnorm):
                 break
             V, b, state = V1, b1, new
@@ -810,9 +872,9 @@ class ChunkedNewton:
         est.n_support_ = self.support
         est.stop_reason_ = stop_reason or ("tol" if self.converged else "max_iter")
         est.converged_ = est.stop_reason_ == "tol"
+        name = "chunked newton" + ("" if self.curvature == "dense" else "-cg")
         est.solver_plan_ = SolvePlan("explicit features", "float64", "chunked newton", "on",
-                                     steps=(SolveStep("chunked newton", 0, True),)
-                                     * self.solves)
+                                     steps=(SolveStep(name, 0, True),) * self.solves)
         for name, value in (attributes or {}).items():
             setattr(est, name, value)
         if np.count_nonzero(self.predicted) == 1:

@@ -29,7 +29,8 @@ from ._dask_groups import CappedTerms, curvature_sum
 from ._losses import losses_in_blocks
 from ._primal import SmoothedPrimal
 from ._problem import shifted
-from ._products import NARROW_FEATURES, centered_slots, rows_times, transposed_times
+from ._products import (NARROW_FEATURES, centered_slots, chunk_rows, rows_times,
+                        transposed_times)
 
 
 class ChunkModel:
@@ -118,43 +119,142 @@ def _decision(X, V, b):
     return F
 
 
-def gradient_pass(model, Xc, yc, swc, V, b, mu, curvature):
+def gradient_pass(model, Xc, yc, swc, V, b, mu, curvature, stride=1):
     """Sums over the chunk at the smoothed primal's iterate (V, b) and mu: (loss, X^T U,
-    U summed over the samples, the curvature sum of the free terms or None, the number of
-    samples) with U the slot sums of the dual point alpha(z) = clip(z / mu, lo, hi)
-    (``curvature``: whether to form the (m, k, m, k) sum of the Newton matrix)."""
+    U summed over the samples, the curvature summary of the free terms or None, the number
+    of samples) with U the slot sums of the dual point alpha(z) = clip(z / mu, lo, hi).
+    ``curvature``: False for none, True (or 'dense') for the (m, k, m, k) sum of the Newton
+    matrix, 'slots' or 'kronecker' for the sums of that preconditioner of the
+    conjugate-gradient route (``factored_summary`` of every ``stride``-th row of the chunk;
+    msvm/_dask_cg.py)."""
     X, y, sw = model.rows(Xc, yc, swc)
     k = model.k
     if not len(y):
         return 0.0, np.zeros((X.shape[1], k)), np.zeros(k), None, 0
     problem = model.problem(y, sw, X)
     if len(problem.cap):
-        return _capped_gradient(problem, X, V, b, mu, curvature)
+        return _capped_gradient(problem, X, V, b, mu, curvature, stride)
     primal = SmoothedPrimal(problem, X)
     primal.mu = mu
     F = _decision(X, V, b)
-    if curvature:
-        primal._reset_curvature()
     U = np.empty((len(y), k))
-    loss = 0.0
-    if curvature:
+    if not curvature:
+        loss = primal.terms.value_and_slot_sums(F, U, 0, len(y))
+        return float(loss), transposed_times(X, U), U.sum(axis=0), None, len(y)
+    if curvature in ("slots", "kronecker"):
+        # every free term listed from an all-zero membership (no (m k)^2 sum allocated)
+        free = np.zeros(problem.n_vars, dtype=np.uint8)
+        loss, changes = primal.terms.value_sums_and_changes(F, U, free, 0, len(y))
+        summary = factored_summary(X, *sample_blocks(k, *changes), problem.equality, curvature,
+                                   stride)
+    else:
+        primal._reset_curvature()
         loss, changes = primal.terms.value_sums_and_changes(F, U, primal._free, 0, len(y))
         primal._add_changes(changes)
-    else:
-        loss = primal.terms.value_and_slot_sums(F, U, 0, len(y))
-    XtU = transposed_times(X, U)
-    return (float(loss), XtU, U.sum(axis=0), primal._curvature if curvature else None,
-            len(y))
+        summary = primal._curvature
+    return float(loss), transposed_times(X, U), U.sum(axis=0), summary, len(y)
 
 
-def _capped_gradient(problem, X, V, b, mu, curvature):
+def _capped_gradient(problem, X, V, b, mu, curvature, stride):
     """``gradient_pass`` of a chunk whose dual has group caps (msvm/_dask_groups.py)."""
     terms = CappedTerms(problem, mu)
     loss, U, (free, binding) = terms.value_and_slot_sums(_decision(X, V, b))
     curv = None
-    if curvature:
+    if curvature in ("slots", "kronecker"):
+        curv = factored_summary(X, *terms.sample_curvature(free, binding), problem.equality,
+                                curvature, stride)
+    elif curvature:
         curv = curvature_sum(X, *terms.sample_curvature(free, binding), problem.equality)
     return loss, transposed_times(X, U), U.sum(axis=0), curv, len(U)
+
+
+def sample_blocks(k, rows, s1, c1, s2, c2, sign):
+    """(samples, S (len(samples), k, k)): per sample with a listed term, the sum of
+    sign_v d_v d_v^T over its terms (the lists of ``SmoothedTerms.free_changes``, which
+    lists every free term with sign +1 from an all-zero membership)."""
+    samples, inverse = np.unique(rows, return_inverse=True)
+    base = inverse.astype(np.int64) * (k * k)
+    keys, weights = [base + s1 * (k + 1)], [sign * c1 * c1]
+    two = np.flatnonzero(s2 >= 0)
+    if len(two):
+        t1, t2, w = s1[two], s2[two], sign[two] * c1[two] * c2[two]
+        keys += [base[two] + t2 * (k + 1), base[two] + t1 * k + t2, base[two] + t2 * k + t1]
+        weights += [sign[two] * c2[two] ** 2, w, w]
+    S = np.bincount(np.concatenate(keys), weights=np.concatenate(weights),
+                    minlength=len(samples) * k * k)
+    return samples, S.reshape(len(samples), k, k)
+
+
+def _projected(S):
+    """P S_i P of every block (P = I - 11^T / k: the slot-centering projection)."""
+    return (S - S.mean(axis=1, keepdims=True) - S.mean(axis=2, keepdims=True)
+            + S.mean(axis=(1, 2), keepdims=True))
+
+
+def _extended(X, rows, equality):
+    """The rows of X as float64, with a column of ones with unpenalized intercepts."""
+    Z = np.empty((len(rows), X.shape[1] + (1 if equality else 0)))
+    Z[:, :X.shape[1]] = X[rows]
+    if equality:
+        Z[:, X.shape[1]] = 1.0
+    return Z
+
+
+def factored_summary(X, samples, S, equality, kind, stride=1):
+    """The chunk's summary of its free terms for the preconditioner ``kind`` of the
+    conjugate-gradient route (msvm/_dask_cg.py), with T_i = P S_i P (the sample's curvature
+    block, projected) and z_i = [x_i, 1]: for 'slots' the k diagonal blocks
+    A_j = sum_i (T_i)_jj z_i z_i^T (k, m, m) (k weighted products of the free rows, where the
+    dense sum takes k (k + 1) / 2); for 'kronecker' (A, B) with A = sum_i tr(T_i) z_i z_i^T
+    (m, m) and B = sum_i T_i (k, k) (one product).  Summed over chunks as k m^2 (or m^2)
+    values instead of (m k)^2.  With ``stride`` > 1 the sums run over the rows whose index
+    in the chunk is a multiple of it, times ``stride`` (a subsample: the preconditioner's
+    cost per Newton step is bounded whatever n, its accuracy only sets CG's products)."""
+    m = X.shape[1] + (1 if equality else 0)
+    if stride > 1:
+        pick = samples % stride == 0
+        samples, S = samples[pick], S[pick] * float(stride)
+    T = _projected(S)
+    if kind == "slots":
+        weights = np.einsum("ijj->ji", T)
+    else:
+        weights = np.einsum("ijj->i", T)[None, :]
+    A = np.zeros((len(weights), m, m))
+    step = chunk_rows(m)
+    for j, w in enumerate(weights):
+        keep = np.flatnonzero(w > 0)
+        for start in range(0, len(keep), step):
+            sel = keep[start:start + step]
+            Z = _extended(X, samples[sel], equality)
+            Z *= np.sqrt(w[sel])[:, None]
+            A[j] += Z.T @ Z
+    return A if kind == "slots" else (A[0], T.sum(axis=0))
+
+
+def hessian_pass(model, Xc, yc, swc, V, b, mu, sV, sb):
+    """The chunk's part of the Newton matrix times a direction (sV, sb) (slot-centered) at
+    the iterate (V, b): (X^T U', U' summed over the samples) with U'_i = S_i (dF_i), dF =
+    X sV + sb and S_i the sample's sum of d_v d_v^T over its terms free at (V, b) (the
+    curvature sum of ``gradient_pass`` times the direction, before the division by mu and
+    the projection, which the client applies).  None for an empty chunk."""
+    X, y, sw = model.rows(Xc, yc, swc)
+    if not len(y):
+        return None
+    k = model.k
+    problem = model.problem(y, sw, X)
+    both = _decision(X, np.hstack([V, sV]), np.concatenate([b, sb]))
+    F, dF = np.ascontiguousarray(both[:, :k]), both[:, k:]
+    if len(problem.cap):
+        terms = CappedTerms(problem, mu)
+        samples, S = terms.sample_curvature(*terms.value_and_slot_sums(F)[2])
+    else:
+        primal = SmoothedPrimal(problem, X)
+        primal.mu = mu
+        free = np.zeros(problem.n_vars, dtype=np.uint8)
+        samples, S = sample_blocks(k, *primal.terms.free_changes(F, free, 0, len(y)))
+    U = np.zeros((len(y), k))
+    U[samples] = np.einsum("ijl,il->ij", S, dF[samples])
+    return transposed_times(X, U), U.sum(axis=0)
 
 
 def line_pass(model, Xc, yc, swc, V, b, sV, sb, mu, steps):
@@ -258,16 +358,21 @@ def stats_pass(Xc, yc, swc):
 
 def setup_pass(model, Xc, yc, swc):
     """[largest |box bound| of the chunk's dual, largest squared norm of its feature rows,
-    whether its dual has group caps]: the scale of the smoothing and of the gradient
-    tolerance (``msvm._primal.primal_start``) and whether the terms are smoothed per group
-    (msvm/_dask_groups.py)."""
+    whether its dual has group caps, its number of rows]: the scale of the smoothing and of
+    the gradient tolerance (``msvm._primal.primal_start``), whether the terms are smoothed
+    per group (msvm/_dask_groups.py) and n (``merge_setup`` combines the chunks')."""
     X, y, sw = model.rows(Xc, yc, swc)
     if not len(y):
-        return np.zeros(3)
+        return np.zeros(4)
     problem = model.problem(y, sw, X)
     X64 = X.astype(np.float64) if X.dtype != np.float64 else X
     return np.array([problem.max_abs_bound(), float(np.max(np.einsum("ij,ij->i", X64, X64))),
-                     float(len(problem.cap) > 0)])
+                     float(len(problem.cap) > 0), float(len(y))])
+
+
+def merge_setup(a, b):
+    """Two chunks' ``setup_pass`` results as one (the largest values, the rows summed)."""
+    return np.concatenate([np.maximum(a[:3], b[:3]), a[3:] + b[3:]])
 
 
 def breakpoint_pass(model, Xc, yc, swc, Wh, lo_edge, hi_edge):

@@ -21,6 +21,9 @@ cdef class CDSolver(InnerSolver):
                          bint* changed) noexcept nogil
     cdef double _group_pairs(self, int i, double Kii, double* sumF, bint* shrinkable,
                              bint* changed) noexcept nogil
+    cdef double _pair_violation(self, int i, double sumF) noexcept nogil
+    cdef double _full_group_pair(self, int v, int w, double sumF, int* va,
+                                 int* vb) noexcept nogil
     cdef double _visit(self, int i, double pg_hi, double pg_lo, double* pg_max,
                        double* pg_min, bint* shrinkable) noexcept nogil
     cdef void _shuffle(self, int n_active) noexcept nogil

@@ -11,7 +11,9 @@
 # Shrinking: a variable at a bound whose gradient pushes it outward by more than the previous
 # epoch's extreme projected gradient is skipped, a sample all of whose variables are skipped
 # leaves the active set; before declaring convergence one more pass over every sample runs
-# without shrinking.  max_iter bounds the epochs over all rounds.
+# without shrinking.  max_iter bounds the epochs over all rounds.  `violation` measures the
+# same violation (single steps and full groups' pairs) at a point without moving it: the check
+# of a start from the smoothed primal (msvm/_primal.py), with or without group caps.
 
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
@@ -199,7 +201,7 @@ cdef class CDSolver(InnerSolver):
         """One exact pair step inside every full group of sample i; the largest violation."""
         cdef const Prob* p = self.p
         cdef State* st = self.st
-        cdef int v = p.ptr[i], v1 = p.ptr[i + 1], w, x, va, vb, a, b, g
+        cdef int v = p.ptr[i], v1 = p.ptr[i + 1], w, va, vb, a, b, g
         cdef double viol = 0.0, gv, curv, t
         while v < v1:
             g = v_grp(p, v)
@@ -208,11 +210,7 @@ cdef class CDSolver(InnerSolver):
                 continue
             w = group_end(p, v, v1)
             if group_full(p, st, g):
-                for x in range(v, w):
-                    self.members[x - v] = x
-                    self.grad[x - v] = _grad(p, st, x, self.Fs, sumF[0])
-                    self.avals[x - v] = st.alpha[x]
-                gv = group_pair(p, self.members, w - v, self.grad, self.avals, &va, &vb)
+                gv = self._full_group_pair(v, w, sumF[0], &va, &vb)
                 if gv > 0.0:
                     shrinkable[0] = False
                     viol = max(viol, gv)
@@ -249,16 +247,16 @@ cdef class CDSolver(InnerSolver):
         return viol
 
     cdef int violation(self, double* viol_out) noexcept nogil:
-        """The largest projected-gradient violation over every variable, nothing moved (as
-        `_singles` measures it; problems with group caps: INFINITY, their pair violations
-        need the pair search)."""
+        """The largest violation over every variable, nothing moved, as an epoch measures
+        it: the projected gradients of the single steps (a variable's room up to its box
+        and its group's cap, `_upper`) and, in every full group, the pair violation of
+        `_group_pairs` (the largest gradient among members that can decrease less the
+        smallest among those that can increase)."""
         cdef const Prob* p = self.p
         cdef State* st = self.st
         cdef int i, j, v
         cdef double sumF, gr, ub, lo, av, pg, viol = 0.0
         viol_out[0] = INFINITY
-        if p.ngroups > 0:
-            return STATUS_CONVERGED
         for i in range(p.n):
             self.src.get_scores(i, self.Fs)
             sumF = 0.0
@@ -266,19 +264,54 @@ cdef class CDSolver(InnerSolver):
                 sumF += self.Fs[j]
             for v in range(p.ptr[i], p.ptr[i + 1]):
                 lo = v_lo(p, v)
-                ub = v_hi(p, v)
-                if ub <= lo:
+                if v_hi(p, v) <= lo:
                     continue
+                ub = _upper(p, st, v)
+                if ub <= lo:
+                    continue            # a full group's member at its bound: see the pairs
                 gr = _grad(p, st, v, self.Fs, sumF)
                 av = st.alpha[v]
                 pg = min(gr, 0.0) if av <= lo else (max(gr, 0.0) if av >= ub else gr)
                 viol = max(viol, fabs(pg))
+            if p.ngroups > 0:
+                viol = max(viol, self._pair_violation(i, sumF))
             if tick(&self.work, self.src.visit_cost):
                 return STATUS_INTERRUPTED
         if not sums_finite(p, st, viol):
             return STATUS_NONFINITE
         viol_out[0] = viol
         return STATUS_CONVERGED
+
+    cdef double _pair_violation(self, int i, double sumF) noexcept nogil:
+        """The largest pair violation of sample i's full groups (as `_group_pairs` measures
+        it), at the scores in Fs, nothing moved."""
+        cdef const Prob* p = self.p
+        cdef State* st = self.st
+        cdef int v = p.ptr[i], v1 = p.ptr[i + 1], w, va, vb, g
+        cdef double viol = 0.0
+        while v < v1:
+            g = v_grp(p, v)
+            if g < 0:
+                v += 1
+                continue
+            w = group_end(p, v, v1)
+            if group_full(p, st, g):
+                viol = max(viol, self._full_group_pair(v, w, sumF, &va, &vb))
+            v = w
+        return viol
+
+    cdef double _full_group_pair(self, int v, int w, double sumF, int* va,
+                                 int* vb) noexcept nogil:
+        """The pair violation of the full group of variables v..w-1 at the scores in Fs, and
+        its pair (va, vb: positions in the group); nothing moved."""
+        cdef const Prob* p = self.p
+        cdef State* st = self.st
+        cdef int x
+        for x in range(v, w):
+            self.members[x - v] = x
+            self.grad[x - v] = _grad(p, st, x, self.Fs, sumF)
+            self.avals[x - v] = st.alpha[x]
+        return group_pair(p, self.members, w - v, self.grad, self.avals, va, vb)
 
     cdef void _shuffle(self, int n_active) noexcept nogil:
         cdef int idx, j, tmp

@@ -61,6 +61,7 @@ cdef class SMOSolver(InnerSolver):
     cdef bint shrinking        # skip settled samples between full scans (see _scan)
     cdef int since_full        # scans since the last full one
     cdef double last_viol      # the violation of the last scan
+    cdef bint per_class        # one slot per direction, no groups, n >= SETTLE_ZERO_MIN_N
     cdef unsigned char* settled  # n: the sample was settled at the last full or partial scan
     cdef unsigned char* vsettled  # nv: the variable was settled when its sample was last scanned
     cdef double* Ft            # the row source's scores, k x n (slot-major)
@@ -82,6 +83,7 @@ cdef class SMOSolver(InnerSolver):
     cdef Block B
     cdef Extremes ex
 
+    cdef double _settle_margin(self) noexcept nogil
     cdef double _sample_violation(self, int i, double* margin) noexcept nogil
     cdef int _scan_samples(self, double eps, double* viol, int* m, bint full) noexcept nogil
     cdef int _scan_end(self, double viol, double Ssum, long long work) noexcept nogil

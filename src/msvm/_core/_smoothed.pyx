@@ -31,11 +31,16 @@
 #   in the one pass the gradient needs anyway (a Newton step reads the terms once less);
 # * `dual_point`: alpha_v(z_v) for every v, the dual start handed to the solver.
 #
+# Duals with group caps (WeightedRobustMSVM, AdaptiveWeightedSVM) are smoothed group by group
+# (msvm/_capped_terms.py): `capped_project` (the dual point, free set and binding caps of
+# every group) and `capped_line` (the line search's derivative and slope) are their compiled
+# per-group passes, on (groups, k - 1) arrays (see the note above `_project_group`).
+#
 # A pass over ten million variables takes tens of milliseconds; the Python layer checks for
 # signals between passes, so none of them polls.
 
 import numpy as np
-from libc.stdlib cimport free, realloc
+from libc.stdlib cimport free, malloc, realloc
 
 from ._types cimport Prob, v_s1, v_c1, v_s2, v_c2, v_lin, v_lo, v_hi
 from ._problem cimport ProblemArrays
@@ -398,3 +403,137 @@ cdef class SmoothedTerms:
                 for v in range(p.ptr[i], p.ptr[i + 1]):
                     a[v] = _clip(_margin(p, v, &F[i, 0]) / mu, v_lo(p, v), v_hi(p, v))
         return alpha
+
+
+# ---------------------------------------------------------------------- capped groups
+# The groups of a dual with group caps (msvm/_capped_terms.py), smoothed as a whole: the dual
+# point of a group at margins z is the projection of y = z / mu onto its capped box,
+# {lo <= a <= hi, sum a <= cap}: clip(y, lo, hi) when its sum is within the cap, else
+# clip(y - lambda, lo, hi) with the lambda > 0 at which the sum is the cap.  That sum is
+# piecewise linear and decreasing in lambda, with slope -(number of variables strictly inside
+# their box) between its 2 p knots y - hi (a variable leaves hi) and y - lo (it reaches lo):
+# the knots above 0 are sorted (insertion sort: p is k - 1) and walked until the sum reaches
+# the cap, O(p log p) per group with no allocation.  Arrays are (groups, p), C order.
+
+cdef inline int _insert_knot(double* knots, double* deltas, int m, double kv,
+                             double dv) noexcept nogil:
+    """Insert the knot kv (change of slope dv) into the sorted knots[:m]; returns m + 1."""
+    cdef int r = m
+    while r > 0 and knots[r - 1] > kv:
+        knots[r] = knots[r - 1]
+        deltas[r] = deltas[r - 1]
+        r -= 1
+    knots[r] = kv
+    deltas[r] = dv
+    return m + 1
+
+
+cdef bint _project_group(const double* y, const double* lo, const double* hi, int p,
+                         double cap, double* a, unsigned char* fr, double* knots,
+                         double* deltas) noexcept nogil:
+    """The projection of y (p) onto the capped box into a, its free set (lo < hi and
+    lo <= y - lambda <= hi) into fr; whether the cap binds.  knots, deltas: 2 p each."""
+    cdef int v, m = 0, r
+    cdef double s = 0.0, slope = 0.0, lam = 0.0, prev = 0.0, e, f, at
+    for v in range(p):
+        a[v] = _clip(y[v], lo[v], hi[v])
+        s += a[v]
+    if not s > cap:
+        for v in range(p):
+            fr[v] = (lo[v] < hi[v]) & (lo[v] <= y[v]) & (y[v] <= hi[v])
+        return False
+    for v in range(p):
+        e = y[v] - hi[v]
+        f = y[v] - lo[v]
+        if e <= 0.0 < f:
+            slope -= 1.0
+        # the knots above 0, sorted on insertion with their change of slope
+        if e > 0.0:
+            m = _insert_knot(knots, deltas, m, e, -1.0)
+        if f > 0.0:
+            m = _insert_knot(knots, deltas, m, f, 1.0)
+    lam = -1.0
+    for r in range(m):
+        at = s + slope * (knots[r] - prev)
+        if at <= cap:
+            lam = prev + (cap - s) / slope if slope < 0.0 else knots[r]
+            break
+        s = at
+        prev = knots[r]
+        slope += deltas[r]
+    if lam < 0.0:
+        lam = prev                  # sum lo above the cap: every variable at lo
+    for v in range(p):
+        e = y[v] - lam
+        a[v] = _clip(e, lo[v], hi[v])
+        fr[v] = (lo[v] < hi[v]) & (lo[v] <= e) & (e <= hi[v])
+    return True
+
+
+def capped_project(const double[:, ::1] z, double mu, const double[:, ::1] lo,
+                   const double[:, ::1] hi, const double[::1] cap):
+    """(a, free, binding): the projection a of z / mu onto every group's capped box
+    (groups, p), its free set (bool, (groups, p)) and whether each group's cap binds."""
+    cdef Py_ssize_t g, G = z.shape[0]
+    cdef int v, p = z.shape[1]
+    cdef double inv = 1.0 / mu
+    if lo.shape[0] != G or hi.shape[0] != G or cap.shape[0] != G or lo.shape[1] != p \
+            or hi.shape[1] != p:
+        raise ValueError("z, lo, hi must be (groups, p) and cap (groups,)")
+    a_arr = np.empty((G, p))
+    free_arr = np.empty((G, p), dtype=np.uint8)
+    bind_arr = np.empty(G, dtype=np.uint8)
+    cdef double[:, ::1] a = a_arr
+    cdef unsigned char[:, ::1] fr = free_arr
+    cdef unsigned char[::1] bd = bind_arr
+    cdef double* work = <double*> malloc((5 * p + 1) * sizeof(double))
+    if work == NULL:
+        raise MemoryError()
+    with nogil:
+        for g in range(G):
+            for v in range(p):
+                work[v] = z[g, v] * inv
+            bd[g] = _project_group(work, &lo[g, 0], &hi[g, 0], p, cap[g], &a[g, 0],
+                                   &fr[g, 0], work + p, work + 3 * p)
+    free(work)
+    return a_arr, free_arr.view(bool), bind_arr.view(bool)
+
+
+def capped_line(const double[:, ::1] z, const double[:, ::1] dz, double t, double mu,
+                const double[:, ::1] lo, const double[:, ::1] hi, const double[::1] cap):
+    """(sum dz a(z - t dz), sum over groups of dz_F^T J dz_F / mu) at step t: the loss part
+    of the line search's derivative along a direction and its slope (J the projection's
+    Jacobian: the identity on the free set F, less 1_F 1_F^T / |F| where the cap binds)."""
+    cdef Py_ssize_t g, G = z.shape[0]
+    cdef int v, p = z.shape[1], nf
+    cdef double inv = 1.0 / mu, total = 0.0, quad = 0.0, fs, d
+    cdef bint binding
+    if dz.shape[0] != G or dz.shape[1] != p or lo.shape[0] != G or hi.shape[0] != G \
+            or cap.shape[0] != G:
+        raise ValueError("z, dz, lo, hi must be (groups, p) and cap (groups,)")
+    cdef double* work = <double*> malloc((6 * p + 1) * sizeof(double))
+    cdef unsigned char* fr = <unsigned char*> malloc(p + 1)
+    if work == NULL or fr == NULL:
+        free(work)
+        free(fr)
+        raise MemoryError()
+    with nogil:
+        for g in range(G):
+            for v in range(p):
+                work[v] = (z[g, v] - t * dz[g, v]) * inv
+            binding = _project_group(work, &lo[g, 0], &hi[g, 0], p, cap[g], work + p, fr,
+                                     work + 2 * p, work + 4 * p)
+            fs = 0.0
+            nf = 0
+            for v in range(p):
+                d = dz[g, v]
+                total += d * work[p + v]
+                if fr[v]:
+                    quad += d * d
+                    fs += d
+                    nf += 1
+            if binding and nf > 0:
+                quad -= fs * fs / nf
+    free(work)
+    free(fr)
+    return total, quad * inv

@@ -132,7 +132,7 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     (coordinate descent, any problem) or 'auto' (SMO where it applies).  ``working_set``
     bounds the SMO path's working set (samples); 0 chooses it (`auto_working_set`).
     ``certify_start``: first check whether the start already meets the stopping rule (no
-    step taken; the coordinate-descent path without group caps), as a start from the
+    step taken; the coordinate-descent path, with or without group caps), as a start from the
     smoothed primal often does.  ``gap_scale``: the least size of the objective the relative
     duality gap is measured against (the DC loop: a fraction of its objective; see _gap.pyx),
     0 for none.
