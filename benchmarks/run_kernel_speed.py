@@ -4,6 +4,8 @@
     python -m benchmarks.run_kernel_speed --n 2000 5000   # more sizes
     python -m benchmarks.run_kernel_speed --C 1e3 1e5     # other C
     python -m benchmarks.run_kernel_speed --n 5000 --output kernel_speed_5000  # other files
+    python -m benchmarks.run_kernel_speed --output NAME --note "..."  # a line in the .md
+    python -m benchmarks.run_kernel_speed --output NAME --note "..." --rewrite  # .md from .json
 
 (from the repository root)
 
@@ -13,7 +15,8 @@ LLW, i.e. ReinforcedMSVM(reinforcement=0).  For each fit:
 CPU time (time.process_time), converged_, epochs (n_iter_), exact finishing steps taken
 (solver_plan_), objective_ and kkt_residual_, and the free-set trace: the number of free
 variables at each budget stop of the solver, marked * where the finishing step was tried,
-+ where it returned a point, L before the solver's last run (read by wrapping
++ where it returned a point, L before the solver's last run, and the finishing step's CPU
+seconds in parentheses where it took at least 0.5 s (read by wrapping
 ``msvm._sequence._finish_due`` and ``finish_dual`` for the fit: instrumentation only).  The
 machine may be shared with other work: read CPU times, not wall times.  Results go to
 benchmarks/results/kernel_speed.md and .json (or the --output name), rewritten after every
@@ -22,6 +25,7 @@ fit.
 
 import argparse
 import contextlib
+import json
 import os
 import time
 import warnings
@@ -55,8 +59,11 @@ def _free_set_trace():
         return free, go
 
     def finish(*args, **kwargs):
+        cpu = time.process_time()
         found = finish_before(*args, **kwargs)
-        trace[-1] += "*+" if found is not None else "*"
+        cpu = time.process_time() - cpu
+        trace[-1] += ("*+" if found is not None else "*") + (f"({cpu:.0f}s)" if cpu >= 0.5
+                                                            else "")
         return found
 
     _sequence._finish_due, _sequence.finish_dual = due, finish
@@ -94,12 +101,21 @@ def main(argv=None):
     parser.add_argument("--models", nargs="+", default=["ReinforcedMSVM", "AngleBasedMSVM"])
     parser.add_argument("--output", default="kernel_speed",
                         help="name of the result files in benchmarks/results (.md, .json)")
+    parser.add_argument("--note", default="", help="a sentence for the .md (what was run)")
+    parser.add_argument("--rewrite", action="store_true",
+                        help="only rewrite the .md from the .json of --output, with --note")
     args = parser.parse_args(argv)
+    if args.rewrite:
+        with open(os.path.join(RESULTS, args.output + ".json")) as fh:
+            saved = json.load(fh)
+        saved["info"]["note"] = args.note
+        _write(args.output, saved["rows"], saved["info"])
+        return
     rows = []
     # the commit of the code the fits import, read before the first fit (a later commit
     # during a long run would otherwise label the results)
     info = {"commit": git_commit(), "machine": machine_info(),
-            "load_at_start": os.getloadavg()[0]}
+            "load_at_start": os.getloadavg()[0], "note": args.note}
     for n in args.n:
         for C in args.C:
             for model in args.models:
@@ -117,8 +133,10 @@ def _write(output, rows, info):
     text = ("# Large-C RBF fits with large free sets (issue 23 item 1)\n\n"
             f"Commit {info['commit']}, load average {load:.1f} at the start (the machine was "
             "shared: CPU times).  free_sets: free variables at each budget stop of the "
-            "solver (* finishing step tried, + it returned a point, L before the last run)."
-            "\n\n" + (BEFORE if output == "kernel_speed" else "")
+            "solver (* finishing step tried, + it returned a point, L before the last run, "
+            "(CPU s of the finishing step))."
+            "\n\n" + (info["note"] + "\n\n" if info.get("note") else "")
+            + (BEFORE if output == "kernel_speed" else "")
             + markdown_table(cols, [[r.get(c, "") for c in cols] for r in rows]) + "\n")
     with open(os.path.join(RESULTS, output + ".md"), "w") as fh:
         fh.write(text)

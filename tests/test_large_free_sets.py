@@ -4,7 +4,10 @@
   QP on the free set as a fresh factorization, whatever sequence of variables is fixed and
   freed (the property every active-set step relies on).
 * The product of the held kernel columns with a block of slot sums (the finishing step's
-  score update) equals the product with the gathered columns.
+  score update) equals the product with the gathered columns, also after the buffer was
+  compacted to the columns asked for.
+* The settling budget (LAST_CUBES) applies wherever the step settles a face up to
+  MAX_FREE; the proximal route only before the solver's last run and within the gate.
 * A free set above SMALL_FREE is finished only once it shrinks between two budget stops of
   the solver, or before its last run; a small one at every stop.
 * An RBF fit whose free set at large C exceeds the old 600-variable limit of the finishing
@@ -22,8 +25,9 @@ from sklearn.datasets import make_blobs
 from sklearn.exceptions import ConvergenceWarning
 
 from msvm import AngleBasedMSVM, ReinforcedMSVM
-from msvm._finish import (REFACTOR, SMALL_FREE, _Columns, _FaceSystem, _Layout,
-                          _projected_step, _Scores, _slot_basis)
+from msvm._finish import (LAST_CUBES, MAX_FLOPS, MAX_FREE, PROX_FREE, PROX_PER_SAMPLE,
+                          REFACTOR, SMALL_FREE, _Border, _Columns, _FaceSystem, _Layout,
+                          _projected_step, _Scores, _slot_basis, _system_for)
 from msvm._kernels import kernel_matrix
 from msvm._problem import reinforced_problem
 from msvm._sequence import _finish_due
@@ -127,6 +131,25 @@ def test_held_columns_times_slot_sums_equal_the_gathered_product(seed):
                            atol=1e-12)
 
 
+def test_held_columns_compacted_to_the_asked_samples_give_the_same_products():
+    """After the buffer holds many columns, products with a few of them (which compact the
+    buffer: the asked columns move to the front) still equal K[:, samples] @ rows, in the
+    order asked, and so do later products with other samples, held or new; `block` returns
+    the right columns after a compaction."""
+    rng = np.random.default_rng(0)
+    n = 900
+    K = rng.normal(size=(n, n))
+    cols = _Columns(lambda s: K[:, s], n)
+    cols.block(rng.choice(n, 700, replace=False))
+    for size in (40, 500, 30, 5, 850, 3):
+        samples = rng.choice(n, size, replace=False)
+        rows = rng.normal(size=(size, 3))
+        assert np.allclose(cols.times(samples, rows), K[:, samples] @ rows, rtol=1e-12,
+                           atol=1e-12)
+        probe = rng.choice(n, 20, replace=False)
+        assert np.array_equal(cols.block(probe), K[:, probe])
+
+
 def test_large_free_sets_are_finished_once_they_shrink():
     """The finishing step's schedule (`_finish_due`): a free set of at most SMALL_FREE
     variables at every stop; a larger one only when it shrank since the previous stop, or
@@ -146,6 +169,57 @@ def test_large_free_sets_are_finished_once_they_shrink():
     assert _finish_due(problem, alpha_with(large), large - 1, False) == (large, False)
     assert _finish_due(problem, alpha_with(large), large + 1, False) == (large, True)
     assert _finish_due(problem, alpha_with(large), None, True) == (large, True)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_border_inverse_updates_solve_the_schur_complement(seed):
+    """`_Border`: after any sequence of appended and dropped changes (also after its
+    inverse was lost), solve returns x with S x = rn - N^T y0 for the Schur complement S of
+    the changes kept, as a direct solve does."""
+    rng = np.random.default_rng(seed)
+    size = 40
+    G = rng.normal(size=(size, size))
+    M0_inv = np.linalg.inv(G @ G.T + size * np.eye(size))      # symmetric, as M0 is
+    border = _Border(size)
+    for round_ in range(12):
+        p, q = border.p, int(rng.integers(1, 6))
+        C = rng.normal(size=(p + q, p + q))
+        C = C + C.T + 20.0 * np.eye(p + q)
+        Nn = rng.normal(size=(size, q))
+        border.append(Nn, M0_inv @ Nn, C[:p, p:], C[p:, p:])
+        if round_ % 3 == 2:
+            border.keep(np.sort(rng.choice(border.p, border.p - 2, replace=False)))
+        if round_ == 7:
+            border.S_inv = None
+        rn, y0 = rng.normal(size=border.p), rng.normal(size=size)
+        x, _ = border.solve(rn, y0)
+        want = np.linalg.solve(border.S, rn - border.NT[:border.p] @ y0)
+        assert np.allclose(x, want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
+    assert np.allclose(border.S_inv @ border.S, np.eye(border.p), atol=1e-9)
+
+
+def test_settling_budgets_at_shrinking_stops_and_the_proximal_route_before_the_last_run():
+    """`_system_for`: a face of SMALL_FREE < m <= MAX_FREE free variables gets LAST_CUBES m^3
+    flops wherever the step settles (a shrinking stop or the last run), MAX_FLOPS
+    otherwise; a larger one the proximally regularized face only before the last run, and
+    only up to PROX_PER_SAMPLE free variables per sample."""
+    n = 3000
+    problem = reinforced_problem(np.arange(n) % 3, 3, np.ones(n), 0.5)
+    lay = _Layout(problem)
+    cols = _Columns(lambda s: np.zeros((n, len(s))), n)
+    m = MAX_FREE - 100
+    for settle, last, flops in [(False, False, MAX_FLOPS), (True, False, LAST_CUBES * m ** 3),
+                                (True, True, LAST_CUBES * m ** 3)]:
+        system, max_free, budget, _ = _system_for(lay, cols, m, settle, last)
+        assert isinstance(system, _FaceSystem) and system.prox_rel == 0.0
+        assert (max_free, budget) == (MAX_FREE, max(MAX_FLOPS, flops))
+    big = MAX_FREE + 100
+    for settle, last, prox in [(True, False, False), (False, True, False), (True, True, True)]:
+        system, max_free, _, _ = _system_for(lay, cols, big, settle, last)
+        assert (system.prox_rel > 0.0) == prox
+        assert max_free == (PROX_FREE if prox else MAX_FREE)
+    system, _, _, _ = _system_for(lay, cols, PROX_PER_SAMPLE * n + 1, True, True)
+    assert system.prox_rel == 0.0
 
 
 def _fit_without_warning(est, X, y):
@@ -197,4 +271,17 @@ def test_rbf_large_C_whose_last_free_set_exceeds_max_free_converges():
                       random_state=0)
     est = _fit_without_warning(ReinforcedMSVM(C=1e5, reinforcement=0.0, kernel="rbf",
                                               gamma="scale"), X, y)
+    _assert_converged_to_tol(est)
+
+
+@pytest.mark.slow
+def test_rbf_at_C_1e6_with_a_free_set_above_max_free_converges():
+    """make_blobs n = 5,000 (same data as above), C = 1e6, ReinforcedMSVM: 4,461-6,773 free
+    variables at every budget stop; it stopped at max_iter (KKT residual 7.2, objective
+    2.45x the optimum) before the proximal finishing step, which settles the 5,619 free
+    variables before the solver's last run; about 230 s CPU
+    (benchmarks/results/kernel_speed_early_5000_c1e6.md)."""
+    X, y = make_blobs(n_samples=5000, centers=3, n_features=5, cluster_std=4.0,
+                      random_state=0)
+    est = _fit_without_warning(ReinforcedMSVM(C=1e6, kernel="rbf", gamma="scale"), X, y)
     _assert_converged_to_tol(est)

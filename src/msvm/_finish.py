@@ -77,13 +77,32 @@ after 170 s), with them they went on fixing 2-10 variables a step (4,759 to 2,54
 before its last run converges: 255.8 s CPU, 6,401 epochs, KKT residual 3.1e-6, objective
 177,262,903 (before: max_iter, 69.5 s, KKT residual 4.9, objective 575,980,440, 3.25x the
 optimum; benchmarks/results/kernel_speed_5000_llw_prox.md).  Its cost is bounded by
-PROX_CUBES m^3 flops of factorizations and PROX_STEPS steps, and it runs only before the
-solver's last run with a free set above MAX_FREE (where the fits measured ended at max_iter).
+PROX_CUBES m^3 flops of factorizations and PROX_STEPS steps.
+
+The settling budgets (LAST_CUBES, the proximal route) were first spent only before the
+solver's last run, after 6,400 epochs at the default max_iter, so that the time of a large-C
+fit grew with C until its free set settled there.  LAST_CUBES is now given wherever the
+finishing step is tried on a large free set (``settle``: the sequence tries it where the
+free set shrank since the previous budget stop, and before the last run), so that a fit
+whose face up to MAX_FREE settles with it stops there.  The proximal route stays for the
+last run (``last``): given at every shrinking stop, it spent more than 250 s CPU on the
+7,879 free variables of ReinforcedMSVM n = 10,000, C = 1e5 at 1,600 epochs without
+returning (its whole fit takes 318 s), and at n = 5,000, C = 1e6 186 s passed without a
+finishing step returning (the fit had stopped at max_iter after 101 s).  Measured at that
+change (one BLAS thread, CPU time, shared machine): the proximal steps were made cheaper
+where a profile
+showed waste (from the LLW iterate above at 3,200 epochs, 5,805 free variables, 100 steps:
+20.8 s before, 18.0 s with the first three of these, same free set and objective): the
+inverse of the Schur complement is updated by block formulas (`_Border`) instead of a
+factorization of it per step, the border is kept in growing row buffers instead of being
+stacked again at every step, Q_FF is gathered from the held columns in one pass, the held
+columns are compacted to the samples that move (`_Columns.times`), and a rejected projection
+restores the scores from a checkpoint instead of a kernel product.
 
 The result is only a proposal: the caller hands it to the compiled solver, whose own stopping
 rule (KKT residual and duality gap) certifies it or goes on from it.  Problems with group caps
 are left to the solver (None is returned), as are free sets above MAX_FREE variables
-except before the last run (above PROX_FREE always) (the
+without ``settle`` (above PROX_FREE, or PROX_PER_SAMPLE per sample, always) (the
 dense system would cost more than the iterations it saves).
 """
 
@@ -104,7 +123,7 @@ SMALL_FLOPS = 1e9
 MAX_FREE = 2500
 MAX_STEPS = 3000
 MAX_FLOPS = 1e10
-# before the solver's last run (``last``): LAST_CUBES m^3 flops for a start of m free variables
+# where the face is settled (``settle``): LAST_CUBES m^3 flops for a start of m free variables
 # where that is more (make_blobs n = 5,000, C = 1e5, from 1,884 free variables at 6,400
 # epochs: MAX_FLOPS ran out after 125 steps, 3.2 s; the face settled in 1,131 steps, 3.1e10
 # flops, 20.9 s CPU)
@@ -136,6 +155,13 @@ MAX_SCALE = 1e100
 REG = 1e-11
 # changes of the free set the factored base system is bordered with before it is refactored
 REFACTOR = 120
+# `_Columns.times` compacts its buffer where the span it multiplies holds more than
+# COMPACT_IDLE x as many columns not asked for as asked ones, and at least COMPACT_MIN
+COMPACT_IDLE = 1
+# the residual of a Schur-complement solve through its updated inverse, relative to
+# |S| |x| + |rhs|, above which the inverse is recomputed
+BORDER_RTOL = 1e-9
+COMPACT_MIN = 256
 
 
 class _Layout:
@@ -196,11 +222,18 @@ def _slot_basis(k):
 
 class _Columns:
     """Kernel columns K[:, i] of the samples asked for, each fetched once, kept in one
-    (n, capacity) buffer that doubles when full."""
+    (n, capacity) buffer that doubles when full.
+
+    A product with the columns of some samples (`times`) multiplies the buffer's leading
+    span that holds them; when that span holds many columns not asked for (samples whose
+    variables all went to their bounds), the asked ones are first moved to the front
+    (`_compact`, one copy of the held block), so that the proximal finishing step's score
+    updates, whose moved samples are its shrinking free set, read only their own columns."""
 
     def __init__(self, columns, n):
         self._columns = columns
         self._where = np.full(n, -1, dtype=np.int64)
+        self._sample_at = np.empty(16, dtype=np.int64)
         self._K = np.empty((n, 16))
         self._m = 0
 
@@ -211,13 +244,35 @@ class _Columns:
         if len(new):
             need = self._m + len(new)
             if need > self._K.shape[1]:
-                grown = np.empty((self._K.shape[0], max(need, 2 * self._K.shape[1])))
+                size = max(need, 2 * self._K.shape[1])
+                grown = np.empty((self._K.shape[0], size))
                 grown[:, :self._m] = self._K[:, :self._m]
                 self._K = grown
+                self._sample_at = np.resize(self._sample_at, size)
             self._K[:, self._m:need] = np.asarray(self._columns(new), dtype=np.float64)
             self._where[new] = np.arange(self._m, need)
+            self._sample_at[self._m:need] = new
             self._m = need
         return self._where[samples]
+
+    def _compact(self, where):
+        """Move the held columns at the positions ``where`` (distinct) to the front, the
+        others after them in their order; the new positions of ``where``."""
+        m = self._m
+        front = np.sort(where)
+        rest = np.ones(m, dtype=bool)
+        rest[front] = False
+        order = np.concatenate([front, np.flatnonzero(rest)])
+        self._K[:, :m] = self._K[:, order]
+        self._sample_at[:m] = self._sample_at[order]
+        self._where[self._sample_at[:m]] = np.arange(m)
+        return np.searchsorted(front, where)
+
+    def entries(self, rows, samples):
+        """K[rows][:, samples] (len(rows), len(samples)), gathered from the buffer in one
+        pass (no (n, len(samples)) block first)."""
+        where = self._fetch(samples)
+        return self._K[np.ix_(np.asarray(rows, dtype=np.int64), where)]
 
     def block(self, samples):
         """K[:, samples] (n, len(samples))."""
@@ -226,12 +281,19 @@ class _Columns:
 
     def times(self, samples, rows):
         """K[:, samples] @ rows (n, rows.shape[1]) for distinct samples, without copying
-        the block: the rows are placed in the buffer's column order and the buffer's filled
-        part multiplies them (the columns held but not asked for meet zero rows)."""
+        the block: the rows are placed in the buffer's column order and the buffer's span
+        up to the last of them multiplies them (the columns held but not asked for meet
+        zero rows).  A span with more than COMPACT_IDLE times as many idle columns as asked
+        ones (and at least COMPACT_MIN) is compacted first."""
         where = self._fetch(samples)
-        W = np.zeros((self._m, rows.shape[1]))
+        span = int(where.max(initial=-1)) + 1
+        idle = span - len(where)
+        if idle > max(COMPACT_IDLE * len(where), COMPACT_MIN):
+            where = self._compact(where)
+            span = len(where)
+        W = np.zeros((span, rows.shape[1]))
         W[where] = rows
-        return self._K[:, :self._m] @ W
+        return self._K[:, :span] @ W
 
 
 class _FreshSystem:
@@ -302,8 +364,10 @@ class _FaceSystem:
         """The Hessian block Q[rows][:, cols] (variable indices)."""
         lay, k = self.lay, self.lay.k
         Dr, Dc = lay.directions(rows), lay.directions(cols)
-        Kb = self.cols.block(lay.sample[cols])[lay.sample[rows]]
-        return lay.kappa * Kb * (Dr @ (Dc - Dc.sum(axis=1, keepdims=True) / k).T)
+        Q = Dr @ (Dc - Dc.sum(axis=1, keepdims=True) / k).T
+        Q *= self.cols.entries(lay.sample[rows], lay.sample[cols])
+        Q *= lay.kappa
+        return Q
 
     def _factor(self, free_idx):
         """Make free_idx the base: form and factor its bordered matrix."""
@@ -323,9 +387,7 @@ class _FaceSystem:
         self.pos = {int(v): j for j, v in enumerate(free_idx)}
         self.size = M0.shape[0]
         self.extra = []                   # ('var', v) or ('fix', v), in column order
-        self.N = np.zeros((self.size, 0))
-        self.Y = np.zeros((self.size, 0))
-        self.S = np.zeros((0, 0))           # the Schur complement C - N^T Y
+        self.border = _Border(self.size)
 
     def _column(self, kind, v):
         """The base rows N[:, j] of a new border column."""
@@ -370,16 +432,14 @@ class _FaceSystem:
         kept = [self.extra[j] for j in keep]
         had = set(self.extra)
         new = [e for e in extra if e not in had]
-        N, Y, S = self.N[:, keep], self.Y[:, keep], self.S[np.ix_(keep, keep)]
+        self.flops += self.border.keep(np.asarray(keep, dtype=np.int64))
         if new:
             Nn = np.stack([self._column(kind, v) for kind, v in new], axis=1)
             Yn = scipy.linalg.lu_solve(self.lu, Nn, check_finite=False)
             self.flops += 2.0 * self.size * (self.size + len(kept) + len(new)) * len(new)
-            Skn = self._corner(kept, new) - N.T @ Yn
-            Snn = self._corner(new, new) - Nn.T @ Yn
-            S = np.block([[S, Skn], [Skn.T, Snn]])
-            N, Y = np.hstack([N, Nn]), np.hstack([Y, Yn])
-        self.extra, self.N, self.Y, self.S = kept + new, N, Y, S
+            self.flops += self.border.append(Nn, Yn, self._corner(kept, new),
+                                             self._corner(new, new))
+        self.extra = kept + new
 
     def solve(self, free_idx, z, c):
         """The step on free_idx (in its order) to the minimizer of the equality-constrained
@@ -390,13 +450,14 @@ class _FaceSystem:
         r0 = np.concatenate([-z[self.base], -(self.E.T @ c)]) if lay.equality else -z[self.base]
         y0 = scipy.linalg.lu_solve(self.lu, r0, check_finite=False)
         p = len(self.extra)
-        self.flops += 2.0 * self.size ** 2 + 2.0 * self.size * p + p ** 3
+        self.flops += 2.0 * self.size ** 2 + 4.0 * self.size * p
         step = dict(zip(self.base.tolist(), y0[:m]))
         tail = y0[m:]
         if p:
             rn = np.array([-z[v] if kind == "var" else 0.0 for kind, v in self.extra])
-            xn = np.linalg.solve(self.S, rn - self.N.T @ y0)
-            y = y0 - self.Y @ xn
+            xn, flops = self.border.solve(rn, y0)
+            self.flops += flops
+            y = y0 - self.border.YT[:p].T @ xn
             step = dict(zip(self.base.tolist(), y[:m]))
             tail = y[m:]
             for (kind, v), value in zip(self.extra, xn):
@@ -404,6 +465,86 @@ class _FaceSystem:
                     step[v] = value
         s = self.E @ tail if lay.equality else np.zeros(k)
         return np.array([step[int(v)] for v in free_idx]), s
+
+
+class _Border:
+    """The border of a factored base system M0 (size x size): one column of N per change
+    of the free set, Y = M0^{-1} N, the Schur complement S = C - N^T Y and its inverse.
+
+    N and Y are kept as rows (N^T, Y^T) in buffers that grow, so that appending changes
+    copies only the new ones (stacking the whole border again at every step took a tenth
+    of the proximal finishing step's time).  The inverse of S is updated by the block
+    formulas as changes are appended (O(p^2 q) for q changes on p) and removed (O(p^2 r)),
+    so that a step solves with S in O(p^2) instead of factoring it (O(p^3): a quarter of
+    the proximal step's time at p of 300-700, LLW n = 5,000, C = 1e5); a solve whose
+    residual exceeds BORDER_RTOL of its scale recomputes the inverse from S."""
+
+    def __init__(self, size):
+        self.NT = np.empty((16, size))
+        self.YT = np.empty((16, size))
+        self.S = np.zeros((0, 0))
+        self.S_inv = np.zeros((0, 0))
+
+    @property
+    def p(self):
+        """The number of changes."""
+        return len(self.S)
+
+    def keep(self, keep):
+        """Keep the changes ``keep`` (sorted positions), drop the others; the flops."""
+        p = self.p
+        if len(keep) == p:
+            return 0.0
+        drop = np.setdiff1d(np.arange(p), keep)
+        if self.S_inv is not None:       # None: recomputed at the next solve
+            A = self.S_inv[np.ix_(keep, keep)]
+            B = self.S_inv[np.ix_(keep, drop)]
+            try:
+                self.S_inv = A - B @ np.linalg.solve(self.S_inv[np.ix_(drop, drop)], B.T)
+            except np.linalg.LinAlgError:
+                self.S_inv = None
+        self.S = self.S[np.ix_(keep, keep)]
+        self.NT[:len(keep)] = self.NT[keep]
+        self.YT[:len(keep)] = self.YT[keep]
+        return 2.0 * p * p * len(drop) + float(len(drop)) ** 3
+
+    def append(self, Nn, Yn, Ckn, Cnn):
+        """Append q changes: their columns Nn and Yn = M0^{-1} Nn (size, q), and their
+        blocks of C with the kept changes (p, q) and with themselves (q, q); the flops."""
+        p, q = self.p, Nn.shape[1]
+        if p + q > len(self.NT):
+            grow = max(p + q, 2 * len(self.NT))
+            self.NT = np.resize(self.NT, (grow, self.NT.shape[1]))
+            self.YT = np.resize(self.YT, (grow, self.YT.shape[1]))
+        Skn = Ckn - self.NT[:p] @ Yn
+        Snn = Cnn - Nn.T @ Yn
+        self.NT[p:p + q], self.YT[p:p + q] = Nn.T, Yn.T
+        self.S = np.block([[self.S, Skn], [Skn.T, Snn]])
+        flops = 2.0 * Nn.shape[0] * (p + q) * q
+        if self.S_inv is not None:
+            Z = self.S_inv @ Skn
+            try:
+                Ti = np.linalg.inv(Snn - Skn.T @ Z)
+            except np.linalg.LinAlgError:
+                self.S_inv = None
+                return flops
+            ZT = Z @ Ti
+            self.S_inv = np.block([[self.S_inv + ZT @ Z.T, -ZT], [-ZT.T, Ti]])
+            flops += 6.0 * p * p * q + 2.0 * float(q) ** 3
+        return flops
+
+    def solve(self, rn, y0):
+        """x with S x = rn - N^T y0, and the flops."""
+        p = self.p
+        rhs = rn - self.NT[:p] @ y0
+        flops = 2.0 * self.NT.shape[1] * p + 4.0 * p * p
+        if self.S_inv is not None:
+            x = self.S_inv @ rhs
+            scale = np.abs(self.S).max() * np.abs(x).max() + np.abs(rhs).max()
+            if np.abs(self.S @ x - rhs).max() <= BORDER_RTOL * scale:
+                return x, flops
+        self.S_inv = np.linalg.inv(self.S)
+        return self.S_inv @ rhs, flops + 2.0 * float(p) ** 3
 
 
 def _ratio(alpha, step, lo, hi):
@@ -433,6 +574,14 @@ class _Scores:
             self.base = alpha.copy()
         return self.F
 
+    def checkpoint(self):
+        """The current (base, scores), for `restore`."""
+        return self.base.copy(), self.F.copy()
+
+    def restore(self, point):
+        """Go back to a `checkpoint` without a kernel product."""
+        self.base, self.F = point[0].copy(), point[1].copy()
+
 
 def _snapped(lay, alpha, bound):
     """alpha with the variables within BOUND_RTOL of a bound moved onto it."""
@@ -441,7 +590,7 @@ def _snapped(lay, alpha, bound):
                     np.where(lay.hi - alpha <= near, lay.hi, alpha))
 
 
-def finish_dual(problem, alpha, F, columns, tol, max_diag, last=False):
+def finish_dual(problem, alpha, F, columns, tol, max_diag, settle=False, last=False):
     """Solve the dual exactly on its free set by active-set steps from ``alpha``.
 
     Parameters
@@ -460,9 +609,14 @@ def finish_dual(problem, alpha, F, columns, tol, max_diag, last=False):
     max_diag : float
         The largest kernel diagonal entry: where it times the largest bound exceeds
         MAX_SCALE (products near overflow), the step does not apply.
+    settle : bool, default=False
+        Whether the step may spend LAST_CUBES m^3 flops on a start of m > SMALL_FREE free
+        variables where that exceeds MAX_FLOPS.  The solver's sequence passes True at the
+        budget stops where the free set shrank and before its last run
+        (`msvm._sequence._finish_due`).
     last : bool, default=False
-        Whether the solver's last run follows (the step may then spend LAST_CUBES m^3
-        flops on a start of m > SMALL_FREE free variables, where that exceeds MAX_FLOPS).
+        Whether the solver's last run follows: above MAX_FREE the proximal route applies
+        (with ``settle``).
 
     Returns
     -------
@@ -476,7 +630,7 @@ def finish_dual(problem, alpha, F, columns, tol, max_diag, last=False):
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
         try:
-            found = _active_set(problem, alpha, F, columns, tol, last)
+            found = _active_set(problem, alpha, F, columns, tol, settle, last)
         except np.linalg.LinAlgError:
             return None
     if found is None or not (np.all(np.isfinite(found[0])) and np.all(np.isfinite(found[1]))):
@@ -484,7 +638,7 @@ def finish_dual(problem, alpha, F, columns, tol, max_diag, last=False):
     return found
 
 
-def _active_set(problem, alpha, F, columns, tol, last=False):
+def _active_set(problem, alpha, F, columns, tol, settle=False, last=False):
     """The loop of `finish_dual`: (alpha, s) or None.  A start with at most SMALL_FREE free
     variables is solved with fresh factorizations within the SMALL_* bounds; a larger one
     with Schur-complement updates within the MAX_* bounds, and where those run out after full
@@ -507,7 +661,7 @@ def _active_set(problem, alpha, F, columns, tol, last=False):
     z = lay.gradient(scores.exact(alpha))
     fixed_ok = hi > lo
     free = (alpha > lo) & (alpha < hi)
-    system, max_free, max_flops, steps = _system_for(lay, cols, int(free.sum()), last)
+    system, max_free, max_flops, steps = _system_for(lay, cols, int(free.sum()), settle, last)
     reached, stuck = None, np.zeros(len(alpha), dtype=bool)
     large = isinstance(system, _FaceSystem)
     for _ in range(steps):
@@ -556,17 +710,17 @@ def _active_set(problem, alpha, F, columns, tol, last=False):
     return reached
 
 
-def _system_for(lay, cols, m, last):
+def _system_for(lay, cols, m, settle, last):
     """The face system for a start of m free variables and its bounds: (system, largest
     free set, flop budget, steps).  Up to SMALL_FREE a fresh factorization per step; up to
-    MAX_FREE Schur updates; above (before the solver's last run only, up to PROX_FREE) Schur
+    MAX_FREE Schur updates; above (``settle`` and ``last`` only, up to PROX_FREE) Schur
     updates of the proximally regularized face (see `_settled_on_face`), while m is at most
     PROX_PER_SAMPLE per sample."""
     E = _slot_basis(lay.k)
     if m <= SMALL_FREE:
         return _FreshSystem(lay, cols, E), SMALL_FREE, SMALL_FLOPS, SMALL_STEPS
-    if m <= MAX_FREE or not last or m > PROX_PER_SAMPLE * lay.n_samples:
-        flops = max(MAX_FLOPS, LAST_CUBES * float(m) ** 3) if last else MAX_FLOPS
+    if m <= MAX_FREE or not (settle and last) or m > PROX_PER_SAMPLE * lay.n_samples:
+        flops = max(MAX_FLOPS, LAST_CUBES * float(m) ** 3) if settle else MAX_FLOPS
         return _FaceSystem(lay, cols, E), MAX_FREE, flops, MAX_STEPS
     system = _FaceSystem(lay, cols, E, refactor=max(REFACTOR, m // PROX_REFACTOR))
     system.set_prox(PROX_START)
@@ -582,6 +736,7 @@ def _projected_step(lay, E, alpha, z, idx, step, scores, rounds=4):
     the unclipped variables along their equality rows A = D E restores them (clipped again,
     at most ``rounds`` times).  The objective's change is exact: (z + z_new) / 2 . dx."""
     A = lay.directions(idx) @ E
+    start = scores.checkpoint()
     for arc in range(PROX_ARC):
         x = _projection(lay.lo[idx], lay.hi[idx], A, alpha[idx] + 0.25 ** arc * step, rounds)
         if x is None:
@@ -591,7 +746,7 @@ def _projected_step(lay, E, alpha, z, idx, step, scores, rounds=4):
         z_new = lay.gradient(scores.exact(new))
         if 0.5 * float((z + z_new) @ (new - alpha)) < 0.0:
             return new, z_new
-    scores.exact(alpha)
+    scores.restore(start)
     return None
 
 

@@ -222,7 +222,13 @@ def _finish_due(problem, alpha, free_before, last):
     free set still grows, its active set is far from the optimum's, the finishing step's
     steps each fix one variable, and it ran out of its work bound without a full step
     (make_blobs n = 2,000, RBF, C = 1e5: four attempts at 1,735-2,404 free variables, 6.5 s
-    of 21 s of finishing steps, thrown away; the one that settled started at 1,248)."""
+    of 21 s of finishing steps, thrown away; the one that settled started at 1,248).  Where
+    it is tried, it gets LAST_CUBES m^3 flops (``finish_dual(settle=True)``), once kept for
+    the last run, so that a face up to MAX_FREE that settles only with them ends the fit at
+    the first stop where the free set shrank; the proximal route above MAX_FREE stays for
+    the last run (``last``): given at every shrinking stop, it spent more than 250 s CPU at
+    1,600 epochs on 7,879 free variables without returning (ReinforcedMSVM n = 10,000,
+    C = 1e5, whose whole fit takes 318 s; benchmarks/results/kernel_speed_early*.md)."""
     lo, hi = problem.expanded_bounds()
     free = int(np.count_nonzero((alpha > lo) & (alpha < hi)))
     due = (free <= SMALL_FREE or last
@@ -451,7 +457,7 @@ class DualSequence:
                                             self._kernel_columns, tol, diag)
                              if finish is finish_grouped else
                              finish_dual(problem, alpha, self._scores(), self._kernel_columns,
-                                         tol, float(np.max(diag, initial=0.0)),
+                                         tol, float(np.max(diag, initial=0.0)), settle=True,
                                          last=budget >= total - done))
             if found is not None:
                 finished += 1
