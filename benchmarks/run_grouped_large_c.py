@@ -192,12 +192,17 @@ EARLIER_OFF = (
     "change): WeightedRobustMSVM 88 s, AdaptiveWeightedSVM 167 s, both at max_iter.")
 
 
-def render_primal(rows, info):
-    header = ["case", "primal start", "CPU s", "converged", "objective", "rel. gap",
+def _fits_table(rows, mode_key, mode_title):
+    """The markdown table of the fits in ``rows``, their mode (``mode_key``) as a column."""
+    header = ["case", mode_title, "CPU s", "converged", "objective", "rel. gap",
               "ConvergenceWarnings"]
-    table = [[r["case"], r["primal_start"], f"{r['cpu_s']:.2f}", str(r["converged"]),
+    table = [[r["case"], r[mode_key], f"{r['cpu_s']:.2f}", str(r["converged"]),
               f"{r['objective']:.10g}", f"{r['rel_gap']:.2e}", str(r["convergence_warnings"])]
              for r in rows]
+    return markdown_table(header, table)
+
+
+def render_primal(rows, info):
     return "\n".join([
         "# The grouped margin dual: the smoothed-primal Newton start on / off", "",
         "Written by `python -m benchmarks.run_grouped_large_c --primal`. CPU time of one fit "
@@ -208,7 +213,7 @@ def render_primal(rows, info):
         "within a row pair.", "",
         EARLIER_OFF, "",
         f"commit {info['commit']}", "",
-        markdown_table(header, table), ""])
+        _fits_table(rows, "primal_start", "primal start"), ""])
 
 
 def run(quick):
@@ -223,11 +228,6 @@ def run(quick):
 
 
 def render(rows, info):
-    header = ["case", "finishing", "CPU s", "converged", "objective", "rel. gap",
-              "ConvergenceWarnings"]
-    table = [[r["case"], r["finishing"], f"{r['cpu_s']:.2f}", str(r["converged"]),
-              f"{r['objective']:.10g}", f"{r['rel_gap']:.2e}", str(r["convergence_warnings"])]
-             for r in rows]
     return "\n".join([
         "# The grouped margin dual at large C: exact finishing step on / off", "",
         "Written by `python -m benchmarks.run_grouped_large_c`. CPU time of one fit each, the "
@@ -235,7 +235,7 @@ def render(rows, info):
         "before it). The machine was shared with other engineers' jobs (load 10-15 on 2 "
         "cores): read the ratios within a row pair, not the absolute times.", "",
         f"commit {info['commit']}", "",
-        markdown_table(header, table), ""])
+        _fits_table(rows, "finishing", "finishing"), ""])
 
 
 def main():
