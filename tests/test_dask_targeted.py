@@ -93,7 +93,8 @@ def test_grid_point_without_samples_is_exact(data):
 
 
 def test_probability_on_chunks_is_refused(data):
-    """probability=True on Dask input is refused with the remedy, before any work."""
+    """probability=True on Dask input is refused with the remedy, before any work (its
+    loose weighted refits do not reproduce the in-memory estimate: msvm/_dask_grid.py)."""
     X, y = data
     est = msvm.TargetedLocalMSVM(kernel="linear", probability=True)
     with pytest.raises(NotImplementedError, match="probability=True.*compute"):
