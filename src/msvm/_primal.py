@@ -170,6 +170,11 @@ class SmoothedPrimal:
             loss += chunk(Uc, start, stop)
             XtU += transposed_times(self.X[start:stop], Uc)
             gb += Uc.sum(axis=0)
+        return self._assembled(V, loss, XtU, gb)
+
+    def _assembled(self, V, loss, XtU, gb):
+        """(penalty + loss, gV, gb) from the loss, X^T U and the column sums of the slot
+        sums U."""
         gV = centered_slots(XtU)
         gb = gb - gb.mean() if self.problem.equality else np.zeros(self.k)
         return 0.5 / self.kappa * float(np.sum(V * V)) + loss, gV + V / self.kappa, gb
@@ -427,11 +432,7 @@ class CappedPrimal(SmoothedPrimal):
         """The smoothed objective and its gradient (gV, gb) at (V, b) with values F; the
         projection's free set and binding caps are kept for `hessian` at the same F."""
         loss, U, self._pattern = self.terms.value_and_slot_sums(F)
-        XtU = transposed_times(self.X, U)
-        gV = centered_slots(XtU) + V / self.kappa
-        gb = U.sum(axis=0)
-        gb = gb - gb.mean() if self.problem.equality else np.zeros(self.k)
-        return 0.5 / self.kappa * float(np.sum(V * V)) + loss, gV, gb
+        return self._assembled(V, loss, transposed_times(self.X, U), U.sum(axis=0))
 
     def hessian(self, F):
         """The generalized Hessian at F, the point of the last gradient (see the class

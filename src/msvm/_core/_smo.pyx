@@ -26,11 +26,11 @@
 #    pendigits ReinforcedMSVM 7 % less time).  On per-class-hinge problems (every direction
 #    on one slot, no groups, at least SETTLE_ZERO_MIN_N samples) the margin is 0 after an
 #    inner solve's first scan (_settle_margin): a variable at a bound is settled as soon as
-#    its z points out of the box
-#    (pendigits RBF C = 10, CPU, three alternating fits each on a shared machine:
-#    ReinforcedMSVM 2.56-2.70 -> 2.43-2.61 s, Lee-Lin-Wahba 4.87-4.98 -> 4.50-4.65 s,
-#    AngleBasedMSVM 2.95-3.09 -> 2.61-2.80 s; C = 256 unchanged; WestonWatkinsMSVM, whose
-#    directions have two slots, was 6 % slower with it and keeps libsvm's rule).  The scores
+#    its z points out of the box (pendigits RBF C = 10, CPU, three alternating fits each on
+#    a shared machine: ReinforcedMSVM 2.56-2.70 -> 2.43-2.61 s, Lee-Lin-Wahba 4.87-4.98 ->
+#    4.50-4.65 s, AngleBasedMSVM 2.95-3.09 -> 2.61-2.80 s; C = 256 unchanged;
+#    WestonWatkinsMSVM, whose directions have two slots, was 6 % slower with it and keeps
+#    libsvm's rule).  The scores
 #    of every sample stay current, so a full scan reconstructs nothing;
 # 2. the (at most q) samples with the largest violation, topped up with the previous working
 #    set, form the working set B; their kernel block K_BB (q x q), scores and variables are
@@ -552,11 +552,11 @@ cdef class SMOSolver(InnerSolver):
                 or _canonical(p, &self.cn) < 0):
             raise MemoryError("cannot allocate the solver's work arrays")
         self.grouped = False
+        self.per_class = n >= SETTLE_ZERO_MIN_N     # until a group or a two-slot direction
         for v in range(nv):
             if v_grp(p, v) >= 0:
                 self.grouped = True
-        self.per_class = not self.grouped and n >= SETTLE_ZERO_MIN_N
-        for v in range(nv):
+                self.per_class = False
             if self.cn.q[ce(&self.cn, v)] >= 0:
                 self.per_class = False
         self.shrinking = shrinking
@@ -607,17 +607,18 @@ cdef class SMOSolver(InnerSolver):
         to be settled: the last scan's largest violation (libsvm's rule; infinite at the
         first scan of an inner solve, which settles nothing), or, after that first scan, 0
         on per-class-hinge problems (every direction on one slot, no groups, at least
-        SETTLE_ZERO_MIN_N samples; see the Design note, 1).  A settled variable is still checked by every full scan, so the stopping
-        rule is the same."""
+        SETTLE_ZERO_MIN_N samples; see the Design note, 1).  A settled variable is still
+        checked by every full scan, so the stopping rule is the same."""
         if self.per_class and self.last_viol < INFINITY:
             return 0.0
         return self.last_viol
 
     cdef double _sample_violation(self, int i, double* margin) noexcept nogil:
         """Largest violation of the inner KKT conditions among sample i's variables and
-        groups (problems with groups; without them: _flat_violation).  margin: how far the sample is from violating, the smallest |z| over its
-        variables at a bound with z pointing out of the box (-inf when a variable is free
-        or in a full group: then the sample is never settled)."""
+        groups (problems with groups; without them: _flat_violation).  margin: how far the
+        sample is from violating, the smallest |z| over its variables at a bound with z
+        pointing out of the box (-inf when a variable is free or in a full group: then the
+        sample is never settled)."""
         cdef const Prob* p = self.p
         cdef const State* st = self.st
         cdef const Canon* cn = &self.cn
