@@ -220,6 +220,9 @@ FLOOR_BOUNDS = (0.0, 0.5)
 # residual and of the relative duality gap), at most at REFIT_TOL_MAX.
 REFIT_TOL_FACTOR = 300.0
 REFIT_TOL_MAX = 0.3
+# A class's chain stops at the level where its fit is settled (``_settled``): the levels
+# below have the same solution.
+SETTLED_CHAINS = True
 
 PROBABILITY_PARAMETER_CONSTRAINTS = {
     "probability": ["boolean"],
@@ -322,11 +325,13 @@ def bracketed_ratios(own_fit, chains, levels, X, n_train=None):
         :func:`bracket_ratios` for every class but j*, whose entry is 1.
     """
     G = own_fit.decision_values(X)
-    fits = [est for chain in chains for est in chain]
+    # each fit once (a settled chain repeats its last fit at the levels below it)
+    fits = list({id(est): est for chain in chains for est in chain}.values())
     with _shared_columns(fits, n_train):
         flat = _stacked_decision_values(fits, X)
-        flat = iter([est.decision_values(X) for est in fits] if flat is None else flat)
-    values = [[next(flat) for _ in chain] for chain in chains]
+        flat = [est.decision_values(X) for est in fits] if flat is None else flat
+    by_fit = dict(zip(map(id, fits), flat))
+    values = [[by_fit[id(est)] for est in chain] for chain in chains]
     return ratios_from_decision_values(G, values, levels)
 
 
@@ -556,8 +561,54 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
         for t in levels[::-1]:
             est.fit(X, y, sample_weight=sample_weight * np.where(is_label, 1.0 / t, 1.0))
             chain.append(copy.copy(est))    # __getstate__: without the kept row source
+            if SETTLED_CHAINS and _settled(est, is_label):
+                break                       # the levels below have this fit's solution
     est._leave_path()
+    chain += [chain[-1]] * (len(levels) - len(chain))
     return chain[::-1]
+
+
+def _settled(est, is_label):
+    """Whether the weighted fit ``est`` is also a fit at every larger weight of the samples
+    ``is_label`` (the levels below its own), so that its chain may stop.
+
+    The weights enter a dual only through the boxes (and group caps) of their samples'
+    variables, which grow with the weight.  When no variable of those samples is at a bound
+    that moves (an upper bound, a nonzero lower bound, a cap), the solution satisfies the
+    optimality conditions of every larger weight with the same residual: the fits there
+    are this one.  That is so once the up-weighted class is fitted with margin everywhere
+    (its hinge terms inactive or at the hinge), which the hinge loss does not change by
+    weighting them more.  Only for a model fitted by one convex solve of its dual (a DC
+    model's, a reweighting's or a grid's later solves depend on the weights otherwise),
+    and only for a converged fit.  Its intercepts are the exact ones at its own weights,
+    which may differ from those at larger weights where they are not unique.
+    """
+    from ._base import BaseMSVM
+
+    if (not getattr(est, "converged_", False) or type(est)._fit_dual is not BaseMSVM._fit_dual
+            or type(est)._fit_model is not BaseMSVM._fit_model):
+        return False
+    solved = est._solved_dual()
+    if solved is None or solved[0].n_samples != len(is_label):
+        return False
+    problem, alpha = solved
+    lo, hi = problem.expanded_bounds()
+    mine = np.repeat(is_label, np.diff(problem.var_ptr))
+    a, lo, hi = alpha[mine], lo[mine], hi[mine]
+    if np.any((a >= hi) & (hi != 0)) or np.any((a <= lo) & (lo != 0)):
+        return False
+    if len(problem.cap):
+        group = problem.expand("group")
+        capped = mine & (group >= 0)
+        sums = np.bincount(group[capped], weights=alpha[capped], minlength=len(problem.cap))
+        used = np.bincount(group[capped], minlength=len(problem.cap)) > 0
+        return not np.any(used & (sums >= problem.cap))
+    return True
+
+
+def _n_fits(chain):
+    """Number of fits made in a chain (a settled chain repeats its last fit)."""
+    return len({id(est) for est in chain})
 
 
 class _ChainRunner:
@@ -777,7 +828,7 @@ class _HeldOutRatios:
                 X_test, _ = fits.split(self.template, self.X, self.y, test, train)
                 ratios.append((test, fits.ratios(own, fold_chains, self.levels, X_test,
                                                  n_train=len(train))))
-                self.n_fits += sum(map(len, fold_chains)) - (len(fold_chains) - 1) * (
+                self.n_fits += sum(map(_n_fits, fold_chains)) - (len(fold_chains) - 1) * (
                     refit.C != own.C_)
 
     def of(self, factor, y_enc, sample_weight):
@@ -843,7 +894,7 @@ class ProbabilityMixin:
         self.probability_exponent_ = exponent
         self.probability_floor_ = floor
         # the top fit at the refits' C (factor != 1) ends every chain but is one fit
-        self.n_probability_fits_ = (1 + sum(map(len, fits)) - (k - 1) * (factor != 1.0)
+        self.n_probability_fits_ = (1 + sum(map(_n_fits, fits)) - (k - 1) * (factor != 1.0)
                                     + n_cv_fits)
 
     def _cross_validated_shape(self, template, X, y, base_sw, levels, runner):
