@@ -380,7 +380,7 @@ def scaling(ns):
     from sklearn.datasets import make_classification
     from sklearn.svm import SVC
 
-    from msvm import ReinforcedMSVM
+    from msvm import ReinforcedMSVM, _plan
     out = []
     for n in ns:
         X, y = make_classification(n_samples=n, n_features=20, n_informative=10, n_classes=5,
@@ -389,7 +389,10 @@ def scaling(ns):
         est = ReinforcedMSVM(C=1.0, random_state=0, verbose=2)
         fit = _msvm_fit(est, X, y)
         svc, _ = _cpu(lambda: SVC(C=1.0, gamma=est.gamma_).fit(X, y))
-        fit.update(n=n, svc_s=svc, x_svc=fit["cpu_s"] / svc)
+        # the rows the row cache holds (float32 rows at this C and tol: msvm/_plan.py)
+        cache_rows = min(n, _plan.cache_rows(est.cache_size, "float32", n))
+        fit.update(n=n, svc_s=svc, x_svc=fit["cpu_s"] / svc,
+                   rows_per_n=round(fit["rows_computed"] / n, 2), cache_rows=cache_rows)
         out.append(fit)
         print(n, fit, flush=True)
     if len(out) >= 2:
@@ -436,6 +439,9 @@ def _render(runs):
             lines.append("")
         if run.get("scaling"):
             sc = ["n", "cpu_s", "svc_s", "x_svc", "epochs", "smo_steps", "blocks"]
+            if all("rows_per_n" in r for r in run["scaling"]):
+                # runs from r8 on: the kernel rows computed, per sample (the row cache)
+                sc += ["rows_computed", "rows_per_n", "cache_rows"]
             lines += ["make_classification (d = 20, k = 5, C = 1), ReinforcedMSVM vs SVC:", "",
                       markdown_table(sc, [[round(r[c], 3) if isinstance(r[c], float) else r[c]
                                            for c in sc] for r in run["scaling"]]), ""]
