@@ -269,7 +269,7 @@ shares of the samples in msvm's compiled modules):
 | working-set gather of K_BB (_gather_part) | 14 % | 12 % | 12.5 % |
 | block set-up (_block_variables, _settled_variable, _load_block) | 5.7 % | 5.5 % | 2.7 % |
 | local SMO steps (z, extremes, partners, step updates) | 18 % | 20 % | 45 % |
-| kernel rows (dot products, exponentials, cache) | 7 % | 3.5 % | 1.3 % |
+| kernel rows (dot products, exponentials, cache) | 7 % | 5 % | 1.6 % |
 
 Counted with a temporary counter build (per block, averaged over the fit):
 
@@ -296,7 +296,7 @@ with the rows cold, 0.43 ms with the same rows read just before: the update is b
 reading the changed samples' kernel rows from L3, not by the float32 conversions; column
 tiles of 1,024 samples with each row read once for all its slots: 0.72 ms (-3 %).  At
 C = 256 the rows are float64 (C above 100: cache_dtype 'auto') and the 200 MB cache holds
-3,250 of the 7,694 rows, so the fit computes 18,016 rows (2.3 a sample), still 1.3 % of it.
+3,250 of the 7,694 rows, so the fit computes 18,016 rows (2.3 a sample), still 1.6 % of it.
 
 Tried (each alone, exact: every fit keeps main's iterates to the last bit unless said;
 ReinforcedMSVM C = 10, main's build and the change's in alternating processes, 3 fits each,
