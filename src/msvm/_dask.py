@@ -554,15 +554,25 @@ class ChunkedNewton:
                              f"= {self.d + 1}^2 entries, more than {MAX_FEATURES}^2; use "
                              f"fewer n_components (at most {MAX_FEATURES - 1})")
         # the Newton system: formed densely while small, else solved by conjugate gradients
-        from ._dask_cg import PRECONDITIONER
-        self.curvature = ("dense" if (self.d + 1) * k <= DENSE_MAX_UNKNOWNS
-                          else PRECONDITIONER)
+        self.curvature = _route(self.d + 1, k)
         # the preconditioner's summary is taken over every stride-th row (at most about
-        # SKETCH_ROWS rows: its cost per Newton step does not grow with n)
+        # SKETCH_ROWS rows: its cost per Newton step does not grow with n); the sampled
+        # Newton matrix's over every stride-th free sample, the stride set by the last
+        # gradient pass's count of free samples (``_sample_stride``)
         self.stride = 1 if self.curvature == "dense" else max(1, int(n_rows) // SKETCH_ROWS)
+        if self.curvature == "sampled":
+            self.stride = self._sample_stride(int(n_rows))
         self.products = 0
         self.steps, self.passes, self.solves, self.converged = 0, 0, 0, False
         self.tol, self.gap_scale = float(est.tol), 0.0
+
+    def _sample_stride(self, free):
+        """The stride over the free samples that keeps about SAMPLED_ROWS_PER_FEATURE times
+        the rows m of the Newton matrix's sample (msvm/_dask_cg.py) when ``free`` samples
+        have a free term."""
+        from ._dask_cg import SAMPLED_ROWS_PER_FEATURE
+        budget = SAMPLED_ROWS_PER_FEATURE * (self.d + 1)
+        return max(1, -(-int(free) // budget))
 
     def use(self, model):
         """Solve ``model``'s problem from now on (a DC step: the boxes shifted)."""
@@ -620,6 +630,12 @@ class ChunkedNewton:
             curv = np.zeros((self.k, m, m))
         elif curvature == "kronecker" and curv is None:
             curv = np.zeros((m, m)), np.zeros((self.k, self.k))
+        elif curvature == "sampled":
+            from ._dask_passes import SampledRows
+            if curv is None:
+                curv = SampledRows(np.zeros((0, self.d)), np.zeros((0, self.k, self.k)), 0,
+                                   True)
+            self.stride = self._sample_stride(curv.free)
         elif curvature and curv is None:
             curv = np.zeros((m, self.k, m, self.k))
         return f, gV, gb, curv, XtU, usum
@@ -649,7 +665,11 @@ class ChunkedNewton:
         from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq
         if self.curvature != "dense":
             from ._dask_cg import conjugate_gradients, preconditioner
-            M = preconditioner(self.curvature, curv, self.mu, self.kappa, self.d)
+            M = preconditioner(self.curvature, curv, self.mu, self.kappa, self.d,
+                               self.equality)
+            if getattr(M, "exact", False):
+                # the sample holds every free term: M is the Newton matrix
+                return M(g.reshape(-1, self.k)).ravel()
             s, _ = conjugate_gradients(lambda P: self.hessian_times(V, b, P),
                                        g.reshape(-1, self.k), M)
             return s.ravel()
@@ -884,6 +904,20 @@ class ChunkedNewton:
             label = est.classes_[int(np.flatnonzero(self.predicted)[0])]
             warnings.warn(f"{type(est).__name__} predicts class {label_repr(label)} for every "
                           f"training sample: {cause}; {remedy}", DegenerateFitWarning)
+
+
+def _route(m, k):
+    """How the chunked fit solves its Newton systems of m k unknowns (m the rows of V with
+    the intercepts): 'dense' up to DENSE_MAX_UNKNOWNS (the curvature summed over the
+    chunks), else conjugate gradients preconditioned by msvm._dask_cg.PRECONDITIONER
+    ('sampled' falls back to 'slots' beyond SAMPLED_MAX_UNKNOWNS, whose (m k)^2 matrix the
+    client forms and factors)."""
+    from ._dask_cg import PRECONDITIONER, SAMPLED_MAX_UNKNOWNS
+    if m * k <= DENSE_MAX_UNKNOWNS:
+        return "dense"
+    if PRECONDITIONER == "sampled" and m * k > SAMPLED_MAX_UNKNOWNS:
+        return "slots"
+    return PRECONDITIONER
 
 
 def _bracket_steps(lo, hi):

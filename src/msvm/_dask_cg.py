@@ -40,13 +40,21 @@ import numpy as np
 CG_RTOL = 0.3
 # products H p (passes) per Newton direction at most
 CG_MAX_ITER = 50
-# the preconditioner: 'slots' (block diagonal by class slot: k m^2 per chunk) or
+# the preconditioner: 'sampled' (the Newton matrix of a sample of the free terms: rows and
+# k x k blocks per chunk), 'slots' (block diagonal by class slot: k m^2 per chunk) or
 # 'kronecker' (m^2 + k^2 per chunk); see the module note and benchmarks/results/dask.md
-PRECONDITIONER = "slots"
+PRECONDITIONER = "sampled"
+# the sampled Newton matrix's sample: about this many free samples per row m of V
+SAMPLED_ROWS_PER_FEATURE = 8
+# the sampled Newton matrix is formed and factored on the client up to this many unknowns
+# m k (a 12000^2 float64 matrix is 1.15 GB); beyond, the slot blocks are used
+SAMPLED_MAX_UNKNOWNS = 12000
 
 
-def preconditioner(kind, summary, mu, kappa, d):
+def preconditioner(kind, summary, mu, kappa, d, equality=True):
     """The preconditioner ``kind`` from its summed summary (``factored_summary``)."""
+    if kind == "sampled":
+        return SampledPreconditioner(summary, mu, kappa, d, equality)
     if kind == "slots":
         return SlotPreconditioner(summary, mu, kappa, d)
     return KroneckerPreconditioner(*summary, mu, kappa, d)
@@ -119,14 +127,94 @@ class KroneckerPreconditioner:
         return out @ self.basis.T
 
 
-def _factor(M, diagonal):
+class SampledPreconditioner:
+    """M^-1 for M the Newton matrix of a sample of the free terms (subsampled Newton): the
+    matrix of ``msvm._primal.newton_matrix`` with the curvature sum taken over the sampled
+    samples' rows and blocks (each block scaled up to its chunk's free samples), factored by
+    Cholesky on the client.  It holds every coupling of the class slots that the Newton
+    matrix has; where the sample holds every free sample (``exact``) it is the Newton matrix
+    itself and M^-1 g the Newton direction.
+
+    Parameters
+    ----------
+    sample : SampledRows
+        The summed sample of ``msvm._dask_passes.sampled_rows`` (None: no free sample).
+    mu, kappa : float
+        The smoothing and the penalty's scale.
+    d : int
+        The number of feature rows of V (m = d + 1 with an intercept row, else d).
+    equality : bool
+        Whether the intercepts are unpenalized (the rows are extended by a constant 1).
+    k : int, optional
+        The number of class slots (read from the sample's blocks when it has any).
+    """
+
+    def __init__(self, sample, mu, kappa, d, equality, k=None):
+        from scipy.linalg import LinAlgError, cho_factor
+        k = sample.blocks.shape[1] if k is None else k
+        self.exact = sample.exact
+        self.m, self.k = d + (1 if equality else 0), k
+        args = (sample.rows, sample.blocks, mu, kappa, d, equality)
+        try:
+            self.factor = "cho", cho_factor(sampled_newton_matrix(*args), overwrite_a=True,
+                                            check_finite=False)
+        except LinAlgError:
+            # rounding made it indefinite: formed again, and Cholesky's or the pseudo-inverse
+            H = sampled_newton_matrix(*args)
+            self.factor = _factor(H, 1e-9 * max(float(np.max(np.diag(H))), 1.0), True)
+
+    def __call__(self, R):
+        """M^-1 R for R of shape (m, k)."""
+        return _solve(self.factor, R.ravel()).reshape(R.shape)
+
+
+def sampled_newton_matrix(rows, blocks, mu, kappa, d, equality):
+    """``msvm._primal.newton_matrix`` of the curvature sum sum_i z_i z_i^T (x) S_i over the
+    given rows (z_i = [x_i, 1] with unpenalized intercepts) and blocks S_i (k x k, before
+    the projection), formed in place (one (m k)^2 array): per slot pair (j, l) one weighted
+    product over the rows whose block has a nonzero (j, l) entry."""
+    s, k = blocks.shape[0], blocks.shape[1]
+    m = d + (1 if equality else 0)
+    H4 = np.zeros((m, k, m, k))
+    if s:
+        Z = np.empty((s, m))
+        Z[:, :d] = rows
+        if equality:
+            Z[:, d] = 1.0
+        for j in range(k):
+            for i in range(j, k):
+                w = blocks[:, j, i]                   # S_i is symmetric
+                keep = np.flatnonzero(w)
+                if not len(keep):
+                    continue
+                Zk = Z[keep]
+                part = (Zk * w[keep][:, None]).T @ Zk
+                H4[:, j, :, i] = part
+                if i > j:
+                    H4[:, i, :, j] = part.T
+        H4 /= mu
+        H4 -= H4.mean(axis=1, keepdims=True)          # P on both slot axes
+        H4 -= H4.mean(axis=3, keepdims=True)
+    H = H4.reshape(m * k, m * k)
+    diagonal = np.arange(m * k)
+    H[diagonal[:d * k], diagonal[:d * k]] += 1.0 / kappa
+    for j in range(k):                                # I (x) 11^T / k
+        H4[np.arange(m), j, np.arange(m), :] += 1.0 / k
+    if equality:
+        top = max(float(np.max(np.abs(np.diag(H)))), 1.0)
+        H[diagonal[d * k:], diagonal[d * k:]] += 1e-10 * top
+    return H
+
+
+def _factor(M, diagonal, overwrite=False):
     """A factor of M + diag(diagonal) (symmetric positive semidefinite M): Cholesky's, or
     the pseudo-inverse where rounding makes it indefinite."""
     from scipy.linalg import LinAlgError, cho_factor
-    M = M.copy()
+    if not overwrite:
+        M = M.copy()
     M[np.diag_indices(len(M))] += diagonal
     try:
-        return "cho", cho_factor(M)
+        return "cho", cho_factor(M, overwrite_a=overwrite, check_finite=False)
     except LinAlgError:
         return "pinv", np.linalg.pinv(M, hermitian=True)
 
