@@ -15,8 +15,11 @@ of the free terms (m k x m k, the Newton matrix before its projection), a line-s
 evaluation returns two numbers, and the client only forms and factors the (m k) Newton
 system.  Beyond DENSE_MAX_UNKNOWNS unknowns the system is solved by preconditioned
 conjugate gradients instead, one pass per product of the Newton matrix with a direction
-(an (m, k) array per chunk), the gradient pass returning the preconditioner's k m x m slot
-blocks summed over a subsample of the rows (msvm/_dask_cg.py).  The chunks' sums are
+(an (m, k) array per chunk), the gradient pass returning the preconditioner's summary: a
+sample of the free terms' rows and k x k blocks, of which the client forms and factors the
+Newton matrix (subsampled Newton; the exact Newton matrix when the sample holds every free
+term, then with no product), or the k m x m slot blocks summed over a subsample of the
+rows (msvm/_dask_cg.py).  The chunks' sums are
 added pairwise in a tree on the workers, so one summary per
 pass reaches the client whatever the number of chunks.  The mu stages are those of the
 in-memory start (``msvm._primal.primal_start``), each a plain Newton method (the in-memory
@@ -360,6 +363,8 @@ def fit_dask(est, X, y, sample_weight=None, start=None):
     est._chunked_iterate_ = (solver.V, solver.b)
     # the passes that were Newton-matrix products (the conjugate-gradient route's)
     est._chunked_products_ = solver.products
+    # the largest sample of free terms a gradient pass brought to the client (bytes)
+    est._chunked_sample_bytes_ = solver.sample_bytes
     del phi
     return est
 
@@ -562,7 +567,8 @@ class ChunkedNewton:
         self.stride = 1 if self.curvature == "dense" else max(1, int(n_rows) // SKETCH_ROWS)
         if self.curvature == "sampled":
             self.stride = self._sample_stride(int(n_rows))
-        self.products = 0
+        # products H p run, and the largest sample of the sampled Newton matrix (bytes)
+        self.products, self.sample_bytes = 0, 0
         self.steps, self.passes, self.solves, self.converged = 0, 0, 0, False
         self.tol, self.gap_scale = float(est.tol), 0.0
 
@@ -636,6 +642,7 @@ class ChunkedNewton:
                 curv = SampledRows(np.zeros((0, self.d)), np.zeros((0, self.k, self.k)), 0,
                                    True)
             self.stride = self._sample_stride(curv.free)
+            self.sample_bytes = max(self.sample_bytes, curv.nbytes)
         elif curvature and curv is None:
             curv = np.zeros((m, self.k, m, self.k))
         return f, gV, gb, curv, XtU, usum

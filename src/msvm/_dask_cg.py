@@ -10,20 +10,40 @@ the V rows, I (x) 11^T / k and a tiny ridge on b.  Formed densely, each chunk re
 (m k)^2 sum (m = d + 1): 200 MB at m = 1001, k = 5, and k (k + 1) / 2 products of m x m over
 its free rows.  Here the system is solved by conjugate gradients instead, each product H p
 one pass over the chunks (msvm._dask_passes.hessian_pass: an (m, k) array and a k-vector
-back from each chunk).  The preconditioner M is summed over the chunks by the gradient pass
-(``factored_summary``), over a subsample of the rows (every stride-th row of a chunk, the
-sums scaled by the stride: msvm._dask.SKETCH_ROWS rows in all, so that its cost per Newton
-step does not grow with n; the products are exact, the subsample only sets how many CG
-needs), in one of two forms (PRECONDITIONER):
+back from each chunk).  The preconditioner M comes from the gradient pass, in one of three
+forms (PRECONDITIONER):
 
-- 'slots', block diagonal by class slot: M_j = A_j / mu + E / kappa + I / k (plus the
-  ridge), A_j = sum_i (T_i)_jj z_i z_i^T, the diagonal blocks of the Newton matrix; k m^2
-  values per chunk and k weighted products of the subsampled free rows, k Cholesky factors
-  of m x m on the client;
-- 'kronecker', M = (1 / mu) A (x) B / tr(B) + E / kappa (x) I + I (x) 11^T / k with
-  A = sum_i tr(T_i) z_i z_i^T and B = sum_i T_i: exact when every T_i is a multiple of one
-  matrix, applied exactly in the eigenbasis u_b of B (one m x m Cholesky factor per slot
-  direction, sigma_b A / mu + E / kappa); m^2 + k^2 values per chunk and one product.
+- 'sampled' (the default), subsampled Newton: M is the Newton matrix itself with the
+  curvature sum taken over a sample of the samples with a free term (every stride-th one of
+  each chunk, its block scaled by the chunk's free samples per sample taken; the stride is
+  set from the last gradient pass's count of free samples so that about
+  SAMPLED_ROWS_PER_FEATURE m samples are taken).  Each chunk sends the sampled rows (in the
+  features' dtype) and k x k blocks; the client forms M (``sampled_newton_matrix``: per slot
+  pair one weighted product over the rows with a nonzero entry) and factors it by Cholesky
+  (m k = 5005: about 1 s and 200 MB).  M keeps every coupling of the class slots, which
+  the block-diagonal forms below drop (the Newton matrix's off-diagonal slot blocks are
+  as large as its diagonal ones where a term couples the sample's class with another);
+  a uniform sample of several m rows approximates the Newton matrix's spectrum (the
+  subsampled Newton methods of Roosta-Khorasani and Mahoney 2016, used here as a
+  preconditioner with exact products), so CG needs few products; where the
+  sample holds every free sample (late stages: few terms are free) M is the Newton matrix
+  and M^-1 g the Newton direction, with no product at all.  Beyond SAMPLED_MAX_UNKNOWNS
+  the slot blocks are used instead.
+- the block-diagonal forms, summed over the chunks by the gradient pass
+  (``factored_summary``) over a subsample of the rows (every stride-th row of a chunk, the
+  sums scaled by the stride: msvm._dask.SKETCH_ROWS rows in all, so that its cost per
+  Newton step does not grow with n; the products are exact, the subsample only sets how
+  many CG needs):
+
+  - 'slots', block diagonal by class slot: M_j = A_j / mu + E / kappa + I / k (plus the
+    ridge), A_j = sum_i (T_i)_jj z_i z_i^T, the diagonal blocks of the Newton matrix; k m^2
+    values per chunk and k weighted products of the subsampled free rows, k Cholesky
+    factors of m x m on the client;
+  - 'kronecker', M = (1 / mu) A (x) B / tr(B) + E / kappa (x) I + I (x) 11^T / k with
+    A = sum_i tr(T_i) z_i z_i^T and B = sum_i T_i: exact when every T_i is a multiple of
+    one matrix, applied exactly in the eigenbasis u_b of B (one m x m Cholesky factor per
+    slot direction, sigma_b A / mu + E / kappa); m^2 + k^2 values per chunk and one
+    product.
 
 E is the identity on the V rows.  The direction is that of an inexact Newton method
 (Dembo, Eisenstat and Steihaug 1982): CG stops once the residual is below CG_RTOL times the
@@ -36,7 +56,8 @@ import numpy as np
 
 # the conjugate-gradient solve stops at a residual of CG_RTOL times the gradient's norm
 # (3,000 samples, n_components = 50, k = 5: 0.1 took 1831 passes, 0.3 1508, 0.6 1375 with
-# the Kronecker preconditioner; 781, 528 and 493 with the slot blocks)
+# the Kronecker preconditioner; 781, 528 and 493 with the slot blocks; measured before the
+# sampled Newton matrix)
 CG_RTOL = 0.3
 # products H p (passes) per Newton direction at most
 CG_MAX_ITER = 50
