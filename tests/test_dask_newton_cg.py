@@ -262,3 +262,15 @@ def test_other_preconditioners_solve_the_in_memory_problem(data, cg_route, monke
     _, est = _fit_pair("WestonWatkinsMSVM", X, y, 60, **params)
     _same_problem(ref, est)
     assert est._chunked_products_ > sampled._chunked_products_
+
+
+@pytest.mark.slow
+def test_reused_sampled_factor_solves_the_in_memory_problem(data, cg_route, subsampled,
+                                                            monkeypatch):
+    """With the sampled Newton matrix factored only at a stage's first step and after a
+    direction of more than one product (REUSE_PRODUCTS = 1), a stale factor preconditions
+    exact products: the in-memory problem within tol."""
+    monkeypatch.setattr(chunked, "REUSE_PRODUCTS", 1)
+    X, y = data
+    _same_problem(*_fit_pair("AngleBasedMSVM", X, y, (100, 0, 140),
+                             **DASK_PATHS["nystroem"]))

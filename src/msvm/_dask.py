@@ -87,6 +87,14 @@ MAX_FEATURES = 6000
 # rows of the subsample the conjugate-gradient route's preconditioner is summed over
 # (benchmarks/results/dask.md)
 SKETCH_ROWS = 4000
+# the sampled route (msvm/_dask_cg.py) factors the Newton matrix of a fresh sample at every
+# Newton step (None), or, given a number, only at the first step of each mu stage and after
+# a direction that took more than that many products, the last factor preconditioning the
+# next direction otherwise.  Reuse (1) trades a factoring (m k = 5005: about 2.5 s of client
+# CPU with the forming) for products, and took more than it saved: n = 10k,
+# n_components = 300, k = 5: 218 products and 406 passes in 75 Newton steps against 3 and
+# 178 in 69 (the free set moves between steps: a stale factor needs ~3 products)
+REUSE_PRODUCTS = None
 # continuation stages after the in-memory start's last mu (each 10 times smaller) while the
 # certificate is not met
 MAX_EXTRA_STAGES = 6
@@ -567,8 +575,10 @@ class ChunkedNewton:
         self.stride = 1 if self.curvature == "dense" else max(1, int(n_rows) // SKETCH_ROWS)
         if self.curvature == "sampled":
             self.stride = self._sample_stride(int(n_rows))
-        # products H p run, and the largest sample of the sampled Newton matrix (bytes)
+        # products H p run, and the largest sample of the sampled Newton matrix (bytes); the
+        # sampled route's last factor and the products of the last direction
         self.products, self.sample_bytes = 0, 0
+        self.factor, self.last_products = None, 0
         self.steps, self.passes, self.solves, self.converged = 0, 0, 0, False
         self.tol, self.gap_scale = float(est.tol), 0.0
 
@@ -584,6 +594,17 @@ class ChunkedNewton:
         """Solve ``model``'s problem from now on (a DC step: the boxes shifted)."""
         from dask import delayed
         self.model, self.task = model, delayed(model)
+        self.factor = None
+
+    def _summary_kind(self):
+        """The curvature summary the next gradient pass returns: the route's, except on
+        the sampled route while the last factored sample may serve again (``REUSE``)."""
+        if self.curvature != "sampled" or self.factor is None:
+            return self.curvature
+        if REUSE_PRODUCTS is None or self.factor.mu != self.mu \
+                or self.last_products > REUSE_PRODUCTS:
+            return self.curvature
+        return False
 
     def function(self):
         """The fitted function (coef (n_outputs, m), intercept (n_outputs,)) of the last
@@ -603,6 +624,7 @@ class ChunkedNewton:
         """Go back to a solution kept by ``save``."""
         for name, value in saved.items():
             setattr(self, name, value)
+        self.factor = None
 
     def reduce(self, fn, *args, **kwargs):
         """``reduce_chunks`` of the pass ``fn`` over the chunks with the current model."""
@@ -672,13 +694,20 @@ class ChunkedNewton:
         from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq
         if self.curvature != "dense":
             from ._dask_cg import conjugate_gradients, preconditioner
-            M = preconditioner(self.curvature, curv, self.mu, self.kappa, self.d,
-                               self.equality)
-            if getattr(M, "exact", False):
-                # the sample holds every free term: M is the Newton matrix
-                return M(g.reshape(-1, self.k)).ravel()
-            s, _ = conjugate_gradients(lambda P: self.hessian_times(V, b, P),
-                                       g.reshape(-1, self.k), M)
+            if curv is None:
+                # the sampled route's last factor, from an earlier iterate (``_summary_kind``)
+                M = self.factor
+            else:
+                M = preconditioner(self.curvature, curv, self.mu, self.kappa, self.d,
+                                   self.equality)
+                if self.curvature == "sampled":
+                    self.factor = M
+                    if M.exact:
+                        # the sample holds every free term: M is the Newton matrix here
+                        self.last_products = 0
+                        return M(g.reshape(-1, self.k)).ravel()
+            s, self.last_products = conjugate_gradients(
+                lambda P: self.hessian_times(V, b, P), g.reshape(-1, self.k), M)
             return s.ravel()
         from ._primal import newton_matrix
         H = newton_matrix(curv, self.mu, self.d, self.kappa, self.equality)
@@ -742,7 +771,7 @@ class ChunkedNewton:
     def newton(self, V, b, gtol, max_steps, rtol=0.0):
         """``SmoothedPrimal.newton`` without the pattern step (every pass is stateless): the
         Newton direction from the free terms' curvature at each iterate (``direction``)."""
-        state = self.gradient(V, b, self.curvature)
+        state = self.gradient(V, b, self._summary_kind())
         gtol = max(gtol, rtol * float(np.linalg.norm(self._flat(*state[1:3]))))
         steps = 0
         for _ in range(max_steps):
@@ -758,7 +787,7 @@ class ChunkedNewton:
                 sV, sb, slope = gV, gb, float(g @ g)
             t = self.exact_step(V, b, sV, sb, -slope)
             V1, b1 = V - t * sV, b - t * sb
-            new = self.gradient(V1, b1, self.curvature)
+            new = self.gradient(V1, b1, self._summary_kind())
             if not (new[0] < f or np.linalg.norm(self._flat(*new[1:3])) < gnorm):
                 break
             V, b, state = V1, b1, new
@@ -786,6 +815,7 @@ class ChunkedNewton:
         self.mu = FIRST_MU_SHARE / bound
         if V is None:
             V, b = np.zeros((self.d, self.k)), np.zeros(self.k)
+        self.factor = None
         V, b = self.gradient_step(*self._center(V, b))
         extra, best = 0, None
         while True:

@@ -173,7 +173,7 @@ class SampledPreconditioner:
     def __init__(self, sample, mu, kappa, d, equality, k=None):
         from scipy.linalg import LinAlgError, cho_factor
         k = sample.blocks.shape[1] if k is None else k
-        self.exact = sample.exact
+        self.exact, self.mu = sample.exact, mu
         self.m, self.k = d + (1 if equality else 0), k
         args = (sample.rows, sample.blocks, mu, kappa, d, equality)
         try:
