@@ -347,6 +347,9 @@ def render(rows, info):
         _fits_table(rows, "finishing", "finishing"), ""])
 
 
+SHIFTED_MARKER = "\n## The DC-shifted steps"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -358,20 +361,22 @@ def main():
                         help="with --shifted: the n >= 10,000 'before' fits too")
     args = parser.parse_args()
     info = {"commit": git_commit(), "machine": machine_info()}
+    page = RESULTS / "grouped_primal_start.md"
+    head, marker, tail = page.read_text().partition(SHIFTED_MARKER)
+    head = head.rstrip("\n")
     if args.shifted:
-        head = (RESULTS / "grouped_primal_start.md").read_text().split(
-            "\n## The DC-shifted steps")[0].rstrip("\n")
 
         def write(rows):
             write_json(RESULTS / "grouped_primal_shifted.json", {"info": info, "rows": rows})
-            (RESULTS / "grouped_primal_start.md").write_text(
-                head + "\n\n" + render_shifted(rows, info, SHIFTED_NOTE))
+            page.write_text(head + "\n\n" + render_shifted(rows, info, SHIFTED_NOTE))
         run_shifted(args.all_before, write)
         return
     if args.primal:
         def write(rows):
             write_json(RESULTS / "grouped_primal_start.json", {"info": info, "rows": rows})
-            (RESULTS / "grouped_primal_start.md").write_text(render_primal(rows, info))
+            # the --shifted section, written by its own run, is kept below
+            page.write_text(render_primal(rows, info).rstrip("\n")
+                            + (("\n\n" + marker.lstrip("\n") + tail) if marker else "\n"))
         run_primal(args.all_off, write)
         return
     rows = run(args.quick)
