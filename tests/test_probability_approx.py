@@ -72,3 +72,61 @@ def test_a_state_of_other_inputs_is_not_reused(data):
     other._share_features(state).fit(X, y)
     assert other.feature_map_ is est.feature_map_
     assert ReinforcedMSVM().fit(X, y)._kept_feature_state(X) is None    # exact kernel
+
+
+@pytest.mark.parametrize("approximation", ["nystroem", "rff"])
+def test_shared_map_scoring_maps_each_input_once(data, approximation, monkeypatch):
+    """``predict_proba`` on the approximate path maps X once for the own fit and all its
+    weighted fits (they share its feature map), not once per fit: phi is computed for one
+    block of rows per call, where each of the 1 + k m fits used to map X itself."""
+    X, y, X_test = data
+    est = ReinforcedMSVM(kernel_approximation=approximation, n_components=30, random_state=0,
+                         probability=True, probability_grid=2, C=3.0).fit(X, y)
+    blocks = []
+    real = type(est.feature_map_)._block
+
+    def counted(self, rows):
+        blocks.append(rows.shape[0])
+        return real(self, rows)
+
+    monkeypatch.setattr(type(est.feature_map_), "_block", counted)
+    est.predict_proba(X_test)
+    assert blocks == [len(X_test)]
+
+
+@pytest.mark.parametrize("approximation", ["nystroem", "rff"])
+def test_shared_map_scoring_leaves_the_probabilities_unchanged(data, approximation,
+                                                               monkeypatch):
+    """Scoring the held-out and new inputs through one phi(X) for all the fits that share a
+    feature map gives exactly the probabilities of scoring each fit by its own
+    ``decision_values`` (the same blocks of rows, the same products), in the fit (the
+    calibration folds' held-out ratios) and in ``predict_proba``."""
+    X, y, X_test = data
+    est = ReinforcedMSVM(kernel_approximation=approximation, n_components=30, random_state=0,
+                         probability=True, probability_grid=3, C=3.0)
+    shared = clone(est).fit(X, y)
+    monkeypatch.setattr(_probability, "_mapped_ratios", lambda *args: None)
+    separate = clone(est).fit(X, y)
+    np.testing.assert_array_equal(shared.predict_proba(X_test), separate.predict_proba(X_test))
+    assert shared.probability_exponent_ == separate.probability_exponent_
+    monkeypatch.undo()
+    np.testing.assert_array_equal(shared.predict_proba(X_test), separate.predict_proba(X_test))
+
+
+def test_shared_map_decision_values_are_each_fits_own(data):
+    """``shared_map_decision_values`` gives, block by block, each fit's ``decision_values``
+    bit for bit, and None for fits whose feature maps differ (or an exact-kernel fit)."""
+    X, y, X_test = data
+    params = dict(kernel_approximation="nystroem", n_components=30, random_state=0)
+    a = ReinforcedMSVM(C=1.0, **params).fit(X, y)
+    b = clone(a).set_params(C=5.0)._join_path(keep_rows=True)
+    b._share_features(a._kept_feature_state(X)).fit(X, y)
+    b._leave_path()
+    assert b.feature_map_ is a.feature_map_
+    blocks = list(_approx.shared_map_decision_values([a, b], X_test))
+    for est, index in ((a, 0), (b, 1)):
+        values = np.vstack([v[index] for _, v in blocks])
+        np.testing.assert_array_equal(values, est.decision_values(X_test))
+    other = ReinforcedMSVM(**params).fit(X[:-5], y[:-5])
+    assert _approx.shared_map_decision_values([a, other], X_test) is None
+    assert _approx.shared_map_decision_values([ReinforcedMSVM().fit(X, y)], X_test) is None

@@ -38,6 +38,7 @@ from ._fit_state import user_stacklevel
 from ._kernels import (check_kernel_scale, dense, kernel_matrix, kernel_overflow_message,
                        largest_sqnorm, typical_point)
 from ._products import chunk_rows
+from ._validation import check_finite_decision
 
 APPROXIMATIONS = ("nystroem", "rff")
 LANDMARK_RULES = ("uniform", "kmeans++")
@@ -99,10 +100,49 @@ class FeatureMap:
         Never holds more than one chunk of features: memory O(chunk * n_components_ + n * q).
         """
         out = np.empty((X.shape[0], weights.shape[0]))
+        for rows, Z in self.blocks(X):
+            out[rows] = Z @ weights.T
+        return out
+
+    def blocks(self, X):
+        """(rows, phi(X[rows])) for the chunks of rows that ``apply`` maps, in order (a
+        slice and a float64 block of at most ``CHUNK_ENTRIES`` entries)."""
         step = chunk_rows(self._width(X))
         for start in range(0, X.shape[0], step):
-            out[start:start + step] = self._block(X[start:start + step]) @ weights.T
-        return out
+            yield slice(start, start + step), self._block(X[start:start + step])
+
+
+def shared_map_decision_values(estimators, X):
+    """Decision values of fits that share one feature map (the same ``feature_map_`` object,
+    explicit weights ``feature_coef_``), block by block of rows, phi of each block computed
+    once for all of them; None when they do not share one.
+
+    Each fit's ``decision_values`` computes phi(X) itself (``FeatureMap.apply``): scoring
+    the calibration folds' held-out samples and the X of ``predict_proba`` by the own fit
+    and the k m (+ 1) weighted fits of a probability estimate (msvm/_probability.py) mapped
+    X that many times (Nystroem: n x n_components kernel values and an n_components-square
+    product each).  Here phi(X) is mapped once, in the blocks ``apply`` maps, and each fit's
+    values are that block times its weights as ``apply`` multiplies them: the same values.
+
+    Parameters
+    ----------
+    estimators : list of fitted estimators
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+        Validated inputs.
+
+    Returns
+    -------
+    blocks : iterator of (rows, values), or None
+        ``rows`` a slice of X's rows, ``values`` a list of (len(rows), k) decision values,
+        one per estimator.
+    """
+    fmap = getattr(estimators[0], "feature_map_", None) if estimators else None
+    if fmap is None or any(getattr(est, "feature_map_", None) is not fmap
+                           or getattr(est, "feature_coef_", None) is None for est in estimators):
+        return None
+    return ((rows, [est._decision_from_output(check_finite_decision(
+        Z @ est.feature_coef_.T + est.intercept_)) for est in estimators])
+        for rows, Z in fmap.blocks(X))
 
 
 class NystroemMap(FeatureMap):

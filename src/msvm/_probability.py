@@ -209,6 +209,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from ._approx import shared_map_decision_values
 from ._available import probability_method
 from ._dask import chunkwise, is_dask_collection
 from ._kernel_columns import KernelColumns
@@ -345,15 +346,39 @@ def bracketed_ratios(own_fit, chains, levels, X, n_train=None):
     ratios : ndarray of shape (n_samples, k)
         :func:`bracket_ratios` for every class but j*, whose entry is 1.
     """
-    G = own_fit.decision_values(X)
     # each fit once (a settled chain repeats its last fit at the levels below it)
     fits = list({id(est): est for chain in chains for est in chain}.values())
+    mapped = _mapped_ratios(own_fit, chains, fits, levels, X)
+    if mapped is not None:
+        return mapped
+    G = own_fit.decision_values(X)
     with _shared_columns(fits, n_train):
         flat = _stacked_decision_values(fits, X)
         flat = [est.decision_values(X) for est in fits] if flat is None else flat
     by_fit = dict(zip(map(id, fits), flat))
     values = [[by_fit[id(est)] for est in chain] for chain in chains]
     return ratios_from_decision_values(G, values, levels)
+
+
+def _mapped_ratios(own_fit, chains, fits, levels, X):
+    """``bracketed_ratios`` of fits that share the own fit's feature map (the approximate
+    path: ``_kept_feature_state``), phi(X) computed once per block of rows for all of them
+    (``msvm._approx.shared_map_decision_values``: the values each fit's
+    ``decision_values`` gives); None when they do not share it.  ``fits``: the chains' fits,
+    each once."""
+    if getattr(own_fit, "feature_coef_", None) is None:
+        return None
+    X = validate_data(own_fit, X, dtype=np.float64, order="C", reset=False,
+                      accept_sparse="csr", ensure_all_finite=True)
+    blocks = shared_map_decision_values([own_fit, *fits], X)
+    if blocks is None:
+        return None
+    out = np.empty((X.shape[0], len(own_fit.classes_)))
+    for rows, values in blocks:
+        by_fit = dict(zip(map(id, fits), values[1:]))
+        out[rows] = ratios_from_decision_values(
+            values[0], [[by_fit[id(est)] for est in chain] for chain in chains], levels)
+    return out
 
 
 def _stacked_decision_values(estimators, X):

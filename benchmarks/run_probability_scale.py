@@ -1,0 +1,260 @@
+"""probability=True on the approximate-kernel path at scale (issue 25 item 4).
+
+    python -m benchmarks.run_probability_scale --sizes 20000:300,20000:1000 --modes before,after
+    python -m benchmarks.run_probability_scale --quick          # n = 2,000, a smoke run
+
+(from the repository root)
+
+Data as section 5 of benchmarks/results/probability.md: ``make_classification(n + 5000, 20,
+n_informative=10, n_classes=5, n_clusters_per_class=1, random_state=0)``, the first n samples
+for training and the last 5,000 for the log loss; ReinforcedMSVM(kernel_approximation=
+'nystroem', n_components as listed, random_state=0), default C and tol, probability_grid=8.
+
+For each size: one fit (``probability=False``) and, for each mode, ``probability=True``, all in
+this process, so that ratios are of the same run:
+
+- 'before': the hooks of this change switched off (the code path of main at the start of the
+  change: every fit scores the held-out and test inputs with its own phi(X));
+- 'after': as the library runs now;
+- 'uncapped': as 'after' with the calibration folds' training parts not capped
+  (``CALIBRATION_TRAIN_MAX = None``), the construction the cap approximates (its log loss is
+  the reference of the +0.01 target).
+
+Reported: CPU time (``time.process_time``; the machine is shared with other jobs, so wall time
+means nothing), the ratio to one fit, the number of fits, where the time goes (the folds' own
+fits, the top fits at the refits' C, the weighted chains on the full data and on the folds,
+the held-out ratios of the folds), the epochs of the weighted refits, the held-out log loss
+and whether the argmax of ``predict_proba`` is ``predict`` on the test and training samples.
+Results are merged into benchmarks/results/probability_scale.json (keyed by size and mode) and
+the whole table rewritten to probability_scale.md; timings are reported, never asserted.
+"""
+
+import argparse
+import copy
+import time
+import warnings
+from contextlib import contextmanager
+
+import numpy as np
+
+from benchmarks.harness import RESULTS, machine_info, markdown_table, to_json, write_json
+
+SEED = 0
+TEST = 5000
+GRID = 8
+STEM = "probability_scale"
+MODES = ("before", "after", "uncapped")
+
+
+def data(n):
+    """(X, y, X_test, y_test) of section 5's problem with n training samples."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n + TEST, 20, n_informative=10, n_classes=5,
+                               n_clusters_per_class=1, random_state=SEED)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def estimator(components, **params):
+    from msvm import ReinforcedMSVM
+
+    return ReinforcedMSVM(kernel_approximation="nystroem", n_components=components,
+                          random_state=SEED, **params)
+
+
+class StageClock:
+    """CPU time per stage of a probability fit and one record per weighted refit, by
+    wrapping the units of work of ``msvm._probability._ChainRunner`` (the same calls)."""
+
+    def __init__(self, n):
+        self.n, self.stages, self.refits = n, {}, []
+
+    def timed(self, name, function):
+        def run(*args, **kwargs):
+            cpu = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.stages[name] = self.stages.get(name, 0.0) + time.process_time() - cpu
+        return run
+
+    def chain(self, template, start, X, y, sample_weight, levels, label, features=None):
+        """``msvm._probability._weighted_chain`` with each refit's CPU time and epochs."""
+        from sklearn.base import clone
+
+        est = clone(template)._start_from(start._warm_start_state())._join_path(keep_rows=True)
+        est._share_features(features)
+        is_label = np.asarray(y == label)
+        chain = []
+        with est._checked_refits(X, y):
+            for t in levels[::-1]:
+                cpu = time.process_time()
+                est.fit(X, y, sample_weight=sample_weight * np.where(is_label, 1.0 / t, 1.0))
+                steps = est.solver_plan_.steps
+                self.refits.append({"n": int(len(y)), "C": float(est.C), "t": float(t),
+                                    "cpu": time.process_time() - cpu,
+                                    "epochs": int(est.n_iter_),
+                                    "primal_start": any(s.primal_start for s in steps)})
+                chain.append(copy.copy(est))
+        est._leave_path()
+        return chain[::-1]
+
+    @contextmanager
+    def installed(self, module):
+        runner = module._ChainRunner
+        saved = {name: runner.__dict__[name] for name in
+                 ("weighted_chain", "own_fit", "top_fit", "ratios")}
+        runner.weighted_chain = staticmethod(self.timed("chains", self.chain))
+        runner.own_fit = staticmethod(self.timed("folds' own fits", module._own_fit))
+        runner.top_fit = staticmethod(self.timed("top fits", module._top_fit))
+        runner.ratios = staticmethod(self.timed("held-out ratios", module.bracketed_ratios))
+        try:
+            yield self
+        finally:
+            for name, value in saved.items():
+                setattr(runner, name, value)
+
+    def summary(self):
+        full = [r for r in self.refits if r["n"] == self.n]
+        folds = [r for r in self.refits if r["n"] != self.n]
+        out = {name: round(cpu, 3) for name, cpu in self.stages.items()}
+        for name, rows in (("full", full), ("folds", folds)):
+            out[f"{name} refits"] = len(rows)
+            out[f"{name} refits CPU"] = round(sum(r["cpu"] for r in rows), 3)
+            out[f"{name} refit epochs (mean)"] = (round(float(np.mean([r["epochs"] for r in rows])),
+                                                        1) if rows else None)
+            out[f"{name} refits from the primal"] = sum(r["primal_start"] for r in rows)
+        return out
+
+
+@contextmanager
+def mode_switches(mode):
+    """The library as in ``mode`` (see the module note), restored on exit."""
+    from msvm import _probability
+
+    saved = (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX)
+    if mode == "before":
+        _probability._mapped_ratios = lambda *args: None
+    if mode == "uncapped":
+        _probability.CALIBRATION_TRAIN_MAX = None
+    try:
+        yield
+    finally:
+        _probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX = saved
+
+
+def probability_fit(n, components, mode, X, y, X_test, y_test):
+    """One probability fit in ``mode``: CPU, fits, stages, log loss, argmax agreement."""
+    from sklearn.metrics import log_loss
+
+    from msvm import _probability
+
+    clock = StageClock(n)
+    with mode_switches(mode), clock.installed(_probability):
+        cpu = time.process_time()
+        est = estimator(components, probability=True, probability_grid=GRID).fit(X, y)
+        fit_cpu = time.process_time() - cpu
+        cpu = time.process_time()
+        proba = est.predict_proba(X_test)
+        proba_cpu = time.process_time() - cpu
+        train_proba = est.predict_proba(X)
+    agree_test = float(np.mean(est.classes_[proba.argmax(1)] == est.predict(X_test)))
+    agree_train = float(np.mean(est.classes_[train_proba.argmax(1)] == est.predict(X)))
+    return est, proba, {
+        "cpu": fit_cpu, "fits": int(est.n_probability_fits_),
+        "C factor": est.probability_C_factor_, "exponent": est.probability_exponent_,
+        "floor": est.probability_floor_, "predict_proba CPU (5000)": proba_cpu,
+        "log loss": float(log_loss(y_test, proba, labels=est.classes_)),
+        "argmax = predict (test)": agree_test, "argmax = predict (train)": agree_train,
+        "stages": clock.summary()}
+
+
+def measure(n, components, modes):
+    """One fit and a probability fit for each mode at (n, components)."""
+    X, y, X_test, y_test = data(n)
+    warnings.simplefilter("ignore")
+    cpu = time.process_time()
+    one = estimator(components).fit(X, y)
+    one_cpu = time.process_time() - cpu
+    cpu = time.process_time()
+    one.feature_map_.transform(X, dtype=np.float32)
+    map_cpu = time.process_time() - cpu
+    rows, probas = {}, {}
+    for mode in modes:
+        _, probas[mode], rows[mode] = probability_fit(n, components, mode, X, y, X_test, y_test)
+        rows[mode]["x one fit"] = rows[mode]["cpu"] / one_cpu
+        print(f"n={n} components={components} {mode}: {rows[mode]['cpu']:.1f} s CPU, "
+              f"{rows[mode]['x one fit']:.1f}x one fit ({one_cpu:.2f} s)", flush=True)
+    same = ({mode: bool(np.array_equal(probas[mode], probas["after"])) for mode in probas}
+            if "after" in probas else {})
+    return {"n": n, "components": components, "one fit CPU": one_cpu,
+            "one fit epochs": int(one.n_iter_), "one fit plan": str(one.solver_plan_),
+            "feature map CPU": map_cpu, "modes": rows, "probabilities = after": same}
+
+
+def render(results, machine):
+    lines = ["# probability=True on the approximate-kernel path at scale (issue 25 item 4)\n",
+             __doc__.split("(from the repository root)")[1].strip(),
+             "", f"Machine: {machine.get('cpu')}, {machine.get('logical_cpus')} logical CPUs "
+             f"shared with other jobs (CPU times; wall time would measure the load); "
+             f"git {machine.get('git')}, {machine.get('date')}.", ""]
+    header = ["n", "components", "mode", "one fit CPU s", "probability=True CPU s",
+              "x one fit", "fits", "C factor", "log loss (test)", "argmax = predict (test)",
+              "argmax = predict (train)"]
+    table = []
+    for res in sorted(results, key=lambda r: (r["n"], r["components"])):
+        for mode in MODES:
+            row = res["modes"].get(mode)
+            if row is None:
+                continue
+            table.append([f"{res['n']:,}", res["components"], mode, f"{res['one fit CPU']:.1f}",
+                          f"{row['cpu']:.1f}", f"{row['x one fit']:.1f}", row["fits"],
+                          f"{row['C factor']:g}", f"{row['log loss']:.4f}",
+                          f"{row['argmax = predict (test)']:.3f}",
+                          f"{row['argmax = predict (train)']:.3f}"])
+    lines += [markdown_table(header, table), "", "## Where the time goes (CPU s)", ""]
+    for res in sorted(results, key=lambda r: (r["n"], r["components"])):
+        lines.append(f"n = {res['n']:,}, {res['components']} components: one fit "
+                     f"{res['one fit CPU']:.2f} s ({res['one fit epochs']} epochs; "
+                     f"{res['one fit plan']}), feature map and phi(X) {res['feature map CPU']:.2f} "
+                     f"s; probabilities equal to 'after': {res['probabilities = after']}.")
+        lines.append("")
+        for mode, row in res["modes"].items():
+            stages = "; ".join(f"{k} {v}" for k, v in row["stages"].items())
+            lines.append(f"- {mode}: {stages}; predict_proba of the 5,000 test samples "
+                         f"{row['predict_proba CPU (5000)']:.2f} s.")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="20000:300", help="N:COMPONENTS,...")
+    parser.add_argument("--modes", default="before,after", help="of " + ",".join(MODES))
+    parser.add_argument("--quick", action="store_true", help="n = 2,000, 100 components")
+    args = parser.parse_args(argv)
+    sizes = [(2000, 100)] if args.quick else [
+        tuple(int(v) for v in item.split(":")) for item in args.sizes.split(",")]
+    modes = [m for m in args.modes.split(",") if m]
+    unknown = set(modes) - set(MODES)
+    if unknown:
+        parser.error(f"unknown modes {sorted(unknown)}; use {', '.join(MODES)}")
+    stem = "quick_" + STEM if args.quick else STEM
+    json_path = RESULTS / f"{stem}.json"
+    import json
+    stored = json.loads(json_path.read_text()) if json_path.exists() else {"results": []}
+    machine = machine_info()
+    for n, components in sizes:
+        res = measure(n, components, modes)
+        res["machine"] = machine
+        old = [r for r in stored["results"] if (r["n"], r["components"]) == (n, components)]
+        if old:                      # keep the modes of an earlier run not measured now
+            res["modes"] = {**old[0]["modes"], **res["modes"]}
+        stored["results"] = [r for r in stored["results"] if r not in old] + [res]
+        write_json(json_path, stored)
+        (RESULTS / f"{stem}.md").write_text(render(stored["results"], machine))
+    print(to_json(stored["results"][-1])[:2000])
+
+
+if __name__ == "__main__":
+    main()
