@@ -66,6 +66,10 @@ CASES = {
                               limit="1.5GiB"),
     "nystroem1000-400k": dict(n=400_000, d=20, k=5, chunk=25_000, approx=1000, memory=True,
                               limit="1.5GiB"),
+    # the same with the features mapped in every pass (not persisted)
+    "nystroem1000-100k-mapped": dict(n=100_000, d=20, k=5, chunk=25_000, approx=1000,
+                                     memory=False, limit="1.5GiB", persist=False,
+                                     data="nystroem1000-100k"),
 }
 TEST_ROWS = 100_000
 TIMEOUT = 6 * 3600
@@ -143,6 +147,8 @@ def chunked_run(path, case, persist=False):
             passes=est.n_passes_, newton_steps=est.n_iter_, objective=est.objective_,
             route=est.solver_plan_.steps[0].solver,
             products=getattr(est, "_chunked_products_", 0),
+            sample_bytes=getattr(est, "_chunked_sample_bytes_", 0),
+            persisted=bool(persist),
             gap=est.duality_gap_, converged=bool(est.converged_), accuracy=acc,
             chunks=len(X.chunks[0]), spill=[spill[w] for w in workers],
             workers_restarted=restarted,
@@ -171,8 +177,13 @@ def _summary_bytes(est, case):
     m = (case["approx"] or case["d"]) + 1
     k = case["k"]
     dense = est.solver_plan_.steps[0].solver == "chunked newton"
-    curvature = (m * k) ** 2 if dense else k * m * m
-    return dict(gradient_bytes=8 * (curvature + (m - 1) * k + k + 2),
+    curvature = 8 * ((m * k) ** 2 if dense else k * m * m)
+    sample = getattr(est, "_chunked_sample_bytes_", 0)
+    if sample:
+        # the sampled Newton matrix's rows and blocks: the largest sample that reached the
+        # client (all chunks' samples together; one chunk sends its share)
+        curvature = sample
+    return dict(gradient_bytes=curvature + 8 * ((m - 1) * k + k + 2),
                 line_bytes=8 * 2 * 32, iterate_bytes=8 * 2 * m * k,
                 product_bytes=8 * (m * k + k))
 
@@ -283,7 +294,7 @@ def pass_costs(path, case, rows=10_000):
 
 def run_case(name, data_dir):
     case = CASES[name]
-    path = pathlib.Path(data_dir) / name
+    path = pathlib.Path(data_dir) / case.get("data", name)
     path.mkdir(parents=True, exist_ok=True)
     make_data(path, case["n"], case["d"], case["k"], case["chunk"])
     out = dict(case=name, **case)
@@ -295,9 +306,10 @@ def run_case(name, data_dir):
         out["chunked"] = run_in_child(_child, ("chunked", path, case, False), TIMEOUT)
     else:
         # mapping the features in every pass costs a Nystroem map of all rows per pass
-        # (timed per chunk below); the run persists them
-        out["chunked_persisted"] = run_in_child(_child, ("chunked", path, case, True),
-                                                TIMEOUT)
+        # (timed per chunk below); the run persists them unless the case says not
+        persist = case.get("persist", True)
+        label = "chunked_persisted" if persist else "chunked_mapped"
+        out[label] = run_in_child(_child, ("chunked", path, case, persist), TIMEOUT)
         out["map_seconds_per_chunk"] = _map_cost(path, case)
     if case["memory"]:
         out["memory"] = run_in_child(_child, ("memory", path, case, False), TIMEOUT)
@@ -311,7 +323,7 @@ NOTE = []        # extra lines of the report's head (--note)
 def report(results):
     rows = []
     for r in results:
-        for label in ("chunked", "chunked_persisted", "memory"):
+        for label in ("chunked", "chunked_persisted", "chunked_mapped", "memory"):
             f = r.get(label)
             if not isinstance(f, dict) or "error" in f:
                 if isinstance(f, dict):
@@ -343,7 +355,7 @@ def projection(result, workers=64, rows=100_000_000, bandwidth=1e9, latency=2e-3
     tree of the chunks (log2 of their number of hops, each ``latency`` plus the summary at
     ``bandwidth`` bytes/s)."""
     f = result.get("chunked") or result.get("chunked_persisted")
-    if not isinstance(f, dict) or "error" in f:
+    if not isinstance(f, dict) or "error" in f or result["case"].startswith("nystroem1000"):
         return None
     per_row_pass = sum(f["worker_cpu"]) / (f["passes"] * result["n"])
     chunks = max(workers, rows // result["chunk"])
@@ -449,61 +461,86 @@ def write_report(results):
 
 
 def cg_text(results):
-    """The conjugate-gradient route's runs (cases nystroem1000-*): per run the passes and
-    their kinds, CPU per pass on the workers and the client, bytes per pass, memory per
-    worker, and the comparison with the in-memory fit; then the projection to n = 2M."""
-    rows, last = [], None
+    """The conjugate-gradient route's runs (cases nystroem1000-*), preconditioned by the
+    Newton matrix of a sample of the free terms: per run the passes and their kinds
+    (products per Newton step), CPU per pass on the workers and the client, bytes per pass,
+    memory per worker, and the comparison with the in-memory fit; then the projections to
+    n = 2M on 2 workers and to 100M rows on 64 workers."""
+    rows, runs, mem_cpu = [], [], {}
     for r in results:
-        f, mem = r.get("chunked_persisted"), r.get("memory")
-        if not r["case"].startswith("nystroem1000-") or not isinstance(f, dict) \
-                or "error" in f:
-            continue
-        last = r
-        cpu = f["client_cpu"] + sum(f["worker_cpu"])
-        ok = isinstance(mem, dict) and "error" not in mem
-        rows.append([
-            f"{r['n']:,}", f["route"], f["passes"], f["products"], f["newton_steps"],
+        if r["case"].startswith("nystroem1000-") and isinstance(r.get("memory"), dict) \
+                and "error" not in r["memory"]:
+            mem_cpu[r["n"]] = r["memory"]
+    for r in results:
+        for label in ("chunked_persisted", "chunked_mapped"):
+            f = r.get(label)
+            if not r["case"].startswith("nystroem1000-") or not isinstance(f, dict) \
+                    or "error" in f:
+                continue
+            runs.append((r, f))
+            rows.append(_cg_row(r, f, mem_cpu.get(r["n"])))
+    if not rows:
+        return ""
+    head = ["n", "features", "passes", "of them products", "Newton steps",
+            "products per Newton step", "worker CPU s per pass", "client CPU s per pass",
+            "sample per gradient pass", "product summary per chunk", "peak MB per worker",
+            "chunked CPU us per sample", "in-memory CPU us per sample", "CPU ratio",
+            "wall s", "test accuracy", "in memory", "objective rel. diff.", "converged"]
+    return "\n".join(["", "## Nystroem n_components = 1000: the subsampled Newton "
+                      "preconditioner", "",
+                      "d = 20, k = 5, C = 1, tol = 1e-3, 25k-row chunks, 2 workers (1.5 GiB "
+                      "each); CPU = client + both workers.  Conjugate gradients on the "
+                      "Newton system preconditioned by the Newton matrix of a sample of "
+                      "about 8 m free samples (their rows and k x k blocks sent by the "
+                      "gradient pass; the client forms and factors the 5005^2 matrix), "
+                      "exact (no products) when the sample holds every free sample.", "",
+                      markdown_table(head, rows), "", *_projections(runs), ""])
+
+
+def _cg_row(r, f, mem):
+    cpu = f["client_cpu"] + sum(f["worker_cpu"])
+    ok = isinstance(mem, dict)
+    return [f"{r['n']:,}", "persisted" if f.get("persisted", True) else "mapped per pass",
+            f["passes"], f["products"], f["newton_steps"],
+            f"{f['products'] / max(f['newton_steps'], 1):.2f}",
             f"{sum(f['worker_cpu']) / f['passes']:.2f}", f"{f['client_cpu'] / f['passes']:.2f}",
             f"{f['gradient_bytes'] / 1e6:.1f} MB", f"{f['product_bytes'] / 1e3:.0f} kB",
             ", ".join(f"{m:.0f}" for m in f["worker_peak_mb"]),
             f"{1e6 * cpu / r['n']:.0f}", f"{1e6 * mem['cpu'] / r['n']:.0f}" if ok else "",
-            f"{cpu / mem['cpu']:.2f}" if ok else "",
+            f"{cpu / mem['cpu']:.2f}" if ok else "", f"{f['wall']:.0f}",
             f"{f['accuracy']:.4f}", f"{mem['accuracy']:.4f}" if ok else "",
             f"{(f['objective'] - mem['objective']) / abs(mem['objective']):.1e}" if ok
-            else "", f["converged"]])
-    if not rows:
-        return ""
-    head = ["n", "route", "passes", "of them products", "Newton steps",
-            "worker CPU s per pass", "client CPU s per pass", "gradient summary per chunk",
-            "product summary per chunk", "peak MB per worker", "chunked CPU us per sample",
-            "in-memory CPU us per sample", "CPU ratio", "test accuracy", "in memory",
-            "objective rel. diff.", "converged"]
-    return "\n".join(["", "## Nystroem n_components = 1000 by conjugate gradients", "",
-                      "d = 20, k = 5, C = 1, tol = 1e-3, 25k-row chunks, features persisted "
-                      "on 2 workers (1.5 GiB each); CPU = client + both workers.", "",
-                      markdown_table(head, rows), "", *_projection_2m(last), ""])
+            else "", f["converged"]]
 
 
-def _projection_2m(r, n=2_000_000, workers=2, map_us=54.2):
-    """The n = 2M fit projected from the largest run: its passes, worker CPU per row and
-    pass, client CPU per pass; the map (``map_us`` per row, measured in nystroem-2m) once
-    with persisted features, in every pass without."""
-    if r is None:
+def _projections(runs, n=2_000_000, map_us=44.1, bandwidth=1e9, latency=2e-3):
+    """The n = 2M fit on 2 workers and a 100M-row fit on 64 workers, projected from the
+    largest persisted run: its passes (assumed not to grow with n), worker CPU per row and
+    pass, client CPU per pass (the sampled matrix's forming and factoring: its size does
+    not grow with n); the map (``map_us`` per row, measured in nystroem-2m) once with
+    persisted features, in every pass without; per pass the sample's transfer through
+    log2(chunks) hops of a pairwise tree."""
+    persisted = [(r, f) for r, f in runs if f.get("persisted", True)]
+    if not persisted:
         return []
-    f = r["chunked_persisted"]
+    r, f = max(persisted, key=lambda rf: rf[0]["n"])
     per_row = sum(f["worker_cpu"]) / (f["passes"] * r["n"])
     client = f["client_cpu"] / f["passes"]
-    persisted = f["passes"] * (per_row * n / workers + client)
-    recomputed = f["passes"] * ((per_row + map_us * 1e-6) * n / workers + client)
-    features_gb = 4 * n * r["approx"] / 1e9
-    return [f"Projection to n = {n:,} from the n = {r['n']:,} run ({f['passes']} passes, "
-            f"{1e6 * per_row:.2f} us of worker CPU per row and pass, {client:.2f} s client "
-            f"CPU per pass; the passes assumed not to grow with n), on {workers} idle "
-            f"workers: with persisted features ({features_gb:.0f} GB, above 2 x 1.5 GiB: "
-            f"spilled to disk) about {persisted / 60:.0f} min of wall time plus the map "
-            f"once ({map_us * 1e-6 * n / workers / 60:.0f} min); with the features mapped in "
-            f"every pass (memory per worker: a chunk of features and the summaries) about "
-            f"{recomputed / 3600:.1f} h."]
+    out = []
+    for rows, workers in ((n, 2), (100_000_000, 64)):
+        hops = int(np.ceil(np.log2(max(workers, rows // r["chunk"]))))
+        transfer = hops * (latency + f["gradient_bytes"] / bandwidth)
+        kept = f["passes"] * (per_row * rows / workers + client + transfer)
+        mapped = f["passes"] * ((per_row + map_us * 1e-6) * rows / workers + client + transfer)
+        once = map_us * 1e-6 * rows / workers
+        out.append(f"- n = {rows:,} on {workers} workers, from the n = {r['n']:,} run "
+                   f"({f['passes']} passes, {1e6 * per_row:.2f} us of worker CPU per row and "
+                   f"pass, {client:.2f} s client CPU per pass, {transfer:.2f} s transfer per "
+                   f"pass): features persisted ({4 * rows * r['approx'] / workers / 1e9:.1f} "
+                   f"GB per worker) about {(kept + once) / 60:.0f} min of wall time "
+                   f"(the map once: {once / 60:.0f} min); mapped in every pass about "
+                   f"{mapped / 60:.0f} min.")
+    return ["Projections (idle workers, the passes of the largest persisted run):", "", *out]
 
 
 def spill_text(results):

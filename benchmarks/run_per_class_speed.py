@@ -251,6 +251,109 @@ main's; with the zero margin on every size, 15 of its 38 fits moved within tol (
 relative objective change 4.3e-4).
 """
 
+# r8 (issue 24 item 1): the per-block fixed cost, attributed with perf record and a temporary
+# counter build (not rerun by this script), and the exact changes tried against it
+R8 = """## r8: the per-block fixed cost (issue 24 item 1)
+
+The r6 fit of the C = 10 runs (CPU = 0.8 s + 1.3 us per SMO step + 1.0 ms per block) left
+the fixed cost of a working-set block as the lever.  Where it goes, on main 4c5a090 (the
+solver of the run "r8" above, which is main's: no solver change was kept):
+
+perf record (cpu-clock sampling, one fit each, one thread, the machine shared at load 3-16;
+shares of the samples in msvm's compiled modules):
+
+| part | ReinforcedMSVM C = 10 | LLW C = 10 | ReinforcedMSVM C = 256 |
+|---|---|---|---|
+| score update after a block (rows_axpys: _row_updates.h) | 35 % | 35 % | 34 % |
+| global scans (_scan_part, _flat_violation) | 18.5 % | 19.5 % | 3.7 % |
+| working-set gather of K_BB (_gather_part) | 14 % | 12 % | 12.5 % |
+| block set-up (_block_variables, _settled_variable, _load_block) | 5.7 % | 5.5 % | 2.7 % |
+| local SMO steps (z, extremes, partners, step updates) | 18 % | 20 % | 45 % |
+| kernel rows (dot products, exponentials, cache) | 7 % | 5 % | 1.6 % |
+
+Counted with a temporary counter build (per block, averaged over the fit):
+
+| per block | ReinforcedMSVM C = 10 | LLW C = 10 | ReinforcedMSVM C = 256 |
+|---|---|---|---|
+| blocks (full scans among the scans) | 1,380 (132) | 2,130 (199) | 1,506 (145) |
+| samples in the working set | 256 | 256 | 512 |
+| its variables, less the settled ones | 640 | 782 | 1,356 |
+| samples changed | 194 | 197 | 402 |
+| (sample, slot) coefficients changed: kernel-row passes of the update | 372 | 455 | 894 |
+| samples settled (of 7,694) at the write-back | 4,469 (58 %) | 4,399 (57 %) | 4,771 (62 %) |
+| distinct samples changed between two full scans | 93 | 90 | 126 |
+
+So a block at C = 10 runs one pass of the score update over all n samples per changed
+(sample, slot) coefficient (372 x 7,694 = 2.9 M float32 terms, about 0.58 ms: 0.2 ns a
+term), one scan of the unsettled samples (about 3,600 with the full scan every tenth,
+0.31 ms: 8.5 ns a visited variable), one gather of the q x q block from the cached rows
+(65,536 entries, 0.23 ms: 3.5 ns an entry) and 0.1 ms of block set-up: 1.2 ms, the fit's
+1.0 ms a block.  No pass in it is redundant (one update, one scan, one gather a block, and
+the scan already skips the settled samples and variables).  A C microbenchmark of the
+update's access pattern on this machine (194 random rows of a 141 MB float32 store, the
+size of the fit's row cache, 372 coefficients over 10 score rows): 0.74-0.76 ms a block
+with the rows cold, 0.43 ms with the same rows read just before: the update is bound by
+reading the changed samples' kernel rows from L3, not by the float32 conversions; column
+tiles of 1,024 samples with each row read once for all its slots: 0.72 ms (-3 %).  At
+C = 256 the rows are float64 (C above 100: cache_dtype 'auto') and the 200 MB cache holds
+3,250 of the 7,694 rows, so the fit computes 18,016 rows (2.3 a sample), still 1.6 % of it.
+
+Tried (each alone, exact: every fit keeps main's iterates to the last bit unless said;
+ReinforcedMSVM C = 10, main's build and the change's in alternating processes, 3 fits each,
+CPU time, load 9-19; none kept):
+
+| change | main: CPU s (median) | with it | epochs | blocks |
+|---|---|---|---|---|
+| (a) scans over a list of unsettled samples | 2.49-2.60 (2.52) | 2.45-2.60 (2.55) | 58 | 1,380 |
+| (b) K_BB gathered half and mirrored | 2.57-2.62 (2.58) | 2.55-2.61 (2.61) | 58 | 1,380 |
+| (c) the scan in C with selects, cloned | 2.52-2.56 (2.53) | 2.75-2.80 (2.76) | 58 | 1,380 |
+| (c) the same, scalar | 2.61-2.65 (2.65) | 2.85-2.89 (2.85) | 58 | 1,380 |
+| (d) one hot scan after each scan (moves the iterates) | 2.57 (one fit) | 2.76 | 59 | 1,665 |
+| (d) two hot scans after each scan | 2.57 (one fit) | 2.86 | 59 | 1,816 |
+| (e) block set-up without groups inline | 2.87-2.96 (2.92) | 2.84-2.99 (2.99) | 58 | 1,380 |
+
+(a) The samples unsettled at a full scan listed in sample order, the list compacted as
+they settle, so that a partial scan does not pass over the settled ones: the pass over
+them was cheap.  (b) DenseKernelRows' K is exactly symmetric (tests/test_row_sources.py),
+so the entries b >= a were gathered and mirrored: the gather's share fell from 14.4 to
+13.1 % of the samples, the mirror's column writes into the q x q block costing about what
+the loads saved.  (c) The sample loop of the scan in C with selects instead of branches on
+each variable's state (at a bound, free, settled): +9 % (+7.5 % without vectorization);
+those branches are well predicted.  (d) Between two scans, rescans of the last scan's
+candidates only (a block from one counts as partial; convergence only after a real scan):
+the candidate lists shrink, so the blocks get smaller and more numerous.  (e) Which of a
+block's variables are settled, decided inline without groups (the rooms are the box's)
+instead of by a call to _settled_variable per variable (5 % of the samples): no measurable
+change at this load (run while the r8 scaling ran).
+
+Not tried: score updates of the unsettled samples only, the settled ones brought up to date
+at the full scans.  The settled samples (58 %) are spread through the rows (the split
+shuffles pendigits), so an update of the other 42 % still reads nearly every cache line of
+each changed row (16 floats a line), and reading the rows is what bounds the update; the
+deferred part would save about half of the settled samples' terms (93 distinct changed
+samples between full scans against 194 a block) and change their rounding.  What would cut
+the fixed cost is an update that reads fewer row bytes: fewer changed coefficients per unit
+of progress (the schedule: r6 traded them against blocks) or the active samples contiguous
+in the cached rows (a permuted cache rebuilt at the full scans; not attempted here).
+
+## r8: scaling (issue 24 item 3)
+
+make_classification (d = 20, k = 5, C = 1), the run "r8" above (main's solver, one thread,
+CPU time, load 16 at its start): ReinforcedMSVM 0.92x SVC at n = 10,000, 1.21x at 20,000,
+1.51x at 40,000; fitted exponents 2.37 against SVC's 2.01 (target: at most SVC's + 0.1).
+What grows is the recomputation of kernel rows: the 200 MB float32 row cache holds 5,242 /
+2,621 / 1,310 rows, the working set is 256 / 512 / 512 samples (512 once the cache holds
+under half the rows), and the fits compute 15,496 / 55,952 / 159,502 rows (1.55 / 2.8 /
+4.0 a sample): kernel values grow as n^2.68.  At 40,000 that is 194 rows a block (821
+blocks): nearly every row a block uses is computed again, the cache holding 2.6 working
+sets.  perf record of the 20,000-sample fit (7.6 s, one fit): computing kernel rows is 69 %
+of the samples in msvm's compiled modules (dot products 34 %, distances and float32 stores
+24 %, exponentials 12 %), the score update 13.5 %, the gather 8.7 %, the scans 3 %.  libsvm
+computes a kernel column over its active (unshrunk) samples only, so the same 200 MB holds
+longer-lived columns and each costs less; rows over the unsettled samples only (the same
+contiguous active layout as item 1 above) is the change that would address both.
+"""
+
 R7 = """## r7 restart: the inner-tolerance schedule of the solves restarted at the finishing budget
 
 Pendigits ReinforcedMSVM, C = 256, gamma = 1/32, one thread, tol 1e-3 (the run "r7 restart"
@@ -380,7 +483,7 @@ def scaling(ns):
     from sklearn.datasets import make_classification
     from sklearn.svm import SVC
 
-    from msvm import ReinforcedMSVM
+    from msvm import ReinforcedMSVM, _plan
     out = []
     for n in ns:
         X, y = make_classification(n_samples=n, n_features=20, n_informative=10, n_classes=5,
@@ -389,7 +492,10 @@ def scaling(ns):
         est = ReinforcedMSVM(C=1.0, random_state=0, verbose=2)
         fit = _msvm_fit(est, X, y)
         svc, _ = _cpu(lambda: SVC(C=1.0, gamma=est.gamma_).fit(X, y))
-        fit.update(n=n, svc_s=svc, x_svc=fit["cpu_s"] / svc)
+        # the rows the row cache holds (float32 rows at this C and tol: msvm/_plan.py)
+        cache_rows = min(n, _plan.cache_rows(est.cache_size, "float32", n))
+        fit.update(n=n, svc_s=svc, x_svc=fit["cpu_s"] / svc,
+                   rows_per_n=round(fit["rows_computed"] / n, 2), cache_rows=cache_rows)
         out.append(fit)
         print(n, fit, flush=True)
     if len(out) >= 2:
@@ -436,6 +542,9 @@ def _render(runs):
             lines.append("")
         if run.get("scaling"):
             sc = ["n", "cpu_s", "svc_s", "x_svc", "epochs", "smo_steps", "blocks"]
+            if all("rows_per_n" in r for r in run["scaling"]):
+                # runs from r8 on: the kernel rows computed, per sample (the row cache)
+                sc += ["rows_computed", "rows_per_n", "cache_rows"]
             lines += ["make_classification (d = 20, k = 5, C = 1), ReinforcedMSVM vs SVC:", "",
                       markdown_table(sc, [[round(r[c], 3) if isinstance(r[c], float) else r[c]
                                            for c in sc] for r in run["scaling"]]), ""]
@@ -447,7 +556,8 @@ def _render(runs):
             li = run["linear"]
             lines += [f"Linear path (ReinforcedMSVM, n = 100k, d = 50, k = 10, C = 0.01): "
                       f"{li['cpu_s']:.2f} s, {li['epochs']} epochs.", ""]
-    return "\n".join(lines) + "\n" + TRIED + "\n" + R5 + "\n" + R6 + "\n" + R7
+    return ("\n".join(lines) + "\n" + TRIED + "\n" + R5 + "\n" + R6 + "\n" + R7 + "\n"
+            + R8)
 
 
 def main(argv=None):

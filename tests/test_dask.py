@@ -279,11 +279,13 @@ def test_line_search_rules_keep_descent():
 def _probability_pair(name, X, y, chunks, **params):
     """(in-memory, chunked) fits with probability=True, and the chunked predict_proba; the
     weighted refits at tol 1e-4 (10 times the estimator's), so that both sides' refits are
-    near their common optimum."""
+    near their common optimum, and at every level on both sides (the chunked chains do not
+    stop where they settle: ``msvm._probability.SETTLED_CHAINS``)."""
     import msvm._probability as probability
     params = {"C": 1.0, "tol": 1e-5, "probability": True, **params}
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(probability, "REFIT_TOL_FACTOR", 10.0)
+        patch.setattr(probability, "SETTLED_CHAINS", False)
         ref = getattr(msvm, name)(**params).fit(X, y)
         Xd = da.from_array(X, chunks=(chunks, X.shape[1]))
         est = getattr(msvm, name)(**params).fit(Xd, y)

@@ -6,7 +6,10 @@ summing the dense curvature over the chunks.  The product is the dense Newton ma
 conjugate gradients solve a positive definite system to the requested residual, and the
 fit solves the in-memory fit's problem within tol whatever the chunking, with its
 certificate, ``converged_`` and ``stop_reason_`` meaning what they mean on the dense route.
-Here the route is forced on small problems by lowering DENSE_MAX_UNKNOWNS.
+Here the route is forced on small problems by lowering DENSE_MAX_UNKNOWNS.  The default
+preconditioner is the Newton matrix of a sample of the free terms (subsampled Newton): with
+every free term in the sample it is the Newton matrix itself, and with a subsample
+(SAMPLED_ROWS_PER_FEATURE lowered) conjugate gradients correct it with exact products.
 """
 
 import numpy as np
@@ -16,7 +19,11 @@ from sklearn.datasets import make_classification
 import msvm
 import msvm._dask as chunked
 from _estimators import DASK_PATHS
-from msvm._dask_cg import KroneckerPreconditioner, SlotPreconditioner, conjugate_gradients
+import msvm._dask_cg as cg
+from msvm._dask_cg import (KroneckerPreconditioner, SampledPreconditioner, SlotPreconditioner,
+                           conjugate_gradients, sampled_newton_matrix)
+from msvm._dask_passes import SampledRows, gradient_pass, sampled_rows
+from msvm._primal import newton_matrix
 
 da = pytest.importorskip("dask.array", reason="dask is an optional dependency (msvm[dask])")
 pytest.importorskip("dask")
@@ -36,6 +43,13 @@ def data():
 def cg_route(monkeypatch):
     """Every chunked fit of the test takes the conjugate-gradient route."""
     monkeypatch.setattr(chunked, "DENSE_MAX_UNKNOWNS", 0)
+
+
+@pytest.fixture
+def subsampled(monkeypatch):
+    """The sampled Newton matrix takes about one free sample per row of V (fewer than the
+    free samples: conjugate gradients run with exact products)."""
+    monkeypatch.setattr(cg, "SAMPLED_ROWS_PER_FEATURE", 1)
 
 
 def _fit_pair(name, X, y, chunks, sw=None, **params):
@@ -139,3 +153,124 @@ def test_cg_route_grouped_and_dc_models(data, cg_route, chunks):
         rel = abs(est.objective_ - ref.objective_) / abs(ref.objective_)
         assert est.solver_plan_.steps[0].solver == "chunked newton-cg"
         assert rel <= ref.tol, (name, est.objective_, ref.objective_)
+
+
+def _random_terms(rng, s, m, k):
+    """Rows z_i (s, m - 1) and symmetric positive semidefinite blocks S_i (s, k, k), some
+    sparse as the models' (one or two slots per term)."""
+    rows = rng.normal(size=(s, m - 1))
+    D = rng.normal(size=(s, k, 2)) * (rng.random((s, k, 1)) < 0.5)
+    return rows, np.einsum("ija,ila->ijl", D, D)
+
+
+@pytest.mark.parametrize("equality", [True, False])
+def test_sampled_newton_matrix_is_the_dense_newton_matrix(equality):
+    """Formed from rows and blocks, the sampled Newton matrix equals ``newton_matrix`` of
+    the curvature sum sum_i z_i z_i^T (x) S_i over the same rows, and the preconditioner
+    built from a sample that holds every free term solves that system (the exact Newton
+    direction: no products needed)."""
+    rng = np.random.default_rng(3)
+    d, k, s, mu, kappa = 6, 4, 30, 0.05, 3.0
+    rows, blocks = _random_terms(rng, s, d + 1, k)
+    Z = np.column_stack([rows, np.ones(s)]) if equality else rows
+    curvature = np.einsum("ia,ib,ijl->ajbl", Z, Z, blocks)
+    H = newton_matrix(curvature, mu, d, kappa, equality)
+    assert np.allclose(sampled_newton_matrix(rows, blocks, mu, kappa, d, equality), H,
+                       rtol=1e-12, atol=1e-12 * np.max(np.abs(H)))
+    M = SampledPreconditioner(SampledRows(rows, blocks, s, True), mu, kappa, d, equality)
+    g = rng.normal(size=(Z.shape[1], k))
+    assert M.exact
+    assert np.allclose(H @ M(g).ravel(), g.ravel(), atol=1e-9 * np.max(np.abs(g)))
+
+
+def test_sampled_rows_estimate_the_chunk_sum():
+    """A chunk's sample of every stride-th free sample: the blocks scaled by the free
+    samples per sample taken (their sum is the chunk's sum at stride 1, and its estimate
+    otherwise), ``exact`` only when every free sample is taken, and two chunks' samples
+    joined by ``+``."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(50, 3)).astype(np.float32)
+    samples = np.sort(rng.choice(50, 20, replace=False))
+    S = rng.random((20, 3, 3))
+    whole = sampled_rows(X, samples, S, 1)
+    assert whole.exact and whole.free == 20 and whole.rows.dtype == np.float32
+    assert np.array_equal(whole.rows, X[samples]) and np.array_equal(whole.blocks, S)
+    part = sampled_rows(X, samples, S, 3)
+    assert not part.exact and part.free == 20 and len(part.rows) == 7
+    assert np.allclose(part.blocks, S[::3] * 20 / 7)
+    joined = whole + part
+    assert joined.free == 40 and not joined.exact and len(joined.rows) == 27
+
+
+def test_sampled_direction_is_the_dense_newton_direction(data, monkeypatch):
+    """At the iterates of a dense-route fit, the gradient pass's sample of every free term
+    (stride 1, summed over unequal chunks) gives the dense Newton matrix's direction."""
+    X, y = data
+    seen = []
+    original = chunked.ChunkedNewton.direction
+
+    def direction(self, V, b, g, curv):
+        H = newton_matrix(curv, self.mu, self.d, self.kappa, self.equality)
+        sample = chunked.reduce_chunks(self.blocks, gradient_pass, self.task, V, b, self.mu,
+                                       "sampled", 1)[3]
+        if sample is not None and len(sample.rows):
+            M = SampledPreconditioner(sample, self.mu, self.kappa, self.d, self.equality)
+            want = np.linalg.solve(H, g)
+            got = M(g.reshape(-1, self.k)).ravel()
+            seen.append(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+        return original(self, V, b, g, curv)
+
+    monkeypatch.setattr(chunked.ChunkedNewton, "direction", direction)
+    msvm.WestonWatkinsMSVM(**DASK_PATHS["rff"]).fit(
+        da.from_array(X, chunks=((100, 0, 17, 123), (5,))), y)
+    assert len(seen) > 3 and max(seen) < 1e-7
+
+
+@pytest.mark.slow
+def test_subsampled_newton_route_solves_the_in_memory_problem(data, cg_route, subsampled):
+    """With a subsample of the free terms (conjugate gradients corrected by exact
+    products), unequal chunks with an empty one: the in-memory problem within tol."""
+    X, y = data
+    ref, est = _fit_pair("ReinforcedMSVM", X, y, (1, 100, 0, 39, 100),
+                         **DASK_PATHS["nystroem"])
+    _same_problem(ref, est)
+    assert est._chunked_products_ > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chunks", [240, 60, (17, 0, 0, 200, 23)],
+                         ids=["one", "equal", "empty-run"])
+@pytest.mark.parametrize("path", list(DASK_PATHS))
+@pytest.mark.parametrize("name", ["WestonWatkinsMSVM", "ReinforcedMSVM", "AngleBasedMSVM"])
+def test_subsampled_route_any_chunking_any_convex_model(data, cg_route, subsampled, name,
+                                                        path, chunks):
+    """With a subsample of the free terms, every convex estimator on every path and
+    chunking: the in-memory problem."""
+    X, y = data
+    _same_problem(*_fit_pair(name, X, y, chunks, **DASK_PATHS[path]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["slots", "kronecker"])
+def test_other_preconditioners_solve_the_in_memory_problem(data, cg_route, monkeypatch, kind):
+    """The slot blocks and the Kronecker preconditioner (PRECONDITIONER): the in-memory
+    problem, with more products than the sampled Newton matrix on the same fit."""
+    X, y = data
+    params = DASK_PATHS["nystroem"]
+    ref, sampled = _fit_pair("WestonWatkinsMSVM", X, y, 60, **params)
+    monkeypatch.setattr(cg, "PRECONDITIONER", kind)
+    _, est = _fit_pair("WestonWatkinsMSVM", X, y, 60, **params)
+    _same_problem(ref, est)
+    assert est._chunked_products_ > sampled._chunked_products_
+
+
+@pytest.mark.slow
+def test_reused_sampled_factor_solves_the_in_memory_problem(data, cg_route, subsampled,
+                                                            monkeypatch):
+    """With the sampled Newton matrix factored only at a stage's first step and after a
+    direction of more than one product (REUSE_PRODUCTS = 1), a stale factor preconditions
+    exact products: the in-memory problem within tol."""
+    monkeypatch.setattr(chunked, "REUSE_PRODUCTS", 1)
+    X, y = data
+    _same_problem(*_fit_pair("AngleBasedMSVM", X, y, (100, 0, 140),
+                             **DASK_PATHS["nystroem"]))

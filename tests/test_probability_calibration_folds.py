@@ -63,19 +63,25 @@ def test_capped_calibration_keeps_argmax_and_n_jobs(data, monkeypatch):
     probabilities; the cap changes the calibration (the folds are other samples)."""
     X, y, X_test = data
     est = ReinforcedMSVM(C=3.0, gamma="median", probability=True, probability_grid=3)
+    # every level fitted (no chain settles), in this process: the counts are comparable
+    monkeypatch.setattr(probability, "SETTLED_CHAINS", False)
     uncapped = _fit(est, X, y)
     monkeypatch.setattr(probability, "CALIBRATION_TRAIN_MAX", 60)
+    every = _fit(est, X, y)
+    assert every.n_probability_fits_ - (every.probability_C_factor_ != 1.0) == \
+        uncapped.n_probability_fits_ - (uncapped.probability_C_factor_ != 1.0)
+    # SETTLED_CHAINS is read where a chain runs (in a joblib worker with n_jobs=2)
+    monkeypatch.setattr(probability, "SETTLED_CHAINS", True)
     capped = _fit(est, X, y)
     P = capped.predict_proba(X_test)
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     np.testing.assert_array_equal(capped.classes_[P.argmax(axis=1)], capped.predict(X_test))
-    assert capped.n_probability_fits_ - (capped.probability_C_factor_ != 1.0) == \
-        uncapped.n_probability_fits_ - (uncapped.probability_C_factor_ != 1.0)
-    assert not np.array_equal(P, uncapped.predict_proba(X_test))
     parallel = _fit(est.set_params(n_jobs=2), X, y)
     np.testing.assert_array_equal(parallel.predict_proba(X_test), P)
     for name in ("probability_C_factor_", "probability_exponent_", "probability_floor_"):
         assert getattr(parallel, name) == getattr(capped, name), name
+    monkeypatch.setattr(probability, "CALIBRATION_TRAIN_MAX", None)
+    assert not np.array_equal(P, _fit(est.set_params(n_jobs=1), X, y).predict_proba(X_test))
 
 
 def test_capped_folds_on_chunks_give_the_in_memory_schedule(monkeypatch, dask_synchronous):
@@ -90,6 +96,7 @@ def test_capped_folds_on_chunks_give_the_in_memory_schedule(monkeypatch, dask_sy
     X, y = X[y < 2][:90], y[y < 2][:90]
     monkeypatch.setattr(probability, "CALIBRATION_TRAIN_MAX", 40)
     monkeypatch.setattr(probability, "REFIT_TOL_FACTOR", 10.0)
+    monkeypatch.setattr(probability, "SETTLED_CHAINS", False)    # as the chunked chains
     params = dict(kernel="linear", C=1.0, tol=1e-5, probability=True, probability_grid=1)
     ref = _fit(ReinforcedMSVM(**params), X, y)
     est = _fit(ReinforcedMSVM(**params), da.from_array(X, chunks=(45, X.shape[1])), y)

@@ -171,3 +171,85 @@ def test_stacked_scoring_gives_each_fits_decision_values(estimator, data):
     for a, b in zip(own, stacked):
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
     assert _stacked_decision_values(fits, X_test) is None       # no shared columns: each fit
+
+
+def _blobs():
+    """Three well separated classes: up-weighted enough, a class is fitted with margin."""
+    from sklearn.datasets import make_blobs
+
+    return make_blobs(120, centers=3, cluster_std=0.6, random_state=0)
+
+
+def test_settled_fit_is_the_fit_at_larger_weights():
+    """Where ``_settled`` says a weighted fit is settled (no variable of the up-weighted
+    class at a bound that moves with its weight), the fit at a 100 times larger weight of
+    that class has the same decision values (both solved to a tight tol)."""
+    from msvm._probability import _settled
+
+    X, y = _blobs()
+    is_label = y == 0
+    est = ReinforcedMSVM(C=10.0, tol=1e-7, warm_start=True)._join_path(keep_rows=True)
+    est.fit(X, y, sample_weight=np.where(is_label, 30.0, 1.0))
+    assert _settled(est, is_label)
+    heavier = ReinforcedMSVM(C=10.0, tol=1e-7).fit(X, y,
+                                                   sample_weight=np.where(is_label, 3e3, 1.0))
+    G = est.decision_values(X)
+    np.testing.assert_allclose(heavier.decision_values(X), G, atol=1e-3 * np.abs(G).max())
+
+
+def test_unsettled_where_the_class_has_bounded_variables(data):
+    """A fit whose up-weighted class has a variable at its upper bound (overlapping
+    classes, t = 1) is not settled, nor is a DC model's fit nor one that kept no row source
+    (off a path)."""
+    from msvm import RobustMSVM
+    from msvm._probability import _settled
+
+    X, y = data
+    est = ReinforcedMSVM(C=10.0, warm_start=True)._join_path(keep_rows=True).fit(X, y)
+    assert not _settled(est, y == 0)
+    assert not _settled(ReinforcedMSVM(C=10.0).fit(X, y), y == 0)     # no kept dual
+    Xb, yb = _blobs()
+    dc = RobustMSVM(C=10.0, warm_start=True)._join_path(keep_rows=True)
+    dc.fit(Xb, yb, sample_weight=np.where(yb == 0, 30.0, 1.0))
+    assert not _settled(dc, yb == 0)
+
+
+def test_settled_chain_repeats_its_fit_and_counts_it_once():
+    """A chain that settles stops: the levels below hold the settled fit itself, the fits
+    are counted once (``n_probability_fits_``), and the probabilities are those of the
+    chain refitted at every level within the refits' tolerance (same predictions)."""
+    from msvm import _probability
+
+    X, y = _blobs()
+    X_test = X + 0.1
+    est = ReinforcedMSVM(C=10.0, probability=True, probability_grid=4).fit(X, y)
+    chains = est.probability_estimators_
+    assert any(chain[0] is chain[1] for chain in chains)
+    distinct = len({id(fit) for chain in chains for fit in chain})
+    assert distinct < sum(map(len, chains))
+    full = _probability.SETTLED_CHAINS
+    try:
+        _probability.SETTLED_CHAINS = False
+        every = ReinforcedMSVM(C=10.0, probability=True, probability_grid=4).fit(X, y)
+    finally:
+        _probability.SETTLED_CHAINS = full
+    assert est.n_probability_fits_ < every.n_probability_fits_
+    P, Q = est.predict_proba(X_test), every.predict_proba(X_test)
+    np.testing.assert_array_equal(P.argmax(axis=1), Q.argmax(axis=1))
+
+
+def test_same_C_warm_start_is_the_previous_dual(data):
+    """A warm start at the refit's own C is the previous dual itself (a copy: states are
+    never written), so the kept scores need no update; at another C the free variables
+    are kept and the bounded ones rescaled, as before."""
+    from msvm._sequence import path_start, rescaled_start
+
+    X, y = data
+    est = ReinforcedMSVM(C=10.0).fit(X, y)
+    state = est._warm_start_state()
+    problem = est._dual_problem(np.searchsorted(est.classes_, y), 3, est.C_ * np.ones(len(y)))
+    start = path_start(problem, state.alpha, state.C, state.C)
+    assert start is not state.alpha
+    np.testing.assert_array_equal(start, state.alpha)
+    np.testing.assert_array_equal(path_start(problem, state.alpha, state.C, 30.0),
+                                  rescaled_start(problem, state.alpha, state.C, 30.0))

@@ -15,8 +15,11 @@ of the free terms (m k x m k, the Newton matrix before its projection), a line-s
 evaluation returns two numbers, and the client only forms and factors the (m k) Newton
 system.  Beyond DENSE_MAX_UNKNOWNS unknowns the system is solved by preconditioned
 conjugate gradients instead, one pass per product of the Newton matrix with a direction
-(an (m, k) array per chunk), the gradient pass returning the preconditioner's k m x m slot
-blocks summed over a subsample of the rows (msvm/_dask_cg.py).  The chunks' sums are
+(an (m, k) array per chunk), the gradient pass returning the preconditioner's summary: a
+sample of the free terms' rows and k x k blocks, of which the client forms and factors the
+Newton matrix (subsampled Newton; the exact Newton matrix when the sample holds every free
+term, then with no product), or the k m x m slot blocks summed over a subsample of the
+rows (msvm/_dask_cg.py).  The chunks' sums are
 added pairwise in a tree on the workers, so one summary per
 pass reaches the client whatever the number of chunks.  The mu stages are those of the
 in-memory start (``msvm._primal.primal_start``), each a plain Newton method (the in-memory
@@ -84,6 +87,14 @@ MAX_FEATURES = 6000
 # rows of the subsample the conjugate-gradient route's preconditioner is summed over
 # (benchmarks/results/dask.md)
 SKETCH_ROWS = 4000
+# the sampled route (msvm/_dask_cg.py) factors the Newton matrix of a fresh sample at every
+# Newton step (None), or, given a number, only at the first step of each mu stage and after
+# a direction that took more than that many products, the last factor preconditioning the
+# next direction otherwise.  Reuse (1) trades a factoring (m k = 5005: about 2.5 s of client
+# CPU with the forming) for products, and took more than it saved: n = 10k,
+# n_components = 300, k = 5: 218 products and 406 passes in 75 Newton steps against 3 and
+# 178 in 69 (the free set moves between steps: a stale factor needs ~3 products)
+REUSE_PRODUCTS = None
 # continuation stages after the in-memory start's last mu (each 10 times smaller) while the
 # certificate is not met
 MAX_EXTRA_STAGES = 6
@@ -360,6 +371,8 @@ def fit_dask(est, X, y, sample_weight=None, start=None):
     est._chunked_iterate_ = (solver.V, solver.b)
     # the passes that were Newton-matrix products (the conjugate-gradient route's)
     est._chunked_products_ = solver.products
+    # the largest sample of free terms a gradient pass brought to the client (bytes)
+    est._chunked_sample_bytes_ = solver.sample_bytes
     del phi
     return est
 
@@ -554,20 +567,44 @@ class ChunkedNewton:
                              f"= {self.d + 1}^2 entries, more than {MAX_FEATURES}^2; use "
                              f"fewer n_components (at most {MAX_FEATURES - 1})")
         # the Newton system: formed densely while small, else solved by conjugate gradients
-        from ._dask_cg import PRECONDITIONER
-        self.curvature = ("dense" if (self.d + 1) * k <= DENSE_MAX_UNKNOWNS
-                          else PRECONDITIONER)
+        self.curvature = _route(self.d + 1, k)
         # the preconditioner's summary is taken over every stride-th row (at most about
-        # SKETCH_ROWS rows: its cost per Newton step does not grow with n)
+        # SKETCH_ROWS rows: its cost per Newton step does not grow with n); the sampled
+        # Newton matrix's over every stride-th free sample, the stride set by the last
+        # gradient pass's count of free samples (``_sample_stride``)
         self.stride = 1 if self.curvature == "dense" else max(1, int(n_rows) // SKETCH_ROWS)
-        self.products = 0
+        if self.curvature == "sampled":
+            self.stride = self._sample_stride(int(n_rows))
+        # products H p run, and the largest sample of the sampled Newton matrix (bytes); the
+        # sampled route's last factor and the products of the last direction
+        self.products, self.sample_bytes = 0, 0
+        self.factor, self.last_products = None, 0
         self.steps, self.passes, self.solves, self.converged = 0, 0, 0, False
         self.tol, self.gap_scale = float(est.tol), 0.0
+
+    def _sample_stride(self, free):
+        """The stride over the free samples that keeps about SAMPLED_ROWS_PER_FEATURE times
+        the rows m of the Newton matrix's sample (msvm/_dask_cg.py) when ``free`` samples
+        have a free term."""
+        from ._dask_cg import SAMPLED_ROWS_PER_FEATURE
+        budget = SAMPLED_ROWS_PER_FEATURE * (self.d + 1)
+        return max(1, -(-int(free) // budget))
 
     def use(self, model):
         """Solve ``model``'s problem from now on (a DC step: the boxes shifted)."""
         from dask import delayed
         self.model, self.task = model, delayed(model)
+        self.factor = None
+
+    def _summary_kind(self):
+        """The curvature summary the next gradient pass returns: the route's, except on
+        the sampled route while the last factored sample may serve again (``REUSE``)."""
+        if self.curvature != "sampled" or self.factor is None:
+            return self.curvature
+        if REUSE_PRODUCTS is None or self.factor.mu != self.mu \
+                or self.last_products > REUSE_PRODUCTS:
+            return self.curvature
+        return False
 
     def function(self):
         """The fitted function (coef (n_outputs, m), intercept (n_outputs,)) of the last
@@ -587,6 +624,7 @@ class ChunkedNewton:
         """Go back to a solution kept by ``save``."""
         for name, value in saved.items():
             setattr(self, name, value)
+        self.factor = None
 
     def reduce(self, fn, *args, **kwargs):
         """``reduce_chunks`` of the pass ``fn`` over the chunks with the current model."""
@@ -620,6 +658,13 @@ class ChunkedNewton:
             curv = np.zeros((self.k, m, m))
         elif curvature == "kronecker" and curv is None:
             curv = np.zeros((m, m)), np.zeros((self.k, self.k))
+        elif curvature == "sampled":
+            from ._dask_passes import SampledRows
+            if curv is None:
+                curv = SampledRows(np.zeros((0, self.d)), np.zeros((0, self.k, self.k)), 0,
+                                   True)
+            self.stride = self._sample_stride(curv.free)
+            self.sample_bytes = max(self.sample_bytes, curv.nbytes)
         elif curvature and curv is None:
             curv = np.zeros((m, self.k, m, self.k))
         return f, gV, gb, curv, XtU, usum
@@ -649,9 +694,20 @@ class ChunkedNewton:
         from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq
         if self.curvature != "dense":
             from ._dask_cg import conjugate_gradients, preconditioner
-            M = preconditioner(self.curvature, curv, self.mu, self.kappa, self.d)
-            s, _ = conjugate_gradients(lambda P: self.hessian_times(V, b, P),
-                                       g.reshape(-1, self.k), M)
+            if curv is None:
+                # the sampled route's last factor, from an earlier iterate (``_summary_kind``)
+                M = self.factor
+            else:
+                M = preconditioner(self.curvature, curv, self.mu, self.kappa, self.d,
+                                   self.equality)
+                if self.curvature == "sampled":
+                    self.factor = M
+                    if M.exact:
+                        # the sample holds every free term: M is the Newton matrix here
+                        self.last_products = 0
+                        return M(g.reshape(-1, self.k)).ravel()
+            s, self.last_products = conjugate_gradients(
+                lambda P: self.hessian_times(V, b, P), g.reshape(-1, self.k), M)
             return s.ravel()
         from ._primal import newton_matrix
         H = newton_matrix(curv, self.mu, self.d, self.kappa, self.equality)
@@ -715,7 +771,7 @@ class ChunkedNewton:
     def newton(self, V, b, gtol, max_steps, rtol=0.0):
         """``SmoothedPrimal.newton`` without the pattern step (every pass is stateless): the
         Newton direction from the free terms' curvature at each iterate (``direction``)."""
-        state = self.gradient(V, b, self.curvature)
+        state = self.gradient(V, b, self._summary_kind())
         gtol = max(gtol, rtol * float(np.linalg.norm(self._flat(*state[1:3]))))
         steps = 0
         for _ in range(max_steps):
@@ -731,7 +787,7 @@ class ChunkedNewton:
                 sV, sb, slope = gV, gb, float(g @ g)
             t = self.exact_step(V, b, sV, sb, -slope)
             V1, b1 = V - t * sV, b - t * sb
-            new = self.gradient(V1, b1, self.curvature)
+            new = self.gradient(V1, b1, self._summary_kind())
             if not (new[0] < f or np.linalg.norm(self._flat(*new[1:3])) < gnorm):
                 break
             V, b, state = V1, b1, new
@@ -759,6 +815,7 @@ class ChunkedNewton:
         self.mu = FIRST_MU_SHARE / bound
         if V is None:
             V, b = np.zeros((self.d, self.k)), np.zeros(self.k)
+        self.factor = None
         V, b = self.gradient_step(*self._center(V, b))
         extra, best = 0, None
         while True:
@@ -884,6 +941,20 @@ class ChunkedNewton:
             label = est.classes_[int(np.flatnonzero(self.predicted)[0])]
             warnings.warn(f"{type(est).__name__} predicts class {label_repr(label)} for every "
                           f"training sample: {cause}; {remedy}", DegenerateFitWarning)
+
+
+def _route(m, k):
+    """How the chunked fit solves its Newton systems of m k unknowns (m the rows of V with
+    the intercepts): 'dense' up to DENSE_MAX_UNKNOWNS (the curvature summed over the
+    chunks), else conjugate gradients preconditioned by msvm._dask_cg.PRECONDITIONER
+    ('sampled' falls back to 'slots' beyond SAMPLED_MAX_UNKNOWNS, whose (m k)^2 matrix the
+    client forms and factors)."""
+    from ._dask_cg import PRECONDITIONER, SAMPLED_MAX_UNKNOWNS
+    if m * k <= DENSE_MAX_UNKNOWNS:
+        return "dense"
+    if PRECONDITIONER == "sampled" and m * k > SAMPLED_MAX_UNKNOWNS:
+        return "slots"
+    return PRECONDITIONER
 
 
 def _bracket_steps(lo, hi):

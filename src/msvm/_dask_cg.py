@@ -10,20 +10,40 @@ the V rows, I (x) 11^T / k and a tiny ridge on b.  Formed densely, each chunk re
 (m k)^2 sum (m = d + 1): 200 MB at m = 1001, k = 5, and k (k + 1) / 2 products of m x m over
 its free rows.  Here the system is solved by conjugate gradients instead, each product H p
 one pass over the chunks (msvm._dask_passes.hessian_pass: an (m, k) array and a k-vector
-back from each chunk).  The preconditioner M is summed over the chunks by the gradient pass
-(``factored_summary``), over a subsample of the rows (every stride-th row of a chunk, the
-sums scaled by the stride: msvm._dask.SKETCH_ROWS rows in all, so that its cost per Newton
-step does not grow with n; the products are exact, the subsample only sets how many CG
-needs), in one of two forms (PRECONDITIONER):
+back from each chunk).  The preconditioner M comes from the gradient pass, in one of three
+forms (PRECONDITIONER):
 
-- 'slots', block diagonal by class slot: M_j = A_j / mu + E / kappa + I / k (plus the
-  ridge), A_j = sum_i (T_i)_jj z_i z_i^T, the diagonal blocks of the Newton matrix; k m^2
-  values per chunk and k weighted products of the subsampled free rows, k Cholesky factors
-  of m x m on the client;
-- 'kronecker', M = (1 / mu) A (x) B / tr(B) + E / kappa (x) I + I (x) 11^T / k with
-  A = sum_i tr(T_i) z_i z_i^T and B = sum_i T_i: exact when every T_i is a multiple of one
-  matrix, applied exactly in the eigenbasis u_b of B (one m x m Cholesky factor per slot
-  direction, sigma_b A / mu + E / kappa); m^2 + k^2 values per chunk and one product.
+- 'sampled' (the default), subsampled Newton: M is the Newton matrix itself with the
+  curvature sum taken over a sample of the samples with a free term (every stride-th one of
+  each chunk, its block scaled by the chunk's free samples per sample taken; the stride is
+  set from the last gradient pass's count of free samples so that about
+  SAMPLED_ROWS_PER_FEATURE m samples are taken).  Each chunk sends the sampled rows (in the
+  features' dtype) and k x k blocks; the client forms M (``sampled_newton_matrix``: per slot
+  pair one weighted product over the rows with a nonzero entry) and factors it by Cholesky
+  (m k = 5005: about 1 s and 200 MB).  M keeps every coupling of the class slots, which
+  the block-diagonal forms below drop (the Newton matrix's off-diagonal slot blocks are
+  as large as its diagonal ones where a term couples the sample's class with another);
+  a uniform sample of several m rows approximates the Newton matrix's spectrum (the
+  subsampled Newton methods of Roosta-Khorasani and Mahoney 2016, used here as a
+  preconditioner with exact products), so CG needs few products; where the
+  sample holds every free sample (late stages: few terms are free) M is the Newton matrix
+  and M^-1 g the Newton direction, with no product at all.  Beyond SAMPLED_MAX_UNKNOWNS
+  the slot blocks are used instead.
+- the block-diagonal forms, summed over the chunks by the gradient pass
+  (``factored_summary``) over a subsample of the rows (every stride-th row of a chunk, the
+  sums scaled by the stride: msvm._dask.SKETCH_ROWS rows in all, so that its cost per
+  Newton step does not grow with n; the products are exact, the subsample only sets how
+  many CG needs):
+
+  - 'slots', block diagonal by class slot: M_j = A_j / mu + E / kappa + I / k (plus the
+    ridge), A_j = sum_i (T_i)_jj z_i z_i^T, the diagonal blocks of the Newton matrix; k m^2
+    values per chunk and k weighted products of the subsampled free rows, k Cholesky
+    factors of m x m on the client;
+  - 'kronecker', M = (1 / mu) A (x) B / tr(B) + E / kappa (x) I + I (x) 11^T / k with
+    A = sum_i tr(T_i) z_i z_i^T and B = sum_i T_i: exact when every T_i is a multiple of
+    one matrix, applied exactly in the eigenbasis u_b of B (one m x m Cholesky factor per
+    slot direction, sigma_b A / mu + E / kappa); m^2 + k^2 values per chunk and one
+    product.
 
 E is the identity on the V rows.  The direction is that of an inexact Newton method
 (Dembo, Eisenstat and Steihaug 1982): CG stops once the residual is below CG_RTOL times the
@@ -36,17 +56,26 @@ import numpy as np
 
 # the conjugate-gradient solve stops at a residual of CG_RTOL times the gradient's norm
 # (3,000 samples, n_components = 50, k = 5: 0.1 took 1831 passes, 0.3 1508, 0.6 1375 with
-# the Kronecker preconditioner; 781, 528 and 493 with the slot blocks)
+# the Kronecker preconditioner; 781, 528 and 493 with the slot blocks; measured before the
+# sampled Newton matrix)
 CG_RTOL = 0.3
 # products H p (passes) per Newton direction at most
 CG_MAX_ITER = 50
-# the preconditioner: 'slots' (block diagonal by class slot: k m^2 per chunk) or
+# the preconditioner: 'sampled' (the Newton matrix of a sample of the free terms: rows and
+# k x k blocks per chunk), 'slots' (block diagonal by class slot: k m^2 per chunk) or
 # 'kronecker' (m^2 + k^2 per chunk); see the module note and benchmarks/results/dask.md
-PRECONDITIONER = "slots"
+PRECONDITIONER = "sampled"
+# the sampled Newton matrix's sample: about this many free samples per row m of V
+SAMPLED_ROWS_PER_FEATURE = 8
+# the sampled Newton matrix is formed and factored on the client up to this many unknowns
+# m k (a 12000^2 float64 matrix is 1.15 GB); beyond, the slot blocks are used
+SAMPLED_MAX_UNKNOWNS = 12000
 
 
-def preconditioner(kind, summary, mu, kappa, d):
+def preconditioner(kind, summary, mu, kappa, d, equality=True):
     """The preconditioner ``kind`` from its summed summary (``factored_summary``)."""
+    if kind == "sampled":
+        return SampledPreconditioner(summary, mu, kappa, d, equality)
     if kind == "slots":
         return SlotPreconditioner(summary, mu, kappa, d)
     return KroneckerPreconditioner(*summary, mu, kappa, d)
@@ -119,14 +148,94 @@ class KroneckerPreconditioner:
         return out @ self.basis.T
 
 
-def _factor(M, diagonal):
+class SampledPreconditioner:
+    """M^-1 for M the Newton matrix of a sample of the free terms (subsampled Newton): the
+    matrix of ``msvm._primal.newton_matrix`` with the curvature sum taken over the sampled
+    samples' rows and blocks (each block scaled up to its chunk's free samples), factored by
+    Cholesky on the client.  It holds every coupling of the class slots that the Newton
+    matrix has; where the sample holds every free sample (``exact``) it is the Newton matrix
+    itself and M^-1 g the Newton direction.
+
+    Parameters
+    ----------
+    sample : SampledRows
+        The summed sample of ``msvm._dask_passes.sampled_rows`` (None: no free sample).
+    mu, kappa : float
+        The smoothing and the penalty's scale.
+    d : int
+        The number of feature rows of V (m = d + 1 with an intercept row, else d).
+    equality : bool
+        Whether the intercepts are unpenalized (the rows are extended by a constant 1).
+    k : int, optional
+        The number of class slots (read from the sample's blocks when it has any).
+    """
+
+    def __init__(self, sample, mu, kappa, d, equality, k=None):
+        from scipy.linalg import LinAlgError, cho_factor
+        k = sample.blocks.shape[1] if k is None else k
+        self.exact, self.mu = sample.exact, mu
+        self.m, self.k = d + (1 if equality else 0), k
+        args = (sample.rows, sample.blocks, mu, kappa, d, equality)
+        try:
+            self.factor = "cho", cho_factor(sampled_newton_matrix(*args), overwrite_a=True,
+                                            check_finite=False)
+        except LinAlgError:
+            # rounding made it indefinite: formed again, and Cholesky's or the pseudo-inverse
+            H = sampled_newton_matrix(*args)
+            self.factor = _factor(H, 1e-9 * max(float(np.max(np.diag(H))), 1.0), True)
+
+    def __call__(self, R):
+        """M^-1 R for R of shape (m, k)."""
+        return _solve(self.factor, R.ravel()).reshape(R.shape)
+
+
+def sampled_newton_matrix(rows, blocks, mu, kappa, d, equality):
+    """``msvm._primal.newton_matrix`` of the curvature sum sum_i z_i z_i^T (x) S_i over the
+    given rows (z_i = [x_i, 1] with unpenalized intercepts) and blocks S_i (k x k, before
+    the projection), formed in place (one (m k)^2 array): per slot pair (j, l) one weighted
+    product over the rows whose block has a nonzero (j, l) entry."""
+    s, k = blocks.shape[0], blocks.shape[1]
+    m = d + (1 if equality else 0)
+    H4 = np.zeros((m, k, m, k))
+    if s:
+        Z = np.empty((s, m))
+        Z[:, :d] = rows
+        if equality:
+            Z[:, d] = 1.0
+        for j in range(k):
+            for i in range(j, k):
+                w = blocks[:, j, i]                   # S_i is symmetric
+                keep = np.flatnonzero(w)
+                if not len(keep):
+                    continue
+                Zk = Z[keep]
+                part = (Zk * w[keep][:, None]).T @ Zk
+                H4[:, j, :, i] = part
+                if i > j:
+                    H4[:, i, :, j] = part.T
+        H4 /= mu
+        H4 -= H4.mean(axis=1, keepdims=True)          # P on both slot axes
+        H4 -= H4.mean(axis=3, keepdims=True)
+    H = H4.reshape(m * k, m * k)
+    diagonal = np.arange(m * k)
+    H[diagonal[:d * k], diagonal[:d * k]] += 1.0 / kappa
+    for j in range(k):                                # I (x) 11^T / k
+        H4[np.arange(m), j, np.arange(m), :] += 1.0 / k
+    if equality:
+        top = max(float(np.max(np.abs(np.diag(H)))), 1.0)
+        H[diagonal[d * k:], diagonal[d * k:]] += 1e-10 * top
+    return H
+
+
+def _factor(M, diagonal, overwrite=False):
     """A factor of M + diag(diagonal) (symmetric positive semidefinite M): Cholesky's, or
     the pseudo-inverse where rounding makes it indefinite."""
     from scipy.linalg import LinAlgError, cho_factor
-    M = M.copy()
+    if not overwrite:
+        M = M.copy()
     M[np.diag_indices(len(M))] += diagonal
     try:
-        return "cho", cho_factor(M)
+        return "cho", cho_factor(M, overwrite_a=overwrite, check_finite=False)
     except LinAlgError:
         return "pinv", np.linalg.pinv(M, hermitian=True)
 

@@ -126,7 +126,8 @@ def gradient_pass(model, Xc, yc, swc, V, b, mu, curvature, stride=1):
     ``curvature``: False for none, True (or 'dense') for the (m, k, m, k) sum of the Newton
     matrix, 'slots' or 'kronecker' for the sums of that preconditioner of the
     conjugate-gradient route (``factored_summary`` of every ``stride``-th row of the chunk;
-    msvm/_dask_cg.py)."""
+    msvm/_dask_cg.py), 'sampled' for every ``stride``-th of the chunk's samples with a free
+    term, their rows and curvature blocks (``sampled_rows``)."""
     X, y, sw = model.rows(Xc, yc, swc)
     k = model.k
     if not len(y):
@@ -141,7 +142,7 @@ def gradient_pass(model, Xc, yc, swc, V, b, mu, curvature, stride=1):
     if not curvature:
         loss = primal.terms.value_and_slot_sums(F, U, 0, len(y))
         return float(loss), transposed_times(X, U), U.sum(axis=0), None, len(y)
-    if curvature in ("slots", "kronecker"):
+    if curvature in ("slots", "kronecker", "sampled"):
         # every free term listed from an all-zero membership (no (m k)^2 sum allocated)
         free = np.zeros(problem.n_vars, dtype=np.uint8)
         loss, changes = primal.terms.value_sums_and_changes(F, U, free, 0, len(y))
@@ -160,7 +161,7 @@ def _capped_gradient(problem, X, V, b, mu, curvature, stride):
     terms = CappedTerms(problem, mu)
     loss, U, (free, binding) = terms.value_and_slot_sums(_decision(X, V, b))
     curv = None
-    if curvature in ("slots", "kronecker"):
+    if curvature in ("slots", "kronecker", "sampled"):
         curv = factored_summary(X, *terms.sample_curvature(free, binding), problem.equality,
                                 curvature, stride)
     elif curvature:
@@ -209,7 +210,10 @@ def factored_summary(X, samples, S, equality, kind, stride=1):
     (m, m) and B = sum_i T_i (k, k) (one product).  Summed over chunks as k m^2 (or m^2)
     values instead of (m k)^2.  With ``stride`` > 1 the sums run over the rows whose index
     in the chunk is a multiple of it, times ``stride`` (a subsample: the preconditioner's
-    cost per Newton step is bounded whatever n, its accuracy only sets CG's products)."""
+    cost per Newton step is bounded whatever n, its accuracy only sets CG's products).
+    For 'sampled' the ``SampledRows`` of every ``stride``-th sample with a free term."""
+    if kind == "sampled":
+        return sampled_rows(X, samples, S, stride)
     m = X.shape[1] + (1 if equality else 0)
     if stride > 1:
         pick = samples % stride == 0
@@ -229,6 +233,52 @@ def factored_summary(X, samples, S, equality, kind, stride=1):
             Z *= np.sqrt(w[sel])[:, None]
             A[j] += Z.T @ Z
     return A if kind == "slots" else (A[0], T.sum(axis=0))
+
+
+class SampledRows:
+    """A sample of the free terms' rows and curvature blocks, for the conjugate-gradient
+    route's subsampled Newton matrix (msvm._dask_cg.SampledPreconditioner): the rows x_i
+    (in the features' own dtype: float32 features cross the network as they are) and the
+    blocks S_i (k x k, before the projection) of the samples taken, each block scaled by the
+    number of its chunk's free samples per sample taken; ``free`` counts the free samples
+    of the chunks summed, ``exact`` whether every one of them was taken.  ``+`` joins two
+    chunks' samples (the pairwise sums of msvm._dask.reduce_chunks).
+
+    Parameters
+    ----------
+    rows : ndarray of shape (s, d)
+    blocks : ndarray of shape (s, k, k)
+    free : int
+    exact : bool
+    """
+
+    def __init__(self, rows, blocks, free, exact):
+        self.rows, self.blocks, self.free, self.exact = rows, blocks, int(free), bool(exact)
+
+    def __add__(self, other):
+        return SampledRows(np.concatenate([self.rows, other.rows]),
+                           np.concatenate([self.blocks, other.blocks]),
+                           self.free + other.free, self.exact and other.exact)
+
+    @property
+    def nbytes(self):
+        """The bytes of the sample (what a chunk sends)."""
+        return self.rows.nbytes + self.blocks.nbytes
+
+
+def sampled_rows(X, samples, S, stride=1):
+    """``SampledRows`` of the chunk: every ``stride``-th of its samples with a free term
+    (``samples``, in order, with their blocks ``S``), the blocks scaled so that their sum
+    estimates the chunk's (exact at stride 1)."""
+    stride = max(1, int(stride))
+    take = slice(None, None, stride)
+    picked, blocks = samples[take], S[take]
+    if len(picked):
+        blocks = blocks * (len(samples) / len(picked))
+    rows = np.ascontiguousarray(X[picked])
+    if rows.dtype not in (np.float32, np.float64):
+        rows = rows.astype(np.float64)
+    return SampledRows(rows, blocks, len(samples), len(picked) == len(samples))
 
 
 def hessian_pass(model, Xc, yc, swc, V, b, mu, sV, sb):

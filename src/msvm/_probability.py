@@ -91,11 +91,32 @@ flatter estimates).
 
 Cost
 ----
-One fit of the estimator plus k * m weighted fits (m = ``probability_grid``), for each class
-along the grid from t = 1 down; and on the training part of each refitted fold an own fit,
-the unweighted fit at 3 C and the k * m weighted fits for each of the two factors:
-1 + k m (+ 1) + 2 (2 + 2 k m) fits in all (``n_probability_fits_``), about 5 times 1 + k m;
-the fits at 3 C are the slower ones.  What makes a weighted fit cheaper than a fit:
+One fit of the estimator plus at most k * m weighted fits (m = ``probability_grid``), for
+each class along the grid from t = 1 down; and on the training part of each refitted fold an
+own fit, the unweighted fit at 3 C and at most k * m weighted fits for each of the two
+factors: at most 1 + k m (+ 1) + 2 (2 + 2 k m) fits in all (``n_probability_fits_``, the
+fits made), about 5 times 1 + k m; the fits at 3 C are the slower ones.  Fewer fits, and
+cheaper ones:
+
+- a class's chain stops at the level where its fit is settled (:func:`_settled`): no
+  variable of the up-weighted class sits at a bound that grows with its weight, so the
+  solution meets the optimality conditions of every level below with the same residual,
+  and those levels hold that fit (counted once).  The hinge loss stops responding once the
+  class is fitted with margin: on pendigits (C = 10) the chains settle at t = 0.075 to
+  0.013 of t_1 = 0.001, after 3 to 5 of 8 levels.  Only for a model fitted by one convex
+  solve with a kept row source (not a DC model, a reweighting, a targeted grid, nor the
+  approximate-kernel path, whose chains keep no row source).  The probability fit,
+  ReinforcedMSVM(C=10) (CPU, shared machine, one run): pendigits 7,694 samples 44.4 to
+  20.3 s (17x to 7.8x one fit; 405 to 109 fits; log loss 0.0321 to 0.0322), 2,000
+  samples 14.7 to 4.3 s (41x to 12x; 406 to 144 fits; log loss 0.0354 to 0.0390: 3 C no
+  longer chosen there).  The levels below a settled one, refitted, moved the margins at
+  held-out samples by up to 1 (on margins of median size 12) and flipped their sign at 0
+  to 7 of 3,298 samples: the refits' tolerance, not the model
+  (benchmarks/results/probability.md, section 7);
+- a refit at the same C starts from the previous level's dual itself
+  (``msvm._sequence.path_start``), whose scores the kept row source holds: no score update
+  (the rescaled start of a C path restored the equalities by moving every free variable:
+  3 % of the time on 7,694 pendigits samples);
 
 - a class's chain is one estimator refitted at every level, warm-started from the previous
   level's dual and on the previous level's row source (its scores and kernel-row cache are
@@ -220,6 +241,9 @@ FLOOR_BOUNDS = (0.0, 0.5)
 # residual and of the relative duality gap), at most at REFIT_TOL_MAX.
 REFIT_TOL_FACTOR = 300.0
 REFIT_TOL_MAX = 0.3
+# A class's chain stops at the level where its fit is settled (``_settled``): the levels
+# below have the same solution.
+SETTLED_CHAINS = True
 
 PROBABILITY_PARAMETER_CONSTRAINTS = {
     "probability": ["boolean"],
@@ -322,11 +346,13 @@ def bracketed_ratios(own_fit, chains, levels, X, n_train=None):
         :func:`bracket_ratios` for every class but j*, whose entry is 1.
     """
     G = own_fit.decision_values(X)
-    fits = [est for chain in chains for est in chain]
+    # each fit once (a settled chain repeats its last fit at the levels below it)
+    fits = list({id(est): est for chain in chains for est in chain}.values())
     with _shared_columns(fits, n_train):
         flat = _stacked_decision_values(fits, X)
-        flat = iter([est.decision_values(X) for est in fits] if flat is None else flat)
-    values = [[next(flat) for _ in chain] for chain in chains]
+        flat = [est.decision_values(X) for est in fits] if flat is None else flat
+    by_fit = dict(zip(map(id, fits), flat))
+    values = [[by_fit[id(est)] for est in chain] for chain in chains]
     return ratios_from_decision_values(G, values, levels)
 
 
@@ -544,6 +570,9 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
     the chain the feature map and phi(X) of the fit it starts from: the map depends on
     neither y nor the weights, so it is fitted once for X, not once per chain.
 
+    The chain stops at the level where its fit is settled (:func:`_settled`, with
+    ``SETTLED_CHAINS``); the levels below hold that fit itself.
+
     Returns
     -------
     chain : list of m fitted estimators, t_1 first
@@ -556,8 +585,54 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
         for t in levels[::-1]:
             est.fit(X, y, sample_weight=sample_weight * np.where(is_label, 1.0 / t, 1.0))
             chain.append(copy.copy(est))    # __getstate__: without the kept row source
+            if SETTLED_CHAINS and _settled(est, is_label):
+                break                       # the levels below have this fit's solution
     est._leave_path()
+    chain += [chain[-1]] * (len(levels) - len(chain))
     return chain[::-1]
+
+
+def _settled(est, is_label):
+    """Whether the weighted fit ``est`` is also a fit at every larger weight of the samples
+    ``is_label`` (the levels below its own), so that its chain may stop.
+
+    The weights enter a dual only through the boxes (and group caps) of their samples'
+    variables, which grow with the weight.  When no variable of those samples is at a bound
+    that moves (an upper bound, a nonzero lower bound, a cap), the solution satisfies the
+    optimality conditions of every larger weight with the same residual: the fits there
+    are this one.  That is so once the up-weighted class is fitted with margin everywhere
+    (its hinge terms inactive or at the hinge), which the hinge loss does not change by
+    weighting them more.  Only for a model fitted by one convex solve of its dual (a DC
+    model's, a reweighting's or a grid's later solves depend on the weights otherwise),
+    and only for a converged fit.  Its intercepts are the exact ones at its own weights,
+    which may differ from those at larger weights where they are not unique.
+    """
+    from ._base import BaseMSVM
+
+    if (not getattr(est, "converged_", False) or type(est)._fit_dual is not BaseMSVM._fit_dual
+            or type(est)._fit_model is not BaseMSVM._fit_model):
+        return False
+    solved = est._solved_dual()
+    if solved is None or solved[0].n_samples != len(is_label):
+        return False
+    problem, alpha = solved
+    lo, hi = problem.expanded_bounds()
+    mine = np.repeat(is_label, np.diff(problem.var_ptr))
+    a, lo, hi = alpha[mine], lo[mine], hi[mine]
+    if np.any((a >= hi) & (hi != 0)) or np.any((a <= lo) & (lo != 0)):
+        return False
+    if len(problem.cap):
+        group = problem.expand("group")
+        capped = mine & (group >= 0)
+        sums = np.bincount(group[capped], weights=alpha[capped], minlength=len(problem.cap))
+        used = np.bincount(group[capped], minlength=len(problem.cap)) > 0
+        return not np.any(used & (sums >= problem.cap))
+    return True
+
+
+def _n_fits(chain):
+    """Number of fits made in a chain (a settled chain repeats its last fit)."""
+    return len({id(est) for est in chain})
 
 
 class _ChainRunner:
@@ -777,7 +852,7 @@ class _HeldOutRatios:
                 X_test, _ = fits.split(self.template, self.X, self.y, test, train)
                 ratios.append((test, fits.ratios(own, fold_chains, self.levels, X_test,
                                                  n_train=len(train))))
-                self.n_fits += sum(map(len, fold_chains)) - (len(fold_chains) - 1) * (
+                self.n_fits += sum(map(_n_fits, fold_chains)) - (len(fold_chains) - 1) * (
                     refit.C != own.C_)
 
     def of(self, factor, y_enc, sample_weight):
@@ -801,7 +876,8 @@ class ProbabilityMixin:
     fits; before them, the same on the training part of two of 3 folds (at most
     ``CALIBRATION_TRAIN_MAX`` samples each, every other sample held out), at C and at 3 C,
     whose held-out estimates choose the C of the weighted fits, an exponent and a floor of
-    the estimate (about 5 (1 + k m) fits in all, ``n_probability_fits_``; in parallel over
+    the estimate (at most about 5 (1 + k m) fits in all, ``n_probability_fits_``: a chain
+    stops where its fit is settled; in parallel over
     ``n_jobs`` joblib workers, with the same result for every ``n_jobs``).
     ``predict_proba`` brackets, for each class, the level at which its weighted fits stop
     predicting it (Wang, Shen and Liu 2008; Wu, Zhang and Liu 2010) and turns these ratios
@@ -843,7 +919,7 @@ class ProbabilityMixin:
         self.probability_exponent_ = exponent
         self.probability_floor_ = floor
         # the top fit at the refits' C (factor != 1) ends every chain but is one fit
-        self.n_probability_fits_ = (1 + sum(map(len, fits)) - (k - 1) * (factor != 1.0)
+        self.n_probability_fits_ = (1 + sum(map(_n_fits, fits)) - (k - 1) * (factor != 1.0)
                                     + n_cv_fits)
 
     def _cross_validated_shape(self, template, X, y, base_sw, levels, runner):

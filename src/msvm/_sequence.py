@@ -114,6 +114,23 @@ def rescaled_dual(alpha, C_previous, C):
 
 
 def path_start(problem, alpha, C_previous, C):
+    """The warm start of a refit from a previous fit's dual ``alpha`` at ``C_previous``.
+
+    At the same C (a refit with other sample weights: the weighted fits of a probability
+    chain, msvm/_probability.py) it is ``alpha`` itself (a copy): nothing is rescaled, so
+    there is nothing to restore, and the kept scores of a row source hold it already.  The
+    start of :func:`rescaled_start` moved every free variable by the equalities' last
+    residual (the solver's), a score update of the rows of a third of the samples per
+    refit: a probability fit on pendigits (7,694 samples, C = 10) took 44.4 s CPU with it
+    and 42.9 s without (one run, shared machine).  At another C it is
+    :func:`rescaled_start`.
+    """
+    if float(C) == float(C_previous):
+        return np.array(alpha, dtype=np.float64)
+    return rescaled_start(problem, alpha, C_previous, C)
+
+
+def rescaled_start(problem, alpha, C_previous, C):
     """A warm start for the new C that rescales only the variables at their bounds.
 
     ``rescaled_dual`` scales every variable by rho = C / C_previous: exact for those at a

@@ -132,7 +132,9 @@ class WarmStartMixin:
       for TargetedLocalMSVM); a fit stores its own with ``_start_from``, and a probability
       chain hands each fit's state to the next estimator;
     - ``_join_path(keep_rows, columns)`` / ``_leave_path()``: a lambda path's reuse
-      (:class:`PathReuse`), read by the fit through ``_path()``.
+      (:class:`PathReuse`), read by the fit through ``_path()``;
+    - ``_solved_dual()``: the dual a fit on such a path solved last and its solution (a
+      probability chain asks whether its next levels can change it).
     """
 
     # the type of the warm start of a refit (``_warm_start_state``)
@@ -177,6 +179,13 @@ class WarmStartMixin:
         for name in self._transient_state:
             self.__dict__.pop(name, None)
         return self
+
+    def _solved_dual(self):
+        """(problem, alpha): the dual the last fit solved last and its solution, as the
+        row source kept on a path (``_join_path(keep_rows=True)``) holds them; None when
+        no row source is kept.  Read, never written (see ``KeptRows``)."""
+        kept = getattr(self, "_row_state", None)
+        return None if kept is None else (kept.problem, kept.alpha)
 
     def _path(self):
         """The ``PathReuse`` of the lambda path the estimator is on (default: none)."""
