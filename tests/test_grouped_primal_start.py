@@ -8,12 +8,17 @@
 - WeightedRobustMSVM (with and without utility and truncation) and AdaptiveWeightedSVM on
   explicit features, started from the smoothed primal, converge with no ConvergenceWarning
   at every C from 1e-4 to 1e8, the convex fits within tol of the reference optimum (cvxpy +
-  Clarabel), the DC fits through their shifted steps (which the start leaves to the dual
-  solver);
+  Clarabel), the DC fits through their shifted steps (started from the primal too), their
+  last step within tol of the cvxpy optimum of the convex step linearized there;
+- the capped smoothed primal of a DC-shifted dual (lower bounds below zero, caps moved)
+  minimized by Newton's method reaches the minimum cvxpy + Clarabel finds for the same
+  smoothed objective (written as an infimal convolution of the capped box's support
+  function with a quadratic), and its gradient is the central difference of its value;
 - an approximate-kernel fit started from the primal reaches the objective of the fit without
   the start;
 - the stall case (make_classification, n = 10,000, d = 20, k = 5, C = 'auto'), which ran to
-  max_iter with the KKT residual stuck near 0.03, converges (slow).
+  max_iter with the KKT residual stuck near 0.03, converges (slow); so does its truncated
+  fit at n = 20,000, which stopped at max_iter in its shifted steps (slow).
 """
 
 import warnings
@@ -25,10 +30,12 @@ from sklearn.exceptions import ConvergenceWarning
 
 from msvm import AdaptiveWeightedSVM, WeightedRobustMSVM
 from msvm._capped_terms import CappedTerms
+from msvm._primal import CappedPrimal
 from msvm._core._rows import DenseLinearRows
 from msvm._core._solver import init_scores, solve
 from msvm._problem import margin_problem, shifted
-from oracle import cvx_weighted_loss, penalty, primal_fit, weighted_loss
+from oracle import (cvx_weighted_loss, penalty, primal_fit, weighted_beta, weighted_linearized_loss,
+                    weighted_loss)
 
 TOL = 1e-3
 EXPLICIT_PRIMAL = {"rows": "explicit features", "primal_start": "on"}
@@ -169,16 +176,117 @@ def _check_reference_optimum(model, C):
 
 @pytest.mark.parametrize("C", [1e-2, 1.0, 1e4, 1e6])
 def test_truncated_fit_converges_through_its_shifted_steps(C):
-    """WeightedRobustMSVM(truncation='auto') on explicit features: the convex first step
-    starts from the primal, the DC-shifted steps from the last step's dual (the start does
-    not apply to shifted groups); every solve reaches its stopping rule."""
+    """WeightedRobustMSVM(truncation='auto') on explicit features: every solve, the
+    DC-shifted steps included, starts from the primal and reaches its stopping rule, and
+    the last step is within tol of the cvxpy + Clarabel optimum of the convex step
+    linearized at the fitted function."""
+    _check_shifted_step(C)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("C", [1e-4, 1e-3, 0.1, 10.0, 1e2, 1e3, 1e5, 1e7, 1e8])
+def test_truncated_fit_converges_through_its_shifted_steps_wide(C):
+    """The property of test_truncated_fit_converges_through_its_shifted_steps at the other
+    powers of 10 of C from 1e-4 to 1e8."""
+    _check_shifted_step(C)
+
+
+def _check_shifted_step(C):
     X, y, w, U = _grouped_case(C, seed=1)
     est = WeightedRobustMSVM(C=C, kernel="linear", utility=U)
     est._plan_overrides = EXPLICIT_PRIMAL
     _fit_without_warning(est, X, y, w)
-    steps = est.solver_plan_.steps
-    assert steps[0].primal_start
+    assert all(step.primal_start for step in est.solver_plan_.steps)
     assert est.duality_gap_ <= TOL * max(abs(est.objective_), 1e-12) + 1e-12
+    s, G, K = est.truncation_, est.decision_values(X), X @ X.T
+    beta, jstar = weighted_beta(G, s)
+    beta &= U[y] > 0
+    try:
+        V, b, F = primal_fit(K, 3, cvx_weighted_loss(y, w, C, U, beta, jstar, s))
+    except RuntimeError:
+        pytest.skip("the reference solver did not converge")
+    best = penalty(V, K) + C * weighted_linearized_loss(F, y, w, U, s, beta, jstar)
+    # the fitted penalty: objective_ is the penalty plus C times the truncated loss
+    fitted = est.objective_ - C * weighted_loss(G, y, w, U, s)
+    here = fitted + C * weighted_linearized_loss(G, y, w, U, s, beta, jstar)
+    assert here <= best + TOL * max(abs(best), 1e-12), (here, best)
+
+
+def _shifted_problem(seed, n=14, k=3):
+    """A margin dual with a utility matrix, shifted as a DC step does (one variable of
+    every other group moved down by its cap: lower bounds below zero, caps to zero)."""
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([np.arange(k), rng.integers(0, k, n - k)])
+    X = rng.normal(size=(n, 2)) + 1.2 * np.eye(k, 2)[y]
+    U = np.eye(k) + np.array([[0, 0.4, 0], [0.2, 0, 0], [0, 0.3, 0]])
+    problem = margin_problem(y, k, rng.uniform(0.3, 2.0, n), U)
+    p = k - 1
+    shift = np.zeros(problem.n_vars)
+    for g in range(0, len(problem.cap), 2):
+        shift[g * p + rng.integers(0, p)] = problem.cap[g]
+    return shifted(problem, shift), X
+
+
+def _cvx_smoothed_minimum(problem, X, mu):
+    """min over (V, b) of the capped smoothed primal, by cvxpy + Clarabel: each group's
+    l(z) = max_{a in P} <a, z> - mu/2 |a|^2 is the infimal convolution of the support
+    function of P = {lo <= a <= hi, sum a <= cap} (an LP's dual: min hi.p - lo.q + cap r over
+    p - q + r 1 = u, p, q, r >= 0) with |z - u|^2 / (2 mu)."""
+    import cvxpy as cp
+
+    terms = CappedTerms(problem, mu)
+    n, d = X.shape
+    k = problem.k
+    V, b = cp.Variable((d, k)), cp.Variable(k)
+    F = X @ V + np.ones((n, 1)) @ cp.reshape(b, (1, k), order="C")
+    G, p = terms.lo.shape
+    rows = terms.sample
+    Z = []
+    for v in range(p):
+        S1 = np.zeros((G, n * k))
+        S1[np.arange(G), rows * k + terms.slot1[:, v]] = terms.coef1[:, v]
+        S1[np.arange(G), rows * k + terms.slot2[:, v]] += terms.coef2[:, v]
+        Z.append(terms.lin[:, v] + S1 @ cp.reshape(F, (n * k,), order="C"))
+    Z = cp.vstack(Z).T
+    u, P, Q, r = cp.Variable((G, p)), cp.Variable((G, p)), cp.Variable((G, p)), cp.Variable(G)
+    support = cp.sum(cp.multiply(terms.hi, P)) - cp.sum(cp.multiply(terms.lo, Q)) + terms.cap @ r
+    cons = [P >= 0, Q >= 0, r >= 0, P - Q + cp.reshape(r, (G, 1), order="C") @ np.ones((1, p))
+            == u, cp.sum(V, axis=1) == 0, cp.sum(b) == 0]
+    obj = (cp.sum_squares(V) / (2 * problem.kappa) + support
+           + cp.sum_squares(Z - u) / (2 * mu))
+    prob = cp.Problem(cp.Minimize(obj), cons)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    if prob.status != "optimal":
+        pytest.skip(f"the reference solver stopped with status {prob.status}")
+    return float(prob.value)
+
+
+@pytest.mark.parametrize("seed, mu", [(0, 0.3), (1, 0.05), (2, 1e-3)])
+def test_shifted_smoothed_primal_minimum_is_the_reference_minimum(seed, mu):
+    """On a DC-shifted capped dual (lower bounds below zero), the capped smoothed primal's
+    gradient is the central difference of its value (relative 1e-6) and Newton's method
+    reaches the minimum that cvxpy + Clarabel finds for the same smoothed objective
+    (relative 1e-7)."""
+    problem, X = _shifted_problem(seed)
+    assert np.any(problem.expand("lo") < 0)
+    primal = CappedPrimal(problem, X)
+    primal.mu = mu
+    rng = np.random.default_rng(seed)
+    V, b = primal._center(rng.normal(size=(X.shape[1], problem.k)), rng.normal(size=3))
+    dV, db = primal._center(rng.normal(size=V.shape), rng.normal(size=3))
+    f, gV, gb = primal.value_and_gradient(V, b, primal.decision(V, b))
+    h = 1e-6
+    up = primal.value_and_gradient(V + h * dV, b + h * db, primal.decision(V + h * dV,
+                                                                          b + h * db))[0]
+    down = primal.value_and_gradient(V - h * dV, b - h * db, primal.decision(V - h * dV,
+                                                                            b - h * db))[0]
+    slope = float(np.sum(gV * dV) + gb @ db)
+    assert (up - down) / (2 * h) == pytest.approx(slope, rel=1e-6, abs=1e-8)
+    V, b, F = primal.newton(V, b, 1e-10, max_steps=500)
+    value = primal.value_and_gradient(V, b, F)[0]
+    reference = _cvx_smoothed_minimum(problem, X, mu)
+    assert value == pytest.approx(reference, rel=1e-7, abs=1e-9)
+    assert value >= reference - 1e-7 * abs(reference)
 
 
 def test_approximate_kernel_fit_from_the_primal_matches_the_dual_fit():
@@ -201,6 +309,20 @@ def test_approximate_kernel_fit_from_the_primal_matches_the_dual_fit():
         assert not fits["off"].solver_plan_.steps[0].primal_start
         a, b = fits["on"].objective_, fits["off"].objective_
         assert abs(a - b) <= 2 * TOL * max(abs(a), abs(b))
+
+
+@pytest.mark.slow
+def test_truncated_stall_case_converges_from_the_primal():
+    """WeightedRobustMSVM(truncation='auto'), make_classification n = 20,000, d = 20, k = 5,
+    C = 'auto' (before: its DC-shifted steps on dual coordinate descent stopped at
+    max_iter): every solve, the shifted steps included, starts from the smoothed primal, and
+    the fit converges with no ConvergenceWarning within tol."""
+    X, y = make_classification(n_samples=20000, n_features=20, n_informative=10,
+                               n_classes=5, random_state=0)
+    est = _fit_without_warning(WeightedRobustMSVM(kernel="linear"), X, y, None)
+    assert all(step.primal_start for step in est.solver_plan_.steps)
+    assert est.kkt_residual_ <= TOL
+    assert est.duality_gap_ <= TOL * abs(est.objective_)
 
 
 @pytest.mark.slow

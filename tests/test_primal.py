@@ -396,14 +396,21 @@ def test_primal_start_is_chosen_only_where_it_pays():
     reinforced = msvm.ReinforcedMSVM(C=100.0)._dual_problem(y, 3, 100.0 * np.ones(len(y)))
     assert primal_start_applies(reinforced, X, diag)
     # group caps: groups of one size with two-slot directions are smoothed as a whole (the
-    # generalized-margin dual; WW's variables capped per sample), not a DC step's groups
-    # (shifted below zero)
+    # generalized-margin dual; WW's variables capped per sample), a DC step's groups
+    # (shifted below zero) too unless msvm._plan.SHIFTED_GROUP_START is off (the path before)
+    import msvm._plan as plan
     from msvm._problem import margin_problem, shifted
     margin = margin_problem(y, 3, 100.0 * np.ones(len(y)), np.eye(3))
     assert primal_start_applies(margin, X, diag)
     shift = np.zeros(margin.n_vars)
     shift[::2] = 1.0
-    assert not primal_start_applies(shifted(margin, shift), X, diag)
+    assert primal_start_applies(shifted(margin, shift), X, diag)
+    plan.SHIFTED_GROUP_START = False
+    try:
+        assert not primal_start_applies(shifted(margin, shift), X, diag)
+        assert primal_start_applies(margin, X, diag)
+    finally:
+        plan.SHIFTED_GROUP_START = True
     ww = _ww_problem(X, y, 3, 100.0)
     capped = ww.replace(group=ww.sample_of_var(), cap=np.full(len(y), 100.0))
     assert primal_start_applies(capped, X, diag)

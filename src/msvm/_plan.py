@@ -81,6 +81,10 @@ PRIMAL_MAX_UNKNOWNS = 1500
 CLUSTER_MIN_SAMPLES = 60000
 CLUSTER_SIZE = 4000
 
+# Whether the DC steps' shifted groups (WeightedRobustMSVM's truncation) may start from the
+# smoothed primal (``_smoothable``); benchmarks turn it off to measure the path before.
+SHIFTED_GROUP_START = True
+
 
 def cluster_start_possible(problem):
     """Whether the cluster start can be made for ``problem``: the per-class-hinge layout
@@ -98,15 +102,19 @@ def n_clusters(n, cluster_size=CLUSTER_SIZE):
 def _smoothable(problem):
     """Whether the smoothed primal can smooth ``problem``'s terms: one term per variable
     (no group caps, msvm._core._smoothed), or groups of one size with two-slot directions
-    smoothed as a whole (the generalized-margin duals, msvm._capped_terms) and not shifted
-    by a DC step (no lower bound below zero).  On the shifted groups of a DC step the
-    Newton steps are cut short by the terms they meet (steps of 0.01-0.2, 150 per stage at
-    n = 5,000 and 20,000, where the dual solver and its finishing step take them faster)."""
+    smoothed as a whole (the generalized-margin duals, msvm._capped_terms), a DC step's
+    shifted groups (lower bounds below zero) included unless ``SHIFTED_GROUP_START`` is
+    off (benchmarks: the path before the start took them).  Their Newton steps are cut
+    more often (msvm/_primal.py, ``SHIFTED_FIRST_MU_SHARE``) but still beat dual coordinate
+    descent: make_classification n = 5,000, d = 20, k = 5, truncation='auto', 76.8 s CPU
+    without the start on the shifted steps, 18.9 s with it
+    (benchmarks/results/grouped_primal_start.md)."""
     if problem.n_vars == 0:
         return False
     if not len(problem.cap):
         return True
-    return capped_terms_possible(problem) and not np.any(problem.expand("lo") < 0)
+    return capped_terms_possible(problem) and (SHIFTED_GROUP_START
+                                               or not np.any(problem.expand("lo") < 0))
 
 
 def primal_start_applies(problem, X, diag):

@@ -36,8 +36,25 @@ group's dual point is the projection of its z / mu onto its capped box, and its 
 projection's Jacobian.  Measured on make_classification (d = 20, k = 5, C = 'auto', CPU, a
 shared machine): WeightedRobustMSVM(truncation=None) at n = 10,000 in 0.95 s instead of 36-42
 s at max_iter, AdaptiveWeightedSVM at n = 50,000 in 14 s instead of 167 s
-(benchmarks/results/grouped_primal_start.md).  A DC step's shifted groups keep the dual solver
-(msvm/_plan.py, ``_smoothable``).
+(benchmarks/results/grouped_primal_start.md).
+
+A DC step's shifted groups (WeightedRobustMSVM's truncation: one variable of a truncated
+group in [-cap, 0], the others in [0, cap], the cap 0) start from it too, though their
+Newton steps are cut far more often (t = 0.02-0.2, 90-150 steps a solve at n = 5,000 against
+10-20 unshifted).  Not through a wrong smoothing: the gradient and Hessian match central
+differences (relative 1e-9), Newton's minimum matches cvxpy + Clarabel's of the smoothed
+objective (tests/test_grouped_primal_start.py), and centring the smoothing at the box's
+lower corner instead (the unshifted group plus a linear term) gives the same steps.  The
+cause is a zigzag: a truncated group's linearized loss is c max(f_o - f_j*, 0) between its
+class j* and another class o, flat on both sides of a band of width mu c, so the Newton
+matrix holds no curvature for it; the direction, nearly the same step after step, is cut
+where 10-40 such groups cross their band, and the next step sends most of them back (150
+steps changed the pattern of 433 groups, one of them 60 times), from the previous DC step's
+solution as much as from zero.  Levenberg-Marquardt damping and the union of the last two
+free sets both added steps; a longer continuation, from mu = 0.3 / max|bound|
+(``SHIFTED_FIRST_MU_SHARE``), halves them.  With the start the shifted steps still cost
+several times less than on dual coordinate descent (benchmarks/results/
+grouped_primal_start.md, section "The DC-shifted steps").
 
 The per-term passes (values, slot sums, line-search derivatives and their slopes, the changed
 free terms, the dual point) run compiled on the problem's compact layout
@@ -76,6 +93,11 @@ GRAD_SHARE = 0.05
 # the first stage's mu times max|bound|: stages at 1 and 0.1 / bound only re-formed free sets
 # that later stages discard (benchmarks/results/tuned_constants.md)
 FIRST_MU_SHARE = 0.03
+# the same for a DC step's shifted groups (lower bounds below zero; see the module note):
+# their truncated groups zigzag across the kinks between two classes' pieces, and a longer
+# continuation from a smoother problem halves the Newton steps (make_classification n =
+# 5,000, d = 20, k = 5, 23 DC steps: 92-157 steps a solve at 0.03, 56-116 at 0.3)
+SHIFTED_FIRST_MU_SHARE = 0.3
 # a stage whose mu would lie within this factor above the target's is replaced by the target
 # stage: the longer last stage costs less than one more stage (tuned_constants.md)
 LAST_STAGE_SNAP = 2.0
@@ -540,7 +562,8 @@ def primal_start(problem, X, W, mu0, tol, diag, max_steps, out=None):
     bound = problem.max_abs_bound()
     tol = max(tol, TOL_FLOOR)
     target = TARGET_SHARE * tol / bound
-    primal.mu = FIRST_MU_SHARE / bound
+    shifted = len(problem.cap) and bool(np.any(problem.expand("lo") < 0))
+    primal.mu = (SHIFTED_FIRST_MU_SHARE if shifted else FIRST_MU_SHARE) / bound
     # the dual solver's scores are those of alpha(z), V - kappa g_V and P c = g_b: a
     # gradient below gtol keeps their effect on the margins and equalities under
     # GRAD_SHARE tol
