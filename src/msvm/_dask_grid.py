@@ -17,8 +17,12 @@ its dual point, which a chunked fit does not keep).
 The client holds U and y (n values each: the bandwidth rule's spread and quantiles, the
 grid's range and which grid points have samples of one class only need them) and the
 training predictions of the degenerate-fit check; the features never leave the workers.
-``probability=True`` is refused on Dask input (its loose weighted refits land elsewhere
-than the in-memory ones: see the comment in ``fit_grid_dask``).  The fitted attributes are
+With ``probability=True`` (msvm/_dask_probability.py) a weighted refit starts each grid
+point's solve from the last fit's iterate at that grid point (``_grid_starts``), as every
+chunked weighted refit starts from the last fit's: TargetedLocalMSVM, 120 samples,
+``n_grid=4``, ``probability_grid=8``: 68 s CPU instead of 187 s from the last grid point's
+iterate of the same fit, the same probabilities within the loose refits' spread (0.184 from
+the in-memory ones either way: docs/distributed.md).  The fitted attributes are
 the in-memory fit's, except ``support_`` (one entry per support sample), which is not kept,
 and ``kkt_residuals_``, the bound mu max|bound| of each grid point's dual point through the
 smoothing; ``n_iter_`` counts Newton steps.
@@ -73,34 +77,18 @@ class GridChunkModel(ChunkModel):
                                   kappa=local["kappa"], equality=False)
 
 
-def fit_grid_dask(est, X, y, sample_weight):
-    """The model step of ``TargetedLocalMSVM.fit`` on Dask input (see the module note)."""
+def fit_grid_dask(est, X, y, sample_weight, start=None):
+    """The model step of ``TargetedLocalMSVM.fit`` on Dask input (see the module note).
+
+    ``start``: a TargetedLocalMSVM fitted on Dask input to the same rows (a weighted refit
+    of ``probability=True``, msvm/_dask_probability.py): each grid point's solve starts
+    from that fit's iterate at the same grid point, as every chunked weighted refit starts
+    from the last fit's; None for a fit of its own."""
     from ._dask import (_blocks, _check_data, _feature_names, _fit_map, _gamma, aligned,
                         as_row_chunks, check_dask_fit, require_dask)
     from ._fit_state import reset_fit_state
     require_dask()
     check_dask_fit(est)
-    if est.probability:
-        # Refused: the chunked estimate differs from the in-memory one by 0.05 (120 samples,
-        # n_grid=4, probability_grid=4) or 0.18 (probability_grid=8, where the folds' loose refits
-        # also choose another C factor: 1, in memory 3). The cause is the refit tol, not a weight,
-        # split or grid. The weighted refits run at REFIT_TOL_FACTOR tol (0.3 at tol=1e-3). In
-        # memory each grid point's refit starts from the last fit's dual and stops once within that
-        # gap (1 step at most grid points), near its accurate start. A chunked solve stops at the
-        # minimizer of the smoothed primal at mu proportional to tol whatever its start (started
-        # from the last refit's iterate: 2.5x fewer Newton steps, the same 0.046): grid point
-        # objectives up to 36% from the in-memory ones (both within the 0.3 gap), decision values
-        # off by ~1 on a scale of 7-15, some weighted fits' predictions flipped, the bracketed
-        # ratios moved by a level (up to 0.10), the probabilities by 0.05. The folds, bandwidth,
-        # grid, C and own fit (objectives within 5e-5) are the in-memory ones (and at
-        # probability_grid=4 the chosen factor, exponent and floor). At a refit tol of 1e-4
-        # (tol=1e-5, REFIT_TOL_FACTOR=10) the probabilities agree within 1.1e-4, at 130 s CPU for
-        # the chunked fit (0.9 s in memory).
-        raise NotImplementedError(
-            "TargetedLocalMSVM(probability=True) cannot be fitted on Dask input: its "
-            "loose weighted refits do not reproduce the in-memory estimate; fit with "
-            "probability=False, or fit the probability estimate on a subsample brought "
-            "into memory with .compute()")
     est._check_approximation()
     reset_fit_state(est)
     names = _feature_names(X)
@@ -128,15 +116,26 @@ def fit_grid_dask(est, X, y, sample_weight):
     est.C_ = est._resolve_C(k)
     if est.kernel_approximation is not None:
         _fit_map(est, Z)
-    fits = _solve_grid(est, _blocks(X, y, sw), factors, U, labels, Z.shape[1])
+    fits = _solve_grid(est, _blocks(X, y, sw), factors, U, labels, Z.shape[1],
+                       _grid_starts(est, start))
     _store(est, fits)
     pred = est.predict(X).compute()
     est._warn_if_degenerate(pred, est.classes_[labels])
     return est
 
 
-def _solve_grid(est, blocks, factors, U, labels, width):
-    """Every grid point's chunked solve, in order: a list of dicts (path, objective, ...)."""
+def _grid_starts(est, start):
+    """For each grid point, the Newton iterate (V, b) of ``start``'s solve there (or None):
+    None for every grid point without a fitted ``start`` on the same grid."""
+    starts = getattr(start, "_chunked_grid_iterates_", None)
+    if starts is None or not np.array_equal(start.grid_, est.grid_):
+        return [None] * len(est.grid_)
+    return starts
+
+
+def _solve_grid(est, blocks, factors, U, labels, width, starts):
+    """Every grid point's chunked solve, in order: a list of dicts (path, objective, ...);
+    ``starts`` (one per grid point, or None): where a weighted refit's solve starts."""
     from dask import delayed
 
     from ._dask import ChunkedNewton
@@ -148,7 +147,7 @@ def _solve_grid(est, blocks, factors, U, labels, width):
     fmap = getattr(est, "feature_map_", None)
     fits, start = [], (None, None)
     with one_blas_thread():
-        for u0 in est.grid_:
+        for u0, near in zip(est.grid_, starts):
             local = dict(target=est.target_index_, u0=float(u0), bandwidth=est.bandwidth_,
                          smoother=est.smoother, reinforcement=est.reinforcement,
                          kappa=est._kappa(k))
@@ -161,14 +160,15 @@ def _solve_grid(est, blocks, factors, U, labels, width):
                 # every box is [0, 0]: alpha = 0 and f = 0 solve the local problem exactly
                 fits.append(dict(u0=u0, path=np.zeros((k - 1, m)), objective=0.0, resid=0.0,
                                  n_iter=0, stop=CONVERGED, passes=solver.passes,
-                                 no_sample=True, one_class=False))
+                                 no_sample=True, one_class=False, iterate=None))
                 continue
-            solver.solve(*start)
+            solver.solve(*(start if near is None else near))
             start = (solver.V, solver.b)
             fits.append(dict(u0=u0, path=solver.function()[0], objective=solver.objective,
                              resid=float(solver.mu * solver.bound), n_iter=solver.steps,
                              stop=CONVERGED if solver.converged else "max_iter",
-                             passes=solver.passes, no_sample=False, one_class=one_class))
+                             passes=solver.passes, no_sample=False, one_class=one_class,
+                             iterate=(solver.V, solver.b)))
     return fits
 
 
@@ -191,6 +191,8 @@ def _store(est, fits):
     est.solver_plan_ = SolvePlan("explicit features", "float64", "chunked newton", "on",
                                  steps=(SolveStep("chunked newton", 0, True),)
                                  * sum(not fit["no_sample"] for fit in fits))
+    # each grid point's last Newton iterate: the start of a weighted refit
+    est._chunked_grid_iterates_ = [fit["iterate"] for fit in fits]
     est.local_problems_ = {
         "no_sample": np.array([fit["u0"] for fit in fits if fit["no_sample"]]),
         "one_class": np.array([fit["u0"] for fit in fits if fit["one_class"]])}

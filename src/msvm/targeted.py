@@ -289,11 +289,14 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         """
         return super().fit(X, y, sample_weight=sample_weight)
 
-    def _fit_model(self, X, y, sample_weight):
-        """The model step of the fit template (``BaseMSVM.fit``): the grid of local fits."""
+    def _fit_model(self, X, y, sample_weight, start=None):
+        """The model step of the fit template (``BaseMSVM.fit``): the grid of local fits
+        (``start``: on Dask input, the fit a weighted refit of ``probability=True`` starts
+        from, msvm/_dask_probability.py)."""
         if is_dask_collection(X):
             from ._dask_grid import fit_grid_dask
-            return fit_grid_dask(self, X, y, sample_weight)     # chunked: msvm/_dask_grid.py
+            # chunked: msvm/_dask_grid.py
+            return fit_grid_dask(self, X, y, sample_weight, start=start)
         self._check_approximation()
         X, y, sw = self._validate_fit_input(X, y, sample_weight, ensure_min_features=2)
         self.target_index_ = self._target_column(X.shape[1])
