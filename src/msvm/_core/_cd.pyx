@@ -65,6 +65,24 @@ cdef inline double _upper(const Prob* p, const State* st, int v) noexcept nogil:
     return ub
 
 
+cdef inline bint _next_full_group(const Prob* p, const State* st, int* v, int v1,
+                                  int* w) noexcept nogil:
+    """Advance v to the first variable of the next full group among v..v1-1 (its end in w);
+    False when none is left.  The caller sets v = w to go on: a group's fullness is tested
+    when it is reached, after the steps in the groups before it."""
+    cdef int g
+    while v[0] < v1:
+        g = v_grp(p, v[0])
+        if g < 0:
+            v[0] += 1
+            continue
+        w[0] = group_end(p, v[0], v1)
+        if group_full(p, st, g):
+            return True
+        v[0] = w[0]
+    return False
+
+
 cdef inline void _move(const Prob* p, State* st, int v, double delta, double Kii,
                        double* Fi, double* sumF, double* du) noexcept nogil:
     """alpha_v += delta: the sums (move_sums), the sample's local scores and its change du."""
@@ -201,29 +219,23 @@ cdef class CDSolver(InnerSolver):
         """One exact pair step inside every full group of sample i; the largest violation."""
         cdef const Prob* p = self.p
         cdef State* st = self.st
-        cdef int v = p.ptr[i], v1 = p.ptr[i + 1], w, va, vb, a, b, g
+        cdef int v = p.ptr[i], v1 = p.ptr[i + 1], w, va, vb, a, b
         cdef double viol = 0.0, gv, curv, t
-        while v < v1:
-            g = v_grp(p, v)
-            if g < 0:
-                v += 1
-                continue
-            w = group_end(p, v, v1)
-            if group_full(p, st, g):
-                gv = self._full_group_pair(v, w, sumF[0], &va, &vb)
-                if gv > 0.0:
-                    shrinkable[0] = False
-                    viol = max(viol, gv)
-                    a = v + va
-                    b = v + vb
-                    curv = (p.kappa * Kii + st.rho * p.equality) * pair_pnorm2(p, a, b)
-                    t = min(st.alpha[a] - v_lo(p, a), v_hi(p, b) - st.alpha[b])
-                    if curv > CURV_MIN and gv / curv < t:
-                        t = gv / curv
-                    if t > 0.0:
-                        _move(p, st, a, -t, Kii, self.Fs, sumF, self.du)
-                        _move(p, st, b, t, Kii, self.Fs, sumF, self.du)
-                        changed[0] = True
+        while _next_full_group(p, st, &v, v1, &w):
+            gv = self._full_group_pair(v, w, sumF[0], &va, &vb)
+            if gv > 0.0:
+                shrinkable[0] = False
+                viol = max(viol, gv)
+                a = v + va
+                b = v + vb
+                curv = (p.kappa * Kii + st.rho * p.equality) * pair_pnorm2(p, a, b)
+                t = min(st.alpha[a] - v_lo(p, a), v_hi(p, b) - st.alpha[b])
+                if curv > CURV_MIN and gv / curv < t:
+                    t = gv / curv
+                if t > 0.0:
+                    _move(p, st, a, -t, Kii, self.Fs, sumF, self.du)
+                    _move(p, st, b, t, Kii, self.Fs, sumF, self.du)
+                    changed[0] = True
             v = w
         return viol
 
@@ -287,16 +299,10 @@ cdef class CDSolver(InnerSolver):
         it), at the scores in Fs, nothing moved."""
         cdef const Prob* p = self.p
         cdef State* st = self.st
-        cdef int v = p.ptr[i], v1 = p.ptr[i + 1], w, va, vb, g
+        cdef int v = p.ptr[i], v1 = p.ptr[i + 1], w, va, vb
         cdef double viol = 0.0
-        while v < v1:
-            g = v_grp(p, v)
-            if g < 0:
-                v += 1
-                continue
-            w = group_end(p, v, v1)
-            if group_full(p, st, g):
-                viol = max(viol, self._full_group_pair(v, w, sumF, &va, &vb))
+        while _next_full_group(p, st, &v, v1, &w):
+            viol = max(viol, self._full_group_pair(v, w, sumF, &va, &vb))
             v = w
         return viol
 
