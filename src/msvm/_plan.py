@@ -70,6 +70,26 @@ PRIMAL_MIN_RATIO = 4
 # largest number of primal unknowns (d + 1) k: the Newton system is formed and factored
 PRIMAL_MAX_UNKNOWNS = 1500
 
+# A warm-started refit (the first solve of a fit from another fit's dual: a level of a
+# probability chain, a point of a lambda path) where the rule above makes the primal start
+# first runs dual coordinate descent from that dual for at most the epochs that the start is
+# estimated to cost, REFIT_NEWTON_STEPS Newton steps of ``newton_step_epochs`` epochs each
+# (``refit_dual_epochs``); if that does not converge, the start is computed from its iterate
+# and certified at once (msvm._sequence.DualSequence).  Neither start wins everywhere: from
+# the neighbouring level of a probability chain (one class's boxes grown by 2.4) dual
+# coordinate descent converged in 17-119 epochs on Nystroem features (200 components, n =
+# 5,000, d = 20, k = 5: a chain 13.3 s from the primal start, whose Newton steps, 10-97 a
+# refit, are cut at the kinks of the terms whose band mu * bound shrinks with the smallest
+# level, against 1.4 s), and took 460 epochs and more on the linear kernel with d = 5 (C =
+# 10), where the primal start certifies every refit at once (0.22 s a chain).  Dual first
+# with this budget costs at most about twice the better of the two (0.35 s there at 20 epochs
+# a refit); REFIT_DUAL_FIRST = False restores the primal start of every refit (benchmarks).
+REFIT_DUAL_FIRST = True
+REFIT_NEWTON_STEPS = 20
+# how much faster per flop the Newton system's dense factorization runs than an epoch of
+# dual coordinate descent (BLAS level 3 against vector updates; measured about 3-4)
+FACTOR_SPEEDUP = 3.0
+
 # The cluster start (msvm/_cluster_start.py) is made for computed-kernel fits ('kernel
 # cache' rows) from CLUSTER_MIN_SAMPLES samples, on about n / CLUSTER_SIZE clusters.  Measured
 # against the plain fit in one run (ReinforcedMSVM, RBF, C = 1, make_classification d = 20,
@@ -128,6 +148,25 @@ def primal_start_applies(problem, X, diag):
                                          and X.shape[0] >= PRIMAL_MID_SAMPLES)
     return (pays and unknowns <= PRIMAL_MAX_UNKNOWNS
             and X.shape[0] >= PRIMAL_MIN_RATIO * unknowns)
+
+
+def newton_step_epochs(n, d, k):
+    """The cost of one Newton step of the smoothed primal on n samples of d explicit
+    features and k class slots, in epochs of dual coordinate descent (about 2 n d k flops
+    each): two passes over X (the gradient's X^T U and the step's X S) and the Cholesky
+    factorization of the ((d + 1) k)-square Newton matrix, ((d + 1) k)^3 / 3 flops at
+    ``FACTOR_SPEEDUP`` times the rate.  n = 5,000, d = 200, k = 5: 13 (measured about 10);
+    d = 5: 2."""
+    m = (d + 1) * k
+    return 2.0 + m ** 3 / 3.0 / (FACTOR_SPEEDUP * 2.0 * max(n, 1) * max(d, 1) * k)
+
+
+def refit_dual_epochs(problem, X):
+    """The epochs of dual coordinate descent a warm-started refit on explicit features X
+    runs from its start before it turns to the smoothed-primal start (see
+    ``REFIT_NEWTON_STEPS``): the start's estimated cost, at least 1."""
+    n, d = X.shape
+    return max(1, int(np.ceil(REFIT_NEWTON_STEPS * newton_step_epochs(n, d, problem.k))))
 
 
 def primal_start_possible(problem, X):
@@ -244,6 +283,17 @@ class SolvePlan:
         if self.primal_start == "on":
             return primal_start_possible(problem, X)
         return primal_start_applies(problem, X, diag)
+
+    def refit_dual_budget(self, problem, X, diag):
+        """The epochs of dual coordinate descent that a warm-started refit of ``problem``
+        on explicit features X runs from its start before the smoothed-primal start (from
+        its iterate: ``restarts_from_primal``), or 0: the refit starts from the primal at
+        once (``REFIT_DUAL_FIRST`` off, the rule forced 'on') or not at all (the rule of
+        ``starts_from_primal`` says no).  See ``REFIT_NEWTON_STEPS``."""
+        if (not REFIT_DUAL_FIRST or self.primal_start != "auto"
+                or not self.starts_from_primal(problem, X, diag)):
+            return 0
+        return refit_dual_epochs(problem, X)
 
     def restarts_from_primal(self, problem, X, diag):
         """Whether a linear-kernel solve that its epoch budget stopped, and that the exact
