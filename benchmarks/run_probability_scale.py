@@ -17,11 +17,13 @@ otherwise): few explicit features, where the smoothed-primal start certifies a r
 For each size: one fit (``probability=False``) and, for each mode, ``probability=True``, all in
 this process, so that ratios are of the same run:
 
-- 'before': the code path of main at the start of the round (``msvm._plan.REFIT_DUAL_FIRST``
-  off: a weighted refit starts from the smoothed primal wherever a fit from zero would);
-- 'after': as the library runs now (a refit runs dual coordinate descent from the
+- 'before': the code path of main at the start of round 9 (``msvm._plan.REFIT_DUAL_FIRST``
+  off: a weighted refit starts from the smoothed primal wherever a fit from zero would; and
+  no row source kept from one level of a chain to the next with a ``kernel_approximation``);
+- 'after': as the library runs now (a chain's refit runs dual coordinate descent from the
   neighbouring level's dual for the primal start's estimated cost first,
-  ``msvm._plan.refit_dual_epochs``);
+  ``msvm._plan.refit_dual_epochs``; the chain keeps its row source, so that a level's
+  scores and kernel rows are not computed afresh and a chain stops where it is settled);
 - 'unshared': as 'after' with every fit scoring the held-out and test inputs through its own
   phi(X) (the path before the shared-map scoring of round 8);
 - 'uncapped': as 'after' with the calibration folds' training parts not capped
@@ -161,10 +163,13 @@ def mode_switches(mode):
     """The library as in ``mode`` (see the module note), restored on exit."""
     from msvm import _plan, _probability
 
+    from msvm._base import BaseMSVM
+
     saved = (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
-             _plan.REFIT_DUAL_FIRST)
+             _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"])
     if mode == "before":
         _plan.REFIT_DUAL_FIRST = False
+        BaseMSVM._row_source_key = _no_kept_rows(BaseMSVM._row_source_key)
     if mode == "unshared":
         _probability._mapped_ratios = lambda *args: None
     if mode == "uncapped":
@@ -173,7 +178,15 @@ def mode_switches(mode):
         yield
     finally:
         (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
-         _plan.REFIT_DUAL_FIRST) = saved
+         _plan.REFIT_DUAL_FIRST, BaseMSVM._row_source_key) = saved
+
+
+def _no_kept_rows(key):
+    """``BaseMSVM._row_source_key`` as on main before round 9: no row source kept with a
+    ``kernel_approximation``."""
+    def main_key(self, *args):
+        return None if self.kernel_approximation is not None else key(self, *args)
+    return main_key
 
 
 def probability_fit(n, components, mode, X, y, X_test, y_test):

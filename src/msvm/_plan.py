@@ -43,6 +43,7 @@ SOLVERS = ("auto", "smo", "cd")
 PRIMAL_STARTS = ("auto", "on", "off")
 CLUSTER_STARTS = ("auto", "on", "off")
 CACHE_DTYPES = ("float64", "float32")
+REFIT_STARTS = ("primal", "dual first")
 
 # Linear kernel: up to this many samples (and when every kernel row fits in the cache) the
 # greedy kernel solver on rows x_i^T X is used; above it, coordinate descent on the explicit
@@ -85,7 +86,7 @@ PRIMAL_MAX_UNKNOWNS = 1500
 # with this budget costs at most about twice the better of the two (0.35 s there at 20 epochs
 # a refit); REFIT_DUAL_FIRST = False restores the primal start of every refit (benchmarks).
 REFIT_DUAL_FIRST = True
-REFIT_NEWTON_STEPS = 20
+REFIT_NEWTON_STEPS = 40          # about the mean of the 10-97 measured at n = 5,000
 # how much faster per flop the Newton system's dense factorization runs than an epoch of
 # dual coordinate descent (BLAS level 3 against vector updates; measured about 3-4)
 FACTOR_SPEEDUP = 3.0
@@ -212,14 +213,16 @@ def row_kind(source, n, cache_size, cache_dtype):
 @dataclass(frozen=True)
 class SolveStep:
     """What one solve of a fit ran: its inner solver, the SMO path's working-set bound (0 on
-    the coordinate-descent path), whether it started from the smoothed primal, and how many
+    the coordinate-descent path), whether it started from the smoothed primal, how many
     times the solver went on from an exact finishing step (msvm/_finish.py) or a late
-    smoothed-primal start after its epoch budget (msvm._sequence.DualSequence)."""
+    smoothed-primal start after its epoch budget (msvm._sequence.DualSequence), and whether
+    a refit planned 'dual first' went on from that late start (``refit_dual_budget``)."""
 
     solver: str
     working_set: int
     primal_start: bool
     finishing_steps: int = 0
+    late_primal_start: bool = False
 
 
 @dataclass(frozen=True)
@@ -249,6 +252,11 @@ class SolvePlan:
         wherever it can run (kernel cache rows, ``cluster_start_possible``), 'off' never.
     cluster_size : int
         The samples per cluster the number of clusters is chosen for (``n_clusters``).
+    refit_start : {'primal', 'dual first'}
+        The start of a warm-started refit where the primal-start rule applies: 'primal' as a
+        fit from zero, or 'dual first' (a probability chain's refits): dual coordinate
+        descent from the warm start for the primal start's estimated cost first
+        (``refit_dual_budget``).
     clusters : int
         Clusters the start of the first solve was built on (0: no cluster start made).
     steps : tuple of SolveStep
@@ -264,6 +272,7 @@ class SolvePlan:
     cluster_start: str = "off"
     cluster_size: int = CLUSTER_SIZE
     clusters: int = 0
+    refit_start: str = "primal"
 
     def inner_solver(self, src, problem):
         """(solver, working_set) of a solve of ``problem`` on the row source ``src``."""
@@ -288,10 +297,11 @@ class SolvePlan:
         """The epochs of dual coordinate descent that a warm-started refit of ``problem``
         on explicit features X runs from its start before the smoothed-primal start (from
         its iterate: ``restarts_from_primal``), or 0: the refit starts from the primal at
-        once (``REFIT_DUAL_FIRST`` off, the rule forced 'on') or not at all (the rule of
-        ``starts_from_primal`` says no).  See ``REFIT_NEWTON_STEPS``."""
-        if (not REFIT_DUAL_FIRST or self.primal_start != "auto"
-                or not self.starts_from_primal(problem, X, diag)):
+        once (``refit_start`` 'primal', ``REFIT_DUAL_FIRST`` off, the rule forced 'on') or
+        not at all (the rule of ``starts_from_primal`` says no).  See
+        ``REFIT_NEWTON_STEPS``."""
+        if (self.refit_start != "dual first" or not REFIT_DUAL_FIRST
+                or self.primal_start != "auto" or not self.starts_from_primal(problem, X, diag)):
             return 0
         return refit_dual_epochs(problem, X)
 
@@ -342,13 +352,13 @@ class SolvePlan:
 
 def _check_overrides(overrides, source):
     unknown = set(overrides) - {"rows", "solver", "primal_start", "cache_dtype", "working_set",
-                                "cluster_start", "cluster_size"}
+                                "cluster_start", "cluster_size", "refit_start"}
     if unknown:
         raise ValueError(f"unknown plan overrides {sorted(unknown)}; use rows, solver, "
-                         f"primal_start, cache_dtype, working_set, cluster_start or "
-                         f"cluster_size")
+                         f"primal_start, cache_dtype, working_set, cluster_start, "
+                         f"cluster_size or refit_start")
     choices = {"solver": SOLVERS, "primal_start": PRIMAL_STARTS, "cache_dtype": CACHE_DTYPES,
-               "cluster_start": CLUSTER_STARTS,
+               "cluster_start": CLUSTER_STARTS, "refit_start": REFIT_STARTS,
                "rows": ("linear rows", "explicit features") if source == "linear" else ()}
     for name, allowed in choices.items():
         if name in overrides and overrides[name] not in allowed:
@@ -382,7 +392,8 @@ def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype=
     overrides : dict, default=None
         Forced decisions (tests, benchmarks): ``rows`` ('linear rows' or 'explicit
         features', for the 'linear' source), ``solver``, ``primal_start``, ``cache_dtype``,
-        ``working_set``, ``cluster_start`` and ``cluster_size`` (see :class:`SolvePlan`).
+        ``working_set``, ``cluster_start``, ``cluster_size`` and ``refit_start`` (see
+        :class:`SolvePlan`; a probability chain's refits set ``refit_start``).
 
     Returns
     -------
@@ -408,7 +419,8 @@ def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype=
     clusters = overrides.get("cluster_start", "auto" if rows == "kernel cache" else "off")
     return SolvePlan(rows, dtype, solver, primal, int(overrides.get("working_set", 0)),
                      cluster_start=clusters,
-                     cluster_size=int(overrides.get("cluster_size", CLUSTER_SIZE)))
+                     cluster_size=int(overrides.get("cluster_size", CLUSTER_SIZE)),
+                     refit_start=overrides.get("refit_start", "primal"))
 
 
 def source_plan(src, explicit_features):

@@ -424,9 +424,10 @@ class DualSequence:
             alpha, mu, started = ((alpha, mu, False) if dual_first else
                                   self._primal_start(problem, alpha, mu, tol))
             method, working_set = self.plan.inner_solver(self.src, problem)
-            alpha, mu, result, finished = self._solve_and_finish(
+            alpha, mu, result, finished, late = self._solve_and_finish(
                 problem, alpha, mu, tol, started, method, working_set, gap_scale, dual_first)
-            self.plan = self.plan.record(SolveStep(method, working_set, started, finished))
+            self.plan = self.plan.record(SolveStep(method, working_set, started, finished,
+                                                   late))
             self._refresh_scores(problem, alpha, finished)
             self.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
             sol = self._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual))
@@ -443,8 +444,8 @@ class DualSequence:
         (a proposal that its own stopping rule certifies, in its first augmented-Lagrangian
         round, or not), with a budget twice the work done so far, up to max_iter in all.
         A free set above SMALL_FREE variables is finished only when `_finish_due` says so.
-        Returns (alpha, mu, result, finishing steps taken), the result's epochs summed over
-        the runs.
+        Returns (alpha, mu, result, finishing steps taken, whether a 'dual first' refit went
+        on from the late primal start), the result's epochs summed over the runs.
 
         ``dual_first`` > 0 (a warm-started refit, ``_refit_dual_budget``): the first run
         gets that many epochs instead, and the smoothed-primal start from its iterate that
@@ -457,6 +458,7 @@ class DualSequence:
         budget = FINISH_AFTER if finishing else total
         if dual_first and finishing:
             budget = min(dual_first, total)
+        late = False
         free_before = None
         while True:
             result = solve(self.src, problem, alpha, mu, tol=tol, max_iter=budget,
@@ -466,7 +468,7 @@ class DualSequence:
             done += int(result.n_iter)
             if (result.status != Status.MAX_ITER or not finishing or done >= total
                     or result.n_iter <= 0):
-                return alpha, mu, result._replace(n_iter=min(done, total)), finished
+                return alpha, mu, result._replace(n_iter=min(done, total)), finished, late
             budget, certify = min(max(done, FINISH_AFTER), total - done), False
             free_before, due = _finish_due(problem, alpha, free_before, budget >= total - done)
             # one BLAS thread for the per-class / WW / angle finishing step: its products are
@@ -474,7 +476,9 @@ class DualSequence:
             # core made them 3x slower (n = 2,000 RBF, C = 1e5: 4.4 s CPU instead of 12.9 s
             # at a load of 14)
             found = None if started else self._late_primal_start(problem, alpha, mu, tol)
-            late = found is not None and dual_first > 0     # the refit's planned start
+            # the late start of a refit planned 'dual first' is certified at once
+            certify = found is not None and dual_first > 0
+            late = late or certify
             started = True
             if found is None and (due or finish is finish_grouped):
                 diag = self.src.diagonal()
@@ -489,7 +493,6 @@ class DualSequence:
                                          last=budget >= total - done))
             if found is not None:
                 finished += 1
-                certify = late
                 self.move_to(problem, found[0])
                 alpha, mu = self.alpha, np.array(found[1])
                 if self.verbose:
