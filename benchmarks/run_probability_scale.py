@@ -41,7 +41,6 @@ probability_scale.md; timings are reported, never asserted.
 """
 
 import argparse
-import copy
 import time
 import warnings
 from contextlib import contextmanager
@@ -89,7 +88,7 @@ class StageClock:
     wrapping the units of work of ``msvm._probability._ChainRunner`` (the same calls)."""
 
     def __init__(self, n):
-        self.n, self.stages, self.refits = n, {}, []
+        self.n, self.stages, self.refits, self.chains = n, {}, [], []
 
     def timed(self, name, function):
         def run(*args, **kwargs):
@@ -101,32 +100,22 @@ class StageClock:
         return run
 
     def chain(self, template, start, X, y, sample_weight, levels, label, features=None):
-        """``msvm._probability._weighted_chain`` (the same steps, its settled stop included)
-        with each refit's CPU time, epochs and start."""
-        from sklearn.base import clone
-
+        """``msvm._probability._weighted_chain`` itself, its CPU time and, from the fits it
+        returns (each once), every refit's epochs and start."""
         from msvm import _probability
 
-        est = clone(template)._start_from(start._warm_start_state())._join_path(keep_rows=True)
-        est._share_features(features)
-        is_label = np.asarray(y == label)
-        chain = []
-        with est._checked_refits(X, y):
-            for t in levels[::-1]:
-                cpu = time.process_time()
-                est.fit(X, y, sample_weight=sample_weight * np.where(is_label, 1.0 / t, 1.0))
-                steps = est.solver_plan_.steps
-                self.refits.append({"n": int(len(y)), "C": float(est.C), "t": float(t),
-                                    "cpu": time.process_time() - cpu,
-                                    "epochs": int(est.n_iter_),
-                                    "primal_start": any(s.primal_start for s in steps),
-                                    "late_start": any(s.finishing_steps for s in steps)})
-                chain.append(copy.copy(est))
-                if _probability.SETTLED_CHAINS and _probability._settled(est, is_label):
-                    break
-        est._leave_path()
-        chain += [chain[-1]] * (len(levels) - len(chain))
-        return chain[::-1]
+        cpu = time.process_time()
+        chain = _probability._weighted_chain(template, start, X, y, sample_weight, levels,
+                                             label, features)
+        cpu = time.process_time() - cpu
+        fits = list({id(fit): fit for fit in chain[::-1]}.values())
+        self.chains.append({"n": int(len(y)), "cpu": cpu, "refits": len(fits)})
+        for est in fits:
+            steps = est.solver_plan_.steps
+            self.refits.append({"n": int(len(y)), "C": float(est.C), "epochs": int(est.n_iter_),
+                                "primal_start": any(s.primal_start for s in steps),
+                                "late_start": any(s.late_primal_start for s in steps)})
+        return chain
 
     @contextmanager
     def installed(self, module):
@@ -144,17 +133,16 @@ class StageClock:
                 setattr(runner, name, value)
 
     def summary(self):
-        full = [r for r in self.refits if r["n"] == self.n]
-        folds = [r for r in self.refits if r["n"] != self.n]
         out = {name: round(cpu, 3) for name, cpu in self.stages.items()}
-        for name, rows in (("full", full), ("folds", folds)):
+        for name, full in (("full", True), ("folds", False)):
+            rows = [r for r in self.refits if (r["n"] == self.n) == full]
+            chains = [c for c in self.chains if (c["n"] == self.n) == full]
             out[f"{name} refits"] = len(rows)
-            out[f"{name} refits CPU"] = round(sum(r["cpu"] for r in rows), 3)
+            out[f"{name} chains CPU"] = round(sum(c["cpu"] for c in chains), 3)
             out[f"{name} refit epochs (mean)"] = (round(float(np.mean([r["epochs"] for r in rows])),
                                                         1) if rows else None)
             out[f"{name} refits from the primal"] = sum(r["primal_start"] for r in rows)
-            out[f"{name} refits gone on from the primal or a finishing step"] = sum(
-                r.get("late_start", False) for r in rows)
+            out[f"{name} refits on from a late primal start"] = sum(r["late_start"] for r in rows)
         return out
 
 
@@ -178,7 +166,8 @@ def mode_switches(mode):
         yield
     finally:
         (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
-         _plan.REFIT_DUAL_FIRST, BaseMSVM._row_source_key) = saved
+         _plan.REFIT_DUAL_FIRST) = saved[:3]
+        BaseMSVM._row_source_key = saved[3]
 
 
 def _no_kept_rows(key):

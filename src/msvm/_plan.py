@@ -15,7 +15,10 @@ shape and kind of its data with tuned thresholds:
   kernel rows and every direction of the problem has coefficients +-1 on its slots, dual
   coordinate descent ('cd') otherwise; and the SMO path's working-set bound;
 * the start from the smoothed primal (msvm/_primal.py) on explicit features where dual
-  coordinate descent is slow (``primal_start_applies``);
+  coordinate descent is slow (``primal_start_applies``), and, for the warm-started refits
+  of a probability chain (``refit_start='dual first'``), dual coordinate descent from the
+  neighbouring level's dual for that start's estimated cost before it
+  (``refit_dual_epochs``);
 * the start of a large computed-kernel fit of a per-class-hinge model from its dual solved
   on k-means clusters of the samples (msvm/_cluster_start.py,
   ``SolvePlan.starts_from_clusters``, from ``CLUSTER_MIN_SAMPLES`` samples).
