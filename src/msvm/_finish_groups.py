@@ -237,6 +237,9 @@ def _kkt_step(lay, c_eq, z, D, Lf, segments, E):
     least change that removes their residual), the curvature is then minimized on their
     null space N."""
     k, m = lay.k, len(z)
+    if m == 0:
+        # nothing is free (every variable at a bound): no step; the releases decide
+        return "newton", np.zeros(0), np.zeros(k)
     Ed = D @ E
     ne = k - 1 if lay.equality else 0
     B = _project_caps(np.sqrt(lay.kappa) * (Lf[:, :, None] * Ed[:, None, :]).reshape(m, -1),
