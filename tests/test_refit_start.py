@@ -157,7 +157,7 @@ def test_a_chain_on_nystroem_features_starts_on_the_dual():
     coordinate descent from the neighbour's dual, each within its budget, until one does
     not converge within it (the levels grow harder); that one goes on from the primal
     start and the levels after it start from the primal.  The first level converges on the
-    dual (23 epochs where the budget is 223)."""
+    dual (23 epochs where the budget is 227)."""
     X, y = make_classification(2500, 10, n_informative=6, n_classes=4,
                                n_clusters_per_class=1, random_state=0)
     est = ReinforcedMSVM(kernel_approximation="nystroem", n_components=100,

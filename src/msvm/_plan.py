@@ -74,20 +74,23 @@ PRIMAL_MIN_RATIO = 4
 # largest number of primal unknowns (d + 1) k: the Newton system is formed and factored
 PRIMAL_MAX_UNKNOWNS = 1500
 
-# A warm-started refit (the first solve of a fit from another fit's dual: a level of a
-# probability chain, a point of a lambda path) where the rule above makes the primal start
-# first runs dual coordinate descent from that dual for at most the epochs that the start is
-# estimated to cost, REFIT_NEWTON_STEPS Newton steps of ``newton_step_epochs`` epochs each
-# (``refit_dual_epochs``); if that does not converge, the start is computed from its iterate
-# and certified at once (msvm._sequence.DualSequence).  Neither start wins everywhere: from
-# the neighbouring level of a probability chain (one class's boxes grown by 2.4) dual
-# coordinate descent converged in 17-119 epochs on Nystroem features (200 components, n =
-# 5,000, d = 20, k = 5: a chain 13.3 s from the primal start, whose Newton steps, 10-97 a
-# refit, are cut at the kinks of the terms whose band mu * bound shrinks with the smallest
-# level, against 1.4 s), and took 460 epochs and more on the linear kernel with d = 5 (C =
-# 10), where the primal start certifies every refit at once (0.22 s a chain).  Dual first
-# with this budget costs at most about twice the better of the two (0.35 s there at 20 epochs
-# a refit); REFIT_DUAL_FIRST = False restores the primal start of every refit (benchmarks).
+# The refits of a probability chain (msvm/_probability.py: the same C, one class's boxes
+# grown by 2.4 from the neighbouring level's) are planned with refit_start='dual first': where
+# the rule above makes the primal start, such a refit (the first solve of a fit from another
+# fit's dual) first runs dual coordinate descent from that dual for at most the epochs that
+# the start is estimated to cost, REFIT_NEWTON_STEPS Newton steps of ``newton_step_epochs``
+# epochs each (``refit_dual_epochs``); if that does not converge, the start is computed from
+# its iterate and certified at once (msvm._sequence.DualSequence), and the chain's later
+# levels (larger boxes, harder for both) start from the primal at once (refit_start='primal',
+# the start of every other fit).  Neither start wins everywhere (one class's chain, CPU,
+# shared machine).  Nystroem features, 200 components, d = 20, k = 5: at n = 5,000 dual
+# coordinate descent converged in 17-119 epochs a level, 1.7 s a chain, against 15.0 s from
+# the primal start, whose Newton steps (10-97 a level) are cut at the kinks of the terms
+# whose band mu * bound narrows with the level; at n = 20,000 in 26-672 epochs, 25.6 s
+# against 24.2 s.  The linear kernel with d = 5, C = 10, n = 5,000: 460 epochs and more,
+# where the primal start certifies every level at once (0.24 s a chain; 0.28 s with the
+# first level's budget spent first).  REFIT_DUAL_FIRST = False restores the primal start of
+# every refit (benchmarks).
 REFIT_DUAL_FIRST = True
 REFIT_NEWTON_STEPS = 40          # about the mean of the 10-97 measured at n = 5,000
 # how much faster per flop the Newton system's dense factorization runs than an epoch of
