@@ -491,7 +491,7 @@ def bench_feature_map(quick):
             BaseMSVM._feature_map_key = lambda self, X, dtype: None
         try:
             t0 = time.process_time()
-            chains[mode] = _probability._weighted_chain(refit, est, X, y, sw, levels, 0)
+            chains[mode], _ = _probability._weighted_chain(refit, est, X, y, sw, levels, 0)
             cpu[mode] = time.process_time() - t0
         finally:
             BaseMSVM._feature_map_key = key
