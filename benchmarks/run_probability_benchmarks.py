@@ -37,6 +37,9 @@ scaling and pairwise coupling) with the same C and kernel width.
    the simulated examples at n = 400 and 3,000 (CPU time, log loss, Brier, MAE, identity).
 7. Chains that stop where their fit is settled (``msvm._probability._settled``) and the
    same-C warm start kept, against every level refitted, on the data of section 6.
+8. The chains of a group of classes on one row source with one storage of kernel rows, and
+   one BLAS thread, against a row source per chain, on the data of section 7 (3 draws of
+   each example).
 
 Every table also has CalibratedClassifierCV(method='isotonic'); times are CPU time on a
 machine shared with other jobs, ratios measured in the same run.
@@ -679,9 +682,10 @@ def bench_fold_cap(quick):
             "cap": _probability.CALIBRATION_TRAIN_MAX}
 
 
-def _before_after_rows(quick, before, section):
-    """Sections 6 and 7: the rows of :func:`_fold_cap_row` on the real sets and the
-    simulated examples, the probability fit before in the context ``before()``."""
+def _before_after_rows(quick, before, section, reps=None):
+    """Sections 6 to 8: the rows of :func:`_fold_cap_row` on the real sets and the
+    simulated examples, the probability fit before in the context ``before()``; ``reps``:
+    the repetitions of the examples at n = 400 and 3,000 (default: FOLD_CAP_REPS and 1)."""
     from msvm import ReinforcedMSVM
     from msvm.datasets import make_reinforced_example, reinforced_example_proba
 
@@ -693,7 +697,8 @@ def _before_after_rows(quick, before, section):
 
         rows.append({"data": name, "C": C, **_fold_cap_row(make, X, y, X_test, y_test,
                                                            before=before, section=section)})
-    sizes = ((200, 1), (1600, 1)) if quick else ((400, FOLD_CAP_REPS), (3000, 1))
+    reps = (FOLD_CAP_REPS, 1) if reps is None else reps
+    sizes = ((200, 1), (1600, 1)) if quick else ((400, reps[0]), (3000, reps[1]))
     for n, reps in sizes:
         for example in ("4.1.1", "4.1.2"):
             for C in (1.0, 10.0):
@@ -815,6 +820,60 @@ def render_settled(res):
               "examples, argmax = predict):\n\n" + lines)
 
 
+# --------------------------------------------------------------------------- 8. shared rows
+SHARED_ROWS_REPS = (3, 3)   # repetitions of section 8's examples at n = 400 and 3,000
+
+
+@contextlib.contextmanager
+def own_row_sources():
+    """msvm's probability fit as before this round: every class's chain on a row source of
+    its own (``CHAIN_GROUP_CLASSES`` = 1), the storage of its kernel rows resolved at every
+    level from that level's weights (with cache_dtype='auto' the row source was rebuilt
+    where it changed), and the caller's BLAS threads.  The held-out scoring is this round's
+    in both (the same values to rounding)."""
+    from msvm import _probability
+
+    saved = (_probability.CHAIN_GROUP_CLASSES, _probability.resolve_cache_dtype,
+             _probability.one_blas_thread)
+    _probability.CHAIN_GROUP_CLASSES = 1
+    _probability.resolve_cache_dtype = lambda cache_dtype, *args: cache_dtype
+    _probability.one_blas_thread = contextlib.nullcontext
+    try:
+        yield
+    finally:
+        (_probability.CHAIN_GROUP_CLASSES, _probability.resolve_cache_dtype,
+         _probability.one_blas_thread) = saved
+
+
+def bench_shared_rows(quick):
+    """Section 8: the chains of a group of classes on one row source, one storage of kernel
+    rows per chain, one BLAS thread."""
+    return {"rows": _before_after_rows(quick, own_row_sources, "8", reps=SHARED_ROWS_REPS)}
+
+
+def render_shared_rows(res):
+    lines = "\n".join(f"- {_targets_line(r)}" for r in res["rows"])
+    return (_before_after_table(res["rows"])
+            + "\n\n'before': every class's chain on a row source of its own, its kernel "
+              "rows stored as the plan resolves cache_dtype='auto' at each level's weights "
+              "(float64 past C / t = 100: the row source rebuilt in the middle of the chain), "
+              "the caller's BLAS threads (the fit of section 7's 'after'); 'after': the "
+              "chains of up to 5 classes on one X run one after another on one row source "
+              "(`msvm._probability._task_chains`; each chain's first fit reuses the kernel "
+              "rows the last one cached and moves its scores to the start), the storage "
+              "resolved once for the chains' start, and one BLAS thread during the "
+              "probability fit. Both score the held-out samples with this round's single "
+              "kernel block over the union of the fits' supports (before it, section 7, "
+              "the scoring took about twice as long: 0.50 against 0.25 s of pendigits "
+              "2,000's fit in a profile). CPU time (`time.process_time`) of one fit "
+              "each, means over the repetitions (3 draws of each example at both sizes), on "
+              "a machine shared with five other engineers' jobs (2 cores): ratios are from "
+              "the same run.\n\n"
+              "Targets of issue 25 (after: at most 10x one fit, at most 2x Platt, log loss "
+              "at most before + 0.01 on real data, MAE at most before + 0.002 on the "
+              "examples, argmax = predict):\n\n" + lines)
+
+
 SETUPS = {
     "1": ("1. Simulated examples with known probabilities (Liu and Yuan 2011, 4.1.1 and 4.1.2)",
           "Training data `make_reinforced_example(n, example, random_state=rep)`, test data of "
@@ -888,10 +947,18 @@ SETUPS = {
           "repetition), 5000 test samples; ReinforcedMSVM (gamma='scale' on the real data, "
           "'median' on the examples), probability_grid=8; Platt: "
           "CalibratedClassifierCV(same estimator, method='sigmoid', cv=5)."),
+    "8": ("8. Chains on one row source per group of classes (issue 25 item 1)",
+          "The probability fit before and after this round's change in one process, on the "
+          "data of section 7 with 3 draws of each example at n = 400 and at n = 3,000 "
+          "(means over the draws): pendigits at 2,000 samples and all 7,694 (C = 10), "
+          "breast cancer (C = 1), Liu and Yuan's examples 4.1.1 and 4.1.2 at C = 1 and 10; "
+          "ReinforcedMSVM (gamma='scale' on the real data, 'median' on the examples), "
+          "probability_grid=8; Platt: CalibratedClassifierCV(same estimator, "
+          "method='sigmoid', cv=5)."),
 }
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
-          "7": render_settled}
+          "7": render_settled, "8": render_shared_rows}
 
 
 def render_report(data):
@@ -925,7 +992,8 @@ def main(argv=None):
     return sectioned_main(rest, __doc__.split("\n\n")[0], "probability",
                           {"1": bench_simulated, "2": bench_pendigits,
                            "3": bench_breast_cancer, "4": bench_feature_map,
-                           "5": bench_approx, "6": bench_fold_cap, "7": bench_settled},
+                           "5": bench_approx, "6": bench_fold_cap, "7": bench_settled,
+                           "8": bench_shared_rows},
                           SETUPS, RENDER, render_report)
 
 
