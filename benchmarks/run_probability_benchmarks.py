@@ -85,6 +85,7 @@ BEFORE = {
 ROUND_BEFORE = {"pendigits": (18.53, 36.4, 6.9, 0.0410),
                 "breast_cancer": (0.60, 106.8, 1.5, 0.1470)}
 PARALLEL_JOBS = 2
+ONE_FIT_REPEATS = 5        # fits of under 0.1 s: the least of this many CPU times
 FOLD_CAP_REPS = 2         # repetitions of section 6's simulated rows at n = 400
 # msvm._probability's constants before this round (git 34e0e2e), for the same-run comparison
 PREVIOUS_SETTINGS = {"REFIT_TOL_FACTOR": 10.0, "REFIT_TOL_MAX": np.inf, "FACTOR_SE": 0.0}
@@ -632,7 +633,7 @@ def _fold_cap_row(make, X, y, X_test, y_test, truth=None, before=lambda: fold_ca
 
     classes = np.unique(y)
     y_enc = np.searchsorted(classes, y_test)
-    row = {"n": len(y), "one_fit": wall_cpu_fit(make(False), X, y)[1]}
+    row = {"n": len(y), "one_fit": _one_fit_cpu(make, X, y)}
     for name, context in (("before", before), ("after", contextlib.nullcontext)):
         with context():
             _, cpu, est = wall_cpu_fit(make(True), X, y)
@@ -652,6 +653,16 @@ def _fold_cap_row(make, X, y, X_test, y_test, truth=None, before=lambda: fold_ca
           f", after {row['after']['cpu']:.2f}, Platt {cpu:.2f}; log loss "
           f"{row['before']['log_loss']:.4f} -> {row['after']['log_loss']:.4f}", flush=True)
     return row
+
+
+def _one_fit_cpu(make, X, y):
+    """CPU time of one fit (probability=False): the least of ONE_FIT_REPEATS fits when the
+    first takes under 0.1 s (a single fit of 10 ms read 0.009 to 0.019 s on the shared
+    machine, which moved the ratios to it by a factor of two), else of the first."""
+    times = [wall_cpu_fit(make(False), X, y)[1]]
+    while times[0] < 0.1 and len(times) < ONE_FIT_REPEATS:
+        times.append(wall_cpu_fit(make(False), X, y)[1])
+    return min(times)
 
 
 def _real_sets(quick):
@@ -866,7 +877,8 @@ def render_shared_rows(res):
               "kernel block over the union of the fits' supports (before it, section 7, "
               "the scoring took about twice as long: 0.50 against 0.25 s of pendigits "
               "2,000's fit in a profile). CPU time (`time.process_time`) of one fit "
-              "each, means over the repetitions (3 draws of each example at both sizes), on "
+              "each (one fit of the estimator: the least of 5 where it takes under 0.1 s), "
+              "means over the repetitions (3 draws of each example at both sizes), on "
               "a machine shared with five other engineers' jobs (2 cores): ratios are from "
               "the same run.\n\n"
               "Targets of issue 25 (after: at most 10x one fit, at most 2x Platt, log loss "

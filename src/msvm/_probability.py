@@ -117,11 +117,29 @@ cheaper ones:
   (``msvm._sequence.path_start``), whose scores the kept row source holds: no score update
   (the rescaled start of a C path restored the equalities by moving every free variable:
   3 % of the time on 7,694 pendigits samples);
-
 - a class's chain is one estimator refitted at every level, warm-started from the previous
   level's dual and on the previous level's row source (its scores and kernel-row cache are
   kept, as along a lambda path: ``_join_path(keep_rows=True)``); a copy of the fitted
   estimator, without the row source, is kept at each level;
+- the chains of up to ``CHAIN_GROUP_CLASSES`` (5) classes on the same X run one after
+  another on one row source (:func:`_task_chains`): a chain's first fit reuses the kernel
+  rows the last chain cached and moves its scores to the start (the rows whose variables
+  differ), where a chain on a row source of its own computed the same kernel rows and the
+  start's scores again, k times per X.  The rows are stored in one dtype along the chains,
+  the one the plan resolves for their start (``msvm._plan.resolve_cache_dtype`` at the
+  refits' C, tol and weights): with ``cache_dtype='auto'``, the levels whose C / t passed
+  ``FLOAT32_MAX_BOUND`` (100) asked for float64 rows and rebuilt the row source in the
+  middle of every chain; at the refits' tolerance the float32 rounding of a kernel value
+  (6e-8 of it) is far below the accuracy asked for.  The groups depend on the classes
+  alone, so the fits are the same for every ``n_jobs``.  Pendigits (C = 10, CPU, shared
+  machine, one run): 2,000 samples 4.0 to 2.9 s (11x to 8.1x one fit), 7,694 samples 17.7
+  to 9.6 s (7.0x to 3.8x), the same log loss (benchmarks/results/probability.md, section
+  8, for the examples and breast cancer); the probabilities move by the refits' rounding
+  and tolerance only;
+- the probability fit runs with one BLAS thread (``msvm._thread_pools.one_blas_thread``):
+  its products are small and many, and a second OpenBLAS thread spinning on a busy core
+  made a 134 x 265 by 265 x 48 product cost 7 ms of CPU instead of 0.06 ms (load 12):
+  about 10 % of a fit on 400 samples;
 - the weighted fits stop at ``REFIT_TOL_FACTOR`` (300) times the estimator's ``tol`` (the
   threshold of the scaled KKT residual and the relative duality gap), at most at
   ``REFIT_TOL_MAX`` (0.3): the bracketing reads only where a margin changes sign between two
@@ -152,15 +170,32 @@ cheaper ones:
 - the kernel width a heuristic ('scale', 'median') resolved in the estimator's fit is
   passed on as a number, so it is neither recomputed in every weighted fit nor changed on
   the calibration folds (whose fits are meant to be those of the estimator on fewer samples);
-- the held-out samples of a fold are scored by all the fold's weighted fits through one
-  ``KernelColumns`` (each kernel column computed once, not once per fit) and one matrix
-  product with their coefficients side by side (``_stacked_decision_values``); so is the X
-  of ``predict_proba``;
+- the held-out samples of a fold are scored by all the fold's fits (its own fit too)
+  through one block of kernel columns, those of the union of their supports, each computed
+  once, and one matrix product with their coefficients side by side
+  (``_stacked_decision_values``); so is the X of ``predict_proba`` (whose own fit scores X
+  itself, so that the argmax is exactly ``predict``).  With the columns added fit by fit
+  to a block of all n_train columns (``KernelColumns``) and every class's margins sorted
+  for one class's, the scoring took 0.50 s of pendigits' (2,000 samples) 4.4 s, now 0.25;
 - a chain's refits validate X and y once (``BaseMSVM._checked_refits``: each is the fit the
   public ``fit`` makes), and :func:`fit_shape` minimizes with the exact gradient (TNC): with
   L-BFGS-B and a numerical gradient it took 40 % of a breast cancer probability fit.
   Breast cancer (398 samples): 0.57 to about 0.3 s CPU; pendigits (2,000), where the
   compiled solver dominates: 36x one fit before and after (shared, loaded machine).
+
+Measured and not kept in the round of the shared row sources (CPU time, shared machine):
+one refitted calibration fold where its held-out part has at least 1,000 samples (the
+second fold's fits are a third of the time at 2,000 pendigits samples: 4.1 to 2.9 s, log
+loss 0.0390 to 0.0407, where 3 C was then chosen; 7,694 samples 18.3 to 16.8 s, log loss
+0.0322 to 0.0321), because on Liu and Yuan's example 4.1.2 at n = 3,000 (3 draws) the mean
+absolute error against the truth rose by 0.0019 at C = 1 and by 0.0032 at C = 10, over the
+limit of +0.002 (one draw's single fold gave 0.030 against 0.023); the folds' own fits
+warm-started from the full fit's dual on their rows (rescaled to their weights, 2 n_train /
+n): 0.46 to 0.36 s of pendigits' 2,000-sample fit, too little for a start on another
+problem's variables.  Not tried: the folds' chains at a looser tol (their refits already
+end after one to three solver passes on pendigits, the floor of a refit), and deciding
+the C factor on the folds first (it is: the full data's chains run at the chosen factor
+only).
 
 Measured (CPU time, shared machine): ReinforcedMSVM(C=10) on 2,000 pendigits samples, one
 fit 0.6 s, ``probability=True`` 145 s before these changes, 62 s with three refitted folds
@@ -173,9 +208,9 @@ path a chain also keeps the feature map and phi(X) from one level to the next
 chain and top fit on the same X (the full fit's, or a fold's for both C factors) starts with
 the map and phi(X) of the own fit on that X (``BaseMSVM._kept_feature_state``): 3 maps per
 probability fit instead of 1 + k + 2 (2 + 2 k), the same probabilities. With
-``n_jobs`` the units of work (the folds' own and top fits, then every (fold or full fit,
-factor, class) chain) run in parallel through joblib; each is computed from its inputs
-alone, so the result is the same for every ``n_jobs`` and backend (a
+``n_jobs`` the units of work (the folds' own and top fits, then the chains of every
+(fold or full fit, factor, group of classes)) run in parallel through joblib; each is
+computed from its inputs alone, so the result is the same for every ``n_jobs`` and backend (a
 ``joblib.parallel_backend('dask')`` context runs them on a Dask cluster). ``predict_proba``
 evaluates the k * m + 1 (+ 1) fitted functions of the full fit. A DC model runs its DC
 algorithm in every weighted fit, AdaptiveWeightedSVM its reweighting, TargetedLocalMSVM its
@@ -963,8 +998,8 @@ class ProbabilityMixin:
     ``_fit_probability``) fits the estimator and then, for each class j and each level t of
     :func:`probability_levels` (``probability_grid`` levels), a weighted fit of the same
     estimator with class j's samples at weight 1/t and the others at weight 1 (times the given
-    sample weights), warm-started along the levels on one kept row source per class: 1 + k * m
-    fits; before them, the same on the training part of two of 3 folds (at most
+    sample weights), warm-started along the levels on one row source per group of
+    classes: 1 + k * m fits; before them, the same on the training part of two of 3 folds (at most
     ``CALIBRATION_TRAIN_MAX`` samples each, every other sample held out), at C and at 3 C,
     whose held-out estimates choose the C of the weighted fits, an exponent and a floor of
     the estimate (at most about 5 (1 + k m) fits in all, ``n_probability_fits_``: a chain
