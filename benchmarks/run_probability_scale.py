@@ -99,30 +99,31 @@ class StageClock:
                 self.stages[name] = self.stages.get(name, 0.0) + time.process_time() - cpu
         return run
 
-    def chain(self, template, start, X, y, sample_weight, levels, label, features=None):
-        """``msvm._probability._weighted_chain`` itself, its CPU time and, from the fits it
-        returns (each once), every refit's epochs and start."""
+    def chains_of(self, template, start, X, y, sample_weight, levels, labels, features=None):
+        """``msvm._probability._task_chains`` itself (the chains of some classes on one X),
+        its CPU time and, from the fits it returns (each once), every refit's epochs and
+        start."""
         from msvm import _probability
 
         cpu = time.process_time()
-        chain = _probability._weighted_chain(template, start, X, y, sample_weight, levels,
-                                             label, features)
+        chains = _probability._task_chains(template, start, X, y, sample_weight, levels,
+                                           labels, features)
         cpu = time.process_time() - cpu
-        fits = list({id(fit): fit for fit in chain[::-1]}.values())
+        fits = list({id(fit): fit for chain in chains for fit in chain[::-1]}.values())
         self.chains.append({"n": int(len(y)), "cpu": cpu, "refits": len(fits)})
         for est in fits:
             steps = est.solver_plan_.steps
             self.refits.append({"n": int(len(y)), "C": float(est.C), "epochs": int(est.n_iter_),
                                 "primal_start": any(s.primal_start for s in steps),
                                 "late_start": any(s.late_primal_start for s in steps)})
-        return chain
+        return chains
 
     @contextmanager
     def installed(self, module):
         runner = module._ChainRunner
         saved = {name: runner.__dict__[name] for name in
-                 ("weighted_chain", "own_fit", "top_fit", "ratios")}
-        runner.weighted_chain = staticmethod(self.timed("chains", self.chain))
+                 ("task_chains", "own_fit", "top_fit", "ratios")}
+        runner.task_chains = staticmethod(self.timed("chains", self.chains_of))
         runner.own_fit = staticmethod(self.timed("folds' own fits", module._own_fit))
         runner.top_fit = staticmethod(self.timed("top fits", module._top_fit))
         runner.ratios = staticmethod(self.timed("held-out ratios", module.bracketed_ratios))

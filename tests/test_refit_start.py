@@ -128,9 +128,9 @@ def _chain(est, X, y, label=0, grid=8):
     ``_fit_probability`` makes it (the refits' C and tol), unique fits from t = 1 down."""
     template = clone(est).set_params(warm_start=True, C=est.C_)
     refit = _probability._refit_template(template, 1.0)
-    chain = _probability._weighted_chain(refit, est, X, y, np.ones(len(y)),
-                                         _probability.probability_levels(grid), label,
-                                         est._kept_feature_state(X))
+    chain, _ = _probability._weighted_chain(refit, est, X, y, np.ones(len(y)),
+                                            _probability.probability_levels(grid), label,
+                                            est._kept_feature_state(X))
     return list({id(fit): fit for fit in chain[::-1]}.values())
 
 
