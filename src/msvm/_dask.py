@@ -802,7 +802,7 @@ class ChunkedNewton:
         duality gap to certify (the estimator's by default); ``gap_scale``: the least size
         of the objective it is measured against (a DC step's, as in msvm._dc)."""
         from ._primal import (FIRST_MU_SHARE, GRAD_SHARE, LAST_STAGE_SNAP, NEWTON_MAX_ITER,
-                              SHIFTED_FIRST_MU_SHARE, STAGE_RTOL, TARGET_SHARE, TOL_FLOOR)
+                              STAGE_RTOL, TARGET_SHARE, TOL_FLOOR)
         est = self.est
         self.tol = float(est.tol) if tol is None else float(tol)
         self.gap_scale = float(gap_scale)
@@ -812,9 +812,7 @@ class ChunkedNewton:
         gtol = GRAD_SHARE * tol * min(1.0, bound) / (
             self.kappa * np.sqrt(max(self.diag, 1e-300)) + 1.0)
         budget = int(est.max_iter)
-        # a DC step's shifted groups: the in-memory shifted steps' longer continuation
-        shifted = self.grouped and self.model.linearized is not None
-        self.mu = (SHIFTED_FIRST_MU_SHARE if shifted else FIRST_MU_SHARE) / bound
+        self.mu = FIRST_MU_SHARE / bound
         if V is None:
             V, b = np.zeros((self.d, self.k)), np.zeros(self.k)
         self.factor = None
