@@ -29,7 +29,8 @@ The DC steps of a grouped truncated model on explicit features (WeightedRobustMS
 ``kernel='linear'`` or an approximate kernel, where each step's dual starts from the smoothed
 primal) take their start and their linearization from the DC iteration on the smoothed
 primal (``SMOOTHED_DC``, msvm._primal.smoothed_dc_start): each stage of the Newton
-continuation is relinearized at its iterate whenever its steps converge, so the step handed
+continuation but the last is relinearized at its iterate whenever its steps converge, so the
+step handed
 to the dual solver is already near a DC fixed point, solved to tol at once, and the loop
 finds the linearization at its solution repeated after one or two steps.  The loop's rules
 and certificates are unchanged (every accepted step is a convex dual solved to tol; the
@@ -41,8 +42,9 @@ samples across the truncation point and 5-14 groups to another most-competing cl
 path, not inexact solves.  Measured (CPU, shared machine,
 benchmarks/results/grouped_primal_start.md, section "The DC steps linearized on the smoothed
 primal"): n = 5,000 1.6 s and 2 DC steps instead of 13-15 s and 17-27, objective 2439.2
-against 2436.3-2437.5; n = 20,000 24.6 s and 3 steps instead of 135-214 s and 35-72
-(objective 10449.5 against 10456.8-10475.8); pendigits linear 3.8 s instead of 11.4 s.
+against 2436.3-2437.5; n = 20,000 18.4 s and 3 steps instead of 135-214 s and 35-72
+(objective 10449.2 against 10456.8-10475.8), 17-19x its first convex step instead of
+148x; pendigits linear 3.8 s instead of 11.4 s.
 After a rejected step the loop goes on without it (the linearization at the solution).
 
 The loop is :func:`dc_fit`, a function over a :class:`msvm._sequence.DualSequence` (the row

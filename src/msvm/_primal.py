@@ -57,14 +57,15 @@ several times less than on dual coordinate descent (benchmarks/results/
 grouped_primal_start.md, section "The DC-shifted steps").
 
 A DC step of such a dual also chooses its linearization on the smoothed primal
-(`smoothed_dc_start`, called by msvm/_dc.py): the continuation from zero, each stage
-relinearized at its iterate whenever its Newton steps converge (`_Relinearizer`: a group at
-most RELINEARIZE_MAX_CHANGES times a stage), its last linearization and dual point handed to
-the DC loop, whose solve of that step starts from the point at the last stage's mu
+(`smoothed_dc_start`, called by msvm/_dc.py): the continuation from zero, each stage but the
+last relinearized at its iterate whenever its Newton steps converge (`_Relinearizer`: a
+group at most RELINEARIZE_MAX_CHANGES times a stage), its last linearization and dual point
+handed to the DC loop, whose solve of that step starts from the point at the last stage's mu
 (`primal_start`'s warm try, WARM_MAX_STEPS) and usually certifies it in one or two Newton
-steps.  make_classification n = 20,000: 3 DC steps and 24.6 s CPU instead of 35-72 steps and
+steps.  make_classification n = 20,000: 3 DC steps and 18.4 s CPU instead of 35-72 steps and
 135-214 s.  Tried and not kept (benchmarks/results/grouped_primal_start.md): relinearizing
-before every Newton step, or only at the last stage, a warm start at the last stage's mu
+before every Newton step, only at the last stage, at every stage including the last (24.6 s),
+only at mu >= 0.01 / max|bound| (more DC steps), a warm start at the last stage's mu
 from the step's function (30-150 steps, not converged: the zigzag again), one change per
 group and stage, five relinearizations per stage, and freezing the groups that changed
 pattern twice (at their dual point, the intercepts ran off along the flat pieces; as
@@ -117,7 +118,7 @@ SHIFTED_FIRST_MU_SHARE = 0.3
 WARM_MAX_STEPS = 10
 # the times a group's linearization may change within one stage of a smoothed DC start
 # (`smoothed_dc_start`) before it keeps its side for the rest of that stage (1: 44-77 s at
-# n = 20,000 against 24.6 s)
+# n = 20,000 against 24.6 s, both relinearizing the last stage too)
 RELINEARIZE_MAX_CHANGES = 2
 # a stage whose mu would lie within this factor above the target's is replaced by the target
 # stage: the longer last stage costs less than one more stage (tuned_constants.md)
@@ -631,8 +632,9 @@ def _smoothed_setup(problem, X, W, mu0, tol, diag):
 
 def _continuation(primal, problem, V, b, target, gtol, max_steps, relinearize=None):
     """The mu continuation of the smoothed-primal start from (V, b) down to ``target``:
-    returns (V, b, F) of its last stage (``relinearize``: every stage's, see `newton`; each
-    stage may move each group again)."""
+    returns (V, b, F) of its last stage (``relinearize``: of every stage before the last,
+    see `newton`; each stage may move each group again; the last stage solves the last
+    linearization as it is, so that the step's solve certifies its point at once)."""
     bound = problem.max_abs_bound()
     shifted = len(problem.cap) and bool(np.any(problem.expand("lo") < 0))
     primal.mu = (SHIFTED_FIRST_MU_SHARE if shifted else FIRST_MU_SHARE) / bound
@@ -649,7 +651,7 @@ def _continuation(primal, problem, V, b, target, gtol, max_steps, relinearize=No
         V, b, F = primal.newton(V, b, gtol if last else 1e3 * gtol,
                                 min(NEWTON_MAX_ITER, max_steps), predict=True,
                                 rtol=0.0 if last else STAGE_RTOL,
-                                relinearize=relinearize)
+                                relinearize=None if last else relinearize)
         max_steps -= primal.steps
         if last or max_steps <= 0:
             return V, b, F
@@ -668,8 +670,10 @@ def smoothed_dc_start(base, shift, linearize, X, W, mu0, tol, diag, max_steps):
     function (``linearize(base, F)`` gives it at decision values F, msvm._dc); W, mu0: the
     current function's weights and multiplier (their shapes; the start is from zero); the
     rest as in `primal_start`.  The continuation from zero moves the boxes to the
-    linearization at its iterate whenever a stage's Newton steps converge
-    (`_Relinearizer`), the stage going on from there.  Returns (shift, alpha, mu): the last
+    linearization at its iterate whenever the Newton steps of a stage before the last
+    converge (`_Relinearizer`), the stage going on from there; the last stage solves the
+    last linearization (relinearized there too, its Newton steps ran to their limit of 150
+    at n = 20,000: 24.6 s against 18.4 s).  Returns (shift, alpha, mu): the last
     linearization and the dual point of that shifted problem (feasible for it), its
     multiplier.  The DC loop solves that problem to tol from there: this start changes
     which convex steps the loop takes, never how each is certified.
