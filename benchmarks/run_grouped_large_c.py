@@ -258,8 +258,8 @@ def render_shifted(rows, info, note):
 def _dc_fit(make, X, y, smoothed):
     """One fit with the DC steps linearized on the smoothed primal (``smoothed``) or without
     (``msvm._dc.SMOOTHED_DC = False``: the path before): a result row, with the CPU time of
-    the fit's first convex solve (its untruncated start) and the DC objective's relative
-    decrease over the last accepted steps."""
+    the fit's first convex solve (its untruncated start), the DC objective's path and its
+    relative decrease at the last accepted step."""
     import msvm._dc as dc
     solve, times = sequence.DualSequence.solve, []
 
@@ -288,7 +288,8 @@ def _dc_fit(make, X, y, smoothed):
             "rel_gap": float(est.duality_gap_ / abs(est.objective_)),
             "dc_steps": int(est.n_iter_), "solves": len(est.solver_plan_.steps),
             "epochs": int(est.n_solver_iter_),
-            "last_decrease": float(np.median(decrease[-5:])) if len(decrease) else 0.0,
+            "path": path.tolist(),
+            "last_decrease": float(decrease[-1]) if len(decrease) else 0.0,
             "convergence_warnings": int(sum(issubclass(c.category, ConvergenceWarning)
                                             for c in caught))}
 
@@ -312,7 +313,7 @@ def run_dc(all_before, write):
 def render_dc(rows, info, note):
     header = ["WeightedRobustMSVM(truncation='auto'), linear", "DC steps linearized",
               "CPU s", "first solve s", "fit / first solve", "DC steps", "solves", "epochs",
-              "median rel. decrease, last 5 steps", "converged", "objective", "rel. gap",
+              "last step's rel. decrease", "converged", "objective", "rel. gap",
               "ConvergenceWarnings"]
     table = [[r["case"], "smoothed primal" if r["mode"] == "after" else "at the solution "
               "(before)", f"{r['cpu_s']:.2f}", f"{r['first_solve_s']:.2f}",
