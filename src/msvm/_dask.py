@@ -731,12 +731,14 @@ class ChunkedNewton:
         a, c = float(np.sum(sV * sV)) / self.kappa, float(np.sum(V * sV)) / self.kappa
         tol = LINE_RTOL * abs(s0)
         lo, hi = (0.0, s0, 0.0), (np.inf, np.inf, 0.0)     # (t, derivative, its slope)
+        move = max(float(np.max(np.abs(sV), initial=0.0)), float(np.max(np.abs(sb))))
+        size = 1.0 + max(float(np.max(np.abs(V), initial=0.0)), float(np.max(np.abs(b))))
         steps, bracketed = FIRST_STEPS, 0
         for _ in range(LINE_MAX_EVALS):
             self.passes += 1
             sums = reduce_chunks(self.blocks, line_pass, self.task, V, b, sV, sb, self.mu,
                                  steps)
-            for t, (slope, curv) in sorted(zip(steps, sums)):
+            for t, (slope, curv) in sorted(zip(steps, sums), key=lambda pair: pair[0]):
                 point = (t, t * a - c - slope, a + curv)
                 if abs(point[1]) <= tol:
                     return t
@@ -747,6 +749,9 @@ class ChunkedNewton:
             if hi[0] == np.inf:
                 steps = _beyond_steps(lo)
                 continue
+            if lo[0] == 0 and hi[0] * move <= 1e-16 * size:
+                # the root lies below the iterate's rounding (a kink at t = 0): no step
+                return 0.0
             bracketed += 1
             if _one_piece(lo, hi, tol):
                 return lo[0] - lo[1] / lo[2]

@@ -34,6 +34,7 @@ from sklearn.base import clone
 from ._dask_passes import ChunkModel
 from ._local_fits import smoothing_weights, warn_once_per_call_site
 from ._problem import reinforced_problem
+from ._products import FactoredRows
 from ._sequence import CONVERGED
 
 
@@ -64,6 +65,8 @@ class GridChunkModel(ChunkModel):
         U = Xc[:, local["target"]]
         Z = np.delete(Xc, local["target"], axis=1)
         X, y_enc, sw = super().rows(Z, yc, swc)
+        if isinstance(X, FactoredRows):
+            X = X.features()          # the constant feature is prepended to the features
         features = np.empty((X.shape[0], X.shape[1] + 1), dtype=X.dtype)
         features[:, 0] = 1.0
         features[:, 1:] = X
