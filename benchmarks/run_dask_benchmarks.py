@@ -70,6 +70,14 @@ CASES = {
     "nystroem1000-100k-mapped": dict(n=100_000, d=20, k=5, chunk=25_000, approx=1000,
                                      memory=False, limit="1.5GiB", persist=False,
                                      data="nystroem1000-100k"),
+    "nystroem1000-200k-mapped": dict(n=200_000, d=20, k=5, chunk=25_000, approx=1000,
+                                     memory=True, limit="1.5GiB", persist=False,
+                                     data="nystroem1000-200k"),
+    "nystroem1000-400k-mapped": dict(n=400_000, d=20, k=5, chunk=25_000, approx=1000,
+                                     memory=False, limit="1.5GiB", persist=False,
+                                     data="nystroem1000-400k"),
+    "nystroem1000-2m-mapped": dict(n=2_000_000, d=20, k=5, chunk=25_000, approx=1000,
+                                   memory=False, limit="1.5GiB", persist=False),
 }
 TEST_ROWS = 100_000
 TIMEOUT = 6 * 3600
