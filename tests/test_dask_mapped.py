@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
 
 import msvm
 import msvm._dask as chunked
@@ -50,6 +51,7 @@ def _models(X, name="WestonWatkinsMSVM", n_components=40):
     fmap = fit_feature_map(est, X, 0.2)
     k = 3
     mapped = ChunkModel(clone(est), np.arange(k), np.ones(k), fmap, 1.0)
+    mapped.factored = True              # as the solver sets it on the conjugate-gradient route
     persisted = ChunkModel(clone(est), np.arange(k), np.ones(k), None, 1.0)
     return fmap, mapped, persisted, fmap.transform(X, dtype=np.float32)
 
@@ -76,13 +78,13 @@ def test_factored_rows_are_the_mapped_features(data):
 
 
 @pytest.mark.parametrize("name", ["WestonWatkinsMSVM", "ReinforcedMSVM", "AngleBasedMSVM"])
-def test_mapped_passes_equal_the_persisted_passes(data, cg_route, name):
+def test_mapped_passes_equal_the_persisted_passes(data, name):
     """Every pass of a factored chunk (gradient with and without the sampled rows, product,
     line search, certificate, intercept breakpoints, setup) equals the pass over the
     persisted float32 features up to their rounding; the sampled rows and blocks too."""
     X, y = data
     _, mapped, persisted, phi = _models(X, name)
-    assert mapped.factored() and isinstance(mapped.rows(X, y, None)[0], FactoredRows)
+    assert isinstance(mapped.rows(X, y, None)[0], FactoredRows)
     rng = np.random.default_rng(1)
     m, k = phi.shape[1], 3
     V = rng.normal(size=(m, k)) * 0.3
@@ -117,10 +119,11 @@ def test_mapped_passes_equal_the_persisted_passes(data, cg_route, name):
 
 
 def test_dense_route_maps_the_chunk(data):
-    """With few unknowns (the dense route) the chunk is mapped as persisted features are."""
+    """With few unknowns (the dense route) the solver keeps the chunk's features formed:
+    the chunk is mapped as persisted features are, and the fit is the persisted one."""
     X, y = data
     _, mapped, _, phi = _models(X)
-    assert not mapped.factored()
+    mapped.factored = False
     features = mapped.rows(X, y, None)[0]
     assert isinstance(features, np.ndarray) and np.array_equal(features, phi)
 
@@ -150,6 +153,27 @@ def test_mapped_fit_is_the_persisted_and_in_memory_fit(data, cg_route):
                                    **DASK_PATHS["nystroem"])
     _same_fit(mapped, persisted, ref)
     assert np.mean(mapped.predict(X) == ref.predict(X)) >= 0.97
+
+
+def test_solver_keeps_features_factored_on_the_cg_route_only(data, monkeypatch):
+    """The solver sets ``factored`` by its route: factored passes on the conjugate-gradient
+    route, formed features on the dense route (whose fit is then the persisted fit)."""
+    X, y = data
+    seen = []
+    original = chunked.ChunkedNewton.solve
+
+    def solve(self, *args, **kwargs):
+        seen.append((self.curvature, self.model.factored))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(chunked.ChunkedNewton, "solve", solve)
+    params = dict(DASK_PATHS["nystroem"], n_components=10)
+    Xd = da.from_array(X[:120], chunks=40)
+    msvm.WestonWatkinsMSVM(**params).fit(Xd, y[:120])
+    monkeypatch.setattr(chunked, "DENSE_MAX_UNKNOWNS", 0)
+    with pytest.warns(ConvergenceWarning):
+        msvm.WestonWatkinsMSVM(**params, max_iter=3).fit(Xd, y[:120])
+    assert seen == [("dense", False), ("sampled", True)]
 
 
 @pytest.mark.slow

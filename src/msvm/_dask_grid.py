@@ -139,7 +139,6 @@ def _grid_starts(est, start):
 def _solve_grid(est, blocks, factors, U, labels, width, starts):
     """Every grid point's chunked solve, in order: a list of dicts (path, objective, ...);
     ``starts`` (one per grid point, or None): where a weighted refit's solve starts."""
-    from dask import delayed
 
     from ._dask import ChunkedNewton
     from ._thread_pools import one_blas_thread
@@ -158,7 +157,7 @@ def _solve_grid(est, blocks, factors, U, labels, width, starts):
             one_class = bool(np.any(held)) and len(np.unique(labels[held])) < 2
             model = GridChunkModel(clone(local_est), est.classes_, factors, fmap, est.C_,
                                    local)
-            solver = ChunkedNewton(blocks, delayed(model), model, est, d=m)
+            solver = ChunkedNewton(blocks, model, est, d=m)
             if solver.bound == 0:
                 # every box is [0, 0]: alpha = 0 and f = 0 solve the local problem exactly
                 fits.append(dict(u0=u0, path=np.zeros((k - 1, m)), objective=0.0, resid=0.0,

@@ -25,9 +25,9 @@ phi V on the way in and phi^T U on the way out: both are made block by block of 
 one computation of the block's kernel values (``_block_sums``); the rows of the sampled
 Newton matrix (a few per chunk) are mapped.  On the dense route (at most DENSE_MAX_UNKNOWNS
 unknowns: a few hundred features) the curvature sum needs every free row's features, so
-the chunk is mapped as before (``ChunkModel.factored``).  The factored products are those of
-the float64 features, which the persisted float32 features round: fits agree to that
-rounding (the float32 features' own distance from the exact map).  Random Fourier
+the chunk is mapped as before (``ChunkModel.factored`` is False).  The factored products
+are those of the float64 features, which the persisted float32 features round: fits agree
+to that rounding (the float32 features' own distance from the exact map).  Random Fourier
 features have no such factor (phi = cos(X W + b)): their map, m d flops and m cosines per
 row, is made in every pass.
 
@@ -80,6 +80,10 @@ class ChunkModel:
         self.class_factors, self.feature_map = class_factors, feature_map
         self.k, self.C = len(classes), float(C)
         self.linearized, self.reweighted = linearized, reweighted
+        # Nystroem features kept factored (FactoredRows): set by the solver on the
+        # conjugate-gradient route (msvm._dask.ChunkedNewton); on the dense route the
+        # curvature sum needs every free row's features, and the chunk is mapped
+        self.factored = False
 
     def rows(self, Xc, yc, swc):
         """(features, encoded labels int32, weights sw * class_weight) of one chunk."""
@@ -89,7 +93,7 @@ class ChunkModel:
             raise ValueError("a chunk of y holds a label that is not a class of the fit")
         sw = np.ones(len(y)) if swc is None else np.asarray(swc, dtype=np.float64)
         sw = sw * self.class_factors[y_enc]
-        if self.factored():
+        if self.factored and hasattr(self.feature_map, "kernel_block"):
             # Nystroem: the factored features (never formed whole; msvm._products)
             X = FactoredRows(np.asarray(Xc, dtype=np.float64), self.feature_map)
         elif self.feature_map is not None:
@@ -106,16 +110,6 @@ class ChunkModel:
         if self.reweighted is not None and len(y):
             sw = sw * self.adaptive_weights(X, y_enc, self.reweighted)
         return X, y_enc, sw
-
-    def factored(self):
-        """Whether the chunks' features stay factored (``FactoredRows``): Nystroem features
-        on the conjugate-gradient route.  On the dense route (at most DENSE_MAX_UNKNOWNS
-        unknowns: a few hundred features) the curvature sum maps every free row anyway, so
-        the chunk is mapped, and the fit is exactly that of persisted features."""
-        from ._dask import DENSE_MAX_UNKNOWNS
-        fmap = self.feature_map
-        return (hasattr(fmap, "kernel_block")
-                and (fmap.n_components_ + 1) * self.k > DENSE_MAX_UNKNOWNS)
 
     def decision(self, X, function):
         """The model's decision values G (n, k) of the chunk's features X at ``function``
