@@ -3,8 +3,10 @@ build with the layout engaged and not, alternating in one process (CPU time, one
 
     python -m benchmarks.run_active_layout [--repeats 3]
 
-(from the repository root; needs a build whose msvm._core._smo has _set_layout, the
-prototype of round 9).  Fits: pendigits (as benchmarks/run_per_class_speed.py) RBF C = 10,
+(from the repository root).  The layout was not kept: this needs the build of the
+prototype, commit 3be2293 (``git checkout 3be2293 -- src/msvm/_core tests/test_active_rows.py``
+and a rebuild), whose msvm._core._smo has _set_layout; on any other build it says so and
+stops.  Fits: pendigits (as benchmarks/run_per_class_speed.py) RBF C = 10,
 gamma = 1/16 for ReinforcedMSVM, Lee-Lin-Wahba, AngleBasedMSVM and WestonWatkinsMSVM, C = 256
 at gamma = 1/32 for ReinforcedMSVM, and make_classification n = 10,000 (d = 20, k = 5,
 C = 1: the largest size of the scaling runs whose cache holds half the rows, where the
@@ -85,6 +87,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
+    from msvm._core import _smo
+    if not hasattr(_smo, "_set_layout"):
+        raise SystemExit("this build has no active-first layout (not kept): build commit "
+                         "3be2293's src/msvm/_core to rerun this benchmark")
     out = []
     for name, make, X, y in _cases():
         fits = {False: [], True: []}

@@ -35,13 +35,6 @@ cdef class RowSource:
     cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
                          int nt, double* S=*) noexcept nogil
     cdef double* slot_scores(self) noexcept nogil
-    cdef const int* layout(self) noexcept nogil
-    cdef bint can_relayout(self) noexcept nogil
-    cdef int relayout(self, const int* perm) noexcept nogil
-    cdef const void* layout_ref(self, int i, bint* single) noexcept nogil
-    cdef void cols_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
-                         int nt, Py_ssize_t lo, Py_ssize_t hi, const void** refs,
-                         double* S=*) noexcept nogil
 
 
 cdef class ScoreRows(RowSource):
@@ -69,8 +62,7 @@ cdef struct RowTask:
     Py_ssize_t n, d
     int m
     double* block           # m x n
-    const double* sq        # n: squared norms of the columns (the cache's layout)
-    const double* sqs       # n: squared norms in sample order (the rows' own)
+    const double* sq
     const int* idx
     const KernelSpec* ks
     void* store
@@ -97,13 +89,6 @@ cdef class CachedRows(ScoreRows):
     cdef int* pending               # capacity: the rows prefetch has to compute
     cdef Py_ssize_t* offs           # batch: the store offsets of the rows being computed
     cdef Py_ssize_t* boffs          # capacity: the store offsets of a block's rows
-    cdef int* bcols                 # capacity: the columns of a block's samples
-    # the column layout of the stored rows (relayout): sample i is column lpos[i], column c
-    # holds sample lperm[c]; identity unless `permuted`
-    cdef int* lpos
-    cdef int* lperm
-    cdef bint permuted
-    cdef double* sql                # n: the squared norms in column order
 
     cdef void dots(self, int i, double* out) noexcept nogil
     cdef void dots_block(self, const int* idx, int m, double* out) noexcept nogil
@@ -115,14 +100,11 @@ cdef class CachedRows(ScoreRows):
     cdef int _claim(self, int i) noexcept nogil
     cdef void _unlink(self, int s) noexcept nogil
     cdef void _push_front(self, int s) noexcept nogil
-    cdef void _permute_data(self) noexcept nogil
 
 
 cdef class DenseKernelRows(CachedRows):
     cdef const double[:, ::1] X
-    cdef double[:, ::1] XT          # X^T (d x n) in column order: the rows of a dots_block
-                                    # read it once
-    cdef double* Xl                 # n x d: X in column order (one row's dot products)
+    cdef const double[:, ::1] XT    # X^T (d x n): the rows of a dots_block read it once
     cdef double* xb                 # batch x d: the samples of one dots_block
 
 

@@ -203,7 +203,7 @@ cdef void _rows_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept
             msvm_dots_rows(w.XT, n, w.d, w.xb, w.m, w.block, lo, hi)
     for b in range(w.m):
         row = w.block + b * n
-        _values_range(w.ks, w.sqs[w.idx[b]], w.sq, row, lo, hi)
+        _values_range(w.ks, w.sq[w.idx[b]], w.sq, row, lo, hi)
         if w.single:
             for r in range(lo, hi):
                 rows32[w.offs[b] + r] = <float> row[r]
@@ -251,42 +251,6 @@ cdef void _gather_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexce
             row64 = <const double*> w.store + w.offs[a]
             for b in range(m):
                 out[b] = row64[w.idx[b]]
-
-
-cdef struct PermTask:
-    # the cached rows' columns permuted (CachedRows.relayout): row[c] = old row[src_col[c]]
-    void* store
-    bint single
-    Py_ssize_t n
-    const int* src_col
-    int failed
-
-
-cdef void _permute_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    """Cache slots lo .. hi - 1 of a PermTask."""
-    cdef PermTask* w = <PermTask*> ctx
-    cdef Py_ssize_t s, c, n = w.n
-    cdef float* r32
-    cdef double* r64
-    cdef double* buf
-    if hi <= lo:
-        return
-    buf = <double*> malloc(n * sizeof(double) + 1)
-    if buf == NULL:
-        w.failed = 1
-        return
-    for s in range(lo, hi):
-        if w.single:
-            r32 = <float*> w.store + s * n
-            for c in range(n):
-                (<float*> buf)[c] = r32[w.src_col[c]]
-            memcpy(r32, buf, n * sizeof(float))
-        else:
-            r64 = <double*> w.store + s * n
-            for c in range(n):
-                buf[c] = r64[w.src_col[c]]
-            memcpy(r64, buf, n * sizeof(double))
-    free(buf)
 
 
 def threads_available():
@@ -499,63 +463,6 @@ cdef class RowSource:
     cdef double* slot_scores(self) noexcept nogil:
         return NULL
 
-    cdef const int* layout(self) noexcept nogil:
-        """The column of every sample in the rows layout_ref returns (NULL: the identity)."""
-        return NULL
-
-    cdef bint can_relayout(self) noexcept nogil:
-        """Whether relayout can permute the columns of the held rows."""
-        return False
-
-    cdef int relayout(self, const int* perm) noexcept nogil:
-        """Put sample perm[c] in column c of every row layout_ref returns (0), or -1 where
-        the source cannot (can_relayout) or is out of memory."""
-        return -1
-
-    cdef const void* layout_ref(self, int i, bint* single) noexcept nogil:
-        """Kernel row i as held, its columns in the source's layout (`layout`), or NULL."""
-        return self.row_ref(i, single)
-
-    cdef void cols_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
-                         int nt, Py_ssize_t lo, Py_ssize_t hi, const void** refs,
-                         double* S=NULL) noexcept nogil:
-        """rows_axpys on the columns lo .. hi - 1 of the source's layout only: ys[t][c] +=
-        sum_a coef[a * ld + t] K[idx[a], sample of column c] for lo <= c < hi (ys and S in
-        the layout's column order; refs: room for m row pointers, m <= capacity).  The
-        same values, entry by entry, as rows_axpys gives there (_row_updates.h)."""
-        cdef int a, t
-        cdef Py_ssize_t c, size
-        cdef bint single = False
-        cdef double* y[MAX_CLASSES + 1]
-        cdef const double* r
-        if hi <= lo:
-            return
-        for t in range(nt):
-            y[t] = ys[t] + lo
-        for a in range(m):
-            refs[a] = self.layout_ref(idx[a], &single)
-            if refs[a] == NULL:
-                break
-        else:
-            size = sizeof(float) if single else sizeof(double)
-            for a in range(m):
-                refs[a] = <const char*> refs[a] + lo * size
-            msvm_rows_axpys(refs, single, m, coef, ld, y, nt, hi - lo,
-                            S + lo if S != NULL else NULL, self.n_threads)
-            return
-        # rows not held (the identity layout): one at a time
-        for a in range(m):
-            r = self.row(idx[a])
-            for t in range(nt):
-                if coef[<Py_ssize_t> a * ld + t] != 0.0:
-                    _axpy(ys[t] + lo, r + lo, coef[<Py_ssize_t> a * ld + t], hi - lo)
-        if S != NULL:
-            for c in range(lo, hi):
-                S[c] = ys[0][c] if nt > 0 else 0.0
-            for t in range(1, nt):
-                for c in range(lo, hi):
-                    S[c] += ys[t][c]
-
 
 # ---------------------------------------------------------------------- explicit scores
 cdef class ScoreRows(RowSource):
@@ -649,11 +556,6 @@ cdef class CachedRows(ScoreRows):
         self.pending = NULL
         self.offs = NULL
         self.boffs = NULL
-        self.bcols = NULL
-        self.lpos = NULL
-        self.lperm = NULL
-        self.sql = NULL
-        self.permuted = False
         self.slot_of = NULL
         self.row_of = NULL
         self.prv = NULL
@@ -666,10 +568,6 @@ cdef class CachedRows(ScoreRows):
         free(self.pending)
         free(self.offs)
         free(self.boffs)
-        free(self.bcols)
-        free(self.lpos)
-        free(self.lperm)
-        free(self.sql)
         free(self.slot_of)
         free(self.row_of)
         free(self.prv)
@@ -724,10 +622,6 @@ cdef class CachedRows(ScoreRows):
         self.pending = <int*> malloc(capacity * sizeof(int) + 1)
         self.offs = <Py_ssize_t*> malloc(self.batch * sizeof(Py_ssize_t) + 1)
         self.boffs = <Py_ssize_t*> malloc(capacity * sizeof(Py_ssize_t) + 1)
-        self.bcols = <int*> malloc(capacity * sizeof(int) + 1)
-        self.lpos = <int*> malloc(self.n * sizeof(int) + 1)
-        self.lperm = <int*> malloc(self.n * sizeof(int) + 1)
-        self.sql = <double*> malloc(self.n * sizeof(double) + 1)
         self.slot_of = <int*> malloc(self.n * sizeof(int) + 1)
         self.row_of = <int*> malloc(capacity * sizeof(int) + 1)
         self.prv = <int*> malloc(capacity * sizeof(int) + 1)
@@ -735,14 +629,10 @@ cdef class CachedRows(ScoreRows):
         if (self.store == NULL or self.scratch == NULL or self.slot_of == NULL
                 or self.row_of == NULL or self.prv == NULL or self.nxt == NULL
                 or self.block == NULL or self.pending == NULL or self.offs == NULL
-                or self.boffs == NULL or self.bcols == NULL or self.lpos == NULL
-                or self.lperm == NULL or self.sql == NULL):
+                or self.boffs == NULL):
             raise MemoryError("cannot allocate the kernel row cache; lower cache_size")
         for i in range(self.n):
             self.slot_of[i] = -1
-            self.lpos[i] = i
-            self.lperm[i] = i
-            self.sql[i] = self.sqnorm[i]
         self.head = -1
         self.tail = -1
         self.used = 0
@@ -759,7 +649,7 @@ cdef class CachedRows(ScoreRows):
 
     cdef void _kernel_values(self, int i, double* row) noexcept nogil:
         """Dot products x_i . x_r into kernel values K(x_i, x_r), in place."""
-        _values_range(&self.spec, self.sqnorm[i], self.sql, row, 0, self.n)
+        _values_range(&self.spec, self.sqnorm[i], &self.sqnorm[0], row, 0, self.n)
         self.n_computed += 1
 
     cdef void _compute(self, int i, double* out) noexcept nogil:
@@ -800,8 +690,7 @@ cdef class CachedRows(ScoreRows):
         w.d = self.d
         w.m = m
         w.block = self.block
-        w.sq = self.sql
-        w.sqs = &self.sqnorm[0]
+        w.sq = &self.sqnorm[0]
         w.idx = idx
         w.ks = &self.spec
         w.store = self.store
@@ -842,19 +731,10 @@ cdef class CachedRows(ScoreRows):
         """Kernel row i (length n) from the cache, computed on a miss.  A float32 row is
         converted into a scratch buffer, valid until the next call."""
         cdef Py_ssize_t r, off = self._cached(i)
-        cdef const float* row32 = <float*> self.store + off
-        cdef const double* row64 = <double*> self.store + off
-        if self.permuted:
-            # back to sample order
-            if self.single:
-                for r in range(self.n):
-                    self.scratch[r] = row32[self.lpos[r]]
-            else:
-                for r in range(self.n):
-                    self.scratch[r] = row64[self.lpos[r]]
-            return self.scratch
+        cdef const float* row32
         if not self.single:
-            return row64
+            return <double*> self.store + off
+        row32 = <float*> self.store + off
         for r in range(self.n):
             self.scratch[r] = row32[r]
         return self.scratch
@@ -866,10 +746,10 @@ cdef class CachedRows(ScoreRows):
         cdef int b
         if self.single:
             for b in range(m):
-                out[b] = row32[self.lpos[idx[b]]]
+                out[b] = row32[idx[b]]
         else:
             for b in range(m):
-                out[b] = row64[self.lpos[idx[b]]]
+                out[b] = row64[idx[b]]
 
     cdef void block_entries(self, const int* idx, int m, double* out) noexcept nogil:
         """The block's rows looked up (or computed) in order, as row_entries does them, then
@@ -879,11 +759,10 @@ cdef class CachedRows(ScoreRows):
         cdef int a, parts = 1
         for a in range(m):
             self.boffs[a] = self._cached(idx[a])
-            self.bcols[a] = self.lpos[idx[a]]
         w.store = self.store
         w.single = self.single
         w.offs = self.boffs
-        w.idx = self.bcols
+        w.idx = idx
         w.m = m
         w.out = out
         if self.n_threads > 1:
@@ -891,15 +770,8 @@ cdef class CachedRows(ScoreRows):
         run_parts(m, parts, self.n_threads, _gather_part, &w)
 
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
-        cdef Py_ssize_t off
+        cdef Py_ssize_t off = self._cached(i)
         cdef int t
-        cdef const double* r
-        if self.permuted:
-            r = self.row(i)
-            for t in range(m):
-                _axpy(ys[t], r, coef[t], self.n)
-            return
-        off = self._cached(i)
         if self.single:
             for t in range(m):
                 _axpy(ys[t], <float*> self.store + off, coef[t], self.n)
@@ -908,58 +780,11 @@ cdef class CachedRows(ScoreRows):
                 _axpy(ys[t], <double*> self.store + off, coef[t], self.n)
 
     cdef const void* row_ref(self, int i, bint* single) noexcept nogil:
-        """The cached row in place (computed on a miss into the least recently used slot);
-        NULL when its columns are permuted (relayout)."""
-        if self.permuted:
-            single[0] = self.single
-            return NULL
-        return self.layout_ref(i, single)
-
-    cdef const void* layout_ref(self, int i, bint* single) noexcept nogil:
-        """The cached row in place, its columns in the cache's layout."""
+        """The cached row in place (computed on a miss into the least recently used slot)."""
         single[0] = self.single
         if self.single:
             return <float*> self.store + self._cached(i)
         return <double*> self.store + self._cached(i)
-
-    cdef const int* layout(self) noexcept nogil:
-        return self.lpos
-
-    cdef int relayout(self, const int* perm) noexcept nogil:
-        """Every cached row's columns permuted (split between n_threads threads by rows,
-        each row gathered through a buffer of its own), then the column-ordered data (the
-        squared norms here, the samples in the subclass: _permute_data)."""
-        cdef PermTask w
-        cdef int c
-        cdef int* src_col
-        if not self.can_relayout():
-            return -1
-        src_col = <int*> malloc(self.n * sizeof(int) + 1)
-        if src_col == NULL:
-            return -1
-        for c in range(self.n):
-            src_col[c] = self.lpos[perm[c]]
-        w.store = self.store
-        w.single = self.single
-        w.n = self.n
-        w.src_col = src_col
-        w.failed = 0
-        run_parts(self.used, msvm_parts(self.used, self.n_threads), self.n_threads,
-                  _permute_part, &w)
-        free(src_col)
-        if w.failed:
-            return -1
-        self.permuted = False
-        for c in range(self.n):
-            self.lperm[c] = perm[c]
-            self.lpos[perm[c]] = c
-            self.sql[c] = self.sqnorm[perm[c]]
-            self.permuted = self.permuted or perm[c] != c
-        self._permute_data()
-        return 0
-
-    cdef void _permute_data(self) noexcept nogil:
-        pass
 
     cdef int _claim(self, int i) noexcept nogil:
         """A cache slot for row i: a free one, or the least recently used one."""
@@ -1001,45 +826,29 @@ cdef class DenseKernelRows(CachedRows):
 
     def __cinit__(self):
         self.xb = NULL
-        self.Xl = NULL
 
     def __dealloc__(self):
         free(self.xb)
-        free(self.Xl)
 
     def __init__(self, const double[:, ::1] X, int k, str kernel, double gamma=1.0,
                  double coef0=0.0, int degree=3, double shift=0.0, Py_ssize_t capacity=2,
                  str cache_dtype="float64"):
         self._setup(X.shape[0], X.shape[1], k)
         self.X = X
-        self.XT = np.array(np.asarray(X).T, order="C", copy=True)
+        self.XT = np.ascontiguousarray(np.asarray(X).T)
         if self.n > 0 and self.d > 0:
             msvm_sqnorms(&X[0, 0], self.n, self.d, &self.sqnorm[0])
         self.row_cost = <long long> self.n * (self.d + 1)
         self._configure(kernel, gamma, coef0, degree, shift, capacity, cache_dtype)
         self.xb = <double*> malloc(<Py_ssize_t> self.batch * self.d * sizeof(double) + 1)
-        self.Xl = <double*> malloc(<Py_ssize_t> self.n * self.d * sizeof(double) + 1)
-        if self.xb == NULL or self.Xl == NULL:
+        if self.xb == NULL:
             raise MemoryError("cannot allocate the kernel row cache; lower cache_size")
-        if self.n > 0 and self.d > 0:
-            memcpy(self.Xl, &X[0, 0], <size_t> self.n * self.d * sizeof(double))
-
-    cdef bint can_relayout(self) noexcept nogil:
-        return True
-
-    cdef void _permute_data(self) noexcept nogil:
-        """X in the new column order (Xl and XT) from the caller's X."""
-        cdef Py_ssize_t c, f, n = self.n, d = self.d
-        for c in range(n):
-            for f in range(d):
-                self.Xl[c * d + f] = self.X[self.lperm[c], f]
-                self.XT[f, c] = self.X[self.lperm[c], f]
 
     cdef void dots(self, int i, double* out) noexcept nogil:
         if self.d == 0:
             memset(out, 0, self.n * sizeof(double))
             return
-        msvm_dots_row(self.Xl, self.n, self.d, &self.X[i, 0], out)
+        msvm_dots_row(&self.X[0, 0], self.n, self.d, &self.X[i, 0], out)
 
     cdef void dots_block(self, const int* idx, int m, double* out) noexcept nogil:
         """Rows idx[0:m] together: X^T read once per four rows (the same values)."""
@@ -1062,7 +871,7 @@ cdef class DenseKernelRows(CachedRows):
             for f in range(d):
                 self.xb[b * d + f] = self.X[idx[b], f]
         w.XT = &self.XT[0, 0]
-        w.X = self.Xl
+        w.X = &self.X[0, 0]
         w.xb = self.xb
 
 

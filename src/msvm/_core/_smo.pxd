@@ -79,24 +79,6 @@ cdef class SMOSolver(InnerSolver):
                                # the block's variables, 2 of q x k)
     cdef bint interrupted      # a signal check inside _block_smo (after a Newton step) saw
                                # a signal: the round stops as INTERRUPTED
-    # the active-first column layout (see the Design note, 5)
-    cdef bint lay              # engaged: the scores below are the solver's, in column order
-    cdef readonly int npre     # columns [0, npre) updated by every block, the rest at syncs
-    cdef const int* pos        # n: the column of every sample (the row source's layout)
-    cdef int* ident            # n: the identity layout (sources without one)
-    cdef double* Fsrc          # the row source's scores, k x n, sample order
-    cdef double* tmp           # n: relayout work
-    cdef int* newperm          # n: relayout work
-    cdef double* pend          # n x (k + 1), by sample: changes of U not yet in the suffix
-    cdef int* pendi            # the samples with pending changes
-    cdef unsigned char* haspend
-    cdef int npend
-    cdef bint current          # the row source's scores are those of the current point
-    cdef const void** refs     # qmax: row pointers of a score update
-    cdef readonly long long relayouts, syncs, bad_relayouts, pre_terms, suf_terms
-    cdef double waste          # update terms spent on prefix samples since the last layout
-    cdef long long changed_since
-    cdef double* smargin       # n: each sample's margin at the last full scan (-inf: violating)
     cdef Canon cn
     cdef Block B
     cdef Extremes ex
@@ -120,11 +102,6 @@ cdef class SMOSolver(InnerSolver):
     cdef long long _block_smo(self, double eps, long long max_steps,
                               bint partial) noexcept nogil
     cdef int _write_back(self) noexcept nogil
-    cdef long long _sync(self) noexcept nogil
-    cdef void _copy_back(self) noexcept nogil
-    cdef void _after_full(self) noexcept nogil
-    cdef void _relayout(self, int nt) noexcept nogil
-    cdef int _rounds(self, double eps, double* viol) noexcept nogil
     cdef void _group_values(self, int x0, int x1) noexcept nogil
     cdef bint _free_newton_step(self) noexcept nogil
     cdef void _project_full(self, double* v, const double* free_) noexcept nogil

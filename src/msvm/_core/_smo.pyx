@@ -62,35 +62,13 @@
 #    variables changed: F += K[:, B] dU_B (O(n) per changed (sample, slot)), each score row
 #    read and written once per four of its changed samples (_rows.pyx: rows_axpys).
 #
-# 5. the active-first column layout (issue 24, round 9; a prototype, engaged where the row
-#    source can permute its cached rows (dense X), shrinking is on, n >= LAYOUT_MIN_N and
-#    the cache holds half the rows): the cached rows' columns are permuted so that the
-#    samples the blocks need current (unsettled at the last full scan, in the working set,
-#    or settled with a margin below LAYOUT_NEAR times the scan's violation) come first,
-#    columns [0, npre).  Step 4 updates those columns only; the changes of U of the
-#    changed samples are summed per sample (pend) and added to the suffix [npre, n) with
-#    their rows at a sync: before every full scan (the scans check every sample), at the
-#    end of every inner solve (the row source's scores are then every sample's) and when
-#    the pending rows could leave the cache.  The solver keeps its own scores and sums in
-#    the column order (the row source's, in sample order, are written at every full scan
-#    and at the end).  Invariant: every sample a partial scan or a block reads is in the
-#    prefix (unsettling happens at full scans only, after a sync; a full scan that finds
-#    an unsettled sample in the suffix sets npre = n, no rows moved).  A new layout moves
-#    every cached row's columns (one pass over the cache, _rows.pyx: relayout), so it is
-#    rented like a ski: taken once the update terms spent on prefix samples it would
-#    leave out exceed LAYOUT_SLACK times the cached entries.  Exact: every kernel value is
-#    the same in any column order, the stopping rule is the same; the suffix's scores
-#    receive the sum of a sample's changes since the last sync instead of each change
-#    (rounding only).  Measured (benchmarks/results/active_layout.md): it does not pay on
-#    pendigits, see per_class_speed.md r9.
-#
 # The kernel rows of B come from the row source (Gram matrix or LRU cache); q never exceeds
 # the cache capacity, so the rows fetched in step 2 are still cached in step 4.  The scores
 # are the row source's own (held slot-major, F^T, k x n); the solver keeps their row sums S.
 # The augmented-Lagrangian rounds around the inner problems are _alm.pyx's.
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy, memmove
+from libc.string cimport memmove
 
 from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
                       STATUS_INTERRUPTED, CURV_MIN, CAP_RTOL, MAX_CLASSES, SHRINK_EVERY,
@@ -155,21 +133,6 @@ cdef double BLOCK_TOL_FRACTION = 0.1
 cdef int SETTLE_ZERO_MIN_N = 2000
 # a conjugate-gradient direction of curvature below CG_FLAT ||p||^2 max(kappa K_ii) is flat
 cdef double CG_FLAT = 1e-12
-# the active-first column layout (Design note, 5): from this many samples on; a new layout
-# when the prefix holds more than LAYOUT_SLACK n settled samples outside the working set
-cdef int LAYOUT_MIN_N = 2000
-cdef double LAYOUT_SLACK = 1.0
-cdef double LAYOUT_NEAR = 3.0
-cdef bint LAYOUT_ON = True
-
-
-def _set_layout(bint on, double slack=1.0, double near=3.0):
-    """Engage the column layout or not, and its slack, for the solvers made after this call
-    (benchmarks and tests: the values differ in the last bits only)."""
-    global LAYOUT_ON, LAYOUT_SLACK, LAYOUT_NEAR
-    LAYOUT_ON = on
-    LAYOUT_SLACK = slack
-    LAYOUT_NEAR = near
 
 
 cdef inline double _room_up(const Prob* p, const State* st, const Canon* cn, int v, double U,
@@ -336,12 +299,10 @@ cdef int _canonical(const Prob* p, Canon* cn) noexcept nogil:
 
 
 cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, const double* Ft,
-                            const double* S, unsigned char* vsettled, int i, int col,
-                            bint skip_vars, bint shrinking, double last_viol,
-                            double* margin) noexcept nogil:
+                            const double* S, unsigned char* vsettled, int i, bint skip_vars,
+                            bint shrinking, double last_viol, double* margin) noexcept nogil:
     """A sample's violation and margin (as SMOSolver._sample_violation's) for problems
-    without groups; its scores in column col of Ft and S; skip_vars: pass over settled
-    variables.  Every loop invariant is held
+    without groups; skip_vars: pass over settled variables.  Every loop invariant is held
     in a local (the stores to
     vsettled, unsigned char, may alias anything, so the compiler reloaded the problem's
     fields for every variable; pendigits ReinforcedMSVM: the scans were 20 % of the fit)."""
@@ -357,7 +318,7 @@ cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, con
     cdef const double* alpha = st.alpha
     cdef const double* s = st.s
     cdef bint lo_ent = p.lo_ent, hi_ent = p.hi_ent, up, down
-    cdef double kappa = p.kappa, Si = S[col] / p.k, sc = 0.0, room = INFINITY
+    cdef double kappa = p.kappa, Si = S[i] / p.k, sc = 0.0, room = INFINITY
     cdef double lo, hi, sig, z, r, off, al, t
     for v in range(v0, v1):
         if skip_vars and vsettled[v]:
@@ -373,10 +334,10 @@ cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, con
         b = cq[e]
         if b >= 0:
             r = cr[e]
-            z = (kappa * (Ft[<Py_ssize_t> a * n + col] + r * Ft[<Py_ssize_t> b * n + col]
+            z = (kappa * (Ft[<Py_ssize_t> a * n + i] + r * Ft[<Py_ssize_t> b * n + i]
                           - (1.0 + r) * Si) + s[a] + r * s[b] + off)
         else:
-            z = kappa * (Ft[<Py_ssize_t> a * n + col] - Si) + s[a] + off
+            z = kappa * (Ft[<Py_ssize_t> a * n + i] - Si) + s[a] + off
         al = alpha[v]
         up = al < hi if sig > 0 else al > lo
         down = al > lo if sig > 0 else al < hi
@@ -410,8 +371,6 @@ cdef struct ScanTask:
     const Canon* cn
     const double* Ft
     const double* S
-    const int* pos
-    double* smargin
     unsigned char* vsettled
     unsigned char* settled
     double* score
@@ -440,11 +399,9 @@ cdef void _scan_part(void* ctx, int t, Py_ssize_t lo, Py_ssize_t hi) noexcept no
             continue
         scanned += 1
         vars_seen += w.p.ptr[i + 1] - w.p.ptr[i]
-        sc = _flat_violation(w.p, w.st, w.cn, w.Ft, w.S, w.vsettled, <int> i, w.pos[i],
-                             w.skip_vars, w.shrinking, w.thr, &margin)
-        Ssum += w.S[w.pos[i]]
-        if w.smargin != NULL:
-            w.smargin[i] = margin if sc == 0.0 else -INFINITY
+        sc = _flat_violation(w.p, w.st, w.cn, w.Ft, w.S, w.vsettled, <int> i, w.skip_vars,
+                             w.shrinking, w.thr, &margin)
+        Ssum += w.S[i]
         if w.shrinking:
             w.settled[i] = sc == 0.0 and margin > w.thr
         if sc > viol:
@@ -517,15 +474,6 @@ cdef class SMOSolver(InnerSolver):
         self.settled = NULL
         self.drift = NULL
         self.interrupted = False
-        self.lay = False
-        self.ident = NULL
-        self.tmp = NULL
-        self.newperm = NULL
-        self.pend = NULL
-        self.pendi = NULL
-        self.smargin = NULL
-        self.haspend = NULL
-        self.refs = NULL
 
     def __init__(self, RowSource src, ProblemArrays pa, DualState ds, long long max_steps,
                  int qmax, bint shrinking=True):
@@ -544,11 +492,8 @@ cdef class SMOSolver(InnerSolver):
         qmax = self.qmax
         nkeys = k * (k + 1) * 3
         cdef Py_ssize_t nbmax = <Py_ssize_t> qmax * maxper + 1
-        self.Fsrc = src.slot_scores()
-        self.Ft = self.Fsrc
+        self.Ft = src.slot_scores()
         self.S = <double*> malloc(n * sizeof(double) + 1)
-        self.refs = <const void**> malloc(qmax * sizeof(void*) + 1)
-        self.ident = <int*> malloc(n * sizeof(int) + 1)
         self.score = <double*> malloc(n * sizeof(double) + 1)
         self.cand = <int*> malloc(n * sizeof(int) + 1)
         self.prev = <int*> malloc(qmax * sizeof(int))
@@ -604,7 +549,6 @@ cdef class SMOSolver(InnerSolver):
                 or self.B.Uhi == NULL or self.B.off == NULL or self.B.z == NULL
                 or self.B.vu == NULL or self.B.vl == NULL or self.B.gain == NULL
                 or self.B.li == NULL or self.B.gv == NULL or self.B.pos == NULL
-                or self.refs == NULL or self.ident == NULL
                 or _canonical(p, &self.cn) < 0):
             raise MemoryError("cannot allocate the solver's work arrays")
         self.grouped = False
@@ -618,60 +562,17 @@ cdef class SMOSolver(InnerSolver):
         self.shrinking = shrinking
         self.since_full = SHRINK_EVERY
         self.last_viol = INFINITY
-        self._init_layout(src)
         for i in range(n):
-            self.S[self.pos[i]] = 0.0
+            self.S[i] = 0.0
             self.B.loc[i] = -1
             self.settled[i] = 0
             for v in range(p.ptr[i], p.ptr[i + 1]):
                 self.sample[v] = i
                 self.vsettled[v] = 0
             for j in range(k):
-                self.S[self.pos[i]] += self.Fsrc[<Py_ssize_t> j * n + i]
+                self.S[i] += self.Ft[<Py_ssize_t> j * n + i]
         for j in range(qmax * (k + 1)):
             self.dU[j] = 0.0
-
-    def _init_layout(self, RowSource src):
-        """The column layout (Design note, 5): the source's when it can permute its rows,
-        shrinking is on, n >= LAYOUT_MIN_N and the cache holds at least half the rows
-        (the suffix's updates, deferred, need the rows of the samples changed since the
-        last sync); the identity otherwise.  With it, the solver's own scores in the
-        source's column order."""
-        cdef int i, j, n = self.p.n, k = self.p.k
-        self.npre = n
-        self.npend = 0
-        self.current = True
-        self.relayouts = 0
-        self.bad_relayouts = 0
-        self.waste = 0.0
-        self.changed_since = 0
-        self.pre_terms = 0
-        self.suf_terms = 0
-        self.syncs = 0
-        for i in range(n):
-            self.ident[i] = i
-        self.pos = self.ident
-        self.lay = (self.shrinking and src.can_relayout() and n >= LAYOUT_MIN_N
-                    and 2 * src.capacity >= n and LAYOUT_ON)
-        if not self.lay:
-            return
-        self.pos = src.layout()
-        self.Ft = <double*> malloc(<Py_ssize_t> k * n * sizeof(double) + 1)
-        self.tmp = <double*> malloc(n * sizeof(double) + 1)
-        self.newperm = <int*> malloc(n * sizeof(int) + 1)
-        self.pend = <double*> malloc(<Py_ssize_t> n * (k + 1) * sizeof(double) + 1)
-        self.pendi = <int*> malloc(n * sizeof(int) + 1)
-        self.smargin = <double*> malloc(n * sizeof(double) + 1)
-        self.haspend = <unsigned char*> malloc(n + 1)
-        if (self.Ft == NULL or self.tmp == NULL or self.newperm == NULL or self.pend == NULL
-                or self.pendi == NULL or self.haspend == NULL or self.smargin == NULL):
-            raise MemoryError("cannot allocate the solver's work arrays")
-        for i in range(n):
-            self.haspend[i] = 0
-            for j in range(k + 1):
-                self.pend[<Py_ssize_t> i * (k + 1) + j] = 0.0
-            for j in range(k):
-                self.Ft[<Py_ssize_t> j * n + self.pos[i]] = self.Fsrc[<Py_ssize_t> j * n + i]
 
     def __dealloc__(self):
         free(self.S); free(self.score); free(self.cand); free(self.prev); free(self.sample)
@@ -686,10 +587,6 @@ cdef class SMOSolver(InnerSolver):
         free(self.B.start); free(self.B.U); free(self.B.Ulo); free(self.B.Uhi)
         free(self.B.off); free(self.B.z); free(self.B.li); free(self.B.gv); free(self.B.pos)
         free(self.B.vu); free(self.B.vl); free(self.B.gain)
-        free(self.refs); free(self.ident); free(self.tmp); free(self.newperm); free(self.pend)
-        free(self.pendi); free(self.haspend); free(self.smargin)
-        if self.lay:
-            free(self.Ft)
 
     cdef void end_round(self) noexcept nogil:
         self.steps += 1                 # an augmented-Lagrangian round is work too
@@ -702,13 +599,7 @@ cdef class SMOSolver(InnerSolver):
         return (self.steps + n - 1) // n
 
     cdef str progress(self):
-        out = f"steps {self.steps}, blocks {self.blocks}, settled visits {self.skipped}"
-        if self.lay:
-            out += (f", layout: {self.relayouts} relayouts ({self.bad_relayouts} for "
-                    f"unsettled samples), {self.syncs} syncs, terms {self.pre_terms} + "
-                    f"{self.suf_terms}, "
-                    f"prefix {self.npre} of {self.p.n}")
-        return out
+        return f"steps {self.steps}, blocks {self.blocks}, settled visits {self.skipped}"
 
     # ------------------------------------------------------------------ 1. global scan
     cdef inline double _settle_margin(self) noexcept nogil:
@@ -731,7 +622,7 @@ cdef class SMOSolver(InnerSolver):
         cdef const Prob* p = self.p
         cdef const State* st = self.st
         cdef const Canon* cn = &self.cn
-        cdef int v, v0 = p.ptr[i], v1 = p.ptr[i + 1], g, w, va, vb, n = p.n, col = self.pos[i]
+        cdef int v, v0 = p.ptr[i], v1 = p.ptr[i + 1], g, w, va, vb, n = p.n
         cdef double sc = 0.0, z, U, sig, gv, lo, hi, room = INFINITY, Ulo, Uhi
         for v in range(v0, v1):
             lo = v_lo(p, v)
@@ -739,7 +630,7 @@ cdef class SMOSolver(InnerSolver):
             if hi <= lo:
                 continue
             sig = cn.sg[ce(cn, v)]
-            z = _zval(p, st, cn, v, self.Ft, self.S, n, col, -sig * v_lin(p, v))
+            z = _zval(p, st, cn, v, self.Ft, self.S, n, i, -sig * v_lin(p, v))
             U = sig * st.alpha[v]
             Uhi = hi if sig > 0 else -lo
             Ulo = lo if sig > 0 else -hi
@@ -766,7 +657,7 @@ cdef class SMOSolver(InnerSolver):
                 for va in range(v, w):
                     self.gvars[va - v] = va
                     sig = cn.sg[ce(cn, va)]
-                    self.zg[va - v] = sig * _zval(p, st, cn, va, self.Ft, self.S, n, col,
+                    self.zg[va - v] = sig * _zval(p, st, cn, va, self.Ft, self.S, n, i,
                                                   -sig * v_lin(p, va))
                     self.ag[va - v] = st.alpha[va]
                 gv = group_pair(p, self.gvars, w - v, self.zg, self.ag, &va, &vb)
@@ -795,9 +686,7 @@ cdef class SMOSolver(InnerSolver):
             scanned += 1
             vars_seen += self.p.ptr[i + 1] - self.p.ptr[i]
             sc = self._sample_violation(i, &margin)
-            Ssum += self.S[self.pos[i]]
-            if full and self.smargin != NULL:
-                self.smargin[i] = margin if sc == 0.0 else -INFINITY
+            Ssum += self.S[i]
             if self.shrinking:
                 self.settled[i] = sc == 0.0 and margin > thr
             if sc > viol[0]:
@@ -833,8 +722,6 @@ cdef class SMOSolver(InnerSolver):
         w.cn = &self.cn
         w.Ft = self.Ft
         w.S = self.S
-        w.pos = self.pos
-        w.smargin = self.smargin if full else NULL
         w.vsettled = self.vsettled
         w.settled = self.settled
         w.score = self.score
@@ -865,16 +752,10 @@ cdef class SMOSolver(InnerSolver):
         SHRINK_EVERY scans and before any convergence is declared, the unsettled samples in
         between."""
         cdef bint full = not self.shrinking or self.since_full >= SHRINK_EVERY
-        cdef int status
-        if full:
-            self.work += self._sync()
-        status = self._scan_samples(eps, viol, m, full)
+        cdef int status = self._scan_samples(eps, viol, m, full)
         if status == STATUS_CONVERGED and not full and viol[0] <= eps:
             full = True
-            self.work += self._sync()
             status = self._scan_samples(eps, viol, m, True)
-        if full and status == STATUS_CONVERGED:
-            self._after_full()
         self.since_full = 0 if full else self.since_full + 1
         return status
 
@@ -909,8 +790,8 @@ cdef class SMOSolver(InnerSolver):
                 return STATUS_INTERRUPTED
             B.kd[a] = self.src.diag(i)
             for j in range(k):
-                B.Ft[j * qb + a] = self.Ft[<Py_ssize_t> j * n + self.pos[i]]
-            B.S[a] = self.S[self.pos[i]]
+                B.Ft[j * qb + a] = self.Ft[<Py_ssize_t> j * n + i]
+            B.S[a] = self.S[i]
         self._block_variables()
         return STATUS_CONVERGED
 
@@ -929,7 +810,7 @@ cdef class SMOSolver(InnerSolver):
         rdown = _room_down(p, self.st, cn, v, U, lo if sig > 0 else -hi)
         if rup > 0.0 and rdown > 0.0:
             return False
-        z = _zval(p, self.st, cn, v, self.Ft, self.S, p.n, self.pos[i], -sig * v_lin(p, v))
+        z = _zval(p, self.st, cn, v, self.Ft, self.S, p.n, i, -sig * v_lin(p, v))
         if rup > 0.0:
             return z > self._settle_margin()
         return -z > self._settle_margin()
@@ -1569,160 +1450,18 @@ cdef class SMOSolver(InnerSolver):
             # the row sums summed afresh from the scores (k passes over them) instead of
             # updated with every changed sample's kernel row (pendigits ReinforcedMSVM: 3 %
             # less time)
-            self.src.cols_axpys(self.cand, changed, self.dU, ld, ys, k, 0, self.npre,
-                                self.refs, self.S)
+            self.src.rows_axpys(self.cand, changed, self.dU, ld, ys, k, self.S)
         else:
-            self.src.cols_axpys(self.cand, changed, self.dU, ld, ys, ld, 0, self.npre,
-                                self.refs)
-        self.current = False
-        self.pre_terms += <long long> changed * self.npre
-        self.changed_since += changed
-        if self.npre < n:
-            # the suffix's share waits for the next sync (_sync)
-            for a in range(changed):
-                i = self.cand[a]
-                if not self.haspend[i]:
-                    self.haspend[i] = 1
-                    self.pendi[self.npend] = i
-                    self.npend += 1
-                for j in range(ld):
-                    self.pend[<Py_ssize_t> i * ld + j] += self.dU[<Py_ssize_t> a * ld + j]
+            self.src.rows_axpys(self.cand, changed, self.dU, ld, ys, ld)
         for j in range(changed * ld):
             self.dU[j] = 0.0
-        if self.npend > max(self.qmax, self.src.capacity - 2 * self.qmax):
-            # before the rows of the pending samples leave the cache
-            self.work += self._sync()
         if tick(&self.work, changed * self.src.row_cost):
             return STATUS_INTERRUPTED
         return STATUS_CONVERGED
 
-    cdef long long _sync(self) noexcept nogil:
-        """The suffix's scores brought up to date: the pending changes of U added with the
-        kernel rows of their samples (at most qmax at a time, computed together where not
-        cached), then the suffix's row sums summed afresh; returns the work done."""
-        cdef int a, a0 = 0, m, i, j, n = self.p.n, k = self.p.k, ld = self.p.k + 1
-        cdef bint sums_moved = False
-        cdef double* ys[MAX_CLASSES + 1]
-        cdef long long work = 0
-        if self.npend == 0:
-            return 0
-        for j in range(k):
-            ys[j] = self.Ft + <Py_ssize_t> j * n
-        while a0 < self.npend:
-            m = min(self.qmax, self.npend - a0)
-            for a in range(m):
-                i = self.pendi[a0 + a]
-                for j in range(ld):
-                    self.dU[<Py_ssize_t> a * ld + j] = self.pend[<Py_ssize_t> i * ld + j]
-                    self.pend[<Py_ssize_t> i * ld + j] = 0.0
-                self.haspend[i] = 0
-                sums_moved = sums_moved or self.dU[<Py_ssize_t> a * ld + k] != 0.0
-            self.src.prefetch(self.pendi + a0, m)
-            self.src.cols_axpys(self.pendi + a0, m, self.dU, ld, ys, k, self.npre, n,
-                                self.refs)
-            for j in range(m * ld):
-                self.dU[j] = 0.0
-            work += <long long> m * (self.src.row_cost + n - self.npre)
-            self.suf_terms += <long long> m * (n - self.npre)
-            a0 += m
-        if sums_moved:
-            self.src.cols_axpys(self.pendi, 0, self.dU, ld, ys, k, self.npre, n, self.refs,
-                                self.S)
-        self.npend = 0
-        self.syncs += 1
-        return work
-
-    cdef void _copy_back(self) noexcept nogil:
-        """The row source's scores (sample order) from the solver's (after a sync)."""
-        cdef int i, j, n = self.p.n
-        if not self.lay:
-            return
-        for j in range(self.p.k):
-            for i in range(n):
-                self.Fsrc[<Py_ssize_t> j * n + i] = self.Ft[<Py_ssize_t> j * n + self.pos[i]]
-
-    cdef void _after_full(self) noexcept nogil:
-        """After a full scan (scores in sync, every sample's settled flag fresh): a new
-        layout when an unsettled sample lies in the suffix, or when the prefix holds more
-        than LAYOUT_SLACK n samples that are settled and not in the working set; then the
-        source's scores brought up to date (for progress notes)."""
-        cdef int i, a, n = self.p.n, nt = 0, bad = 0
-        cdef double near = LAYOUT_NEAR * self.last_viol
-        if not self.lay:
-            return
-        for a in range(self.nprev):
-            self.B.loc[self.prev[a]] = 1        # marks (B.loc is -1 between blocks)
-        for i in range(n):
-            if not self.settled[i] or self.B.loc[i] >= 0:
-                self.newperm[nt] = i
-                nt += 1
-                bad += self.pos[i] >= self.npre
-            elif self.smargin[i] <= near:
-                self.newperm[nt] = i
-                nt += 1
-        # ski rental: the updates spent on prefix samples a new layout would leave out,
-        # against LAYOUT_SLACK times the cost of one (a pass over the cached rows)
-        self.waste += <double> self.changed_since * max(self.npre - nt, 0)
-        self.changed_since = 0
-        if self.waste > LAYOUT_SLACK * <double> min(self.src.capacity,
-                                                    self.src.n_computed) * n:
-            self._relayout(nt)
-            self.waste = 0.0
-        elif bad > 0:
-            # unsettled samples in the suffix (after the first scan of an inner solve, which
-            # settles nothing): the prefix becomes every column, no rows moved
-            self.bad_relayouts += 1
-            self.npre = n
-        for a in range(self.nprev):
-            self.B.loc[self.prev[a]] = -1
-        self._copy_back()
-        self.current = True
-
-    cdef void _relayout(self, int nt) noexcept nogil:
-        """The new layout: newperm[0:nt] (the samples to keep current: unsettled or in
-        the working set) first, then the others, each part in sample order; the solver's
-        scores and sums permuted with the source's rows (pending changes: none, after a
-        full scan)."""
-        cdef int i, j, c, n = self.p.n, m = nt
-        cdef double near = LAYOUT_NEAR * self.last_viol
-        for i in range(n):
-            if self.settled[i] and self.B.loc[i] < 0 and not self.smargin[i] <= near:
-                self.newperm[m] = i
-                m += 1
-        for j in range(self.p.k + 1):
-            if j < self.p.k:
-                for c in range(n):
-                    self.tmp[c] = self.Ft[<Py_ssize_t> j * n + self.pos[self.newperm[c]]]
-                memcpy(self.Ft + <Py_ssize_t> j * n, self.tmp, n * sizeof(double))
-            else:
-                for c in range(n):
-                    self.tmp[c] = self.S[self.pos[self.newperm[c]]]
-                memcpy(self.S, self.tmp, n * sizeof(double))
-        if self.src.relayout(self.newperm) < 0:
-            # out of memory: the source keeps its layout; so do the scores (undone)
-            for j in range(self.p.k + 1):
-                for c in range(n):
-                    self.tmp[self.pos[self.newperm[c]]] = (
-                        self.Ft[<Py_ssize_t> j * n + c] if j < self.p.k else self.S[c])
-                memcpy(self.Ft + <Py_ssize_t> j * n if j < self.p.k else self.S, self.tmp,
-                       n * sizeof(double))
-            self.npre = n
-            return
-        self.npre = nt
-        self.relayouts += 1
-
     cdef int run(self, double eps, double* viol) noexcept nogil:
         """Working-set rounds until the violation is <= eps: CONVERGED, MAX_ITER (the step
-        budget is spent), NONFINITE or INTERRUPTED.  Whichever, the row source's scores are
-        then those of the current point (every sample's, the suffix's synced)."""
-        cdef int status = self._rounds(eps, viol)
-        if self.lay:
-            self._sync()
-            self._copy_back()
-        return status
-
-    cdef int _rounds(self, double eps, double* viol) noexcept nogil:
-        """The rounds of run."""
+        budget is spent), NONFINITE or INTERRUPTED."""
         cdef int m, status
         cdef long long budget, taken
         cdef bint partial
@@ -1730,10 +1469,8 @@ cdef class SMOSolver(InnerSolver):
         self.last_viol = INFINITY
         while True:
             status = self._scan(eps, viol, &m)
-            if self.current or not self.lay:
-                # the source's scores are current (after a full scan, or no layout)
-                progress_note(self.steps / <double> max(self.p.n, 1), viol[0], self.src,
-                              self.p, self.st)
+            progress_note(self.steps / <double> max(self.p.n, 1), viol[0], self.src, self.p,
+                          self.st)
             if status != STATUS_CONVERGED:
                 return status
             if viol[0] <= eps:
