@@ -74,7 +74,10 @@ def _fit(make, X, y, sample_weight, finishing, primal="auto"):
     result row."""
     sequence.finish_grouped = FINISH if finishing else None
     est = make()
-    est._plan_overrides = {"primal_start": primal}
+    if primal != "auto":
+        # an override is refused where the start cannot apply (kernel rows): 'auto' is the
+        # plan's own rule, so it is set only to force the start off
+        est._plan_overrides = {"primal_start": primal}
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)

@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.datasets import make_blobs
+from sklearn.exceptions import ConvergenceWarning
 
-from msvm import AngleBasedMSVM, ReinforcedMSVM, WestonWatkinsMSVM
+from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, TargetedLocalMSVM,
+                  WeightedRobustMSVM, WestonWatkinsMSVM)
 from msvm.exceptions import DegenerateFitWarning
 
 ESTIMATORS = [ReinforcedMSVM, WestonWatkinsMSVM, AngleBasedMSVM]
@@ -119,3 +121,70 @@ def test_degenerate_warning_at_small_C_still_advises_a_larger_C(blobs):
     y = np.where(np.arange(len(y)) < 80, 0, y)        # one class dominates
     message = _degenerate_message(ReinforcedMSVM(C=1e-6), X, y)
     assert "larger C" in message
+
+
+# ---- found by the slow scale fuzz family (round 9) -----------------------------------------
+@pytest.mark.parametrize("make", [
+    lambda: AdaptiveWeightedSVM(C=0.1, scheme="one-step", gamma="median", kernel="rbf"),
+    lambda: AngleBasedMSVM(C=0.1, gamma="median", kernel="rbf"),
+    lambda: TargetedLocalMSVM(C=0.1, gamma="median", kernel="rbf", n_grid=4, bandwidth=10.0)])
+@pytest.mark.parametrize("huge", ["every row", "one row"])
+def test_median_gamma_on_overflowing_distances_names_the_remedy(make, huge):
+    """gamma='median' on X whose squared distances overflow is refused with a message that
+    says to rescale X (it was scikit-learn's bare "Input contains infinity" from the
+    distance routine, which names neither the cause nor the remedy)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 2))
+    y = np.array([0, 1, 0, 1, 0, 1])
+    if huge == "every row":
+        X *= 1e300
+    else:
+        X[2] *= 1e300
+    with pytest.raises(ValueError, match="Rescale X"):
+        make().fit(X, y)
+
+
+def test_squared_distances_of_overflowing_rows_are_infinite_the_others_exact():
+    """Rows whose squared norms overflow get infinite distances; the other entries are the
+    distances computed as for finite rows."""
+    from msvm._kernels import squared_distances
+    rng = np.random.default_rng(1)
+    A, B = rng.normal(size=(4, 3)), rng.normal(size=(5, 3))
+    A[1] *= 1e300
+    B[3] *= 1e300
+    D2 = squared_distances(A, B)
+    assert np.all(np.isinf(D2[1])) and np.all(np.isinf(D2[:, 3]))
+    keep_a, keep_b = [0, 2, 3], [0, 1, 2, 4]
+    exact = ((A[keep_a, None, :] - B[None, keep_b, :]) ** 2).sum(axis=2)
+    np.testing.assert_allclose(D2[np.ix_(keep_a, keep_b)], exact, rtol=1e-12)
+
+
+# 13 samples whose first two columns are near 1e-300 and the third near 1e10 (linear kernel):
+# the grouped finishing step met an empty free set and failed inside NumPy ("cannot reshape
+# array of size 0")
+NOTHING_FREE_X = np.array([
+    [1.7781181268373116e-301, 2.450684123926357e-300, 426239869.9594208],
+    [2.4272919841729317e-300, 2.8742119124466046e-300, 10663212592.984684],
+    [-4.830246796305669e-301, -1.1210947138847618e-300, -3776391066.2838106],
+    [-2.4467325980865792e-300, -2.7069864003705034e-301, -14030624711.016954],
+    [4.8360042149853845e-301, 5.238477297606549e-301, 5513063589.327919],
+    [1.0486563430585565e-300, -2.916557111126272e-301, -6504574107.989812],
+    [-1.718612313316036e-300, -1.1336208018819682e-300, -12275404439.5956],
+    [1.7160163012516322e-300, 1.1687186220488344e-300, 1906815535.1936517],
+    [2.4977657075196632e-300, 1.7968206610063743e-300, 5645450815.594608],
+    [-4.0673748019422205e-301, -3.3925051004425025e-300, -9714957661.561401],
+    [1.1959802337496396e-300, 7.609029369955768e-301, 11511059674.747227],
+    [-1.1706323178823997e-301, -2.924373286490766e-300, -12619276538.808395],
+    [7.45305271420234e-301, 2.1492030882163135e-300, -369965147.0939011]])
+NOTHING_FREE_Y = np.array([0, 0, 1, 1, 0, 0, 1, 0, 0, 1, 0, 1, 0])
+
+
+def test_grouped_finishing_step_with_nothing_free_lets_the_fit_finish():
+    """An active-set step on an empty free set is no step (the releases decide): the fit
+    returns a finite model and reports its own stop, instead of a NumPy reshape error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = WeightedRobustMSVM(C=0.1, truncation=None, kernel="linear").fit(
+            NOTHING_FREE_X, NOTHING_FREE_Y)
+    assert np.all(np.isfinite(est.decision_function(NOTHING_FREE_X)))
+    assert np.isfinite(est.objective_)

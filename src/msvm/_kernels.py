@@ -275,6 +275,8 @@ def squared_distances(A, B):
         with np.errstate(over="ignore", invalid="ignore"):
             A, B = A - center, B - center
     na, nb = _row_sqnorms(A), _row_sqnorms(B)
+    if not (np.all(np.isfinite(na)) and np.all(np.isfinite(nb))):
+        return _with_overflowing_rows(A, B, na, nb)
     with np.errstate(over="ignore", invalid="ignore"):
         D2 = euclidean_distances(A, B, squared=True, X_norm_squared=na[:, None],
                                  Y_norm_squared=nb[None, :])
@@ -287,6 +289,19 @@ def squared_distances(A, B):
     for start in range(0, len(rows), step):
         r, c = rows[start:start + step], cols[start:start + step]
         D2[r, c] = _row_sqnorms(A[r] - B[c])
+    return D2
+
+
+def _with_overflowing_rows(A, B, na, nb):
+    """:func:`squared_distances` where some rows' squared norms overflow (inf): their
+    distances are inf (beyond double precision), the others computed as usual.  The callers
+    refuse what cannot be represented with their own message (a heuristic gamma of 0 or inf,
+    the kernel's overflow check), rather than scikit-learn's refusal of the infinite norms,
+    which names neither the cause nor the remedy."""
+    D2 = np.full((A.shape[0], B.shape[0]), np.inf)
+    ia, ib = np.flatnonzero(np.isfinite(na)), np.flatnonzero(np.isfinite(nb))
+    if len(ia) and len(ib):
+        D2[np.ix_(ia, ib)] = squared_distances(A[ia], B[ib])
     return D2
 
 
