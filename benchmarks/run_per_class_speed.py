@@ -421,7 +421,13 @@ Why it cannot pay here, whatever the rule:
    schedule with fewer full scans moves the iterates (r6 traded scans against blocks).
 
 Kept: nothing in the solver (main's iterates to the last bit).  The floor ratio and the
-scaling run of r9 above are main's solver (branch rowcache after the revert).
+scaling runs r9 and r9-80k above are main's solver (branch rowcache after the revert).  At
+n = 80,000 (load 13-18) ReinforcedMSVM took 366 s against SVC's 62.8 s (5.8x; 4 epochs,
+1,194 blocks, 255,534 kernel rows computed, 3.2 a sample, with 655 rows cached): fitted
+exponents over 10k-80k 2.65 against SVC's 1.79 (3.43 against 1.55 from 40k to 80k).  The
+row cache's reach, not the update, is what grows: item 3 needs rows that cost less or stay
+cached longer (shorter rows over the active samples, see 3. above, or a smaller working set
+once the cache holds only one or two of them).
 """
 
 
