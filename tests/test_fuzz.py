@@ -27,10 +27,11 @@ method and a bound far above the test's time at load 12.
 The default run draws DEFAULT_EXAMPLES cases per (family, estimator), derandomized (about
 20 s on one core); the ``slow`` variants (``-m slow``) draw SLOW_EXAMPLES (a few minutes).
 
-Two known defects remain (GRAM_DRIFT_DEFECT, for the kernels computed in the core, and
-RBF_CANCELLATION_DEFECT); in their input regions (``known_defect_of``) the
-fuzz cases still check termination, finiteness, classes and ``objective_ >= 0``, but not the
-agreement with the recomputation.
+Two known defects remain (GRAM_DRIFT_DEFECT, now shown only by TargetedLocalMSVM's local fits,
+and RBF_CANCELLATION_DEFECT, beyond any solver: the information of 'linear' and 'poly' kernel
+entries with a huge common offset lies below their rounding); in their input regions
+(``known_defect_of``) the fuzz cases still check termination, finiteness, classes and
+``objective_ >= 0``, but not the agreement with the recomputation.
 """
 
 import re
@@ -62,6 +63,12 @@ CASE_SECONDS = 10.0
 # absolute slack relative to the size of the terms summed (rounding in sums that cancel).
 RTOL = 1e-6
 ATOL = 1e-9
+# Kernel rows cached in float32 (cache_dtype='auto' resolves to it for the RBF kernel at the
+# default tol and C * weight <= 100): the solver's scores, from which objective_ is computed,
+# are those of the kernel rounded to single precision (documented under cache_dtype), so the
+# objective agrees with the float64 recomputation to single precision's unit roundoff of the
+# terms summed
+ATOL_FLOAT32_ROWS = 6e-8
 
 DEFAULT_EXAMPLES = 60
 SLOW_EXAMPLES = 400
@@ -298,22 +305,24 @@ def nonfinite_cases(draw, model):
 # ---- scales -----------------------------------------------------------------------------------
 SCALES = [1e-300, 1e-150, 1e-10, 1e10, 1e150, 1e300]
 
-# A known defect of the compiled core, for the kernels computed in the core (their running
-# scores are not recomputed): fits on such inputs are still checked for termination,
-# finiteness, classes and objective_ >= 0, but not for the agreement of objective_ and
-# decision values with the recomputation.  A Gram matrix from outside the core ('precomputed',
-# a callable kernel) had it too, pinned by
-# test_objective_is_that_of_the_predicted_function_on_a_huge_gram_matrix: fixed (the snapshot
-# forms the training decision values from the fitted coefficients, as prediction does).
+# A known defect of the compiled core: the solver's running scores F = K U drift by about
+# eps * max|K| * C per update, so that objective_ and intercept_ can describe a function other
+# than the one dual_coef_ and intercept_ predict with.  Fixed for a Gram matrix from outside
+# the core (test_objective_is_that_of_the_predicted_function_on_a_huge_gram_matrix: the
+# snapshot forms the training decision values from the fitted coefficients, as prediction
+# does); for the kernels computed in the core, 240 fits with one sample times 1e150 under
+# 'linear' and 'poly' (every model, round 9) agreed with the recomputation, and the slow
+# scale family found it only in TargetedLocalMSVM's local fits (objectives_ of a grid point
+# 0.0 against 0.075), so the region stays exempt for that model only.
 GRAM_DRIFT_DEFECT = (
     "compiled core: the solver's running scores F = K U drift by about eps * max|K| * C per "
-    "update, so objective_ and intercept_ are computed from scores that differ from the "
-    "function dual_coef_ and intercept_ predict with; the kernels computed in the core show it "
-    "when their entries span a huge range (one sample times 1e150 under 'poly' or 'linear')")
-# For the kernels computed in the core: squared norms beyond GRAM_RANGE times the median
+    "update, so a local fit's objective is computed from scores that differ from the "
+    "function its coefficients predict with; TargetedLocalMSVM's local fits show it when the "
+    "kernel's entries span a huge range (one sample times 1e150 under 'poly' or 'linear')")
+# squared norms beyond GRAM_RANGE times the median
 GRAM_RANGE = 1e12
 
-# A second one: kernel entries computed as ||x||^2-sized sums lose the samples' differences
+# A known defect: kernel entries computed as ||x||^2-sized sums lose the samples' differences
 # when they share a large offset.  Fixed for 'rbf' (the row source centres X, see
 # test_rbf_on_samples_with_a_large_common_offset); for 'linear' and 'poly' the information
 # is below the rounding of the kernel entries themselves (1e300 + O(1)): no solver can get it.
@@ -324,8 +333,9 @@ RBF_CANCELLATION_DEFECT = (
 OFFSET_LARGE = 1e8
 
 
-def known_defect_of(X, kernel):
-    """The known core defect whose region the (scaled) training X lies in, or ''."""
+def known_defect_of(X, kernel, model=""):
+    """The known core defect whose region the (scaled) training X lies in for ``model`` (the
+    base model's key), or ''."""
     with np.errstate(over="ignore", invalid="ignore"):
         big = float(np.max(np.einsum("ij,ij->i", X, X)))
         diff = X[:, None, :] - X[None, :, :]
@@ -333,7 +343,8 @@ def known_defect_of(X, kernel):
     if not np.isfinite(big):
         return ""                      # refused: nothing is fitted
     typical = float(np.median(np.einsum("ij,ij->i", X, X)))
-    if kernel in ("linear", "poly") and big > GRAM_RANGE * max(typical, 1.0):
+    if model == "targeted" and kernel in ("linear", "poly") \
+            and big > GRAM_RANGE * max(typical, 1.0):
         return GRAM_DRIFT_DEFECT
     if kernel != "rbf" and big > OFFSET_LARGE * spread:
         return RBF_CANCELLATION_DEFECT
@@ -378,7 +389,7 @@ def scale_cases(draw, model):
     # a user's Gram matrix (or callable) is refused for its values, not for X's scale
     outside = kernel in ("precomputed", "callable")
     match = SCALE_MESSAGE + ("|" + NONFINITE_MESSAGE if outside else "")
-    known_defect = known_defect_of(X, kernel)
+    known_defect = known_defect_of(X, kernel, base)
     if "gamma" in params or kernel in ("rbf", "poly"):
         match += r"|gamma"
     return _case(name, model, inner, X, y, kernel, params, "either", match,
@@ -599,8 +610,8 @@ def contract_truncation(est, k):
     s = est.truncation
     if s is None:
         return None
-    if isinstance(s, str):          # 'auto' = -1/(k-1)
-        return -1.0 / (k - 1)
+    if isinstance(s, str):          # 'auto': (k - 1) / 2 for RobustMSVM, else -1/(k-1)
+        return (k - 1) / 2.0 if type(est).__name__ == "RobustMSVM" else -1.0 / (k - 1)
     return float(s)
 
 
@@ -628,16 +639,23 @@ def oracle_loss(est, G, y, w):
     raise AssertionError(name)
 
 
-def _close(actual, expected, scale, what):
-    """|actual - expected| <= RTOL |expected| + ATOL scale, elementwise."""
+def _close(actual, expected, scale, what, atol=ATOL):
+    """|actual - expected| <= RTOL |expected| + atol scale, elementwise."""
     actual, expected = np.asarray(actual, float), np.asarray(expected, float)
     assert np.all(np.isfinite(actual)), f"{what}: not finite: {actual}"
-    bound = RTOL * np.abs(expected) + ATOL * np.asarray(scale, float)
+    bound = RTOL * np.abs(expected) + atol * np.asarray(scale, float)
     err = np.abs(actual - expected)
     worst = np.unravel_index(np.argmax(err - bound), err.shape) if err.ndim else ()
     assert np.all(err <= bound), (
         f"{what}: differs from the recomputation by {err[worst]:.3g} where {bound[worst]:.3g} "
         f"is allowed: {actual} vs {expected}")
+
+
+def _objective_atol(est):
+    """The absolute slack of objective_'s agreement: ATOL, or single precision's where the
+    fit's kernel rows were cached in float32."""
+    plan = getattr(est, "solver_plan_", None)
+    return ATOL_FLOAT32_ROWS if getattr(plan, "cache_dtype", None) == "float32" else ATOL
 
 
 def check_fitted_base(est, X, y_enc, w, consistent=True):
@@ -692,7 +710,7 @@ def check_fitted_base(est, X, y_enc, w, consistent=True):
         return
     # decision values of the fitted model at the training points
     _close(est.decision_values(X), G, G_scale.max(axis=1, keepdims=True), "decision_values")
-    _close(est.objective_, obj, scale, "objective_")
+    _close(est.objective_, obj, scale, "objective_", _objective_atol(est))
 
 
 def check_fitted_targeted(est, X, y_enc, w, consistent=True):
@@ -732,7 +750,7 @@ def check_fitted_targeted(est, X, y_enc, w, consistent=True):
         G, G_scale = F @ W, F_scale @ np.abs(W)
         obj = penalty + reinforced_loss(G, y_enc, local, float(est.reinforcement))
         scale = pen_scale + float(np.dot(local, k + G_scale.sum(axis=1)))
-        _close(est.objectives_[g], obj, scale, f"objectives_[{g}]")
+        _close(est.objectives_[g], obj, scale, f"objectives_[{g}]", _objective_atol(est))
 
 
 def check_fit(est, case):

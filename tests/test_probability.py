@@ -278,8 +278,8 @@ def test_loose_refits_give_nearly_the_probabilities_of_tight_ones(data, C, monke
     for factor in (1.0, _probability.REFIT_TOL_FACTOR):
         monkeypatch.setattr(_probability, "REFIT_TOL_FACTOR", factor)
         refit = _probability._refit_template(template, 1.0)
-        chains = [_probability._weighted_chain(refit, est, X, y, np.ones(len(y)), levels, c)
-                  for c in est.classes_]
+        chains = _probability._task_chains(refit, est, X, y, np.ones(len(y)), levels,
+                                           est.classes_)
         proba[factor] = shaped_probabilities(
             _probability.bracketed_ratios(est, chains, levels, X_test))
     assert np.abs(proba[1.0] - proba[_probability.REFIT_TOL_FACTOR]).mean() < 0.02

@@ -5,6 +5,7 @@ intercept search stops its bisection once the bracket cannot shrink, and the exp
 floor of the estimate are found with the exact gradient of their held-out log loss.
 """
 
+import copy
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -156,21 +157,26 @@ def test_fit_shape_reaches_the_minimum_of_a_dense_search():
 @pytest.mark.parametrize("estimator", [ReinforcedMSVM(C=10.0), AngleBasedMSVM(C=3.0)],
                          ids=lambda e: type(e).__name__)
 def test_stacked_scoring_gives_each_fits_decision_values(estimator, data):
-    """The held-out samples scored by all the weighted fits in one product get each fit's
-    own decision values (up to the rounding of the sum)."""
-    from msvm._probability import _shared_columns, _stacked_decision_values, _support_span
+    """The held-out samples scored by all the weighted fits (and the own fit) in one kernel
+    block and one product get each fit's own decision values (up to the rounding of the
+    sum), also when the block is computed in several parts of rows."""
+    from msvm._probability import _stacked_decision_values, _support_span
 
     X, y = data
     X_test, _ = make_reinforced_example(40, random_state=4)
     est = clone(estimator).set_params(probability=True, probability_grid=3).fit(X, y)
-    fits = [fit for chain in est.probability_estimators_ for fit in chain]
+    fits = [est] + [fit for chain in est.probability_estimators_ for fit in chain]
     own = [fit.decision_values(X_test) for fit in fits]
-    with _shared_columns(fits, _support_span(fits)):
-        stacked = _stacked_decision_values(fits, X_test)
+    stacked = _stacked_decision_values(fits, X_test, _support_span(fits))
     assert stacked is not None and len(stacked) == len(fits)
     for a, b in zip(own, stacked):
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
-    assert _stacked_decision_values(fits, X_test) is None       # no shared columns: each fit
+    small = copy.copy(est)
+    small.cache_size = 1e-4                      # a block of one row of kernel columns
+    parts = _stacked_decision_values([small] + fits[1:], X_test, _support_span(fits))
+    for a, b in zip(own, parts):                 # a few rows at a time
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+    assert _stacked_decision_values(fits, X_test, None) is None     # unknown training set
 
 
 def _blobs():
@@ -253,3 +259,51 @@ def test_same_C_warm_start_is_the_previous_dual(data):
     np.testing.assert_array_equal(start, state.alpha)
     np.testing.assert_array_equal(path_start(problem, state.alpha, state.C, 30.0),
                                   rescaled_start(problem, state.alpha, state.C, 30.0))
+
+
+def _group_chains(monkeypatch, share):
+    """The chains of every class of the example (ReinforcedMSVM, C = 10) by
+    ``_task_chains``, on one row source (``share``) or one per chain; and the number of row
+    sources built."""
+    from msvm import _base, _probability
+
+    X, y = make_reinforced_example(150, random_state=5)
+    est = ReinforcedMSVM(C=10.0, gamma="median").fit(X, y)
+    template = clone(est).set_params(warm_start=True, C=est.C_, gamma=est.gamma_)
+    refit = _probability._refit_template(template, 1.0)
+    built = []
+    real = _base.make_row_source
+    monkeypatch.setattr(_base, "make_row_source", lambda *a, **k: built.append(1) or real(*a, **k))
+    if not share:
+        chain = _probability._weighted_chain
+        monkeypatch.setattr(_probability, "_weighted_chain",
+                            lambda *args: chain(*args[:-1], None))
+    levels = _probability.probability_levels(8)
+    chains = _probability._task_chains(refit, est, X, y, np.ones(len(y)), levels,
+                                       est.classes_)
+    X_test, _ = make_reinforced_example(300, random_state=6)
+    return _probability.bracketed_ratios(est, chains, levels, X_test), len(built)
+
+
+def test_chains_of_a_group_build_one_row_source(monkeypatch):
+    """The chains of the classes of one group run on one row source, built once (one
+    storage of kernel rows at every level: with cache_dtype='auto' the weights of the lower
+    levels would ask for another and rebuild it); chains on row sources of their own build
+    one each, and the probabilities are the same up to the refits' tolerance."""
+    shared, n_shared = _group_chains(monkeypatch, share=True)
+    monkeypatch.undo()
+    alone, n_alone = _group_chains(monkeypatch, share=False)
+    assert n_shared == 1 and n_alone == 3
+    assert np.abs(shaped_probabilities(shared) - shaped_probabilities(alone)).mean() < 0.01
+
+
+def test_class_groups_depend_on_the_classes_alone():
+    """The units of chains are groups of at most CHAIN_GROUP_CLASSES classes, in order,
+    covering every class once."""
+    from msvm._probability import CHAIN_GROUP_CLASSES, _class_groups
+
+    for k in (2, 3, CHAIN_GROUP_CLASSES, CHAIN_GROUP_CLASSES + 1, 10, 26):
+        groups = _class_groups(np.arange(k))
+        assert all(1 <= len(g) <= CHAIN_GROUP_CLASSES for g in groups)
+        np.testing.assert_array_equal(np.concatenate(groups), np.arange(k))
+        assert len(groups) == -(-k // CHAIN_GROUP_CLASSES)

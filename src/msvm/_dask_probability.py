@@ -79,6 +79,13 @@ class ChunkedFits:
             chain.append(start)
         return chain[::-1]
 
+    @classmethod
+    def task_chains(cls, template, start, X, y, sample_weight, levels, labels):
+        """The chains of the classes ``labels`` (:meth:`weighted_chain`), one after
+        another, as ``msvm._probability._task_chains``."""
+        return [cls.weighted_chain(template, start, X, y, sample_weight, levels, label)
+                for label in labels]
+
     @staticmethod
     def rows(X):
         """X as a dask array chunked by rows."""

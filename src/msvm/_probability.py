@@ -117,11 +117,29 @@ cheaper ones:
   (``msvm._sequence.path_start``), whose scores the kept row source holds: no score update
   (the rescaled start of a C path restored the equalities by moving every free variable:
   3 % of the time on 7,694 pendigits samples);
-
 - a class's chain is one estimator refitted at every level, warm-started from the previous
   level's dual and on the previous level's row source (its scores and kernel-row cache are
   kept, as along a lambda path: ``_join_path(keep_rows=True)``); a copy of the fitted
   estimator, without the row source, is kept at each level;
+- the chains of up to ``CHAIN_GROUP_CLASSES`` (5) classes on the same X run one after
+  another on one row source (:func:`_task_chains`): a chain's first fit reuses the kernel
+  rows the last chain cached and moves its scores to the start (the rows whose variables
+  differ), where a chain on a row source of its own computed the same kernel rows and the
+  start's scores again, k times per X.  The rows are stored in one dtype along the chains,
+  the one the plan resolves for their start (``msvm._plan.resolve_cache_dtype`` at the
+  refits' C, tol and weights): with ``cache_dtype='auto'``, the levels whose C / t passed
+  ``FLOAT32_MAX_BOUND`` (100) asked for float64 rows and rebuilt the row source in the
+  middle of every chain; at the refits' tolerance the float32 rounding of a kernel value
+  (6e-8 of it) is far below the accuracy asked for.  The groups depend on the classes
+  alone, so the fits are the same for every ``n_jobs``.  Pendigits (C = 10, CPU, shared
+  machine, one run): 2,000 samples 4.0 to 2.9 s (11x to 8.1x one fit), 7,694 samples 17.7
+  to 9.6 s (7.0x to 3.8x), the same log loss (benchmarks/results/probability.md, section
+  8, for the examples and breast cancer); the probabilities move by the refits' rounding
+  and tolerance only;
+- the probability fit runs with one BLAS thread (``msvm._thread_pools.one_blas_thread``):
+  its products are small and many, and a second OpenBLAS thread spinning on a busy core
+  made a 134 x 265 by 265 x 48 product cost 7 ms of CPU instead of 0.06 ms (load 12):
+  about 10 % of a fit on 400 samples;
 - the weighted fits stop at ``REFIT_TOL_FACTOR`` (300) times the estimator's ``tol`` (the
   threshold of the scaled KKT residual and the relative duality gap), at most at
   ``REFIT_TOL_MAX`` (0.3): the bracketing reads only where a margin changes sign between two
@@ -152,15 +170,32 @@ cheaper ones:
 - the kernel width a heuristic ('scale', 'median') resolved in the estimator's fit is
   passed on as a number, so it is neither recomputed in every weighted fit nor changed on
   the calibration folds (whose fits are meant to be those of the estimator on fewer samples);
-- the held-out samples of a fold are scored by all the fold's weighted fits through one
-  ``KernelColumns`` (each kernel column computed once, not once per fit) and one matrix
-  product with their coefficients side by side (``_stacked_decision_values``); so is the X
-  of ``predict_proba``;
+- the held-out samples of a fold are scored by all the fold's fits (its own fit too)
+  through one block of kernel columns, those of the union of their supports, each computed
+  once, and one matrix product with their coefficients side by side
+  (``_stacked_decision_values``); so is the X of ``predict_proba`` (whose own fit scores X
+  itself, so that the argmax is exactly ``predict``).  With the columns added fit by fit
+  to a block of all n_train columns (``KernelColumns``) and every class's margins sorted
+  for one class's, the scoring took 0.50 s of pendigits' (2,000 samples) 4.4 s, now 0.25;
 - a chain's refits validate X and y once (``BaseMSVM._checked_refits``: each is the fit the
   public ``fit`` makes), and :func:`fit_shape` minimizes with the exact gradient (TNC): with
   L-BFGS-B and a numerical gradient it took 40 % of a breast cancer probability fit.
   Breast cancer (398 samples): 0.57 to about 0.3 s CPU; pendigits (2,000), where the
   compiled solver dominates: 36x one fit before and after (shared, loaded machine).
+
+Measured and not kept in the round of the shared row sources (CPU time, shared machine):
+one refitted calibration fold where its held-out part has at least 1,000 samples (the
+second fold's fits are a third of the time at 2,000 pendigits samples: 4.1 to 2.9 s, log
+loss 0.0390 to 0.0407, where 3 C was then chosen; 7,694 samples 18.3 to 16.8 s, log loss
+0.0322 to 0.0321), because on Liu and Yuan's example 4.1.2 at n = 3,000 (3 draws) the mean
+absolute error against the truth rose by 0.0019 at C = 1 and by 0.0032 at C = 10, over the
+limit of +0.002 (one draw's single fold gave 0.030 against 0.023); the folds' own fits
+warm-started from the full fit's dual on their rows (rescaled to their weights, 2 n_train /
+n): 0.46 to 0.36 s of pendigits' 2,000-sample fit, too little for a start on another
+problem's variables.  Not tried: the folds' chains at a looser tol (their refits already
+end after one to three solver passes on pendigits, the floor of a refit), and deciding
+the C factor on the folds first (it is: the full data's chains run at the chosen factor
+only).
 
 Measured (CPU time, shared machine): ReinforcedMSVM(C=10) on 2,000 pendigits samples, one
 fit 0.6 s, ``probability=True`` 145 s before these changes, 62 s with three refitted folds
@@ -173,9 +208,9 @@ path a chain also keeps the feature map and phi(X) from one level to the next
 chain and top fit on the same X (the full fit's, or a fold's for both C factors) starts with
 the map and phi(X) of the own fit on that X (``BaseMSVM._kept_feature_state``): 3 maps per
 probability fit instead of 1 + k + 2 (2 + 2 k), the same probabilities. With
-``n_jobs`` the units of work (the folds' own and top fits, then every (fold or full fit,
-factor, class) chain) run in parallel through joblib; each is computed from its inputs
-alone, so the result is the same for every ``n_jobs`` and backend (a
+``n_jobs`` the units of work (the folds' own and top fits, then the chains of every
+(fold or full fit, factor, group of classes)) run in parallel through joblib; each is
+computed from its inputs alone, so the result is the same for every ``n_jobs`` and backend (a
 ``joblib.parallel_backend('dask')`` context runs them on a Dask cluster). ``predict_proba``
 evaluates the k * m + 1 (+ 1) fitted functions of the full fit. A DC model runs its DC
 algorithm in every weighted fit, AdaptiveWeightedSVM its reweighting, TargetedLocalMSVM its
@@ -196,7 +231,6 @@ Wu, Y., Zhang, H. H. and Liu, Y. (2010).  Robust model-free multiclass probabili
 estimation.  Journal of the American Statistical Association, 105(489), 424-436.
 """
 
-import contextlib
 import copy
 import numbers
 import warnings
@@ -212,8 +246,10 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from ._approx import shared_map_decision_values
 from ._available import probability_method
 from ._dask import chunkwise, is_dask_collection
-from ._kernel_columns import KernelColumns
+from ._kernels import kernel_matrix
 from ._losses import margins as generalized_margins
+from ._plan import resolve_cache_dtype
+from ._thread_pools import one_blas_thread
 from ._validation import check_finite_decision
 from .exceptions import DegenerateFitWarning
 
@@ -245,6 +281,9 @@ REFIT_TOL_MAX = 0.3
 # A class's chain stops at the level where its fit is settled (``_settled``): the levels
 # below have the same solution.
 SETTLED_CHAINS = True
+# The chains of at most this many classes run on one row source, one after another (one
+# unit of work for ``n_jobs``: ``_task_chains``).
+CHAIN_GROUP_CLASSES = 5
 
 PROBABILITY_PARAMETER_CONSTRAINTS = {
     "probability": ["boolean"],
@@ -326,7 +365,7 @@ def probabilities_from_ratios(ratios, predicted):
     return R / R.sum(axis=1, keepdims=True)
 
 
-def bracketed_ratios(own_fit, chains, levels, X, n_train=None):
+def bracketed_ratios(own_fit, chains, levels, X, n_train=None, own_stacked=False):
     """Ratios r_j = p_j / p_{j*} at X, from a fit and its weighted chains (1 at j*).
 
     Parameters
@@ -339,7 +378,11 @@ def bracketed_ratios(own_fit, chains, levels, X, n_train=None):
     X : array-like of shape (n_samples, n_features)
     n_train : int, default=None
         Number of training samples of the chains' fits: their kernel columns at X are then
-        computed once for all of them (``KernelColumns``) instead of once per fit.
+        computed once for all of them (:func:`_stacked_decision_values`) instead of once
+        per fit.
+    own_stacked : bool, default=False
+        Score the own fit in the same product (a calibration fold's held-out samples); by
+        default it scores X itself, so that j* is exactly ``own_fit.predict(X)``.
 
     Returns
     -------
@@ -351,11 +394,13 @@ def bracketed_ratios(own_fit, chains, levels, X, n_train=None):
     mapped = _mapped_ratios(own_fit, chains, fits, levels, X)
     if mapped is not None:
         return mapped
-    G = own_fit.decision_values(X)
-    with _shared_columns(fits, n_train):
-        flat = _stacked_decision_values(fits, X)
-        flat = [est.decision_values(X) for est in fits] if flat is None else flat
-    by_fit = dict(zip(map(id, fits), flat))
+    own_first = own_stacked and id(own_fit) not in {id(est) for est in fits}
+    scored = [own_fit, *fits] if own_first else fits
+    flat = _stacked_decision_values(scored, X, n_train)
+    flat = [est.decision_values(X) for est in scored] if flat is None else flat
+    by_fit = dict(zip(map(id, scored), flat))
+    G = by_fit[id(own_fit)] if own_stacked and id(own_fit) in by_fit \
+        else own_fit.decision_values(X)
     values = [[by_fit[id(est)] for est in chain] for chain in chains]
     return ratios_from_decision_values(G, values, levels)
 
@@ -381,32 +426,47 @@ def _mapped_ratios(own_fit, chains, fits, levels, X):
     return out
 
 
-def _stacked_decision_values(estimators, X):
-    """Decision values of kernel fits that share one ``KernelColumns`` (``_shared_columns``),
-    as ``decision_values`` computes them, with one matrix product for all; None when they do
-    not share one (or it cannot hold the block: then each fit scores X itself).
+def _stacked_decision_values(estimators, X, n_train):
+    """Decision values of kernel fits on the same ``n_train`` training samples, as
+    ``decision_values`` computes them up to the rounding of the sum, with one kernel block
+    and one matrix product for all; None when they are not such fits.
 
-    ``decision_values`` of such a fit is K @ coef + b with K the shared block and coef its
-    dual coefficients spread over the training samples (zero off its support); the block
-    only gains the columns of later fits, which meet zero coefficients.  One product with
-    the coefficients side by side replaces k m products of width k (about 10 times faster
-    on pendigits' held-out samples; the same values, the columns summed in the same order).
+    ``decision_values`` of such a fit is K @ coef + b with K its support vectors' kernel
+    columns at X.  The columns of the union of the fits' supports are computed once, in
+    blocks of rows of at most the fits' ``cache_size``, and multiplied by the fits'
+    coefficients side by side (zero off each fit's support): one kernel evaluation per
+    (sample, support vector) instead of one per fit, and one product instead of k m
+    products of width k (about 10 times faster on pendigits' held-out samples).  Before,
+    the columns were added fit by fit to a block of all n_train columns (``KernelColumns``),
+    which compared each fit's support vectors with the kept ones and multiplied the zero
+    columns too (0.5 of pendigits' 4.4 s at 2,000 samples went to scoring).
     """
-    columns = estimators[0]._path().columns if estimators else None
-    if columns is None or any(est._path().columns is not columns for est in estimators):
+    if n_train is None or not estimators or _support_span(estimators) is None:
         return None
-    X = validate_data(estimators[0], X, dtype=np.float64, order="C", reset=False,
-                      accept_sparse="csr", ensure_all_finite=True)
-    K = None
-    for est in estimators:
-        K = columns.columns(est, X)
-        if K is None:
-            return None
+    first = estimators[0]
+    key = (first.kernel, first.gamma_, first.degree, first.coef0)
+    if callable(first.kernel) or first.kernel == "precomputed" or sp.issparse(X) or any(
+            (est.kernel, est.gamma_, est.degree, est.coef0) != key or sp.issparse(
+                est.support_vectors_) for est in estimators):
+        return None
+    X = validate_data(first, X, dtype=np.float64, order="C", reset=False,
+                      ensure_all_finite=True)
+    support = np.concatenate([est.support_ for est in estimators])
+    union, where = np.unique(support, return_index=True)
+    if len(union) and union[-1] >= n_train:
+        return None
+    sv = np.concatenate([est.support_vectors_ for est in estimators])
+    if not np.array_equal(sv, sv[where][np.searchsorted(union, support)]):
+        return None                      # not the same training samples
     widths = np.cumsum([0] + [est.dual_coef_.shape[0] for est in estimators])
-    coef = np.zeros((K.shape[1], widths[-1]))
+    coef = np.zeros((len(union), widths[-1]))
     for est, lo, hi in zip(estimators, widths[:-1], widths[1:]):
-        coef[est.support_, lo:hi] = est.dual_coef_.T
-    F = K @ coef
+        coef[np.searchsorted(union, est.support_), lo:hi] = est.dual_coef_.T
+    F = np.empty((X.shape[0], widths[-1]))
+    step = max(1, int(first.cache_size * 2 ** 20 // (8 * max(len(union), 1))))
+    for start in range(0, X.shape[0], step):
+        K = kernel_matrix(X[start:start + step], sv[where], *key)
+        F[start:start + step] = K @ coef
     return [est._decision_from_output(check_finite_decision(F[:, lo:hi] + est.intercept_))
             for est, lo, hi in zip(estimators, widths[:-1], widths[1:])]
 
@@ -433,13 +493,22 @@ def ratios_from_decision_values(G, chain_values, levels):
     for j, values in enumerate(chain_values):
         M = np.empty((G.shape[0], len(levels) + 1))
         for level, V in enumerate(values[:len(levels)]):
-            M[:, level] = generalized_margins(V)[:, j]
+            # a settled chain repeats one fit's values: its margin is computed once
+            M[:, level] = (M[:, level - 1] if level and V is values[level - 1]
+                           else _class_margin(V, j))
         # t = 1: the own fit, or the chain's own top fit at another C (m + 1 entries)
-        top = own if len(values) == len(levels) else generalized_margins(values[-1])
-        M[:, -1] = np.minimum(top[:, j], 0.0)
+        top = own[:, j] if len(values) == len(levels) else _class_margin(values[-1], j)
+        M[:, -1] = np.minimum(top, 0.0)
         ratios[:, j] = bracket_ratios(M, levels)
     ratios[np.arange(len(G)), np.argmax(G, axis=1)] = 1.0
     return ratios
+
+
+def _class_margin(V, j):
+    """The generalized margin f_j - max_{l != j} f_l of class j alone (column j of
+    ``msvm._losses.margins``, the same numbers, without sorting every row)."""
+    others = np.delete(V, j, axis=1)
+    return V[:, j] - others.max(axis=1)
 
 
 def _support_span(estimators):
@@ -448,23 +517,6 @@ def _support_span(estimators):
         return None
     spans = [int(est.support_.max()) + 1 for est in estimators if len(est.support_)]
     return max(spans) if spans else None
-
-
-@contextlib.contextmanager
-def _shared_columns(estimators, n_train):
-    """Within the block, ``estimators`` (fits on the same n_train samples) share one
-    ``KernelColumns``: each kernel column at the scoring inputs is computed once."""
-    if n_train is None or _support_span(estimators) is None:
-        yield
-        return
-    columns = KernelColumns(n_train)
-    for est in estimators:
-        est._join_path(columns=columns)
-    try:
-        yield
-    finally:
-        for est in estimators:
-            est._leave_path()
 
 
 def shaped_probabilities(ratios, exponent=1.0, floor=0.0):
@@ -583,7 +635,8 @@ def _top_fit(template, start, X, y, sample_weight, features=None):
     return est._leave_path()
 
 
-def _weighted_chain(template, start, X, y, sample_weight, levels, label, features=None):
+def _weighted_chain(template, start, X, y, sample_weight, levels, label, features=None,
+                    rows=None):
     """The weighted fits of one class along the levels, t_m first, t_1 last.
 
     One estimator (a clone of ``template``, ``warm_start=True``) is refitted at every level
@@ -593,7 +646,9 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
     copy of the fitted estimator (without that row source) is kept at each level.  On the
     approximate-kernel path ``features`` (``start``'s ``_kept_feature_state``, or None) gives
     the chain the feature map and phi(X) of the fit it starts from: the map depends on
-    neither y nor the weights, so it is fitted once for X, not once per chain.
+    neither y nor the weights, so it is fitted once for X, not once per chain.  ``rows``:
+    a row source on the same X kept by an earlier fit (``_kept_rows``), whose kernel-row
+    cache the chain's first fit reuses (its scores are moved to the start), or None.
 
     The chain stops at the level where its fit is settled (:func:`_settled`, with
     ``SETTLED_CHAINS``); the levels below hold that fit itself.
@@ -601,9 +656,11 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
     Returns
     -------
     chain : list of m fitted estimators, t_1 first
+    rows : KeptRows or None
+        The row source the chain kept (``_kept_rows``), for the next chain on X.
     """
     est = clone(template)._start_from(start._warm_start_state())._join_path(keep_rows=True)
-    est._share_features(features)
+    est._share_features(features)._take_rows(rows)
     is_label = np.asarray(y == label)
     chain = []
     with est._checked_refits(X, y):         # X and y validated by the first fit only
@@ -612,9 +669,40 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
             chain.append(copy.copy(est))    # __getstate__: without the kept row source
             if SETTLED_CHAINS and _settled(est, is_label):
                 break                       # the levels below have this fit's solution
+    rows = est._kept_rows()
     est._leave_path()
     chain += [chain[-1]] * (len(levels) - len(chain))
-    return chain[::-1]
+    return chain[::-1], rows
+
+
+def _task_chains(template, start, X, y, sample_weight, levels, labels, features=None):
+    """The chains of the classes ``labels`` on one X (:func:`_weighted_chain`), one after
+    another on one row source.
+
+    Each chain's first fit reuses the kernel-row cache of the last chain's row source and
+    moves its scores to ``start`` (the rows whose dual variables differ), where a chain on
+    a row source of its own computed the same kernel rows and the start's scores again.
+    The kernel rows are stored as the plan stores them for the chains' start
+    (``msvm._plan.resolve_cache_dtype`` at the refits' C, tol and ``sample_weight``), at
+    every level: with ``cache_dtype='auto'`` the levels whose weights pass
+    ``FLOAT32_MAX_BOUND`` asked for float64 rows and rebuilt the row source in the middle
+    of every chain.  At the refits' tolerance (300 times tol) the rounding of a float32
+    kernel row (6e-8 of each value, 6e-4 of a score at weight 1/t_1 = 1,000) is orders of
+    magnitude below the accuracy asked for.
+
+    Returns
+    -------
+    chains : list of one chain (list of m fitted estimators, t_1 first) per label
+    """
+    dtype = resolve_cache_dtype(template.cache_dtype, template.kernel, template.tol,
+                                template.C, sample_weight)
+    template = clone(template).set_params(cache_dtype=dtype)
+    rows, chains = None, []
+    for label in labels:
+        chain, rows = _weighted_chain(template, start, X, y, sample_weight, levels, label,
+                                      features, rows)
+        chains.append(chain)
+    return chains
 
 
 def _settled(est, is_label):
@@ -655,6 +743,14 @@ def _settled(est, is_label):
     return True
 
 
+def _class_groups(classes):
+    """The classes in groups of at most ``CHAIN_GROUP_CLASSES``, in order: the chains of
+    one group are one unit of work (:func:`_task_chains`, on one row source).  The groups
+    depend on the classes alone, so the fits are the same for every ``n_jobs``."""
+    n_groups = -(-len(classes) // CHAIN_GROUP_CLASSES)
+    return np.array_split(np.asarray(classes), n_groups)
+
+
 def _n_fits(chain):
     """Number of fits made in a chain (a settled chain repeats its last fit)."""
     return len({id(est) for est in chain})
@@ -671,8 +767,8 @@ class _ChainRunner:
 
     # the fits of a unit, the rows of a fold and the ratios at its held-out rows: in memory
     # here, or by ``fits`` (Dask input: msvm._dask_probability.ChunkedFits)
-    own_fit, top_fit, weighted_chain = (staticmethod(_own_fit), staticmethod(_top_fit),
-                                        staticmethod(_weighted_chain))
+    own_fit, top_fit, task_chains = (staticmethod(_own_fit), staticmethod(_top_fit),
+                                     staticmethod(_task_chains))
 
     def __init__(self, n_jobs, fits=None):
         self.n_jobs = n_jobs
@@ -688,7 +784,11 @@ class _ChainRunner:
         from sklearn.utils.metaestimators import _safe_split
         return _safe_split(template, X, y, rows, train)
 
-    ratios = staticmethod(bracketed_ratios)
+    @staticmethod
+    def ratios(own_fit, chains, levels, X, n_train=None):
+        """:func:`bracketed_ratios` of a fold's held-out samples, the own fit scored in the
+        same product as the chains (its j* need not be bit for bit its ``predict``)."""
+        return bracketed_ratios(own_fit, chains, levels, X, n_train, own_stacked=True)
 
     def _run(self, calls):
         """The results of ``calls`` (function, *args), through joblib with ``n_jobs``."""
@@ -723,11 +823,12 @@ class _ChainRunner:
         top_fit = self.fits.top_fit
         for i, top in zip(need, self._run([(top_fit, *tasks[i], *shared[i]) for i in need])):
             tops[i] = top
-        calls = [(self.fits.weighted_chain, refit, top, X, y, sw, levels, label, *features)
+        calls = [(self.fits.task_chains, refit, top, X, y, sw, levels, labels, *features)
                  for (refit, own, X, y, sw), top, features in zip(tasks, tops, shared)
-                 for label in own.classes_]
+                 for labels in _class_groups(own.classes_)]
         results = iter(self._run(calls))
-        return [[next(results) + ([] if top is own else [top]) for _ in own.classes_]
+        return [[chain + ([] if top is own else [top])
+                 for _ in _class_groups(own.classes_) for chain in next(results)]
                 for (_, own, *_), top in zip(tasks, tops)]
 
     def _shared_features(self, tasks):
@@ -897,8 +998,8 @@ class ProbabilityMixin:
     ``_fit_probability``) fits the estimator and then, for each class j and each level t of
     :func:`probability_levels` (``probability_grid`` levels), a weighted fit of the same
     estimator with class j's samples at weight 1/t and the others at weight 1 (times the given
-    sample weights), warm-started along the levels on one kept row source per class: 1 + k * m
-    fits; before them, the same on the training part of two of 3 folds (at most
+    sample weights), warm-started along the levels on one row source per group of
+    classes: 1 + k * m fits; before them, the same on the training part of two of 3 folds (at most
     ``CALIBRATION_TRAIN_MAX`` samples each, every other sample held out), at C and at 3 C,
     whose held-out estimates choose the C of the weighted fits, an exponent and a floor of
     the estimate (at most about 5 (1 + k m) fits in all, ``n_probability_fits_``: a chain
@@ -932,10 +1033,14 @@ class ProbabilityMixin:
         template = clone(self).set_params(probability=False, warm_start=True, verbose=0,
                                           C=self.C_, **width, **threads)
         runner = _chain_runner(self.n_jobs, X)
-        factor, exponent, floor, n_cv_fits = self._cross_validated_shape(
-            template, X, y, base_sw, levels, runner)
-        refit = _refit_template(template, factor)
-        [fits] = runner.chains([(refit, self, X, y, base_sw)], levels)
+        # one BLAS thread for the many small products of the refits and the scoring (a
+        # second thread spinning on a busy core made a 134 x 265 by 265 x 48 product cost
+        # 7 ms of CPU instead of 0.06 ms at a load of 12); process-wide while it runs
+        with one_blas_thread():
+            factor, exponent, floor, n_cv_fits = self._cross_validated_shape(
+                template, X, y, base_sw, levels, runner)
+            refit = _refit_template(template, factor)
+            [fits] = runner.chains([(refit, self, X, y, base_sw)], levels)
         k = len(self.classes_)
         runner.warn_unconverged(type(self).__name__)
         self.probability_grid_ = levels

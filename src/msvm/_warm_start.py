@@ -187,6 +187,21 @@ class WarmStartMixin:
         kept = getattr(self, "_row_state", None)
         return None if kept is None else (kept.problem, kept.alpha)
 
+    def _kept_rows(self):
+        """The row source a fit on a path kept (``KeptRows``), or None; to hand to another
+        estimator's next fit (``_take_rows``)."""
+        return getattr(self, "_row_state", None)
+
+    def _take_rows(self, kept):
+        """Make another estimator's ``_kept_rows()`` (or None) this one's: its next fit on
+        a path with ``keep_rows`` reuses that row source (its kernel-row cache; its scores,
+        moved to the start of the fit) when the key matches (``_row_source_key``), as if it
+        had made that estimator's last fit itself.  The source is then this estimator's
+        alone: the other must not fit on it again.  Returns self."""
+        if kept is not None:
+            self._row_state = kept
+        return self
+
     def _path(self):
         """The ``PathReuse`` of the lambda path the estimator is on (default: none)."""
         return getattr(self, "_path_reuse", None) or PathReuse()
