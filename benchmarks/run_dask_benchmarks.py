@@ -48,6 +48,11 @@ CASES = {
     # measured on the rows of one chunk and projected (the fit was not run: see the report)
     "nystroem-2m": dict(n=100_000, d=20, k=5, chunk=25_000, approx=1000, memory=False,
                         limit="1.5GiB", costs_only=True),
+    # the per-row costs of the passes with Nystroem features kept factored (phi = K N never
+    # formed), formed in every pass, and persisted, measured in one process
+    "nystroem-factored-costs": dict(n=100_000, d=20, k=5, chunk=25_000, approx=1000,
+                                    memory=False, limit="1.5GiB", costs_only="factored",
+                                    data="nystroem-2m"),
     "nystroem-100k": dict(n=100_000, d=20, k=5, chunk=25_000, approx=300, memory=True,
                           limit="1.5GiB"),
     # persisted features (1.6 GB of float32, 800 MB per worker) above the memory limit
@@ -70,6 +75,14 @@ CASES = {
     "nystroem1000-100k-mapped": dict(n=100_000, d=20, k=5, chunk=25_000, approx=1000,
                                      memory=False, limit="1.5GiB", persist=False,
                                      data="nystroem1000-100k"),
+    "nystroem1000-200k-mapped": dict(n=200_000, d=20, k=5, chunk=25_000, approx=1000,
+                                     memory=False, limit="1.5GiB", persist=False,
+                                     data="nystroem1000-200k"),
+    "nystroem1000-400k-mapped": dict(n=400_000, d=20, k=5, chunk=25_000, approx=1000,
+                                     memory=False, limit="1.5GiB", persist=False,
+                                     data="nystroem1000-400k"),
+    "nystroem1000-2m-mapped": dict(n=2_000_000, d=20, k=5, chunk=25_000, approx=1000,
+                                   memory=False, limit="1.5GiB", persist=False),
 }
 TEST_ROWS = 100_000
 TIMEOUT = 6 * 3600
@@ -222,7 +235,8 @@ def _child(kind, path, case, persist, queue):
 
 def _child_costs(path, case, queue):
     try:
-        queue.put(pass_costs(path, case))
+        queue.put(factored_costs(path, case) if case["costs_only"] == "factored"
+                  else pass_costs(path, case))
     except Exception as exc:            # reported in the results, not raised
         queue.put({"error": repr(exc)})
 
@@ -289,6 +303,64 @@ def pass_costs(path, case, rows=10_000):
             del result
     out["gradient_summary_mb"] = 8 * ((m * k) ** 2 + m * k + k + 2) / 1e6
     out["rows"] = rows
+    return out
+
+
+def factored_costs(path, case, rows=10_000, stride=250, repeats=2):
+    """CPU microseconds per row of the conjugate-gradient route's passes (the gradient with
+    the sampled rows of every ``stride``-th free sample: 8,000 of 2M rows; the line search's
+    first pass of 22 steps; a Newton-matrix product) on ``rows`` rows in this process, one
+    BLAS thread, at a random iterate, for the Nystroem features kept factored (each pass
+    computes K(X_c, L) and multiplies it by N V), formed in every pass (the map, then the
+    pass on the float32 features: the code before the factored passes) and persisted
+    (the pass alone); and the kernel values K(X_c, L) and the map alone.  The best of
+    ``repeats``."""
+    import dask.array as da
+    from sklearn.base import clone
+    from threadpoolctl import threadpool_limits
+
+    from msvm._approx import fit_feature_map
+    from msvm._dask import FIRST_STEPS, _Rows
+    from msvm._dask_passes import ChunkModel, gradient_pass, hessian_pass, line_pass
+    est = _estimator(case)
+    X = da.from_zarr(str(path / "train_X.zarr"))
+    Xc = np.asarray(X[:rows].compute(), dtype=np.float64)
+    yc = np.asarray(da.from_zarr(str(path / "train_y.zarr"))[:rows].compute())
+    k, m = case["k"], case["approx"]
+    rng = np.random.default_rng(0)
+    V = rng.normal(size=(m, k)) * 0.3
+    V -= V.mean(axis=1, keepdims=True)
+    sV, b, mu = rng.normal(size=(m, k)), np.zeros(k), 0.05
+
+    def best(call):
+        times = []
+        for _ in range(repeats):
+            cpu = time.process_time()
+            call()
+            times.append(time.process_time() - cpu)
+        return 1e6 * min(times) / rows
+
+    out = {"rows": rows, "stride": stride}
+    with threadpool_limits(1):
+        fmap = fit_feature_map(est, _Rows(X), 1.0 / (Xc.shape[1] * Xc.var()),
+                               check_scale=False)
+        factored = ChunkModel(clone(est), np.arange(k), np.ones(k), fmap, est.C)
+        plain = ChunkModel(clone(est), np.arange(k), np.ones(k), None, est.C)
+        phi = fmap.transform(Xc, dtype=np.float32)
+        out["kernel_us"] = best(lambda: [fmap.kernel_block(Xc[i:i + 2000])
+                                         for i in range(0, rows, 2000)])
+        out["map_us"] = best(lambda: fmap.transform(Xc, dtype=np.float32))
+        for label, model, data in (("factored", factored, lambda: Xc),
+                                   ("formed", plain,
+                                    lambda: fmap.transform(Xc, dtype=np.float32)),
+                                   ("persisted", plain, lambda: phi)):
+            out[label] = {
+                "gradient": best(lambda: gradient_pass(model, data(), yc, None, V, b, mu,
+                                                       "sampled", stride)),
+                "line": best(lambda: line_pass(model, data(), yc, None, V, b, sV, b, mu,
+                                               FIRST_STEPS)),
+                "product": best(lambda: hessian_pass(model, data(), yc, None, V, b, mu, sV,
+                                                     b))}
     return out
 
 
@@ -422,7 +494,41 @@ def _linear_10m_lines(by):
             f" CPU hours."]
 
 
+def _factored_2m_lines(by):
+    """The n = 2M Nystroem target from the factored passes' per-row costs and the passes of
+    the largest n_components = 1000 run (mapped if one ran)."""
+    costs = by.get("nystroem-factored-costs", {}).get("pass_costs")
+    if not isinstance(costs, dict) or "error" in costs:
+        return []
+    runs = [(r, r.get(label)) for r in by.values() if r["case"].startswith("nystroem1000-")
+            for label in ("chunked_mapped", "chunked_persisted")
+            if isinstance(r.get(label), dict) and "error" not in r[label]]
+    if not runs:
+        return []
+    r, f = max(runs, key=lambda rf: (not rf[1].get("persisted", True), rf[0]["n"]))
+    c = costs["factored"]
+    P, products = f["passes"], f["products"]
+    per_row = ((P - products) * 0.5 * (c["gradient"] + c["line"]) + products * c["product"]) / P
+    wall = P * (per_row * 1e-6 * 1_000_000 + f["client_cpu"] / P)
+    peak = ", ".join(f"{m:.0f}" for m in f["worker_peak_mb"])
+    return [f"- n = 2M Nystroem (n_components = 1000, d = 20, k = 5), 1.5 GiB per worker, "
+            f"features mapped in every pass: not run (time: the shared machine's load). The "
+            f"mapped passes keep the features factored (section \"Mapped passes kept "
+            f"factored\"): {per_row:.1f} us of worker CPU per row and pass against about 46 "
+            f"with the map formed; a worker holds its chunks of X and the passes' summaries "
+            f"(the n = {r['n']:,} {'mapped' if not f.get('persisted', True) else 'persisted'} "
+            f"run: peak {peak} MB per worker). With the {P} passes of that run and its "
+            f"{f['client_cpu'] / P:.2f} s of client CPU per pass, 2M rows on 2 idle workers "
+            f"take about {wall / 60:.0f} min of wall time against 3 x 560 s = 28 min for the "
+            f"3x target (the in-memory path's per-sample time at 1M, 282 s, doubled): "
+            f"{'met' if wall <= 3 * 560 else 'missed'} by this projection; the passes may "
+            f"grow at 2M (a subsample of the free samples: conjugate-gradient products)."]
+
+
 def _nystroem_2m_lines(by):
+    factored = _factored_2m_lines(by)
+    if factored:
+        return factored
     costs = by.get("nystroem-2m", {}).get("pass_costs")
     if not isinstance(costs, dict) or "error" in costs:
         return []
@@ -457,7 +563,8 @@ def _nystroem_2m_lines(by):
 def write_report(results):
     write_json(JSON_PATH, results)
     MD_PATH.write_text(report(results) + "\n" + projection_text(results) + "\n"
-                       + targets_text(results) + spill_text(results) + cg_text(results))
+                       + targets_text(results) + spill_text(results) + cg_text(results)
+                       + factored_text(results))
 
 
 def cg_text(results):
@@ -513,34 +620,79 @@ def _cg_row(r, f, mem):
             else "", f["converged"]]
 
 
-def _projections(runs, n=2_000_000, map_us=44.1, bandwidth=1e9, latency=2e-3):
+def _projections(runs, n=2_000_000, bandwidth=1e9, latency=2e-3):
     """The n = 2M fit on 2 workers and a 100M-row fit on 64 workers, projected from the
-    largest persisted run: its passes (assumed not to grow with n), worker CPU per row and
-    pass, client CPU per pass (the sampled matrix's forming and factoring: its size does
-    not grow with n); the map (``map_us`` per row, measured in nystroem-2m) once with
-    persisted features, in every pass without; per pass the sample's transfer through
-    log2(chunks) hops of a pairwise tree."""
-    persisted = [(r, f) for r, f in runs if f.get("persisted", True)]
-    if not persisted:
-        return []
-    r, f = max(persisted, key=lambda rf: rf[0]["n"])
-    per_row = sum(f["worker_cpu"]) / (f["passes"] * r["n"])
-    client = f["client_cpu"] / f["passes"]
+    largest persisted run and the largest run with the features mapped in every pass: its
+    passes (assumed not to grow with n), worker CPU per row and pass (as measured: under
+    the machine's load), client CPU per pass (the sampled matrix's forming and factoring:
+    its size does not grow with n); per pass the sample's transfer through log2(chunks)
+    hops of a pairwise tree."""
     out = []
-    for rows, workers in ((n, 2), (100_000_000, 64)):
-        hops = int(np.ceil(np.log2(max(workers, rows // r["chunk"]))))
-        transfer = hops * (latency + f["gradient_bytes"] / bandwidth)
-        kept = f["passes"] * (per_row * rows / workers + client + transfer)
-        mapped = f["passes"] * ((per_row + map_us * 1e-6) * rows / workers + client + transfer)
-        once = map_us * 1e-6 * rows / workers
-        out.append(f"- n = {rows:,} on {workers} workers, from the n = {r['n']:,} run "
-                   f"({f['passes']} passes, {1e6 * per_row:.2f} us of worker CPU per row and "
-                   f"pass, {client:.2f} s client CPU per pass, {transfer:.2f} s transfer per "
-                   f"pass): features persisted ({4 * rows * r['approx'] / workers / 1e9:.1f} "
-                   f"GB per worker) about {(kept + once) / 60:.0f} min of wall time "
-                   f"(the map once: {once / 60:.0f} min); mapped in every pass about "
-                   f"{mapped / 60:.0f} min.")
-    return ["Projections (idle workers, the passes of the largest persisted run):", "", *out]
+    for persisted in (True, False):
+        chosen = [(r, f) for r, f in runs if f.get("persisted", True) == persisted]
+        if not chosen:
+            continue
+        r, f = max(chosen, key=lambda rf: rf[0]["n"])
+        per_row = sum(f["worker_cpu"]) / (f["passes"] * r["n"])
+        client = f["client_cpu"] / f["passes"]
+        for rows, workers in ((n, 2), (100_000_000, 64)):
+            hops = int(np.ceil(np.log2(max(workers, rows // r["chunk"]))))
+            transfer = hops * (latency + f["gradient_bytes"] / bandwidth)
+            wall = f["passes"] * (per_row * rows / workers + client + transfer)
+            kind = (f"features persisted ({4 * rows * r['approx'] / workers / 1e9:.1f} GB per "
+                    f"worker)" if persisted else "features mapped in every pass (factored)")
+            out.append(f"- n = {rows:,} on {workers} workers, {kind}, from the n = "
+                       f"{r['n']:,} run ({f['passes']} passes, {1e6 * per_row:.2f} us of "
+                       f"worker CPU per row and pass, {client:.2f} s client CPU per pass, "
+                       f"{transfer:.2f} s transfer per pass): about {wall / 60:.0f} min of "
+                       f"wall time.")
+    return ["Projections (workers as loaded as in the runs, the passes of the largest run "
+            "of each kind; at larger n the sample of free samples is a subsample more "
+            "often, and conjugate-gradient products add passes, not counted here):", "",
+            *out]
+
+
+def factored_text(results):
+    """The per-row costs of the passes with Nystroem features kept factored, formed in
+    every pass and persisted (case nystroem-factored-costs), and the fit time projected
+    from them on idle workers."""
+    by = {r["case"]: r for r in results}
+    costs = by.get("nystroem-factored-costs", {}).get("pass_costs")
+    if not isinstance(costs, dict) or "error" in costs:
+        return ""
+    rows = [[label] + [f"{costs[label][p]:.1f}" for p in ("gradient", "line", "product")]
+            for label in ("factored", "formed", "persisted")]
+    head = ["features", "gradient pass (sampled rows)", "line pass (22 steps)",
+            "product pass"]
+    lines = ["", "## Mapped passes kept factored", "",
+             f"CPU microseconds per row, one process, one BLAS thread, {costs['rows']:,} rows "
+             f"of the nystroem-2m data (d = 20, k = 5, n_components = 1000), at a random "
+             f"iterate, the gradient pass sampling every {costs['stride']}th free sample "
+             f"(8,000 of 2M rows), best of 2; shared machine.  'factored': each pass "
+             f"computes the kernel values K(X_c, L) ({costs['kernel_us']:.1f} us a row) and "
+             f"multiplies them by N V, never forming phi; 'formed': the map "
+             f"({costs['map_us']:.1f} us a row) then the pass on the float32 features (the "
+             f"code before); 'persisted': the pass alone.", "",
+             markdown_table(head, rows), ""]
+    mapped = [(r, r["chunked_mapped"]) for r in results
+              if r["case"].startswith("nystroem1000-") and isinstance(r.get("chunked_mapped"),
+                                                                      dict)
+              and "error" not in r["chunked_mapped"]]
+    if mapped:
+        r, f = max(mapped, key=lambda rf: rf[0]["n"])
+        P, products = f["passes"], f["products"]
+        client = f["client_cpu"] / P
+        for label in ("factored", "persisted"):
+            c = costs[label]
+            per_row = ((P - products) * 0.5 * (c["gradient"] + c["line"])
+                       + products * c["product"]) / P
+            wall = P * (per_row * 1e-6 * 1_000_000 + client)
+            lines.append(f"- n = 2,000,000 on 2 idle workers, features {label}: {P} passes "
+                         f"(the n = {r['n']:,} mapped run's, {products} of them products) at "
+                         f"{per_row:.1f} us a row and {client:.2f} s of client CPU each: "
+                         f"about {wall / 60:.0f} min of wall time.")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def spill_text(results):

@@ -354,6 +354,83 @@ longer-lived columns and each costs less; rows over the unsettled samples only (
 contiguous active layout as item 1 above) is the change that would address both.
 """
 
+R9 = """## r9: the active-first column layout of the row cache (issue 24 items 1 and 3; not kept)
+
+Built as a prototype (commit 3be2293, reverted in the next commit; _smo.pyx's Design note 5
+there): the cached rows' columns permuted so that the samples the blocks need current come
+first (unsettled at the last full scan, in the working set, or settled within 3x the scan's
+violation of unsettling), columns [0, npre); each block's score update covers the prefix
+only and the summed changes of U of each changed sample go to the suffix at a sync (before
+every full scan, at the end of every inner solve, before the pending rows could leave the
+cache); the solver kept its own scores in column order.  A new layout moves the columns of
+every cached row (one pass over the cache), rented like a ski against the update terms
+wasted on prefix samples; an unsettled sample found in the suffix widened the prefix to
+every column.  Engaged for dense X, n >= 2,000 and a cache holding half the rows (pendigits
+at C = 10 and the 10k scaling fit; not C = 256, whose float64 rows fill the cache at 3,250
+of 7,694, nor 20k and 40k).  Exact: the same steps, blocks and epochs on every fit below,
+objectives equal to 12-13 digits (pendigits ReinforcedMSVM 44540.621970826935 ->
+44540.62197082698); n_threads = 2 bitwise equal to 1; fingerprint 38 of 38 identical (none
+of its fits engages it).
+
+Same build, layout engaged and not, alternating in one process, medians of 3 fits, CPU
+time, load 12-13 (benchmarks/run_active_layout.py, results/active_layout.md):
+
+| fit | without | with | ratio | relayouts | syncs | update terms (blocks + syncs) |
+|---|---|---|---|---|---|---|
+| pendigits ReinforcedMSVM C = 10 | 2.845 | 2.977 | 1.05 | 7 | 61 | 1.79 G + 0.13 G |
+| pendigits LLW C = 10 | 4.945 | 4.966 | 1.00 | 10 | 131 | 2.74 G + 0.21 G |
+| pendigits AngleBasedMSVM C = 10 | 2.914 | 3.134 | 1.08 | 7 | 77 | 1.96 G + 0.13 G |
+| pendigits WestonWatkinsMSVM C = 10 | 0.177 | 0.203 | 1.15 | 5 | 4 | 0.067 G + 0.002 G |
+| pendigits ReinforcedMSVM C = 256 (not engaged) | 13.14 | 12.91 | 0.98 | 0 | 0 | |
+| make_classification 10k C = 1 | 1.293 | 1.387 | 1.07 | 3 | 8 | 0.53 G + 0.03 G |
+
+Without the layout the ReinforcedMSVM fit's update is about 2.06 G float32 terms (r8's
+counters: 194 changed samples a block x 1,380 blocks x 7,694 columns); with it 1.92 G in all,
+7 % fewer, bought with 7 relayouts (22 ms each: one pass over the 4,579 cached rows) and the
+column lookups of the scans.  Tighter settings (one ReinforcedMSVM fit each, same build):
+
+| setting | CPU s | relayouts | syncs | update terms | epochs, steps |
+|---|---|---|---|---|---|
+| without the layout | 2.77 | 0 | 0 | about 2.06 G | 58, 444,057 |
+| slack 0 (a new layout at any waste), near 1x | 4.04 | 57 | 111 | 1.29 G + 0.37 G | 58, 444,057 |
+| slack 0, near 0 (unsettled, working set) | 4.80 | 91 | 89 | 1.39 G + 0.35 G | 58, 445,878 (a) |
+
+(a) the rounding of the suffix's sums flipped one settling decision (per-class problems
+settle a variable as soon as its z points out of its box, margin 0): another path, objective
+44540.556 against 44540.622, both certified (residual 9.9e-4, gap 7.3e-5).
+
+Why it cannot pay here, whatever the rule:
+1. The score update is 35 % of the compiled time (r8) and the active samples are 42 % of n on
+   average, so even a free layout leaves the suffix's share, which the syncs give back in
+   part: a full scan (every SHRINK_EVERY = 10 scans, and before any convergence is
+   declared, the stopping rule's check of every sample) needs every score, so the suffix
+   receives each changed sample once per interval between full scans instead of once per
+   block: half the terms (1.66 G of 2.06 G at best, above).  That bounds the gain at about
+   0.35 x 0.2 = 7 % of the fit.
+2. The active set churns: in the slack-0 run 48 of the 91 full scans found unsettled samples
+   in the suffix.  Each new layout is a pass over the whole cache (141 MB here, 22 ms, the
+   update of about 20 blocks), so following the churn costs more than the terms it saves
+   (4.04 s); renting it (the kept rule) keeps 7 relayouts but also most of the terms.
+3. Rows of length n_active (libsvm's other half, the scaling lever at 20k-40k, where kernel
+   rows are 69 % of the fit) were not built: the suffix's sync needs K[changed, suffix],
+   which short rows do not hold, so every full scan would compute the changed samples' rows
+   over the suffix, about the rows the short rows save (at 40k, 194 of a block's rows are
+   computed anew and most of them change).  libsvm gains because it reconstructs once, at
+   its single unshrink near 10 eps; msvm's full scans (about 130 a fit at pendigits, 6-10 at
+   the scaling sizes) keep every settled sample checked for the exact stopping rule, and a
+   schedule with fewer full scans moves the iterates (r6 traded scans against blocks).
+
+Kept: nothing in the solver (main's iterates to the last bit).  The floor ratio and the
+scaling runs r9 and r9-80k above are main's solver (branch rowcache after the revert).  At
+n = 80,000 (load 13-18) ReinforcedMSVM took 366 s against SVC's 62.8 s (5.8x; 4 epochs,
+1,194 blocks, 255,534 kernel rows computed, 3.2 a sample, with 655 rows cached): fitted
+exponents over 10k-80k 2.65 against SVC's 1.79 (3.43 against 1.55 from 40k to 80k).  The
+row cache's reach, not the update, is what grows: item 3 needs rows that cost less or stay
+cached longer (shorter rows over the active samples, see 3. above, or a smaller working set
+once the cache holds only one or two of them).
+"""
+
+
 R7 = """## r7 restart: the inner-tolerance schedule of the solves restarted at the finishing budget
 
 Pendigits ReinforcedMSVM, C = 256, gamma = 1/32, one thread, tol 1e-3 (the run "r7 restart"
@@ -557,7 +634,7 @@ def _render(runs):
             lines += [f"Linear path (ReinforcedMSVM, n = 100k, d = 50, k = 10, C = 0.01): "
                       f"{li['cpu_s']:.2f} s, {li['epochs']} epochs.", ""]
     return ("\n".join(lines) + "\n" + TRIED + "\n" + R5 + "\n" + R6 + "\n" + R7 + "\n"
-            + R8)
+            + R8 + "\n" + R9)
 
 
 def main(argv=None):

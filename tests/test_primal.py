@@ -258,9 +258,9 @@ def test_stages_divide_mu_by_ten_and_end_at_the_target(monkeypatch):
     problem = _ww_problem(X, y, 3, 5.0)
     stages, newton = [], SmoothedPrimal.newton
 
-    def recording(self, V, b, gtol, max_steps, predict=False, rtol=0.0):
+    def recording(self, V, b, gtol, max_steps, predict=False, rtol=0.0, **kwargs):
         stages.append((self.mu, predict, rtol))
-        return newton(self, V, b, gtol, max_steps, predict=predict, rtol=rtol)
+        return newton(self, V, b, gtol, max_steps, predict=predict, rtol=rtol, **kwargs)
 
     monkeypatch.setattr(SmoothedPrimal, "newton", recording)
     tol, bound = 1e-3, problem.max_abs_bound()

@@ -169,8 +169,14 @@ class NystroemMap(FeatureMap):
         return max(len(self.landmarks), X.shape[1])
 
     def _block(self, X):
-        K = kernel_matrix(X, self.landmarks, self.kernel, self.gamma, self.degree, self.coef0)
-        return K @ self.normalization
+        return self.kernel_block(X) @ self.normalization
+
+    def kernel_block(self, X):
+        """K(X, landmarks) (float64, len(X) x m): phi(X) = kernel_block(X) @ normalization.
+        A chunked fit multiplies it by (m, k)-sized factors instead of forming phi(X), an
+        m x n_components product per row (msvm._products.FactoredRows)."""
+        return kernel_matrix(X, self.landmarks, self.kernel, self.gamma, self.degree,
+                             self.coef0)
 
 
 class FourierMap(FeatureMap):

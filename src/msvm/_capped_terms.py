@@ -90,6 +90,16 @@ class CappedTerms:
         self.hi = np.ascontiguousarray(hi.reshape(shape), dtype=np.float64)
         self.cap = np.ascontiguousarray(problem.cap, dtype=np.float64)
 
+    def set_bounds(self, lo, hi, cap):
+        """Move the boxes (G, p) and caps (G,) (a DC step's new linearization)."""
+        self.lo = np.ascontiguousarray(lo, dtype=np.float64)
+        self.hi = np.ascontiguousarray(hi, dtype=np.float64)
+        self.cap = np.ascontiguousarray(cap, dtype=np.float64)
+
+    def dual_point(self, F):
+        """The dual point a(z) at F, one value per variable in the problem's order."""
+        return self.project(self.along(F))[0].ravel()
+
     # ----------------------------------------------------------------- pieces
     def along(self, F, lin=True):
         """z = a + <d, F_i> per variable (G, p) at decision values F (n, k) (without the
@@ -122,9 +132,6 @@ class CappedTerms:
         value = float(np.sum(a * z) - 0.5 * self.mu * np.sum(a * a))
         return value, self.slot_sums(a), (free, binding)
 
-    def dual_point(self, F):
-        """The dual point a(z) at F, one value per variable in the problem's order."""
-        return self.project(self.along(F))[0].ravel()
 
     def sample_curvature(self, free, binding):
         """(samples, S (len(samples), k, k)): the samples with a free term and their k x k

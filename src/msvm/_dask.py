@@ -52,7 +52,9 @@ the function is ``coef_`` (``feature_coef_``) and ``intercept_``.  ``kkt_residua
 bound mu max|bound| of the dual point's KKT violation through the smoothing.
 
 Features of an approximate kernel are recomputed from X in every pass by default (memory:
-one chunk of features per running task); with ``dask.config.set({'msvm.persist_features':
+one chunk of features per running task; Nystroem features on the conjugate-gradient route
+are kept factored, K(X_c, L) times the map's normalization, never formed: see
+msvm/_dask_passes.py); with ``dask.config.set({'msvm.persist_features':
 True})`` they are mapped once and persisted in the workers' memory (float32).
 """
 
@@ -347,12 +349,11 @@ def fit_dask(est, X, y, sample_weight=None, start=None):
         model.feature_map = est.feature_map_
         if phi is not None:
             blocks, model.feature_map = _blocks(phi, y, sw), None
-    from dask import delayed
     # one BLAS thread for the client's Newton systems and for passes run in this process
     # (synchronous or threaded scheduler), as the in-memory solves (msvm._thread_pools);
     # distributed's worker processes start with one BLAS thread each
     with one_blas_thread():
-        solver = ChunkedNewton(blocks, delayed(model), model, est)
+        solver = ChunkedNewton(blocks, model, est)
         kind = _chunked_kind(est)
         if kind == "dc":
             reason, attributes = _fit_dc(solver, est, X, y, sw, model)
@@ -537,10 +538,8 @@ class ChunkedNewton:
     ----------
     blocks : list of (Delayed, Delayed, Delayed or None)
         The chunks (X_c, y_c, sw_c).
-    model_task : Delayed
-        The ChunkModel, once in the graph.
     model : ChunkModel
-        The same, on the client.
+        The chunks' model (put in the graph once; its ``factored`` is set by the route).
     est : BaseMSVM
         The estimator (tol, max_iter, verbose).
     d : int or None, default=None
@@ -548,26 +547,30 @@ class ChunkedNewton:
         ``n_features_in_`` of est; TargetedLocalMSVM's rows have a constant feature more).
     """
 
-    def __init__(self, blocks, model_task, model, est, d=None):
-        self.blocks, self.task, self.model, self.est = blocks, model_task, model, est
+    def __init__(self, blocks, model, est, d=None):
+        self.blocks, self.model, self.est = blocks, model, est
+        from dask import delayed
         k = model.k
         probe = model.problem(np.arange(k, dtype=np.int32), np.ones(k), None)
         self.k, self.kappa, self.equality = k, probe.kappa, probe.equality
         self.pairs = bool(probe.has_pairs)
-        self.bound, self.diag, caps, n_rows = reduce_chunks(blocks, setup_pass, model_task,
-                                                            combine=merge_setup)
         if d is None:
             d = est.n_components_ if est.kernel_approximation is not None \
                 else est.n_features_in_
         self.d = int(d)
+        # the Newton system: formed densely while small, else solved by conjugate gradients,
+        # where Nystroem features stay factored (msvm._products.FactoredRows)
+        self.curvature = _route(self.d + 1, k)
+        model.factored = self.curvature != "dense"
+        self.task = delayed(model)
+        self.bound, self.diag, caps, n_rows = reduce_chunks(blocks, setup_pass, self.task,
+                                                            combine=merge_setup)
         # a dual with group caps is smoothed per group (msvm/_dask_groups.py)
         self.grouped = bool(caps)
         if self.d + 1 > MAX_FEATURES:
             raise ValueError(f"the chunked fit factors a preconditioner of (features + 1)^2 "
                              f"= {self.d + 1}^2 entries, more than {MAX_FEATURES}^2; use "
                              f"fewer n_components (at most {MAX_FEATURES - 1})")
-        # the Newton system: formed densely while small, else solved by conjugate gradients
-        self.curvature = _route(self.d + 1, k)
         # the preconditioner's summary is taken over every stride-th row (at most about
         # SKETCH_ROWS rows: its cost per Newton step does not grow with n); the sampled
         # Newton matrix's over every stride-th free sample, the stride set by the last
@@ -731,12 +734,14 @@ class ChunkedNewton:
         a, c = float(np.sum(sV * sV)) / self.kappa, float(np.sum(V * sV)) / self.kappa
         tol = LINE_RTOL * abs(s0)
         lo, hi = (0.0, s0, 0.0), (np.inf, np.inf, 0.0)     # (t, derivative, its slope)
+        move = max(float(np.max(np.abs(sV), initial=0.0)), float(np.max(np.abs(sb))))
+        size = 1.0 + max(float(np.max(np.abs(V), initial=0.0)), float(np.max(np.abs(b))))
         steps, bracketed = FIRST_STEPS, 0
         for _ in range(LINE_MAX_EVALS):
             self.passes += 1
             sums = reduce_chunks(self.blocks, line_pass, self.task, V, b, sV, sb, self.mu,
                                  steps)
-            for t, (slope, curv) in sorted(zip(steps, sums)):
+            for t, (slope, curv) in sorted(zip(steps, sums), key=lambda pair: pair[0]):
                 point = (t, t * a - c - slope, a + curv)
                 if abs(point[1]) <= tol:
                     return t
@@ -747,6 +752,9 @@ class ChunkedNewton:
             if hi[0] == np.inf:
                 steps = _beyond_steps(lo)
                 continue
+            if lo[0] == 0 and hi[0] * move <= 1e-16 * size:
+                # the root lies below the iterate's rounding (a kink at t = 0): no step
+                return 0.0
             bracketed += 1
             if _one_piece(lo, hi, tol):
                 return lo[0] - lo[1] / lo[2]

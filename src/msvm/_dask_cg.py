@@ -19,7 +19,8 @@ forms (PRECONDITIONER):
   set from the last gradient pass's count of free samples so that about
   SAMPLED_ROWS_PER_FEATURE m samples are taken).  Each chunk sends the sampled rows (in the
   features' dtype) and k x k blocks; the client forms M (``sampled_newton_matrix``: per slot
-  pair one weighted product over the rows with a nonzero entry) and factors it by Cholesky
+  pair one symmetric product over the rows whose Laplacian weight is nonzero, and the
+  blocks' row sums, zero for Weston-Watkins) and factors it by Cholesky
   (m k = 5005: about 1 s and 200 MB).  M keeps every coupling of the class slots, which
   the block-diagonal forms below drop (the Newton matrix's off-diagonal slot blocks are
   as large as its diagonal ones where a term couples the sample's class with another);
@@ -70,6 +71,9 @@ SAMPLED_ROWS_PER_FEATURE = 8
 # the sampled Newton matrix is formed and factored on the client up to this many unknowns
 # m k (a 12000^2 float64 matrix is 1.15 GB); beyond, the slot blocks are used
 SAMPLED_MAX_UNKNOWNS = 12000
+# the sampled Newton matrix's blocks: a row sum at most this fraction of its block's largest
+# entry is rounding (a Weston-Watkins block's rows sum to zero), not a diagonal part
+ROW_SUM_RTOL = 1e-12
 
 
 def preconditioner(kind, summary, mu, kappa, d, equality=True):
@@ -192,8 +196,16 @@ class SampledPreconditioner:
 def sampled_newton_matrix(rows, blocks, mu, kappa, d, equality):
     """``msvm._primal.newton_matrix`` of the curvature sum sum_i z_i z_i^T (x) S_i over the
     given rows (z_i = [x_i, 1] with unpenalized intercepts) and blocks S_i (k x k, before
-    the projection), formed in place (one (m k)^2 array): per slot pair (j, l) one weighted
-    product over the rows whose block has a nonzero (j, l) entry."""
+    the projection), formed in place (one (m k)^2 array).
+
+    Each block is split as S_i = sum_{j<l} c_jl (e_j - e_l)(e_j - e_l)^T + diag(S_i 1) with
+    c_jl = -(S_i)_jl: a Laplacian, which the slot centering P leaves as it is, and the
+    diagonal of the row sums (zero, to rounding, for a Weston-Watkins sample, whose every
+    term is on e_j - e_y; ROW_SUM_RTOL).  So per slot pair one symmetric product (syrk) over
+    the rows with c_jl != 0 fills four blocks, and the diagonal part k more, projected
+    block by block: at m k = 5005, 8008 rows, every term free (one BLAS thread, shared
+    machine), 0.90 s instead of 3.15 s for one weighted product per entry (j, l) of the
+    blocks, where the diagonal entries' products ran over every row."""
     s, k = blocks.shape[0], blocks.shape[1]
     m = d + (1 if equality else 0)
     H4 = np.zeros((m, k, m, k))
@@ -203,19 +215,16 @@ def sampled_newton_matrix(rows, blocks, mu, kappa, d, equality):
         if equality:
             Z[:, d] = 1.0
         for j in range(k):
-            for i in range(j, k):
-                w = blocks[:, j, i]                   # S_i is symmetric
-                keep = np.flatnonzero(w)
-                if not len(keep):
+            for i in range(j + 1, k):
+                W = _weighted_gram(Z, -blocks[:, j, i])
+                if W is None:
                     continue
-                Zk = Z[keep]
-                part = (Zk * w[keep][:, None]).T @ Zk
-                H4[:, j, :, i] = part
-                if i > j:
-                    H4[:, i, :, j] = part.T
+                H4[:, j, :, j] += W
+                H4[:, i, :, i] += W
+                H4[:, j, :, i] -= W
+                H4[:, i, :, j] -= W
+        _add_projected_diagonal(H4, Z, blocks)
         H4 /= mu
-        H4 -= H4.mean(axis=1, keepdims=True)          # P on both slot axes
-        H4 -= H4.mean(axis=3, keepdims=True)
     H = H4.reshape(m * k, m * k)
     diagonal = np.arange(m * k)
     H[diagonal[:d * k], diagonal[:d * k]] += 1.0 / kappa
@@ -225,6 +234,38 @@ def sampled_newton_matrix(rows, blocks, mu, kappa, d, equality):
         top = max(float(np.max(np.abs(np.diag(H)))), 1.0)
         H[diagonal[d * k:], diagonal[d * k:]] += 1e-10 * top
     return H
+
+
+def _add_projected_diagonal(H4, Z, blocks):
+    """Add sum_i z_i z_i^T (x) P diag(S_i 1) P to H4 (m, k, m, k): with D_j the sum of
+    (S_i 1)_j z_i z_i^T, block (a, b) gets delta_ab D_a - (D_a + D_b) / k + sum_j D_j / k^2.
+    Row sums within ROW_SUM_RTOL of their block's largest entry count as zero."""
+    k = blocks.shape[1]
+    r = blocks.sum(axis=2)
+    r[np.abs(r) <= ROW_SUM_RTOL * np.abs(blocks).max(axis=(1, 2))[:, None]] = 0.0
+    D = [_weighted_gram(Z, r[:, j]) for j in range(k)]
+    if all(G is None for G in D):
+        return
+    D = [np.zeros((Z.shape[1],) * 2) if G is None else G for G in D]
+    total = sum(D) / (k * k)
+    for a in range(k):
+        for b in range(k):
+            H4[:, a, :, b] += total - (D[a] + D[b]) / k
+        H4[:, a, :, a] += D[a]
+
+
+def _weighted_gram(Z, w):
+    """sum_i w_i z_i z_i^T over the rows with w_i != 0 (None if there is none): one
+    symmetric product Zs^T Zs (syrk) per sign of the weights, Zs = Z sqrt|w|."""
+    out = None
+    for sign in (1.0, -1.0):
+        idx = np.flatnonzero(sign * w > 0)
+        if not len(idx):
+            continue
+        Zs = Z[idx] * np.sqrt(sign * w[idx])[:, None]
+        G = Zs.T @ Zs
+        out = sign * G if out is None else out + sign * G
+    return out
 
 
 def _factor(M, diagonal, overwrite=False):

@@ -13,6 +13,14 @@ the next linearization is a new problem is one pass (``dc_pass``: the number of 
 whose shift changes).  The loop and its rules are the in-memory fit's own
 (msvm._dc.dc_loop); this module supplies its convex steps.
 
+Each chunked step's continuation starts at FIRST_MU_SHARE from the last step's iterate, not
+at the in-memory shifted steps' SHIFTED_FIRST_MU_SHARE (those start from zero): measured on
+make_classification n = 3,000 (d = 20, k = 5, two chunks, CPU, shared machine), 0.3 took
+2,301 Newton steps and 47.9 s against 1,959 and 40.2 s at 0.03, the same 27 DC steps and
+objective.  The in-memory DC iteration on the smoothed primal (msvm._primal.
+smoothed_dc_start) is not done here: each chunked step is linearized at the last step's
+function.
+
 The fitted attributes are those of the in-memory fit (``dc_objectives_``, ``n_iter_``: the
 convex solves accepted; ``n_solver_iter_``: Newton steps over all solves), except that
 ``truncated_`` is a Dask array computed chunk by chunk (it has one entry per sample).

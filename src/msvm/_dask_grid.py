@@ -34,6 +34,7 @@ from sklearn.base import clone
 from ._dask_passes import ChunkModel
 from ._local_fits import smoothing_weights, warn_once_per_call_site
 from ._problem import reinforced_problem
+from ._products import FactoredRows
 from ._sequence import CONVERGED
 
 
@@ -64,6 +65,8 @@ class GridChunkModel(ChunkModel):
         U = Xc[:, local["target"]]
         Z = np.delete(Xc, local["target"], axis=1)
         X, y_enc, sw = super().rows(Z, yc, swc)
+        if isinstance(X, FactoredRows):
+            X = X.features()          # the constant feature is prepended to the features
         features = np.empty((X.shape[0], X.shape[1] + 1), dtype=X.dtype)
         features[:, 0] = 1.0
         features[:, 1:] = X
@@ -136,7 +139,6 @@ def _grid_starts(est, start):
 def _solve_grid(est, blocks, factors, U, labels, width, starts):
     """Every grid point's chunked solve, in order: a list of dicts (path, objective, ...);
     ``starts`` (one per grid point, or None): where a weighted refit's solve starts."""
-    from dask import delayed
 
     from ._dask import ChunkedNewton
     from ._thread_pools import one_blas_thread
@@ -155,7 +157,7 @@ def _solve_grid(est, blocks, factors, U, labels, width, starts):
             one_class = bool(np.any(held)) and len(np.unique(labels[held])) < 2
             model = GridChunkModel(clone(local_est), est.classes_, factors, fmap, est.C_,
                                    local)
-            solver = ChunkedNewton(blocks, delayed(model), model, est, d=m)
+            solver = ChunkedNewton(blocks, model, est, d=m)
             if solver.bound == 0:
                 # every box is [0, 0]: alpha = 0 and f = 0 solve the local problem exactly
                 fits.append(dict(u0=u0, path=np.zeros((k - 1, m)), objective=0.0, resid=0.0,

@@ -17,6 +17,20 @@ a sample depends on that function's decision values at the sample only, so each 
 computes its own from the small function (``ChunkModel.linearized``) and its problem is
 again the block of the whole shifted dual.
 
+Nystroem features that are not persisted are never formed for a pass: ``ChunkModel.rows``
+gives the chunk as ``msvm._products.FactoredRows`` (phi = K(X_c, L) N), whose products with
+the (m, k)-sized iterate and slot sums cost its kernel values and two m k products per row
+instead of the m x n_components product of the map.  The gradient and product passes need
+phi V on the way in and phi^T U on the way out: both are made block by block of rows from
+one computation of the block's kernel values (``_block_sums``); the rows of the sampled
+Newton matrix (a few per chunk) are mapped.  On the dense route (at most DENSE_MAX_UNKNOWNS
+unknowns: a few hundred features) the curvature sum needs every free row's features, so
+the chunk is mapped as before (``ChunkModel.factored`` is False).  The factored products
+are those of the float64 features, which the persisted float32 features round: fits agree
+to that rounding (the float32 features' own distance from the exact map).  Random Fourier
+features have no such factor (phi = cos(X W + b)): their map, m d flops and m cosines per
+row, is made in every pass.
+
 An empty chunk (or one whose samples all have weight zero) contributes zeros.
 """
 
@@ -29,8 +43,8 @@ from ._dask_groups import CappedTerms, curvature_sum
 from ._losses import losses_in_blocks
 from ._primal import SmoothedPrimal
 from ._problem import shifted
-from ._products import (NARROW_FEATURES, centered_slots, chunk_rows, rows_times,
-                        transposed_times)
+from ._products import (NARROW_FEATURES, FactoredRows, centered_slots, chunk_rows,
+                        rows_times, transposed_times)
 
 
 class ChunkModel:
@@ -66,6 +80,10 @@ class ChunkModel:
         self.class_factors, self.feature_map = class_factors, feature_map
         self.k, self.C = len(classes), float(C)
         self.linearized, self.reweighted = linearized, reweighted
+        # Nystroem features kept factored (FactoredRows): set by the solver on the
+        # conjugate-gradient route (msvm._dask.ChunkedNewton); on the dense route the
+        # curvature sum needs every free row's features, and the chunk is mapped
+        self.factored = False
 
     def rows(self, Xc, yc, swc):
         """(features, encoded labels int32, weights sw * class_weight) of one chunk."""
@@ -75,13 +93,17 @@ class ChunkModel:
             raise ValueError("a chunk of y holds a label that is not a class of the fit")
         sw = np.ones(len(y)) if swc is None else np.asarray(swc, dtype=np.float64)
         sw = sw * self.class_factors[y_enc]
-        if self.feature_map is not None:
+        if self.factored and hasattr(self.feature_map, "kernel_block"):
+            # Nystroem: the factored features (never formed whole; msvm._products)
+            X = FactoredRows(np.asarray(Xc, dtype=np.float64), self.feature_map)
+        elif self.feature_map is not None:
             X = self.feature_map.transform(np.asarray(Xc, dtype=np.float64), dtype=np.float32)
         elif np.asarray(Xc).dtype == np.float32:
             X = np.asarray(Xc)                   # float32 X, or mapped features persisted
         else:
             X = np.ascontiguousarray(Xc, dtype=np.float64)
-        if X.dtype == np.float32 and X.shape[1] <= NARROW_FEATURES:
+        if isinstance(X, np.ndarray) and X.dtype == np.float32 \
+                and X.shape[1] <= NARROW_FEATURES:
             # a narrow float32 chunk (X read from disk) converted once per pass (at most
             # 512 bytes a row), not in every product, which then runs compiled
             X = np.ascontiguousarray(X, dtype=np.float64)
@@ -133,27 +155,56 @@ def gradient_pass(model, Xc, yc, swc, V, b, mu, curvature, stride=1):
     if not len(y):
         return 0.0, np.zeros((X.shape[1], k)), np.zeros(k), None, 0
     problem = model.problem(y, sw, X)
+    if isinstance(X, FactoredRows) and (curvature is True or curvature == "dense"):
+        X = X.features()          # the dense curvature sum needs every free row's features
     if len(problem.cap):
         return _capped_gradient(problem, X, V, b, mu, curvature, stride)
     primal = SmoothedPrimal(problem, X)
     primal.mu = mu
-    F = _decision(X, V, b)
-    U = np.empty((len(y), k))
+    terms, n = primal.terms, len(y)
+    U = np.empty((n, k))
     if not curvature:
-        loss = primal.terms.value_and_slot_sums(F, U, 0, len(y))
-        return float(loss), transposed_times(X, U), U.sum(axis=0), None, len(y)
+        def fill(G, start, stop):
+            return terms.value_and_slot_sums(G, U[start:stop], start, stop)
+        loss, XtU = _block_sums(X, V, b, U, fill)
+        return float(loss), XtU, U.sum(axis=0), None, n
     if curvature in ("slots", "kronecker", "sampled"):
         # every free term listed from an all-zero membership (no (m k)^2 sum allocated)
-        free = np.zeros(problem.n_vars, dtype=np.uint8)
-        loss, changes = primal.terms.value_sums_and_changes(F, U, free, 0, len(y))
+        free, parts = np.zeros(problem.n_vars, dtype=np.uint8), []
+
+        def fill(G, start, stop):
+            part, changes = terms.value_sums_and_changes(G, U[start:stop], free, start, stop)
+            parts.append(changes)
+            return part
+        loss, XtU = _block_sums(X, V, b, U, fill)
+        changes = [np.concatenate(c) for c in zip(*parts)]
         summary = factored_summary(X, *sample_blocks(k, *changes), problem.equality, curvature,
                                    stride)
-    else:
-        primal._reset_curvature()
-        loss, changes = primal.terms.value_sums_and_changes(F, U, primal._free, 0, len(y))
-        primal._add_changes(changes)
-        summary = primal._curvature
-    return float(loss), transposed_times(X, U), U.sum(axis=0), summary, len(y)
+        return float(loss), XtU, U.sum(axis=0), summary, n
+    F = _decision(X, V, b)
+    primal._reset_curvature()
+    loss, changes = terms.value_sums_and_changes(F, U, primal._free, 0, n)
+    primal._add_changes(changes)
+    return float(loss), transposed_times(X, U), U.sum(axis=0), primal._curvature, n
+
+
+def _block_sums(X, V, b, U, fill):
+    """(the sum of ``fill``'s values, X^T U): the decision values G = X V + b and the rows
+    start:stop of U (n, q), which ``fill(G, start, stop)`` writes from them (returning, say,
+    their loss), in one block for an array X, block by block of kernel values for
+    FactoredRows (each block's kernel values computed once, for G and for X^T U)."""
+    if not isinstance(X, FactoredRows):
+        G = _decision(X, V, b)
+        total = fill(G, 0, X.shape[0])
+        return total, transposed_times(X, U)
+    G, NV = np.empty((X.shape[0], V.shape[1])), X.inner(V)
+    A, total = np.zeros((NV.shape[0], U.shape[1])), 0.0
+    for rows, K in X.blocks():
+        np.matmul(K, NV, out=G[rows])
+        G[rows] += b
+        total += fill(G, rows.start, rows.stop)
+        A += K.T @ U[rows]
+    return total, X.outer(A)
 
 
 def _capped_gradient(problem, X, V, b, mu, curvature, stride):
@@ -292,19 +343,27 @@ def hessian_pass(model, Xc, yc, swc, V, b, mu, sV, sb):
         return None
     k = model.k
     problem = model.problem(y, sw, X)
-    both = _decision(X, np.hstack([V, sV]), np.concatenate([b, sb]))
-    F, dF = np.ascontiguousarray(both[:, :k]), both[:, k:]
+    U = np.zeros((len(y), k))
     if len(problem.cap):
+        both = _decision(X, np.hstack([V, sV]), np.concatenate([b, sb]))
+        F, dF = np.ascontiguousarray(both[:, :k]), both[:, k:]
         terms = CappedTerms(problem, mu)
         samples, S = terms.sample_curvature(*terms.value_and_slot_sums(F)[2])
-    else:
-        primal = SmoothedPrimal(problem, X)
-        primal.mu = mu
-        free = np.zeros(problem.n_vars, dtype=np.uint8)
-        samples, S = sample_blocks(k, *primal.terms.free_changes(F, free, 0, len(y)))
-    U = np.zeros((len(y), k))
-    U[samples] = np.einsum("ijl,il->ij", S, dF[samples])
-    return transposed_times(X, U), U.sum(axis=0)
+        U[samples] = np.einsum("ijl,il->ij", S, dF[samples])
+        return transposed_times(X, U), U.sum(axis=0)
+    primal = SmoothedPrimal(problem, X)
+    primal.mu = mu
+    free = np.zeros(problem.n_vars, dtype=np.uint8)
+    F = np.empty((len(y), k))
+
+    def fill(both, start, stop):
+        # U'_i = S_i dF_i for the samples start:stop with a free term at F
+        F[start:stop] = both[start:stop, :k]
+        samples, S = sample_blocks(k, *primal.terms.free_changes(F, free, start, stop))
+        U[samples] = np.einsum("ijl,il->ij", S, both[samples, k:])
+        return 0.0
+    XtU = _block_sums(X, np.hstack([V, sV]), np.concatenate([b, sb]), U, fill)[1]
+    return XtU, U.sum(axis=0)
 
 
 def line_pass(model, Xc, yc, swc, V, b, sV, sb, mu, steps):
@@ -415,9 +474,13 @@ def setup_pass(model, Xc, yc, swc):
     if not len(y):
         return np.zeros(4)
     problem = model.problem(y, sw, X)
-    X64 = X.astype(np.float64) if X.dtype != np.float64 else X
-    return np.array([problem.max_abs_bound(), float(np.max(np.einsum("ij,ij->i", X64, X64))),
-                     float(len(problem.cap) > 0), float(len(y))])
+    if isinstance(X, FactoredRows):
+        sqnorm = X.max_sqnorm()
+    else:
+        X64 = X.astype(np.float64) if X.dtype != np.float64 else X
+        sqnorm = float(np.max(np.einsum("ij,ij->i", X64, X64)))
+    return np.array([problem.max_abs_bound(), sqnorm, float(len(problem.cap) > 0),
+                     float(len(y))])
 
 
 def merge_setup(a, b):

@@ -56,6 +56,21 @@ free sets both added steps; a longer continuation, from mu = 0.3 / max|bound|
 several times less than on dual coordinate descent (benchmarks/results/
 grouped_primal_start.md, section "The DC-shifted steps").
 
+A DC step of such a dual also chooses its linearization on the smoothed primal
+(`smoothed_dc_start`, called by msvm/_dc.py): the continuation from zero, each stage but the
+last relinearized at its iterate whenever its Newton steps converge (`_Relinearizer`: a
+group at most RELINEARIZE_MAX_CHANGES times a stage), its last linearization and dual point
+handed to the DC loop, whose solve of that step starts from the point at the last stage's mu
+(`primal_start`'s warm try, WARM_MAX_STEPS) and usually certifies it in one or two Newton
+steps.  make_classification n = 20,000: 3 DC steps and 18.4 s CPU instead of 35-72 steps and
+135-214 s.  Tried and not kept (benchmarks/results/grouped_primal_start.md): relinearizing
+before every Newton step, only at the last stage, at every stage including the last (24.6 s),
+only at mu >= 0.01 / max|bound| (more DC steps), a warm start at the last stage's mu
+from the step's function (30-150 steps, not converged: the zigzag again), one change per
+group and stage, five relinearizations per stage, and freezing the groups that changed
+pattern twice (at their dual point, the intercepts ran off along the flat pieces; as
+quadratics, their dual values left the boxes).
+
 The per-term passes (values, slot sums, line-search derivatives and their slopes, the changed
 free terms, the dual point) run compiled on the problem's compact layout
 (msvm/_core/_smoothed.pyx), and the slot sums are mapped back by X^T chunk by chunk of
@@ -98,6 +113,13 @@ FIRST_MU_SHARE = 0.03
 # continuation from a smoother problem halves the Newton steps (make_classification n =
 # 5,000, d = 20, k = 5, 23 DC steps: 92-157 steps a solve at 0.03, 56-116 at 0.3)
 SHIFTED_FIRST_MU_SHARE = 0.3
+# the Newton steps a DC step's shifted groups may take at the last stage's mu from a warm
+# start (`primal_start`) before the continuation from zero takes over
+WARM_MAX_STEPS = 10
+# the times a group's linearization may change within one stage of a smoothed DC start
+# (`smoothed_dc_start`) before it keeps its side for the rest of that stage (1: 44-77 s at
+# n = 20,000 against 24.6 s, both relinearizing the last stage too)
+RELINEARIZE_MAX_CHANGES = 2
 # a stage whose mu would lie within this factor above the target's is replaced by the target
 # stage: the longer last stage costs less than one more stage (tuned_constants.md)
 LAST_STAGE_SNAP = 2.0
@@ -315,7 +337,8 @@ class SmoothedPrimal:
         return T[:d], (T[d] if self.problem.equality else np.zeros(self.k))
 
     # ----------------------------------------------------------------- Newton
-    def newton(self, V, b, gtol, max_steps=NEWTON_MAX_ITER, predict=False, rtol=0.0):
+    def newton(self, V, b, gtol, max_steps=NEWTON_MAX_ITER, predict=False, rtol=0.0,
+               relinearize=None):
         """Newton's method, each step the exact minimizer along the Newton direction, until
         the gradient norm is below gtol or rtol times its start (at most max_steps steps;
         ``self.steps`` counts them).  Returns (V, b, F), F the decision values at (V, b).
@@ -325,7 +348,13 @@ class SmoothedPrimal:
         the terms free at the last solution are likely free at the next, and that step goes
         to the next solution at once when they all are, where a Newton step at the current
         free set (few terms: the last solution's margins are mu times larger than the new
-        band) is cut to a tiny step by the terms it meets."""
+        band) is cut to a tiny step by the terms it meets.
+
+        ``relinearize(F)`` (a DC step's smoothed start, `smoothed_dc_start`) is called where
+        the gradient norm meets gtol: when it moves the terms to a new linearization (it
+        returns True), the objective and gradient are those of the new problem and the steps
+        go on.  ``self.reached`` tells whether the gradient norm met gtol (of the last
+        problem)."""
         from scipy.linalg import cho_factor, cho_solve, LinAlgError, lstsq
 
         # two (n, k) arrays live at a time: F (moved along a step in place) and the step's dF
@@ -338,13 +367,18 @@ class SmoothedPrimal:
         else:
             self._curvature = None
             f, gV, gb = self.value_and_gradient(V, b, F, track_free=True)
-        self.steps = 0
+        self.steps, self.reached = 0, False
         gtol = max(gtol, rtol * self._norm(gV, gb))
         for _ in range(max_steps):
             self.steps += 1
             g = self._flat(gV, gb)
             gnorm = float(np.sqrt(g @ g))
+            if gnorm <= gtol and relinearize is not None and relinearize(F):
+                f, gV, gb = self.value_and_gradient(V, b, F, track_free=True)
+                g = self._flat(gV, gb)
+                gnorm = float(np.sqrt(g @ g))
             if gnorm <= gtol:
+                self.reached = True
                 break
             H = self.hessian(F)
             rhs, model = (g, None) if model is None else (model, None)
@@ -550,42 +584,150 @@ def primal_start(problem, X, W, mu0, tol, diag, max_steps, out=None):
     TOL_FLOOR: below it the start gains nothing the dual solver cannot do from there, and
     the smoothed problem only grows stiffer.  BLAS runs on the caller's threads: the
     DualSequence of a fit limits them to one (``DualSequence._blas_threads``).
+
+    A DC step's shifted groups with a warm start (``_warm_shifted``: the previous step's
+    function, or the point of `smoothed_dc_start`) are first tried at the last stage's mu
+    from it, at most WARM_MAX_STEPS Newton steps; the continuation from zero follows only
+    where that did not reach the gradient tolerance.
     """
-    primal = (CappedPrimal if len(problem.cap) else SmoothedPrimal)(problem, X)
+    primal, V, b, target, gtol = _smoothed_setup(problem, X, W, mu0, tol, diag)
+    if _warm_shifted(problem, W):
+        primal.mu = target
+        Vw, bw, F = primal.newton(V, b, gtol, min(WARM_MAX_STEPS, max_steps))
+        if primal.reached:
+            return primal.dual_point(F, out), np.ascontiguousarray(-bw)
+        max_steps -= primal.steps
     if len(problem.cap):
         # the capped primal starts from zero: a warm start's weights are those of the last
         # dual clipped into the new boxes (AdaptiveWeightedSVM's refit), a function the
         # Newton steps leave slowly (n = 20,000: 92 steps from it, 32 from zero)
-        W, mu0 = np.zeros_like(W), np.zeros_like(mu0)
+        V, b = np.zeros_like(V), np.zeros_like(b)
+    V, b, F = _continuation(primal, problem, V, b, target, gtol, max_steps)
+    alpha = primal.dual_point(F, out)
+    return alpha, np.ascontiguousarray(-b)
+
+
+def _warm_shifted(problem, W):
+    """Whether ``problem`` is a DC step's shifted capped dual with a nonzero warm start W."""
+    return (len(problem.cap) > 0 and bool(np.any(problem.expand("lo") < 0))
+            and bool(np.any(np.asarray(W) != 0)))
+
+
+def _smoothed_setup(problem, X, W, mu0, tol, diag):
+    """(primal, V, b, target mu, gtol) of a smoothed-primal start from the weights W and the
+    multiplier mu0 (see `primal_start`)."""
+    primal = (CappedPrimal if len(problem.cap) else SmoothedPrimal)(problem, X)
     V, b = primal._center(-problem.kappa * np.asarray(W, dtype=np.float64),
                           -np.asarray(mu0, dtype=np.float64))
     bound = problem.max_abs_bound()
     tol = max(tol, TOL_FLOOR)
     target = TARGET_SHARE * tol / bound
-    shifted = len(problem.cap) and bool(np.any(problem.expand("lo") < 0))
-    primal.mu = (SHIFTED_FIRST_MU_SHARE if shifted else FIRST_MU_SHARE) / bound
     # the dual solver's scores are those of alpha(z), V - kappa g_V and P c = g_b: a
     # gradient below gtol keeps their effect on the margins and equalities under
     # GRAD_SHARE tol
     gtol = GRAD_SHARE * tol * min(1.0, bound) / (
         problem.kappa * np.sqrt(max(np.max(diag), 1e-300)) + 1.0)
+    return primal, V, b, target, gtol
+
+
+def _continuation(primal, problem, V, b, target, gtol, max_steps, relinearize=None):
+    """The mu continuation of the smoothed-primal start from (V, b) down to ``target``:
+    returns (V, b, F) of its last stage (``relinearize``: of every stage before the last,
+    see `newton`; each stage may move each group again; the last stage solves the last
+    linearization as it is, so that the step's solve certifies its point at once)."""
+    bound = problem.max_abs_bound()
+    shifted = len(problem.cap) and bool(np.any(problem.expand("lo") < 0))
+    primal.mu = (SHIFTED_FIRST_MU_SHARE if shifted else FIRST_MU_SHARE) / bound
     # at the usual start V = 0 every term sits at its kink and would count as free: a
     # steepest-descent step first halves the terms the first Hessian sums
     # (benchmarks/results/tuned_constants.md)
     V, b = primal.gradient_step(V, b)
     while True:
         primal.mu = max(primal.mu, target)
+        last = primal.mu <= target
         # the stages before the last only bring the active pattern near: loosely; each
         # stage after the first starts from the last solution's free pattern (100k
         # samples, d = 50, k = 10, C = 0.01: 61 -> 44 Newton steps, Reinforced)
-        V, b, F = primal.newton(V, b, gtol if primal.mu <= target else 1e3 * gtol,
+        V, b, F = primal.newton(V, b, gtol if last else 1e3 * gtol,
                                 min(NEWTON_MAX_ITER, max_steps), predict=True,
-                                rtol=0.0 if primal.mu <= target else STAGE_RTOL)
+                                rtol=0.0 if last else STAGE_RTOL,
+                                relinearize=None if last else relinearize)
         max_steps -= primal.steps
-        if primal.mu <= target or max_steps <= 0:
-            break
+        if last or max_steps <= 0:
+            return V, b, F
         primal.mu *= 0.1
         if primal.mu < LAST_STAGE_SNAP * target:
             primal.mu = target
-    alpha = primal.dual_point(F, out)
-    return alpha, np.ascontiguousarray(-b)
+        if relinearize is not None:
+            relinearize.new_stage()
+
+
+def smoothed_dc_start(base, shift, linearize, X, W, mu0, tol, diag, max_steps):
+    """The DC iteration of a truncated model's grouped dual on its smoothed primal: a DC
+    step's start that also chooses the step's linearization.
+
+    ``base``: the unshifted capped dual; ``shift``: the linearization at the current
+    function (``linearize(base, F)`` gives it at decision values F, msvm._dc); W, mu0: the
+    current function's weights and multiplier (their shapes; the start is from zero); the
+    rest as in `primal_start`.  The continuation from zero moves the boxes to the
+    linearization at its iterate whenever the Newton steps of a stage before the last
+    converge (`_Relinearizer`), the stage going on from there; the last stage solves the
+    last linearization (relinearized there too, its Newton steps ran to their limit of 150
+    at n = 20,000: 24.6 s against 18.4 s).  Returns (shift, alpha, mu): the last
+    linearization and the dual point of that shifted problem (feasible for it), its
+    multiplier.  The DC loop solves that problem to tol from there: this start changes
+    which convex steps the loop takes, never how each is certified.
+    """
+    from ._problem import shifted
+    problem = shifted(base, shift)
+    # from zero, as the capped primal starts (a warm start at the last stage's mu from the
+    # step's function took 30-150 Newton steps and did not converge: the zigzag)
+    primal, V, b, target, gtol = _smoothed_setup(problem, X, np.zeros_like(W),
+                                                 np.zeros_like(mu0), tol, diag)
+    relinearize = _Relinearizer(primal, base, shift, linearize)
+    V, b, F = _continuation(primal, problem, V, b, target, gtol, max_steps, relinearize)
+    return relinearize.shift, primal.dual_point(F), np.ascontiguousarray(-b)
+
+
+class _Relinearizer:
+    """The boxes of a CappedPrimal moved to the DC linearization at its iterate (called by
+    ``newton`` where its steps converged; see `smoothed_dc_start`).
+
+    A group whose linearization changed RELINEARIZE_MAX_CHANGES times keeps it for the rest
+    of the stage: the groups between two classes' pieces would otherwise be sent back and
+    forth (the zigzag of the module note)."""
+
+    def __init__(self, primal, base, shift, linearize):
+        self.terms, self.base, self.linearize = primal.terms, base, linearize
+        shape = self.terms.lo.shape
+        lo, hi = base.expanded_bounds()
+        self.lo0, self.hi0 = lo.reshape(shape), hi.reshape(shape)
+        self.cap0 = np.asarray(base.cap, dtype=np.float64)
+        self.restart(shift)
+
+    def restart(self, shift):
+        """Back to the linearization ``shift`` (no group changed yet)."""
+        self.shift = np.array(shift, dtype=np.float64)
+        self.changes = np.zeros(len(self.cap0), dtype=np.int64)
+        self._move()
+
+    def new_stage(self):
+        """A new stage of the continuation: every group may move again."""
+        self.changes[:] = 0
+
+    def _move(self):
+        s = self.shift.reshape(self.lo0.shape)
+        self.terms.set_bounds(self.lo0 - s, self.hi0 - s, self.cap0 - s.sum(axis=1))
+
+    def __call__(self, F):
+        new = np.asarray(self.linearize(self.base, F)[0], dtype=np.float64)
+        shape = self.lo0.shape
+        moved = np.any(new.reshape(shape) != self.shift.reshape(shape), axis=1)
+        moved &= self.changes < RELINEARIZE_MAX_CHANGES
+        if not np.any(moved):
+            return False
+        self.changes[moved] += 1
+        s, n = self.shift.reshape(shape), new.reshape(shape)
+        s[moved] = n[moved]
+        self._move()
+        return True

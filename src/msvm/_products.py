@@ -14,6 +14,14 @@ Two kinds of product run over every training sample in a fit.
   pendigits fit, counted in CPU time and taken from whatever else runs).  These products are
   O(n k^2) with k small, so NumPy's own loops (einsum, a row mean) compute them at the same
   order of cost and with no thread pool involved.
+
+A chunk of Nystroem features in a chunked fit (msvm/_dask_passes.py) is a factored tall
+matrix, ``FactoredRows``: phi(X_c) = K(X_c, L) N, K the kernel against the m landmarks and N
+the (m, n_components) normalization.  Every pass needs only phi W = K (N W) and
+phi^T U = N^T (K^T U) for narrow W and U, so phi is never formed: a row costs its kernel
+values (m d flops and m exponentials for the RBF kernel) and two products of m k, where
+forming phi costs m n_components more (at d = 20, m = 1000: about 27 of the map's 37 us
+per row, one BLAS thread).  ``rows_times`` and ``transposed_times`` take it like an array.
 """
 
 import numpy as np
@@ -48,6 +56,8 @@ def rows_times(X, W):
     dgemm does."""
     if sp.issparse(X):
         return np.asarray(X @ W)
+    if isinstance(X, FactoredRows):
+        return X.times(W)
     if X.dtype == np.float64:
         if (X.flags.c_contiguous and W.ndim == 2 and W.shape[1] <= NARROW
                 and X.shape[1] <= NARROW_FEATURES):
@@ -62,6 +72,8 @@ def rows_times(X, W):
 
 def transposed_times(X, U):
     """X^T U in float64 for a float64 or float32 X (chunks of rows, as in `rows_times`)."""
+    if isinstance(X, FactoredRows):
+        return X.transposed_times(U)
     if X.dtype == np.float64 or sp.issparse(X):
         return np.asarray(X.T @ U)
     out = np.zeros((X.shape[1], U.shape[1]))
@@ -91,3 +103,75 @@ def feature_weights(W, kappa, T):
     """``T @ (-kappa P W^T)``: the weights (n_outputs, d) of the fitted functions from the
     slot-space weights W = X^T U (d, k)."""
     return times_small(-kappa * centered_slots(W), T.T).T
+
+
+class FactoredRows:
+    """The Nystroem features phi(X) = K(X, L) N of a chunk of inputs X, never formed whole
+    (see the module note): products with narrow matrices go through the kernel values, in
+    blocks of rows of at most CHUNK_ENTRIES kernel values (float64: rounding K to float32
+    would be amplified by N's large entries, up to lambda_min^{-1/2}); rows asked for by
+    index are mapped (float32, as persisted features are).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The chunk's inputs (float64).
+    fmap : NystroemMap
+        The fitted map (``kernel_block`` and ``normalization``).
+    """
+
+    dtype = np.dtype(np.float32)       # the dtype of the features it stands for
+    ndim = 2
+
+    def __init__(self, X, fmap):
+        self.inputs, self.fmap = X, fmap
+        self.shape = (X.shape[0], fmap.n_components_)
+
+    def __len__(self):
+        return self.shape[0]
+
+    def blocks(self):
+        """(rows, K(X[rows], L)) over the chunk's rows, in order."""
+        step = chunk_rows(max(self.fmap.normalization.shape[0], self.inputs.shape[1]))
+        for start in range(0, self.shape[0], step):
+            rows = slice(start, min(start + step, self.shape[0]))
+            yield rows, self.fmap.kernel_block(self.inputs[rows])
+
+    def inner(self, W):
+        """N W: the (m, q) factor that the kernel values multiply."""
+        return self.fmap.normalization @ np.asarray(W, dtype=np.float64)
+
+    def outer(self, A):
+        """N^T A for A = K^T U (m, q)."""
+        return self.fmap.normalization.T @ A
+
+    def times(self, W):
+        """phi(X) W = K (N W), float64 (n, q)."""
+        NW = self.inner(W)
+        out = np.empty((self.shape[0], NW.shape[1]))
+        for rows, K in self.blocks():
+            np.matmul(K, NW, out=out[rows])
+        return out
+
+    def transposed_times(self, U):
+        """phi(X)^T U = N^T (K^T U), float64 (n_components, q)."""
+        A = np.zeros((self.fmap.normalization.shape[0], U.shape[1]))
+        for rows, K in self.blocks():
+            A += K.T @ U[rows]
+        return self.outer(A)
+
+    def __getitem__(self, rows):
+        """phi of the rows ``rows`` (an index array or a slice), float32."""
+        return self.fmap.transform(self.inputs[rows], dtype=np.float32)
+
+    def features(self):
+        """phi(X) formed (float32, as persisted features)."""
+        return self.fmap.transform(self.inputs, dtype=np.float32)
+
+    def max_sqnorm(self):
+        """The largest squared norm of a feature row (of the float32 features)."""
+        top = 0.0
+        for _, Z in self.fmap.blocks(self.inputs):
+            Z = Z.astype(np.float32).astype(np.float64)
+            top = max(top, float(np.max(np.einsum("ij,ij->i", Z, Z), initial=0.0)))
+        return top

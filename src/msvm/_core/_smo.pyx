@@ -66,6 +66,13 @@
 # the cache capacity, so the rows fetched in step 2 are still cached in step 4.  The scores
 # are the row source's own (held slot-major, F^T, k x n); the solver keeps their row sums S.
 # The augmented-Lagrangian rounds around the inner problems are _alm.pyx's.
+#
+# Not kept (issue 24, round 9; benchmarks/results/per_class_speed.md, r9): an active-first
+# column layout of the cached rows, step 4 over the prefix of samples the blocks need
+# current and the suffix's changes summed until the next full scan.  Exact, but 0-15 %
+# slower on pendigits: the full scans (every SHRINK_EVERY scans) need the suffix current,
+# which halves what the deferral saves, and each new layout is a pass over the whole cache
+# while the active set churns from one full scan to the next.
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
 from libc.string cimport memmove
