@@ -1,6 +1,7 @@
 """probability=True on the approximate-kernel path at scale (issue 25 item 4).
 
-    python -m benchmarks.run_probability_scale --sizes 20000:300,20000:1000 --modes before,after
+    python -m benchmarks.run_probability_scale --sizes 20000:200,20000:1000 --modes before,after
+    python -m benchmarks.run_probability_scale --sizes 5000:linear --modes before,after
     python -m benchmarks.run_probability_scale --quick          # n = 2,000, a smoke run
 
 (from the repository root)
@@ -9,13 +10,22 @@ Data as section 5 of benchmarks/results/probability.md: ``make_classification(n 
 n_informative=10, n_classes=5, n_clusters_per_class=1, random_state=0)``, the first n samples
 for training and the last 5,000 for the log loss; ReinforcedMSVM(kernel_approximation=
 'nystroem', n_components as listed, random_state=0), default C and tol, probability_grid=8.
+A size N:linear is the linear-kernel case instead (ReinforcedMSVM(kernel='linear', C=10) on
+``make_classification(n + 5000, 5, n_informative=5, n_redundant=0, ...)``, the same
+otherwise): few explicit features, where the smoothed-primal start certifies a refit at once.
 
 For each size: one fit (``probability=False``) and, for each mode, ``probability=True``, all in
 this process, so that ratios are of the same run:
 
-- 'before': the hooks of this change switched off (the code path of main at the start of the
-  change: every fit scores the held-out and test inputs with its own phi(X));
-- 'after': as the library runs now;
+- 'before': the code path of main at the start of round 9 (``msvm._plan.REFIT_DUAL_FIRST``
+  off: a weighted refit starts from the smoothed primal wherever a fit from zero would; and
+  no row source kept from one level of a chain to the next with a ``kernel_approximation``);
+- 'after': as the library runs now (a chain's refit runs dual coordinate descent from the
+  neighbouring level's dual for the primal start's estimated cost first,
+  ``msvm._plan.refit_dual_epochs``; the chain keeps its row source, so that a level's
+  scores and kernel rows are not computed afresh and a chain stops where it is settled);
+- 'unshared': as 'after' with every fit scoring the held-out and test inputs through its own
+  phi(X) (the path before the shared-map scoring of round 8);
 - 'uncapped': as 'after' with the calibration folds' training parts not capped
   (``CALIBRATION_TRAIN_MAX = None``), the construction the cap approximates (its log loss is
   the reference of the +0.01 target).
@@ -25,12 +35,12 @@ means nothing), the ratio to one fit, the number of fits, where the time goes (t
 fits, the top fits at the refits' C, the weighted chains on the full data and on the folds,
 the held-out ratios of the folds), the epochs of the weighted refits, the held-out log loss
 and whether the argmax of ``predict_proba`` is ``predict`` on the test and training samples.
-Results are merged into benchmarks/results/probability_scale.json (keyed by size and mode) and
-the whole table rewritten to probability_scale.md; timings are reported, never asserted.
+Results are merged into benchmarks/results/probability_scale.json (keyed by section, size and
+mode; ``--section`` names the section of this run) and the whole page rewritten to
+probability_scale.md; timings are reported, never asserted.
 """
 
 import argparse
-import copy
 import time
 import warnings
 from contextlib import contextmanager
@@ -43,21 +53,32 @@ SEED = 0
 TEST = 5000
 GRID = 8
 STEM = "probability_scale"
-MODES = ("before", "after", "uncapped")
+MODES = ("before", "after", "unshared", "uncapped")
+LINEAR = 0          # the "components" of the linear-kernel case (a size N:linear)
+SECTION = "Round 8: shared-map scoring"   # of results stored without one
 
 
-def data(n):
-    """(X, y, X_test, y_test) of section 5's problem with n training samples."""
+def label(components):
+    return "linear" if components == LINEAR else components
+
+
+def data(n, components=None):
+    """(X, y, X_test, y_test) of section 5's problem with n training samples (the d = 5
+    problem of the linear case for ``components == LINEAR``)."""
     from sklearn.datasets import make_classification
 
-    X, y = make_classification(n + TEST, 20, n_informative=10, n_classes=5,
-                               n_clusters_per_class=1, random_state=SEED)
+    shape = (dict(n_features=5, n_informative=5, n_redundant=0) if components == LINEAR
+             else dict(n_features=20, n_informative=10))
+    X, y = make_classification(n + TEST, **shape, n_classes=5, n_clusters_per_class=1,
+                               random_state=SEED)
     return X[:n], y[:n], X[n:], y[n:]
 
 
 def estimator(components, **params):
     from msvm import ReinforcedMSVM
 
+    if components == LINEAR:
+        return ReinforcedMSVM(kernel="linear", C=10.0, random_state=SEED, **params)
     return ReinforcedMSVM(kernel_approximation="nystroem", n_components=components,
                           random_state=SEED, **params)
 
@@ -67,7 +88,7 @@ class StageClock:
     wrapping the units of work of ``msvm._probability._ChainRunner`` (the same calls)."""
 
     def __init__(self, n):
-        self.n, self.stages, self.refits = n, {}, []
+        self.n, self.stages, self.refits, self.chains = n, {}, [], []
 
     def timed(self, name, function):
         def run(*args, **kwargs):
@@ -78,33 +99,31 @@ class StageClock:
                 self.stages[name] = self.stages.get(name, 0.0) + time.process_time() - cpu
         return run
 
-    def chain(self, template, start, X, y, sample_weight, levels, label, features=None):
-        """``msvm._probability._weighted_chain`` with each refit's CPU time and epochs."""
-        from sklearn.base import clone
+    def chains_of(self, template, start, X, y, sample_weight, levels, labels, features=None):
+        """``msvm._probability._task_chains`` itself (the chains of some classes on one X),
+        its CPU time and, from the fits it returns (each once), every refit's epochs and
+        start."""
+        from msvm import _probability
 
-        est = clone(template)._start_from(start._warm_start_state())._join_path(keep_rows=True)
-        est._share_features(features)
-        is_label = np.asarray(y == label)
-        chain = []
-        with est._checked_refits(X, y):
-            for t in levels[::-1]:
-                cpu = time.process_time()
-                est.fit(X, y, sample_weight=sample_weight * np.where(is_label, 1.0 / t, 1.0))
-                steps = est.solver_plan_.steps
-                self.refits.append({"n": int(len(y)), "C": float(est.C), "t": float(t),
-                                    "cpu": time.process_time() - cpu,
-                                    "epochs": int(est.n_iter_),
-                                    "primal_start": any(s.primal_start for s in steps)})
-                chain.append(copy.copy(est))
-        est._leave_path()
-        return chain[::-1]
+        cpu = time.process_time()
+        chains = _probability._task_chains(template, start, X, y, sample_weight, levels,
+                                           labels, features)
+        cpu = time.process_time() - cpu
+        fits = list({id(fit): fit for chain in chains for fit in chain[::-1]}.values())
+        self.chains.append({"n": int(len(y)), "cpu": cpu, "refits": len(fits)})
+        for est in fits:
+            steps = est.solver_plan_.steps
+            self.refits.append({"n": int(len(y)), "C": float(est.C), "epochs": int(est.n_iter_),
+                                "primal_start": any(s.primal_start for s in steps),
+                                "late_start": any(s.late_primal_start for s in steps)})
+        return chains
 
     @contextmanager
     def installed(self, module):
         runner = module._ChainRunner
         saved = {name: runner.__dict__[name] for name in
-                 ("weighted_chain", "own_fit", "top_fit", "ratios")}
-        runner.weighted_chain = staticmethod(self.timed("chains", self.chain))
+                 ("task_chains", "own_fit", "top_fit", "ratios")}
+        runner.task_chains = staticmethod(self.timed("chains", self.chains_of))
         runner.own_fit = staticmethod(self.timed("folds' own fits", module._own_fit))
         runner.top_fit = staticmethod(self.timed("top fits", module._top_fit))
         runner.ratios = staticmethod(self.timed("held-out ratios", module.bracketed_ratios))
@@ -115,32 +134,49 @@ class StageClock:
                 setattr(runner, name, value)
 
     def summary(self):
-        full = [r for r in self.refits if r["n"] == self.n]
-        folds = [r for r in self.refits if r["n"] != self.n]
         out = {name: round(cpu, 3) for name, cpu in self.stages.items()}
-        for name, rows in (("full", full), ("folds", folds)):
+        for name, full in (("full", True), ("folds", False)):
+            rows = [r for r in self.refits if (r["n"] == self.n) == full]
+            chains = [c for c in self.chains if (c["n"] == self.n) == full]
             out[f"{name} refits"] = len(rows)
-            out[f"{name} refits CPU"] = round(sum(r["cpu"] for r in rows), 3)
+            out[f"{name} chains CPU"] = round(sum(c["cpu"] for c in chains), 3)
             out[f"{name} refit epochs (mean)"] = (round(float(np.mean([r["epochs"] for r in rows])),
                                                         1) if rows else None)
             out[f"{name} refits from the primal"] = sum(r["primal_start"] for r in rows)
+            out[f"{name} refits on from a late primal start"] = sum(r["late_start"] for r in rows)
         return out
 
 
 @contextmanager
 def mode_switches(mode):
     """The library as in ``mode`` (see the module note), restored on exit."""
-    from msvm import _probability
+    from msvm import _plan, _probability
 
-    saved = (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX)
+    from msvm._base import BaseMSVM
+
+    saved = (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
+             _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"])
     if mode == "before":
+        _plan.REFIT_DUAL_FIRST = False
+        BaseMSVM._row_source_key = _no_kept_rows(BaseMSVM._row_source_key)
+    if mode == "unshared":
         _probability._mapped_ratios = lambda *args: None
     if mode == "uncapped":
         _probability.CALIBRATION_TRAIN_MAX = None
     try:
         yield
     finally:
-        _probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX = saved
+        (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
+         _plan.REFIT_DUAL_FIRST) = saved[:3]
+        BaseMSVM._row_source_key = saved[3]
+
+
+def _no_kept_rows(key):
+    """``BaseMSVM._row_source_key`` as on main before round 9: no row source kept with a
+    ``kernel_approximation``."""
+    def main_key(self, *args):
+        return None if self.kernel_approximation is not None else key(self, *args)
+    return main_key
 
 
 def probability_fit(n, components, mode, X, y, X_test, y_test):
@@ -171,70 +207,101 @@ def probability_fit(n, components, mode, X, y, X_test, y_test):
 
 def measure(n, components, modes):
     """One fit and a probability fit for each mode at (n, components)."""
-    X, y, X_test, y_test = data(n)
+    X, y, X_test, y_test = data(n, components)
     warnings.simplefilter("ignore")
     cpu = time.process_time()
     one = estimator(components).fit(X, y)
     one_cpu = time.process_time() - cpu
     cpu = time.process_time()
-    one.feature_map_.transform(X, dtype=np.float32)
+    if components != LINEAR:
+        one.feature_map_.transform(X, dtype=np.float32)
     map_cpu = time.process_time() - cpu
     rows, probas = {}, {}
     for mode in modes:
         _, probas[mode], rows[mode] = probability_fit(n, components, mode, X, y, X_test, y_test)
         rows[mode]["x one fit"] = rows[mode]["cpu"] / one_cpu
-        print(f"n={n} components={components} {mode}: {rows[mode]['cpu']:.1f} s CPU, "
+        print(f"n={n} components={label(components)} {mode}: {rows[mode]['cpu']:.1f} s CPU, "
               f"{rows[mode]['x one fit']:.1f}x one fit ({one_cpu:.2f} s)", flush=True)
     same = ({mode: bool(np.array_equal(probas[mode], probas["after"])) for mode in probas}
             if "after" in probas else {})
-    return {"n": n, "components": components, "one fit CPU": one_cpu,
+    return {"n": n, "components": components, "section": SECTION, "one fit CPU": one_cpu,
             "one fit epochs": int(one.n_iter_), "one fit plan": str(one.solver_plan_),
             "feature map CPU": map_cpu, "modes": rows, "probabilities = after": same}
 
 
-def render(results, machine):
-    lines = ["# probability=True on the approximate-kernel path at scale (issue 25 item 4)\n",
-             __doc__.split("(from the repository root)")[1].strip(),
-             "", f"Machine: {machine.get('cpu')}, {machine.get('logical_cpus')} logical CPUs "
-             f"shared with other jobs (CPU times; wall time would measure the load); "
-             f"git {machine.get('git')}, {machine.get('date')}.", ""]
+def _section_lines(results, note):
+    """The table and the breakdown of one section's results."""
     header = ["n", "components", "mode", "one fit CPU s", "probability=True CPU s",
               "x one fit", "fits", "C factor", "log loss (test)", "argmax = predict (test)",
               "argmax = predict (train)"]
     table = []
-    for res in sorted(results, key=lambda r: (r["n"], r["components"])):
+    ordered = sorted(results, key=lambda r: (r["components"] != LINEAR, r["components"],
+                                             r["n"]))
+    for res in ordered:
         for mode in MODES:
             row = res["modes"].get(mode)
             if row is None:
                 continue
-            table.append([f"{res['n']:,}", res["components"], mode, f"{res['one fit CPU']:.1f}",
-                          f"{row['cpu']:.1f}", f"{row['x one fit']:.1f}", row["fits"],
-                          f"{row['C factor']:g}", f"{row['log loss']:.4f}",
-                          f"{row['argmax = predict (test)']:.3f}",
+            table.append([f"{res['n']:,}", label(res["components"]), mode,
+                          f"{res['one fit CPU']:.2f}", f"{row['cpu']:.1f}",
+                          f"{row['x one fit']:.1f}", row["fits"], f"{row['C factor']:g}",
+                          f"{row['log loss']:.4f}", f"{row['argmax = predict (test)']:.3f}",
                           f"{row['argmax = predict (train)']:.3f}"])
-    lines += [markdown_table(header, table), "", "## Where the time goes (CPU s)", ""]
-    for res in sorted(results, key=lambda r: (r["n"], r["components"])):
-        lines.append(f"n = {res['n']:,}, {res['components']} components: one fit "
+    machines = sorted({(r["machine"].get("git"), r["machine"].get("date", "")[:16])
+                       for r in results if r.get("machine")})
+    lines = ["Runs: " + "; ".join(f"git {g}, {d}" for g, d in machines) + "."]
+    lines += ["", note, ""] if note else [""]
+    lines += [markdown_table(header, table), "", "Where the time goes (CPU s):", ""]
+    for res in ordered:
+        lines.append(f"n = {res['n']:,}, {label(res['components'])} components: one fit "
                      f"{res['one fit CPU']:.2f} s ({res['one fit epochs']} epochs; "
-                     f"{res['one fit plan']}), feature map and phi(X) {res['feature map CPU']:.2f} "
-                     f"s; probabilities equal to 'after': {res['probabilities = after']}.")
+                     f"{res['one fit plan']}), feature map and phi(X) "
+                     f"{res['feature map CPU']:.2f} s; probabilities equal to 'after': "
+                     f"{res['probabilities = after']}.")
         lines.append("")
         for mode, row in res["modes"].items():
             stages = "; ".join(f"{k} {v}" for k, v in row["stages"].items())
             lines.append(f"- {mode}: {stages}; predict_proba of the 5,000 test samples "
                          f"{row['predict_proba CPU (5000)']:.2f} s.")
         lines.append("")
+    return lines
+
+
+def render(results, machine, notes):
+    """The Markdown page: the module note, then one section per ``section`` of the results
+    (in the order of their first run), each with its note (``notes``)."""
+    lines = ["# probability=True on the approximate-kernel path at scale (issue 25 item 4)\n",
+             __doc__.split("(from the repository root)")[1].strip(),
+             "", f"Machine: {machine.get('cpu')}, {machine.get('logical_cpus')} logical CPUs "
+             f"shared with other jobs (CPU times; wall time would measure the load).", ""]
+    sections = list(dict.fromkeys(r.get("section", SECTION) for r in results))
+    for section in sections:
+        lines += [f"## {section}", ""]
+        lines += _section_lines([r for r in results if r.get("section", SECTION) == section],
+                                notes.get(section))
     return "\n".join(lines) + "\n"
 
 
+def parse_sizes(text):
+    """[(n, components)] from "N:COMPONENTS,..." (COMPONENTS 'linear': the linear case)."""
+    sizes = []
+    for item in text.split(","):
+        n, components = item.split(":")
+        sizes.append((int(n), LINEAR if components == "linear" else int(components)))
+    return sizes
+
+
 def main(argv=None):
+    global SECTION
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="20000:300", help="N:COMPONENTS,...")
+    parser.add_argument("--sizes", default="20000:200", help="N:COMPONENTS,... (or N:linear)")
     parser.add_argument("--modes", default="before,after", help="of " + ",".join(MODES))
+    parser.add_argument("--section", default="Round 9: the refit's start",
+                        help="the section of the page the results go to")
     parser.add_argument("--quick", action="store_true", help="n = 2,000, 100 components")
     args = parser.parse_args(argv)
-    sizes = [(2000, 100)] if args.quick else [
-        tuple(int(v) for v in item.split(":")) for item in args.sizes.split(",")]
+    SECTION = args.section
+    sizes = [(2000, 100)] if args.quick else parse_sizes(args.sizes)
     modes = [m for m in args.modes.split(",") if m]
     unknown = set(modes) - set(MODES)
     if unknown:
@@ -242,18 +309,23 @@ def main(argv=None):
     stem = "quick_" + STEM if args.quick else STEM
     json_path = RESULTS / f"{stem}.json"
     import json
-    stored = json.loads(json_path.read_text()) if json_path.exists() else {"results": []}
     machine = machine_info()
     for n, components in sizes:
         res = measure(n, components, modes)
         res["machine"] = machine
-        old = [r for r in stored["results"] if (r["n"], r["components"]) == (n, components)]
+        # read again: another run of this script may have written meanwhile
+        stored = json.loads(json_path.read_text()) if json_path.exists() else {"results": []}
+        key = (SECTION, n, components)
+        old = [r for r in stored["results"]
+               if (r.get("section", "Round 8: shared-map scoring"), r["n"], r["components"])
+               == key]
         if old:                      # keep the modes of an earlier run not measured now
             res["modes"] = {**old[0]["modes"], **res["modes"]}
         stored["results"] = [r for r in stored["results"] if r not in old] + [res]
         write_json(json_path, stored)
-        (RESULTS / f"{stem}.md").write_text(render(stored["results"], machine))
-    print(to_json(stored["results"][-1])[:2000])
+        (RESULTS / f"{stem}.md").write_text(render(stored["results"], machine,
+                                                   stored.get("notes", {})))
+    print(to_json(res)[:2000])
 
 
 if __name__ == "__main__":

@@ -15,7 +15,10 @@ shape and kind of its data with tuned thresholds:
   kernel rows and every direction of the problem has coefficients +-1 on its slots, dual
   coordinate descent ('cd') otherwise; and the SMO path's working-set bound;
 * the start from the smoothed primal (msvm/_primal.py) on explicit features where dual
-  coordinate descent is slow (``primal_start_applies``);
+  coordinate descent is slow (``primal_start_applies``), and, for the warm-started refits
+  of a probability chain (``refit_start='dual first'``), dual coordinate descent from the
+  neighbouring level's dual for that start's estimated cost before it
+  (``refit_dual_epochs``);
 * the start of a large computed-kernel fit of a per-class-hinge model from its dual solved
   on k-means clusters of the samples (msvm/_cluster_start.py,
   ``SolvePlan.starts_from_clusters``, from ``CLUSTER_MIN_SAMPLES`` samples).
@@ -43,6 +46,7 @@ SOLVERS = ("auto", "smo", "cd")
 PRIMAL_STARTS = ("auto", "on", "off")
 CLUSTER_STARTS = ("auto", "on", "off")
 CACHE_DTYPES = ("float64", "float32")
+REFIT_STARTS = ("primal", "dual first")
 
 # Linear kernel: up to this many samples (and when every kernel row fits in the cache) the
 # greedy kernel solver on rows x_i^T X is used; above it, coordinate descent on the explicit
@@ -69,6 +73,29 @@ PRIMAL_MID_SAMPLES = 20000
 PRIMAL_MIN_RATIO = 4
 # largest number of primal unknowns (d + 1) k: the Newton system is formed and factored
 PRIMAL_MAX_UNKNOWNS = 1500
+
+# The refits of a probability chain (msvm/_probability.py: the same C, one class's boxes
+# grown by 2.4 from the neighbouring level's) are planned with refit_start='dual first': where
+# the rule above makes the primal start, such a refit (the first solve of a fit from another
+# fit's dual) first runs dual coordinate descent from that dual for at most the epochs that
+# the start is estimated to cost, REFIT_NEWTON_STEPS Newton steps of ``newton_step_epochs``
+# epochs each (``refit_dual_epochs``); if that does not converge, the start is computed from
+# its iterate and certified at once (msvm._sequence.DualSequence), and the chain's later
+# levels (larger boxes, harder for both) start from the primal at once (refit_start='primal',
+# the start of every other fit).  Neither start wins everywhere (one class's chain, CPU,
+# shared machine).  Nystroem features, 200 components, d = 20, k = 5: at n = 5,000 dual
+# coordinate descent converged in 17-119 epochs a level, 1.7 s a chain, against 15.0 s from
+# the primal start, whose Newton steps (10-97 a level) are cut at the kinks of the terms
+# whose band mu * bound narrows with the level; at n = 20,000 in 26-672 epochs, 25.6 s
+# against 24.2 s.  The linear kernel with d = 5, C = 10, n = 5,000: 460 epochs and more,
+# where the primal start certifies every level at once (0.24 s a chain; 0.28 s with the
+# first level's budget spent first).  REFIT_DUAL_FIRST = False restores the primal start of
+# every refit (benchmarks).
+REFIT_DUAL_FIRST = True
+REFIT_NEWTON_STEPS = 40          # about the mean of the 10-97 measured at n = 5,000
+# how much faster per flop the Newton system's dense factorization runs than an epoch of
+# dual coordinate descent (BLAS level 3 against vector updates; measured about 3-4)
+FACTOR_SPEEDUP = 3.0
 
 # The cluster start (msvm/_cluster_start.py) is made for computed-kernel fits ('kernel
 # cache' rows) from CLUSTER_MIN_SAMPLES samples, on about n / CLUSTER_SIZE clusters.  Measured
@@ -130,6 +157,25 @@ def primal_start_applies(problem, X, diag):
             and X.shape[0] >= PRIMAL_MIN_RATIO * unknowns)
 
 
+def newton_step_epochs(n, d, k):
+    """The cost of one Newton step of the smoothed primal on n samples of d explicit
+    features and k class slots, in epochs of dual coordinate descent (about 2 n d k flops
+    each): two passes over X (the gradient's X^T U and the step's X S) and the Cholesky
+    factorization of the ((d + 1) k)-square Newton matrix, ((d + 1) k)^3 / 3 flops at
+    ``FACTOR_SPEEDUP`` times the rate.  n = 5,000, d = 200, k = 5: 13 (measured about 10);
+    d = 5: 2."""
+    m = (d + 1) * k
+    return 2.0 + m ** 3 / 3.0 / (FACTOR_SPEEDUP * 2.0 * max(n, 1) * max(d, 1) * k)
+
+
+def refit_dual_epochs(problem, X):
+    """The epochs of dual coordinate descent a warm-started refit on explicit features X
+    runs from its start before it turns to the smoothed-primal start (see
+    ``REFIT_NEWTON_STEPS``): the start's estimated cost, at least 1."""
+    n, d = X.shape
+    return max(1, int(np.ceil(REFIT_NEWTON_STEPS * newton_step_epochs(n, d, problem.k))))
+
+
 def primal_start_possible(problem, X):
     """Whether the smoothed-primal start can run at all (whether it pays aside): explicit
     features, terms it can smooth (``_smoothable``), a Newton system of at most
@@ -173,14 +219,16 @@ def row_kind(source, n, cache_size, cache_dtype):
 @dataclass(frozen=True)
 class SolveStep:
     """What one solve of a fit ran: its inner solver, the SMO path's working-set bound (0 on
-    the coordinate-descent path), whether it started from the smoothed primal, and how many
+    the coordinate-descent path), whether it started from the smoothed primal, how many
     times the solver went on from an exact finishing step (msvm/_finish.py) or a late
-    smoothed-primal start after its epoch budget (msvm._sequence.DualSequence)."""
+    smoothed-primal start after its epoch budget (msvm._sequence.DualSequence), and whether
+    a refit planned 'dual first' went on from that late start (``refit_dual_budget``)."""
 
     solver: str
     working_set: int
     primal_start: bool
     finishing_steps: int = 0
+    late_primal_start: bool = False
 
 
 @dataclass(frozen=True)
@@ -210,6 +258,11 @@ class SolvePlan:
         wherever it can run (kernel cache rows, ``cluster_start_possible``), 'off' never.
     cluster_size : int
         The samples per cluster the number of clusters is chosen for (``n_clusters``).
+    refit_start : {'primal', 'dual first'}
+        The start of a warm-started refit where the primal-start rule applies: 'primal' as a
+        fit from zero, or 'dual first' (a probability chain's refits): dual coordinate
+        descent from the warm start for the primal start's estimated cost first
+        (``refit_dual_budget``).
     clusters : int
         Clusters the start of the first solve was built on (0: no cluster start made).
     steps : tuple of SolveStep
@@ -225,6 +278,7 @@ class SolvePlan:
     cluster_start: str = "off"
     cluster_size: int = CLUSTER_SIZE
     clusters: int = 0
+    refit_start: str = "primal"
 
     def inner_solver(self, src, problem):
         """(solver, working_set) of a solve of ``problem`` on the row source ``src``."""
@@ -244,6 +298,18 @@ class SolvePlan:
         if self.primal_start == "on":
             return primal_start_possible(problem, X)
         return primal_start_applies(problem, X, diag)
+
+    def refit_dual_budget(self, problem, X, diag):
+        """The epochs of dual coordinate descent that a warm-started refit of ``problem``
+        on explicit features X runs from its start before the smoothed-primal start (from
+        its iterate: ``restarts_from_primal``), or 0: the refit starts from the primal at
+        once (``refit_start`` 'primal', ``REFIT_DUAL_FIRST`` off, the rule forced 'on') or
+        not at all (the rule of ``starts_from_primal`` says no).  See
+        ``REFIT_NEWTON_STEPS``."""
+        if (self.refit_start != "dual first" or not REFIT_DUAL_FIRST
+                or self.primal_start != "auto" or not self.starts_from_primal(problem, X, diag)):
+            return 0
+        return refit_dual_epochs(problem, X)
 
     def restarts_from_primal(self, problem, X, diag):
         """Whether a linear-kernel solve that its epoch budget stopped, and that the exact
@@ -292,13 +358,13 @@ class SolvePlan:
 
 def _check_overrides(overrides, source):
     unknown = set(overrides) - {"rows", "solver", "primal_start", "cache_dtype", "working_set",
-                                "cluster_start", "cluster_size"}
+                                "cluster_start", "cluster_size", "refit_start"}
     if unknown:
         raise ValueError(f"unknown plan overrides {sorted(unknown)}; use rows, solver, "
-                         f"primal_start, cache_dtype, working_set, cluster_start or "
-                         f"cluster_size")
+                         f"primal_start, cache_dtype, working_set, cluster_start, "
+                         f"cluster_size or refit_start")
     choices = {"solver": SOLVERS, "primal_start": PRIMAL_STARTS, "cache_dtype": CACHE_DTYPES,
-               "cluster_start": CLUSTER_STARTS,
+               "cluster_start": CLUSTER_STARTS, "refit_start": REFIT_STARTS,
                "rows": ("linear rows", "explicit features") if source == "linear" else ()}
     for name, allowed in choices.items():
         if name in overrides and overrides[name] not in allowed:
@@ -332,7 +398,8 @@ def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype=
     overrides : dict, default=None
         Forced decisions (tests, benchmarks): ``rows`` ('linear rows' or 'explicit
         features', for the 'linear' source), ``solver``, ``primal_start``, ``cache_dtype``,
-        ``working_set``, ``cluster_start`` and ``cluster_size`` (see :class:`SolvePlan`).
+        ``working_set``, ``cluster_start``, ``cluster_size`` and ``refit_start`` (see
+        :class:`SolvePlan`; a probability chain's refits set ``refit_start``).
 
     Returns
     -------
@@ -358,7 +425,8 @@ def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype=
     clusters = overrides.get("cluster_start", "auto" if rows == "kernel cache" else "off")
     return SolvePlan(rows, dtype, solver, primal, int(overrides.get("working_set", 0)),
                      cluster_start=clusters,
-                     cluster_size=int(overrides.get("cluster_size", CLUSTER_SIZE)))
+                     cluster_size=int(overrides.get("cluster_size", CLUSTER_SIZE)),
+                     refit_start=overrides.get("refit_start", "primal"))
 
 
 def source_plan(src, explicit_features):

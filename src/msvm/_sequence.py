@@ -415,14 +415,19 @@ class DualSequence:
         else:
             alpha = np.require(alpha0, dtype=np.float64, requirements=["C", "W"])
         mu = np.array(mu0, dtype=np.float64)
+        # a warm-started refit: the fit's first solve, from another fit's dual
+        refit = not self.plan.steps and bool(np.any(alpha))
         with self._blas_threads():
             self.move_to(problem, alpha)
             self._fix_penalty_and_seed(problem)
-            alpha, mu, started = self._primal_start(problem, alpha, mu, tol)
+            dual_first = self._refit_dual_budget(problem) if refit else 0
+            alpha, mu, started = ((alpha, mu, False) if dual_first else
+                                  self._primal_start(problem, alpha, mu, tol))
             method, working_set = self.plan.inner_solver(self.src, problem)
-            alpha, mu, result, finished = self._solve_and_finish(
-                problem, alpha, mu, tol, started, method, working_set, gap_scale)
-            self.plan = self.plan.record(SolveStep(method, working_set, started, finished))
+            alpha, mu, result, finished, late = self._solve_and_finish(
+                problem, alpha, mu, tol, started, method, working_set, gap_scale, dual_first)
+            self.plan = self.plan.record(SolveStep(method, working_set, started, finished,
+                                                   late))
             self._refresh_scores(problem, alpha, finished)
             self.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
             sol = self._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual))
@@ -430,7 +435,7 @@ class DualSequence:
             return sol
 
     def _solve_and_finish(self, problem, alpha, mu, tol, started, method, working_set,
-                          gap_scale=0.0):
+                          gap_scale=0.0, dual_first=0):
         """The compiled solve, interleaved with exact finishing steps (msvm/_finish.py).
 
         Where the finishing step applies (no group caps), the solver first runs for at most
@@ -439,14 +444,21 @@ class DualSequence:
         (a proposal that its own stopping rule certifies, in its first augmented-Lagrangian
         round, or not), with a budget twice the work done so far, up to max_iter in all.
         A free set above SMALL_FREE variables is finished only when `_finish_due` says so.
-        Returns (alpha, mu, result, finishing steps taken), the result's epochs summed over
-        the runs.
+        Returns (alpha, mu, result, finishing steps taken, whether a 'dual first' refit went
+        on from the late primal start), the result's epochs summed over the runs.
+
+        ``dual_first`` > 0 (a warm-started refit, ``_refit_dual_budget``): the first run
+        gets that many epochs instead, and the smoothed-primal start from its iterate that
+        follows an unconverged run is certified at once, as a start before the first run is.
         """
         total, done, certify, finished = self.max_iter, 0, started, 0
         started = started or self.features is None
         finish = finish_dual if problem.var_group is None else finish_grouped
         finishing = finish is not None and total > FINISH_AFTER
         budget = FINISH_AFTER if finishing else total
+        if dual_first and finishing:
+            budget = min(dual_first, total)
+        late = False
         free_before = None
         while True:
             result = solve(self.src, problem, alpha, mu, tol=tol, max_iter=budget,
@@ -456,7 +468,7 @@ class DualSequence:
             done += int(result.n_iter)
             if (result.status != Status.MAX_ITER or not finishing or done >= total
                     or result.n_iter <= 0):
-                return alpha, mu, result._replace(n_iter=min(done, total)), finished
+                return alpha, mu, result._replace(n_iter=min(done, total)), finished, late
             budget, certify = min(max(done, FINISH_AFTER), total - done), False
             free_before, due = _finish_due(problem, alpha, free_before, budget >= total - done)
             # one BLAS thread for the per-class / WW / angle finishing step: its products are
@@ -464,6 +476,9 @@ class DualSequence:
             # core made them 3x slower (n = 2,000 RBF, C = 1e5: 4.4 s CPU instead of 12.9 s
             # at a load of 14)
             found = None if started else self._late_primal_start(problem, alpha, mu, tol)
+            # the late start of a refit planned 'dual first' is certified at once
+            certify = found is not None and dual_first > 0
+            late = late or certify
             started = True
             if found is None and (due or finish is finish_grouped):
                 diag = self.src.diagonal()
@@ -537,6 +552,18 @@ class DualSequence:
         if self.features is None:
             return contextlib.nullcontext()
         return one_blas_thread()
+
+    def _refit_dual_budget(self, problem):
+        """The epochs of dual coordinate descent a warm-started refit runs from its start
+        before the smoothed-primal start from its iterate (``SolvePlan.refit_dual_budget``:
+        where neither start wins everywhere, what the start is estimated to cost), or 0:
+        the refit starts as a fit from zero would (from the primal where the plan says so).
+        Only where the budget leaves room for the start (below max_iter, beyond which the
+        first run of ``_solve_and_finish`` is the whole solve)."""
+        if self.features is None or self.src.weights is None or self.max_iter <= FINISH_AFTER:
+            return 0
+        budget = self.plan.refit_dual_budget(problem, self.features, self.src.diagonal())
+        return budget if budget < self.max_iter else 0
 
     def _primal_start(self, problem, alpha, mu, tol):
         """Where dual coordinate descent is slow (large C, n >> d, explicit features: the
