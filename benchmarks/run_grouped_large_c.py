@@ -220,19 +220,26 @@ def _shifted_fit(make, X, y, after):
             "convergence_warnings": int(warned)}
 
 
-def run_shifted(all_before, write):
-    """Each ``--shifted`` case after and before (the n = 10,000 and 20,000 'before' fits only
-    with ``all_before``), one fit at a time; ``write(rows)`` after every fit."""
+def _after_and_before(fit, all_before, write):
+    """Each ``--shifted`` case fitted by ``fit(make, X, y, after)`` after and before (the
+    n = 10,000 and 20,000 'before' fits only with ``all_before``), one fit at a time;
+    ``write(rows)`` after every fit, so that a stopped run keeps what it measured."""
     rows = []
     for name, make, X, y in _shifted_cases():
         for after in (True, False):
             if not after and ("n=20000" in name or "n=10000" in name) and not all_before:
                 continue
-            row = {"case": name, **_shifted_fit(make, X, y, after)}
+            row = {"case": name, **fit(make, X, y, after)}
             print(row, flush=True)
             rows.append(row)
             write(rows)
     return rows
+
+
+def run_shifted(all_before, write):
+    """The ``--shifted`` cases with the smoothed-primal start on the shifted steps and
+    without (see :func:`_after_and_before`)."""
+    return _after_and_before(_shifted_fit, all_before, write)
 
 
 def render_shifted(rows, info, note):
@@ -298,19 +305,9 @@ def _dc_fit(make, X, y, smoothed):
 
 
 def run_dc(all_before, write):
-    """Each ``--shifted`` case with the DC steps linearized on the smoothed primal ('after')
-    and without ('before'; the n >= 10,000 'before' fits only with ``all_before``), one fit
-    at a time; ``write(rows)`` after every fit."""
-    rows = []
-    for name, make, X, y in _shifted_cases():
-        for smoothed in (True, False):
-            if not smoothed and ("n=20000" in name or "n=10000" in name) and not all_before:
-                continue
-            row = {"case": name, **_dc_fit(make, X, y, smoothed)}
-            print(row, flush=True)
-            rows.append(row)
-            write(rows)
-    return rows
+    """The ``--shifted`` cases with the DC steps linearized on the smoothed primal ('after')
+    and without ('before'; see :func:`_after_and_before`)."""
+    return _after_and_before(_dc_fit, all_before, write)
 
 
 def render_dc(rows, info, note):
