@@ -81,3 +81,27 @@ def test_limit_is_released_when_the_fit_raises(two_blas_threads):
         with one_blas_thread():
             raise RuntimeError("stop")
     assert _blas_threads() == two_blas_threads
+
+
+
+def test_the_controller_is_kept_until_a_module_is_imported(monkeypatch, two_blas_threads):
+    """one_blas_thread builds its ThreadpoolController once (a scan of the loaded libraries)
+    and again only after the set of imported modules changed; the limit holds inside and the
+    caller's limits are back after, either way."""
+    import sys
+    import types
+
+    import msvm._thread_pools as pools
+
+    built, real = [], pools.ThreadpoolController
+    monkeypatch.setattr(pools, "ThreadpoolController", lambda: built.append(1) or real())
+    monkeypatch.setattr(pools, "_kept", (None, -1))
+    for _ in range(3):
+        with one_blas_thread():
+            assert set(_blas_threads()) == {1}
+    assert len(built) == 1
+    monkeypatch.setitem(sys.modules, "msvm_test_new_module", types.ModuleType("m"))
+    with one_blas_thread():
+        assert set(_blas_threads()) == {1}
+    assert len(built) == 2
+    assert _blas_threads() == two_blas_threads
