@@ -75,6 +75,16 @@ def _tiny_case():
     return X, y, w, U
 
 
+def _timed_fit(est, X, y, sample_weight=None):
+    """Fit ``est``: (CPU seconds, number of ConvergenceWarnings raised)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        start = time.process_time()
+        est.fit(X, y, sample_weight=sample_weight)
+        cpu = time.process_time() - start
+    return cpu, sum(issubclass(c.category, ConvergenceWarning) for c in caught)
+
+
 def _fit(make, X, y, sample_weight, finishing, primal="auto"):
     """One fit with the finishing step on or off (and the primal-start rule ``primal``): a
     result row."""
@@ -85,14 +95,9 @@ def _fit(make, X, y, sample_weight, finishing, primal="auto"):
         # plan's own rule, so it is set only to force the start off
         est._plan_overrides = {"primal_start": primal}
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            start = time.process_time()
-            est.fit(X, y, sample_weight=sample_weight)
-            cpu = time.process_time() - start
+        cpu, warned = _timed_fit(est, X, y, sample_weight)
     finally:
         sequence.finish_grouped = FINISH
-    warned = sum(issubclass(c.category, ConvergenceWarning) for c in caught)
     return {"finishing": "on" if finishing else "off", "cpu_s": cpu,
             "converged": bool(est.converged_), "objective": float(est.objective_),
             "rel_gap": float(est.duality_gap_ / abs(est.objective_)),
@@ -203,14 +208,9 @@ def _shifted_fit(make, X, y, after):
     plan.SHIFTED_GROUP_START = after
     est = make()
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            start = time.process_time()
-            est.fit(X, y)
-            cpu = time.process_time() - start
+        cpu, warned = _timed_fit(est, X, y)
     finally:
         plan.SHIFTED_GROUP_START = True
-    warned = sum(issubclass(c.category, ConvergenceWarning) for c in caught)
     starts = sum(step.primal_start for step in est.solver_plan_.steps)
     return {"mode": "after" if after else "before", "cpu_s": cpu,
             "converged": bool(est.converged_), "objective": float(est.objective_),
@@ -283,11 +283,7 @@ def _dc_fit(make, X, y, smoothed):
     dc.SMOOTHED_DC, sequence.DualSequence.solve = smoothed, timed
     est = make()
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            start = time.process_time()
-            est.fit(X, y)
-            cpu = time.process_time() - start
+        cpu, warned = _timed_fit(est, X, y)
     finally:
         dc.SMOOTHED_DC, sequence.DualSequence.solve = True, solve
     path = np.asarray(est.dc_objectives_)
@@ -300,8 +296,7 @@ def _dc_fit(make, X, y, smoothed):
             "epochs": int(est.n_solver_iter_),
             "path": path.tolist(),
             "last_decrease": float(decrease[-1]) if len(decrease) else 0.0,
-            "convergence_warnings": int(sum(issubclass(c.category, ConvergenceWarning)
-                                            for c in caught))}
+            "convergence_warnings": warned}
 
 
 def run_dc(all_before, write):
