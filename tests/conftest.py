@@ -38,3 +38,12 @@ def dask_synchronous():
 
     with dask.config.set(scheduler="synchronous"):
         yield
+
+
+@pytest.fixture
+def cg_route(monkeypatch):
+    """Every chunked (Dask) fit of the test takes the conjugate-gradient route (beyond
+    ``msvm._dask.DENSE_MAX_UNKNOWNS`` unknowns; mapped Nystroem features kept factored)."""
+    import msvm._dask as chunked
+
+    monkeypatch.setattr(chunked, "DENSE_MAX_UNKNOWNS", 0)

@@ -39,12 +39,6 @@ def data():
     return X, y
 
 
-@pytest.fixture
-def cg_route(monkeypatch):
-    """Every chunked fit takes the conjugate-gradient route (features kept factored)."""
-    monkeypatch.setattr(chunked, "DENSE_MAX_UNKNOWNS", 0)
-
-
 def _models(X, name="WestonWatkinsMSVM", n_components=40):
     est = getattr(msvm, name)(kernel="rbf", kernel_approximation="nystroem",
                               n_components=n_components, random_state=0)

@@ -40,12 +40,6 @@ def data():
 
 
 @pytest.fixture
-def cg_route(monkeypatch):
-    """Every chunked fit of the test takes the conjugate-gradient route."""
-    monkeypatch.setattr(chunked, "DENSE_MAX_UNKNOWNS", 0)
-
-
-@pytest.fixture
 def subsampled(monkeypatch):
     """The sampled Newton matrix takes about one free sample per row of V (fewer than the
     free samples: conjugate gradients run with exact products)."""
