@@ -814,21 +814,28 @@ def _targets_line(r):
     return ", ".join(out)
 
 
+def _render_before_after(rows, note):
+    """A before/after section: the table, ``note`` (what 'before' and 'after' are, how
+    measured) and each row's targets of issue 25."""
+    lines = "\n".join(f"- {_targets_line(r)}" for r in rows)
+    return (_before_after_table(rows) + "\n\n" + note + "\n\n"
+            "Targets of issue 25 (after: at most 10x one fit, at most 2x Platt, log loss "
+            "at most before + 0.01 on real data, MAE at most before + 0.002 on the "
+            "examples, argmax = predict):\n\n" + lines)
+
+
 def render_settled(res):
-    lines = "\n".join(f"- {_targets_line(r)}" for r in res["rows"])
-    return (_before_after_table(res["rows"])
-            + "\n\n'before': every class's chain refitted at every level, each warm start "
-              "at the same C rescaled and its equalities restored (the fit of section 6's "
-              "'after'); 'after': a chain stops at the level where its fit is settled (no "
-              "variable of the up-weighted class at a bound that moves with its weight: "
-              "`msvm._probability._settled`), the levels below holding that fit (counted "
-              "once in 'fits'), and a warm start at the same C is the previous dual itself "
-              "(`msvm._sequence.path_start`). CPU time (`time.process_time`) of one fit "
-              "each, means over the repetitions, on a machine shared with six other "
-              "engineers' jobs (2 cores): ratios are from the same run.\n\n"
-              "Targets of issue 25 (after: at most 10x one fit, at most 2x Platt, log loss "
-              "at most before + 0.01 on real data, MAE at most before + 0.002 on the "
-              "examples, argmax = predict):\n\n" + lines)
+    return _render_before_after(
+        res["rows"],
+        "'before': every class's chain refitted at every level, each warm start "
+        "at the same C rescaled and its equalities restored (the fit of section 6's "
+        "'after'); 'after': a chain stops at the level where its fit is settled (no "
+        "variable of the up-weighted class at a bound that moves with its weight: "
+        "`msvm._probability._settled`), the levels below holding that fit (counted "
+        "once in 'fits'), and a warm start at the same C is the previous dual itself "
+        "(`msvm._sequence.path_start`). CPU time (`time.process_time`) of one fit "
+        "each, means over the repetitions, on a machine shared with six other "
+        "engineers' jobs (2 cores): ratios are from the same run.")
 
 
 # --------------------------------------------------------------------------- 8. shared rows
@@ -863,27 +870,24 @@ def bench_shared_rows(quick):
 
 
 def render_shared_rows(res):
-    lines = "\n".join(f"- {_targets_line(r)}" for r in res["rows"])
-    return (_before_after_table(res["rows"])
-            + "\n\n'before': every class's chain on a row source of its own, its kernel "
-              "rows stored as the plan resolves cache_dtype='auto' at each level's weights "
-              "(float64 past C / t = 100: the row source rebuilt in the middle of the chain), "
-              "the caller's BLAS threads (the fit of section 7's 'after'); 'after': the "
-              "chains of up to 5 classes on one X run one after another on one row source "
-              "(`msvm._probability._task_chains`; each chain's first fit reuses the kernel "
-              "rows the last one cached and moves its scores to the start), the storage "
-              "resolved once for the chains' start, and one BLAS thread during the "
-              "probability fit. Both score the held-out samples with this round's single "
-              "kernel block over the union of the fits' supports (before it, section 7, "
-              "the scoring took about twice as long: 0.50 against 0.25 s of pendigits "
-              "2,000's fit in a profile). CPU time (`time.process_time`) of one fit "
-              "each (one fit of the estimator: the least of 5 where it takes under 0.1 s), "
-              "means over the repetitions (3 draws of each example at both sizes), on "
-              "a machine shared with five other engineers' jobs (2 cores): ratios are from "
-              "the same run.\n\n"
-              "Targets of issue 25 (after: at most 10x one fit, at most 2x Platt, log loss "
-              "at most before + 0.01 on real data, MAE at most before + 0.002 on the "
-              "examples, argmax = predict):\n\n" + lines)
+    return _render_before_after(
+        res["rows"],
+        "'before': every class's chain on a row source of its own, its kernel "
+        "rows stored as the plan resolves cache_dtype='auto' at each level's weights "
+        "(float64 past C / t = 100: the row source rebuilt in the middle of the chain), "
+        "the caller's BLAS threads (the fit of section 7's 'after'); 'after': the "
+        "chains of up to 5 classes on one X run one after another on one row source "
+        "(`msvm._probability._task_chains`; each chain's first fit reuses the kernel "
+        "rows the last one cached and moves its scores to the start), the storage "
+        "resolved once for the chains' start, and one BLAS thread during the "
+        "probability fit. Both score the held-out samples with this round's single "
+        "kernel block over the union of the fits' supports (before it, section 7, "
+        "the scoring took about twice as long: 0.50 against 0.25 s of pendigits "
+        "2,000's fit in a profile). CPU time (`time.process_time`) of one fit "
+        "each (one fit of the estimator: the least of 5 where it takes under 0.1 s), "
+        "means over the repetitions (3 draws of each example at both sizes), on "
+        "a machine shared with five other engineers' jobs (2 cores): ratios are from "
+        "the same run.")
 
 
 SETUPS = {
