@@ -320,6 +320,19 @@ cdef class RowSource:
         if len(rows):
             self.prefetch(&rows[0], len(rows))
 
+    def demote_rows(self, idle, keep=None):
+        """Move the cached rows of the samples flagged in ``idle`` (n booleans) and not in
+        ``keep`` (sample indices) to the least recently used end, as the SMO path does for
+        settled samples (for tests); how many rows moved."""
+        cdef unsigned char[::1] flags = np.ascontiguousarray(idle, dtype=np.uint8)
+        cdef int[::1] loc = np.full(self.n + 1, -1, dtype=np.int32)
+        if flags.shape[0] != self.n:
+            raise ValueError("idle needs one flag per sample")
+        if keep is not None:
+            for i in np.asarray(keep, dtype=np.intp):
+                loc[i] = 0
+        return self.demote(&flags[0], &loc[0]) if self.n else 0
+
     def kernel_row(self, int i):
         """A copy of kernel row i (for tests and diagnostics; the solver reads it in place)."""
         cdef const double* r
@@ -392,6 +405,11 @@ cdef class RowSource:
     cdef void prefetch(self, const int* idx, int m) noexcept nogil:
         """A hint that rows idx[0:m] are about to be read (sources that compute rows)."""
         pass
+
+    cdef int demote(self, const unsigned char* idle, const int* keep) noexcept nogil:
+        """A hint that the rows of the samples i with idle[i] and keep[i] < 0 will not be
+        read for a while (sources that cache rows evict them first); how many it moved."""
+        return 0
 
     cdef void row_entries(self, int i, const int* idx, int m, double* out) noexcept nogil:
         """out[b] = K[i, idx[b]] for b < m (sources with rows)."""
@@ -674,6 +692,29 @@ cdef class CachedRows(ScoreRows):
             nb = min(self.batch, nmiss - a)
             self._fill(self.pending + a, nb)
             a += nb
+
+    cdef int demote(self, const unsigned char* idle, const int* keep) noexcept nogil:
+        """The cached rows of the samples i with idle[i] and keep[i] < 0 moved to the
+        least recently used end of the cache, in their order, so that the next rows computed
+        take their slots before any other's (O(capacity)).  Which rows are cached never
+        changes a value read: a row is computed the same whenever it is computed."""
+        cdef int s = self.head, nxt, moved = 0, last = self.tail, i
+        if s < 0:
+            return 0
+        while True:
+            nxt = self.nxt[s]
+            i = self.row_of[s]
+            if idle[i] and keep[i] < 0 and s != self.tail:
+                self._unlink(s)
+                self.prv[s] = self.tail
+                self.nxt[s] = -1
+                self.nxt[self.tail] = s
+                self.tail = s
+                moved += 1
+            if s == last or nxt < 0:
+                break
+            s = nxt
+        return moved
 
     cdef void _fill(self, const int* idx, int m) noexcept nogil:
         """Rows idx[0:m] (m <= batch, none cached) computed together into cache slots of
