@@ -3,7 +3,9 @@
 A kernel row is computed by the same operations whenever it is computed, so an SMO fit's
 iterates cannot depend on the cache's eviction order or size (once the cache holds a working
 set): where the cache cannot hold every row, the solver evicts the rows of settled samples
-first (RowSource.demote), and that must leave every fit identical to the last bit.
+first (RowSource.demote), and that must leave every fit identical to the last bit.  Likewise
+the column tiles in which a batch of rows is computed and a score update is applied change
+the order of the loops only, never an entry's operations.
 """
 
 import numpy as np
@@ -11,6 +13,7 @@ import pytest
 from sklearn.datasets import make_classification
 
 from msvm import ReinforcedMSVM, WestonWatkinsMSVM
+from msvm._core import _rows
 from msvm._core._rows import make_row_source
 
 
@@ -71,3 +74,60 @@ def test_demote_needs_one_flag_per_sample():
     src = make_row_source("rbf", 3, X=np.ascontiguousarray(X), gamma=0.1, capacity=10)
     with pytest.raises(ValueError, match="one flag per sample"):
         src.demote_rows(np.zeros(49, dtype=bool))
+
+
+@pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
+def test_rows_in_tiles_equal_rows_in_one_pass(cache_dtype):
+    """Kernel rows computed in batches, a column tile at a time (prefetch), equal to the last
+    bit the same rows computed one at a time over all samples (a row fetched on a miss),
+    for n not a multiple of the tile and tiles of 16 to 1024 samples."""
+    X, _ = _data(n=3333)
+    X = np.ascontiguousarray(X)
+    idx = np.array([5, 17, 2000, 3332, 0, 1024, 77], dtype=np.int32)
+    alone = make_row_source("rbf", 3, X=X, gamma=0.1, capacity=10, cache_dtype=cache_dtype)
+    want = np.array([alone.kernel_row(int(i)) for i in idx])
+    old = _rows._tiles()
+    try:
+        for tile in (16, 48, 1024):
+            _rows._tiles(row_tile=tile)
+            src = make_row_source("rbf", 3, X=X, gamma=0.1, capacity=10,
+                                  cache_dtype=cache_dtype)
+            src.prefetch_rows(idx)
+            computed = src.n_computed
+            got = np.array([src.kernel_row(int(i)) for i in idx])
+            assert src.n_computed == computed            # served from the batch
+            assert np.array_equal(got, want)
+    finally:
+        _rows._tiles(*old)
+
+
+def test_score_update_in_tiles_equals_one_pass():
+    """A working set's score update where the cache cannot hold every row (column tiles of
+    the update) equals the untiled update to the last bit, and K[idx]^T coef to rounding."""
+    X, _ = _data(n=3333)
+    src = make_row_source("rbf", 3, X=np.ascontiguousarray(X), gamma=0.1, capacity=40)
+    rng = np.random.default_rng(2)
+    idx = rng.choice(3333, 30, replace=False).astype(np.int32)
+    coef = rng.standard_normal((30, 4)) * (rng.random((30, 4)) < 0.6)
+    start = rng.standard_normal((4, 3333))
+    old = _rows._tiles()
+    try:
+        out = {}
+        for tile in (0, 16, 1024):
+            _rows._tiles(update_tile=tile)
+            ys = start.copy()
+            src.add_rows(idx, coef, ys)
+            out[tile] = ys
+    finally:
+        _rows._tiles(*old)
+    assert np.array_equal(out[16], out[0]) and np.array_equal(out[1024], out[0])
+    K = np.array([src.kernel_row(int(i)) for i in idx])
+    np.testing.assert_allclose(out[0], start + coef.T @ K, rtol=1e-12, atol=1e-12)
+
+
+def test_tiles_refuse_bad_sizes():
+    """Row tiles must be positive multiples of 16 and update tiles >= 0."""
+    with pytest.raises(ValueError, match="multiple of 16"):
+        _rows._tiles(row_tile=100)
+    with pytest.raises(ValueError, match=">= 0"):
+        _rows._tiles(update_tile=-1)
