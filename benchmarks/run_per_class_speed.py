@@ -474,6 +474,9 @@ and 1e-3 are (blocks of 5-10k steps over 2-3k violators, r6 above).
 """
 
 SMO_LINE = re.compile(r"\[msvm\] smo: steps (\d+), blocks (\d+).*kernel rows computed (\d+)")
+# the full-scan counters of the SMO path's verbose report (from r10 on)
+SCAN_LINE = re.compile(r"full scans (\d+), unsettled at full scans (\d+), unsettling (\d+), "
+                       r"changed between full scans (\d+)")
 
 
 def _models():
@@ -502,12 +505,17 @@ def _msvm_fit(est, X, y):
         warnings.simplefilter("always")
         cpu, _ = _cpu(lambda: est.fit(X, y))
     steps = blocks = rows = 0
+    scans = [0, 0, 0, 0]
     for m in SMO_LINE.finditer(buf.getvalue()):
         steps += int(m.group(1))
         blocks += int(m.group(2))
         rows += int(m.group(3))
+    for m in SCAN_LINE.finditer(buf.getvalue()):
+        scans = [a + int(b) for a, b in zip(scans, m.groups())]
     return {"cpu_s": cpu, "epochs": int(est.n_iter_), "smo_steps": steps,
-            "blocks": blocks, "rows_computed": rows,
+            "blocks": blocks, "rows_computed": rows, "full_scans": scans[0],
+            "unsettled_at_full": scans[1], "unsettling": scans[2],
+            "changed_between_full": scans[3],
             "objective": float(est.objective_), "converged": bool(est.converged_),
             "warnings": len(caught)}
 
@@ -622,6 +630,14 @@ def _render(runs):
             if all("rows_per_n" in r for r in run["scaling"]):
                 # runs from r8 on: the kernel rows computed, per sample (the row cache)
                 sc += ["rows_computed", "rows_per_n", "cache_rows"]
+            if all(r.get("full_scans") for r in run["scaling"]):
+                # runs from r10 on: per full scan, the samples left unsettled, the settled
+                # samples unsettled and the distinct samples changed since the last one
+                for r in run["scaling"]:
+                    r["unsettled/full"] = round(r["unsettled_at_full"] / r["full_scans"])
+                    r["unsettling/full"] = round(r["unsettling"] / r["full_scans"])
+                    r["changed/full"] = round(r["changed_between_full"] / r["full_scans"])
+                sc += ["full_scans", "unsettled/full", "unsettling/full", "changed/full"]
             lines += ["make_classification (d = 20, k = 5, C = 1), ReinforcedMSVM vs SVC:", "",
                       markdown_table(sc, [[round(r[c], 3) if isinstance(r[c], float) else r[c]
                                            for c in sc] for r in run["scaling"]]), ""]
@@ -647,6 +663,9 @@ def main(argv=None):
     parser.add_argument("--large-c", action="store_true",
                         help="also ReinforcedMSVM and SVC at C = 256, gamma = 1/32 (the C a "
                              "tuning run selects)")
+    parser.add_argument("--untiled", action="store_true",
+                        help="kernel rows and score updates in one pass instead of column "
+                             "tiles (the same values; main's loops before r10)")
     parser.add_argument("--render-only", action="store_true",
                         help="rewrite the .md from the .json without fitting")
     parser.add_argument("--merge-from", metavar="JSON",
@@ -674,6 +693,10 @@ def main(argv=None):
         return
     from threadpoolctl import threadpool_limits
     run = {"commit": git_commit(), "load": os.getloadavg()[0], "machine": machine_info()}
+    if args.untiled:
+        from msvm._core import _rows
+        _rows._tiles(row_tile=1 << 40, update_tile=0)
+        run["untiled"] = True
     with threadpool_limits(1):
         if not args.no_pendigits:
             run["pendigits"] = pendigits(args.repeats)
