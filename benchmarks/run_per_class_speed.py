@@ -510,8 +510,11 @@ def _msvm_fit(est, X, y):
         steps += int(m.group(1))
         blocks += int(m.group(2))
         rows += int(m.group(3))
-    for m in SCAN_LINE.finditer(buf.getvalue()):
-        scans = [a + int(b) for a, b in zip(scans, m.groups())]
+    for line in buf.getvalue().splitlines():
+        # the final report of each solve only (progress lines carry running counts)
+        m = SCAN_LINE.search(line) if SMO_LINE.search(line) else None
+        if m:
+            scans = [a + int(b) for a, b in zip(scans, m.groups())]
     return {"cpu_s": cpu, "epochs": int(est.n_iter_), "smo_steps": steps,
             "blocks": blocks, "rows_computed": rows, "full_scans": scans[0],
             "unsettled_at_full": scans[1], "unsettling": scans[2],
