@@ -26,6 +26,11 @@
 #     exp(-gamma ||x - x'||^2), 'poly' (gamma x.x' + coef0)^degree, 'linear' x.x', each plus
 #     a constant `shift` (a penalised intercept as a constant feature).  An RBF row's
 #     exponentials are taken together by a vectorized exp (_exp_row.h), 3-5x libm's speed.
+#     A batch of rows is computed in column tiles (ROW_TILE: every pass over a tile while it
+#     is in the core's cache), and where the cache cannot hold every row a score update runs
+#     in column tiles too (UPDATE_TILE), a changed row read from memory once for all its
+#     slots; demote(idle) moves the rows of samples the solver will not read for a while to
+#     the evicting end of the LRU list.
 # * WeightRows keep the weights W = X^T U (d x k) of the linear kernel instead: F[i] = x_i W
 #   costs O(d k) (O(nnz_i k) for CSR rows) and no kernel row is ever formed.
 #   DenseLinearRows (float64 X), DenseLinearRows32 (float32 X: the features of an
@@ -52,6 +57,9 @@ from ._types cimport MAX_CLASSES
 
 cdef extern from "_exp_row.h":
     void msvm_exp_row(double* x, Py_ssize_t n) noexcept nogil
+    void msvm_rbf_args(double* x, const double* sq, double sq_i, double gamma,
+                       Py_ssize_t n) noexcept nogil
+    void msvm_store32(float* dst, const double* src, Py_ssize_t n) noexcept nogil
 
 cdef extern from "_row_updates.h":
     void msvm_rows_axpys(const void** rows, int single, int m, const double* coef, int ld,
@@ -184,13 +192,12 @@ cdef void _values_range(const KernelSpec* ks, double sq_i, const double* sq, dou
     """Dot products x_i . x_r into kernel values K(x_i, x_r) in place, for lo <= r < hi
     (every value from its own entry: the same for any range)."""
     cdef Py_ssize_t r
-    cdef double dist, gamma = ks.gamma, coef0 = ks.coef0, shift = ks.shift
+    cdef double gamma = ks.gamma, coef0 = ks.coef0, shift = ks.shift
     cdef int kernel = ks.kernel, degree = ks.degree
     if kernel == KERNEL_RBF:
-        # exp(-gamma ||x_i - x_r||^2) + shift, the exponentials a whole row at a time
-        for r in range(lo, hi):
-            dist = sq_i + sq[r] - 2.0 * row[r]
-            row[r] = 0.0 if dist < 0.0 else -gamma * dist
+        # exp(-gamma ||x_i - x_r||^2) + shift, the arguments and the exponentials a whole
+        # range at a time (_exp_row.h)
+        msvm_rbf_args(row + lo, sq + lo, sq_i, gamma, hi - lo)
         msvm_exp_row(row + lo, hi - lo)
         if shift != 0.0:
             for r in range(lo, hi):
@@ -224,8 +231,7 @@ cdef void _rows_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept
             row = w.block + b * n
             _values_range(w.ks, w.sq[w.idx[b]], w.sq, row, t0, t1)
             if w.single:
-                for r in range(t0, t1):
-                    rows32[w.offs[b] + r] = <float> row[r]
+                msvm_store32(rows32 + w.offs[b] + t0, row + t0, t1 - t0)
             else:
                 memcpy(<double*> w.store + w.offs[b] + t0, row + t0,
                        (t1 - t0) * sizeof(double))

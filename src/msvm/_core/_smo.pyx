@@ -63,7 +63,9 @@
 #    read and written once per four of its changed samples (_rows.pyx: rows_axpys).
 #
 # The kernel rows of B come from the row source (Gram matrix or LRU cache); q never exceeds
-# the cache capacity, so the rows fetched in step 2 are still cached in step 4.  The scores
+# the cache capacity, so the rows fetched in step 2 are still cached in step 4.  Where the
+# cache cannot hold every row, step 2 hands it the settled samples, whose rows it evicts
+# first (RowSource.demote: no value depends on what is cached).  The scores
 # are the row source's own (held slot-major, F^T, k x n); the solver keeps their row sums S.
 # The augmented-Lagrangian rounds around the inner problems are _alm.pyx's.
 #
@@ -73,6 +75,18 @@
 # slower on pendigits: the full scans (every SHRINK_EVERY scans) need the suffix current,
 # which halves what the deferral saves, and each new layout is a pass over the whole cache
 # while the active set churns from one full scan to the next.
+#
+# Not built (issue 24, round 10; per_class_speed.md, r10): libsvm's kernel rows over the
+# unsettled samples only, the settled samples' scores rebuilt at the full scans.  Counted on
+# make_classification (d = 20, k = 5, C = 1, ReinforcedMSVM): at n = 40,000 a full scan
+# comes every 10 blocks (81 a fit) and leaves 18.7k samples (47 %) unsettled, 12.6k of them
+# settled at some scan since the last one; 1,717 distinct samples change between two full
+# scans, about the 1,969 rows computed over the interval.  Rows over the unsettled columns
+# (and twice as many cached: 124k rows instead of 154k) plus the rebuild (the changed
+# samples' rows over the settled columns) come to 5.3e9 kernel values against 6.2e9: 15 %.
+# Full scans only where the rules need them (start of a solve, before convergence): 50
+# instead of 81, but 1,225 blocks instead of 821 and 2,310 changed samples an interval: 5.4e9
+# against 6.1e9.  At n = 80,000: 114 full scans, 24.5k unsettled, 12.3k unsettled again.
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
 from libc.string cimport memmove
