@@ -438,6 +438,10 @@ cdef class RowSource:
         read for a while (sources that cache rows evict them first); how many it moved."""
         return 0
 
+    cdef bint cached(self, int i) noexcept nogil:
+        """Whether kernel row i can be read without computing it."""
+        return self.has_rows()
+
     cdef void row_entries(self, int i, const int* idx, int m, double* out) noexcept nogil:
         """out[b] = K[i, idx[b]] for b < m (sources with rows)."""
         cdef const double* r = self.row(i)
@@ -720,6 +724,9 @@ cdef class CachedRows(ScoreRows):
             nb = min(self.batch, nmiss - a)
             self._fill(self.pending + a, nb)
             a += nb
+
+    cdef bint cached(self, int i) noexcept nogil:
+        return self.slot_of[i] >= 0
 
     cdef int demote(self, const unsigned char* idle, const int* keep) noexcept nogil:
         """The cached rows of the samples i with idle[i] and keep[i] < 0 moved to the

@@ -154,6 +154,13 @@ cdef double BLOCK_TOL_FRACTION = 0.1
 cdef int SETTLE_ZERO_MIN_N = 2000
 # a conjugate-gradient direction of curvature below CG_FLAT ||p||^2 max(kappa K_ii) is flat
 cdef double CG_FLAT = 1e-12
+# where the row cache holds under half the rows, a candidate of the working set whose kernel
+# row is cached counts with this many times its violation (_load_block).  make_classification
+# n = 40,000, d = 20, k = 5, ReinforcedMSVM C = 1 (CPU, one fit each, shared machine):
+# factor 1 (plain choice) 154,374 rows computed, 821 blocks, 27.7 s; 2: 112,345, 811, 21.7 s;
+# 4: 98,781, 790, 20.4 s; 11: 92,487, 857, 20.4 s.  n = 10,000 (cache holding every row
+# but 5 % at float32) is outside the rule
+cdef double CACHED_BOOST = 4.0
 
 
 cdef inline double _room_up(const Prob* p, const State* st, const Canon* cn, int v, double U,
@@ -814,11 +821,21 @@ cdef class SMOSolver(InnerSolver):
     # ------------------------------------------------------------------ 2. working set
     cdef int _load_block(self, int m) noexcept nogil:
         """Step 2: the working set (the m candidates' most violating, topped up with the
-        previous working set) and its kernel block and scores."""
+        previous working set) and its kernel block and scores.  Where the row cache holds
+        under half the rows (large n), a candidate whose kernel row is cached counts with
+        CACHED_BOOST times its violation in that choice: most new rows of a block were
+        computed anew there, and a near-top violator already cached is nearly as good a
+        choice for a fraction of the cost (the scans still decide convergence)."""
         cdef Block* B = &self.B
         cdef int a, i, j, n = self.p.n, k = self.p.k, qmax = self.qmax, qb
         cdef int keep = qmax - self.nprev // 2
         if m > keep:
+            if 2 * self.src.capacity < n:
+                # the cache holds under half the rows: a candidate whose row is cached
+                # counts with CACHED_BOOST times its violation (_load_block's docstring)
+                for a in range(m):
+                    if self.src.cached(self.cand[a]):
+                        self.score[a] *= CACHED_BOOST
             _top_q(self.score, self.cand, m, keep)
             m = keep
         for a in range(m):
