@@ -54,6 +54,11 @@ CASES = {
     "nystroem-factored-costs": dict(n=100_000, d=20, k=5, chunk=25_000, approx=1000,
                                     memory=False, limit="1.5GiB", costs_only="factored",
                                     data="nystroem-2m"),
+    # Newton steps and passes without and with the pattern steps of the mu stages
+    # (synchronous scheduler, in one process), on the first 20,000 rows
+    "nystroem-pattern-steps": dict(n=100_000, d=20, k=5, chunk=25_000, approx=1000,
+                                   memory=False, limit="1.5GiB", costs_only="pattern",
+                                   data="nystroem1000-100k"),
     "nystroem-100k": dict(n=100_000, d=20, k=5, chunk=25_000, approx=300, memory=True,
                           limit="1.5GiB"),
     # persisted features (1.6 GB of float32, 800 MB per worker) above the memory limit
@@ -82,6 +87,11 @@ CASES = {
     "nystroem1000-400k-mapped": dict(n=400_000, d=20, k=5, chunk=25_000, approx=1000,
                                      memory=False, limit="1.5GiB", persist=False,
                                      data="nystroem1000-400k"),
+    # the in-memory reference of the 200k rows alone (the mapped run's accuracy and
+    # objective are compared with it)
+    "nystroem1000-200k-memory": dict(n=200_000, d=20, k=5, chunk=25_000, approx=1000,
+                                     memory=True, limit="1.5GiB", chunked=False,
+                                     data="nystroem1000-200k"),
     "nystroem1000-2m-mapped": dict(n=2_000_000, d=20, k=5, chunk=25_000, approx=1000,
                                    memory=False, limit="1.5GiB", persist=False),
 }
@@ -235,9 +245,9 @@ def _child(kind, path, case, persist, queue):
 
 
 def _child_costs(path, case, queue):
+    kinds = {"factored": factored_costs, "pattern": pattern_steps}
     try:
-        queue.put(factored_costs(path, case) if case["costs_only"] == "factored"
-                  else pass_costs(path, case))
+        queue.put(kinds.get(case["costs_only"], pass_costs)(path, case))
     except Exception as exc:            # reported in the results, not raised
         queue.put({"error": repr(exc)})
 
@@ -375,6 +385,47 @@ def factored_costs(path, case, rows=10_000, stride=250, repeats=2):
     return out
 
 
+def pattern_steps(path, case, sizes=(20_000,), chunk=5_000):
+    """Newton steps, passes and CPU of the chunked fit (synchronous scheduler, one BLAS
+    thread, Nystroem features mapped in every pass) without and with the pattern steps of
+    its mu stages (msvm._dask.PATTERN_STEPS), on the first n rows of the case's data for
+    each n of ``sizes``, in chunks of ``chunk`` rows, beside the in-memory fit's objective
+    and test accuracy."""
+    import dask
+    import dask.array as da
+    from threadpoolctl import threadpool_limits
+
+    import msvm._dask as chunked
+    X = da.from_zarr(str(path / "train_X.zarr"))
+    y = da.from_zarr(str(path / "train_y.zarr"))
+    Xt = np.asarray(da.from_zarr(str(path / "test_X.zarr")).compute(), dtype=np.float64)
+    yt = np.asarray(da.from_zarr(str(path / "test_y.zarr")).compute())
+    out = []
+    with threadpool_limits(1, user_api="blas"), dask.config.set(scheduler="synchronous"):
+        for n in sizes:
+            Xn = np.asarray(X[:n].compute(), dtype=np.float64)
+            yn = np.asarray(y[:n].compute())
+            cpu = time.process_time()
+            ref = _estimator(case).fit(Xn, yn)
+            row = dict(n=n, memory_cpu=time.process_time() - cpu,
+                       memory_objective=ref.objective_,
+                       memory_accuracy=float(np.mean(ref.predict(Xt) == yt)))
+            for flag in (False, True):
+                chunked.PATTERN_STEPS = flag
+                cpu = time.process_time()
+                est = _estimator(case).fit(da.from_array(Xn, chunks=(chunk, Xn.shape[1])),
+                                           da.from_array(yn, chunks=chunk))
+                row["pattern" if flag else "plain"] = dict(
+                    cpu=time.process_time() - cpu, steps=est.n_iter_, passes=est.n_passes_,
+                    products=getattr(est, "_chunked_products_", 0),
+                    objective=est.objective_, gap=est.duality_gap_,
+                    converged=bool(est.converged_),
+                    accuracy=float(np.mean(np.asarray(est.predict(Xt)) == yt)))
+            chunked.PATTERN_STEPS = True
+            out.append(row)
+    return dict(runs=out)
+
+
 def run_case(name, data_dir):
     case = CASES[name]
     path = pathlib.Path(data_dir) / case.get("data", name)
@@ -385,7 +436,9 @@ def run_case(name, data_dir):
         out["pass_costs"] = run_in_child(_child_costs, (path, case), TIMEOUT)
         print(out, flush=True)
         return out
-    if case["approx"] is None:
+    if not case.get("chunked", True):
+        pass                # the in-memory reference alone
+    elif case["approx"] is None:
         out["chunked"] = run_in_child(_child, ("chunked", path, case, False), TIMEOUT)
     else:
         # mapping the features in every pass costs a Nystroem map of all rows per pass
@@ -575,7 +628,40 @@ def write_report(results):
     write_json(JSON_PATH, results)
     MD_PATH.write_text(report(results) + "\n" + projection_text(results) + "\n"
                        + targets_text(results) + spill_text(results) + cg_text(results)
-                       + factored_text(results))
+                       + factored_text(results) + pattern_text(results))
+
+
+def pattern_text(results):
+    """The Newton steps and passes without and with the pattern steps of the mu stages
+    (case nystroem-pattern-steps), or nothing."""
+    by = {r["case"]: r for r in results}
+    runs = by.get("nystroem-pattern-steps", {}).get("pass_costs")
+    if not isinstance(runs, dict) or "error" in runs:
+        return ""
+    runs = runs["runs"]
+    rows = []
+    for run in runs:
+        ref = run["memory_objective"]
+        for label in ("plain", "pattern"):
+            f = run[label]
+            rows.append([f"{run['n']:,}", "with" if label == "pattern" else "without",
+                         f["steps"], f["passes"], f["products"], f"{f['cpu']:.1f}",
+                         f"{f['objective']:.8g}", f"{run['memory_objective']:.8g}",
+                         f"{(f['objective'] - ref) / abs(ref):.1e}",
+                         f"{f['gap']:.3g}", f["converged"], f"{f['accuracy']:.4f}",
+                         f"{run['memory_accuracy']:.4f}"])
+    head = ["n", "pattern steps", "Newton steps", "passes", "of them products", "CPU s",
+            "objective", "in memory", "rel. diff.", "duality gap", "converged",
+            "test accuracy", "in memory"]
+    return "\n".join([
+        "", "## Pattern steps of the mu stages", "",
+        "The chunked fit (WestonWatkinsMSVM, n_components = 1000, d = 20, k = 5, C = 1, tol = "
+        "1e-3, Nystroem features mapped in every pass, 5,000-row chunks) on the first n rows "
+        "of the nystroem1000-100k data, synchronous scheduler in one process, one BLAS "
+        "thread, without and with the pattern step that starts each mu stage after the first "
+        "(msvm._dask.PATTERN_STEPS); CPU of the whole fit (the client's factoring of the "
+        "sampled Newton matrix included); shared machine.", "",
+        markdown_table(head, rows), ""])
 
 
 def cg_text(results):
