@@ -575,18 +575,27 @@ def _factored_2m_lines(by):
     per_row = ((P - products) * 0.5 * (c["gradient"] + c["line"]) + products * c["product"]) / P
     wall = P * (per_row * 1e-6 * 1_000_000 + f["client_cpu"] / P)
     peak = ", ".join(f"{m:.0f}" for m in f["worker_peak_mb"])
+    formed = costs.get("formed", {})
+    formed_row = 0.5 * (formed.get("gradient", np.nan) + formed.get("line", np.nan))
+    loaded = sum(f["worker_cpu"]) / (P * r["n"])
+    wall_loaded = P * (loaded * 1_000_000 + f["client_cpu"] / P)
+    verdict = "met" if wall <= 3 * 560 else "missed"
     return [f"- n = 2M Nystroem (n_components = 1000, d = 20, k = 5), 1.5 GiB per worker, "
-            f"features mapped in every pass: not run (time: the shared machine's load). The "
-            f"mapped passes keep the features factored (section \"Mapped passes kept "
-            f"factored\"): {per_row:.1f} us of worker CPU per row and pass against about 46 "
-            f"with the map formed; a worker holds its chunks of X and the passes' summaries "
-            f"(the n = {r['n']:,} {'mapped' if not f.get('persisted', True) else 'persisted'} "
-            f"run: peak {peak} MB per worker). With the {P} passes of that run and its "
-            f"{f['client_cpu'] / P:.2f} s of client CPU per pass, 2M rows on 2 idle workers "
-            f"take about {wall / 60:.0f} min of wall time against 3 x 560 s = 28 min for the "
-            f"3x target (the in-memory path's per-sample time at 1M, 282 s, doubled): "
-            f"{'met' if wall <= 3 * 560 else 'missed'} by this projection; the passes may "
-            f"grow at 2M (a subsample of the free samples: conjugate-gradient products)."]
+            f"features mapped in every pass: not run (time: the shared machine's load); "
+            f"projected. The mapped passes keep the features factored (section \"Mapped "
+            f"passes kept factored\"): {per_row:.1f} us of CPU per row and pass in one "
+            f"process against {formed_row:.0f} with the map formed; a worker holds its chunks "
+            f"of X and the passes' summaries (the n = {r['n']:,} "
+            f"{'mapped' if not f.get('persisted', True) else 'persisted'} run: peak {peak} MB "
+            f"per worker). With the {P} passes ({f['newton_steps']} Newton steps) of that run "
+            f"and its {f['client_cpu'] / P:.2f} s of client CPU per pass, 2M rows on 2 idle "
+            f"workers take about {wall / 60:.0f} min of wall time ({wall_loaded / 60:.0f} min "
+            f"at the run's own {1e6 * loaded:.1f} us of worker CPU per row and pass, measured "
+            f"under a load of about 10) against 3 x 560 s = 28 min for the 3x target (the "
+            f"in-memory path's per-sample time at 1M, 282 s, doubled): {verdict} by this "
+            f"projection, not by a run; the passes may grow at 2M (the sampled Newton matrix "
+            f"then holds a subsample of the free samples, and conjugate-gradient products "
+            f"add passes: 1 product in the n = {r['n']:,} run)."]
 
 
 def _nystroem_2m_lines(by):
