@@ -616,6 +616,8 @@ def r10():
     print(out["face"], flush=True)
     out["fista"] = lc.fista(dual, iterate, final)
     print(out["fista"], flush=True)
+    out["pdas"] = lc.pdas(dual, iterate, final)
+    print(out["pdas"], flush=True)
     del dual
     out["working_sets"] = lc.working_sets(
         lambda: make(C=256.0, gamma=1 / 32, random_state=0, verbose=2), Xtr, ytr)
