@@ -347,22 +347,21 @@ def render_tuning(tuning, label):
 R10 = """## r10: per-class hinges at the C a tuning run selects (issues 23, 24; nothing kept)
 
 Pendigits ReinforcedMSVM, C = 256, gamma = 1/32 (the run "r10" above: main's solver, one
-BLAS thread, CPU time, the machine shared with three other engineers' work, load 6.9 at
-the start): 12.5 s, 457 epochs, 3.51 M SMO steps, 1,506 blocks, against SVC's 0.128 s (97x).  The
+BLAS thread, CPU time, the machine shared with three other engineers' work, load 12 at
+the start): 12.9 s, 457 epochs, 3.51 M SMO steps, 1,506 blocks, against SVC's 0.127 s (101x).  The
 budget stops fall at 100, 200 and 400 epochs; the finishing step is tried at the last two
 (the free set shrank) and returns None (above MAX_FREE).
 
-Where the epochs go.  At 200 epochs (5.3 s) the dual objective is within 69 of 507,148
-(1.4e-4 relative) and only 499 of the 76,940 variables are in another state than at the
-optimum (397 free there that end at a bound, 102 the other way), but the free values are
-9.8 % off in relative distance (at 400 epochs, checked once by hand: 46 states, 1.5 %).
-So at this C the last 257 epochs (7.1 s, 57 % of the fit) settle the values on a nearly
-right face, the KKT residual from 4.9e-2 to 1e-3, unlike C = 10 where the late epochs find
-the bounds (r5).
-The face is ill conditioned but not of low rank: the kernel among its 2,776 free samples has
-246 / 1,211 / 2,526 / 2,776 eigenvalues above 1e-4 / 1e-6 / 1e-8 / 1e-10 of its largest
-(1,194), and per class slot the free variables hardly exceed the rank at 1e-6 (852 / 570,
-407 / 381, ... above).
+Where the epochs go.  At 200 epochs (5.9 s of the traced fit's 13.3 s) the dual objective is
+within 69 of 507,148 (1.4e-4 relative) and only 499 of the 76,940 variables are in another
+state than at the optimum (397 free there that end at a bound, 102 the other way), but the
+free values are 9.8 % off in relative distance (at 400 epochs, checked once by hand: 46
+states, 1.5 %). So at this C the last 257 epochs (7.4 s, 56 % of the fit) settle the values
+on a nearly right face, the KKT residual from 4.9e-2 to 1e-3, unlike C = 10 where the late
+epochs find the bounds (r5). The face is ill conditioned but not of low rank: the kernel
+among its 2,776 free samples has 246 / 1,211 / 2,526 / 2,776 eigenvalues above 1e-4 / 1e-6 /
+1e-8 / 1e-10 of its largest (1,194), and per class slot the free variables hardly exceed the
+rank at 1e-6 (852 / 570, 407 / 381, ... above).
 
 Tried from that iterate (benchmarks/per_class_large_c.py; none kept):
 
@@ -371,7 +370,7 @@ Tried from that iterate (benchmarks/per_class_large_c.py; none kept):
    Woodbury system is larger than the dense face system itself.  Not built; the dense
    system stands for it (2.).
 2. The exact step on the face (the bordered system of the 5,566 free variables with the
-   equalities, 2.5 s a symmetric factorization here), proximally regularized: at sigma =
+   equalities, 2.1-2.5 s a symmetric factorization here), proximally regularized: at sigma =
    0.1 x the largest diagonal entry it barely moves (objective gap 69.4 -> 67.6); at 1e-3
    it leaves the box by up to 8.9 (bounds 0 and 128) and the clipped point's gap is 946;
    at 1e-6 by 607 (gap 2.9e6).  The 499 wrong states are enough: the face's small
@@ -387,21 +386,22 @@ Tried from that iterate (benchmarks/per_class_large_c.py; none kept):
    free set exceeds (k - 1) r, as at LLW n = 10,000 with k = 3 (item 2 below).
 4. Accelerated projected gradient (FISTA) on every variable of the free samples (27,760,
    the others fixed, each slot's sum kept): the Hessian's largest eigenvalue is 1,194
-   against unit diagonal entries, and 200 iterations (5.1 s) take the pair violation from
+   against unit diagonal entries, and 200 iterations (5.4 s) take the pair violation from
    6.5e-2 to 2.4e-2 and the gap from 69.4 to 68.9, where the SMO's next 200 epochs (4.4 s)
    reach 6.4e-3: a first-order method over the face does not compete with the SMO's
    per-variable curvature.
 5. Primal-dual active-set steps (a semismooth Newton method; Hintermueller, Ito and Kunisch
    2002) on 7,366 candidates (the free variables and, on their samples, those at a bound
    with a reduced gradient within 0.05), the face of each step's free guess (about 5,200
-   variables) solved by a Cholesky factor and the equalities' Schur complement (about 2.1 s
+   variables) solved by a Cholesky factor and the equalities' Schur complement (about 1.8 s
    a step here; table above): the state changes fall from 641 to about 30 in 8 steps and
    the distance to the optimum from 10.9 to 2.3 %, but the face solutions still leave the
    box by tens (bounds 0 and 128) and the clipped points stay far above the iterate's
-   objective (gap 69 at the start): 8 steps (17 s) are already 1.4x the whole fit.
+   objective (gap 69 at the start): 8 steps (14.4 s) already cost more than the whole fit.
 6. Larger working sets (plan override; not tried at this C before: r6 tried 256 and 384):
-   1,024 samples cut the epochs from 457 to 296 (543 blocks) at the same CPU (12.1 s
-   against 12.1 s), 2,048 to 263 epochs (100 blocks) at 14.9 s: the local SMO's O(q)
+   1,024 samples cut the epochs from 457 to 296 (543 blocks) at about the same CPU (12.4 s
+   against 13.0 s; 12.1 s against 12.1 s in an earlier run), 2,048 to 263 epochs (100
+   blocks) at 16.0 s: the local SMO's O(q)
    passes per step take back what the fewer epochs save.
 
 What a 2x would need: the remaining error is spread over the whole free face (along each of
@@ -409,7 +409,7 @@ the 2,526 eigen-directions above 1e-8 of the largest, an error of alpha of the s
 bound, 128, moves the gradient by more than tol; the 1,919 of them below 1e-5 are where
 coordinate steps are slow), so a method must resolve the face with the box's states
 still changing, at less than half the SMO's cost of 7 s: the semismooth Newton steps of 5.
-need one dense face system (2.1 s) per step and more than 8 steps, and an interior-point
+need one dense face system (1.8 s) per step and more than 8 steps, and an interior-point
 method as many systems or more.  Nothing here reaches that bound; the cost-rule fits
 (pendigits C = 10, make_classification 10k C = 1, the fingerprint's 38 fits) are main's.
 
@@ -427,7 +427,7 @@ leaves, so the fit ends further from its optimum than main's; with item 1 not me
 was not pursued further.
 
 Tuning (issue 24 item 1, section 5 of tuning.md, gamma = 1/32 only, 15 C, path_tol None;
-the line "Tuning fits" above): 28.2 s CPU for the 15 fits; C = 128-1024 take 3.1 / 4.5 /
-5.9 / 7.8 s and 402 / 636 / 884 / 1,234 epochs (before = after: no solver change; section
+the line "Tuning fits" above): 28.6 s CPU for the 15 fits; C = 128-1024 take 3.2 / 4.5 /
+5.9 / 8.2 s and 402 / 636 / 884 / 1,234 epochs (before = after: no solver change; section
 5's run on the three gammas had 432 / 647 / 896 / 1,291 epochs at an older main).
 """
