@@ -11,8 +11,10 @@ Measured in one process, one BLAS thread, CPU time (the machine may be shared):
   free samples (eigenvalues, relative to the largest) and per class slot, which bounds the
   room of null-space moves (the crossover of branch largec); the exact step on its face
   (the bordered system of the free variables with the equalities, proximally regularized
-  by sigma x the largest diagonal entry, then clipped to the box); and accelerated projected
-  gradient (FISTA) on the subproblem of every variable of the free samples;
+  by sigma x the largest diagonal entry, then clipped to the box); accelerated projected
+  gradient (FISTA) on the subproblem of every variable of the free samples; and
+  primal-dual active-set steps on the free variables and those near them;
+* the fit with the working set forced to 512, 1,024 and 2,048 samples;
 * the tuning run's fits at gamma = 1/32 (TuningSetSearch, 15 C, path_tol None, the
   50/50 split of benchmarks/run_tuning_benchmarks.py section 5).
 """
