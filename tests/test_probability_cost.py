@@ -119,6 +119,30 @@ def test_intercept_bisection_stop_changes_no_bit(seed):
                                   _bisection_reference(slots, b0))
 
 
+@pytest.mark.parametrize("seed", range(24))
+def test_block_search_and_scalar_shift_give_the_bits_of_the_plain_search(seed):
+    """Testing the remaining candidates of the common slope all at once
+    (``BLOCK_CANDIDATES``) and bisecting the common shift on Python floats (below
+    ``SCALAR_SHIFT_SLOTS`` slots) give bitwise the intercepts of the binary search over
+    at most 256 candidates and NumPy's bisection, for k = 2 to 12 and up to 6,000
+    breakpoints (ties among breakpoints and slopes included)."""
+    rng = np.random.default_rng(100 + seed)
+    k = 2 + seed % 11
+    slots = []
+    for _ in range(k):
+        m = int(rng.integers(1, 3000 if seed % 2 else 300))
+        t = np.sort(rng.normal(scale=10.0 ** rng.integers(-3, 3), size=m))
+        steps = rng.uniform(0, 1, m)
+        if seed % 3 == 0:
+            t, steps = np.round(t, 1), np.round(steps, 1)
+        cum = np.concatenate([[-rng.uniform(1, 5)], steps]).cumsum()
+        cum[-1] = max(cum[-1], 1.0)
+        slots.append((t, cum))
+    b0 = rng.normal(size=k) * (seed % 4 != 0)
+    np.testing.assert_array_equal(slot_intercepts_from_breakpoints(slots, b0),
+                                  _bisection_reference(slots, b0))
+
+
 def test_shape_loss_gradient_is_exact():
     """The gradient of the held-out log loss in (a, eps) matches central differences."""
     rng = np.random.default_rng(0)
