@@ -56,6 +56,44 @@ def test_checked_refits_are_the_public_fits(estimator, data):
             np.testing.assert_array_equal(a[name], b[name], err_msg=name)
 
 
+@pytest.mark.parametrize("estimator", [ReinforcedMSVM(C=10.0), AngleBasedMSVM(C=3.0),
+                                       WestonWatkinsMSVM(C=1.0, kernel="linear")],
+                         ids=lambda e: type(e).__name__)
+def test_lean_refits_of_a_group_are_the_public_fits(estimator, data):
+    """``_refit`` (no parameter validation), on inputs validated once for a group of
+    estimators (a second estimator takes the first's ``CheckedInput``, as the chains of a
+    group do), makes bitwise the fits of the public fit, with the input attributes set."""
+    X, y = data
+    weights = [np.where(y == 1, 1.0 / t, 1.0) for t in (0.5, 0.2, 0.05)]
+    plain = _refits(estimator, X, y, weights, checked=False)
+    template = clone(estimator).set_params(warm_start=True)
+    template._validate_params()
+    lean, checked = [], None
+    for _ in range(2):
+        est = clone(template)
+        with est._checked_refits(X, y, checked) as checked:
+            for w in weights:
+                est._refit(X, y, w)
+                lean.append({name: np.copy(getattr(est, name)) for name in FITTED})
+            assert est.n_features_in_ == X.shape[1]
+            np.testing.assert_array_equal(est.classes_, np.unique(y))
+    for a, b in zip(plain + plain, lean):
+        for name in FITTED:
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+def test_lean_refit_that_raises_leaves_the_estimator_unfitted(data):
+    """A lean refit refused (weights of one class only) raises as ``fit`` does and leaves
+    no fitted attribute behind."""
+    X, y = data
+    est = ReinforcedMSVM(C=1.0, warm_start=True)
+    with est._checked_refits(X, y):
+        est._refit(X, y)
+        with pytest.raises(ValueError, match="one class only"):
+            est._refit(X, y, (y == 0).astype(float))
+    assert not hasattr(est, "dual_coef_") and not hasattr(est, "classes_")
+
+
 def test_checked_refits_check_new_inputs_and_every_weight(data):
     """Within the block, other X or y objects are validated again, the weights at every fit,
     and the validated inputs are neither kept after it nor copied with the estimator."""
@@ -301,7 +339,7 @@ def _group_chains(monkeypatch, share):
     if not share:
         chain = _probability._weighted_chain
         monkeypatch.setattr(_probability, "_weighted_chain",
-                            lambda *args: chain(*args[:-1], None))
+                            lambda *args, **kw: chain(*args[:-1], None, **kw))
     levels = _probability.probability_levels(8)
     chains = _probability._task_chains(refit, est, X, y, np.ones(len(y)), levels,
                                        est.classes_)
