@@ -296,6 +296,7 @@ REFIT_TOL_MAX = 0.3
 SMALL_DATA_MAX = 0
 SMALL_DATA_FACTORS = (1.0, 3.0)
 SMALL_DATA_LEVEL_STRIDE = 1
+SMALL_DATA_FIRST_FOLD = False
 # A class's chain stops at the level where its fit is settled (``_settled``): the levels
 # below have the same solution.
 SETTLED_CHAINS = True
@@ -1054,16 +1055,18 @@ class _HeldOutRatios:
         self.ratios = {}
         self.n_fits = 0
 
-    def add(self, factors, owns, parts):
+    def add(self, factors, owns, parts, folds=None):
         """The chains at each of ``factors`` on the training parts of the folds (own fits,
-        parts), all through one call of the runner."""
+        parts; ``folds``: their indices in the splits, default all), all through one call
+        of the runner."""
+        splits = self.splits if folds is None else [self.splits[i] for i in folds]
         tasks = [(_refit_template(self.template, factor), own, *part)
                  for factor in factors for own, part in zip(owns, parts)]
         results = iter(self.runner.chains(tasks, self.levels))
         for index, factor in enumerate(factors):
             ratios = self.ratios.setdefault(factor, [])
             factor_tasks = tasks[index * len(owns):(index + 1) * len(owns)]
-            for (train, test), (refit, own, *_), fold_chains in zip(self.splits, factor_tasks,
+            for (train, test), (refit, own, *_), fold_chains in zip(splits, factor_tasks,
                                                                     results):
                 fits = self.runner.fits
                 X_test, _ = fits.split(self.template, self.X, self.y, test, train)
@@ -1181,11 +1184,23 @@ class ProbabilityMixin:
         factors = SMALL_DATA_FACTORS if small else REFIT_C_FACTORS
         held = _HeldOutRatios(template, X, y, splits,
                               levels[::SMALL_DATA_LEVEL_STRIDE] if small else levels, runner)
-        held.add(factors, owns, parts)
-        shapes = {factor: fit_shape(*held.of(factor, y_enc, base_sw)) for factor in factors}
-        factor = _chosen_factor(shapes, {f: held.of(f, y_enc, base_sw) for f in factors})
+        if small and SMALL_DATA_FIRST_FOLD and len(factors) > 1 and len(owns) > 1:
+            held.add(factors, owns[:1], parts[:1], folds=[0])
+            factors = [_chosen_factor(*self._fold_shapes(held, factors, y_enc, base_sw))]
+            held.add(factors, owns[1:], parts[1:], folds=range(1, len(owns)))
+        else:
+            held.add(factors, owns, parts)
+        shapes, held_out = self._fold_shapes(held, factors, y_enc, base_sw)
+        factor = _chosen_factor(shapes, held_out)
         exponent, floor, _ = shapes[factor]
         return float(factor), exponent, floor, len(owns) + held.n_fits
+
+    @staticmethod
+    def _fold_shapes(held, factors, y_enc, base_sw):
+        """For each of ``factors``, :func:`fit_shape` of the held-out ratios so far, and
+        those ratios (the arguments of :func:`_chosen_factor`)."""
+        held_out = {f: held.of(f, y_enc, base_sw) for f in factors}
+        return {f: fit_shape(*held_out[f]) for f in factors}, held_out
 
     @probability_method
     @chunkwise
