@@ -94,6 +94,44 @@ def test_lean_refit_that_raises_leaves_the_estimator_unfitted(data):
     assert not hasattr(est, "dual_coef_") and not hasattr(est, "classes_")
 
 
+def test_probability_fit_validates_each_data_set_once(data, monkeypatch):
+    """A probability fit validates X and y once per data set: the estimator's own fit, the
+    full data's weighted fits (all chains and the fit at 3 C) and each calibration fold's
+    training part (its own fit, fit at 3 C and chains at both C factors)."""
+    from msvm import _base
+    from msvm._probability import REFITTED_FOLDS
+
+    X, y = data
+    calls = []
+    real = _base.BaseMSVM._validated_arrays
+    monkeypatch.setattr(_base.BaseMSVM, "_validated_arrays",
+                        lambda est, *args: calls.append(1) or real(est, *args))
+    est = ReinforcedMSVM(C=1.0, probability=True, probability_grid=3).fit(X, y)
+    assert len(calls) == 2 + REFITTED_FOLDS
+    assert est.n_probability_fits_ > 2 + REFITTED_FOLDS
+
+
+def test_chain_copies_have_the_template_parameters_and_own_random_state():
+    """The estimators of a probability fit made by ``_with_params`` have the parameters
+    ``clone(template).set_params`` gives, share none of the template's mutable random
+    state, and an unknown parameter is refused."""
+    from msvm._probability import _with_params
+
+    template = ReinforcedMSVM(C=2.0, random_state=np.random.RandomState(0),
+                              class_weight={0: 2.0})
+    copied = _with_params(template, C=6.0, tol=0.3)
+    expected = clone(template).set_params(C=6.0, tol=0.3).get_params()
+    got = copied.get_params()
+    assert got.keys() == expected.keys()
+    for name, value in expected.items():
+        if name != "random_state":
+            assert got[name] == value, name
+    assert copied.random_state is not template.random_state
+    assert copied.random_state.randint(1000) == template.random_state.randint(1000)
+    with pytest.raises(ValueError, match="no parameter 'gama'"):
+        _with_params(template, gama=1.0)
+
+
 def test_checked_refits_check_new_inputs_and_every_weight(data):
     """Within the block, other X or y objects are validated again, the weights at every fit,
     and the validated inputs are neither kept after it nor copied with the estimator."""

@@ -193,7 +193,37 @@ cheaper ones:
   public ``fit`` makes), and :func:`fit_shape` minimizes with the exact gradient (TNC): with
   L-BFGS-B and a numerical gradient it took 40 % of a breast cancer probability fit.
   Breast cancer (398 samples): 0.57 to about 0.3 s CPU; pendigits (2,000), where the
-  compiled solver dominates: 36x one fit before and after (shared, loaded machine).
+  compiled solver dominates: 36x one fit before and after (shared, loaded machine);
+- the refits are lean (round 10): every weighted refit, and the folds' own fits and fits at
+  3 C, is the model step of ``fit`` alone (``BaseMSVM._refit``), without the parameters'
+  validation: the estimators of the probability fit are copies of the validated estimator
+  (:func:`_with_params`, :func:`_fresh_copy`: no ``clone``, whose ``get_params`` calls
+  ``inspect.signature``) with C, tol, gamma and the cache storage set to values valid by
+  construction; X and y are validated once per data set, the full data and each fold's
+  training part (``_ChainRunner._checked``: one ``CheckedInput`` for the own fit, the fits
+  at 3 C and the chains at both C factors, with one hash of X), not once per chain and fit
+  (20 validations of 0.5 to 1 ms per probability fit at k = 3); and the exact intercepts
+  test their remaining candidates at once and bisect the shift on Python floats
+  (msvm._intercept: 0.53 to 0.35 ms per search at 400 samples, the same bits).  The fits
+  are the same bit for bit.  Profile before (ReinforcedMSVM(C=1), Liu and Yuan's example
+  4.1.1, n = 400, 87 fits, 0.20 s CPU): per refit about 2 ms, of which the compiled solve
+  0.4 ms, the intercept search 0.5 ms, parameter validation 0.17 ms, the input checks
+  0.17 ms.  Measured in one run (CPU, shared machine; benchmarks/results/probability.md,
+  section 9): the examples at n = 400 27x-29x to 24x-25x one fit, breast cancer 25x to
+  24x, wine 35x to 24x, digits (1,257 samples, k = 10) 7.3x to 7.0x, pendigits 2,000 and
+  7,694 samples 8.0x and 3.7x before and after; the same probabilities.  On small data a
+  refit still costs 1.5 to 1.8 ms, a quarter of it the compiled solve and a fifth the
+  intercept search, the rest the Python steps of a fit outside this module, about 0.1 ms
+  each: with about 80 fits (34 at k = 2) the fit stays at 20x to 25x one fit (the 10x
+  target of issue 25 is missed there; 0.07x to 0.2x Platt scaling).
+
+Measured and not kept in round 10 (fewer calibration fits where a fit costs its Python
+overhead more than its solve; ``SMALL_DATA_MAX`` and the knobs beside it, off: section 9 of
+benchmarks/results/probability.md, 3 draws of each small set): the folds' chains at C alone
+(48 to 51 fits instead of 77 to 85 on the examples at n = 400, 16x to 17x one fit: the mean
+absolute error on example 4.1.2 at C = 1 rose by 0.0021, over the limit of 0.002, where 3 C
+was chosen on one draw), on every other level of the grid (breast cancer log loss +0.0104,
+over 0.01) and the C factor decided on the first fold (example 4.1.1 at C = 10 +0.0021).
 
 Measured and not kept in the round of the shared row sources (CPU time, shared machine):
 one refitted calibration fold where its held-out part has at least 1,000 samples (the
@@ -292,7 +322,10 @@ REFIT_TOL_FACTOR = 300.0
 REFIT_TOL_MAX = 0.3
 # Up to this many training samples (where a weighted fit costs its Python overhead more
 # than its solve) the calibration folds' chains run at SMALL_DATA_FACTORS only, on every
-# SMALL_DATA_LEVEL_STRIDE-th level of the grid (from the smallest).
+# SMALL_DATA_LEVEL_STRIDE-th level of the grid (from the smallest), and with
+# SMALL_DATA_FIRST_FOLD the C factor is chosen on the first fold, the others refitted at
+# that factor alone.  Off (0): each broke a limit of issue 25 on one small set (the module
+# docstring, "Measured and not kept in round 10").
 SMALL_DATA_MAX = 0
 SMALL_DATA_FACTORS = (1.0, 3.0)
 SMALL_DATA_LEVEL_STRIDE = 1
@@ -663,7 +696,8 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
                     rows=None, checked=None):
     """The weighted fits of one class along the levels, t_m first, t_1 last.
 
-    One estimator (a clone of ``template``, ``warm_start=True``) is refitted at every level
+    One estimator (a copy of ``template``, ``warm_start=True``: :func:`_fresh_copy`) is
+    refitted at every level
     with the samples of class ``label`` weighted by 1/t, each fit warm-started from the
     previous one's dual (the first from ``start``, the fit at t = 1) and on the previous
     one's row source (its scores and kernel-row cache: ``_join_path(keep_rows=True)``); a
@@ -1157,8 +1191,10 @@ class ProbabilityMixin:
         fit; for each factor the bracketed ratios of their held-out samples choose (a, eps)
         (:func:`fit_shape`), and :func:`_chosen_factor` keeps the factor of the smallest
         held-out log loss (with ``FACTOR_SE`` > 0, the estimator's own C unless another
-        factor lowers it by more than that many standard errors).  Returns
-        (1.0, 1.0, 0.0, 0) when a class has fewer samples than folds.
+        factor lowers it by more than that many standard errors).  Up to
+        ``SMALL_DATA_MAX`` samples (0: never) the cheaper calibrations of the
+        ``SMALL_DATA_*`` knobs run instead.  Returns (1.0, 1.0, 0.0, 0) when a class has
+        fewer samples than folds.
 
         Returns
         -------
