@@ -835,18 +835,7 @@ def _settled(est, is_label):
     if solved is None or solved[0].n_samples != len(is_label):
         return False
     problem, alpha = solved
-    lo, hi = problem.expanded_bounds()
-    mine = np.repeat(is_label, np.diff(problem.var_ptr))
-    a, lo, hi = alpha[mine], lo[mine], hi[mine]
-    if np.any((a >= hi) & (hi != 0)) or np.any((a <= lo) & (lo != 0)):
-        return False
-    if len(problem.cap):
-        group = problem.expand("group")
-        capped = mine & (group >= 0)
-        sums = np.bincount(group[capped], weights=alpha[capped], minlength=len(problem.cap))
-        used = np.bincount(group[capped], minlength=len(problem.cap)) > 0
-        return not np.any(used & (sums >= problem.cap))
-    return True
+    return not np.any(problem.at_moving_bounds(alpha)[is_label])
 
 
 def _class_groups(classes):
@@ -989,7 +978,8 @@ def _chain_runner(n_jobs, X):
     """The runner of the weighted fits: chunked fits for Dask input (msvm/_dask_probability.py)."""
     if is_dask_collection(X):
         from ._dask_probability import ChunkedFits
-        return _ChainRunner(1, fits=ChunkedFits(bracketed_ratios))   # each fit uses all workers
+        # each fit uses all workers
+        return _ChainRunner(1, fits=ChunkedFits(bracketed_ratios, settle=SETTLED_CHAINS))
     return _ChainRunner(n_jobs)
 
 
