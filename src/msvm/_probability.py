@@ -210,8 +210,8 @@ cheaper ones:
   0.4 ms, the intercept search 0.5 ms, parameter validation 0.17 ms, the input checks
   0.17 ms.  Measured in one run (CPU, shared machine; benchmarks/results/probability.md,
   section 9): the examples at n = 400 27x-29x to 24x-25x one fit, breast cancer 25x to
-  24x, wine 35x to 24x, digits (1,257 samples, k = 10) 7.3x to 7.0x, pendigits 2,000 and
-  7,694 samples 8.0x and 3.7x before and after; the same probabilities.  On small data a
+  24x, wine 35x to 24x, digits (1,257 samples, k = 10) 7.3x to 7.0x, pendigits 2,000
+  samples 8.0x to 7.8x and 7,694 samples 3.7x both; the same probabilities.  On small data a
   refit still costs 1.5 to 1.8 ms, a quarter of it the compiled solve and a fifth the
   intercept search, the rest the Python steps of a fit outside this module, about 0.1 ms
   each: with about 80 fits (34 at k = 2) the fit stays at 20x to 25x one fit (the 10x
