@@ -345,14 +345,15 @@ def render_tuning(tuning, label):
             f"CPU; per fit (CPU of the fit and the previous fit's scoring / epochs): {fits}.", ""]
 
 
-# what the run above says and what was tried on the way (read with the tables of "r10")
+# what the run "r10-large-c" says and what was tried on the way
 R10 = """## r10: per-class hinges at the C a tuning run selects (issues 23, 24; nothing kept)
 
-Pendigits ReinforcedMSVM, C = 256, gamma = 1/32 (the run "r10" above: main's solver, one
-BLAS thread, CPU time, the machine shared with three other engineers' work, load 12 at
-the start): 12.9 s, 457 epochs, 3.51 M SMO steps, 1,506 blocks, against SVC's 0.127 s (101x).  The
-budget stops fall at 100, 200 and 400 epochs; the finishing step is tried at the last two
-(the free set shrank) and returns None (above MAX_FREE).
+Pendigits ReinforcedMSVM, C = 256, gamma = 1/32 (the run "r10-large-c" above: main's solver,
+one BLAS thread, CPU time, the machine shared with three other engineers' work, load 12 at
+the start): 12.9 s, 457 epochs, 3.51 M SMO steps, 1,506 blocks, against SVC's 0.127 s
+(101x).  The budget stops fall at 100, 200 and 400 epochs; the finishing step is tried at
+the last two (the free set shrank) and returns None (above MAX_FREE).  Rerun with `python -m
+benchmarks.run_per_class_speed --tag r10-large-c --large-c --scaling 10000 --r10`.
 
 Where the epochs go.  At 200 epochs (5.9 s of the traced fit's 13.3 s) the dual objective is
 within 69 of 507,148 (1.4e-4 relative) and only 499 of the 76,940 variables are in another
