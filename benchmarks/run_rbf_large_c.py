@@ -84,8 +84,11 @@ def main(argv=None):
     parser.add_argument("--tag", required=True)
     parser.add_argument("--n", default="700,1000")
     parser.add_argument("--C", default="1e4,1e6,1e8")
+    parser.add_argument("--commit", default=None,
+                        help="the commit of the build measured, where msvm is imported from "
+                             "another checkout (default: this checkout's)")
     args = parser.parse_args(argv)
-    commit = git_commit()
+    commit = args.commit or git_commit()
     for n in map(int, args.n.split(",")):
         for C in map(float, args.C.split(",")):
             for name in MODELS:
