@@ -32,6 +32,7 @@ import warnings
 import numpy as np
 
 from benchmarks.harness import RESULTS, git_commit, machine_info, markdown_table, write_json
+from benchmarks.per_class_large_c import R10
 
 # measured once on this branch with temporary knobs (not rerun by this script): ReinforcedMSVM
 # on pendigits as above, CPU time of one fit each, the machine shared (load 8-14)
@@ -594,6 +595,37 @@ def linear():
     return fit
 
 
+def r10():
+    """The round-10 measurements (benchmarks/per_class_large_c.py): the traced C = 256 fit,
+    its iterate at the first finishing call against the converged solution, the face step and
+    FISTA from there, and the tuning run's fits at gamma = 1/32."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from benchmarks import per_class_large_c as lc
+    Xtr, ytr = _pendigits_train()
+    make = _models()["ReinforcedMSVM"]
+    est, cpu, stops, problem, iterate, final = lc.traced_fit(
+        lambda: make(C=256.0, gamma=1 / 32, random_state=0), Xtr, ytr)
+    out = {"fit": {"cpu_s": cpu, "stops": stops, "epochs": int(est.n_iter_)},
+           "objective": float(est.objective_)}
+    print("traced", out, flush=True)
+    dual = lc._Dual(problem, rbf_kernel(Xtr, gamma=1 / 32))
+    out["iterate"] = lc.compare_iterate(dual, iterate, final)
+    print(out["iterate"], flush=True)
+    out["face"] = lc.face_steps(dual, iterate, final)
+    print(out["face"], flush=True)
+    out["fista"] = lc.fista(dual, iterate, final)
+    print(out["fista"], flush=True)
+    out["pdas"] = lc.pdas(dual, iterate, final)
+    print(out["pdas"], flush=True)
+    del dual
+    out["working_sets"] = lc.working_sets(
+        lambda: make(C=256.0, gamma=1 / 32, random_state=0, verbose=2), Xtr, ytr)
+    out["tuning"] = lc.tuning_fits()
+    print(out["tuning"], flush=True)
+    return out
+
+
 def _render(runs):
     lines = ["# Per-class-hinge models on the SMO path: CPU time (issue 24)", "",
              "One process per run, one BLAS thread, CPU time (time.process_time); the machine "
@@ -629,12 +661,16 @@ def _render(runs):
             if "exponent_cpu_s" in last:
                 lines += [f"Fitted exponents: ReinforcedMSVM {last['exponent_cpu_s']:.2f}, "
                           f"SVC {last['exponent_svc_s']:.2f}.", ""]
+        if run.get("r10"):
+            from benchmarks.per_class_large_c import render_r10, render_tuning
+            lines += render_r10(run["r10"]) + render_tuning(run["r10"]["tuning"],
+                                                            "Tuning fits")
         if run.get("linear"):
             li = run["linear"]
             lines += [f"Linear path (ReinforcedMSVM, n = 100k, d = 50, k = 10, C = 0.01): "
                       f"{li['cpu_s']:.2f} s, {li['epochs']} epochs.", ""]
     return ("\n".join(lines) + "\n" + TRIED + "\n" + R5 + "\n" + R6 + "\n" + R7 + "\n"
-            + R8 + "\n" + R9)
+            + R8 + "\n" + R9 + "\n" + R10)
 
 
 def main(argv=None):
@@ -647,6 +683,9 @@ def main(argv=None):
     parser.add_argument("--large-c", action="store_true",
                         help="also ReinforcedMSVM and SVC at C = 256, gamma = 1/32 (the C a "
                              "tuning run selects)")
+    parser.add_argument("--r10", action="store_true",
+                        help="also the round-10 trace and analysis of the C = 256 fit and "
+                             "the tuning fits at gamma = 1/32 (benchmarks/per_class_large_c.py)")
     parser.add_argument("--render-only", action="store_true",
                         help="rewrite the .md from the .json without fitting")
     parser.add_argument("--merge-from", metavar="JSON",
@@ -684,6 +723,8 @@ def main(argv=None):
             run["scaling"] = scaling(args.scaling)
         if args.linear:
             run["linear"] = linear()
+        if args.r10:
+            run["r10"] = r10()
     runs[args.tag] = {**runs.get(args.tag, {}), **run}
     write_json(path, {"runs": runs})
     with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:

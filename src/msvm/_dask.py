@@ -374,7 +374,7 @@ def fit_dask(est, X, y, sample_weight=None, start=None):
         else:
             iterate = getattr(start, "_chunked_iterate_", (None, None))
             solver.solve(*iterate)
-            reason, attributes = None, None
+            reason, attributes = None, {"_chunked_settle_": solver.settle}
     solver.store(est, reason, attributes)
     # the last Newton iterate: the start of a warm-started chunked fit (a few (m, k) values)
     est._chunked_iterate_ = (solver.V, solver.b)
@@ -965,8 +965,13 @@ class ChunkedNewton:
         self.objective = feature_penalty(W, self.kappa, self.est._output_map(self.k)) + loss
         size = max(size, self.gap_scale)
         self.relative_gap = gap / size if size > 0 else (0.0 if gap <= 0 else np.inf)
-        self.support = sums[4:4 + self.k].astype(np.int32)
-        self.predicted = sums[4 + self.k:]
+        k = self.k
+        self.support = sums[4:4 + k].astype(np.int32)
+        self.predicted = sums[4 + k:4 + 2 * k]
+        # what a weighted refit's chain needs to tell whether larger weights of a class
+        # keep this solution (msvm._dask_probability.settled)
+        self.settle = (sums[4 + 2 * k:4 + 3 * k], sums[4 + 3 * k:], float(gap), float(size),
+                       float(self.tol))
 
     def store(self, est, stop_reason=None, attributes=None):
         """The fitted attributes (see the module note) and the fit's warnings: those of the

@@ -464,13 +464,15 @@ def certificate_pass(model, Xc, yc, swc, V, b, mu, W, b_slot):
     gap without the equalities' term and size (``primal_dual`` on the chunk's problem with
     the equalities left out; msvm._core._gap), the model's weighted loss at the decision
     values of the fitted function (coefficients -kappa W P, intercepts b_slot, the output
-    map), the samples with a nonzero dual variable per class, and the training predictions
-    per class.  Returns an array [primal, gap, size, loss, support (k), predicted (k)].
+    map), the samples with a nonzero dual variable per class, the training predictions
+    per class, the samples per class with a variable at a bound that grows with their weight
+    (``DualProblem.at_moving_bounds``) and the weighted loss per class.  Returns an array
+    [primal, gap, size, loss, support (k), predicted (k), at moving bounds (k), loss (k)].
     """
     X, y, sw = model.rows(Xc, yc, swc)
     k, est = model.k, model.estimator
     if not len(y):
-        return np.zeros(4 + 2 * k)
+        return np.zeros(4 + 4 * k)
     problem = model.problem(y, sw, X)
     if len(problem.cap):
         alpha = CappedTerms(problem, mu).dual_point(_decision(X, V, b))
@@ -488,10 +490,13 @@ def certificate_pass(model, Xc, yc, swc, V, b, mu, W, b_slot):
     f = rows_times(X, np.ascontiguousarray(Wh @ T.T)) + T @ b_slot
     G = est._decision_from_output(f)
     with np.errstate(over="ignore", invalid="ignore"):
-        loss = model.C * float(np.dot(sw, losses_in_blocks(est._loss, G, y)))
+        losses = losses_in_blocks(est._loss, G, y)
+        loss = model.C * float(np.dot(sw, losses))
+        class_loss = model.C * np.bincount(y, weights=sw * losses, minlength=k)
     support = np.bincount(y[problem.support_mask(alpha)], minlength=k)
     predicted = np.bincount(np.argmax(G, axis=1), minlength=k)
-    return np.concatenate([[value, gap, size, loss], support, predicted])
+    moving = np.bincount(y[problem.at_moving_bounds(alpha)], minlength=k)
+    return np.concatenate([[value, gap, size, loss], support, predicted, moving, class_loss])
 
 
 def stats_pass(Xc, yc, swc):
