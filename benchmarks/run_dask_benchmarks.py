@@ -25,6 +25,7 @@ are the measure, wall times are only indicative.
 """
 
 import argparse
+import copy
 import os
 import pathlib
 import resource
@@ -53,6 +54,11 @@ CASES = {
     "nystroem-factored-costs": dict(n=100_000, d=20, k=5, chunk=25_000, approx=1000,
                                     memory=False, limit="1.5GiB", costs_only="factored",
                                     data="nystroem-2m"),
+    # Newton steps and passes without and with the pattern steps of the mu stages
+    # (synchronous scheduler, in one process), on the first 20,000 rows
+    "nystroem-pattern-steps": dict(n=100_000, d=20, k=5, chunk=25_000, approx=1000,
+                                   memory=False, limit="1.5GiB", costs_only="pattern",
+                                   data="nystroem1000-100k"),
     "nystroem-100k": dict(n=100_000, d=20, k=5, chunk=25_000, approx=300, memory=True,
                           limit="1.5GiB"),
     # persisted features (1.6 GB of float32, 800 MB per worker) above the memory limit
@@ -81,6 +87,11 @@ CASES = {
     "nystroem1000-400k-mapped": dict(n=400_000, d=20, k=5, chunk=25_000, approx=1000,
                                      memory=False, limit="1.5GiB", persist=False,
                                      data="nystroem1000-400k"),
+    # the in-memory reference of the 200k rows alone (the mapped run's accuracy and
+    # objective are compared with it)
+    "nystroem1000-200k-memory": dict(n=200_000, d=20, k=5, chunk=25_000, approx=1000,
+                                     memory=True, limit="1.5GiB", chunked=False,
+                                     data="nystroem1000-200k"),
     "nystroem1000-2m-mapped": dict(n=2_000_000, d=20, k=5, chunk=25_000, approx=1000,
                                    memory=False, limit="1.5GiB", persist=False),
 }
@@ -234,9 +245,9 @@ def _child(kind, path, case, persist, queue):
 
 
 def _child_costs(path, case, queue):
+    kinds = {"factored": factored_costs, "pattern": pattern_steps}
     try:
-        queue.put(factored_costs(path, case) if case["costs_only"] == "factored"
-                  else pass_costs(path, case))
+        queue.put(kinds.get(case["costs_only"], pass_costs)(path, case))
     except Exception as exc:            # reported in the results, not raised
         queue.put({"error": repr(exc)})
 
@@ -347,10 +358,20 @@ def factored_costs(path, case, rows=10_000, stride=250, repeats=2):
         factored = ChunkModel(clone(est), np.arange(k), np.ones(k), fmap, est.C)
         plain = ChunkModel(clone(est), np.arange(k), np.ones(k), None, est.C)
         phi = fmap.transform(Xc, dtype=np.float32)
-        out["kernel_us"] = best(lambda: [fmap.kernel_block(Xc[i:i + 2000])
+        out["kernel_us"] = best(lambda: [fmap.pass_block(Xc[i:i + 2000])
                                          for i in range(0, rows, 2000)])
+        out["kernel_before_us"] = best(lambda: [fmap.kernel_block(Xc[i:i + 2000])
+                                                for i in range(0, rows, 2000)])
         out["map_us"] = best(lambda: fmap.transform(Xc, dtype=np.float32))
+        # the factored passes with the kernel values of kernel_matrix (the code before
+        # msvm._kernels.LandmarkRBF): a copy of the map whose pass blocks are those
+        before_map = copy.copy(fmap)
+        before_map.pass_block = before_map.kernel_block
+        before = ChunkModel(clone(est), np.arange(k), np.ones(k), before_map, est.C)
+        for model in (factored, before):
+            model.factored = True
         for label, model, data in (("factored", factored, lambda: Xc),
+                                   ("factored_before", before, lambda: Xc),
                                    ("formed", plain,
                                     lambda: fmap.transform(Xc, dtype=np.float32)),
                                    ("persisted", plain, lambda: phi)):
@@ -364,6 +385,47 @@ def factored_costs(path, case, rows=10_000, stride=250, repeats=2):
     return out
 
 
+def pattern_steps(path, case, sizes=(20_000,), chunk=5_000):
+    """Newton steps, passes and CPU of the chunked fit (synchronous scheduler, one BLAS
+    thread, Nystroem features mapped in every pass) without and with the pattern steps of
+    its mu stages (msvm._dask.PATTERN_STEPS), on the first n rows of the case's data for
+    each n of ``sizes``, in chunks of ``chunk`` rows, beside the in-memory fit's objective
+    and test accuracy."""
+    import dask
+    import dask.array as da
+    from threadpoolctl import threadpool_limits
+
+    import msvm._dask as chunked
+    X = da.from_zarr(str(path / "train_X.zarr"))
+    y = da.from_zarr(str(path / "train_y.zarr"))
+    Xt = np.asarray(da.from_zarr(str(path / "test_X.zarr")).compute(), dtype=np.float64)
+    yt = np.asarray(da.from_zarr(str(path / "test_y.zarr")).compute())
+    out = []
+    with threadpool_limits(1, user_api="blas"), dask.config.set(scheduler="synchronous"):
+        for n in sizes:
+            Xn = np.asarray(X[:n].compute(), dtype=np.float64)
+            yn = np.asarray(y[:n].compute())
+            cpu = time.process_time()
+            ref = _estimator(case).fit(Xn, yn)
+            row = dict(n=n, memory_cpu=time.process_time() - cpu,
+                       memory_objective=ref.objective_,
+                       memory_accuracy=float(np.mean(ref.predict(Xt) == yt)))
+            for flag in (False, True):
+                chunked.PATTERN_STEPS = flag
+                cpu = time.process_time()
+                est = _estimator(case).fit(da.from_array(Xn, chunks=(chunk, Xn.shape[1])),
+                                           da.from_array(yn, chunks=chunk))
+                row["pattern" if flag else "plain"] = dict(
+                    cpu=time.process_time() - cpu, steps=est.n_iter_, passes=est.n_passes_,
+                    products=getattr(est, "_chunked_products_", 0),
+                    objective=est.objective_, gap=est.duality_gap_,
+                    converged=bool(est.converged_),
+                    accuracy=float(np.mean(np.asarray(est.predict(Xt)) == yt)))
+            chunked.PATTERN_STEPS = True
+            out.append(row)
+    return dict(runs=out)
+
+
 def run_case(name, data_dir):
     case = CASES[name]
     path = pathlib.Path(data_dir) / case.get("data", name)
@@ -374,7 +436,9 @@ def run_case(name, data_dir):
         out["pass_costs"] = run_in_child(_child_costs, (path, case), TIMEOUT)
         print(out, flush=True)
         return out
-    if case["approx"] is None:
+    if not case.get("chunked", True):
+        pass                # the in-memory reference alone
+    elif case["approx"] is None:
         out["chunked"] = run_in_child(_child, ("chunked", path, case, False), TIMEOUT)
     else:
         # mapping the features in every pass costs a Nystroem map of all rows per pass
@@ -511,18 +575,27 @@ def _factored_2m_lines(by):
     per_row = ((P - products) * 0.5 * (c["gradient"] + c["line"]) + products * c["product"]) / P
     wall = P * (per_row * 1e-6 * 1_000_000 + f["client_cpu"] / P)
     peak = ", ".join(f"{m:.0f}" for m in f["worker_peak_mb"])
+    formed = costs.get("formed", {})
+    formed_row = 0.5 * (formed.get("gradient", np.nan) + formed.get("line", np.nan))
+    loaded = sum(f["worker_cpu"]) / (P * r["n"])
+    wall_loaded = P * (loaded * 1_000_000 + f["client_cpu"] / P)
+    verdict = "met" if wall <= 3 * 560 else "missed"
     return [f"- n = 2M Nystroem (n_components = 1000, d = 20, k = 5), 1.5 GiB per worker, "
-            f"features mapped in every pass: not run (time: the shared machine's load). The "
-            f"mapped passes keep the features factored (section \"Mapped passes kept "
-            f"factored\"): {per_row:.1f} us of worker CPU per row and pass against about 46 "
-            f"with the map formed; a worker holds its chunks of X and the passes' summaries "
-            f"(the n = {r['n']:,} {'mapped' if not f.get('persisted', True) else 'persisted'} "
-            f"run: peak {peak} MB per worker). With the {P} passes of that run and its "
-            f"{f['client_cpu'] / P:.2f} s of client CPU per pass, 2M rows on 2 idle workers "
-            f"take about {wall / 60:.0f} min of wall time against 3 x 560 s = 28 min for the "
-            f"3x target (the in-memory path's per-sample time at 1M, 282 s, doubled): "
-            f"{'met' if wall <= 3 * 560 else 'missed'} by this projection; the passes may "
-            f"grow at 2M (a subsample of the free samples: conjugate-gradient products)."]
+            f"features mapped in every pass: not run (time: the shared machine's load); "
+            f"projected. The mapped passes keep the features factored (section \"Mapped "
+            f"passes kept factored\"): {per_row:.1f} us of CPU per row and pass in one "
+            f"process against {formed_row:.0f} with the map formed; a worker holds its chunks "
+            f"of X and the passes' summaries (the n = {r['n']:,} "
+            f"{'mapped' if not f.get('persisted', True) else 'persisted'} run: peak {peak} MB "
+            f"per worker). With the {P} passes ({f['newton_steps']} Newton steps) of that run "
+            f"and its {f['client_cpu'] / P:.2f} s of client CPU per pass, 2M rows on 2 idle "
+            f"workers take about {wall / 60:.0f} min of wall time ({wall_loaded / 60:.0f} min "
+            f"at the run's own {1e6 * loaded:.1f} us of worker CPU per row and pass, measured "
+            f"under a load of about 10) against 3 x 560 s = 28 min for the 3x target (the "
+            f"in-memory path's per-sample time at 1M, 282 s, doubled): {verdict} by this "
+            f"projection, not by a run; the passes may grow at 2M (the sampled Newton matrix "
+            f"then holds a subsample of the free samples, and conjugate-gradient products "
+            f"add passes: 1 product in the n = {r['n']:,} run)."]
 
 
 def _nystroem_2m_lines(by):
@@ -564,7 +637,40 @@ def write_report(results):
     write_json(JSON_PATH, results)
     MD_PATH.write_text(report(results) + "\n" + projection_text(results) + "\n"
                        + targets_text(results) + spill_text(results) + cg_text(results)
-                       + factored_text(results))
+                       + factored_text(results) + pattern_text(results))
+
+
+def pattern_text(results):
+    """The Newton steps and passes without and with the pattern steps of the mu stages
+    (case nystroem-pattern-steps), or nothing."""
+    by = {r["case"]: r for r in results}
+    runs = by.get("nystroem-pattern-steps", {}).get("pass_costs")
+    if not isinstance(runs, dict) or "error" in runs:
+        return ""
+    runs = runs["runs"]
+    rows = []
+    for run in runs:
+        ref = run["memory_objective"]
+        for label in ("plain", "pattern"):
+            f = run[label]
+            rows.append([f"{run['n']:,}", "with" if label == "pattern" else "without",
+                         f["steps"], f["passes"], f["products"], f"{f['cpu']:.1f}",
+                         f"{f['objective']:.8g}", f"{run['memory_objective']:.8g}",
+                         f"{(f['objective'] - ref) / abs(ref):.1e}",
+                         f"{f['gap']:.3g}", f["converged"], f"{f['accuracy']:.4f}",
+                         f"{run['memory_accuracy']:.4f}"])
+    head = ["n", "pattern steps", "Newton steps", "passes", "of them products", "CPU s",
+            "objective", "in memory", "rel. diff.", "duality gap", "converged",
+            "test accuracy", "in memory"]
+    return "\n".join([
+        "", "## Pattern steps of the mu stages", "",
+        "The chunked fit (WestonWatkinsMSVM, n_components = 1000, d = 20, k = 5, C = 1, tol = "
+        "1e-3, Nystroem features mapped in every pass, 5,000-row chunks) on the first n rows "
+        "of the nystroem1000-100k data, synchronous scheduler in one process, one BLAS "
+        "thread, without and with the pattern step that starts each mu stage after the first "
+        "(msvm._dask.PATTERN_STEPS); CPU of the whole fit (the client's factoring of the "
+        "sampled Newton matrix included); shared machine.", "",
+        markdown_table(head, rows), ""])
 
 
 def cg_text(results):
@@ -660,8 +766,11 @@ def factored_text(results):
     costs = by.get("nystroem-factored-costs", {}).get("pass_costs")
     if not isinstance(costs, dict) or "error" in costs:
         return ""
-    rows = [[label] + [f"{costs[label][p]:.1f}" for p in ("gradient", "line", "product")]
-            for label in ("factored", "formed", "persisted")]
+    labels = {"factored": "factored", "factored_before": "factored, kernel values as before",
+              "formed": "formed", "persisted": "persisted"}
+    rows = [[labels[label]] + [f"{costs[label][p]:.1f}" for p in ("gradient", "line",
+                                                                  "product")]
+            for label in labels if label in costs]
     head = ["features", "gradient pass (sampled rows)", "line pass (22 steps)",
             "product pass"]
     lines = ["", "## Mapped passes kept factored", "",
@@ -669,8 +778,11 @@ def factored_text(results):
              f"of the nystroem-2m data (d = 20, k = 5, n_components = 1000), at a random "
              f"iterate, the gradient pass sampling every {costs['stride']}th free sample "
              f"(8,000 of 2M rows), best of 2; shared machine.  'factored': each pass "
-             f"computes the kernel values K(X_c, L) ({costs['kernel_us']:.1f} us a row) and "
-             f"multiplies them by N V, never forming phi; 'formed': the map "
+             f"computes the kernel values K(X_c, L) ({costs['kernel_us']:.1f} us a row: one "
+             f"product and the exponential, msvm._kernels.LandmarkRBF) and multiplies them by "
+             f"N V, never forming phi; 'kernel values as before': the same with the kernel "
+             f"values of kernel_matrix (squared_distances, "
+             f"{costs.get('kernel_before_us', float('nan')):.1f} us a row); 'formed': the map "
              f"({costs['map_us']:.1f} us a row) then the pass on the float32 features (the "
              f"code before); 'persisted': the pass alone.", "",
              markdown_table(head, rows), ""]

@@ -22,7 +22,7 @@ from _estimators import DASK_PATHS
 import msvm._dask_cg as cg
 from msvm._dask_cg import (KroneckerPreconditioner, SampledPreconditioner, SlotPreconditioner,
                            conjugate_gradients, sampled_newton_matrix)
-from msvm._dask_passes import SampledRows, gradient_pass, sampled_rows
+from msvm._dask_passes import SampledRows, gradient_pass, pattern_pass, sampled_rows
 from msvm._primal import newton_matrix
 
 da = pytest.importorskip("dask.array", reason="dask is an optional dependency (msvm[dask])")
@@ -80,13 +80,15 @@ def test_hessian_product_is_the_dense_newton_matrix(data, monkeypatch):
     seen = []
     original = chunked.ChunkedNewton.direction
 
-    def direction(self, V, b, g, curv):
+    def direction(self, V, b, g, curv, free_mu=None):
+        # a stage's first step: the curvature (and the products) of the last stage's pattern
         H = newton_matrix(curv, self.mu, self.d, self.kappa, self.equality)
         P = np.random.default_rng(len(seen)).normal(size=(H.shape[0] // self.k, self.k))
         P -= P.mean(axis=1, keepdims=True)
         want = (H @ P.ravel()).reshape(P.shape)
-        seen.append(np.max(np.abs(self.hessian_times(V, b, P) - want)) / np.max(np.abs(want)))
-        return original(self, V, b, g, curv)
+        got = self.hessian_times(V, b, P, free_mu)
+        seen.append(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+        return original(self, V, b, g, curv, free_mu)
 
     monkeypatch.setattr(chunked.ChunkedNewton, "direction", direction)
     msvm.ReinforcedMSVM(**DASK_PATHS["rff"]).fit(da.from_array(X, chunks=(70, 5)), y)
@@ -203,16 +205,20 @@ def test_sampled_direction_is_the_dense_newton_direction(data, monkeypatch):
     seen = []
     original = chunked.ChunkedNewton.direction
 
-    def direction(self, V, b, g, curv):
+    def direction(self, V, b, g, curv, free_mu=None):
         H = newton_matrix(curv, self.mu, self.d, self.kappa, self.equality)
-        sample = chunked.reduce_chunks(self.blocks, gradient_pass, self.task, V, b, self.mu,
-                                       "sampled", 1)[3]
+        if free_mu is None:
+            sample = chunked.reduce_chunks(self.blocks, gradient_pass, self.task, V, b,
+                                           self.mu, "sampled", 1)[3]
+        else:       # a stage's first step: the last stage's pattern
+            sample = chunked.reduce_chunks(self.blocks, pattern_pass, self.task, V, b,
+                                           self.mu, free_mu, "sampled", 1)[3]
         if sample is not None and len(sample.rows):
             M = SampledPreconditioner(sample, self.mu, self.kappa, self.d, self.equality)
             want = np.linalg.solve(H, g)
             got = M(g.reshape(-1, self.k)).ravel()
             seen.append(np.max(np.abs(got - want)) / np.max(np.abs(want)))
-        return original(self, V, b, g, curv)
+        return original(self, V, b, g, curv, free_mu)
 
     monkeypatch.setattr(chunked.ChunkedNewton, "direction", direction)
     msvm.WestonWatkinsMSVM(**DASK_PATHS["rff"]).fit(

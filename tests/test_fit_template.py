@@ -62,11 +62,12 @@ def test_fit_runs_each_named_step_once_in_order(data, probability):
     if not probability:
         assert calls == ["_validate_params", "_fit_model"]
     else:
-        # the weighted fits of the probability step (clones with probability=False) run
-        # the template too, after the step has begun
+        # the weighted fits of the probability step (copies with probability=False) run
+        # the model step alone after the step has begun (lean refits, BaseMSVM._refit: the
+        # parameters were validated once, by this fit)
         assert calls[:3] == ["_validate_params", "_fit_model", "_fit_probability"]
         assert calls.count("_fit_probability") == 1
-        assert set(calls[3:]) == {"_validate_params", "_fit_model"}
+        assert set(calls[3:]) == {"_fit_model"}
 
 
 def test_a_subclass_fit_gets_the_probability_step_once(data):

@@ -4,13 +4,22 @@ For random small problems (shapes, k, weights with zeros, kernels, reinforcement
 
 - kkt_residual_ <= tol and no ConvergenceWarning;
 - decision values sum to zero over the classes;
-- objective_ equals the contract's formula on the fitted function (recomputed here);
+- objective_ equals the contract's formula on the fitted function (recomputed here), to 1e-9
+  relative, or where the kernel rows were cached in float32 (``cache_dtype='auto'`` for the
+  RBF kernel: documented under cache_dtype) to single precision's 6e-8 of the sum of the
+  magnitudes of its terms (``_objective_slack``);
 - the dual alpha_ satisfies the KKT conditions derived from the primal with slacks:
   alpha_ij multiplies hinge j of sample i, with margin
       m_ij = (k-1) - f_{y_i}(x_i)  (own slot, bound C w_i g)
       m_ij = 1 + f_j(x_i)          (other slots, bound C w_i (1-g));
-  box 0 <= alpha_ij <= U_ij; complementary slackness alpha = 0 => m <= eps,
-  alpha = U => m >= -eps, 0 < alpha < U => |m| <= eps (eps = 5 tol max(1, k-1), margin units);
+  box 0 <= alpha_ij <= U_ij; complementary slackness alpha = 0 => m <= 0, alpha = U => m >= 0,
+  0 < alpha < U => m = 0, to tolerance as the complementarity products |m| (U - alpha) / U
+  where m > 0 and |m| alpha / U where m < 0 at most eps = 5 tol max(1, k-1) (margin units
+  at a full box).  Products, not the margins of the variables inside their boxes: at tol the
+  returned function's exact intercepts may differ from the solver's multipliers where the
+  loss is nearly flat in b, and a variable that belongs at its bound is then left just
+  inside it (fresh draws found alpha 5e-5 U below U with margin 0.54, and 1.6e-4 U with
+  0.18: duality-gap terms of 1e-5, tol-optimal fits);
   stationarity in h: h_j = sum_i (c_ij - mean_j' c_ij') K(x_i, .), c = +alpha on the own slot
   and -alpha elsewhere; stationarity in b: the column sums of c are equal (to 5 tol max U);
 - weak duality: D(alpha_) <= objective_ <= D(alpha_) + the gap those tolerances allow.
@@ -104,9 +113,59 @@ _SLOW_LINEAR = (
 )
 
 
+# Found by fresh draws (round 10): float32 kernel rows (objective_ 7.5e-9 off the float64
+# recomputation) and a variable 1.6e-5 below its bound 1/3 with margin 0.54 (tol 1e-4)
+_FLOAT32_ROWS = (
+    np.array([[0.36159505], [1.30400005], [0.94708096], [-0.70373524]]),
+    np.array([1, 1, 0, 1]),
+    np.ones(4),
+    dict(kernel="rbf", C=1.0, reinforcement=0.0, tol=1e-4, max_iter=200_000, random_state=0,
+         gamma="scale"),
+)
+_NEAR_BOUND = (
+    np.array([[-1.52932218], [-0.2681191], [-0.22257473], [-2.58893149], [0.1363637],
+              [-1.50981166], [-0.37711199], [-0.18910362]]),
+    np.array([1, 0, 1, 1, 0, 1, 0, 0]),
+    np.array([2.0, 1.0, 2.0, 1.0, 1.0, 2.0, 2.0, 2.0]),
+    dict(kernel="linear", C=1 / 3, reinforcement=0.5, tol=1e-4, max_iter=200_000,
+         random_state=0),
+)
+
+
+def _objective_slack(est, K, C, w, obj):
+    """How far objective_ may be from the objective recomputed in float64: 1e-9 relative, or
+    with kernel rows cached in float32 (the solver's scores, from which objective_ is formed,
+    are those of the rounded kernel) 6e-8 of the sum of the magnitudes of its terms: the
+    penalty's |v| |K| |v| and C sum_i w_i sum_j |f_j(x_i)| bounded by |K| |v| + |b|."""
+    if est.solver_plan_.cache_dtype != "float32":
+        return 1e-9 * max(1.0, abs(obj))
+    dc, sup = np.abs(est.dual_coef_), est.support_
+    Ks = np.abs(K[:, sup])
+    penalty = 0.5 * float(np.einsum("js,st,jt->", dc, Ks[sup], dc))
+    values = Ks @ dc.T + np.abs(est.intercept_)
+    return 6e-8 * (1.0 + penalty + C * float(np.dot(w, values.sum(axis=1))))
+
+_FLAT_INTERCEPT = (
+    np.array([0.48873816, -2.3608408, -1.03746059, -0.49521209, -0.73093424, 2.75016046,
+              -1.16321725, -2.22131338, -1.19225078, -1.56841307, -1.21041402, 2.55425094,
+              -0.82230984, -0.10359191, -0.84330914, -1.77421252, 2.51017174, -0.06762627,
+              -0.30109718, 1.15828822, 1.41926441, -1.06256243, -0.33520369, -0.72329972,
+              -0.98111291, -1.86169084, -2.69568051, 3.13952109, 1.46538971, -0.16027628,
+              -1.27779188, 0.34505968, 0.20357362])[:, None],
+    np.array([0, 1, 0, 0, 3, 2, 1, 0, 0, 3, 1, 2, 1, 1, 0, 3, 2, 0, 0, 0, 3, 3, 1, 3, 1, 1, 1,
+              2, 2, 3, 1, 3, 0]),
+    np.ones(33),
+    dict(kernel="linear", C=1.840420186394383, reinforcement=1.0, tol=1e-4, max_iter=200_000,
+         random_state=0),
+)
+
+
 @given(problems())
 @example(problem=_ZERO_WEIGHT_LINEAR)
 @example(problem=_SLOW_LINEAR)
+@example(problem=_FLOAT32_ROWS)
+@example(problem=_NEAR_BOUND)
+@example(problem=_FLAT_INTERCEPT)
 def test_kkt_conditions(problem):
     X, y, w, params = problem
     n, k = len(y), int(y.max()) + 1
@@ -125,7 +184,8 @@ def test_kkt_conditions(problem):
     Ks = K[np.ix_(est.support_, est.support_)]
     penalty = 0.5 * float(np.einsum("js,st,jt->", est.dual_coef_, Ks, est.dual_coef_))
     obj = reinforced_objective(F, y, w, C, g, penalty)
-    assert abs(est.objective_ - obj) <= 1e-9 * max(1.0, abs(obj))
+    slack = _objective_slack(est, K, C, w, obj)
+    assert abs(est.objective_ - obj) <= slack
 
     # dual feasibility (box)
     alpha = np.asarray(est.alpha_, dtype=np.float64)
@@ -134,18 +194,13 @@ def test_kkt_conditions(problem):
     assert np.all(alpha >= 0.0)
     assert np.all(alpha <= U * (1 + 1e-12))
 
-    # complementary slackness, in margin units
+    # complementary slackness: each hinge's |margin| times its variable's distance from the
+    # bound the margin's sign asks for (U where m > 0, 0 where m < 0), relative to the box
     eps = 5 * tol * max(1.0, k - 1)
     m = hinge_margins(F, y)
     live = U > 0  # a hinge with a zero bound has alpha = 0 = U and no condition
-    at_zero = live & (alpha <= 1e-12 * U)
-    at_upper = live & (alpha >= U * (1 - 1e-12))
-    free = live & ~at_zero & ~at_upper
-    worst = max(
-        np.max(m[at_zero], initial=-np.inf),
-        np.max(-m[at_upper], initial=-np.inf),
-        np.max(np.abs(m[free]), initial=-np.inf),
-    )
+    away = np.where(m > 0, U - alpha, alpha) / np.where(live, U, 1.0)
+    worst = float(np.max(np.where(live, np.abs(m) * away, 0.0), initial=0.0))
     assert worst <= eps, f"complementary slackness violated by {worst:.3e} > eps={eps:.1e}"
 
     # stationarity in h: the fitted kernel part is the centred expansion in alpha_
@@ -161,7 +216,7 @@ def test_kkt_conditions(problem):
     # weak duality and the gap allowed by the conditions above
     D, spread = dual_objective(K, y, alpha)
     allowed = 2 * eps * U.sum() + np.abs(est.intercept_).sum() * spread
-    fp = 1e-9 * max(1.0, abs(obj))
+    fp = slack
     b_term = np.abs(est.intercept_).sum() * spread
     assert D - b_term - fp <= est.objective_ <= D + allowed + fp, (est.objective_, D, allowed)
 

@@ -56,6 +56,82 @@ def test_checked_refits_are_the_public_fits(estimator, data):
             np.testing.assert_array_equal(a[name], b[name], err_msg=name)
 
 
+@pytest.mark.parametrize("estimator", [ReinforcedMSVM(C=10.0), AngleBasedMSVM(C=3.0),
+                                       WestonWatkinsMSVM(C=1.0, kernel="linear")],
+                         ids=lambda e: type(e).__name__)
+def test_lean_refits_of_a_group_are_the_public_fits(estimator, data):
+    """``_refit`` (no parameter validation), on inputs validated once for a group of
+    estimators (a second estimator takes the first's ``CheckedInput``, as the chains of a
+    group do), makes bitwise the fits of the public fit, with the input attributes set."""
+    X, y = data
+    weights = [np.where(y == 1, 1.0 / t, 1.0) for t in (0.5, 0.2, 0.05)]
+    plain = _refits(estimator, X, y, weights, checked=False)
+    template = clone(estimator).set_params(warm_start=True)
+    template._validate_params()
+    lean, checked = [], None
+    for _ in range(2):
+        est = clone(template)
+        with est._checked_refits(X, y, checked) as checked:
+            for w in weights:
+                est._refit(X, y, w)
+                lean.append({name: np.copy(getattr(est, name)) for name in FITTED})
+            assert est.n_features_in_ == X.shape[1]
+            np.testing.assert_array_equal(est.classes_, np.unique(y))
+    for a, b in zip(plain + plain, lean):
+        for name in FITTED:
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+def test_lean_refit_that_raises_leaves_the_estimator_unfitted(data):
+    """A lean refit refused (weights of one class only) raises as ``fit`` does and leaves
+    no fitted attribute behind."""
+    X, y = data
+    est = ReinforcedMSVM(C=1.0, warm_start=True)
+    with est._checked_refits(X, y):
+        est._refit(X, y)
+        with pytest.raises(ValueError, match="one class only"):
+            est._refit(X, y, (y == 0).astype(float))
+    assert not hasattr(est, "dual_coef_") and not hasattr(est, "classes_")
+
+
+def test_probability_fit_validates_each_data_set_once(data, monkeypatch):
+    """A probability fit validates X and y once per data set: the estimator's own fit, the
+    full data's weighted fits (all chains and the fit at 3 C) and each calibration fold's
+    training part (its own fit, fit at 3 C and chains at both C factors)."""
+    from msvm import _base
+    from msvm._probability import REFITTED_FOLDS
+
+    X, y = data
+    calls = []
+    real = _base.BaseMSVM._validated_arrays
+    monkeypatch.setattr(_base.BaseMSVM, "_validated_arrays",
+                        lambda est, *args: calls.append(1) or real(est, *args))
+    est = ReinforcedMSVM(C=1.0, probability=True, probability_grid=3).fit(X, y)
+    assert len(calls) == 2 + REFITTED_FOLDS
+    assert est.n_probability_fits_ > 2 + REFITTED_FOLDS
+
+
+def test_chain_copies_have_the_template_parameters_and_own_random_state():
+    """The estimators of a probability fit made by ``_with_params`` have the parameters
+    ``clone(template).set_params`` gives, share none of the template's mutable random
+    state, and an unknown parameter is refused."""
+    from msvm._probability import _with_params
+
+    template = ReinforcedMSVM(C=2.0, random_state=np.random.RandomState(0),
+                              class_weight={0: 2.0})
+    copied = _with_params(template, C=6.0, tol=0.3)
+    expected = clone(template).set_params(C=6.0, tol=0.3).get_params()
+    got = copied.get_params()
+    assert got.keys() == expected.keys()
+    for name, value in expected.items():
+        if name != "random_state":
+            assert got[name] == value, name
+    assert copied.random_state is not template.random_state
+    assert copied.random_state.randint(1000) == template.random_state.randint(1000)
+    with pytest.raises(ValueError, match="no parameter 'gama'"):
+        _with_params(template, gama=1.0)
+
+
 def test_checked_refits_check_new_inputs_and_every_weight(data):
     """Within the block, other X or y objects are validated again, the weights at every fit,
     and the validated inputs are neither kept after it nor copied with the estimator."""
@@ -115,6 +191,30 @@ def test_intercept_bisection_stop_changes_no_bit(seed):
         cum[-1] = max(cum[-1], 1.0)
         slots.append((t, cum))
     b0 = rng.normal(size=k)
+    np.testing.assert_array_equal(slot_intercepts_from_breakpoints(slots, b0),
+                                  _bisection_reference(slots, b0))
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_block_search_and_scalar_shift_give_the_bits_of_the_plain_search(seed):
+    """Testing the remaining candidates of the common slope all at once
+    (``BLOCK_CANDIDATES``) and bisecting the common shift on Python floats (below
+    ``SCALAR_SHIFT_SLOTS`` slots) give bitwise the intercepts of the binary search over
+    at most 256 candidates and NumPy's bisection, for k = 2 to 12 and up to 6,000
+    breakpoints (ties among breakpoints and slopes included)."""
+    rng = np.random.default_rng(100 + seed)
+    k = 2 + seed % 11
+    slots = []
+    for _ in range(k):
+        m = int(rng.integers(1, 3000 if seed % 2 else 300))
+        t = np.sort(rng.normal(scale=10.0 ** rng.integers(-3, 3), size=m))
+        steps = rng.uniform(0, 1, m)
+        if seed % 3 == 0:
+            t, steps = np.round(t, 1), np.round(steps, 1)
+        cum = np.concatenate([[-rng.uniform(1, 5)], steps]).cumsum()
+        cum[-1] = max(cum[-1], 1.0)
+        slots.append((t, cum))
+    b0 = rng.normal(size=k) * (seed % 4 != 0)
     np.testing.assert_array_equal(slot_intercepts_from_breakpoints(slots, b0),
                                   _bisection_reference(slots, b0))
 
@@ -277,7 +377,7 @@ def _group_chains(monkeypatch, share):
     if not share:
         chain = _probability._weighted_chain
         monkeypatch.setattr(_probability, "_weighted_chain",
-                            lambda *args: chain(*args[:-1], None))
+                            lambda *args, **kw: chain(*args[:-1], None, **kw))
     levels = _probability.probability_levels(8)
     chains = _probability._task_chains(refit, est, X, y, np.ones(len(y)), levels,
                                        est.classes_)

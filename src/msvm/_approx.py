@@ -35,8 +35,8 @@ from sklearn.cluster import kmeans_plusplus
 from sklearn.utils import check_random_state
 
 from ._fit_state import user_stacklevel
-from ._kernels import (check_kernel_scale, dense, kernel_matrix, kernel_overflow_message,
-                       largest_sqnorm, typical_point)
+from ._kernels import (LandmarkRBF, check_kernel_scale, dense, kernel_matrix,
+                       kernel_overflow_message, largest_sqnorm, typical_point)
 from ._products import chunk_rows
 from ._validation import check_finite_decision
 
@@ -177,6 +177,24 @@ class NystroemMap(FeatureMap):
         m x n_components product per row (msvm._products.FactoredRows)."""
         return kernel_matrix(X, self.landmarks, self.kernel, self.gamma, self.degree,
                              self.coef0)
+
+    def pass_block(self, X):
+        """``kernel_block(X)`` for the passes of a chunked fit (msvm._products.FactoredRows,
+        a block per block of rows in every pass): the same values, for the RBF kernel on
+        dense rows through :class:`msvm._kernels.LandmarkRBF` (the landmarks' shift, norms
+        and sorted norms kept between blocks; no scan of the block for lost digits)."""
+        if self.kernel != "rbf" or sp.issparse(X) or sp.issparse(self.landmarks):
+            return self.kernel_block(X)
+        lean = self.__dict__.get("_lean")
+        if lean is None:
+            lean = self._lean = LandmarkRBF(self.landmarks, self.gamma)
+        return lean(X)
+
+    def __getstate__(self):
+        # the kept LandmarkRBF is rebuilt where it is used (a chunked fit's workers)
+        state = dict(self.__dict__)
+        state.pop("_lean", None)
+        return state
 
 
 class FourierMap(FeatureMap):

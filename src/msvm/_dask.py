@@ -22,10 +22,15 @@ term, then with no product), or the k m x m slot blocks summed over a subsample 
 rows (msvm/_dask_cg.py).  The chunks' sums are
 added pairwise in a tree on the workers, so one summary per
 pass reaches the client whatever the number of chunks.  The mu stages are those of the
-in-memory start (``msvm._primal.primal_start``), each a plain Newton method (the in-memory
-start's incremental Hessian updates and pattern steps keep per-variable state between
-passes; here every pass is stateless, so a worker lost between passes costs nothing but
-its chunk's recomputation, which distributed does by itself from the graph).
+in-memory start (``msvm._primal.primal_start``), each a Newton method.  Every pass is
+stateless (the in-memory start's incremental Hessian updates keep per-variable state), so a
+worker lost between passes costs nothing but its chunk's recomputation, which distributed
+does by itself from the graph.  As in memory, each stage after the first starts with the
+Newton step of the last stage's free pattern (``PATTERN_STEPS``): the pattern is a function
+of the iterate and the last mu, recomputed on the workers in the stage's first gradient
+pass (msvm._dask_passes.pattern_pass), which returns its curvature summary and the gradient
+of its quadratic model beside the true gradient; without it each tenfold drop of mu shrank
+the free set tenfold, and it grew back a few dozen terms a step (20-30 steps a stage).
 
 The exactness step.  In memory the dual solver takes the last stage's dual point
 alpha = clip(z / mu, lo, hi) and first checks it against its stopping rule; it needs the
@@ -97,6 +102,9 @@ SKETCH_ROWS = 4000
 # n_components = 300, k = 5: 218 products and 406 passes in 75 Newton steps against 3 and
 # 178 in 69 (the free set moves between steps: a stale factor needs ~3 products)
 REUSE_PRODUCTS = None
+# each mu stage after the first starts with the Newton step of the last stage's free
+# pattern (``ChunkedNewton.newton``), as the in-memory start does (benchmarks/results/dask.md)
+PATTERN_STEPS = True
 # continuation stages after the in-memory start's last mu (each 10 times smaller) while the
 # certificate is not met
 MAX_EXTRA_STAGES = 6
@@ -366,7 +374,7 @@ def fit_dask(est, X, y, sample_weight=None, start=None):
         else:
             iterate = getattr(start, "_chunked_iterate_", (None, None))
             solver.solve(*iterate)
-            reason, attributes = None, None
+            reason, attributes = None, {"_chunked_settle_": solver.settle}
     solver.store(est, reason, attributes)
     # the last Newton iterate: the start of a warm-started chunked fit (a few (m, k) values)
     est._chunked_iterate_ = (solver.V, solver.b)
@@ -654,33 +662,62 @@ class ChunkedNewton:
         loss, XtU, usum, curv, _ = reduce_chunks(self.blocks, gradient_pass, self.task, V, b,
                                                  self.mu, curvature, self.stride)
         f = 0.5 / self.kappa * float(np.sum(V * V)) + loss
+        gV, gb = self._assembled(V, XtU, usum)
+        return f, gV, gb, self._summary(curvature, curv), XtU, usum
+
+    def pattern_gradient(self, V, b, pattern_mu):
+        """``gradient`` at the first iterate of a stage, with the gradient of the quadratic
+        model of the last stage's free pattern (the terms free at (V, b) for
+        ``pattern_mu``) and that pattern's curvature summary: one pass (``pattern_pass``).
+        Returns (f, gV, gb, curvature summary, X^T U, class sums, model's flat gradient)."""
+        from ._dask_passes import pattern_pass
+        self.passes += 1
+        kind = self.curvature
+        out = reduce_chunks(self.blocks, pattern_pass, self.task, V, b, self.mu, pattern_mu,
+                            kind, self.stride)
+        loss, XtU, usum, curv, _, XtUp, usump = out
+        f = 0.5 / self.kappa * float(np.sum(V * V)) + loss
+        gV, gb = self._assembled(V, XtU, usum)
+        curv = self._summary(kind, curv)
+        model = self._flat(*self._assembled(V, XtUp, usump))
+        return f, gV, gb, curv, XtU, usum, model
+
+    def _assembled(self, V, XtU, usum):
+        """The gradient (gV, gb) from X^T U and the class sums of U."""
         gV = XtU - XtU.mean(axis=1, keepdims=True) + V / self.kappa
         gb = usum - usum.mean() if self.equality else np.zeros(self.k)
+        return gV, gb
+
+    def _summary(self, kind, curv):
+        """The summed curvature summary of ``kind`` (zeros where no chunk had a free term;
+        the sampled route's stride and largest sample updated)."""
         m = self.d + (1 if self.equality else 0)
-        if curvature == "slots" and curv is None:
+        if kind == "slots" and curv is None:
             curv = np.zeros((self.k, m, m))
-        elif curvature == "kronecker" and curv is None:
+        elif kind == "kronecker" and curv is None:
             curv = np.zeros((m, m)), np.zeros((self.k, self.k))
-        elif curvature == "sampled":
+        elif kind == "sampled":
             from ._dask_passes import SampledRows
             if curv is None:
                 curv = SampledRows(np.zeros((0, self.d)), np.zeros((0, self.k, self.k)), 0,
                                    True)
             self.stride = self._sample_stride(curv.free)
             self.sample_bytes = max(self.sample_bytes, curv.nbytes)
-        elif curvature and curv is None:
+        elif kind and curv is None:
             curv = np.zeros((m, self.k, m, self.k))
-        return f, gV, gb, curv, XtU, usum
+        return curv
 
-    def hessian_times(self, V, b, P):
+    def hessian_times(self, V, b, P, free_mu=None):
         """The Newton matrix at (V, b) times P (m, k) in the layout of ``_flat`` reshaped
         (rows [sV; sb]): one pass (``hessian_pass``), then what ``newton_matrix`` adds to
-        the curvature sum (mu, the projection, I / kappa, I (x) 11^T / k, the ridge)."""
+        the curvature sum (mu, the projection, I / kappa, I (x) 11^T / k, the ridge).
+        ``free_mu``: of the terms free at (V, b) for that mu (a pattern step's)."""
         from ._dask_passes import hessian_pass
         self.passes += 1
         self.products += 1
         sV, sb = self._center(*self._unflat(P.ravel()))
-        out = reduce_chunks(self.blocks, hessian_pass, self.task, V, b, self.mu, sV, sb)
+        out = reduce_chunks(self.blocks, hessian_pass, self.task, V, b, self.mu, sV, sb,
+                            free_mu)
         XtU, usum = out if out is not None else (np.zeros((self.d, self.k)), np.zeros(self.k))
         rows = [XtU, usum[None, :]] if self.equality else [XtU]
         H = np.vstack(rows) / self.mu
@@ -691,9 +728,10 @@ class ChunkedNewton:
             H[self.d] += 1e-10 * P[self.d]
         return H
 
-    def direction(self, V, b, g, curv):
+    def direction(self, V, b, g, curv, free_mu=None):
         """The Newton direction (flat) at (V, b) for the gradient g: the dense system's
-        solution, or conjugate gradients' (msvm/_dask_cg.py) beyond DENSE_MAX_UNKNOWNS."""
+        solution, or conjugate gradients' (msvm/_dask_cg.py) beyond DENSE_MAX_UNKNOWNS
+        (``free_mu``: the curvature's terms are those free for that mu, a pattern step's)."""
         from scipy.linalg import LinAlgError, cho_factor, cho_solve, lstsq
         if self.curvature != "dense":
             from ._dask_cg import conjugate_gradients, preconditioner
@@ -710,7 +748,7 @@ class ChunkedNewton:
                         self.last_products = 0
                         return M(g.reshape(-1, self.k)).ravel()
             s, self.last_products = conjugate_gradients(
-                lambda P: self.hessian_times(V, b, P), g.reshape(-1, self.k), M)
+                lambda P: self.hessian_times(V, b, P, free_mu), g.reshape(-1, self.k), M)
             return s.ravel()
         from ._primal import newton_matrix
         H = newton_matrix(curv, self.mu, self.d, self.kappa, self.equality)
@@ -776,10 +814,18 @@ class ChunkedNewton:
         t = self.exact_step(V, b, gV, gb, s0)
         return V - t * gV, b - t * gb
 
-    def newton(self, V, b, gtol, max_steps, rtol=0.0):
-        """``SmoothedPrimal.newton`` without the pattern step (every pass is stateless): the
-        Newton direction from the free terms' curvature at each iterate (``direction``)."""
-        state = self.gradient(V, b, self._summary_kind())
+    def newton(self, V, b, gtol, max_steps, rtol=0.0, pattern=None):
+        """``SmoothedPrimal.newton``: the Newton direction from the free terms' curvature at
+        each iterate (``direction``).  ``pattern``: the last stage's mu, whose free pattern
+        at (V, b) (its solution) gives the first step, as ``predict`` does in memory: the
+        Newton step of that pattern's quadratic model at the current mu (``pattern_pass``:
+        the pattern is recomputed from (V, b) on the workers, no state is kept between
+        passes), in the pass that the first gradient takes anyway."""
+        model = None
+        if pattern is not None:
+            *state, model = self.pattern_gradient(V, b, pattern)
+        else:
+            state = self.gradient(V, b, self._summary_kind())
         gtol = max(gtol, rtol * float(np.linalg.norm(self._flat(*state[1:3]))))
         steps = 0
         for _ in range(max_steps):
@@ -789,7 +835,8 @@ class ChunkedNewton:
             gnorm = float(np.sqrt(g @ g))
             if gnorm <= gtol:
                 break
-            sV, sb = self._center(*self._unflat(self.direction(V, b, g, curv)))
+            rhs, free_mu, model = (g, None, None) if model is None else (model, pattern, None)
+            sV, sb = self._center(*self._unflat(self.direction(V, b, rhs, curv, free_mu)))
             slope = float(gV.ravel() @ sV.ravel() + gb @ sb)
             if not slope > 0:
                 sV, sb, slope = gV, gb, float(g @ g)
@@ -825,14 +872,17 @@ class ChunkedNewton:
             V, b = np.zeros((self.d, self.k)), np.zeros(self.k)
         self.factor = None
         V, b = self.gradient_step(*self._center(V, b))
-        extra, best = 0, None
+        extra, best, pattern = 0, None, None
         while True:
             self.mu = max(self.mu, target)
             last = self.mu <= target
             V, b, used = self.newton(V, b, gtol if last else 1e3 * gtol,
                                      min(NEWTON_MAX_ITER, budget),
-                                     rtol=0.0 if last else STAGE_RTOL)
+                                     rtol=0.0 if last else STAGE_RTOL,
+                                     pattern=pattern)
             budget -= used
+            # the next stage starts with this one's free pattern (not per group: caps)
+            pattern = self.mu if PATTERN_STEPS and not self.grouped else None
             if last:
                 self.V, self.b = V, b
                 self.certify()
@@ -915,8 +965,13 @@ class ChunkedNewton:
         self.objective = feature_penalty(W, self.kappa, self.est._output_map(self.k)) + loss
         size = max(size, self.gap_scale)
         self.relative_gap = gap / size if size > 0 else (0.0 if gap <= 0 else np.inf)
-        self.support = sums[4:4 + self.k].astype(np.int32)
-        self.predicted = sums[4 + self.k:]
+        k = self.k
+        self.support = sums[4:4 + k].astype(np.int32)
+        self.predicted = sums[4 + k:4 + 2 * k]
+        # what a weighted refit's chain needs to tell whether larger weights of a class
+        # keep this solution (msvm._dask_probability.settled)
+        self.settle = (sums[4 + 2 * k:4 + 3 * k], sums[4 + 3 * k:], float(gap), float(size),
+                       float(self.tol))
 
     def store(self, est, stop_reason=None, attributes=None):
         """The fitted attributes (see the module note) and the fit's warnings: those of the

@@ -188,6 +188,55 @@ def gradient_pass(model, Xc, yc, swc, V, b, mu, curvature, stride=1):
     return float(loss), transposed_times(X, U), U.sum(axis=0), primal._curvature, n
 
 
+def pattern_pass(model, Xc, yc, swc, V, b, mu, pattern_mu, curvature, stride=1):
+    """``gradient_pass`` at the first iterate of a new mu stage, with the free pattern of
+    the last stage's solution (the chunked form of ``SmoothedPrimal.newton``'s ``predict``).
+
+    The terms free at (V, b) for the last stage's ``pattern_mu`` (mu lo_v <= z_v <= mu hi_v
+    there: a function of the iterate, so the pass stays stateless) are the pattern.
+    Returns (loss, X^T U, U summed, the curvature summary of the pattern's terms (as
+    ``gradient_pass`` returns it for the free terms; None for none), the number of samples,
+    X^T U_p, U_p summed): U the slot sums of the dual point at ``mu``, U_p those of the
+    pattern's quadratic model at ``mu`` (``pattern_slot_sums``: alpha_v = z_v / mu
+    unclipped on the pattern's terms).  A Newton step with the pattern's curvature at mu on
+    the model's gradient goes to the new stage's solution at once where the pattern is
+    still the solution's.  Every X^T product of a block is one, of [U, U_p]."""
+    X, y, sw = model.rows(Xc, yc, swc)
+    k = model.k
+    if not len(y):
+        zero = np.zeros((X.shape[1], k))
+        return 0.0, zero, np.zeros(k), None, 0, zero, np.zeros(k)
+    problem = model.problem(y, sw, X)
+    if isinstance(X, FactoredRows) and (curvature is True or curvature == "dense"):
+        X = X.features()
+    primal = SmoothedPrimal(problem, X)
+    terms, n = primal.terms, len(y)
+    both = np.empty((n, 2 * k))
+    free, parts = np.zeros(problem.n_vars, dtype=np.uint8), []
+
+    def fill(G, start, stop):
+        U = np.empty((stop - start, k))
+        terms.mu = pattern_mu
+        parts.append(terms.free_changes(G, free, start, stop))
+        terms.mu = mu
+        loss = terms.value_and_slot_sums(G, U, start, stop)
+        both[start:stop, :k] = U
+        terms.pattern_slot_sums(G, U, free, start, stop)
+        both[start:stop, k:] = U
+        return loss
+    loss, XtU = _block_sums(X, V, b, both, fill)
+    changes = [np.concatenate(c) for c in zip(*parts)]
+    if curvature in ("slots", "kronecker", "sampled"):
+        summary = factored_summary(X, *sample_blocks(k, *changes), problem.equality, curvature,
+                                   stride)
+    else:
+        primal._reset_curvature()
+        primal._add_changes(changes)
+        summary = primal._curvature
+    sums = both.sum(axis=0)
+    return float(loss), XtU[:, :k], sums[:k], summary, n, XtU[:, k:], sums[k:]
+
+
 def _block_sums(X, V, b, U, fill):
     """(the sum of ``fill``'s values, X^T U): the decision values G = X V + b and the rows
     start:stop of U (n, q), which ``fill(G, start, stop)`` writes from them (returning, say,
@@ -332,12 +381,14 @@ def sampled_rows(X, samples, S, stride=1):
     return SampledRows(rows, blocks, len(samples), len(picked) == len(samples))
 
 
-def hessian_pass(model, Xc, yc, swc, V, b, mu, sV, sb):
+def hessian_pass(model, Xc, yc, swc, V, b, mu, sV, sb, free_mu=None):
     """The chunk's part of the Newton matrix times a direction (sV, sb) (slot-centered) at
     the iterate (V, b): (X^T U', U' summed over the samples) with U'_i = S_i (dF_i), dF =
     X sV + sb and S_i the sample's sum of d_v d_v^T over its terms free at (V, b) (the
     curvature sum of ``gradient_pass`` times the direction, before the division by mu and
-    the projection, which the client applies).  None for an empty chunk."""
+    the projection, which the client applies).  ``free_mu``: the terms free at (V, b) for
+    that mu instead (the last stage's pattern, ``pattern_pass``; not for group caps).  None
+    for an empty chunk."""
     X, y, sw = model.rows(Xc, yc, swc)
     if not len(y):
         return None
@@ -352,7 +403,7 @@ def hessian_pass(model, Xc, yc, swc, V, b, mu, sV, sb):
         U[samples] = np.einsum("ijl,il->ij", S, dF[samples])
         return transposed_times(X, U), U.sum(axis=0)
     primal = SmoothedPrimal(problem, X)
-    primal.mu = mu
+    primal.mu = mu if free_mu is None else free_mu
     free = np.zeros(problem.n_vars, dtype=np.uint8)
     F = np.empty((len(y), k))
 
@@ -413,13 +464,15 @@ def certificate_pass(model, Xc, yc, swc, V, b, mu, W, b_slot):
     gap without the equalities' term and size (``primal_dual`` on the chunk's problem with
     the equalities left out; msvm._core._gap), the model's weighted loss at the decision
     values of the fitted function (coefficients -kappa W P, intercepts b_slot, the output
-    map), the samples with a nonzero dual variable per class, and the training predictions
-    per class.  Returns an array [primal, gap, size, loss, support (k), predicted (k)].
+    map), the samples with a nonzero dual variable per class, the training predictions
+    per class, the samples per class with a variable at a bound that grows with their weight
+    (``DualProblem.at_moving_bounds``) and the weighted loss per class.  Returns an array
+    [primal, gap, size, loss, support (k), predicted (k), at moving bounds (k), loss (k)].
     """
     X, y, sw = model.rows(Xc, yc, swc)
     k, est = model.k, model.estimator
     if not len(y):
-        return np.zeros(4 + 2 * k)
+        return np.zeros(4 + 4 * k)
     problem = model.problem(y, sw, X)
     if len(problem.cap):
         alpha = CappedTerms(problem, mu).dual_point(_decision(X, V, b))
@@ -437,10 +490,13 @@ def certificate_pass(model, Xc, yc, swc, V, b, mu, W, b_slot):
     f = rows_times(X, np.ascontiguousarray(Wh @ T.T)) + T @ b_slot
     G = est._decision_from_output(f)
     with np.errstate(over="ignore", invalid="ignore"):
-        loss = model.C * float(np.dot(sw, losses_in_blocks(est._loss, G, y)))
+        losses = losses_in_blocks(est._loss, G, y)
+        loss = model.C * float(np.dot(sw, losses))
+        class_loss = model.C * np.bincount(y, weights=sw * losses, minlength=k)
     support = np.bincount(y[problem.support_mask(alpha)], minlength=k)
     predicted = np.bincount(np.argmax(G, axis=1), minlength=k)
-    return np.concatenate([[value, gap, size, loss], support, predicted])
+    moving = np.bincount(y[problem.at_moving_bounds(alpha)], minlength=k)
+    return np.concatenate([[value, gap, size, loss], support, predicted, moving, class_loss])
 
 
 def stats_pass(Xc, yc, swc):

@@ -25,6 +25,11 @@ Design
   X as row subsets of its chunks (``X[rows]`` with sorted rows keeps the chunking);
 - the held-out ratios are computed chunk by chunk from the small fitted functions and
   gathered (n_held_out x k values) for the exponent and floor, a two-parameter fit;
+- a chain stops at the level where its fit is settled (:func:`settled`), as the in-memory
+  chains do, by the same rule stated for a certified point: the certificate pass counts,
+  per class, the samples with a dual variable at a bound that grows with their weight and
+  sums the class's weighted loss, so the client can tell whether the fit's gap stays within
+  tol at the levels below (no pass of its own);
 - the fits run one after another (``n_jobs`` is not used, nor a joblib backend): each
   one's passes run on all the workers.
 
@@ -37,6 +42,32 @@ from sklearn.base import clone
 from ._dask import _chunked_kind, as_row_chunks, fit_dask
 
 
+def settled(est, label, growth):
+    """Whether the chunked weighted fit ``est`` is also a fit, to its tolerance, at every
+    weight of the samples of class ``label`` up to ``growth`` times theirs (the levels below
+    its own in the chain), so that the chain may stop there.
+
+    The rule of the in-memory chains (``msvm._probability._settled``), for a certified
+    point instead of an exact one: the fit's dual point alpha has no variable of the class
+    at a bound that grows with the weight (its certificate pass counts them,
+    ``_chunked_settle_``), so alpha stays feasible, with the same dual value, when those
+    weights grow by ``growth``; the primal value of the same function grows by
+    (growth - 1) times the class's weighted loss (the hinge terms inside the smoothing band
+    are not quite zero).  The fit is settled when its duality gap plus that growth stays
+    within its tolerance of the size it was measured against (which only grows with the
+    weights).  Only a converged fit of one convex solve (not a DC model's, a reweighting's
+    or a grid's).
+    """
+    state = getattr(est, "_chunked_settle_", None)
+    if state is None or not getattr(est, "converged_", False):
+        return False
+    moving, class_loss, gap, size, tol = state
+    j = int(np.searchsorted(est.classes_, label))
+    if moving[j] > 0:
+        return False
+    return gap + (growth - 1.0) * class_loss[j] <= tol * size
+
+
 class ChunkedFits:
     """The fits, fold rows and held-out ratios of ``msvm._probability``'s runner on Dask X
     (see the module note).
@@ -46,10 +77,14 @@ class ChunkedFits:
     ratios : callable
         ``ratios(own_fit, chains, levels, X)``: the bracketed ratios at in-memory rows X
         (``msvm._probability.bracketed_ratios``), applied here chunk by chunk.
+    settle : bool, default=True
+        Whether a chain stops at the level where its fit is settled (:func:`settled`;
+        ``msvm._probability.SETTLED_CHAINS``).
     """
 
-    def __init__(self, ratios):
+    def __init__(self, ratios, settle=True):
         self._ratios = ratios
+        self._settle = settle
 
     @staticmethod
     def own_fit(template, X, y, sample_weight):
@@ -67,23 +102,26 @@ class ChunkedFits:
             return est._fit_model(X, y, sample_weight, start=start)
         return fit_dask(est, X, y, sample_weight, start=start)
 
-    @classmethod
-    def weighted_chain(cls, template, start, X, y, sample_weight, levels, label):
+    def weighted_chain(self, template, start, X, y, sample_weight, levels, label):
         """The weighted fits of class ``label`` along the levels (t_m first, each from the
-        last fit), as ``msvm._probability._weighted_chain``: the m fits, t_1 first."""
+        last fit), as ``msvm._probability._weighted_chain``: the m fits, t_1 first; with
+        ``settle``, the chain stops at the level where its fit is settled (:func:`settled`)
+        and the levels below hold that fit."""
         is_label = np.asarray(y == label)
         chain = []
         for t in levels[::-1]:
-            start = cls.top_fit(template, start, X, y,
-                                sample_weight * np.where(is_label, 1.0 / t, 1.0))
+            start = self.top_fit(template, start, X, y,
+                                 sample_weight * np.where(is_label, 1.0 / t, 1.0))
             chain.append(start)
+            if self._settle and settled(start, label, t / levels[0]):
+                break                       # the levels below have this fit's solution
+        chain += [chain[-1]] * (len(levels) - len(chain))
         return chain[::-1]
 
-    @classmethod
-    def task_chains(cls, template, start, X, y, sample_weight, levels, labels):
+    def task_chains(self, template, start, X, y, sample_weight, levels, labels):
         """The chains of the classes ``labels`` (:meth:`weighted_chain`), one after
         another, as ``msvm._probability._task_chains``."""
-        return [cls.weighted_chain(template, start, X, y, sample_weight, levels, label)
+        return [self.weighted_chain(template, start, X, y, sample_weight, levels, label)
                 for label in labels]
 
     @staticmethod

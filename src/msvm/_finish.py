@@ -111,12 +111,20 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-# free sets up to SMALL_FREE: a fresh factorization of the bordered system per step (m^3 / 3
+# free sets up to FRESH_FREE: a fresh factorization of the bordered system per step (m^3 / 3
 # flops), at most SMALL_STEPS steps and SMALL_FLOPS flops (about 0.3 s on one core), None
-# when the free set grows past SMALL_FREE
+# when the free set grows past SMALL_FREE.  FRESH_FREE is the size at which SMALL_STEPS fresh
+# factorizations fit in SMALL_FLOPS: above it the fresh steps ran out of their flops after
+# ten to thirty steps, returned nothing, and the solver crawled on to max_iter (make_blobs
+# n = 1,000, d = 3, RBF, C = 1e6-1e8: 426-624 free variables at every budget stop, 5 of 10
+# fits of the per-class models stopped at max_iter, KKT residual 2-8); from there up the
+# Schur-updated face system below serves (one factorization, O(m^2) a step), and those fits
+# converge in 101-201 epochs.  SMALL_FREE stays the size tried at every budget stop
+# (msvm._sequence._finish_due).
 SMALL_FREE = 600
 SMALL_STEPS = 400
 SMALL_FLOPS = 1e9
+FRESH_FREE = int((3.0 * SMALL_FLOPS / SMALL_STEPS) ** (1.0 / 3.0))
 # larger free sets (a start above SMALL_FREE): Schur-complement updates (_FaceSystem), up
 # to MAX_FREE variables (2 m^3 / 3 flops a factorization: about 1 s on one core at 2,500),
 # MAX_STEPS steps and MAX_FLOPS flops (a few seconds on one core)
@@ -639,7 +647,7 @@ def finish_dual(problem, alpha, F, columns, tol, max_diag, settle=False, last=Fa
 
 
 def _active_set(problem, alpha, F, columns, tol, settle=False, last=False):
-    """The loop of `finish_dual`: (alpha, s) or None.  A start with at most SMALL_FREE free
+    """The loop of `finish_dual`: (alpha, s) or None.  A start with at most FRESH_FREE free
     variables is solved with fresh factorizations within the SMALL_* bounds; a larger one
     with Schur-complement updates within the MAX_* bounds, and where those run out after full
     steps were taken, the point reached (every step lowers the objective on the face and
@@ -712,12 +720,12 @@ def _active_set(problem, alpha, F, columns, tol, settle=False, last=False):
 
 def _system_for(lay, cols, m, settle, last):
     """The face system for a start of m free variables and its bounds: (system, largest
-    free set, flop budget, steps).  Up to SMALL_FREE a fresh factorization per step; up to
+    free set, flop budget, steps).  Up to FRESH_FREE a fresh factorization per step; up to
     MAX_FREE Schur updates; above (``settle`` and ``last`` only, up to PROX_FREE) Schur
     updates of the proximally regularized face (see `_settled_on_face`), while m is at most
     PROX_PER_SAMPLE per sample."""
     E = _slot_basis(lay.k)
-    if m <= SMALL_FREE:
+    if m <= FRESH_FREE:
         return _FreshSystem(lay, cols, E), SMALL_FREE, SMALL_FLOPS, SMALL_STEPS
     if m <= MAX_FREE or not (settle and last) or m > PROX_PER_SAMPLE * lay.n_samples:
         flops = max(MAX_FLOPS, LAST_CUBES * float(m) ** 3) if settle else MAX_FLOPS

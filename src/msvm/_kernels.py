@@ -292,6 +292,111 @@ def squared_distances(A, B):
     return D2
 
 
+class LandmarkRBF:
+    """exp(-gamma ||x - l||^2) of rows x against fixed rows L (a Nystroem map's landmarks):
+    the values of ``kernel_matrix(X, L, 'rbf', gamma)`` to rounding, with what depends on L
+    alone done once.
+
+    ``kernel_matrix`` computes every block as :func:`squared_distances` does: the median of
+    L, the shifted copies of both sides, scikit-learn's validation of both, the norms, the
+    product, four passes over the block (the two norms added, the clipping at zero, the
+    scaling by -gamma), then a scan of every entry for digits lost to cancellation, and the
+    exponential.  For a chunked fit's mapped passes (msvm._products.FactoredRows: a block of
+    kernel values per block of rows, in every pass) the shift by L's median and the
+    landmarks' side are kept, and the exponent -gamma (||x||^2 + ||l||^2 - 2 x^T l) is one
+    BLAS product of the shifted rows extended by [1, ||x||^2] with the landmarks' rows
+    [2 gamma l, -gamma ||l||^2, -gamma]; the exponential follows in place: no other pass
+    over the block.  The guard against cancellation recomputes from the differences the
+    entries that ``squared_distances`` recomputes (an exponent at most -gamma
+    ``_CANCELLATION`` (||x||^2 + ||l||^2) in size: half the digits lost) but finds them
+    without a scan: such an entry's exact distance is at most about that bound, and
+    (||x|| - ||l||)^2 <= ||x - l||^2, so only the landmarks whose norm lies within
+    sqrt(2 (_CANCELLATION + 4 (d + 2) eps) (||x||^2 + max ||l||^2)) of ||x|| can hold one
+    (the norms sorted once; twice the bound covers the rounding of the product and of the
+    norms).  Every entry whose distance rounds below zero is among them, so no clipping pass
+    is needed.  Where that window holds many landmarks (landmarks of nearly equal norms) the
+    block is scanned as there; rows whose exponents could overflow, and sparse rows, go
+    through ``kernel_matrix``.
+
+    Parameters
+    ----------
+    landmarks : ndarray of shape (m, n_features)
+        Dense rows.
+    gamma : float
+        The RBF kernel's coefficient.
+    """
+
+    def __init__(self, landmarks, gamma):
+        L = np.asarray(landmarks, dtype=np.float64)
+        self.landmarks, self.gamma = L, float(gamma)
+        m, d = L.shape
+        self.center = typical_point(L) if m else np.zeros(d)
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.shifted = L - self.center
+            self.norms = _row_sqnorms(self.shifted)
+            self.top = float(np.max(self.norms, initial=0.0))
+            # the landmarks' side of the exponent's product
+            R = np.empty((m, d + 2))
+            np.multiply(self.shifted, 2.0 * self.gamma, out=R[:, :d])
+            R[:, d] = -self.gamma * self.norms
+            R[:, d + 1] = -self.gamma
+        self.usable = bool(m and np.all(np.isfinite(R)) and self._safe(self.top))
+        if self.usable:
+            self.right = np.ascontiguousarray(R.T)
+            roots = np.sqrt(self.norms)
+            self.order = np.argsort(roots, kind="stable")
+            self.sorted_roots = roots[self.order]
+            eps = float(np.finfo(np.float64).eps)
+            self.window = 2.0 * (_CANCELLATION + 4.0 * (d + 2) * eps)
+
+    def _safe(self, sqnorm):
+        """Whether exponents of rows of squared norm at most ``sqnorm`` cannot overflow."""
+        return 8.0 * max(self.gamma, 1.0) * (sqnorm + self.top) <= DOUBLE_MAX
+
+    def __call__(self, X):
+        """K(X, landmarks), float64 (len(X), m)."""
+        if not self.usable or sp.issparse(X):
+            return kernel_matrix(X, self.landmarks, "rbf", self.gamma)
+        n, d = X.shape
+        left = np.empty((n, d + 2))
+        with np.errstate(over="ignore", invalid="ignore"):
+            A = np.subtract(X, self.center, out=left[:, :d])
+            na = _row_sqnorms(A)
+        if not (np.all(np.isfinite(na)) and self._safe(np.max(na, initial=0.0))):
+            return kernel_matrix(X, self.landmarks, "rbf", self.gamma)
+        left[:, d] = 1.0
+        left[:, d + 1] = na
+        E = left @ self.right
+        self._refine(E, A, na)
+        return np.exp(E, out=E)
+
+    def _refine(self, E, A, na):
+        """Recompute from the differences the exponents of E whose distances lost half
+        their digits (those ``squared_distances`` recomputes), found through the norms."""
+        nb, scale = self.norms, -self.gamma
+        half = np.sqrt(self.window * (na + self.top))
+        roots = np.sqrt(na)
+        lo = np.searchsorted(self.sorted_roots, roots - half, side="left")
+        hi = np.searchsorted(self.sorted_roots, roots + half, side="right")
+        counts = hi - lo
+        total = int(np.sum(counts))
+        if total == 0:
+            return
+        if total > E.size // 8:
+            # many landmarks of nearly equal norms: the scan of squared_distances
+            rows, cols = np.nonzero(E >= scale * _CANCELLATION * (np.max(na) + self.top))
+        else:
+            rows = np.repeat(np.arange(len(na)), counts)
+            offsets = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+            cols = self.order[np.repeat(lo, counts) + offsets]
+        keep = E[rows, cols] >= scale * _CANCELLATION * (na[rows] + nb[cols])
+        rows, cols = rows[keep], cols[keep]
+        step = max(1, _REFINE_BLOCK // max(1, A.shape[1]))
+        for start in range(0, len(rows), step):
+            r, c = rows[start:start + step], cols[start:start + step]
+            E[r, c] = scale * _row_sqnorms(A[r] - self.shifted[c])
+
+
 def _with_overflowing_rows(A, B, na, nb):
     """:func:`squared_distances` where some rows' squared norms overflow (inf): their
     distances are inf (beyond double precision), the others computed as usual.  The callers

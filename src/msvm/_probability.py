@@ -193,7 +193,37 @@ cheaper ones:
   public ``fit`` makes), and :func:`fit_shape` minimizes with the exact gradient (TNC): with
   L-BFGS-B and a numerical gradient it took 40 % of a breast cancer probability fit.
   Breast cancer (398 samples): 0.57 to about 0.3 s CPU; pendigits (2,000), where the
-  compiled solver dominates: 36x one fit before and after (shared, loaded machine).
+  compiled solver dominates: 36x one fit before and after (shared, loaded machine);
+- the refits are lean (round 10): every weighted refit, and the folds' own fits and fits at
+  3 C, is the model step of ``fit`` alone (``BaseMSVM._refit``), without the parameters'
+  validation: the estimators of the probability fit are copies of the validated estimator
+  (:func:`_with_params`, :func:`_fresh_copy`: no ``clone``, whose ``get_params`` calls
+  ``inspect.signature``) with C, tol, gamma and the cache storage set to values valid by
+  construction; X and y are validated once per data set, the full data and each fold's
+  training part (``_ChainRunner._checked``: one ``CheckedInput`` for the own fit, the fits
+  at 3 C and the chains at both C factors, with one hash of X), not once per chain and fit
+  (20 validations of 0.5 to 1 ms per probability fit at k = 3); and the exact intercepts
+  test their remaining candidates at once and bisect the shift on Python floats
+  (msvm._intercept: 0.53 to 0.35 ms per search at 400 samples, the same bits).  The fits
+  are the same bit for bit.  Profile before (ReinforcedMSVM(C=1), Liu and Yuan's example
+  4.1.1, n = 400, 87 fits, 0.20 s CPU): per refit about 2 ms, of which the compiled solve
+  0.4 ms, the intercept search 0.5 ms, parameter validation 0.17 ms, the input checks
+  0.17 ms.  Measured in one run (CPU, shared machine; benchmarks/results/probability.md,
+  section 9): the examples at n = 400 27x-29x to 24x-25x one fit, breast cancer 25x to
+  24x, wine 35x to 24x, digits (1,257 samples, k = 10) 7.3x to 7.0x, pendigits 2,000
+  samples 8.0x to 7.8x and 7,694 samples 3.7x both; the same probabilities.  On small data a
+  refit still costs 1.5 to 1.8 ms, a quarter of it the compiled solve and a fifth the
+  intercept search, the rest the Python steps of a fit outside this module, about 0.1 ms
+  each: with about 80 fits (34 at k = 2) the fit stays at 20x to 25x one fit (the 10x
+  target of issue 25 is missed there; 0.07x to 0.2x Platt scaling).
+
+Measured and not kept in round 10 (fewer calibration fits where a fit costs its Python
+overhead more than its solve; ``SMALL_DATA_MAX`` and the knobs beside it, off: section 9 of
+benchmarks/results/probability.md, 3 draws of each small set): the folds' chains at C alone
+(48 to 51 fits instead of 77 to 85 on the examples at n = 400, 16x to 17x one fit: the mean
+absolute error on example 4.1.2 at C = 1 rose by 0.0021, over the limit of 0.002, where 3 C
+was chosen on one draw), on every other level of the grid (breast cancer log loss +0.0104,
+over 0.01) and the C factor decided on the first fold (example 4.1.1 at C = 10 +0.0021).
 
 Measured and not kept in the round of the shared row sources (CPU time, shared machine):
 one refitted calibration fold where its held-out part has at least 1,000 samples (the
@@ -290,6 +320,16 @@ FLOOR_BOUNDS = (0.0, 0.5)
 # residual and of the relative duality gap), at most at REFIT_TOL_MAX.
 REFIT_TOL_FACTOR = 300.0
 REFIT_TOL_MAX = 0.3
+# Up to this many training samples (where a weighted fit costs its Python overhead more
+# than its solve) the calibration folds' chains run at SMALL_DATA_FACTORS only, on every
+# SMALL_DATA_LEVEL_STRIDE-th level of the grid (from the smallest), and with
+# SMALL_DATA_FIRST_FOLD the C factor is chosen on the first fold, the others refitted at
+# that factor alone.  Off (0): each broke a limit of issue 25 on one small set (the module
+# docstring, "Measured and not kept in round 10").
+SMALL_DATA_MAX = 0
+SMALL_DATA_FACTORS = (1.0, 3.0)
+SMALL_DATA_LEVEL_STRIDE = 1
+SMALL_DATA_FIRST_FOLD = False
 # A class's chain stops at the level where its fit is settled (``_settled``): the levels
 # below have the same solution.
 SETTLED_CHAINS = True
@@ -610,7 +650,7 @@ def _refit_template(template, factor):
     """The estimator of the weighted fits: C times ``factor``, tol times REFIT_TOL_FACTOR
     (at most REFIT_TOL_MAX, but never tighter than the estimator's own)."""
     tol = max(min(template.tol * REFIT_TOL_FACTOR, REFIT_TOL_MAX), template.tol)
-    return clone(template).set_params(C=template.C * factor, tol=tol)
+    return _with_params(template, C=template.C * factor, tol=tol)
 
 
 def _caught(function, *args):
@@ -631,27 +671,33 @@ def _caught(function, *args):
     return result, unconverged, others
 
 
-def _own_fit(template, X, y, sample_weight):
-    """A cold fit of ``template`` (the estimator's own fit on a calibration fold)."""
-    return clone(template).set_params(warm_start=False).fit(X, y, sample_weight=sample_weight)
+def _own_fit(template, X, y, sample_weight, checked=None):
+    """A cold fit of ``template`` (the estimator's own fit on a calibration fold), lean
+    (``BaseMSVM._refit``); ``checked``: the ``CheckedInput`` of X and y, shared with the
+    fits that follow on them (:class:`_ChainRunner`), or None."""
+    est = _with_params(template, warm_start=False)
+    with est._checked_refits(X, y, checked):
+        return est._refit(X, y, sample_weight)
 
 
-def _top_fit(template, start, X, y, sample_weight, features=None):
-    """The unweighted fit at the refits' C, warm-started from ``start`` (the own fit);
-    ``features``: ``start``'s feature map and phi(X) (``_kept_feature_state``), reused."""
-    est = clone(template)._start_from(start._warm_start_state())
-    if features is None:
-        return est.fit(X, y, sample_weight=sample_weight)
-    est._join_path(keep_rows=True)._share_features(features)
-    est.fit(X, y, sample_weight=sample_weight)
+def _top_fit(template, start, X, y, sample_weight, features=None, checked=None):
+    """The unweighted fit at the refits' C, warm-started from ``start`` (the own fit), lean;
+    ``features``: ``start``'s feature map and phi(X) (``_kept_feature_state``), reused;
+    ``checked``: as for :func:`_own_fit`."""
+    est = _fresh_copy(template)._start_from(start._warm_start_state())
+    if features is not None:
+        est._join_path(keep_rows=True)._share_features(features)
+    with est._checked_refits(X, y, checked):
+        est._refit(X, y, sample_weight)
     return est._leave_path()
 
 
 def _weighted_chain(template, start, X, y, sample_weight, levels, label, features=None,
-                    rows=None):
+                    rows=None, checked=None):
     """The weighted fits of one class along the levels, t_m first, t_1 last.
 
-    One estimator (a clone of ``template``, ``warm_start=True``) is refitted at every level
+    One estimator (a copy of ``template``, ``warm_start=True``: :func:`_fresh_copy`) is
+    refitted at every level
     with the samples of class ``label`` weighted by 1/t, each fit warm-started from the
     previous one's dual (the first from ``start``, the fit at t = 1) and on the previous
     one's row source (its scores and kernel-row cache: ``_join_path(keep_rows=True)``); a
@@ -661,6 +707,11 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
     neither y nor the weights, so it is fitted once for X, not once per chain.  ``rows``:
     a row source on the same X kept by an earlier fit (``_kept_rows``), whose kernel-row
     cache the chain's first fit reuses (its scores are moved to the start), or None.
+
+    The refits are lean (``BaseMSVM._refit``): the template's parameters are validated once
+    for the chain (by the caller, :func:`_task_chains`, once for its group), X and y once
+    for the chain or, with ``checked`` (the ``CheckedInput`` of an earlier chain on the same
+    X and y), once for the group; each refit is the fit the public ``fit`` makes.
 
     The chain stops at the level where its fit is settled (:func:`_settled`, with
     ``SETTLED_CHAINS``); the levels below hold that fit itself.
@@ -678,14 +729,14 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
     rows : KeptRows or None
         The row source the chain kept (``_kept_rows``), for the next chain on X.
     """
-    est = clone(template)._start_from(start._warm_start_state())._join_path(keep_rows=True)
+    est = _fresh_copy(template)._start_from(start._warm_start_state())._join_path(keep_rows=True)
     est._share_features(features)._take_rows(rows)
     est._plan_overrides = {"refit_start": "dual first"}
     is_label = np.asarray(y == label)
     chain = []
-    with est._checked_refits(X, y):         # X and y validated by the first fit only
+    with est._checked_refits(X, y, checked):    # X and y validated by the first fit only
         for t in levels[::-1]:
-            est.fit(X, y, sample_weight=sample_weight * np.where(is_label, 1.0 / t, 1.0))
+            est._refit(X, y, sample_weight * np.where(is_label, 1.0 / t, 1.0))
             chain.append(copy.copy(est))    # __getstate__: without the kept row source
             del chain[-1]._plan_overrides   # the chain's, not the fitted estimator's
             if SETTLED_CHAINS and _settled(est, is_label):
@@ -699,7 +750,35 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
     return chain[::-1], rows
 
 
-def _task_chains(template, start, X, y, sample_weight, levels, labels, features=None):
+def _with_params(template, **params):
+    """``clone(template).set_params(**params)`` for the estimators of the probability fit:
+    a :func:`_fresh_copy` given ``params``, without the ``get_params`` of ``clone`` and
+    ``set_params`` (``inspect.signature``: 0.1 ms each, three per estimator).  Nothing is
+    validated: the parameters are the estimator's own, validated by its fit, and those set
+    here (C times a factor, tol, the resolved gamma and cache storage, warm_start, verbose,
+    probability, n_threads) are valid by construction."""
+    est = _fresh_copy(template)
+    for name, value in params.items():
+        if name not in template.__dict__:
+            raise ValueError(f"{type(template).__name__} has no parameter {name!r}")
+        setattr(est, name, value)
+    return est
+
+
+def _fresh_copy(template):
+    """An unfitted copy of the unfitted ``template`` for one chain, as ``clone`` gives it:
+    the parameters are shared (values no fit changes), except a ``RandomState``, which the
+    fits draw their seeds from and is copied, so that every chain starts from the same
+    state.  Without ``clone``'s ``get_params`` (``inspect.signature``, twice per clone:
+    0.17 ms, 15 chains per probability fit)."""
+    est = copy.copy(template)
+    if isinstance(template.random_state, np.random.RandomState):
+        est.random_state = copy.deepcopy(template.random_state)
+    return est
+
+
+def _task_chains(template, start, X, y, sample_weight, levels, labels, features=None,
+                 checked=None):
     """The chains of the classes ``labels`` on one X (:func:`_weighted_chain`), one after
     another on one row source.
 
@@ -720,11 +799,14 @@ def _task_chains(template, start, X, y, sample_weight, levels, labels, features=
     """
     dtype = resolve_cache_dtype(template.cache_dtype, template.kernel, template.tol,
                                 template.C, sample_weight)
-    template = clone(template).set_params(cache_dtype=dtype)
+    template = _with_params(template, cache_dtype=dtype)
+    from ._base import CheckedInput
+
+    checked = CheckedInput(X, y) if checked is None else checked
     rows, chains = None, []
     for label in labels:
         chain, rows = _weighted_chain(template, start, X, y, sample_weight, levels, label,
-                                      features, rows)
+                                      features, rows, checked=checked)
         chains.append(chain)
     return chains
 
@@ -753,18 +835,7 @@ def _settled(est, is_label):
     if solved is None or solved[0].n_samples != len(is_label):
         return False
     problem, alpha = solved
-    lo, hi = problem.expanded_bounds()
-    mine = np.repeat(is_label, np.diff(problem.var_ptr))
-    a, lo, hi = alpha[mine], lo[mine], hi[mine]
-    if np.any((a >= hi) & (hi != 0)) or np.any((a <= lo) & (lo != 0)):
-        return False
-    if len(problem.cap):
-        group = problem.expand("group")
-        capped = mine & (group >= 0)
-        sums = np.bincount(group[capped], weights=alpha[capped], minlength=len(problem.cap))
-        used = np.bincount(group[capped], minlength=len(problem.cap)) > 0
-        return not np.any(used & (sums >= problem.cap))
-    return True
+    return not np.any(problem.at_moving_bounds(alpha)[is_label])
 
 
 def _class_groups(classes):
@@ -798,6 +869,7 @@ class _ChainRunner:
         self.n_jobs = n_jobs
         self.unconverged = 0
         self.fits = self if fits is None else fits
+        self._inputs = []
 
     def rows(self, X):
         """X indexable by rows (lists, array-likes, COO matrices as CSR)."""
@@ -832,7 +904,25 @@ class _ChainRunner:
 
     def own_fits(self, template, parts):
         """Cold fits of ``template`` on each (X, y, sample_weight) of ``parts``."""
-        return self._run([(self.fits.own_fit, template, *part) for part in parts])
+        return self._run([(self.fits.own_fit, template, *part, *self._checked(*part[:2]))
+                          for part in parts])
+
+    def _checked(self, X, y):
+        """() or (checked,): the ``CheckedInput`` of in-memory X and y (the same objects),
+        one for every fit on them (a fold's own fit, its top fits and its chains at every
+        C factor; the full data's top fit and chains): X and y validated once for all of
+        them (each fit in a joblib worker once for its unit of work).  Before, each own
+        fit, top fit and task validated them (9 times per probability fit at k = 2, 1 ms
+        each on breast cancer, against 4 ms for the estimator's whole fit)."""
+        if self.fits is not self:
+            return ()
+        from ._base import CheckedInput
+
+        for checked in self._inputs:
+            if checked.raw[0] is X and checked.raw[1] is y:
+                return (checked,)
+        self._inputs.append(CheckedInput(X, y))
+        return (self._inputs[-1],)
 
     def chains(self, tasks, levels):
         """For each task (refit template, own fit, X, y, sample_weight), the k chains.
@@ -856,10 +946,11 @@ class _ChainRunner:
                 for (_, own, *_), top in zip(tasks, tops)]
 
     def _shared_features(self, tasks):
-        """For each task, () or (features,): the feature map and phi(X) of its own fit
-        (``_kept_feature_state``) for its top fit and chains on the same X, on the
-        approximate-kernel path with in-memory fits; one state per own fit (the folds' own
-        fits serve the chains of both C factors).
+        """For each task, () for chunked fits, else (features, checked): the feature map
+        and phi(X) of its own fit (``_kept_feature_state``; None off the approximate-kernel
+        path) for its top fit and chains on the same X, one state per own fit (the folds'
+        own fits serve the chains of both C factors), and the ``CheckedInput`` of its X and
+        y (:meth:`_checked`).
 
         Without it every chain fitted the map again (Nystroem: the landmarks' kernel, its
         eigendecomposition and phi(X)): 1 + k + 2 (2 + 2 k) maps for one fit's worth of
@@ -873,8 +964,7 @@ class _ChainRunner:
         for _, own, X, *_ in tasks:
             if id(own) not in states:
                 states[id(own)] = own._kept_feature_state(X)
-        return [() if states[id(own)] is None else (states[id(own)],)
-                for _, own, *_ in tasks]
+        return [(states[id(own)], *self._checked(X, y)) for _, own, X, y, _ in tasks]
 
     def warn_unconverged(self, name):
         """One ConvergenceWarning for all the unconverged weighted fits."""
@@ -888,7 +978,8 @@ def _chain_runner(n_jobs, X):
     """The runner of the weighted fits: chunked fits for Dask input (msvm/_dask_probability.py)."""
     if is_dask_collection(X):
         from ._dask_probability import ChunkedFits
-        return _ChainRunner(1, fits=ChunkedFits(bracketed_ratios))   # each fit uses all workers
+        # each fit uses all workers
+        return _ChainRunner(1, fits=ChunkedFits(bracketed_ratios, settle=SETTLED_CHAINS))
     return _ChainRunner(n_jobs)
 
 
@@ -908,11 +999,12 @@ def _chosen_factor(shapes, held_out):
     -------
     factor : float
     """
-    first = REFIT_C_FACTORS[0]
-    losses = {f: _sample_log_losses(shapes[f], *held_out[f]) for f in REFIT_C_FACTORS}
+    factors = list(shapes)
+    first = factors[0]
+    losses = {f: _sample_log_losses(shapes[f], *held_out[f]) for f in factors}
     w = held_out[first][2] / held_out[first][2].sum()
     better = []
-    for f in REFIT_C_FACTORS[1:]:
+    for f in factors[1:]:
         d = losses[first] - losses[f]
         gain = np.sum(w * d)
         se = np.sqrt(np.sum(w * (d - gain) ** 2) / max(len(d) - 1, 1))
@@ -987,16 +1079,18 @@ class _HeldOutRatios:
         self.ratios = {}
         self.n_fits = 0
 
-    def add(self, factors, owns, parts):
+    def add(self, factors, owns, parts, folds=None):
         """The chains at each of ``factors`` on the training parts of the folds (own fits,
-        parts), all through one call of the runner."""
+        parts; ``folds``: their indices in the splits, default all), all through one call
+        of the runner."""
+        splits = self.splits if folds is None else [self.splits[i] for i in folds]
         tasks = [(_refit_template(self.template, factor), own, *part)
                  for factor in factors for own, part in zip(owns, parts)]
         results = iter(self.runner.chains(tasks, self.levels))
         for index, factor in enumerate(factors):
             ratios = self.ratios.setdefault(factor, [])
             factor_tasks = tasks[index * len(owns):(index + 1) * len(owns)]
-            for (train, test), (refit, own, *_), fold_chains in zip(self.splits, factor_tasks,
+            for (train, test), (refit, own, *_), fold_chains in zip(splits, factor_tasks,
                                                                     results):
                 fits = self.runner.fits
                 X_test, _ = fits.split(self.template, self.X, self.y, test, train)
@@ -1087,8 +1181,10 @@ class ProbabilityMixin:
         fit; for each factor the bracketed ratios of their held-out samples choose (a, eps)
         (:func:`fit_shape`), and :func:`_chosen_factor` keeps the factor of the smallest
         held-out log loss (with ``FACTOR_SE`` > 0, the estimator's own C unless another
-        factor lowers it by more than that many standard errors).  Returns
-        (1.0, 1.0, 0.0, 0) when a class has fewer samples than folds.
+        factor lowers it by more than that many standard errors).  Up to
+        ``SMALL_DATA_MAX`` samples (0: never) the cheaper calibrations of the
+        ``SMALL_DATA_*`` knobs run instead.  Returns (1.0, 1.0, 0.0, 0) when a class has
+        fewer samples than folds.
 
         Returns
         -------
@@ -1110,14 +1206,27 @@ class ProbabilityMixin:
             X_train, y_train = runner.fits.split(template, X, y, train)
             parts.append((X_train, y_train, base_sw[train] * (len(y) / len(train))))
         owns = runner.own_fits(template, parts)
-        held = _HeldOutRatios(template, X, y, splits, levels, runner)
-        held.add(REFIT_C_FACTORS, owns, parts)
-        shapes = {factor: fit_shape(*held.of(factor, y_enc, base_sw))
-                  for factor in REFIT_C_FACTORS}
-        factor = _chosen_factor(shapes, {f: held.of(f, y_enc, base_sw)
-                                         for f in REFIT_C_FACTORS})
+        small = len(y) <= SMALL_DATA_MAX
+        factors = SMALL_DATA_FACTORS if small else REFIT_C_FACTORS
+        held = _HeldOutRatios(template, X, y, splits,
+                              levels[::SMALL_DATA_LEVEL_STRIDE] if small else levels, runner)
+        if small and SMALL_DATA_FIRST_FOLD and len(factors) > 1 and len(owns) > 1:
+            held.add(factors, owns[:1], parts[:1], folds=[0])
+            factors = [_chosen_factor(*self._fold_shapes(held, factors, y_enc, base_sw))]
+            held.add(factors, owns[1:], parts[1:], folds=range(1, len(owns)))
+        else:
+            held.add(factors, owns, parts)
+        shapes, held_out = self._fold_shapes(held, factors, y_enc, base_sw)
+        factor = _chosen_factor(shapes, held_out)
         exponent, floor, _ = shapes[factor]
         return float(factor), exponent, floor, len(owns) + held.n_fits
+
+    @staticmethod
+    def _fold_shapes(held, factors, y_enc, base_sw):
+        """For each of ``factors``, :func:`fit_shape` of the held-out ratios so far, and
+        those ratios (the arguments of :func:`_chosen_factor`)."""
+        held_out = {f: held.of(f, y_enc, base_sw) for f in factors}
+        return {f: fit_shape(*held_out[f]) for f in factors}, held_out
 
     @probability_method
     @chunkwise

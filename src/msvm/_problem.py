@@ -214,6 +214,28 @@ class DualProblem:
         """Boolean (n,): the samples with a nonzero dual variable."""
         return samples_with_nonzero(self, np.ascontiguousarray(alpha, dtype=np.float64))
 
+    def at_moving_bounds(self, alpha):
+        """Boolean (n,): the samples with a variable at a bound that grows with the sample's
+        weight (an upper bound, a nonzero lower bound) or in a group at its cap.
+
+        The weights enter the dual only through those bounds: a solution none of whose
+        samples in a set is marked here meets the optimality conditions of every larger
+        weight of that set with the same residual (``msvm._probability._settled``).
+        """
+        alpha = np.asarray(alpha, dtype=np.float64)
+        lo, hi = self.expanded_bounds()
+        at = ((alpha >= hi) & (hi != 0)) | ((alpha <= lo) & (lo != 0))
+        if len(self.cap):
+            group = self.expand("group")
+            grouped = group >= 0
+            sums = np.bincount(group[grouped], weights=alpha[grouped], minlength=len(self.cap))
+            full = np.zeros(self.n_vars, dtype=bool)
+            full[grouped] = sums[group[grouped]] >= self.cap[group[grouped]]
+            at |= full
+        marked = np.zeros(self.n_samples, dtype=bool)
+        marked[self.sample_of_var()[at]] = True
+        return marked
+
     def class_sums(self, alpha):
         """c(alpha) = sum_v alpha_v d_v (k values), summed per entry first."""
         k = self.k

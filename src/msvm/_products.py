@@ -135,7 +135,7 @@ class FactoredRows:
         step = chunk_rows(max(self.fmap.normalization.shape[0], self.inputs.shape[1]))
         for start in range(0, self.shape[0], step):
             rows = slice(start, min(start + step, self.shape[0]))
-            yield rows, self.fmap.kernel_block(self.inputs[rows])
+            yield rows, self.fmap.pass_block(self.inputs[rows])
 
     def inner(self, W):
         """N W: the (m, q) factor that the kernel values multiply."""
