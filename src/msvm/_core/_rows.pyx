@@ -22,7 +22,8 @@
 #     row_entries(i, idx) gathers K[i, idx] (a working set's block) and row_axpys(i, c, y)
 #     does y_t += c_t K[i, :] for several targets (a score update), so the SMO path never
 #     converts a whole float32 row.  DenseKernelRows compute x_i . x_r from a dense X,
-#     SparseKernelRows from a CSR X (sample i scattered into a dense vector: O(nnz) per row).  The kernels: 'rbf'
+#     SparseKernelRows from a CSR X (sample i scattered into a dense vector: O(nnz) per
+#     row).  The kernels: 'rbf'
 #     exp(-gamma ||x - x'||^2), 'poly' (gamma x.x' + coef0)^degree, 'linear' x.x', each plus
 #     a constant `shift` (a penalised intercept as a constant feature).  An RBF row's
 #     exponentials are taken together by a vectorized exp (_exp_row.h), 3-5x libm's speed.
