@@ -534,7 +534,7 @@ pendigits fits identical to the last bit):
 
 * (e) the dot products of a batch's last rows (fewer than four) through the four-row loop of
   _dense_dots.h (the missing places take the first row again and are not stored; each stored
-  sum the same terms in the same order).  Its loop over the remaining rows ran about 20x
+  sum the same terms in the same order).  Its loop over the remaining rows ran about 7-11x
   slower per value than the four-row loop, and batches are 16 rows at most and at most
   4 MB of values: 13 rows (4 + 4 + 4 + 1) at n = 40,000, 7 at 66,000-70,000 and 6 at
   80,000, where a kernel value cost 11-13 ns against 3 ns at 60,000 (8 rows).  After:
