@@ -63,4 +63,36 @@ static void msvm_exp_row(double *x, ptrdiff_t n)
     }
 }
 
+/* The RBF exponent from the dot products, in place: x[r] = -gamma max(sq_i + sq[r] - 2 x[r], 0)
+ * for r < n (0.0 for a negative distance).  The operations and their order are the plain
+ * loop's, with no contraction into fused multiply-adds, so every value is that of the
+ * baseline (SSE2) build whatever clone runs (the kernel matrix keeps its exact symmetry).
+ * Vectorized for AVX-512 / AVX2 (n = 40,000, d = 20: this pass and the store below were a
+ * quarter of computing a row in the compiled Cython loops). */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#define MSVM_ARGS_CLONES MSVM_CLONED(("no-trapping-math", "fp-contract=off"))
+
+MSVM_ARGS_CLONES
+static void msvm_rbf_args(double *x, const double *sq, double sq_i, double gamma, ptrdiff_t n)
+{
+    ptrdiff_t r;
+    for (r = 0; r < n; r++) {
+        double dist = sq_i + sq[r] - 2.0 * x[r];
+        x[r] = dist < 0.0 ? 0.0 : -gamma * dist;
+    }
+}
+
+/* dst[r] = (float) src[r] for r < n: a kernel row stored in single precision (rounded to
+ * nearest, as one conversion at a time). */
+MSVM_ARGS_CLONES
+static void msvm_store32(float *dst, const double *src, ptrdiff_t n)
+{
+    ptrdiff_t r;
+    for (r = 0; r < n; r++)
+        dst[r] = (float)src[r];
+}
+
 #endif

@@ -127,23 +127,33 @@ typedef struct {
     double *const *ys;
     double *S;
     int single, m, ld, nt;
+    ptrdiff_t tile;
 } msvm_axpys_task;
 
+/* A thread's samples [lo, hi), in column tiles of w->tile samples (all of them at once when
+ * 0): within a tile every target takes its terms as above, so that the tile of a changed
+ * row, read again for each of its nonzero slots, is still in the core's cache the second
+ * time (the same values: each entry's terms and their order do not depend on the range). */
 static void msvm_axpys_part(void *ctx, int part, ptrdiff_t lo, ptrdiff_t hi)
 {
     const msvm_axpys_task *w = (const msvm_axpys_task *)ctx;
+    ptrdiff_t t0, t1, step = w->tile > 0 ? w->tile : hi - lo;
     (void)part;
-    msvm_rows_axpys_range(w->rows, w->single, w->m, w->coef, w->ld, w->ys, w->nt, lo, hi);
-    if (w->S != NULL)
-        msvm_sums_range(w->ys, w->nt, w->S, lo, hi);
+    for (t0 = lo; t0 < hi; t0 = t1) {
+        t1 = hi - t0 > step ? t0 + step : hi;
+        msvm_rows_axpys_range(w->rows, w->single, w->m, w->coef, w->ld, w->ys, w->nt, t0, t1);
+        if (w->S != NULL)
+            msvm_sums_range(w->ys, w->nt, w->S, t0, t1);
+    }
 }
 
 /* The score update ys[t] += sum_a coef[a * ld + t] rows[a] over all n samples, split
- * between `threads` threads by samples (_threads.h; the same values for every split); with
- * S not NULL, then S = ys[0] + ... + ys[nt-1] (each thread its own samples). */
+ * between `threads` threads by samples (_threads.h; the same values for every split), each
+ * thread's samples in column tiles of `tile` samples (0: one pass over them); with S not
+ * NULL, then S = ys[0] + ... + ys[nt-1] (each thread its own samples). */
 static void msvm_rows_axpys(const void *const *rows, int single, int m, const double *coef,
                             int ld, double *const *ys, int nt, ptrdiff_t n, double *S,
-                            int threads)
+                            int threads, ptrdiff_t tile)
 {
     msvm_axpys_task w;
     w.rows = rows;
@@ -154,6 +164,7 @@ static void msvm_rows_axpys(const void *const *rows, int single, int m, const do
     w.m = m;
     w.ld = ld;
     w.nt = nt;
+    w.tile = tile;
     msvm_parallel(n, msvm_parts(n, threads), 16, threads, msvm_axpys_part, &w);
 }
 

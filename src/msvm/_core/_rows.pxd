@@ -28,6 +28,8 @@ cdef class RowSource:
     cdef bint has_rows(self) noexcept nogil
     cdef const double* row(self, int i) noexcept nogil
     cdef void prefetch(self, const int* idx, int m) noexcept nogil
+    cdef int demote(self, const unsigned char* idle, const int* keep) noexcept nogil
+    cdef bint cached(self, int i) noexcept nogil
     cdef void row_entries(self, int i, const int* idx, int m, double* out) noexcept nogil
     cdef void block_entries(self, const int* idx, int m, double* out) noexcept nogil
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil

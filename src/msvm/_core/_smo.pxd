@@ -55,6 +55,10 @@ cdef inline int ce(const Canon* cn, int v) noexcept nogil:
 cdef class SMOSolver(InnerSolver):
     cdef readonly long long steps, blocks
     cdef readonly long long skipped   # sample visits the scans left out (settled samples)
+    # the full scans, the samples left unsettled by them (summed), the settled samples they
+    # unsettled (summed), and the distinct samples changed between two full scans (summed)
+    cdef readonly long long full_scans, active_sum, unsettled_sum, changed_sum
+    cdef int* stamp            # n: the full scan after which the sample last changed
     cdef long long max_steps
     cdef int qmax, nprev
     cdef bint grouped

@@ -63,7 +63,9 @@
 #    read and written once per four of its changed samples (_rows.pyx: rows_axpys).
 #
 # The kernel rows of B come from the row source (Gram matrix or LRU cache); q never exceeds
-# the cache capacity, so the rows fetched in step 2 are still cached in step 4.  The scores
+# the cache capacity, so the rows fetched in step 2 are still cached in step 4.  Where the
+# cache cannot hold every row, step 2 hands it the settled samples, whose rows it evicts
+# first (RowSource.demote: no value depends on what is cached).  The scores
 # are the row source's own (held slot-major, F^T, k x n); the solver keeps their row sums S.
 # The augmented-Lagrangian rounds around the inner problems are _alm.pyx's.
 #
@@ -73,6 +75,18 @@
 # slower on pendigits: the full scans (every SHRINK_EVERY scans) need the suffix current,
 # which halves what the deferral saves, and each new layout is a pass over the whole cache
 # while the active set churns from one full scan to the next.
+#
+# Not built (issue 24, round 10; per_class_speed.md, r10): libsvm's kernel rows over the
+# unsettled samples only, the settled samples' scores rebuilt at the full scans.  Counted on
+# make_classification (d = 20, k = 5, C = 1, ReinforcedMSVM): at n = 40,000 a full scan
+# comes every 10 blocks (81 a fit) and leaves 18.7k samples (47 %) unsettled, 12.6k of them
+# settled at some scan since the last one; 1,717 distinct samples change between two full
+# scans, about the 1,969 rows computed over the interval.  Rows over the unsettled columns
+# (and twice as many cached: 124k rows instead of 154k) plus the rebuild (the changed
+# samples' rows over the settled columns) come to 5.3e9 kernel values against 6.2e9: 15 %.
+# Full scans only where the rules need them (start of a solve, before convergence): 50
+# instead of 81, but 1,225 blocks instead of 821 and 2,310 changed samples an interval: 5.4e9
+# against 6.1e9.  At n = 80,000: 114 full scans, 24.5k unsettled, 12.3k unsettled again.
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
 from libc.string cimport memmove
@@ -140,6 +154,13 @@ cdef double BLOCK_TOL_FRACTION = 0.1
 cdef int SETTLE_ZERO_MIN_N = 2000
 # a conjugate-gradient direction of curvature below CG_FLAT ||p||^2 max(kappa K_ii) is flat
 cdef double CG_FLAT = 1e-12
+# where the row cache holds under half the rows, a candidate of the working set whose kernel
+# row is cached counts with this many times its violation (_load_block).  make_classification
+# n = 40,000, d = 20, k = 5, ReinforcedMSVM C = 1 (CPU, one fit each, shared machine):
+# factor 1 (plain choice) 154,374 rows computed, 821 blocks, 27.7 s; 2: 112,345, 811, 21.7 s;
+# 4: 98,781, 790, 20.4 s; 11: 92,487, 857, 20.4 s.  n = 10,000 (cache holding every row
+# but 5 % at float32) is outside the rule
+cdef double CACHED_BOOST = 4.0
 
 
 cdef inline double _room_up(const Prob* p, const State* st, const Canon* cn, int v, double U,
@@ -391,6 +412,8 @@ cdef struct ScanTask:
     long long skipped[MAX_SCAN_PARTS]
     long long vars_seen[MAX_SCAN_PARTS]
     long long scanned[MAX_SCAN_PARTS]
+    long long active[MAX_SCAN_PARTS]
+    long long unsettled[MAX_SCAN_PARTS]
 
 
 cdef void _scan_part(void* ctx, int t, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
@@ -398,8 +421,9 @@ cdef void _scan_part(void* ctx, int t, Py_ssize_t lo, Py_ssize_t hi) noexcept no
     cdef ScanTask* w = <ScanTask*> ctx
     cdef Py_ssize_t i
     cdef int m = 0
-    cdef long long skipped = 0, vars_seen = 0, scanned = 0
+    cdef long long skipped = 0, vars_seen = 0, scanned = 0, active = 0, unsettled = 0
     cdef double sc, margin, viol = 0.0, Ssum = 0.0
+    cdef unsigned char was
     for i in range(lo, hi):
         if not w.full and w.settled[i]:
             skipped += 1
@@ -410,13 +434,20 @@ cdef void _scan_part(void* ctx, int t, Py_ssize_t lo, Py_ssize_t hi) noexcept no
                              w.shrinking, w.thr, &margin)
         Ssum += w.S[i]
         if w.shrinking:
+            was = w.settled[i]
             w.settled[i] = sc == 0.0 and margin > w.thr
+            if not w.settled[i]:
+                active += 1
+                if was:
+                    unsettled += 1
         if sc > viol:
             viol = sc
         if sc > w.eps:
             w.score[lo + m] = sc
             w.cand[lo + m] = <int> i
             m += 1
+    w.active[t] = active
+    w.unsettled[t] = unsettled
     w.viol[t] = viol
     w.Ssum[t] = Ssum
     w.m[t] = m
@@ -479,6 +510,7 @@ cdef class SMOSolver(InnerSolver):
         self.S = NULL
         self.vsettled = NULL
         self.settled = NULL
+        self.stamp = NULL
         self.drift = NULL
         self.interrupted = False
 
@@ -493,6 +525,10 @@ cdef class SMOSolver(InnerSolver):
         self.steps = 0
         self.blocks = 0
         self.skipped = 0
+        self.full_scans = 0
+        self.active_sum = 0
+        self.unsettled_sum = 0
+        self.changed_sum = 0
         self.nprev = 0
         qmax = min(qmax, n, src.capacity)
         self.qmax = max(qmax, 1)
@@ -506,6 +542,7 @@ cdef class SMOSolver(InnerSolver):
         self.prev = <int*> malloc(qmax * sizeof(int))
         self.sample = <int*> malloc(nv * sizeof(int) + sizeof(int))
         self.settled = <unsigned char*> malloc(n + 1)
+        self.stamp = <int*> malloc(n * sizeof(int) + 1)
         self.vsettled = <unsigned char*> malloc(nv + 1)
         self.bv = <int*> malloc(nbmax * sizeof(int))
         self.dU = <double*> malloc(<Py_ssize_t> qmax * (k + 1) * sizeof(double))
@@ -544,6 +581,7 @@ cdef class SMOSolver(InnerSolver):
         if (self.S == NULL or self.score == NULL or self.cand == NULL or self.prev == NULL
                 or self.vsettled == NULL
                 or self.sample == NULL or self.settled == NULL or self.bv == NULL
+                or self.stamp == NULL
                 or self.dU == NULL
                 or self.zg == NULL or self.ag == NULL or self.gvars == NULL
                 or self.drift == NULL
@@ -573,6 +611,7 @@ cdef class SMOSolver(InnerSolver):
             self.S[i] = 0.0
             self.B.loc[i] = -1
             self.settled[i] = 0
+            self.stamp[i] = -1
             for v in range(p.ptr[i], p.ptr[i + 1]):
                 self.sample[v] = i
                 self.vsettled[v] = 0
@@ -584,6 +623,7 @@ cdef class SMOSolver(InnerSolver):
     def __dealloc__(self):
         free(self.S); free(self.score); free(self.cand); free(self.prev); free(self.sample)
         free(self.settled)
+        free(self.stamp)
         free(self.vsettled)
         free(self.bv); free(self.dU); free(self.zg); free(self.ag); free(self.gvars)
         free(self.drift)
@@ -606,7 +646,10 @@ cdef class SMOSolver(InnerSolver):
         return (self.steps + n - 1) // n
 
     cdef str progress(self):
-        return f"steps {self.steps}, blocks {self.blocks}, settled visits {self.skipped}"
+        return (f"steps {self.steps}, blocks {self.blocks}, settled visits {self.skipped}, "
+                f"full scans {self.full_scans}, unsettled at full scans {self.active_sum}, "
+                f"unsettling {self.unsettled_sum}, changed between full scans "
+                f"{self.changed_sum}")
 
     # ------------------------------------------------------------------ 1. global scan
     cdef inline double _settle_margin(self) noexcept nogil:
@@ -695,6 +738,10 @@ cdef class SMOSolver(InnerSolver):
             sc = self._sample_violation(i, &margin)
             Ssum += self.S[i]
             if self.shrinking:
+                if full and not (sc == 0.0 and margin > thr):
+                    self.active_sum += 1
+                    if self.settled[i]:
+                        self.unsettled_sum += 1
                 self.settled[i] = sc == 0.0 and margin > thr
             if sc > viol[0]:
                 viol[0] = sc
@@ -703,6 +750,7 @@ cdef class SMOSolver(InnerSolver):
                 self.cand[m[0]] = i
                 m[0] += 1
         self.last_viol = viol[0]
+        self.full_scans += full
         return self._scan_end(viol[0], Ssum, vars_seen + scanned)
 
     cdef int _scan_end(self, double viol, double Ssum, long long work) noexcept nogil:
@@ -751,6 +799,10 @@ cdef class SMOSolver(InnerSolver):
             self.skipped += w.skipped[t]
             vars_seen += w.vars_seen[t]
             scanned += w.scanned[t]
+            if full:
+                self.active_sum += w.active[t]
+                self.unsettled_sum += w.unsettled[t]
+        self.full_scans += full
         self.last_viol = viol[0]
         return self._scan_end(viol[0], Ssum, vars_seen + scanned)
 
@@ -769,11 +821,21 @@ cdef class SMOSolver(InnerSolver):
     # ------------------------------------------------------------------ 2. working set
     cdef int _load_block(self, int m) noexcept nogil:
         """Step 2: the working set (the m candidates' most violating, topped up with the
-        previous working set) and its kernel block and scores."""
+        previous working set) and its kernel block and scores.  Where the row cache holds
+        under half the rows (large n), a candidate whose kernel row is cached counts with
+        CACHED_BOOST times its violation in that choice: most new rows of a block were
+        computed anew there, and a near-top violator already cached is nearly as good a
+        choice for a fraction of the cost (the scans still decide convergence)."""
         cdef Block* B = &self.B
         cdef int a, i, j, n = self.p.n, k = self.p.k, qmax = self.qmax, qb
         cdef int keep = qmax - self.nprev // 2
         if m > keep:
+            if 2 * self.src.capacity < n:
+                # the cache holds under half the rows: a candidate whose row is cached
+                # counts with CACHED_BOOST times its violation (_load_block's docstring)
+                for a in range(m):
+                    if self.src.cached(self.cand[a]):
+                        self.score[a] *= CACHED_BOOST
             _top_q(self.score, self.cand, m, keep)
             m = keep
         for a in range(m):
@@ -799,6 +861,14 @@ cdef class SMOSolver(InnerSolver):
             for j in range(k):
                 B.Ft[j * qb + a] = self.Ft[<Py_ssize_t> j * n + i]
             B.S[a] = self.S[i]
+        if self.src.capacity < n:
+            # the cache cannot hold every row: the rows of settled samples outside the block
+            # are evicted first (partial scans pass over settled samples, so none enters a
+            # working set before the next full scan but as one of this block's samples kept;
+            # exact: no value depends on what is cached).  make_classification n = 10,000,
+            # ReinforcedMSVM C = 1: 15,496 -> 11,542 rows computed; n = 40,000: 159,502 ->
+            # 154,374
+            self.src.demote(self.settled, B.loc)
         self._block_variables()
         return STATUS_CONVERGED
 
@@ -1448,6 +1518,9 @@ cdef class SMOSolver(InnerSolver):
                     du[j] = 0.0
             self.cand[changed] = i
             changed += 1
+            if self.stamp[i] != self.full_scans:
+                self.stamp[i] = <int> self.full_scans
+                self.changed_sum += 1
         if changed == 0:
             return STATUS_CONVERGED
         for j in range(k):
