@@ -107,19 +107,25 @@ def _refitted_folds():
 
 
 @contextlib.contextmanager
-def previous_settings():
-    """msvm's probability fit as before this round (2026-11-26, git 34e0e2e): weighted fits
-    at 10 times the estimator's tol and the C factor of the smallest held-out log loss."""
+def probability_constants(values):
+    """msvm._probability's module constants set to ``values`` (name -> value) within the
+    block, and restored after it."""
     from msvm import _probability
 
-    saved = {name: getattr(_probability, name) for name in PREVIOUS_SETTINGS}
-    for name, value in PREVIOUS_SETTINGS.items():
+    saved = {name: getattr(_probability, name) for name in values}
+    for name, value in values.items():
         setattr(_probability, name, value)
     try:
         yield
     finally:
         for name, value in saved.items():
             setattr(_probability, name, value)
+
+
+def previous_settings():
+    """msvm's probability fit as before this round (2026-11-26, git 34e0e2e): weighted fits
+    at 10 times the estimator's tol and the C factor of the smallest held-out log loss."""
+    return probability_constants(PREVIOUS_SETTINGS)
 
 
 def brier(y_enc, proba):
@@ -1037,21 +1043,9 @@ FEWER_FITS = {"every fit (kept)": {},
               "C factor decided on the first fold": {"SMALL_DATA_FIRST_FOLD": True}}
 
 
-@contextlib.contextmanager
 def small_data_calibration(**knobs):
     """msvm's probability fit with the small-data calibration ``knobs`` on every set."""
-    from msvm import _probability
-
-    names = ("SMALL_DATA_MAX", "SMALL_DATA_FACTORS", "SMALL_DATA_LEVEL_STRIDE",
-             "SMALL_DATA_FIRST_FOLD")
-    saved = {name: getattr(_probability, name) for name in names}
-    for name, value in {"SMALL_DATA_MAX": 10 ** 9, **knobs}.items():
-        setattr(_probability, name, value)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(_probability, name, value)
+    return probability_constants({"SMALL_DATA_MAX": 10 ** 9, **knobs})
 
 
 def _fewer_fits_run(make, X, y, X_test, y_test, truth):
