@@ -917,10 +917,9 @@ def main_refits():
     parameters validated), a ``clone`` (``get_params``) for every chain, template, own and
     top fit, X and y validated once per chain and once per own and top fit, the exact
     intercepts' search as before (a binary search over at most 256 candidates, the shift
-    bisected with NumPy), and the calibration of every size the same (``SMALL_DATA_MAX``
-    0).  The fits are the same bit for bit (the fingerprint of
-    ``benchmarks.objectives_fingerprint``), save where the small-data calibration acts;
-    the base fit's objective, computed twice per fit on main, is computed once in both."""
+    bisected with NumPy).  The fits are the same bit for bit (the fingerprint of
+    ``benchmarks.objectives_fingerprint``); the base fit's objective, computed twice per
+    fit on main, is computed once in both."""
     from sklearn.base import clone
 
     from msvm import _base, _intercept, _probability
@@ -928,8 +927,7 @@ def main_refits():
     first_reaching, chain = _intercept._first_reaching, _probability._weighted_chain
     saved = (_base.BaseMSVM._refit, _probability._fresh_copy, _probability._with_params,
              _probability._ChainRunner._checked, _intercept.SCALAR_SHIFT_SLOTS,
-             _intercept._first_reaching, _probability._weighted_chain,
-             _probability.SMALL_DATA_MAX)
+             _intercept._first_reaching, _probability._weighted_chain)
     _base.BaseMSVM._refit = lambda est, X, y, sw=None: est.fit(X, y, sample_weight=sw)
     _probability._fresh_copy = clone
     _probability._with_params = lambda template, **params: clone(template).set_params(**params)
@@ -938,14 +936,12 @@ def main_refits():
     _intercept._first_reaching = (lambda slots, lo, hi, reaches, reaches_all=None:
                                   first_reaching(slots, lo, hi, reaches))
     _probability._weighted_chain = lambda *args, checked=None: chain(*args)
-    _probability.SMALL_DATA_MAX = 0
     try:
         yield
     finally:
         (_base.BaseMSVM._refit, _probability._fresh_copy, _probability._with_params,
          _probability._ChainRunner._checked, _intercept.SCALAR_SHIFT_SLOTS,
-         _intercept._first_reaching, _probability._weighted_chain,
-         _probability.SMALL_DATA_MAX) = saved
+         _intercept._first_reaching, _probability._weighted_chain) = saved
 
 
 def _lean_row(make, X, y, X_test, y_test, truth=None):
@@ -989,7 +985,7 @@ def _lean_sets(quick):
 
 def bench_lean_refits(quick):
     """Section 9: lean refits, validation once per data set, the faster exact intercepts
-    (and the small-data calibration) against main's probability fit."""
+    against main's probability fit."""
     from msvm import ReinforcedMSVM
 
     rows = []
@@ -1002,7 +998,7 @@ def bench_lean_refits(quick):
         row = {"data": name, "C": C, "reps": len(runs), **_mean_runs(runs),
                "max_diff": max(r["max_diff"] for r in runs)}
         rows.append(row)
-    return {"rows": rows, "fewer": bench_fewer_fits(quick)["rows"]}
+    return {"rows": rows}
 
 
 def render_lean_refits(res):
@@ -1017,77 +1013,35 @@ def render_lean_refits(res):
         "intercepts' plain search; 'after': lean refits (`BaseMSVM._refit`), X and y "
         "validated once per data set, copies instead of clones, the exact intercepts' "
         "candidates tested at once and the shift bisected on Python floats (the same "
-        "bits), and the calibration of small data as stated in `msvm._probability` "
-        "(`SMALL_DATA_MAX`). CPU time (`time.process_time`) of one fit each (one fit of "
+        "bits). CPU time (`time.process_time`) of one fit each (one fit of "
         "the estimator: the least of 5 where it takes under 0.1 s), means over the "
         "draws (3 of each example at n = 400, 3 stratified 70/30 splits of breast cancer, "
         "wine and digits, one of pendigits), on a machine shared with four other "
         "engineers' jobs (2 cores, load 5 to 10): ratios are from the same run.") + (
         "\n\nLargest absolute difference between the test probabilities before and after "
-        "(over the draws):\n\n" + diffs) + (
-        "\n\n### Fewer calibration fits on small data (measured, not kept)\n\n"
-        "The probability fit with every calibration fit (the library's) against three "
-        "cheaper calibrations, in one process, on the small sets above (3 draws each): the "
-        "calibration folds' chains at C only (not at 3 C as well); on every other level "
-        "of the grid (t_1, t_3, t_5, t_7); the C factor chosen on the first fold's "
-        "held-out samples, the second fold refitted at that factor only.\n\n"
-        + render_fewer_fits({"rows": res["fewer"]}))
+        "(over the draws):\n\n" + diffs) + _render_fewer_fits(res.get("fewer"))
 
 
 # ------------------------------------------------------------- 9 (continued). fewer fits
-# The small-data calibrations measured (msvm._probability's SMALL_DATA_* knobs, applied to
-# every set of the section: they are off in the library)
-FEWER_FITS = {"every fit (kept)": {},
-              "C factor 1 only": {"SMALL_DATA_FACTORS": (1.0,)},
-              "folds' chains on every other level": {"SMALL_DATA_LEVEL_STRIDE": 2},
-              "C factor decided on the first fold": {"SMALL_DATA_FIRST_FOLD": True}}
+# The small-data calibrations measured in round 10 with the SMALL_DATA_* knobs of
+# msvm._probability at commit a7ce215 (removed after it: none was kept), in the order of the
+# table; their rows stay in probability.json, from the run that made them
+FEWER_FITS = ("every fit (kept)", "C factor 1 only", "folds' chains on every other level",
+              "C factor decided on the first fold")
 
 
-def small_data_calibration(**knobs):
-    """msvm's probability fit with the small-data calibration ``knobs`` on every set."""
-    return probability_constants({"SMALL_DATA_MAX": 10 ** 9, **knobs})
-
-
-def _fewer_fits_run(make, X, y, X_test, y_test, truth):
-    """One draw: one fit's CPU time and, for each calibration of FEWER_FITS, the
-    probability fit's CPU time, fits and test scores."""
-    classes = np.unique(y)
-    y_enc = np.searchsorted(classes, y_test)
-    run = {"one_fit": _one_fit_cpu(make, X, y)}
-    for name, knobs in FEWER_FITS.items():
-        with small_data_calibration(**knobs):
-            _, cpu, est = wall_cpu_fit(make(True), X, y)
-        run[name] = {"cpu": cpu, "n_fits": int(est.n_probability_fits_),
-                     **_evaluate(est.predict_proba(X_test), y_enc,
-                                 np.searchsorted(classes, est.predict(X_test)), truth)}
-    return run
-
-
-def bench_fewer_fits(quick):
-    """Section 9's second part: fewer calibration fits on small data, measured against
-    every fit."""
-    from msvm import ReinforcedMSVM
-
-    rows = []
-    for name, C, gamma, draws in _lean_sets(quick):
-        if name.startswith("pendigits"):
-            continue
-
-        def make(probability, C=C, gamma=gamma):
-            return ReinforcedMSVM(C=C, gamma=gamma, probability=probability,
-                                  probability_grid=PROBABILITY_GRID)
-
-        runs = [_fewer_fits_run(make, *draw) for draw in draws]
-        row = {"data": name, "C": C, "n": len(draws[0][1]), "reps": len(runs)}
-        for variant in FEWER_FITS:
-            row[variant] = {key: float(np.mean([r[variant][key] for r in runs]))
-                            for key in runs[0][variant]}
-            row[variant]["ratio"] = float(np.mean([r[variant]["cpu"] / r["one_fit"]
-                                                   for r in runs]))
-        rows.append(row)
-        print(f"  9: {name} C={C:g}: " + ", ".join(
-            f"{v} {row[v]['ratio']:.1f}x" for v in FEWER_FITS), flush=True)
-    return {"rows": rows}
+def _render_fewer_fits(rows):
+    """The fewer-fits table of section 9 from the stored measurement, or nothing."""
+    if not rows:
+        return ""
+    return ("\n\n### Fewer calibration fits on small data (measured, not kept)\n\n"
+            "The probability fit with every calibration fit (the library's) against three "
+            "cheaper calibrations, in one process, on the small sets above (3 draws each): "
+            "the calibration folds' chains at C only (not at 3 C as well); on every other "
+            "level of the grid (t_1, t_3, t_5, t_7); the C factor chosen on the first "
+            "fold's held-out samples, the second fold refitted at that factor only "
+            "(measured at commit a7ce215, whose SMALL_DATA_* knobs of msvm._probability "
+            "were removed after it).\n\n" + render_fewer_fits({"rows": rows}))
 
 
 def render_fewer_fits(res):
@@ -1111,7 +1065,7 @@ def render_fewer_fits(res):
         "(`time.process_time`, one fit each; one fit of the estimator the least of 5), "
         "on a machine shared with four other engineers' jobs (2 cores). Limits of issue "
         "25: MAE against the truth at most +0.002, log loss at most +0.01. None of the "
-        "three is kept in `msvm._probability` (`SMALL_DATA_MAX` = 0).")
+        "three is kept in `msvm._probability`.")
 
 
 SETUPS = {

@@ -273,29 +273,26 @@ def _shift_bisection(b0, bmin, bmax, span):
     Below ``SCALAR_SHIFT_SLOTS`` slots the sums are formed on Python floats, one after
     another from 0, as NumPy sums so few values: the same comparisons, the same bracket, at
     a fifth of the cost of three NumPy calls per halving (50 to 60 halvings a search)."""
-    a, c = -2.0 * span, 2.0 * span
     if len(b0) < SCALAR_SHIFT_SLOTS:
         terms = list(zip(b0.tolist(), bmin.tolist(), bmax.tolist()))
-        for _ in range(200):
-            theta = 0.5 * (a + c)
-            if theta == a or theta == c:
-                break
-            total = 0.0
+
+        def total(theta):
+            acc = 0.0
             for start, low, high in terms:
                 value = start + theta
-                total += high if value > high else (low if value < low else value)
-            if total < 0.0:
-                a = theta
-            else:
-                c = theta
-        return a, c
+                acc += high if value > high else (low if value < low else value)
+            return acc
+    else:
+        def total(theta):
+            # np.clip without its Python overhead (bmin <= bmax): the same values
+            return np.minimum(np.maximum(b0 + theta, bmin), bmax).sum()
+    a, c = -2.0 * span, 2.0 * span
     for _ in range(200):
         theta = 0.5 * (a + c)
         if theta == a or theta == c:
             # no float between a and c: every further step would leave 0.5 (a + c) at theta
             break
-        # np.clip without its Python overhead (bmin <= bmax): the same values
-        if np.minimum(np.maximum(b0 + theta, bmin), bmax).sum() < 0.0:
+        if total(theta) < 0.0:
             a = theta
         else:
             c = theta

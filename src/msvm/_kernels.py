@@ -285,11 +285,20 @@ def squared_distances(A, B):
     rows, cols = np.nonzero(D2 <= _CANCELLATION * (np.max(na) + np.max(nb)))
     keep = D2[rows, cols] <= _CANCELLATION * (na[rows] + nb[cols])
     rows, cols = rows[keep], cols[keep]
+    D2[rows, cols] = _pair_distances(A, B, rows, cols)
+    return D2
+
+
+def _pair_distances(A, B, rows, cols):
+    """||A[rows[p]] - B[cols[p]]||^2 for every pair p, from the differences (exact where the
+    expanded formula loses digits), in blocks of at most ``_REFINE_BLOCK`` entries of the
+    differences."""
+    out = np.empty(len(rows))
     step = max(1, _REFINE_BLOCK // max(1, A.shape[1]))
     for start in range(0, len(rows), step):
         r, c = rows[start:start + step], cols[start:start + step]
-        D2[r, c] = _row_sqnorms(A[r] - B[c])
-    return D2
+        out[start:start + step] = _row_sqnorms(A[r] - B[c])
+    return out
 
 
 class LandmarkRBF:
@@ -391,10 +400,7 @@ class LandmarkRBF:
             cols = self.order[np.repeat(lo, counts) + offsets]
         keep = E[rows, cols] >= scale * _CANCELLATION * (na[rows] + nb[cols])
         rows, cols = rows[keep], cols[keep]
-        step = max(1, _REFINE_BLOCK // max(1, A.shape[1]))
-        for start in range(0, len(rows), step):
-            r, c = rows[start:start + step], cols[start:start + step]
-            E[r, c] = scale * _row_sqnorms(A[r] - self.shifted[c])
+        E[rows, cols] = scale * _pair_distances(A, self.shifted, rows, cols)
 
 
 def _with_overflowing_rows(A, B, na, nb):

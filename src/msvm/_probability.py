@@ -218,12 +218,13 @@ cheaper ones:
   target of issue 25 is missed there; 0.07x to 0.2x Platt scaling).
 
 Measured and not kept in round 10 (fewer calibration fits where a fit costs its Python
-overhead more than its solve; ``SMALL_DATA_MAX`` and the knobs beside it, off: section 9 of
-benchmarks/results/probability.md, 3 draws of each small set): the folds' chains at C alone
-(48 to 51 fits instead of 77 to 85 on the examples at n = 400, 16x to 17x one fit: the mean
-absolute error on example 4.1.2 at C = 1 rose by 0.0021, over the limit of 0.002, where 3 C
-was chosen on one draw), on every other level of the grid (breast cancer log loss +0.0104,
-over 0.01) and the C factor decided on the first fold (example 4.1.1 at C = 10 +0.0021).
+overhead more than its solve; section 9 of benchmarks/results/probability.md, 3 draws of
+each small set, with the SMALL_DATA_* knobs of commit a7ce215, removed after it): the folds'
+chains at C alone (48 to 51 fits instead of 77 to 85 on the examples at n = 400, 16x to 17x
+one fit: the mean absolute error on example 4.1.2 at C = 1 rose by 0.0021, over the limit of
+0.002, where 3 C was chosen on one draw), on every other level of the grid (breast cancer
+log loss +0.0104, over 0.01) and the C factor decided on the first fold (example 4.1.1 at C
+= 10 +0.0021).
 
 Measured and not kept in the round of the shared row sources (CPU time, shared machine):
 one refitted calibration fold where its held-out part has at least 1,000 samples (the
@@ -320,16 +321,6 @@ FLOOR_BOUNDS = (0.0, 0.5)
 # residual and of the relative duality gap), at most at REFIT_TOL_MAX.
 REFIT_TOL_FACTOR = 300.0
 REFIT_TOL_MAX = 0.3
-# Up to this many training samples (where a weighted fit costs its Python overhead more
-# than its solve) the calibration folds' chains run at SMALL_DATA_FACTORS only, on every
-# SMALL_DATA_LEVEL_STRIDE-th level of the grid (from the smallest), and with
-# SMALL_DATA_FIRST_FOLD the C factor is chosen on the first fold, the others refitted at
-# that factor alone.  Off (0): each broke a limit of issue 25 on one small set (the module
-# docstring, "Measured and not kept in round 10").
-SMALL_DATA_MAX = 0
-SMALL_DATA_FACTORS = (1.0, 3.0)
-SMALL_DATA_LEVEL_STRIDE = 1
-SMALL_DATA_FIRST_FOLD = False
 # A class's chain stops at the level where its fit is settled (``_settled``): the levels
 # below have the same solution.
 SETTLED_CHAINS = True
@@ -999,12 +990,11 @@ def _chosen_factor(shapes, held_out):
     -------
     factor : float
     """
-    factors = list(shapes)
-    first = factors[0]
-    losses = {f: _sample_log_losses(shapes[f], *held_out[f]) for f in factors}
+    first = REFIT_C_FACTORS[0]
+    losses = {f: _sample_log_losses(shapes[f], *held_out[f]) for f in REFIT_C_FACTORS}
     w = held_out[first][2] / held_out[first][2].sum()
     better = []
-    for f in factors[1:]:
+    for f in REFIT_C_FACTORS[1:]:
         d = losses[first] - losses[f]
         gain = np.sum(w * d)
         se = np.sqrt(np.sum(w * (d - gain) ** 2) / max(len(d) - 1, 1))
@@ -1079,18 +1069,16 @@ class _HeldOutRatios:
         self.ratios = {}
         self.n_fits = 0
 
-    def add(self, factors, owns, parts, folds=None):
+    def add(self, factors, owns, parts):
         """The chains at each of ``factors`` on the training parts of the folds (own fits,
-        parts; ``folds``: their indices in the splits, default all), all through one call
-        of the runner."""
-        splits = self.splits if folds is None else [self.splits[i] for i in folds]
+        parts), all through one call of the runner."""
         tasks = [(_refit_template(self.template, factor), own, *part)
                  for factor in factors for own, part in zip(owns, parts)]
         results = iter(self.runner.chains(tasks, self.levels))
         for index, factor in enumerate(factors):
             ratios = self.ratios.setdefault(factor, [])
             factor_tasks = tasks[index * len(owns):(index + 1) * len(owns)]
-            for (train, test), (refit, own, *_), fold_chains in zip(splits, factor_tasks,
+            for (train, test), (refit, own, *_), fold_chains in zip(self.splits, factor_tasks,
                                                                     results):
                 fits = self.runner.fits
                 X_test, _ = fits.split(self.template, self.X, self.y, test, train)
@@ -1181,10 +1169,8 @@ class ProbabilityMixin:
         fit; for each factor the bracketed ratios of their held-out samples choose (a, eps)
         (:func:`fit_shape`), and :func:`_chosen_factor` keeps the factor of the smallest
         held-out log loss (with ``FACTOR_SE`` > 0, the estimator's own C unless another
-        factor lowers it by more than that many standard errors).  Up to
-        ``SMALL_DATA_MAX`` samples (0: never) the cheaper calibrations of the
-        ``SMALL_DATA_*`` knobs run instead.  Returns (1.0, 1.0, 0.0, 0) when a class has
-        fewer samples than folds.
+        factor lowers it by more than that many standard errors).  Returns
+        (1.0, 1.0, 0.0, 0) when a class has fewer samples than folds.
 
         Returns
         -------
@@ -1206,27 +1192,13 @@ class ProbabilityMixin:
             X_train, y_train = runner.fits.split(template, X, y, train)
             parts.append((X_train, y_train, base_sw[train] * (len(y) / len(train))))
         owns = runner.own_fits(template, parts)
-        small = len(y) <= SMALL_DATA_MAX
-        factors = SMALL_DATA_FACTORS if small else REFIT_C_FACTORS
-        held = _HeldOutRatios(template, X, y, splits,
-                              levels[::SMALL_DATA_LEVEL_STRIDE] if small else levels, runner)
-        if small and SMALL_DATA_FIRST_FOLD and len(factors) > 1 and len(owns) > 1:
-            held.add(factors, owns[:1], parts[:1], folds=[0])
-            factors = [_chosen_factor(*self._fold_shapes(held, factors, y_enc, base_sw))]
-            held.add(factors, owns[1:], parts[1:], folds=range(1, len(owns)))
-        else:
-            held.add(factors, owns, parts)
-        shapes, held_out = self._fold_shapes(held, factors, y_enc, base_sw)
+        held = _HeldOutRatios(template, X, y, splits, levels, runner)
+        held.add(REFIT_C_FACTORS, owns, parts)
+        held_out = {f: held.of(f, y_enc, base_sw) for f in REFIT_C_FACTORS}
+        shapes = {f: fit_shape(*held_out[f]) for f in REFIT_C_FACTORS}
         factor = _chosen_factor(shapes, held_out)
         exponent, floor, _ = shapes[factor]
         return float(factor), exponent, floor, len(owns) + held.n_fits
-
-    @staticmethod
-    def _fold_shapes(held, factors, y_enc, base_sw):
-        """For each of ``factors``, :func:`fit_shape` of the held-out ratios so far, and
-        those ratios (the arguments of :func:`_chosen_factor`)."""
-        held_out = {f: held.of(f, y_enc, base_sw) for f in factors}
-        return {f: fit_shape(*held_out[f]) for f in factors}, held_out
 
     @probability_method
     @chunkwise

@@ -725,6 +725,7 @@ cdef class SMOSolver(InnerSolver):
         cdef int i, n = self.p.n, scanned = 0
         cdef long long vars_seen = 0
         cdef double sc, margin, Ssum = 0.0, thr = self.last_viol
+        cdef bint now
         if not self.grouped:
             return self._scan_flat(eps, viol, m, full)
         viol[0] = 0.0
@@ -738,11 +739,11 @@ cdef class SMOSolver(InnerSolver):
             sc = self._sample_violation(i, &margin)
             Ssum += self.S[i]
             if self.shrinking:
-                if full and not (sc == 0.0 and margin > thr):
+                now = sc == 0.0 and margin > thr
+                if full and not now:
                     self.active_sum += 1
-                    if self.settled[i]:
-                        self.unsettled_sum += 1
-                self.settled[i] = sc == 0.0 and margin > thr
+                    self.unsettled_sum += self.settled[i]
+                self.settled[i] = now
             if sc > viol[0]:
                 viol[0] = sc
             if sc > eps:
