@@ -49,7 +49,7 @@ import numpy as np
 import scipy.linalg
 
 from ._thread_pools import one_blas_thread
-from ._finish import MAX_SCALE, _Columns, _Layout, _slot_basis, _snapped
+from ._finish import MAX_SCALE, ColumnsOverBudget, _Columns, _Layout, _slot_basis, _snapped
 
 # active-set iterations (each one a least-squares solve on the free set): at most
 # STEPS_PER_VAR per dual variable plus MIN_STEPS, and never more than MAX_STEPS ...
@@ -400,7 +400,7 @@ def finish_grouped(problem, alpha, F, columns, tol, diag):
         warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
         try:
             found = _active_set(problem, alpha, F, columns, tol, diag)
-        except np.linalg.LinAlgError:
+        except (np.linalg.LinAlgError, ColumnsOverBudget):
             return None
     if found is None or not (np.all(np.isfinite(found[0])) and np.all(np.isfinite(found[1]))):
         return None
