@@ -93,6 +93,19 @@ PRIMAL_MAX_UNKNOWNS = 1500
 # every refit (benchmarks).
 REFIT_DUAL_FIRST = True
 REFIT_NEWTON_STEPS = 40          # about the mean of the 10-97 measured at n = 5,000
+# Round 11: where a Newton step is estimated to cost at most REFIT_PRIMAL_STEP_EPOCHS epochs
+# (``newton_step_epochs``: many samples per unknown), the refits start from the primal at
+# once, as a fit from zero.  Measured on one class's chain (CPU, shared machine, Nystroem
+# 200 components, d = 20, k = 5): n = 20,000 (estimate 4.8 epochs a step; measured about 2.3
+# from the chain's own totals) 24.4 s dual first against 18.7 s from the primal at once
+# (8-133 Newton steps a level against 29-193 epochs of dual coordinate descent); n = 5,000
+# (estimate 13) 1.7 s dual first against 15.0 s (round 9).  None: the rule of round 9.
+REFIT_PRIMAL_STEP_EPOCHS = 6.0
+# Round 11: a probability chain on the linear kernel solves on explicit features wherever
+# the smoothed-primal start can run on them (``refit_rows``), also below
+# LINEAR_ROWS_MAX_SAMPLES, where a fit from zero takes the kernel rows x_i^T X: a weighted
+# refit at a large weight is a large-C problem, slow for the solvers on kernel rows.
+REFIT_EXPLICIT_LINEAR = True
 # how much faster per flop the Newton system's dense factorization runs than an epoch of
 # dual coordinate descent (BLAS level 3 against vector updates; measured about 3-4)
 FACTOR_SPEEDUP = 3.0
@@ -171,9 +184,25 @@ def newton_step_epochs(n, d, k):
 def refit_dual_epochs(problem, X):
     """The epochs of dual coordinate descent a warm-started refit on explicit features X
     runs from its start before it turns to the smoothed-primal start (see
-    ``REFIT_NEWTON_STEPS``): the start's estimated cost, at least 1."""
+    ``REFIT_NEWTON_STEPS``): the start's estimated cost, at least 1; 0 (the primal start at
+    once) where a Newton step costs at most ``REFIT_PRIMAL_STEP_EPOCHS`` epochs."""
     n, d = X.shape
-    return max(1, int(np.ceil(REFIT_NEWTON_STEPS * newton_step_epochs(n, d, problem.k))))
+    step = newton_step_epochs(n, d, problem.k)
+    if REFIT_PRIMAL_STEP_EPOCHS is not None and step <= REFIT_PRIMAL_STEP_EPOCHS:
+        return 0
+    return max(1, int(np.ceil(REFIT_NEWTON_STEPS * step)))
+
+
+def refit_rows(kernel, n, d, k):
+    """The row source forced on a probability chain's refits: 'explicit features' for the
+    linear kernel where the smoothed-primal start can run on them (at most
+    ``PRIMAL_MAX_UNKNOWNS`` unknowns (d + 1) k, at least ``PRIMAL_MIN_RATIO`` samples per
+    unknown) and ``REFIT_EXPLICIT_LINEAR`` is on; None (the plan's own rule) otherwise."""
+    unknowns = (d + 1) * k
+    if (REFIT_EXPLICIT_LINEAR and kernel == "linear" and unknowns <= PRIMAL_MAX_UNKNOWNS
+            and n >= PRIMAL_MIN_RATIO * unknowns):
+        return "explicit features"
+    return None
 
 
 def primal_start_possible(problem, X):
