@@ -20,6 +20,12 @@ this process, so that ratios are of the same run:
 - 'before': the code path of main at the start of round 9 (``msvm._plan.REFIT_DUAL_FIRST``
   off: a weighted refit starts from the smoothed primal wherever a fit from zero would; and
   no row source kept from one level of a chain to the next with a ``kernel_approximation``);
+- 'main': the code path of main at the start of round 11 (b9f36a5): ``msvm._plan.
+  REFIT_DUAL_FIRST = True`` (a chain's refit runs dual coordinate descent first where the
+  primal start applies), ``msvm._primal.BALANCE_POWER = 0`` (the smoothed primal of a
+  weighted refit smoothed with one mu, its bands set by the heaviest samples) and
+  ``msvm._plan.REFIT_EXPLICIT_LINEAR = False`` (the linear kernel's chains on the kernel
+  rows x_i^T X up to 2,000 samples, as a fit from zero);
 - 'after': as the library runs now (a chain's refit runs dual coordinate descent from the
   neighbouring level's dual for the primal start's estimated cost first,
   ``msvm._plan.refit_dual_epochs``; the chain keeps its row source, so that a level's
@@ -53,7 +59,7 @@ SEED = 0
 TEST = 5000
 GRID = 8
 STEM = "probability_scale"
-MODES = ("before", "after", "unshared", "uncapped")
+MODES = ("before", "main", "after", "unshared", "uncapped")
 LINEAR = 0          # the "components" of the linear-kernel case (a size N:linear)
 SECTION = "Round 8: shared-map scoring"   # of results stored without one
 
@@ -99,7 +105,8 @@ class StageClock:
                 self.stages[name] = self.stages.get(name, 0.0) + time.process_time() - cpu
         return run
 
-    def chains_of(self, template, start, X, y, sample_weight, levels, labels, features=None):
+    def chains_of(self, template, start, X, y, sample_weight, levels, labels, features=None,
+                  checked=None):
         """``msvm._probability._task_chains`` itself (the chains of some classes on one X),
         its CPU time and, from the fits it returns (each once), every refit's epochs and
         start."""
@@ -107,7 +114,7 @@ class StageClock:
 
         cpu = time.process_time()
         chains = _probability._task_chains(template, start, X, y, sample_weight, levels,
-                                           labels, features)
+                                           labels, features, checked)
         cpu = time.process_time() - cpu
         fits = list({id(fit): fit for chain in chains for fit in chain[::-1]}.values())
         self.chains.append({"n": int(len(y)), "cpu": cpu, "refits": len(fits)})
@@ -150,12 +157,17 @@ class StageClock:
 @contextmanager
 def mode_switches(mode):
     """The library as in ``mode`` (see the module note), restored on exit."""
-    from msvm import _plan, _probability
+    from msvm import _plan, _primal, _probability
 
     from msvm._base import BaseMSVM
 
     saved = (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
-             _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"])
+             _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"],
+             _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER)
+    if mode in ("before", "main"):
+        _plan.REFIT_DUAL_FIRST = True
+        _plan.REFIT_EXPLICIT_LINEAR = False
+        _primal.BALANCE_POWER = 0.0
     if mode == "before":
         _plan.REFIT_DUAL_FIRST = False
         BaseMSVM._row_source_key = _no_kept_rows(BaseMSVM._row_source_key)
@@ -169,6 +181,7 @@ def mode_switches(mode):
         (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
          _plan.REFIT_DUAL_FIRST) = saved[:3]
         BaseMSVM._row_source_key = saved[3]
+        _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER = saved[4:]
 
 
 def _no_kept_rows(key):
@@ -296,7 +309,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="20000:200", help="N:COMPONENTS,... (or N:linear)")
     parser.add_argument("--modes", default="before,after", help="of " + ",".join(MODES))
-    parser.add_argument("--section", default="Round 9: the refit's start",
+    parser.add_argument("--section", default="Round 11: the chains' start and rows",
                         help="the section of the page the results go to")
     parser.add_argument("--quick", action="store_true", help="n = 2,000, 100 components")
     args = parser.parse_args(argv)

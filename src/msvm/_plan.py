@@ -89,18 +89,17 @@ PRIMAL_MAX_UNKNOWNS = 1500
 # whose band mu * bound narrows with the level; at n = 20,000 in 26-672 epochs, 25.6 s
 # against 24.2 s.  The linear kernel with d = 5, C = 10, n = 5,000: 460 epochs and more,
 # where the primal start certifies every level at once (0.24 s a chain; 0.28 s with the
-# first level's budget spent first).  REFIT_DUAL_FIRST = False restores the primal start of
-# every refit (benchmarks).
-REFIT_DUAL_FIRST = True
+# first level's budget spent first).  Round 11: the smoothed primal of a weighted refit is
+# smoothed with bands alike for all samples (msvm._primal._balanced): its Newton steps are no
+# longer cut at the kinks of the terms of weight 1, and the start from the primal at once wins
+# everywhere measured (one class's chain, CPU, shared machine, Nystroem 200 components, d =
+# 20, k = 5): n = 5,000 2.0 s (9-14 Newton steps a level, certified at once) against 2.2 s
+# dual first; n = 20,000 4.9 s (7-23 steps a level) against 24.4 s dual first and 18.7 s
+# from the primal without the balanced smoothing (8-133 steps).  So REFIT_DUAL_FIRST is off:
+# every refit starts from the primal where a fit from zero would; True restores the rule of
+# round 9 (tests, benchmarks).
+REFIT_DUAL_FIRST = False
 REFIT_NEWTON_STEPS = 40          # about the mean of the 10-97 measured at n = 5,000
-# Round 11: where a Newton step is estimated to cost at most REFIT_PRIMAL_STEP_EPOCHS epochs
-# (``newton_step_epochs``: many samples per unknown), the refits start from the primal at
-# once, as a fit from zero.  Measured on one class's chain (CPU, shared machine, Nystroem
-# 200 components, d = 20, k = 5): n = 20,000 (estimate 4.8 epochs a step; measured about 2.3
-# from the chain's own totals) 24.4 s dual first against 18.7 s from the primal at once
-# (8-133 Newton steps a level against 29-193 epochs of dual coordinate descent); n = 5,000
-# (estimate 13) 1.7 s dual first against 15.0 s (round 9).  None: the rule of round 9.
-REFIT_PRIMAL_STEP_EPOCHS = 6.0
 # Round 11: a probability chain on the linear kernel solves on explicit features wherever
 # the smoothed-primal start can run on them (``refit_rows``), also below
 # LINEAR_ROWS_MAX_SAMPLES, where a fit from zero takes the kernel rows x_i^T X: a weighted
@@ -184,13 +183,9 @@ def newton_step_epochs(n, d, k):
 def refit_dual_epochs(problem, X):
     """The epochs of dual coordinate descent a warm-started refit on explicit features X
     runs from its start before it turns to the smoothed-primal start (see
-    ``REFIT_NEWTON_STEPS``): the start's estimated cost, at least 1; 0 (the primal start at
-    once) where a Newton step costs at most ``REFIT_PRIMAL_STEP_EPOCHS`` epochs."""
+    ``REFIT_NEWTON_STEPS``): the start's estimated cost, at least 1."""
     n, d = X.shape
-    step = newton_step_epochs(n, d, problem.k)
-    if REFIT_PRIMAL_STEP_EPOCHS is not None and step <= REFIT_PRIMAL_STEP_EPOCHS:
-        return 0
-    return max(1, int(np.ceil(REFIT_NEWTON_STEPS * step)))
+    return max(1, int(np.ceil(REFIT_NEWTON_STEPS * newton_step_epochs(n, d, problem.k))))
 
 
 def refit_rows(kernel, n, d, k):

@@ -292,7 +292,6 @@ from ._dask import chunkwise, is_dask_collection
 from ._kernels import kernel_matrix
 from ._losses import margins as generalized_margins
 from ._plan import refit_rows, resolve_cache_dtype
-from ._sequence import _restore_equalities
 from ._thread_pools import one_blas_thread
 from ._validation import check_finite_decision
 from .exceptions import DegenerateFitWarning
@@ -328,12 +327,6 @@ SETTLED_CHAINS = True
 # The chains of at most this many classes run on one row source, one after another (one
 # unit of work for ``n_jobs``: ``_task_chains``).
 CHAIN_GROUP_CLASSES = 5
-# The start of a chain's refits after its first (``_WeightPath``): 'extrapolated' (the line
-# through the two previous levels' duals, in the weight), 'bounds' (the variables at a
-# moving bound scaled with it) or 'previous' (the previous level's dual, before round 11).
-CHAIN_START = "previous"
-RESTORE_ROUNDS = 8
-RESTORE_MOVABLE = lambda alpha, lo, hi: (alpha > lo) & (alpha < hi)
 
 PROBABILITY_PARAMETER_CONSTRAINTS = {
     "probability": ["boolean"],
@@ -732,12 +725,9 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
     est._plan_overrides = _chain_overrides(template, X, start)
     is_label = np.asarray(y == label)
     chain = []
-    path = _WeightPath(est, start, is_label)
     with est._checked_refits(X, y, checked):    # X and y validated by the first fit only
         for t in levels[::-1]:
-            path.predict(1.0 / t)
             est._refit(X, y, sample_weight * np.where(is_label, 1.0 / t, 1.0))
-            path.record(1.0 / t)
             chain.append(copy.copy(est))    # __getstate__: without the kept row source
             del chain[-1]._plan_overrides   # the chain's, not the fitted estimator's
             if SETTLED_CHAINS and _settled(est, is_label):
@@ -762,71 +752,6 @@ def _chain_overrides(template, X, start):
     if rows is not None:
         overrides["rows"] = rows
     return overrides
-
-
-class _WeightPath:
-    """The start of each weighted refit of a chain after its first, predicted from the two
-    fits before it along the weight w = 1/t of the up-weighted class (``CHAIN_START``).
-
-    The dual solution of a weighted fit is piecewise linear in w (a parametric quadratic
-    program whose box bounds of class j's variables are proportional to w), so, where the
-    pieces hold, the line through the two previous solutions continues to the next level:
-    ``'extrapolated'`` starts there (clipped to the new box, the equalities restored on the
-    variables inside it); ``'bounds'`` scales only the variables at a moving bound by the
-    growth of their box (exact for those that stay there); ``'previous'`` starts from the
-    previous level's dual itself (before round 11).  Every start is feasible and the solve
-    from it exact to the refits' tol, so only the path to the same solution changes.
-    Applies to models fitted by one convex solve of a dual without group caps (as
-    :func:`_settled`), on explicit features (the approximate kernels and the linear
-    kernel), from the chain's second level on.
-    """
-
-    def __init__(self, est, start, is_label):
-        self.est, self.is_label = est, is_label
-        state = start._warm_start_state()
-        self.points = [] if state is None else [(1.0, state.alpha, None)]
-        self.mode = CHAIN_START if (_one_convex_solve(est)
-                                    and est._explicit_features()) else "previous"
-
-    def record(self, w):
-        """Keep the fit just made at weight ``w`` (its dual and problem) as a point."""
-        solved = self.est._solved_dual()
-        if solved is None or not getattr(self.est, "converged_", False):
-            self.points = []
-            return
-        problem, alpha = solved
-        self.points = [*self.points[-1:], (w, alpha, problem)]
-
-    def predict(self, w):
-        """Make the predicted start for weight ``w`` the estimator's warm start."""
-        if self.mode == "previous" or len(self.points) < 2:
-            return
-        (w0, alpha0, _), (w1, alpha1, problem) = self.points
-        if alpha0.shape != alpha1.shape or len(problem.cap) or w1 == w0:
-            return
-        growth = np.where(self.is_label, w / w1, 1.0)[problem.sample_of_var()]
-        lo, hi = problem.expanded_bounds()
-        if self.mode == "bounds":
-            moving = ((alpha1 >= hi) & (hi != 0)) | ((alpha1 <= lo) & (lo != 0))
-            alpha = np.where(moving, alpha1 * growth, alpha1)
-        else:
-            alpha = alpha1 + (w - w1) / (w1 - w0) * (alpha1 - alpha0)
-        lo, hi = lo * growth, hi * growth
-        alpha = np.clip(alpha, lo, hi)
-        alpha = _restore_equalities(problem, alpha, RESTORE_MOVABLE(alpha, lo, hi), lo, hi, rounds=RESTORE_ROUNDS)
-        if alpha is None:
-            return
-        state = self.est._warm_start_state()
-        self.est._start_from(type(state)(alpha, state.mu, state.C, state.n_samples))
-
-
-def _one_convex_solve(est):
-    """Whether ``est`` is fitted by one convex solve of its dual (not a DC model, a
-    reweighting or a targeted grid, whose later solves depend on the weights otherwise)."""
-    from ._base import BaseMSVM
-
-    return (type(est)._fit_dual is BaseMSVM._fit_dual
-            and type(est)._fit_model is BaseMSVM._fit_model)
 
 
 def _with_params(template, **params):
@@ -905,7 +830,10 @@ def _settled(est, is_label):
     and only for a converged fit.  Its intercepts are the exact ones at its own weights,
     which may differ from those at larger weights where they are not unique.
     """
-    if not getattr(est, "converged_", False) or not _one_convex_solve(est):
+    from ._base import BaseMSVM
+
+    if (not getattr(est, "converged_", False) or type(est)._fit_dual is not BaseMSVM._fit_dual
+            or type(est)._fit_model is not BaseMSVM._fit_model):
         return False
     solved = est._solved_dual()
     if solved is None or solved[0].n_samples != len(is_label):
