@@ -104,7 +104,7 @@ def test_balanced_smoothing_rescales_only_unequal_boxes():
     of the box ratio), their terms by 10 and their boxes by 1 / 10, the others' unchanged;
     the target mu bounds the smoothing's KKT violation by TARGET_SHARE tol in the original
     margins (width / scale^2 = the unweighted width for every variable)."""
-    problem, _, y = _weighted_problem(2.0)
+    problem, _, y = _weighted_problem(8.0)
     assert _balanced(problem, 0.3) is None
     problem, _, y = _weighted_problem(100.0)
     balanced, target, scale = _balanced(problem, 0.3)
