@@ -13,6 +13,7 @@ for training and the last 5,000 for the log loss; ReinforcedMSVM(kernel_approxim
 A size N:linear is the linear-kernel case instead (ReinforcedMSVM(kernel='linear', C=10) on
 ``make_classification(n + 5000, 5, n_informative=5, n_redundant=0, ...)``, the same
 otherwise): few explicit features, where the smoothed-primal start certifies a refit at once.
+A size N:linear20 is the linear kernel (C = 10) on the d = 20 problem of the Nystroem cases.
 
 For each size: one fit (``probability=False``) and, for each mode, ``probability=True``, all in
 this process, so that ratios are of the same run:
@@ -26,10 +27,12 @@ this process, so that ratios are of the same run:
   weighted refit smoothed with one mu, its bands set by the heaviest samples) and
   ``msvm._plan.REFIT_EXPLICIT_LINEAR = False`` (the linear kernel's chains on the kernel
   rows x_i^T X up to 2,000 samples, as a fit from zero);
-- 'after': as the library runs now (a chain's refit runs dual coordinate descent from the
-  neighbouring level's dual for the primal start's estimated cost first,
-  ``msvm._plan.refit_dual_epochs``; the chain keeps its row source, so that a level's
-  scores and kernel rows are not computed afresh and a chain stops where it is settled);
+- 'after': as the library runs now (since round 11: a chain's refit starts from the smoothed
+  primal wherever a fit from zero would, smoothed with bands alike for all samples,
+  ``msvm._primal._balanced``; the linear kernel's chains on explicit features from 500
+  samples, ``msvm._plan.refit_rows``; the chain keeps its row source, so that a level's
+  scores and kernel rows are not computed afresh and a chain stops where it is settled;
+  in the sections of rounds 8 and 9, 'after' was the library of that round);
 - 'unshared': as 'after' with every fit scoring the held-out and test inputs through its own
   phi(X) (the path before the shared-map scoring of round 8);
 - 'uncapped': as 'after' with the calibration folds' training parts not capped
@@ -61,11 +64,13 @@ GRID = 8
 STEM = "probability_scale"
 MODES = ("before", "main", "after", "unshared", "uncapped")
 LINEAR = 0          # the "components" of the linear-kernel case (a size N:linear)
+LINEAR20 = -20      # the linear kernel on section 5's d = 20 problem (a size N:linear20)
+LINEARS = (LINEAR, LINEAR20)
 SECTION = "Round 8: shared-map scoring"   # of results stored without one
 
 
 def label(components):
-    return "linear" if components == LINEAR else components
+    return {LINEAR: "linear", LINEAR20: "linear20"}.get(components, components)
 
 
 def data(n, components=None):
@@ -83,7 +88,7 @@ def data(n, components=None):
 def estimator(components, **params):
     from msvm import ReinforcedMSVM
 
-    if components == LINEAR:
+    if components in LINEARS:
         return ReinforcedMSVM(kernel="linear", C=10.0, random_state=SEED, **params)
     return ReinforcedMSVM(kernel_approximation="nystroem", n_components=components,
                           random_state=SEED, **params)
@@ -226,7 +231,7 @@ def measure(n, components, modes):
     one = estimator(components).fit(X, y)
     one_cpu = time.process_time() - cpu
     cpu = time.process_time()
-    if components != LINEAR:
+    if components not in LINEARS:
         one.feature_map_.transform(X, dtype=np.float32)
     map_cpu = time.process_time() - cpu
     rows, probas = {}, {}
@@ -248,8 +253,8 @@ def _section_lines(results, note):
               "x one fit", "fits", "C factor", "log loss (test)", "argmax = predict (test)",
               "argmax = predict (train)"]
     table = []
-    ordered = sorted(results, key=lambda r: (r["components"] != LINEAR, r["components"],
-                                             r["n"]))
+    ordered = sorted(results, key=lambda r: (r["components"] not in LINEARS,
+                                             r["components"], r["n"]))
     for res in ordered:
         for mode in MODES:
             row = res["modes"].get(mode)
@@ -300,7 +305,9 @@ def parse_sizes(text):
     sizes = []
     for item in text.split(","):
         n, components = item.split(":")
-        sizes.append((int(n), LINEAR if components == "linear" else int(components)))
+        linear = {"linear": LINEAR, "linear20": LINEAR20}
+        sizes.append((int(n), linear[components] if components in linear
+                      else int(components)))
     return sizes
 
 

@@ -32,10 +32,10 @@ def _solved(n, d=5):
 def test_linear_chains_run_on_explicit_features_where_the_primal_start_can():
     """The linear kernel with many samples per primal unknown: explicit features (also below
     LINEAR_ROWS_MAX_SAMPLES); not for other kernels, too few samples, too many unknowns,
-    nor with the switch off."""
+    too few samples for the primal start to pay, nor with the switch off."""
     assert refit_rows("linear", 600, 5, 3) == "explicit features"
     assert refit_rows("rbf", 600, 5, 3) is None
-    assert refit_rows("linear", 60, 5, 3) is None                # 60 < 4 * 18
+    assert refit_rows("linear", 400, 30, 2) is None              # 400 < 500 samples
     assert refit_rows("linear", 100000, 400, 5) is None          # 2005 unknowns > 1500
     assert refit_rows(lambda a, b: a @ b.T, 600, 5, 3) is None
 

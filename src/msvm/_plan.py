@@ -103,8 +103,15 @@ REFIT_NEWTON_STEPS = 40          # about the mean of the 10-97 measured at n = 5
 # Round 11: a probability chain on the linear kernel solves on explicit features wherever
 # the smoothed-primal start can run on them (``refit_rows``), also below
 # LINEAR_ROWS_MAX_SAMPLES, where a fit from zero takes the kernel rows x_i^T X: a weighted
-# refit at a large weight is a large-C problem, slow for the solvers on kernel rows.
+# refit at a large weight is a large-C problem, slow for the solvers on kernel rows.  From
+# REFIT_EXPLICIT_MIN_SAMPLES samples: below, a Newton step's Python overhead (about 2 ms)
+# exceeds an epoch on the kernel rows (probability=True, best of 3 in one process, CPU:
+# breast cancer, 398 samples, d = 30, C = 1, 0.048 s on the kernel rows against 0.129 s on
+# explicit features; 300 samples, d = 5, k = 3, C = 10: 0.47 s both; 600 samples: 1.08
+# against 0.62 s; n = 5,000, d = 5, k = 5, C = 10, whose folds train on 1,000: 11.9 against
+# 6.2 s).
 REFIT_EXPLICIT_LINEAR = True
+REFIT_EXPLICIT_MIN_SAMPLES = 500
 # how much faster per flop the Newton system's dense factorization runs than an epoch of
 # dual coordinate descent (BLAS level 3 against vector updates; measured about 3-4)
 FACTOR_SPEEDUP = 3.0
@@ -192,10 +199,11 @@ def refit_rows(kernel, n, d, k):
     """The row source forced on a probability chain's refits: 'explicit features' for the
     linear kernel where the smoothed-primal start can run on them (at most
     ``PRIMAL_MAX_UNKNOWNS`` unknowns (d + 1) k, at least ``PRIMAL_MIN_RATIO`` samples per
-    unknown) and ``REFIT_EXPLICIT_LINEAR`` is on; None (the plan's own rule) otherwise."""
+    unknown) and pays (at least ``REFIT_EXPLICIT_MIN_SAMPLES`` samples), with
+    ``REFIT_EXPLICIT_LINEAR`` on; None (the plan's own rule) otherwise."""
     unknowns = (d + 1) * k
     if (REFIT_EXPLICIT_LINEAR and kernel == "linear" and unknowns <= PRIMAL_MAX_UNKNOWNS
-            and n >= PRIMAL_MIN_RATIO * unknowns):
+            and n >= max(PRIMAL_MIN_RATIO * unknowns, REFIT_EXPLICIT_MIN_SAMPLES)):
         return "explicit features"
     return None
 
