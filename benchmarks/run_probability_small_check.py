@@ -13,7 +13,13 @@ alternating in one process, best CPU time (``time.process_time``) of 3 runs each
   changes nothing there; the probabilities must be identical) and on the linear kernel (398
   training samples: the chains' refits now on explicit features from the smoothed primal,
   where the estimator's own fit keeps the kernel rows x_i^T X);
-- wine (standardized, the same split), ReinforcedMSVM(kernel='linear', C=10).
+- wine (standardized, the same split), ReinforcedMSVM(kernel='linear', C=10);
+- make_classification(1,300, 5, n_informative=5, n_redundant=0, n_classes=5,
+  n_clusters_per_class=1, random_state=0), the first 1,000 samples for training and the
+  rest for the log loss, ReinforcedMSVM(kernel='linear', C=10) (the d = 5 case of
+  benchmarks/results/probability_scale.md at 1,000 samples: kernel rows for the
+  estimator's own fit, explicit features for the chains on the full data; the folds' 667
+  samples too).
 
 Reported: CPU time, the held-out log loss, argmax = predict, whether the probabilities are
 identical to 'main'.  Written to benchmarks/results/probability_small_check.md and .json;
@@ -44,11 +50,16 @@ def _sets():
                                                             random_state=0)
         scaler = StandardScaler().fit(X_train)
         out[name] = scaler.transform(X_train), y_train, scaler.transform(X_test), y_test
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(1300, 5, n_informative=5, n_redundant=0, n_classes=5,
+                               n_clusters_per_class=1, random_state=0)
+    out["d = 5, 1,000 samples"] = X[:1000], y[:1000], X[1000:], y[1000:]
     return out
 
 
 CASES = (("breast cancer", "rbf", 1.0), ("breast cancer", "linear", 1.0),
-         ("wine", "linear", 10.0))
+         ("wine", "linear", 10.0), ("d = 5, 1,000 samples", "linear", 10.0))
 
 
 def _fit(kernel, C, X, y):
