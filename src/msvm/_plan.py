@@ -18,7 +18,8 @@ shape and kind of its data with tuned thresholds:
   coordinate descent is slow (``primal_start_applies``), and, for the warm-started refits
   of a probability chain (``refit_start='dual first'``), dual coordinate descent from the
   neighbouring level's dual for that start's estimated cost before it
-  (``refit_dual_epochs``);
+  (``refit_dual_epochs``; off since round 11, ``REFIT_DUAL_FIRST``), and the row source of
+  a probability chain on the linear kernel (``refit_rows``);
 * the start of a large computed-kernel fit of a per-class-hinge model from its dual solved
   on k-means clusters of the samples (msvm/_cluster_start.py,
   ``SolvePlan.starts_from_clusters``, from ``CLUSTER_MIN_SAMPLES`` samples).
