@@ -13,6 +13,7 @@ for training and the last 5,000 for the log loss; ReinforcedMSVM(kernel_approxim
 A size N:linear is the linear-kernel case instead (ReinforcedMSVM(kernel='linear', C=10) on
 ``make_classification(n + 5000, 5, n_informative=5, n_redundant=0, ...)``, the same
 otherwise): few explicit features, where the smoothed-primal start certifies a refit at once.
+A size N:linear20 is the linear kernel (C = 10) on the d = 20 problem of the Nystroem cases.
 
 For each size: one fit (``probability=False``) and, for each mode, ``probability=True``, all in
 this process, so that ratios are of the same run:
@@ -20,10 +21,18 @@ this process, so that ratios are of the same run:
 - 'before': the code path of main at the start of round 9 (``msvm._plan.REFIT_DUAL_FIRST``
   off: a weighted refit starts from the smoothed primal wherever a fit from zero would; and
   no row source kept from one level of a chain to the next with a ``kernel_approximation``);
-- 'after': as the library runs now (a chain's refit runs dual coordinate descent from the
-  neighbouring level's dual for the primal start's estimated cost first,
-  ``msvm._plan.refit_dual_epochs``; the chain keeps its row source, so that a level's
-  scores and kernel rows are not computed afresh and a chain stops where it is settled);
+- 'main': the code path of main at the start of round 11 (b9f36a5): ``msvm._plan.
+  REFIT_DUAL_FIRST = True`` (a chain's refit runs dual coordinate descent first where the
+  primal start applies), ``msvm._primal.BALANCE_POWER = 0`` (the smoothed primal of a
+  weighted refit smoothed with one mu, its bands set by the heaviest samples) and
+  ``msvm._plan.REFIT_EXPLICIT_LINEAR = False`` (the linear kernel's chains on the kernel
+  rows x_i^T X up to 2,000 samples, as a fit from zero);
+- 'after': as the library runs now (since round 11: a chain's refit starts from the smoothed
+  primal wherever a fit from zero would, smoothed with bands alike for all samples,
+  ``msvm._primal._balanced``; the linear kernel's chains on explicit features from 500
+  samples, ``msvm._plan.refit_rows``; the chain keeps its row source, so that a level's
+  scores and kernel rows are not computed afresh and a chain stops where it is settled;
+  in the sections of rounds 8 and 9, 'after' was the library of that round);
 - 'unshared': as 'after' with every fit scoring the held-out and test inputs through its own
   phi(X) (the path before the shared-map scoring of round 8);
 - 'uncapped': as 'after' with the calibration folds' training parts not capped
@@ -53,13 +62,15 @@ SEED = 0
 TEST = 5000
 GRID = 8
 STEM = "probability_scale"
-MODES = ("before", "after", "unshared", "uncapped")
+MODES = ("before", "main", "after", "unshared", "uncapped")
 LINEAR = 0          # the "components" of the linear-kernel case (a size N:linear)
+LINEAR20 = -20      # the linear kernel on section 5's d = 20 problem (a size N:linear20)
+LINEARS = (LINEAR, LINEAR20)
 SECTION = "Round 8: shared-map scoring"   # of results stored without one
 
 
 def label(components):
-    return "linear" if components == LINEAR else components
+    return {LINEAR: "linear", LINEAR20: "linear20"}.get(components, components)
 
 
 def data(n, components=None):
@@ -77,7 +88,7 @@ def data(n, components=None):
 def estimator(components, **params):
     from msvm import ReinforcedMSVM
 
-    if components == LINEAR:
+    if components in LINEARS:
         return ReinforcedMSVM(kernel="linear", C=10.0, random_state=SEED, **params)
     return ReinforcedMSVM(kernel_approximation="nystroem", n_components=components,
                           random_state=SEED, **params)
@@ -99,7 +110,8 @@ class StageClock:
                 self.stages[name] = self.stages.get(name, 0.0) + time.process_time() - cpu
         return run
 
-    def chains_of(self, template, start, X, y, sample_weight, levels, labels, features=None):
+    def chains_of(self, template, start, X, y, sample_weight, levels, labels, features=None,
+                  checked=None):
         """``msvm._probability._task_chains`` itself (the chains of some classes on one X),
         its CPU time and, from the fits it returns (each once), every refit's epochs and
         start."""
@@ -107,7 +119,7 @@ class StageClock:
 
         cpu = time.process_time()
         chains = _probability._task_chains(template, start, X, y, sample_weight, levels,
-                                           labels, features)
+                                           labels, features, checked)
         cpu = time.process_time() - cpu
         fits = list({id(fit): fit for chain in chains for fit in chain[::-1]}.values())
         self.chains.append({"n": int(len(y)), "cpu": cpu, "refits": len(fits)})
@@ -150,12 +162,17 @@ class StageClock:
 @contextmanager
 def mode_switches(mode):
     """The library as in ``mode`` (see the module note), restored on exit."""
-    from msvm import _plan, _probability
+    from msvm import _plan, _primal, _probability
 
     from msvm._base import BaseMSVM
 
     saved = (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
-             _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"])
+             _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"],
+             _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER)
+    if mode in ("before", "main"):
+        _plan.REFIT_DUAL_FIRST = True
+        _plan.REFIT_EXPLICIT_LINEAR = False
+        _primal.BALANCE_POWER = 0.0
     if mode == "before":
         _plan.REFIT_DUAL_FIRST = False
         BaseMSVM._row_source_key = _no_kept_rows(BaseMSVM._row_source_key)
@@ -169,6 +186,7 @@ def mode_switches(mode):
         (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
          _plan.REFIT_DUAL_FIRST) = saved[:3]
         BaseMSVM._row_source_key = saved[3]
+        _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER = saved[4:]
 
 
 def _no_kept_rows(key):
@@ -213,7 +231,7 @@ def measure(n, components, modes):
     one = estimator(components).fit(X, y)
     one_cpu = time.process_time() - cpu
     cpu = time.process_time()
-    if components != LINEAR:
+    if components not in LINEARS:
         one.feature_map_.transform(X, dtype=np.float32)
     map_cpu = time.process_time() - cpu
     rows, probas = {}, {}
@@ -235,8 +253,8 @@ def _section_lines(results, note):
               "x one fit", "fits", "C factor", "log loss (test)", "argmax = predict (test)",
               "argmax = predict (train)"]
     table = []
-    ordered = sorted(results, key=lambda r: (r["components"] != LINEAR, r["components"],
-                                             r["n"]))
+    ordered = sorted(results, key=lambda r: (r["components"] not in LINEARS,
+                                             r["components"], r["n"]))
     for res in ordered:
         for mode in MODES:
             row = res["modes"].get(mode)
@@ -287,7 +305,9 @@ def parse_sizes(text):
     sizes = []
     for item in text.split(","):
         n, components = item.split(":")
-        sizes.append((int(n), LINEAR if components == "linear" else int(components)))
+        linear = {"linear": LINEAR, "linear20": LINEAR20}
+        sizes.append((int(n), linear[components] if components in linear
+                      else int(components)))
     return sizes
 
 
@@ -296,7 +316,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="20000:200", help="N:COMPONENTS,... (or N:linear)")
     parser.add_argument("--modes", default="before,after", help="of " + ",".join(MODES))
-    parser.add_argument("--section", default="Round 9: the refit's start",
+    parser.add_argument("--section", default="Round 11: the chains' start and rows",
                         help="the section of the page the results go to")
     parser.add_argument("--quick", action="store_true", help="n = 2,000, 100 components")
     args = parser.parse_args(argv)

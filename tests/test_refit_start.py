@@ -13,6 +13,13 @@ from msvm import _plan, _probability
 from msvm._plan import newton_step_epochs, plan_solve, refit_dual_epochs
 
 
+@pytest.fixture(autouse=True)
+def _dual_first_everywhere(monkeypatch):
+    """The rule of round 9 (``REFIT_DUAL_FIRST``, off since round 11:
+    tests/test_refit_start_rules.py)."""
+    monkeypatch.setattr(_plan, "REFIT_DUAL_FIRST", True)
+
+
 def _budget(n, d, k):
     """``refit_dual_epochs`` of a refit on n samples of d features and k class slots."""
     return max(1, int(np.ceil(_plan.REFIT_NEWTON_STEPS * newton_step_epochs(n, d, k))))

@@ -18,7 +18,8 @@ shape and kind of its data with tuned thresholds:
   coordinate descent is slow (``primal_start_applies``), and, for the warm-started refits
   of a probability chain (``refit_start='dual first'``), dual coordinate descent from the
   neighbouring level's dual for that start's estimated cost before it
-  (``refit_dual_epochs``);
+  (``refit_dual_epochs``; off since round 11, ``REFIT_DUAL_FIRST``), and the row source of
+  a probability chain on the linear kernel (``refit_rows``);
 * the start of a large computed-kernel fit of a per-class-hinge model from its dual solved
   on k-means clusters of the samples (msvm/_cluster_start.py,
   ``SolvePlan.starts_from_clusters``, from ``CLUSTER_MIN_SAMPLES`` samples).
@@ -89,10 +90,29 @@ PRIMAL_MAX_UNKNOWNS = 1500
 # whose band mu * bound narrows with the level; at n = 20,000 in 26-672 epochs, 25.6 s
 # against 24.2 s.  The linear kernel with d = 5, C = 10, n = 5,000: 460 epochs and more,
 # where the primal start certifies every level at once (0.24 s a chain; 0.28 s with the
-# first level's budget spent first).  REFIT_DUAL_FIRST = False restores the primal start of
-# every refit (benchmarks).
-REFIT_DUAL_FIRST = True
+# first level's budget spent first).  Round 11: the smoothed primal of a weighted refit is
+# smoothed with bands alike for all samples (msvm._primal._balanced): its Newton steps are no
+# longer cut at the kinks of the terms of weight 1, and the start from the primal at once wins
+# everywhere measured (one class's chain, CPU, shared machine, Nystroem 200 components, d =
+# 20, k = 5): n = 5,000 2.0 s (9-14 Newton steps a level, certified at once) against 2.2 s
+# dual first; n = 20,000 4.9 s (7-23 steps a level) against 24.4 s dual first and 18.7 s
+# from the primal without the balanced smoothing (8-133 steps).  So REFIT_DUAL_FIRST is off:
+# every refit starts from the primal where a fit from zero would; True restores the rule of
+# round 9 (tests, benchmarks).
+REFIT_DUAL_FIRST = False
 REFIT_NEWTON_STEPS = 40          # about the mean of the 10-97 measured at n = 5,000
+# Round 11: a probability chain on the linear kernel solves on explicit features wherever
+# the smoothed-primal start can run on them (``refit_rows``), also below
+# LINEAR_ROWS_MAX_SAMPLES, where a fit from zero takes the kernel rows x_i^T X: a weighted
+# refit at a large weight is a large-C problem, slow for the solvers on kernel rows.  From
+# REFIT_EXPLICIT_MIN_SAMPLES samples: below, a Newton step's Python overhead (about 2 ms)
+# exceeds an epoch on the kernel rows (probability=True, best of 3 in one process, CPU:
+# breast cancer, 398 samples, d = 30, C = 1, 0.048 s on the kernel rows against 0.129 s on
+# explicit features; 300 samples, d = 5, k = 3, C = 10: 0.47 s both; 600 samples: 1.08
+# against 0.62 s; n = 5,000, d = 5, k = 5, C = 10, whose folds train on 1,000: 11.9 against
+# 6.2 s).
+REFIT_EXPLICIT_LINEAR = True
+REFIT_EXPLICIT_MIN_SAMPLES = 500
 # how much faster per flop the Newton system's dense factorization runs than an epoch of
 # dual coordinate descent (BLAS level 3 against vector updates; measured about 3-4)
 FACTOR_SPEEDUP = 3.0
@@ -174,6 +194,19 @@ def refit_dual_epochs(problem, X):
     ``REFIT_NEWTON_STEPS``): the start's estimated cost, at least 1."""
     n, d = X.shape
     return max(1, int(np.ceil(REFIT_NEWTON_STEPS * newton_step_epochs(n, d, problem.k))))
+
+
+def refit_rows(kernel, n, d, k):
+    """The row source forced on a probability chain's refits: 'explicit features' for the
+    linear kernel where the smoothed-primal start can run on them (at most
+    ``PRIMAL_MAX_UNKNOWNS`` unknowns (d + 1) k, at least ``PRIMAL_MIN_RATIO`` samples per
+    unknown) and pays (at least ``REFIT_EXPLICIT_MIN_SAMPLES`` samples), with
+    ``REFIT_EXPLICIT_LINEAR`` on; None (the plan's own rule) otherwise."""
+    unknowns = (d + 1) * k
+    if (REFIT_EXPLICIT_LINEAR and kernel == "linear" and unknowns <= PRIMAL_MAX_UNKNOWNS
+            and n >= max(PRIMAL_MIN_RATIO * unknowns, REFIT_EXPLICIT_MIN_SAMPLES)):
+        return "explicit features"
+    return None
 
 
 def primal_start_possible(problem, X):

@@ -124,15 +124,19 @@ cheaper ones:
   estimator, without the row source, is kept at each level.  On the approximate-kernel path
   too (since round 9): a calibration fold's 1,000 samples are solved on the kernel rows of
   phi(X), which every level computed afresh (n = 5,000, 1,000 components: 78 of 122 s);
-- on explicit features (the linear kernel above 2,000 samples, an approximate kernel's map)
-  a refit that the plan would start from the smoothed primal runs dual coordinate descent
-  from the previous level's dual first, for the start's estimated cost
-  (msvm._plan.refit_dual_epochs), and goes on from the start only where that does not
-  converge; the chain's later levels then start from the primal at once.  One class's
-  chain on Nystroem features (200 components, d = 20, k = 5, n = 5,000): 15.0 s from the
-  primal start at every level (10-97 Newton steps each), 1.7 s so (17-119 epochs a level);
-  on the linear kernel with d = 5 and C = 10, where every level's primal start is certified
-  at once, 0.24 s against 0.28 s (the first level's budget spent first);
+- on explicit features (an approximate kernel's map; the linear kernel, whose chains run on
+  explicit features from 500 samples, ``msvm._plan.refit_rows``, where a fit from zero
+  takes the kernel rows x_i^T X up to 2,000) a refit starts from the smoothed primal
+  wherever a fit from zero would, and that primal is smoothed with bands alike for all
+  samples (``msvm._primal._balanced``, round 11): with one smoothing parameter the bands
+  were set by the up-weighted class (weight up to 1,000), those of the other samples 1/t
+  times narrower than the tolerance needs, and the Newton steps were cut at their kinks
+  (one class's chain, 200 Nystroem components, d = 20, k = 5, n = 20,000: 8 to 133 Newton
+  steps a level, 18.7 s; 24.4 s with round 9's dual coordinate descent first, which
+  ``msvm._plan.REFIT_DUAL_FIRST`` restores; balanced: 7 to 23 steps, 4.9 s, every level
+  certified at once).  The linear kernel with d = 5, C = 10 on 5,000 samples: the
+  calibration folds' 1,000-sample chains ran 90 epochs a refit on the kernel rows, now none
+  (benchmarks/results/probability_scale.md, round 11);
 - the chains of up to ``CHAIN_GROUP_CLASSES`` (5) classes on the same X run one after
   another on one row source (:func:`_task_chains`): a chain's first fit reuses the kernel
   rows the last chain cached and moves its scores to the start (the rows whose variables
@@ -291,7 +295,7 @@ from ._available import probability_method
 from ._dask import chunkwise, is_dask_collection
 from ._kernels import kernel_matrix
 from ._losses import margins as generalized_margins
-from ._plan import resolve_cache_dtype
+from ._plan import refit_rows, resolve_cache_dtype
 from ._thread_pools import one_blas_thread
 from ._validation import check_finite_decision
 from .exceptions import DegenerateFitWarning
@@ -707,12 +711,14 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
     The chain stops at the level where its fit is settled (:func:`_settled`, with
     ``SETTLED_CHAINS``); the levels below hold that fit itself.
 
-    On explicit features (the linear kernel, an approximate kernel's map) a refit that the
-    plan would start from the smoothed primal runs dual coordinate descent from the previous
-    level's dual first, for the start's estimated cost (``refit_start='dual first'``,
+    On explicit features (an approximate kernel's map; the linear kernel, on explicit
+    features where :func:`_chain_overrides` says so) a refit starts from the smoothed primal
+    where a fit from zero would.  With ``msvm._plan.REFIT_DUAL_FIRST`` (round 9's rule, off
+    since round 11) it runs dual coordinate descent from the previous level's dual first,
+    for the start's estimated cost (``refit_start='dual first'``,
     msvm._plan.refit_dual_epochs), and goes on from the primal start only if that does not
-    converge; from then on the chain's levels (larger boxes: harder for both starts) start
-    from the primal at once (``refit_start='primal'``).
+    converge; from then on the chain's levels start from the primal at once
+    (``refit_start='primal'``).
 
     Returns
     -------
@@ -722,7 +728,7 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
     """
     est = _fresh_copy(template)._start_from(start._warm_start_state())._join_path(keep_rows=True)
     est._share_features(features)._take_rows(rows)
-    est._plan_overrides = {"refit_start": "dual first"}
+    est._plan_overrides = _chain_overrides(template, X, start)
     is_label = np.asarray(y == label)
     chain = []
     with est._checked_refits(X, y, checked):    # X and y validated by the first fit only
@@ -733,12 +739,25 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
             if SETTLED_CHAINS and _settled(est, is_label):
                 break                       # the levels below have this fit's solution
             if any(step.late_primal_start for step in est.solver_plan_.steps):
-                est._plan_overrides = {"refit_start": "primal"}
+                est._plan_overrides["refit_start"] = "primal"
     rows = est._kept_rows()
     est._leave_path()
     del est._plan_overrides
     chain += [chain[-1]] * (len(levels) - len(chain))
     return chain[::-1], rows
+
+
+def _chain_overrides(template, X, start):
+    """The plan overrides of a chain's refits: ``refit_start='dual first'`` (see
+    :func:`_weighted_chain`) and, on the linear kernel where the smoothed-primal start can run
+    on explicit features, those as the row source (``msvm._plan.refit_rows``)."""
+    overrides = {"refit_start": "dual first"}
+    shape = getattr(X, "shape", None)
+    rows = None if shape is None or len(shape) != 2 else refit_rows(
+        template.kernel, shape[0], shape[1], len(start.classes_))
+    if rows is not None:
+        overrides["rows"] = rows
+    return overrides
 
 
 def _with_params(template, **params):
