@@ -84,6 +84,8 @@ def main(argv=None):
     parser.add_argument("--tag", required=True)
     parser.add_argument("--n", default="700,1000")
     parser.add_argument("--C", default="1e4,1e6,1e8")
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help="comma-separated subset of MODELS to fit")
     parser.add_argument("--commit", default=None,
                         help="the commit of the build measured, where msvm is imported from "
                              "another checkout (default: this checkout's)")
@@ -91,7 +93,7 @@ def main(argv=None):
     commit = args.commit or git_commit()
     for n in map(int, args.n.split(",")):
         for C in map(float, args.C.split(",")):
-            for name in MODELS:
+            for name in args.models.split(","):
                 m = dict(measure(n, C, name), git=commit)
                 print(n, C, name, json.dumps(m), flush=True)
                 results = json.loads(JSON_PATH.read_text())["results"] \
