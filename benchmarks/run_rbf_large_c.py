@@ -75,6 +75,12 @@ def render(results):
         f"Schur-updated face above FRESH_FREE. Commits: {commits}. The machine was shared "
         "(load about 10): compare within a row.",
         "",
+        "Round 11 (n = 2,000 and 4,000; 700 and 1,000 again): 'before-r11' is main b9f36a5, "
+        "'after-r11' the finishing step that releases the RELEASE_BATCH most violating "
+        "bounds a step, with LAST_STEPS_PER_FREE steps per free variable, tried at every "
+        "budget stop up to MAX_FREE free variables (msvm/_finish.py, msvm/_sequence.py); "
+        "n = 4,000 for ReinforcedMSVM only (`--models`); load 6-9.",
+        "",
         markdown_table(header, rows),
         ""])
 
