@@ -75,6 +75,27 @@ def render(results):
         f"Schur-updated face above FRESH_FREE. Commits: {commits}. The machine was shared "
         "(load about 10): compare within a row.",
         "",
+        "Round 11 (n = 2,000 and 4,000; 700 and 1,000 again): 'before-r11' is main b9f36a5, "
+        "'after-r11' the finishing step that releases the RELEASE_BATCH most violating "
+        "bounds a step, with LAST_STEPS_PER_FREE steps per free variable, tried at every "
+        "budget stop up to MAX_FREE free variables (msvm/_finish.py, msvm/_sequence.py); "
+        "n = 4,000 for ReinforcedMSVM only (`--models`); load 6-9, the before and after "
+        "runs one after the other (n = 700/1,000: the same half hour). Why main's "
+        "proposals at n = 2,000, C = 1e8 were not certified: they were the points where "
+        "MAX_STEPS (3,000 steps, one bound released a step) ran out, exact on their faces "
+        "(free reduced gradients 7e-7, equalities 1e-6, float64 rows: bounds above "
+        "FLOAT32_MAX_BOUND) but with 1,114 and 445 bounds still violated (largest 43 and "
+        "1.6 against tol / 100); unbounded steps from the first stop took 14,547 steps and "
+        "33 s CPU without settling, 50 bounds a step 5,114 steps (5.9 s) to the optimum, "
+        "which the solver certifies in one epoch. Tried from that stop and not kept: "
+        "releasing every bound within half of the largest violation (16.4 s), all violated "
+        "bounds (the flops ran out at once), 5 / 20 / 200 a step (13.5 s unsettled / 10.0 s "
+        "/ 3.2 s unsettled); projected cut steps (`_projected_step`) on the plain face "
+        "(70 s, unsettled); gradients of the free variables only between full steps (5.1 s "
+        "instead of 5.9 s; 19 s instead of 23 s from ReinforcedMSVM n = 4,000's first "
+        "stop), which must keep the fixed base variables' entries exact: set to 0 (they "
+        "cancel in exact arithmetic) the bordered solves lost the step.",
+        "",
         markdown_table(header, rows),
         ""])
 
@@ -84,6 +105,8 @@ def main(argv=None):
     parser.add_argument("--tag", required=True)
     parser.add_argument("--n", default="700,1000")
     parser.add_argument("--C", default="1e4,1e6,1e8")
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help="comma-separated subset of MODELS to fit")
     parser.add_argument("--commit", default=None,
                         help="the commit of the build measured, where msvm is imported from "
                              "another checkout (default: this checkout's)")
@@ -91,7 +114,7 @@ def main(argv=None):
     commit = args.commit or git_commit()
     for n in map(int, args.n.split(",")):
         for C in map(float, args.C.split(",")):
-            for name in MODELS:
+            for name in args.models.split(","):
                 m = dict(measure(n, C, name), git=commit)
                 print(n, C, name, json.dumps(m), flush=True)
                 results = json.loads(JSON_PATH.read_text())["results"] \

@@ -25,9 +25,10 @@ from sklearn.datasets import make_blobs
 from sklearn.exceptions import ConvergenceWarning
 
 from msvm import AngleBasedMSVM, ReinforcedMSVM
-from msvm._finish import (LAST_CUBES, MAX_FLOPS, MAX_FREE, PROX_FREE, PROX_PER_SAMPLE,
-                          REFACTOR, SMALL_FREE, _Border, _Columns, _FaceSystem, _Layout,
-                          _projected_step, _Scores, _slot_basis, _system_for)
+from msvm._finish import (LAST_CUBES, LAST_STEPS_PER_FREE, MAX_FLOPS, MAX_FREE, MAX_STEPS,
+                          PROX_FREE, PROX_PER_SAMPLE, REFACTOR, SMALL_FREE, _Border,
+                          _Columns, _FaceSystem, _Layout, _projected_step, _Scores,
+                          _slot_basis, _system_for)
 from msvm._kernels import kernel_matrix
 from msvm._problem import reinforced_problem
 from msvm._sequence import _finish_due
@@ -131,11 +132,11 @@ def test_held_columns_times_slot_sums_equal_the_gathered_product(seed):
                            atol=1e-12)
 
 
-def test_held_columns_compacted_to_the_asked_samples_give_the_same_products():
-    """After the buffer holds many columns, products with a few of them (which compact the
-    buffer: the asked columns move to the front) still equal K[:, samples] @ rows, in the
+def test_held_columns_give_the_same_products_gathered_or_over_the_span():
+    """After the buffer holds many columns, products with a few of them (their rows
+    gathered) and with most of them (the held span) equal K[:, samples] @ rows, in the
     order asked, and so do later products with other samples, held or new; `block` returns
-    the right columns after a compaction."""
+    the right columns as the buffer grows."""
     rng = np.random.default_rng(0)
     n = 900
     K = rng.normal(size=(n, n))
@@ -150,12 +151,11 @@ def test_held_columns_compacted_to_the_asked_samples_give_the_same_products():
         assert np.array_equal(cols.block(probe), K[:, probe])
 
 
-def test_large_free_sets_are_finished_once_they_shrink():
-    """The finishing step's schedule (`_finish_due`): a free set of at most SMALL_FREE
+def test_free_sets_up_to_max_free_are_finished_at_every_stop():
+    """The finishing step's schedule (`_finish_due`): a free set of at most MAX_FREE
     variables at every stop; a larger one only when it shrank since the previous stop, or
     before the solver's last run."""
-    problem = reinforced_problem(np.arange(3 * SMALL_FREE) % 3, 3,
-                                 np.ones(3 * SMALL_FREE), 0.5)
+    problem = reinforced_problem(np.arange(3 * MAX_FREE) % 3, 3, np.ones(3 * MAX_FREE), 0.5)
     lo, hi = problem.expanded_bounds()
 
     def alpha_with(free):
@@ -163,8 +163,10 @@ def test_large_free_sets_are_finished_once_they_shrink():
         alpha[:free] = 0.5 * (lo[:free] + hi[:free])
         return alpha
 
-    small, large = SMALL_FREE, SMALL_FREE + 200
-    assert _finish_due(problem, alpha_with(small), None, False) == (small, True)
+    for mid in (SMALL_FREE, SMALL_FREE + 200, MAX_FREE):
+        assert _finish_due(problem, alpha_with(mid), None, False) == (mid, True)
+        assert _finish_due(problem, alpha_with(mid), mid - 1, False) == (mid, True)
+    large = MAX_FREE + 200
     assert _finish_due(problem, alpha_with(large), None, False) == (large, False)
     assert _finish_due(problem, alpha_with(large), large - 1, False) == (large, False)
     assert _finish_due(problem, alpha_with(large), large + 1, False) == (large, True)
@@ -200,8 +202,8 @@ def test_border_inverse_updates_solve_the_schur_complement(seed):
 
 def test_settling_budgets_at_shrinking_stops_and_the_proximal_route_before_the_last_run():
     """`_system_for`: a face of SMALL_FREE < m <= MAX_FREE free variables gets LAST_CUBES m^3
-    flops wherever the step settles (a shrinking stop or the last run), MAX_FLOPS
-    otherwise; a larger one the proximally regularized face only before the last run, and
+    flops and LAST_STEPS_PER_FREE m steps wherever the step settles, MAX_FLOPS and
+    MAX_STEPS otherwise; a larger one the proximally regularized face only before the last run, and
     only up to PROX_PER_SAMPLE free variables per sample."""
     n = 3000
     problem = reinforced_problem(np.arange(n) % 3, 3, np.ones(n), 0.5)
@@ -210,9 +212,10 @@ def test_settling_budgets_at_shrinking_stops_and_the_proximal_route_before_the_l
     m = MAX_FREE - 100
     for settle, last, flops in [(False, False, MAX_FLOPS), (True, False, LAST_CUBES * m ** 3),
                                 (True, True, LAST_CUBES * m ** 3)]:
-        system, max_free, budget, _ = _system_for(lay, cols, m, settle, last)
+        system, max_free, budget, steps = _system_for(lay, cols, m, settle, last)
         assert isinstance(system, _FaceSystem) and system.prox_rel == 0.0
         assert (max_free, budget) == (MAX_FREE, max(MAX_FLOPS, flops))
+        assert steps == (max(MAX_STEPS, LAST_STEPS_PER_FREE * m) if settle else MAX_STEPS)
     big = MAX_FREE + 100
     for settle, last, prox in [(True, False, False), (False, True, False), (True, True, True)]:
         system, max_free, _, _ = _system_for(lay, cols, big, settle, last)

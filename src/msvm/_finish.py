@@ -99,6 +99,20 @@ stacked again at every step, Q_FF is gathered from the held columns in one pass,
 columns are compacted to the samples that move (`_Columns.times`), and a rejected projection
 restores the scores from a checkpoint instead of a kernel product.
 
+At C = 1e8 (make_blobs n = 2,000, d = 3, RBF) the step from the first budget stop (476 free
+variables, ReinforcedMSVM) ran out of MAX_STEPS with 1,114 bounds still violated (largest
+reduced gradient 43 against tol / 100): its points were exact on their faces (reduced
+gradients of the free variables 7e-7, equalities 1e-6, float64 rows) but their active sets
+were far from the optimum's, whose 282 free and 321 upper-bound variables are reached from
+zero by thousands of bound changes; the solver went on from them, its free set grew again,
+and the fit stopped at max_iter.  Released one bound a step, the face settled only after
+more than 14,500 steps (33 s CPU, the flops ran out first); the RELEASE_BATCH most violating
+bounds released at once settle it in 5,114 steps (5.9 s), with LAST_STEPS_PER_FREE steps a
+free variable of the start allowed, and the solver certifies the point in one epoch.  The
+held columns are kept as rows (K transposed) and a product with the columns of a few
+samples gathers their rows: the copies of the whole held block that moved the asked columns
+to the front took 38 % of that step's time.
+
 The result is only a proposal: the caller hands it to the compiled solver, whose own stopping
 rule (KKT residual and duality gap) certifies it or goes on from it.  Problems with group caps
 are left to the solver (None is returned), as are free sets above MAX_FREE variables
@@ -119,8 +133,7 @@ import scipy.linalg
 # n = 1,000, d = 3, RBF, C = 1e6-1e8: 426-624 free variables at every budget stop, 5 of 10
 # fits of the per-class models stopped at max_iter, KKT residual 2-8); from there up the
 # Schur-updated face system below serves (one factorization, O(m^2) a step), and those fits
-# converge in 101-201 epochs.  SMALL_FREE stays the size tried at every budget stop
-# (msvm._sequence._finish_due).
+# converge in 101-201 epochs.
 SMALL_FREE = 600
 SMALL_STEPS = 400
 SMALL_FLOPS = 1e9
@@ -136,6 +149,11 @@ MAX_FLOPS = 1e10
 # epochs: MAX_FLOPS ran out after 125 steps, 3.2 s; the face settled in 1,131 steps, 3.1e10
 # flops, 20.9 s CPU)
 LAST_CUBES = 10.0
+# ... and LAST_STEPS_PER_FREE steps per free variable of the start where that is more than
+# MAX_STEPS (make_blobs n = 2,000, C = 1e8, ReinforcedMSVM from 476 free variables at the
+# first budget stop: 5,114 steps, 282 free variables at the optimum; MAX_STEPS ran out
+# with 1,114 bounds still violated, and the solver did not settle the point returned)
+LAST_STEPS_PER_FREE = 20
 # free sets above MAX_FREE before the solver's last run: the face regularized by a proximal
 # term sigma/2 ||x - x_k||^2 (sigma = PROX_START x the largest diagonal entry of Q_FF at
 # first, divided by PROX_SHRINK after PROX_FULL full steps in a row that leave the face
@@ -157,19 +175,20 @@ PROX_CUBES = 10.0
 PROX_REFACTOR = 8
 # a variable within this fraction of its box width of a bound is at the bound
 BOUND_RTOL = 1e-12
+# the fixed variables released at once after a full step: the RELEASE_BATCH most violating
+RELEASE_BATCH = 50
 # the largest (largest bound) x (largest kernel diagonal) the dense system is formed for
 MAX_SCALE = 1e100
 # the regularization of the free block, relative to its largest diagonal entry
 REG = 1e-11
 # changes of the free set the factored base system is bordered with before it is refactored
 REFACTOR = 120
-# `_Columns.times` compacts its buffer where the span it multiplies holds more than
-# COMPACT_IDLE x as many columns not asked for as asked ones, and at least COMPACT_MIN
-COMPACT_IDLE = 1
+# `_Columns.times` multiplies the held span where the asked samples are at least this
+# share of it, else their gathered rows
+GATHER_SHARE = 0.5
 # the residual of a Schur-complement solve through its updated inverse, relative to
 # |S| |x| + |rhs|, above which the inverse is recomputed
 BORDER_RTOL = 1e-9
-COMPACT_MIN = 256
 # the most memory the held kernel columns (n float64 entries each) may take: a finishing step
 # that needs more columns proposes nothing (at n = 100,000 Nystroem features, an uncapped
 # buffer of 4,096 columns held 3.3 GB, 11x the features; at 2M rows the fit ran out of memory)
@@ -237,20 +256,21 @@ def _slot_basis(k):
 
 
 class _Columns:
-    """Kernel columns K[:, i] of the samples asked for, each fetched once, kept in one
-    (n, capacity) buffer that doubles when full.
+    """Kernel columns K[:, i] of the samples asked for, each fetched once, kept as the rows
+    of one (capacity, n) buffer that doubles when full.
 
     A product with the columns of some samples (`times`) multiplies the buffer's leading
-    span that holds them; when that span holds many columns not asked for (samples whose
-    variables all went to their bounds), the asked ones are first moved to the front
-    (`_compact`, one copy of the held block), so that the proximal finishing step's score
-    updates, whose moved samples are its shrinking free set, read only their own columns."""
+    span that holds them where they fill most of it, else the rows of the asked samples
+    gathered (contiguous copies: the buffer holds K transposed).  The buffer held the
+    columns of K (n, capacity) before, whose gathers are strided: there the asked columns
+    were moved to the front of the buffer (one copy of the whole held block) when the span
+    held many others, and in the active-set steps of make_blobs n = 2,000, C = 1e8, which
+    move a few samples each, those copies took 38 % of the finishing step's time."""
 
     def __init__(self, columns, n):
         self._columns = columns
         self._where = np.full(n, -1, dtype=np.int64)
-        self._sample_at = np.empty(16, dtype=np.int64)
-        self._K = np.empty((n, 16))
+        self._KT = np.empty((16, n))
         self._m = 0
 
     def _fetch(self, samples):
@@ -259,60 +279,41 @@ class _Columns:
         new = np.unique(samples[self._where[samples] < 0])
         if len(new):
             need = self._m + len(new)
-            if need > self._K.shape[1]:
-                most = max(COLUMNS_MAX_BYTES // (8 * max(self._K.shape[0], 1)), 16)
+            if need > len(self._KT):
+                most = max(COLUMNS_MAX_BYTES // (8 * max(self._KT.shape[1], 1)), 16)
                 if need > most:
                     raise ColumnsOverBudget
-                size = min(max(need, 2 * self._K.shape[1]), most)
-                grown = np.empty((self._K.shape[0], size))
-                grown[:, :self._m] = self._K[:, :self._m]
-                self._K = grown
-                self._sample_at = np.resize(self._sample_at, size)
-            self._K[:, self._m:need] = np.asarray(self._columns(new), dtype=np.float64)
+                grown = np.empty((min(max(need, 2 * len(self._KT)), most), self._KT.shape[1]))
+                grown[:self._m] = self._KT[:self._m]
+                self._KT = grown
+            self._KT[self._m:need] = np.asarray(self._columns(new), dtype=np.float64).T
             self._where[new] = np.arange(self._m, need)
-            self._sample_at[self._m:need] = new
             self._m = need
         return self._where[samples]
-
-    def _compact(self, where):
-        """Move the held columns at the positions ``where`` (distinct) to the front, the
-        others after them in their order; the new positions of ``where``."""
-        m = self._m
-        front = np.sort(where)
-        rest = np.ones(m, dtype=bool)
-        rest[front] = False
-        order = np.concatenate([front, np.flatnonzero(rest)])
-        self._K[:, :m] = self._K[:, order]
-        self._sample_at[:m] = self._sample_at[order]
-        self._where[self._sample_at[:m]] = np.arange(m)
-        return np.searchsorted(front, where)
 
     def entries(self, rows, samples):
         """K[rows][:, samples] (len(rows), len(samples)), gathered from the buffer in one
         pass (no (n, len(samples)) block first)."""
         where = self._fetch(samples)
-        return self._K[np.ix_(np.asarray(rows, dtype=np.int64), where)]
+        return self._KT[np.ix_(where, np.asarray(rows, dtype=np.int64))].T
 
     def block(self, samples):
         """K[:, samples] (n, len(samples))."""
         where = self._fetch(samples)      # first: it may replace the buffer
-        return self._K[:, where]
+        return self._KT[where].T
 
     def times(self, samples, rows):
-        """K[:, samples] @ rows (n, rows.shape[1]) for distinct samples, without copying
-        the block: the rows are placed in the buffer's column order and the buffer's span
-        up to the last of them multiplies them (the columns held but not asked for meet
-        zero rows).  A span with more than COMPACT_IDLE times as many idle columns as asked
-        ones (and at least COMPACT_MIN) is compacted first."""
+        """K[:, samples] @ rows (n, rows.shape[1]) for distinct samples: the buffer's span
+        up to the last of them times the rows in its order (the samples held but not asked
+        for meet zero rows) where the asked samples are at least GATHER_SHARE of that span,
+        else their gathered rows times ``rows``."""
         where = self._fetch(samples)
         span = int(where.max(initial=-1)) + 1
-        idle = span - len(where)
-        if idle > max(COMPACT_IDLE * len(where), COMPACT_MIN):
-            where = self._compact(where)
-            span = len(where)
+        if len(where) < GATHER_SHARE * span:
+            return self._KT[where].T @ rows
         W = np.zeros((span, rows.shape[1]))
         W[where] = rows
-        return self._K[:, :span] @ W
+        return self._KT[:span].T @ W
 
 
 class _FreshSystem:
@@ -403,7 +404,6 @@ class _FaceSystem:
         self.lu = scipy.linalg.lu_factor(M0, check_finite=False)
         self.flops += (M0.shape[0]) ** 3 * 2.0 / 3.0
         self.base = free_idx
-        self.pos = {int(v): j for j, v in enumerate(free_idx)}
         self.size = M0.shape[0]
         self.extra = []                   # ('var', v) or ('fix', v), in column order
         self.border = _Border(self.size)
@@ -412,7 +412,7 @@ class _FaceSystem:
         """The base rows N[:, j] of a new border column."""
         col = np.zeros(self.size)
         if kind == "fix":
-            col[self.pos[v]] = 1.0
+            col[np.searchsorted(self.base, v)] = 1.0
             return col
         m = len(self.base)
         col[:m] = self._q(self.base, np.array([v]))[:, 0]
@@ -434,18 +434,17 @@ class _FaceSystem:
         return C
 
     def _sync(self, free_idx):
-        """Border the base system so that it describes free_idx (refactor when it differs
-        from the base by more than REFACTOR changes)."""
-        want = set(int(v) for v in free_idx)
+        """Border the base system so that it describes free_idx (sorted; refactor when it
+        differs from the base by more than REFACTOR changes)."""
         if self.base is None:
-            self._factor(np.asarray(sorted(want), dtype=np.int64))
+            self._factor(np.asarray(free_idx, dtype=np.int64))
             return
-        base = set(self.pos)
-        extra = [("fix", v) for v in sorted(base - want)] \
-            + [("var", v) for v in sorted(want - base)]
-        if len(extra) > self.refactor:
-            self._factor(np.asarray(sorted(want), dtype=np.int64))
+        fixes = np.setdiff1d(self.base, free_idx, assume_unique=True)
+        frees = np.setdiff1d(free_idx, self.base, assume_unique=True)
+        if len(fixes) + len(frees) > self.refactor:
+            self._factor(np.asarray(free_idx, dtype=np.int64))
             return
+        extra = [("fix", int(v)) for v in fixes] + [("var", int(v)) for v in frees]
         wanted = set(extra)
         keep = [j for j, e in enumerate(self.extra) if e in wanted]
         kept = [self.extra[j] for j in keep]
@@ -461,29 +460,33 @@ class _FaceSystem:
         self.extra = kept + new
 
     def solve(self, free_idx, z, c):
-        """The step on free_idx (in its order) to the minimizer of the equality-constrained
-        QP with the other variables fixed, and the shift s of its equalities."""
+        """The step on free_idx (sorted) to the minimizer of the equality-constrained QP
+        with the other variables fixed, and the shift s of its equalities.  The base
+        variables that are fixed keep their gradient entries in the right-hand side: they
+        cancel against their unit constraints in exact arithmetic, but the bordered solve
+        of a nearly singular face lost the step with them set to 0 (make_blobs n = 2,000,
+        C = 1e8: the objective rose by orders of magnitude)."""
         lay, k = self.lay, self.lay.k
         self._sync(free_idx)
         m = len(self.base)
-        r0 = np.concatenate([-z[self.base], -(self.E.T @ c)]) if lay.equality else -z[self.base]
+        zb = z[self.base]
+        r0 = np.concatenate([-zb, -(self.E.T @ c)]) if lay.equality else -zb
         y0 = scipy.linalg.lu_solve(self.lu, r0, check_finite=False)
         p = len(self.extra)
         self.flops += 2.0 * self.size ** 2 + 4.0 * self.size * p
-        step = dict(zip(self.base.tolist(), y0[:m]))
-        tail = y0[m:]
+        held, values, tail = self.base, y0[:m], y0[m:]
         if p:
-            rn = np.array([-z[v] if kind == "var" else 0.0 for kind, v in self.extra])
+            kinds = np.array([kind == "var" for kind, _ in self.extra])
+            extra_v = np.array([v for _, v in self.extra], dtype=np.int64)
+            rn = np.where(kinds, -z[extra_v], 0.0)
             xn, flops = self.border.solve(rn, y0)
             self.flops += flops
             y = y0 - self.border.YT[:p].T @ xn
-            step = dict(zip(self.base.tolist(), y[:m]))
-            tail = y[m:]
-            for (kind, v), value in zip(self.extra, xn):
-                if kind == "var":
-                    step[v] = value
+            held = np.concatenate([self.base, extra_v[kinds]])
+            values, tail = np.concatenate([y[:m], xn[kinds]]), y[m:]
         s = self.E @ tail if lay.equality else np.zeros(k)
-        return np.array([step[int(v)] for v in free_idx]), s
+        order = np.argsort(held, kind="stable")
+        return values[order[np.searchsorted(held[order], free_idx)]], s
 
 
 class _Border:
@@ -629,9 +632,9 @@ def finish_dual(problem, alpha, F, columns, tol, max_diag, settle=False, last=Fa
         The largest kernel diagonal entry: where it times the largest bound exceeds
         MAX_SCALE (products near overflow), the step does not apply.
     settle : bool, default=False
-        Whether the step may spend LAST_CUBES m^3 flops on a start of m > SMALL_FREE free
-        variables where that exceeds MAX_FLOPS.  The solver's sequence passes True at the
-        budget stops where the free set shrank and before its last run
+        Whether the step may spend LAST_CUBES m^3 flops and LAST_STEPS_PER_FREE m steps
+        on a start of m > FRESH_FREE free variables where those exceed MAX_FLOPS and
+        MAX_STEPS.  The solver's sequence passes True wherever it tries the step
         (`msvm._sequence._finish_due`).
     last : bool, default=False
         Whether the solver's last run follows: above MAX_FREE the proximal route applies
@@ -722,10 +725,10 @@ def _active_set(problem, alpha, F, columns, tol, settle=False, last=False):
         if large:
             reached = alpha.copy(), s
         viol = _violations(alpha, r, lo, hi, free | ~fixed_ok | stuck)
-        worst = int(np.argmax(viol))
-        if viol[worst] <= 0.01 * tol:
+        released = _most_violating(viol, 0.01 * tol)
+        if not len(released):
             return alpha, s
-        free[worst] = True           # the most violating bound is released
+        free[released] = True
     return reached
 
 
@@ -739,8 +742,10 @@ def _system_for(lay, cols, m, settle, last):
     if m <= FRESH_FREE:
         return _FreshSystem(lay, cols, E), SMALL_FREE, SMALL_FLOPS, SMALL_STEPS
     if m <= MAX_FREE or not (settle and last) or m > PROX_PER_SAMPLE * lay.n_samples:
-        flops = max(MAX_FLOPS, LAST_CUBES * float(m) ** 3) if settle else MAX_FLOPS
-        return _FaceSystem(lay, cols, E), MAX_FREE, flops, MAX_STEPS
+        if not settle:
+            return _FaceSystem(lay, cols, E), MAX_FREE, MAX_FLOPS, MAX_STEPS
+        return (_FaceSystem(lay, cols, E), MAX_FREE, max(MAX_FLOPS, LAST_CUBES * float(m) ** 3),
+                max(MAX_STEPS, LAST_STEPS_PER_FREE * m))
     system = _FaceSystem(lay, cols, E, refactor=max(REFACTOR, m // PROX_REFACTOR))
     system.set_prox(PROX_START)
     return system, PROX_FREE, PROX_CUBES * float(m) ** 3, PROX_STEPS
@@ -807,6 +812,14 @@ def _settled_on_face(r_free, system, tol):
         return True
     system.base = None
     return False
+
+
+def _most_violating(viol, limit):
+    """The (at most RELEASE_BATCH) variables of largest violation above ``limit``."""
+    over = np.flatnonzero(viol > limit)
+    if len(over) > RELEASE_BATCH:
+        over = over[np.argpartition(-viol[over], RELEASE_BATCH - 1)[:RELEASE_BATCH]]
+    return over
 
 
 def _violations(alpha, r, lo, hi, skip):

@@ -29,7 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ._core._solver import Status, add_scores, init_scores, solve
-from ._finish import SMALL_FREE, finish_dual
+from ._finish import MAX_FREE, finish_dual
 from ._finish_groups import finish_grouped
 from ._plan import SolveStep, source_plan
 from ._primal import primal_start
@@ -233,22 +233,24 @@ def _feasible(problem, alpha, lo, hi):
 def _finish_due(problem, alpha, free_before, last):
     """(free variables now, whether to try the finishing step of msvm/_finish.py now).
 
-    A free set up to ``SMALL_FREE`` variables is tried at every budget stop (a fresh
-    factorization: a fraction of a second).  A larger one is tried only once it shrinks
-    between two stops, or before the last run of the solver (``last``): while the solver's
-    free set still grows, its active set is far from the optimum's, the finishing step's
-    steps each fix one variable, and it ran out of its work bound without a full step
-    (make_blobs n = 2,000, RBF, C = 1e5: four attempts at 1,735-2,404 free variables, 6.5 s
-    of 21 s of finishing steps, thrown away; the one that settled started at 1,248).  Where
-    it is tried, it gets LAST_CUBES m^3 flops (``finish_dual(settle=True)``), once kept for
-    the last run, so that a face up to MAX_FREE that settles only with them ends the fit at
-    the first stop where the free set shrank; the proximal route above MAX_FREE stays for
-    the last run (``last``): given at every shrinking stop, it spent more than 250 s CPU at
-    1,600 epochs on 7,879 free variables without returning (ReinforcedMSVM n = 10,000,
-    C = 1e5, whose whole fit takes 318 s; benchmarks/results/kernel_speed_early*.md)."""
+    A free set up to ``MAX_FREE`` variables is tried at every budget stop, a larger one
+    before the last run of the solver (``last``: the proximal route) or where it shrank
+    since the previous stop (``free_before``).  Free sets above SMALL_FREE were tried only
+    where they shrank: while the solver's free set still grew, the finishing step, which
+    released one bound a step, ran out of its work bound (make_blobs n = 2,000, RBF,
+    C = 1e5: four attempts at 1,735-2,404 free variables, 6.5 s of 21 s of finishing steps,
+    thrown away).  Releasing RELEASE_BATCH bounds a step, it settles such faces, and trying
+    it at every stop ended fits earlier (n = 2,000, C = 1e5-1e6, LLW: 3.2-3.4 s CPU, 101
+    epochs, against 5.7-6.3 s and 801 epochs; ReinforcedMSVM n = 4,000, C = 1e8: 47 s
+    against 128 s, whose free set grew from 1,314 to 3,399 until the proximal route before
+    the last run settled it).  Where it is tried it gets LAST_CUBES m^3 flops and
+    LAST_STEPS_PER_FREE m steps (``finish_dual(settle=True)``); the proximal route above
+    MAX_FREE stays for the last run: given at every shrinking stop, it spent more than 250 s
+    CPU at 1,600 epochs on 7,879 free variables without returning (ReinforcedMSVM
+    n = 10,000, C = 1e5, whose whole fit takes 318 s; benchmarks/results/kernel_speed_early*.md)."""
     lo, hi = problem.expanded_bounds()
     free = int(np.count_nonzero((alpha > lo) & (alpha < hi)))
-    due = (free <= SMALL_FREE or last
+    due = (free <= MAX_FREE or last
            or (free_before is not None and free < free_before))
     return free, due
 
@@ -443,7 +445,7 @@ class DualSequence:
         on its free set from the solver's iterate and the solver goes on from the result
         (a proposal that its own stopping rule certifies, in its first augmented-Lagrangian
         round, or not), with a budget twice the work done so far, up to max_iter in all.
-        A free set above SMALL_FREE variables is finished only when `_finish_due` says so.
+        A free set above MAX_FREE variables is finished only when `_finish_due` says so.
         Returns (alpha, mu, result, finishing steps taken, whether a 'dual first' refit went
         on from the late primal start), the result's epochs summed over the runs.
 
