@@ -94,6 +94,10 @@ CASES = {
                                      data="nystroem1000-200k"),
     "nystroem1000-2m-mapped": dict(n=2_000_000, d=20, k=5, chunk=25_000, approx=1000,
                                    memory=False, limit="1.5GiB", persist=False),
+    # the in-memory reference of the 2M rows (8 GB of float32 features in one process)
+    "nystroem1000-2m-memory": dict(n=2_000_000, d=20, k=5, chunk=25_000, approx=1000,
+                                   memory=True, limit="1.5GiB", chunked=False,
+                                   data="nystroem1000-2m-mapped"),
 }
 TEST_ROWS = 100_000
 TIMEOUT = 6 * 3600
@@ -598,7 +602,45 @@ def _factored_2m_lines(by):
             f"add passes: 1 product in the n = {r['n']:,} run)."]
 
 
+def _measured_2m_lines(by):
+    """The n = 2M Nystroem target as run (nystroem1000-2m-mapped), against the in-memory
+    fit of the same rows where that ran (nystroem1000-2m-memory)."""
+    f = by.get("nystroem1000-2m-mapped", {}).get("chunked_mapped")
+    if not isinstance(f, dict) or "error" in f:
+        return []
+    mem = by.get("nystroem1000-2m-memory", {}).get("memory")
+    peak = max(f["worker_peak_mb"])
+    cpu = f["client_cpu"] + sum(f["worker_cpu"])
+    worker = max(f["worker_cpu"])
+    line = (f"- n = 2M Nystroem (n_components = 1000, d = 20, k = 5), 1.5 GiB per worker, "
+            f"features mapped in every pass: run. Peak {peak:.0f} MB per worker "
+            f"({'met' if peak <= 1.5 * 1024 else 'missed'}: the in-memory path holds 8 GB "
+            f"of features), {f['passes']} passes ({f['products']} of them conjugate-gradient "
+            f"products, {f['newton_steps']} Newton steps), {cpu:.0f} s CPU "
+            f"({worker:.0f} s on the busier worker, {f['client_cpu']:.0f} s on the client), "
+            f"{f['wall']:.0f} s wall on the shared machine, test accuracy "
+            f"{f['accuracy']:.4f}, converged {f['converged']}.")
+    if isinstance(mem, dict) and "error" not in mem:
+        acc = abs(f["accuracy"] - mem["accuracy"])
+        mem_cpu = mem.get("cpu", np.nan)
+        line += (f" In memory (one process, one BLAS thread, the same rows): {mem_cpu:.0f} s "
+                 f"CPU, {mem['wall']:.0f} s wall, peak {mem['peak_mb']:.0f} MB, test accuracy "
+                 f"{mem['accuracy']:.4f}: accuracy within {acc:.4f} "
+                 f"({'met' if acc <= 0.002 else 'missed'}); wall time "
+                 f"{f['wall'] / mem['wall']:.2f}x the in-memory fit's in the same session "
+                 f"({'met' if f['wall'] <= 3 * mem['wall'] else 'missed'} against 3x); on 2 "
+                 f"idle workers the chunked fit's wall time is about its busier worker's CPU "
+                 f"plus the client's, {(worker + f['client_cpu']) / 60:.0f} min, "
+                 f"{(worker + f['client_cpu']) / mem_cpu:.2f}x the in-memory fit's CPU.")
+    else:
+        line += " The in-memory reference of the same rows did not run (see the head)."
+    return [line]
+
+
 def _nystroem_2m_lines(by):
+    measured = _measured_2m_lines(by)
+    if measured:
+        return measured
     factored = _factored_2m_lines(by)
     if factored:
         return factored

@@ -273,6 +273,11 @@ class _Columns:
         self._KT = np.empty((16, n))
         self._m = 0
 
+    @staticmethod
+    def most(n):
+        """The most columns of n entries held within COLUMNS_MAX_BYTES (at least 16)."""
+        return max(COLUMNS_MAX_BYTES // (8 * max(n, 1)), 16)
+
     def _fetch(self, samples):
         """Fetch the columns of the samples not held yet; their buffer positions."""
         samples = np.asarray(samples, dtype=np.int64)
@@ -280,7 +285,7 @@ class _Columns:
         if len(new):
             need = self._m + len(new)
             if need > len(self._KT):
-                most = max(COLUMNS_MAX_BYTES // (8 * max(self._KT.shape[1], 1)), 16)
+                most = self.most(self._KT.shape[1])
                 if need > most:
                     raise ColumnsOverBudget
                 grown = np.empty((min(max(need, 2 * len(self._KT)), most), self._KT.shape[1]))
@@ -683,6 +688,8 @@ def _active_set(problem, alpha, F, columns, tol, settle=False, last=False):
     z = lay.gradient(scores.exact(alpha))
     fixed_ok = hi > lo
     free = (alpha > lo) & (alpha < hi)
+    if len(np.unique(lay.sample[free])) > _Columns.most(lay.n_samples):
+        return None     # the free samples' columns alone would exceed COLUMNS_MAX_BYTES
     system, max_free, max_flops, steps = _system_for(lay, cols, int(free.sum()), settle, last)
     reached, stuck = None, np.zeros(len(alpha), dtype=bool)
     large = isinstance(system, _FaceSystem)
