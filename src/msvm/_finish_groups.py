@@ -50,6 +50,7 @@ import scipy.linalg
 
 from ._thread_pools import one_blas_thread
 from ._finish import MAX_SCALE, _Columns, _Layout, _slot_basis, _snapped
+from ._grouped_face import GroupedFace
 
 # active-set iterations (each one a least-squares solve on the free set): at most
 # STEPS_PER_VAR per dual variable plus MIN_STEPS, and never more than MAX_STEPS ...
@@ -66,6 +67,11 @@ MAX_WORK = 4e9
 STEP_WORK = 2e5
 # the largest rank of the kernel's factor (columns fetched)
 MAX_RANK = 400
+# the steps on the free set's m x m block (msvm/_grouped_face.py): used from FACE_MIN free
+# variables where the factor is as wide as the free set, within FACE_FLOPS flops
+USE_FACE = True
+FACE_MIN = 50
+FACE_FLOPS = 1e10
 # the factor stops where every residual diagonal is below this fraction of max K_ii
 FACTOR_RTOL = 1e-13
 # singular values of the free set's constraint-and-curvature matrix below this fraction of
@@ -138,15 +144,19 @@ class _Factor:
         self.resid = self.diag.copy()
         self.L = np.zeros((len(self.diag), 0))
         self.floor = FACTOR_RTOL * max(float(self.diag.max(initial=0.0)), 1e-300)
+        self.too_wide = False
 
-    def rows(self, samples):
+    def rows(self, samples, max_rank=MAX_RANK):
         """The factor's rows of ``samples``, pivots added until their residual is small;
-        None when that would take more than MAX_RANK columns or K is not positive."""
+        None when that would take more than ``max_rank`` columns (``too_wide`` is then
+        set) or K is not positive."""
+        self.too_wide = False
         while len(samples):
             j = samples[int(np.argmax(self.resid[samples]))]
             if self.resid[j] <= self.floor:
                 break
-            if self.L.shape[1] >= MAX_RANK:
+            if self.L.shape[1] >= max_rank:
+                self.too_wide = True
                 return None
             col = self.cols.block(np.array([j]))[:, 0]
             if not abs(col[j] - self.diag[j]) <= 1e-9 * max(abs(col[j]), 1.0):
@@ -189,6 +199,25 @@ class _Scores:
             part = slice(at, at + CHUNK)
             self.F0 = self.F0 + (np.asarray(self.cols(samples[part]), dtype=np.float64)
                                  @ dU[part])
+        self.base, self.F = alpha.copy(), self.F0.copy()
+        return self.F
+
+    def on_rows(self, alpha, cols, rows):
+        """The scores of alpha exact on the samples ``rows`` (the others left as they are),
+        from the held columns ``cols`` (an `msvm._finish._Columns`): the entries between
+        them and the samples moved since the last exact update (the face's steps need the
+        free samples' scores only; a product with all n rows a step, with the held buffer
+        compacted to the moved samples, took most of the step's time)."""
+        samples, dU = self.lay.slot_change(alpha, self.base)
+        self.F[rows] = self.F0[rows] + cols.entries(rows, samples) @ dU
+        return self.F
+
+    def from_held(self, alpha, cols):
+        """The exact scores of alpha from the held columns ``cols`` (an
+        `msvm._finish._Columns`) of the samples moved since the last exact update."""
+        samples, dU = self.lay.slot_change(alpha, self.base)
+        if len(samples):
+            self.F0 = self.F0 + cols.block(samples) @ dU
         self.base, self.F = alpha.copy(), self.F0.copy()
         return self.F
 
@@ -428,7 +457,11 @@ def step_budget(n_vars):
 
 
 def _active_set(problem, alpha, F, columns, tol, diag):
-    """The loop of `finish_grouped`: (alpha, s) or None."""
+    """The loop of `finish_grouped`: (alpha, s) or None.  Each step is solved through the
+    kernel's factor (`_kkt_step`) while it is narrow, and on the free set's m x m block
+    (`msvm._grouped_face.GroupedFace`) once the free set holds at least FACE_MIN variables
+    and the factor is as wide as it (p (k - 1) >= m) or needs more than MAX_RANK columns;
+    the face's steps update the scores exactly from its held columns."""
     lay, groups = _Layout(problem), _Groups(problem)
     cols = _Columns(columns, problem.n_samples)
     start = np.asarray(alpha, dtype=np.float64)
@@ -442,17 +475,23 @@ def _active_set(problem, alpha, F, columns, tol, diag):
     free = (alpha > lay.lo) & (alpha < lay.hi)
     full = groups.full(alpha)
     E = _slot_basis(lay.k)
-    work, releases = 0.0, _Releases(fixed_ok, len(full))
+    face = GroupedFace(lay, cols, E, groups.of, D_all) if USE_FACE else None
+    route, releases = _Route(factor, face), _Releases(fixed_ok, len(full))
     for _ in range(step_budget(problem.n_vars)):
         idx = np.flatnonzero(free)
-        L = factor.rows(lay.sample[idx])
-        work += STEP_WORK + len(idx) * (L.shape[1] * lay.k + lay.k) ** 2 \
-            if L is not None else np.inf
-        if work > MAX_WORK:
+        D, c_eq = D_all[idx], E.T @ problem.class_sums(alpha)
+        chosen = route.choose(lay, idx)
+        if chosen is None or (face is not None and face.flops > FACE_FLOPS):
             return None
-        D, Lf = D_all[idx], L[lay.sample[idx]]
-        kind, x, s = _kkt_step(lay, E.T @ problem.class_sums(alpha), scores.gradient(idx, D),
-                               D, Lf, _cap_segments(groups, full, idx), E)
+        on_face, L = chosen
+        if on_face:
+            x, s = face.solve(idx, scores.gradient(idx, D), c_eq, _active_caps(groups, full, idx))
+            x, kind = _onto_constraints(x, D @ E[:, :face.ne], c_eq[:face.ne],
+                                        _cap_segments(groups, full, idx)), "newton"
+        else:
+            Lf = L[lay.sample[idx]]
+            kind, x, s = _kkt_step(lay, c_eq, scores.gradient(idx, D), D, Lf,
+                                   _cap_segments(groups, full, idx), E)
         limit = 1.0 if kind == "newton" else np.inf
         t, stops, capped = _step_length(alpha, x, idx, lay, groups, full, limit)
         if not np.isfinite(t):
@@ -464,13 +503,79 @@ def _active_set(problem, alpha, F, columns, tol, diag):
             alpha[hit] = np.where(x[stops] > 0, lay.hi[hit], lay.lo[hit])
             free[hit] = False
             full[capped] = True
-        scores.step(alpha[idx] - old, D, Lf, L)
+        if on_face:
+            scores.on_rows(alpha, cols, np.unique(lay.sample[np.flatnonzero(free)]))
+        else:
+            scores.step(alpha[idx] - old, D, Lf, L)
         if t < limit or kind != "newton":
             continue
-        r = lay.gradient(scores.exact(alpha)) + lay.shift(s)
+        exact = scores.from_held(alpha, cols) if on_face else scores.exact(alpha)
+        r = lay.gradient(exact) + lay.shift(s)
         u, rows = _cap_multipliers(r, alpha, lay, groups, full, free)
         grouped = groups.of >= 0
         r[grouped] += u[groups.of[grouped]]
+        if on_face and face.bordered and np.abs(r[idx]).max(initial=0.0) > 0.01 * tol:
+            face.refresh()          # the bordered solves went astray: refactor, step again
+            continue
         if releases.settled(alpha, r, lay, free, full, u, rows, 0.01 * tol):
             return alpha, s
     return None
+
+
+def _onto_constraints(x, A, c, segments):
+    """The step x with its constraints restored exactly: the least change that keeps every
+    active cap's sum (``segments``) and takes the equalities' residual c to zero
+    (A^T x = -c).  The face's step runs far along a direction of zero curvature where the
+    face QP is unbounded (|x| about 1 / REG times the bounds), and its Schur-updated solves
+    hold the constraints only to about 1e-8 of |x|: cut at a bound, that error stayed in the
+    equalities and grew from step to step (make_blobs n = 1,000, RBF, C = 1e6: a class-sum
+    residual of 35 where the factor's steps left 4e-8)."""
+    x = _project_caps(x[:, None].copy(), segments)[:, 0]
+    if A.shape[1] == 0:
+        return x
+    PA = _project_caps(A.copy(), segments)
+    w = np.linalg.lstsq(A.T @ PA, -c - A.T @ x, rcond=None)[0]
+    return x + PA @ w
+
+
+class _Route:
+    """Which formulation solves each step: the kernel's factor (`_kkt_step`, an SVD of the
+    free block's m x p (k - 1) factor: exact where the face QP is singular, cheap where the
+    factor is narrow) or the free set's m x m block (``face``, a `GroupedFace`).  The face
+    serves once the free set holds FACE_MIN variables and the factor is at least as wide as
+    it (it stays while the free set is that large), and at any size where the factor would
+    need more than MAX_RANK columns or the factor's steps have spent MAX_WORK (charged
+    m (p k + k)^2 + STEP_WORK a step).  Without a face those two end the loop (None)."""
+
+    def __init__(self, factor, face):
+        self.factor, self.face = factor, face
+        self.on_face, self.work = False, 0.0
+
+    def choose(self, lay, idx):
+        """(True, None): step on the face; (False, L): through the factor L; None: stop."""
+        m, k = len(idx), lay.k
+        if self.face is not None and (self.work > MAX_WORK
+                                      or (self.on_face and m >= FACE_MIN)):
+            return True, None
+        # with a face, the factor is grown only while it is narrower than the free set
+        wide = -(-m // max(k - 1, 1)) if self.face is not None and m >= FACE_MIN else MAX_RANK
+        L = self.factor.rows(lay.sample[idx], min(wide, MAX_RANK))
+        if L is not None and self.face is not None and m >= FACE_MIN \
+                and L.shape[1] * (k - 1) >= m:
+            L = None
+        if L is None:
+            self.on_face = self.face is not None and (self.factor.too_wide or m >= FACE_MIN)
+            return (True, None) if self.on_face else None
+        self.work += STEP_WORK + m * (L.shape[1] * k + k) ** 2
+        if self.work > MAX_WORK:
+            self.on_face = self.face is not None
+            return (True, None) if self.on_face else None
+        self.on_face = False
+        return False, L
+
+
+def _active_caps(groups, full, idx):
+    """The active caps with free members among idx (sorted group ids)."""
+    g = groups.of[idx]
+    g = g[g >= 0]
+    return np.unique(g[full[g]])
