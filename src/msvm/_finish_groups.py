@@ -514,9 +514,8 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         u, rows = _cap_multipliers(r, alpha, lay, groups, full, free)
         grouped = groups.of >= 0
         r[grouped] += u[groups.of[grouped]]
-        if on_face and face.bordered and np.abs(r[idx]).max(initial=0.0) > 0.01 * tol:
-            face.refresh()          # the bordered solves went astray: refactor, step again
-            continue
+        if on_face and np.abs(r[idx]).max(initial=0.0) > 0.01 * tol and face.refine():
+            continue                # the face's solve went astray: step again from here
         if releases.settled(alpha, r, lay, free, full, u, rows, 0.01 * tol):
             return alpha, s
     return None
