@@ -41,6 +41,21 @@ Measured (CPU time on a shared machine at load 10-15): the n = 5 case above conv
 epochs (0.02-0.06 s); blobs with 3 classes, n = 5,000, d = 2, linear, WeightedRobustMSVM
 (truncation=None) at C = 1e2 ... 1e8 converges in 3.2-3.4 s at every C (before: max_iter
 at every C, relative gap up to 1); benchmarks/results/grouped_large_c.md.
+
+The factor's formulation is cheap only while the factor is narrow.  An RBF kernel's factor
+has about one column per free sample: make_blobs n = 1,000, d = 3, RBF at C = 1e6 and 1e8
+(WeightedRobustMSVM(truncation=None), AdaptiveWeightedSVM) gave 143-192 free variables at
+every budget stop and factors of rank 170-310, so that each step's SVD (m x p (k - 1)) took
+about 4.6 ms, its work model (m (p k + k)^2 a step, MAX_WORK) ran out after 95-165 steps
+(0.5 s) where the loop needed 800-850, every finishing step returned nothing, and the
+solver crawled: 35 s CPU to converge at C = 1e6, max_iter after 89 s at C = 1e8 (finishing
+steps 2.7 s of them).  Such steps are therefore solved on the free set's m x m block
+(`_Route`, msvm/_grouped_face.py: the bordered KKT system with the active caps, updated by
+Schur complements as variables and caps change), restored onto the constraints exactly
+(`_onto_constraints`), with the free samples' scores updated from the held kernel columns
+(`_Scores.on_rows`) and all scores at the checks (`_Scores.from_held`): the same fits
+converge in 2-3 s (C = 1e6) and 4-10 s (C = 1e8) CPU, the first finishing step settling
+in 1-3 s; benchmarks/results/rbf_large_c.md.
 """
 
 import warnings
