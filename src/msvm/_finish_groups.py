@@ -499,25 +499,18 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         if chosen is None or (face is not None and face.flops > FACE_FLOPS):
             return None
         on_face, L = chosen
+        segments, z = _cap_segments(groups, full, idx), scores.gradient(idx, D)
         if on_face:
-            x, s = face.solve(idx, scores.gradient(idx, D), c_eq, _active_caps(groups, full, idx))
-            x, kind = _onto_constraints(x, D @ E[:, :face.ne], c_eq[:face.ne],
-                                        _cap_segments(groups, full, idx)), "newton"
+            x, s = face.solve(idx, z, c_eq, _active_caps(groups, full, idx))
+            x, kind = _onto_constraints(x, D @ E[:, :face.ne], c_eq[:face.ne], segments), "newton"
         else:
             Lf = L[lay.sample[idx]]
-            kind, x, s = _kkt_step(lay, c_eq, scores.gradient(idx, D), D, Lf,
-                                   _cap_segments(groups, full, idx), E)
+            kind, x, s = _kkt_step(lay, c_eq, z, D, Lf, segments, E)
         limit = 1.0 if kind == "newton" else np.inf
-        t, stops, capped = _step_length(alpha, x, idx, lay, groups, full, limit)
-        if not np.isfinite(t):
-            return None
         old = alpha[idx]
-        alpha[idx] = np.clip(old + t * x, lay.lo[idx], lay.hi[idx])
-        if t < limit:
-            hit = idx[stops]
-            alpha[hit] = np.where(x[stops] > 0, lay.hi[hit], lay.lo[hit])
-            free[hit] = False
-            full[capped] = True
+        t = _take_step(alpha, x, idx, lay, groups, free, full, limit)
+        if t is None:
+            return None
         if on_face:
             scores.on_rows(alpha, cols, np.unique(lay.sample[np.flatnonzero(free)]))
         else:
@@ -534,6 +527,22 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         if releases.settled(alpha, r, lay, free, full, u, rows, 0.01 * tol):
             return alpha, s
     return None
+
+
+def _take_step(alpha, x, idx, lay, groups, free, full, limit):
+    """Move alpha (on idx) along x as far as `_step_length` allows, up to limit; the
+    variables and caps it stops at become fixed and active (free, full updated).  The
+    length taken, or None where no bound stops an unbounded step."""
+    t, stops, capped = _step_length(alpha, x, idx, lay, groups, full, limit)
+    if not np.isfinite(t):
+        return None
+    alpha[idx] = np.clip(alpha[idx] + t * x, lay.lo[idx], lay.hi[idx])
+    if t < limit:
+        hit = idx[stops]
+        alpha[hit] = np.where(x[stops] > 0, lay.hi[hit], lay.lo[hit])
+        free[hit] = False
+        full[capped] = True
+    return t
 
 
 def _onto_constraints(x, A, c, segments):
