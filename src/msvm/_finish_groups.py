@@ -477,13 +477,8 @@ def _active_set(problem, alpha, F, columns, tol, diag):
     (`msvm._grouped_face.GroupedFace`) once the free set holds at least FACE_MIN variables
     and the factor is as wide as it (p (k - 1) >= m) or needs more than MAX_RANK columns;
     the face's steps update the scores exactly from its held columns."""
-    lay, groups = _Layout(problem), _Groups(problem)
+    lay, groups, alpha, scores = _start(problem, alpha, F, columns)
     cols = _Columns(columns, problem.n_samples)
-    start = np.asarray(alpha, dtype=np.float64)
-    alpha = _snapped(lay, start, problem.max_abs_bound())
-    scores = _Scores(lay, columns, start, np.asarray(F, dtype=np.float64))
-    scores.exact(alpha)
-    _implied_upper_bounds(lay, groups)
     factor = _Factor(cols, diag)
     D_all = lay.directions(np.arange(problem.n_vars))
     fixed_ok = lay.hi > lay.lo
@@ -527,6 +522,18 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         if releases.settled(alpha, r, lay, free, full, u, rows, 0.01 * tol):
             return alpha, s
     return None
+
+
+def _start(problem, alpha, F, columns):
+    """The loop's start: the layout (upper bounds that a cap implies dropped), the groups,
+    alpha snapped onto the bounds it is within rounding of, and its exact scores."""
+    lay, groups = _Layout(problem), _Groups(problem)
+    start = np.asarray(alpha, dtype=np.float64)
+    alpha = _snapped(lay, start, problem.max_abs_bound())
+    scores = _Scores(lay, columns, start, np.asarray(F, dtype=np.float64))
+    scores.exact(alpha)
+    _implied_upper_bounds(lay, groups)
+    return lay, groups, alpha, scores
 
 
 def _take_step(alpha, x, idx, lay, groups, free, full, limit):
