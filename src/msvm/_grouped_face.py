@@ -170,6 +170,9 @@ class GroupedFace:
         """The step on the free variables free_idx (sorted; z their gradient) to the
         minimizer of the QP on the face (equalities with residual c_eq = E^T c removed,
         the active caps ``caps`` held), and the shift s of the equalities: (x, s)."""
+        if len(free_idx) == 0:
+            # nothing is free (every variable at a bound): no step; the releases decide
+            return np.zeros(0), np.zeros(self.lay.k)
         self._sync(free_idx, caps)
         m, ne = len(self.base), self.ne
         z_of = dict(zip(free_idx.tolist(), z))
