@@ -41,7 +41,13 @@ SECTIONS = (
      "(msvm/_grouped_face.py) where the kernel's factor is as wide as the free set; "
      "'r11-before': the same run with that face off (USE_FACE = False, main b9f36a5's "
      "grouped finishing step), measured alternately in the same process, grouped models "
-     "only (the other five models' code is unchanged by that round).",
+     "only (the other five models' code is unchanged by that round). Measured 2026-11-27 "
+     "at load 7-8 on 2 cores (other engineers' jobs), CPU time; n = 2,000 'r11' only (a "
+     "'before' fit there runs to max_iter for minutes). Diagnosis: at n = 1,000, C = 1e6 "
+     "and 1e8 every budget stop left 143-192 free variables whose factor had rank 170-310; "
+     "the factor's SVD steps (4.6 ms each) ran out of their work bound after 95-165 of the "
+     "800-850 steps the loop needed, every finishing step returned nothing, and the solver "
+     "crawled (finishing steps 2.7 s of the 35 s at C = 1e6).",
      ("r11", "r11-before")),
 )
 
