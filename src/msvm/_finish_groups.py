@@ -83,10 +83,13 @@ STEP_WORK = 2e5
 # the largest rank of the kernel's factor (columns fetched)
 MAX_RANK = 400
 # the steps on the free set's m x m block (msvm/_grouped_face.py): used from FACE_MIN free
-# variables where the factor is as wide as the free set, within FACE_FLOPS flops
+# variables where the factor is as wide as the free set, within FACE_FLOPS flops (1e10 ran
+# out in four of six finishing steps at make_blobs n = 2,000, RBF, C = 1e6, 131-195 free
+# variables, 3-4 s each, and the fit took 90 s CPU; with 1e11 they settled, 3-7 s each,
+# and the fit took 26 s)
 USE_FACE = True
 FACE_MIN = 50
-FACE_FLOPS = 1e10
+FACE_FLOPS = 1e11
 # the factor stops where every residual diagonal is below this fraction of max K_ii
 FACTOR_RTOL = 1e-13
 # singular values of the free set's constraint-and-curvature matrix below this fraction of
