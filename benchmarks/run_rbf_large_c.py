@@ -45,8 +45,10 @@ SECTIONS = (
      "at load 7-8 on 2 cores (other engineers' jobs), CPU time; n = 700 and 1,000 at "
      "c05d6c4 (FACE_FLOPS 1e10), n = 2,000 'r11' only, at 397cd28 (FACE_FLOPS 1e11; with "
      "1e10 the C = 1e6 fits took 86-90 s; a 'before' fit there runs to max_iter for "
-     "minutes). Diagnosis: at n = 1,000, C = 1e6 "
-     "and 1e8 every budget stop left 143-192 free variables whose factor had rank 170-310; "
+     "minutes; AdaptiveWeightedSVM at C = 1e8 not measured: stopped at the deadline). "
+     "Open: n = 2,000, C = 1e8 still stops at max_iter (270 s CPU). Diagnosis: at "
+     "n = 1,000, C = 1e6 and 1e8 every budget stop left 143-192 free variables whose "
+     "factor had rank 170-310; "
      "the factor's SVD steps (4.6 ms each) ran out of their work bound after 95-165 of the "
      "800-850 steps the loop needed, every finishing step returned nothing, and the solver "
      "crawled (finishing steps 2.7 s of the 35 s at C = 1e6).",
