@@ -1,13 +1,19 @@
-"""The per-class-hinge and DC models on small RBF problems at large C (issue 23 item 1).
+"""The per-class-hinge, DC and grouped-margin models on small RBF problems at large C (issue
+23 item 1).
 
 Run from the repository root:
-``python -m benchmarks.run_rbf_large_c --tag after [--n 700,1000] [--C 1e4,1e6,1e8]``.
+``python -m benchmarks.run_rbf_large_c --tag after [--n 700,1000] [--C 1e4,1e6,1e8]
+[--models A,B] [--before TAG]``.
 Each run records, under its tag (the build it measured: 'before' from another checkout's
 environment, 'after' from this one), every fit's CPU time, whether it converged, its epochs
 and objective, and merges them into benchmarks/results/rbf_large_c.json; the Markdown page
-puts the tags side by side.  make_blobs (3 overlapping classes, d = 3, cluster_std = 2,
-random_state 0), RBF at gamma='scale', default tol and max_iter, one BLAS thread; the machine
-may be shared: CPU times, ratios within a row.
+puts the tags side by side, one table per round (SECTIONS).  ``--before TAG`` also measures
+the grouped models (GROUPED) with the grouped finishing step's face off
+(msvm._finish_groups.USE_FACE = False: the behaviour of main b9f36a5), alternating with the
+measurement under ``--tag`` in the same process, and records it under TAG.  make_blobs (3
+overlapping classes, d = 3, cluster_std = 2, random_state 0), RBF at gamma='scale', default
+tol and max_iter, one BLAS thread; the machine may be shared: CPU times, ratios within a
+row.
 """
 
 import argparse
@@ -20,14 +26,75 @@ from benchmarks.harness import git_commit, markdown_table, write_json
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 MD_PATH, JSON_PATH = RESULTS / "rbf_large_c.md", RESULTS / "rbf_large_c.json"
-MODELS = ("ReinforcedMSVM", "LLW", "WestonWatkinsMSVM", "AngleBasedMSVM", "RobustMSVM")
+MODELS = ("ReinforcedMSVM", "LLW", "WestonWatkinsMSVM", "AngleBasedMSVM", "RobustMSVM",
+          "WeightedRobustMSVM", "AdaptiveWeightedSVM")
+# the models whose dual has group caps ('WeightedRobustMSVM' is fitted with truncation=None)
+GROUPED = ("WeightedRobustMSVM", "AdaptiveWeightedSVM")
+# the page's tables: (heading, text, tags)
+SECTIONS = (
+    ("Round 10: the per-class finishing step",
+     "'before': main before the round-10 finishing step change (fresh factorizations up to "
+     "600 free variables), 'after': the Schur-updated face above FRESH_FREE.",
+     ("after", "before")),
+    ("Round 11: the grouped finishing step on the free set's m x m block",
+     "'r11': the grouped finishing step's steps on the m x m block of the free variables "
+     "(msvm/_grouped_face.py) where the kernel's factor is as wide as the free set; "
+     "'r11-before': the same run with that face off (USE_FACE = False, main b9f36a5's "
+     "grouped finishing step), measured alternately in the same process, grouped models "
+     "only (the other five models' code is unchanged by that round). Measured 2026-11-27 "
+     "at load 7-8 on 2 cores (other engineers' jobs), CPU time; n = 700 and 1,000 at "
+     "c05d6c4 (FACE_FLOPS 1e10), n = 2,000 'r11' only, at 397cd28 (FACE_FLOPS 1e11; with "
+     "1e10 the C = 1e6 fits took 86-90 s; a 'before' fit there runs to max_iter for "
+     "minutes; AdaptiveWeightedSVM at C = 1e8 not measured: stopped at the deadline). "
+     "Open: n = 2,000, C = 1e8 still stops at max_iter (270 s CPU). Diagnosis: at "
+     "n = 1,000, C = 1e6 and 1e8 every budget stop left 143-192 free variables whose "
+     "factor had rank 170-310; "
+     "the factor's SVD steps (4.6 ms each) ran out of their work bound after 95-165 of the "
+     "800-850 steps the loop needed, every finishing step returned nothing, and the solver "
+     "crawled (finishing steps 2.7 s of the 35 s at C = 1e6).",
+     ("r11", "r11-before")),
+    ("Round 11: the per-class finishing step releases bounds in batches",
+     "n = 2,000 and 4,000; 700 and 1,000 again: 'before-r11' is main b9f36a5, 'after-r11' "
+     "the finishing step that releases the RELEASE_BATCH most violating bounds a step, with "
+     "LAST_STEPS_PER_FREE steps per free variable, tried at every budget stop up to MAX_FREE "
+     "free variables (msvm/_finish.py, msvm/_sequence.py); n = 4,000 for ReinforcedMSVM only "
+     "(`--models`); load 6-9, the before and after runs one after the other (n = 700/1,000: "
+     "the same half hour). Why main's proposals at n = 2,000, C = 1e8 were not certified: "
+     "they were the points where MAX_STEPS (3,000 steps, one bound released a step) ran "
+     "out, exact on their faces (free reduced gradients 7e-7, equalities 1e-6, float64 "
+     "rows: bounds above FLOAT32_MAX_BOUND) but with 1,114 and 445 bounds still violated "
+     "(largest 43 and 1.6 against tol / 100); unbounded steps from the first stop took "
+     "14,547 steps and 33 s CPU without settling, 50 bounds a step 5,114 steps (5.9 s) to "
+     "the optimum, which the solver certifies in one epoch. Tried from that stop and not "
+     "kept: releasing every bound within half of the largest violation (16.4 s), all "
+     "violated bounds (the flops ran out at once), 5 / 20 / 200 a step (13.5 s unsettled / "
+     "10.0 s / 3.2 s unsettled); projected cut steps (`_projected_step`) on the plain face "
+     "(70 s, unsettled); gradients of the free variables only between full steps (5.1 s "
+     "instead of 5.9 s; 19 s instead of 23 s from ReinforcedMSVM n = 4,000's first stop), "
+     "which must keep the fixed base variables' entries exact: set to 0 (they cancel in "
+     "exact arithmetic) the bordered solves lost the step.",
+     ("after-r11", "before-r11")),
+)
 
 
 def _make(name, C):
     import msvm
     if name == "LLW":
         return msvm.ReinforcedMSVM(C=C, kernel="rbf", reinforcement=0.0)
+    if name == "WeightedRobustMSVM":
+        return msvm.WeightedRobustMSVM(C=C, kernel="rbf", truncation=None)
     return getattr(msvm, name)(C=C, kernel="rbf")
+
+
+def measure_with_face(n, C, name, face):
+    """`measure` with the grouped finishing step's face on or off."""
+    import msvm._finish_groups as finish_groups
+    saved = finish_groups.USE_FACE
+    finish_groups.USE_FACE = face
+    try:
+        return measure(n, C, name)
+    finally:
+        finish_groups.USE_FACE = saved
 
 
 def measure(n, C, name):
@@ -46,14 +113,14 @@ def measure(n, C, name):
                 warnings=sum(issubclass(w.category, ConvergenceWarning) for w in caught))
 
 
-def render(results):
-    """The page: one row per (n, C, model), the tags side by side."""
-    tags = sorted({tag for r in results.values() for tag in r["tags"]})
+def _table(results, tags):
+    """One table: a row per (n, C, model) measured under any of ``tags``, side by side."""
     header = ["n", "C", "model"] + [f"{t}: {col}" for t in tags
                                    for col in ("CPU s", "converged", "epochs", "objective")]
     rows = []
-    for key in sorted(results, key=lambda k: (results[k]["n"], results[k]["C"],
-                                              MODELS.index(results[k]["model"]))):
+    keys = [k for k in results if any(t in results[k]["tags"] for t in tags)]
+    for key in sorted(keys, key=lambda k: (results[k]["n"], results[k]["C"],
+                                           MODELS.index(results[k]["model"]))):
         r = results[key]
         row = [r["n"], f"{r['C']:g}", r["model"]]
         for t in tags:
@@ -61,43 +128,28 @@ def render(results):
             row += ["", "", "", ""] if m is None else [
                 f"{m['cpu']:.2f}", m["converged"], m["epochs"], f"{m['objective']:.7g}"]
         rows.append(row)
+    return markdown_table(header, rows)
+
+
+def render(results):
+    """The page: one table per round (SECTIONS), its tags side by side."""
     commits = ", ".join(f"{t}: {c}" for t, c in sorted(
         {(t, m["git"]) for r in results.values() for t, m in r["tags"].items()}))
-    return "\n".join([
+    lines = [
         "# RBF at large C on small problems (issue 23 item 1)",
         "",
         "`python -m benchmarks.run_rbf_large_c --tag TAG` (benchmarks/run_rbf_large_c.py). "
         "make_blobs(n, 3 features, 3 classes, cluster_std = 2, random_state = 0), RBF "
         "gamma='scale', default tol (1e-3) and max_iter (10,000 epochs), one BLAS thread, "
-        "CPU time of one fit each; 'LLW' is ReinforcedMSVM(reinforcement=0); RobustMSVM's "
-        "epochs column holds its DC steps. 'before': main before the round-10 finishing "
-        "step change (fresh factorizations up to 600 free variables), 'after': the "
-        f"Schur-updated face above FRESH_FREE. Commits: {commits}. The machine was shared "
-        "(load about 10): compare within a row.",
-        "",
-        "Round 11 (n = 2,000 and 4,000; 700 and 1,000 again): 'before-r11' is main b9f36a5, "
-        "'after-r11' the finishing step that releases the RELEASE_BATCH most violating "
-        "bounds a step, with LAST_STEPS_PER_FREE steps per free variable, tried at every "
-        "budget stop up to MAX_FREE free variables (msvm/_finish.py, msvm/_sequence.py); "
-        "n = 4,000 for ReinforcedMSVM only (`--models`); load 6-9, the before and after "
-        "runs one after the other (n = 700/1,000: the same half hour). Why main's "
-        "proposals at n = 2,000, C = 1e8 were not certified: they were the points where "
-        "MAX_STEPS (3,000 steps, one bound released a step) ran out, exact on their faces "
-        "(free reduced gradients 7e-7, equalities 1e-6, float64 rows: bounds above "
-        "FLOAT32_MAX_BOUND) but with 1,114 and 445 bounds still violated (largest 43 and "
-        "1.6 against tol / 100); unbounded steps from the first stop took 14,547 steps and "
-        "33 s CPU without settling, 50 bounds a step 5,114 steps (5.9 s) to the optimum, "
-        "which the solver certifies in one epoch. Tried from that stop and not kept: "
-        "releasing every bound within half of the largest violation (16.4 s), all violated "
-        "bounds (the flops ran out at once), 5 / 20 / 200 a step (13.5 s unsettled / 10.0 s "
-        "/ 3.2 s unsettled); projected cut steps (`_projected_step`) on the plain face "
-        "(70 s, unsettled); gradients of the free variables only between full steps (5.1 s "
-        "instead of 5.9 s; 19 s instead of 23 s from ReinforcedMSVM n = 4,000's first "
-        "stop), which must keep the fixed base variables' entries exact: set to 0 (they "
-        "cancel in exact arithmetic) the bordered solves lost the step.",
-        "",
-        markdown_table(header, rows),
-        ""])
+        "CPU time of one fit each; 'LLW' is ReinforcedMSVM(reinforcement=0), "
+        "'WeightedRobustMSVM' is fitted with truncation=None; RobustMSVM's epochs column "
+        "holds its DC steps, the grouped models' their solves' epochs as n_iter_ reports "
+        f"them. Commits: {commits}. The machine was shared (load about 10): compare "
+        "within a row.",
+        ""]
+    for heading, text, tags in SECTIONS:
+        lines += [f"## {heading}", "", text, "", _table(results, tags), ""]
+    return "\n".join(lines)
 
 
 def main(argv=None):
@@ -105,25 +157,36 @@ def main(argv=None):
     parser.add_argument("--tag", required=True)
     parser.add_argument("--n", default="700,1000")
     parser.add_argument("--C", default="1e4,1e6,1e8")
-    parser.add_argument("--models", default=",".join(MODELS),
-                        help="comma-separated subset of MODELS to fit")
     parser.add_argument("--commit", default=None,
                         help="the commit of the build measured, where msvm is imported from "
                              "another checkout (default: this checkout's)")
+    parser.add_argument("--models", default=None, help="a comma-separated subset of MODELS")
+    parser.add_argument("--before", default=None,
+                        help="also measure the grouped models with the face off, under this "
+                             "tag, alternating in the same process")
     args = parser.parse_args(argv)
     commit = args.commit or git_commit()
+    models = args.models.split(",") if args.models else MODELS
     for n in map(int, args.n.split(",")):
         for C in map(float, args.C.split(",")):
-            for name in args.models.split(","):
-                m = dict(measure(n, C, name), git=commit)
-                print(n, C, name, json.dumps(m), flush=True)
-                results = json.loads(JSON_PATH.read_text())["results"] \
-                    if JSON_PATH.exists() else {}
-                entry = results.setdefault(f"{n}-{C:g}-{name}",
-                                           dict(n=n, C=C, model=name, tags={}))
-                entry["tags"][args.tag] = m
-                write_json(JSON_PATH, {"results": results})
-                MD_PATH.write_text(render(results))
+            for name in models:
+                runs = [(args.tag, lambda: measure(n, C, name))]
+                if args.before and name in GROUPED:
+                    runs = [(args.tag, lambda: measure_with_face(n, C, name, True)),
+                            (args.before, lambda: measure_with_face(n, C, name, False))]
+                for tag, run in runs:
+                    m = dict(run(), git=commit)
+                    print(n, C, name, tag, json.dumps(m), flush=True)
+                    _record(n, C, name, tag, m)
+
+
+def _record(n, C, name, tag, m):
+    """Merge one measurement into the JSON file and render the page."""
+    results = json.loads(JSON_PATH.read_text())["results"] if JSON_PATH.exists() else {}
+    entry = results.setdefault(f"{n}-{C:g}-{name}", dict(n=n, C=C, model=name, tags={}))
+    entry["tags"][tag] = m
+    write_json(JSON_PATH, {"results": results})
+    MD_PATH.write_text(render(results))
 
 
 if __name__ == "__main__":

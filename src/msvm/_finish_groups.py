@@ -41,6 +41,21 @@ Measured (CPU time on a shared machine at load 10-15): the n = 5 case above conv
 epochs (0.02-0.06 s); blobs with 3 classes, n = 5,000, d = 2, linear, WeightedRobustMSVM
 (truncation=None) at C = 1e2 ... 1e8 converges in 3.2-3.4 s at every C (before: max_iter
 at every C, relative gap up to 1); benchmarks/results/grouped_large_c.md.
+
+The factor's formulation is cheap only while the factor is narrow.  An RBF kernel's factor
+has about one column per free sample: make_blobs n = 1,000, d = 3, RBF at C = 1e6 and 1e8
+(WeightedRobustMSVM(truncation=None), AdaptiveWeightedSVM) gave 143-192 free variables at
+every budget stop and factors of rank 170-310, so that each step's SVD (m x p (k - 1)) took
+about 4.6 ms, its work model (m (p k + k)^2 a step, MAX_WORK) ran out after 95-165 steps
+(0.5 s) where the loop needed 800-850, every finishing step returned nothing, and the
+solver crawled: 35 s CPU to converge at C = 1e6, max_iter after 89 s at C = 1e8 (finishing
+steps 2.7 s of them).  Such steps are therefore solved on the free set's m x m block
+(`_Route`, msvm/_grouped_face.py: the bordered KKT system with the active caps, updated by
+Schur complements as variables and caps change), restored onto the constraints exactly
+(`_onto_constraints`), with the free samples' scores updated from the held kernel columns
+(`_Scores.on_rows`) and all scores at the checks (`_Scores.from_held`): the same fits
+converge in 2-3 s (C = 1e6) and 4-10 s (C = 1e8) CPU, the first finishing step settling
+in 1-3 s; benchmarks/results/rbf_large_c.md.
 """
 
 import warnings
@@ -50,6 +65,7 @@ import scipy.linalg
 
 from ._thread_pools import one_blas_thread
 from ._finish import MAX_SCALE, ColumnsOverBudget, _Columns, _Layout, _slot_basis, _snapped
+from ._grouped_face import GroupedFace
 
 # active-set iterations (each one a least-squares solve on the free set): at most
 # STEPS_PER_VAR per dual variable plus MIN_STEPS, and never more than MAX_STEPS ...
@@ -66,6 +82,14 @@ MAX_WORK = 4e9
 STEP_WORK = 2e5
 # the largest rank of the kernel's factor (columns fetched)
 MAX_RANK = 400
+# the steps on the free set's m x m block (msvm/_grouped_face.py): used from FACE_MIN free
+# variables where the factor is as wide as the free set, within FACE_FLOPS flops (1e10 ran
+# out in four of six finishing steps at make_blobs n = 2,000, RBF, C = 1e6, 131-195 free
+# variables, 3-4 s each, and the fit took 90 s CPU; with 1e11 they settled, 3-7 s each,
+# and the fit took 26 s)
+USE_FACE = True
+FACE_MIN = 50
+FACE_FLOPS = 1e11
 # the factor stops where every residual diagonal is below this fraction of max K_ii
 FACTOR_RTOL = 1e-13
 # singular values of the free set's constraint-and-curvature matrix below this fraction of
@@ -138,15 +162,19 @@ class _Factor:
         self.resid = self.diag.copy()
         self.L = np.zeros((len(self.diag), 0))
         self.floor = FACTOR_RTOL * max(float(self.diag.max(initial=0.0)), 1e-300)
+        self.too_wide = False
 
-    def rows(self, samples):
+    def rows(self, samples, max_rank=MAX_RANK):
         """The factor's rows of ``samples``, pivots added until their residual is small;
-        None when that would take more than MAX_RANK columns or K is not positive."""
+        None when that would take more than ``max_rank`` columns (``too_wide`` is then
+        set) or K is not positive."""
+        self.too_wide = False
         while len(samples):
             j = samples[int(np.argmax(self.resid[samples]))]
             if self.resid[j] <= self.floor:
                 break
-            if self.L.shape[1] >= MAX_RANK:
+            if self.L.shape[1] >= max_rank:
+                self.too_wide = True
                 return None
             col = self.cols.block(np.array([j]))[:, 0]
             if not abs(col[j] - self.diag[j]) <= 1e-9 * max(abs(col[j]), 1.0):
@@ -189,6 +217,25 @@ class _Scores:
             part = slice(at, at + CHUNK)
             self.F0 = self.F0 + (np.asarray(self.cols(samples[part]), dtype=np.float64)
                                  @ dU[part])
+        self.base, self.F = alpha.copy(), self.F0.copy()
+        return self.F
+
+    def on_rows(self, alpha, cols, rows):
+        """The scores of alpha exact on the samples ``rows`` (the others left as they are),
+        from the held columns ``cols`` (an `msvm._finish._Columns`): the entries between
+        them and the samples moved since the last exact update (the face's steps need the
+        free samples' scores only; a product with all n rows a step, with the held buffer
+        compacted to the moved samples, took most of the step's time)."""
+        samples, dU = self.lay.slot_change(alpha, self.base)
+        self.F[rows] = self.F0[rows] + cols.entries(rows, samples) @ dU
+        return self.F
+
+    def from_held(self, alpha, cols):
+        """The exact scores of alpha from the held columns ``cols`` (an
+        `msvm._finish._Columns`) of the samples moved since the last exact update."""
+        samples, dU = self.lay.slot_change(alpha, self.base)
+        if len(samples):
+            self.F0 = self.F0 + cols.block(samples) @ dU
         self.base, self.F = alpha.copy(), self.F0.copy()
         return self.F
 
@@ -428,49 +475,140 @@ def step_budget(n_vars):
 
 
 def _active_set(problem, alpha, F, columns, tol, diag):
-    """The loop of `finish_grouped`: (alpha, s) or None."""
-    lay, groups = _Layout(problem), _Groups(problem)
+    """The loop of `finish_grouped`: (alpha, s) or None.  Each step is solved through the
+    kernel's factor (`_kkt_step`) while it is narrow, and on the free set's m x m block
+    (`msvm._grouped_face.GroupedFace`) once the free set holds at least FACE_MIN variables
+    and the factor is as wide as it (p (k - 1) >= m) or needs more than MAX_RANK columns;
+    the face's steps update the scores exactly from its held columns."""
+    lay, groups, alpha, scores = _start(problem, alpha, F, columns)
     cols = _Columns(columns, problem.n_samples)
-    start = np.asarray(alpha, dtype=np.float64)
-    alpha = _snapped(lay, start, problem.max_abs_bound())
-    scores = _Scores(lay, columns, start, np.asarray(F, dtype=np.float64))
-    scores.exact(alpha)
-    _implied_upper_bounds(lay, groups)
     factor = _Factor(cols, diag)
     D_all = lay.directions(np.arange(problem.n_vars))
     fixed_ok = lay.hi > lay.lo
     free = (alpha > lay.lo) & (alpha < lay.hi)
     full = groups.full(alpha)
     E = _slot_basis(lay.k)
-    work, releases = 0.0, _Releases(fixed_ok, len(full))
+    face = GroupedFace(lay, cols, E, groups.of, D_all) if USE_FACE else None
+    route, releases = _Route(factor, face), _Releases(fixed_ok, len(full))
     for _ in range(step_budget(problem.n_vars)):
         idx = np.flatnonzero(free)
-        L = factor.rows(lay.sample[idx])
-        work += STEP_WORK + len(idx) * (L.shape[1] * lay.k + lay.k) ** 2 \
-            if L is not None else np.inf
-        if work > MAX_WORK:
+        D, c_eq = D_all[idx], E.T @ problem.class_sums(alpha)
+        chosen = route.choose(lay, idx)
+        if chosen is None or (face is not None and face.flops > FACE_FLOPS):
             return None
-        D, Lf = D_all[idx], L[lay.sample[idx]]
-        kind, x, s = _kkt_step(lay, E.T @ problem.class_sums(alpha), scores.gradient(idx, D),
-                               D, Lf, _cap_segments(groups, full, idx), E)
+        on_face, L = chosen
+        segments, z = _cap_segments(groups, full, idx), scores.gradient(idx, D)
+        if on_face:
+            x, s = face.solve(idx, z, c_eq, _active_caps(groups, full, idx))
+            x, kind = _onto_constraints(x, D @ E[:, :face.ne], c_eq[:face.ne], segments), "newton"
+        else:
+            Lf = L[lay.sample[idx]]
+            kind, x, s = _kkt_step(lay, c_eq, z, D, Lf, segments, E)
         limit = 1.0 if kind == "newton" else np.inf
-        t, stops, capped = _step_length(alpha, x, idx, lay, groups, full, limit)
-        if not np.isfinite(t):
-            return None
         old = alpha[idx]
-        alpha[idx] = np.clip(old + t * x, lay.lo[idx], lay.hi[idx])
-        if t < limit:
-            hit = idx[stops]
-            alpha[hit] = np.where(x[stops] > 0, lay.hi[hit], lay.lo[hit])
-            free[hit] = False
-            full[capped] = True
-        scores.step(alpha[idx] - old, D, Lf, L)
+        t = _take_step(alpha, x, idx, lay, groups, free, full, limit)
+        if t is None:
+            return None
+        if on_face:
+            scores.on_rows(alpha, cols, np.unique(lay.sample[np.flatnonzero(free)]))
+        else:
+            scores.step(alpha[idx] - old, D, Lf, L)
         if t < limit or kind != "newton":
             continue
-        r = lay.gradient(scores.exact(alpha)) + lay.shift(s)
+        exact = scores.from_held(alpha, cols) if on_face else scores.exact(alpha)
+        r = lay.gradient(exact) + lay.shift(s)
         u, rows = _cap_multipliers(r, alpha, lay, groups, full, free)
         grouped = groups.of >= 0
         r[grouped] += u[groups.of[grouped]]
+        if on_face and np.abs(r[idx]).max(initial=0.0) > 0.01 * tol and face.refine():
+            continue                # the face's solve went astray: step again from here
         if releases.settled(alpha, r, lay, free, full, u, rows, 0.01 * tol):
             return alpha, s
     return None
+
+
+def _start(problem, alpha, F, columns):
+    """The loop's start: the layout (upper bounds that a cap implies dropped), the groups,
+    alpha snapped onto the bounds it is within rounding of, and its exact scores."""
+    lay, groups = _Layout(problem), _Groups(problem)
+    start = np.asarray(alpha, dtype=np.float64)
+    alpha = _snapped(lay, start, problem.max_abs_bound())
+    scores = _Scores(lay, columns, start, np.asarray(F, dtype=np.float64))
+    scores.exact(alpha)
+    _implied_upper_bounds(lay, groups)
+    return lay, groups, alpha, scores
+
+
+def _take_step(alpha, x, idx, lay, groups, free, full, limit):
+    """Move alpha (on idx) along x as far as `_step_length` allows, up to limit; the
+    variables and caps it stops at become fixed and active (free, full updated).  The
+    length taken, or None where no bound stops an unbounded step."""
+    t, stops, capped = _step_length(alpha, x, idx, lay, groups, full, limit)
+    if not np.isfinite(t):
+        return None
+    alpha[idx] = np.clip(alpha[idx] + t * x, lay.lo[idx], lay.hi[idx])
+    if t < limit:
+        hit = idx[stops]
+        alpha[hit] = np.where(x[stops] > 0, lay.hi[hit], lay.lo[hit])
+        free[hit] = False
+        full[capped] = True
+    return t
+
+
+def _onto_constraints(x, A, c, segments):
+    """The step x with its constraints restored exactly: the least change that keeps every
+    active cap's sum (``segments``) and takes the equalities' residual c to zero
+    (A^T x = -c).  The face's step runs far along a direction of zero curvature where the
+    face QP is unbounded (|x| about 1 / REG times the bounds), and its Schur-updated solves
+    hold the constraints only to about 1e-8 of |x|: cut at a bound, that error stayed in the
+    equalities and grew from step to step (make_blobs n = 1,000, RBF, C = 1e6: a class-sum
+    residual of 35 where the factor's steps left 4e-8)."""
+    x = _project_caps(x[:, None].copy(), segments)[:, 0]
+    if A.shape[1] == 0:
+        return x
+    PA = _project_caps(A.copy(), segments)
+    w = np.linalg.lstsq(A.T @ PA, -c - A.T @ x, rcond=None)[0]
+    return x + PA @ w
+
+
+class _Route:
+    """Which formulation solves each step: the kernel's factor (`_kkt_step`, an SVD of the
+    free block's m x p (k - 1) factor: exact where the face QP is singular, cheap where the
+    factor is narrow) or the free set's m x m block (``face``, a `GroupedFace`).  The face
+    serves once the free set holds FACE_MIN variables and the factor is at least as wide as
+    it (it stays while the free set is that large), and at any size where the factor would
+    need more than MAX_RANK columns or the factor's steps have spent MAX_WORK (charged
+    m (p k + k)^2 + STEP_WORK a step).  Without a face those two end the loop (None)."""
+
+    def __init__(self, factor, face):
+        self.factor, self.face = factor, face
+        self.on_face, self.work = False, 0.0
+
+    def choose(self, lay, idx):
+        """(True, None): step on the face; (False, L): through the factor L; None: stop."""
+        m, k = len(idx), lay.k
+        if self.face is not None and (self.work > MAX_WORK
+                                      or (self.on_face and m >= FACE_MIN)):
+            return True, None
+        # with a face, the factor is grown only while it is narrower than the free set
+        wide = -(-m // max(k - 1, 1)) if self.face is not None and m >= FACE_MIN else MAX_RANK
+        L = self.factor.rows(lay.sample[idx], min(wide, MAX_RANK))
+        if L is not None and self.face is not None and m >= FACE_MIN \
+                and L.shape[1] * (k - 1) >= m:
+            L = None
+        if L is None:
+            self.on_face = self.face is not None and (self.factor.too_wide or m >= FACE_MIN)
+            return (True, None) if self.on_face else None
+        self.work += STEP_WORK + m * (L.shape[1] * k + k) ** 2
+        if self.work > MAX_WORK:
+            self.on_face = self.face is not None
+            return (True, None) if self.on_face else None
+        self.on_face = False
+        return False, L
+
+
+def _active_caps(groups, full, idx):
+    """The active caps with free members among idx (sorted group ids)."""
+    g = groups.of[idx]
+    g = g[g >= 0]
+    return np.unique(g[full[g]])
