@@ -25,6 +25,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
@@ -33,6 +34,7 @@ from ._finish import MAX_FREE, finish_dual
 from ._finish_groups import finish_grouped
 from ._plan import SolveStep, source_plan
 from ._primal import primal_start
+from ._products import rows_times, transposed_times
 from ._progress import solver_verbose
 from ._thread_pools import one_blas_thread
 
@@ -523,21 +525,22 @@ class DualSequence:
         diag = self.src.diagonal()
         if X is None or not self.plan.restarts_from_primal(problem, X, diag):
             return None
-        W = X.T @ problem.slot_sums(alpha)
+        W = transposed_times(X, problem.slot_sums(alpha))
         return primal_start(problem, X, np.asarray(W), mu, tol, diag, self.max_iter)
 
     def _scores(self):
         """The scores F = K U (n, k) the source holds for the current alpha."""
         if self.src.weights is not None:
-            return np.asarray(self.features @ self.src.weights)
+            return rows_times(self.features, self.src.weights)
         return self.src.scores
 
     def _kernel_columns(self, samples):
         """Kernel columns K[:, samples] (n, len(samples)), for the finishing step."""
         if self.src.weights is not None:
             X = self.features
-            block = X @ X[samples].T
-            return block.toarray() if hasattr(block, "toarray") else np.asarray(block)
+            if sp.issparse(X):
+                return (X @ X[samples].T).toarray()
+            return rows_times(X, X[samples].T)
         return np.stack([self.src.kernel_row(int(i)) for i in samples], axis=1)
 
     def _blas_threads(self):
