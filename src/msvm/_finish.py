@@ -199,6 +199,26 @@ class ColumnsOverBudget(Exception):
     """The held kernel columns would exceed COLUMNS_MAX_BYTES: the step does not apply."""
 
 
+def border_with(system, extra):
+    """Border a factored face system (`_FaceSystem`, `msvm._grouped_face.GroupedFace`) with
+    the changes ``extra`` from its base ((kind, index) pairs): the bordered columns it holds
+    for them are kept, the others appended through its Schur complement (``system.border``),
+    and its flop count charged."""
+    wanted = set(extra)
+    keep = [j for j, e in enumerate(system.extra) if e in wanted]
+    kept = [system.extra[j] for j in keep]
+    had = set(system.extra)
+    new = [e for e in extra if e not in had]
+    system.flops += system.border.keep(np.asarray(keep, dtype=np.int64))
+    if new:
+        Nn = np.stack([system._column(kind, v) for kind, v in new], axis=1)
+        Yn = scipy.linalg.lu_solve(system.lu, Nn, check_finite=False)
+        system.flops += 2.0 * system.size * (system.size + len(kept) + len(new)) * len(new)
+        system.flops += system.border.append(Nn, Yn, system._corner(kept, new),
+                                             system._corner(new, new))
+    system.extra = kept + new
+
+
 class _Layout:
     """The per-variable arrays of a problem, expanded once."""
 
@@ -450,19 +470,7 @@ class _FaceSystem:
             self._factor(np.asarray(free_idx, dtype=np.int64))
             return
         extra = [("fix", int(v)) for v in fixes] + [("var", int(v)) for v in frees]
-        wanted = set(extra)
-        keep = [j for j, e in enumerate(self.extra) if e in wanted]
-        kept = [self.extra[j] for j in keep]
-        had = set(self.extra)
-        new = [e for e in extra if e not in had]
-        self.flops += self.border.keep(np.asarray(keep, dtype=np.int64))
-        if new:
-            Nn = np.stack([self._column(kind, v) for kind, v in new], axis=1)
-            Yn = scipy.linalg.lu_solve(self.lu, Nn, check_finite=False)
-            self.flops += 2.0 * self.size * (self.size + len(kept) + len(new)) * len(new)
-            self.flops += self.border.append(Nn, Yn, self._corner(kept, new),
-                                             self._corner(new, new))
-        self.extra = kept + new
+        border_with(self, extra)
 
     def solve(self, free_idx, z, c):
         """The step on free_idx (sorted) to the minimizer of the equality-constrained QP

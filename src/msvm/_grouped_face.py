@@ -30,7 +30,7 @@ p) for p changes, not a new factorization.
 import numpy as np
 import scipy.linalg
 
-from ._finish import REG, _Border
+from ._finish import REG, _Border, border_with
 
 # changes bordered on the base system before it is refactored
 REFACTOR = 120
@@ -152,19 +152,7 @@ class GroupedFace:
         if len(extra) > REFACTOR:
             self._factor(free_idx, caps)
             return
-        wanted = set(extra)
-        keep = [j for j, e in enumerate(self.extra) if e in wanted]
-        kept = [self.extra[j] for j in keep]
-        had = set(self.extra)
-        new = [e for e in extra if e not in had]
-        self.flops += self.border.keep(np.asarray(keep, dtype=np.int64))
-        if new:
-            Nn = np.stack([self._column(kind, i) for kind, i in new], axis=1)
-            Yn = scipy.linalg.lu_solve(self.lu, Nn, check_finite=False)
-            self.flops += 2.0 * self.size * (self.size + len(kept) + len(new)) * len(new)
-            self.flops += self.border.append(Nn, Yn, self._corner(kept, new),
-                                             self._corner(new, new))
-        self.extra = kept + new
+        border_with(self, extra)
 
     def solve(self, free_idx, z, c_eq, caps):
         """The step on the free variables free_idx (sorted; z their gradient) to the
