@@ -199,6 +199,19 @@ class ColumnsOverBudget(Exception):
     """The held kernel columns would exceed COLUMNS_MAX_BYTES: the step does not apply."""
 
 
+def hessian_corner(q, left, right):
+    """The border block C (len(left), len(right)) between two lists of new columns
+    ((kind, index) pairs) with the Hessian entries ``q(vars, vars)`` between their freed
+    variables ('var') and zeros elsewhere, and the positions of left's freed variables."""
+    C = np.zeros((len(left), len(right)))
+    li = [j for j, (kind, _) in enumerate(left) if kind == "var"]
+    ri = [j for j, (kind, _) in enumerate(right) if kind == "var"]
+    if li and ri:
+        C[np.ix_(li, ri)] = q(np.array([left[j][1] for j in li]),
+                              np.array([right[j][1] for j in ri]))
+    return C, li
+
+
 def border_with(system, extra):
     """Border a factored face system (`_FaceSystem`, `msvm._grouped_face.GroupedFace`) with
     the changes ``extra`` from its base ((kind, index) pairs): the bordered columns it holds
@@ -448,14 +461,9 @@ class _FaceSystem:
     def _corner(self, left, right):
         """C[left][:, right]: the border block between two lists of new columns (Hessian
         entries between freed variables, plus reg on the diagonal when left is right)."""
-        C = np.zeros((len(left), len(right)))
-        li = [j for j, (kind, _) in enumerate(left) if kind == "var"]
-        ri = [j for j, (kind, _) in enumerate(right) if kind == "var"]
-        if li and ri:
-            C[np.ix_(li, ri)] = self._q(np.array([left[j][1] for j in li]),
-                                        np.array([right[j][1] for j in ri]))
-            if left is right:
-                C[li, li] += self.reg + self.prox
+        C, li = hessian_corner(self._q, left, right)
+        if li and left is right:
+            C[li, li] += self.reg + self.prox
         return C
 
     def _sync(self, free_idx):

@@ -30,7 +30,7 @@ p) for p changes, not a new factorization.
 import numpy as np
 import scipy.linalg
 
-from ._finish import REG, _Border, border_with
+from ._finish import REG, _Border, border_with, hessian_corner
 
 # changes bordered on the base system before it is refactored
 REFACTOR = 120
@@ -117,12 +117,7 @@ class GroupedFace:
         """C[left][:, right]: the border block between two lists of new columns (Hessian
         entries between freed variables, a freed variable's membership of a new cap, and
         -reg (+reg) on the diagonal of new caps (freed variables) when left is right)."""
-        C = np.zeros((len(left), len(right)))
-        lv = [j for j, (kind, _) in enumerate(left) if kind == "var"]
-        rv = [j for j, (kind, _) in enumerate(right) if kind == "var"]
-        if lv and rv:
-            C[np.ix_(lv, rv)] = self._q(np.array([left[j][1] for j in lv]),
-                                        np.array([right[j][1] for j in rv]))
+        C, _ = hessian_corner(self._q, left, right)
         for a, b, flip in ((left, right, False), (right, left, True)):
             for j, (kind, v) in enumerate(a):
                 if kind != "var":
