@@ -618,7 +618,7 @@ def _measured_2m_lines(by):
             f"of features), {f['passes']} passes ({f['products']} of them conjugate-gradient "
             f"products, {f['newton_steps']} Newton steps), {cpu:.0f} s CPU "
             f"({worker:.0f} s on the busier worker, {f['client_cpu']:.0f} s on the client), "
-            f"{f['wall']:.0f} s wall on the shared machine, test accuracy "
+            f"{f['wall']:.0f} s wall, test accuracy "
             f"{f['accuracy']:.4f}, converged {f['converged']}.")
     if isinstance(mem, dict) and "error" not in mem:
         acc = abs(f["accuracy"] - mem["accuracy"])
@@ -627,7 +627,7 @@ def _measured_2m_lines(by):
                  f"CPU, {mem['wall']:.0f} s wall, peak {mem['peak_mb']:.0f} MB, test accuracy "
                  f"{mem['accuracy']:.4f}: accuracy within {acc:.4f} "
                  f"({'met' if acc <= 0.002 else 'missed'}); wall time "
-                 f"{f['wall'] / mem['wall']:.2f}x the in-memory fit's in the same session "
+                 f"{f['wall'] / mem['wall']:.2f}x the in-memory fit's (each run's load: the head) "
                  f"({'met' if f['wall'] <= 3 * mem['wall'] else 'missed'} against 3x); on 2 "
                  f"idle workers the chunked fit's wall time is about its busier worker's CPU "
                  f"plus the client's, {(worker + f['client_cpu']) / 60:.0f} min, "
