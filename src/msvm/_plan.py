@@ -74,6 +74,14 @@ PRIMAL_MID_SAMPLES = 20000
 PRIMAL_MIN_RATIO = 4
 # largest number of primal unknowns (d + 1) k: the Newton system is formed and factored
 PRIMAL_MAX_UNKNOWNS = 1500
+# Round 12: above PRIMAL_MAX_UNKNOWNS the start solves its Newton systems on the curvature's
+# k slot blocks of (d + 1)^2 (msvm/_newton_cg.py: block-Jacobi with the slot sums solved
+# exactly, the Newton direction itself for one-slot directions, conjugate gradients with
+# products through X for two-slot ones), whose cost grows with (d + 1)^3 k instead of
+# ((d + 1) k)^3; the ratio of samples to unknowns is then that of samples to the rows
+# d + 1 of a block.  False restores the rule before (tests, benchmarks: no start above
+# PRIMAL_MAX_UNKNOWNS).
+PRIMAL_SLOT_ROUTE = True
 
 # The refits of a probability chain (msvm/_probability.py: the same C, one class's boxes
 # grown by 2.4 from the neighbouring level's) are planned with refit_start='dual first': where
@@ -170,11 +178,24 @@ def primal_start_applies(problem, X, diag):
         return False
     bound = problem.max_abs_bound()
     scale = bound * float(np.median(diag)) if len(diag) else 0.0
-    unknowns = (X.shape[1] + 1) * problem.k
     pays = scale >= PRIMAL_MIN_SCALE or (scale >= PRIMAL_MID_SCALE
                                          and X.shape[0] >= PRIMAL_MID_SAMPLES)
-    return (pays and unknowns <= PRIMAL_MAX_UNKNOWNS
-            and X.shape[0] >= PRIMAL_MIN_RATIO * unknowns)
+    unknowns = _newton_unknowns(problem, X)
+    return pays and unknowns > 0 and X.shape[0] >= PRIMAL_MIN_RATIO * unknowns
+
+
+def _newton_unknowns(problem, X):
+    """The unknowns of the start's Newton systems that the samples must outnumber
+    ``PRIMAL_MIN_RATIO`` times: (d + 1) k up to ``PRIMAL_MAX_UNKNOWNS`` (the dense system),
+    above it the d + 1 rows of a slot block where the slot route can run
+    (``PRIMAL_SLOT_ROUTE``, msvm._newton_cg.slot_route_possible), else 0 (no start)."""
+    from ._newton_cg import slot_route_possible
+    unknowns = (X.shape[1] + 1) * problem.k
+    if unknowns <= PRIMAL_MAX_UNKNOWNS:
+        return unknowns
+    if PRIMAL_SLOT_ROUTE and slot_route_possible(problem, X.shape[1]):
+        return X.shape[1] + 1
+    return 0
 
 
 def newton_step_epochs(n, d, k):
@@ -212,9 +233,8 @@ def refit_rows(kernel, n, d, k):
 def primal_start_possible(problem, X):
     """Whether the smoothed-primal start can run at all (whether it pays aside): explicit
     features, terms it can smooth (``_smoothable``), a Newton system of at most
-    ``PRIMAL_MAX_UNKNOWNS`` unknowns."""
-    return (X is not None and _smoothable(problem)
-            and (X.shape[1] + 1) * problem.k <= PRIMAL_MAX_UNKNOWNS)
+    ``PRIMAL_MAX_UNKNOWNS`` unknowns or one the slot route solves (``_newton_unknowns``)."""
+    return X is not None and _smoothable(problem) and _newton_unknowns(problem, X) > 0
 
 
 def resolve_cache_dtype(cache_dtype, kernel, tol, C, weights=None):
