@@ -40,6 +40,7 @@ import numpy as np
 from ._capped_terms import capped_terms_possible
 from ._core._rows import GramRows, WeightRows
 from ._core._solver import auto_working_set, smo_applies
+from ._newton_cg import slot_route_possible
 from ._progress import verbosity
 
 ROWS = ("linear rows", "explicit features", "kernel cache", "precomputed")
@@ -82,6 +83,13 @@ PRIMAL_MAX_UNKNOWNS = 1500
 # d + 1 of a block.  False restores the rule before (tests, benchmarks: no start above
 # PRIMAL_MAX_UNKNOWNS).
 PRIMAL_SLOT_ROUTE = True
+# one-slot terms (the route's solve is the Newton direction itself) take the slot route from
+# this many unknowns (d + 1) k, below PRIMAL_MAX_UNKNOWNS too: the same directions (to
+# rounding) for k (d + 1)^3 flops instead of ((d + 1) k)^3 / 3.  One chain of weighted
+# refits, n = 20,000, 200 Nystroem components, k = 5 (1,005 unknowns; CPU, load 4-5, one
+# process, twice each): 5.5-5.7 s dense, 3.4-3.7 s on the slot route, the same Newton steps
+# (8-23 a level), objectives equal to 1e-11 relative
+PRIMAL_SLOT_MIN_UNKNOWNS = 1000
 
 # The refits of a probability chain (msvm/_probability.py: the same C, one class's boxes
 # grown by 2.4 from the neighbouring level's) are planned with refit_start='dual first': where
@@ -184,12 +192,23 @@ def primal_start_applies(problem, X, diag):
     return pays and unknowns > 0 and X.shape[0] >= PRIMAL_MIN_RATIO * unknowns
 
 
+def newton_slot_route(problem, d):
+    """Whether the smoothed primal of ``problem`` on d explicit features solves its Newton
+    systems on the slot route (msvm/_newton_cg.py): above ``PRIMAL_MAX_UNKNOWNS`` unknowns
+    (d + 1) k, and for one-slot terms from ``PRIMAL_SLOT_MIN_UNKNOWNS``; never with
+    ``PRIMAL_SLOT_ROUTE`` off."""
+    unknowns = (d + 1) * problem.k
+    if not PRIMAL_SLOT_ROUTE or not slot_route_possible(problem, d):
+        return False
+    return unknowns > PRIMAL_MAX_UNKNOWNS or (unknowns >= PRIMAL_SLOT_MIN_UNKNOWNS
+                                              and not problem.has_pairs)
+
+
 def _newton_unknowns(problem, X):
     """The unknowns of the start's Newton systems that the samples must outnumber
     ``PRIMAL_MIN_RATIO`` times: (d + 1) k up to ``PRIMAL_MAX_UNKNOWNS`` (the dense system),
     above it the d + 1 rows of a slot block where the slot route can run
     (``PRIMAL_SLOT_ROUTE``, msvm._newton_cg.slot_route_possible), else 0 (no start)."""
-    from ._newton_cg import slot_route_possible
     unknowns = (X.shape[1] + 1) * problem.k
     if unknowns <= PRIMAL_MAX_UNKNOWNS:
         return unknowns

@@ -693,13 +693,14 @@ def _balanced(problem, tol):
 
 def _new_primal(problem, X):
     """The smoothed primal of ``problem`` on X: capped (``CappedPrimal``) with group caps,
-    else a ``SmoothedPrimal`` on the slot route (msvm/_newton_cg.py) above
-    ``msvm._plan.PRIMAL_MAX_UNKNOWNS`` unknowns (d + 1) k, where the dense Newton matrix
-    would be formed and factored."""
+    else a ``SmoothedPrimal``, on the slot route (msvm/_newton_cg.py) where
+    ``msvm._plan.newton_slot_route`` says so (above ``PRIMAL_MAX_UNKNOWNS`` unknowns
+    (d + 1) k, where the dense Newton matrix would be formed and factored, and for one-slot
+    terms from ``PRIMAL_SLOT_MIN_UNKNOWNS``)."""
     if len(problem.cap):
         return CappedPrimal(problem, X)
-    from ._plan import PRIMAL_MAX_UNKNOWNS
-    return SmoothedPrimal(problem, X, (X.shape[1] + 1) * problem.k > PRIMAL_MAX_UNKNOWNS)
+    from ._plan import newton_slot_route
+    return SmoothedPrimal(problem, X, newton_slot_route(problem, X.shape[1]))
 
 
 def _warm_shifted(problem, W):
