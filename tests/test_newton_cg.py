@@ -131,3 +131,23 @@ def test_a_chain_above_the_dense_limit_starts_from_the_primal(monkeypatch):
     assert not any(fit.solver_plan_.steps[0].primal_start for fit in dual)
     a, b = fits[0], dual[0]
     assert abs(a.objective_ - b.objective_) <= max(a.duality_gap_, b.duality_gap_)
+
+
+def test_the_route_rule(monkeypatch):
+    """Above the dense limit every uncapped dual takes the slot route (the start is possible
+    there, not on 3a47b86); below it only one-slot terms from PRIMAL_SLOT_MIN_UNKNOWNS
+    (two-slot ones keep the dense route, where the slot blocks are only a preconditioner);
+    with PRIMAL_SLOT_ROUTE off neither (main's rule: no start above the limit)."""
+    reinforced, _ = _problem("reinforced", k=5)
+    ww, _ = _problem("ww", k=5)
+    X = np.zeros((30000, 999))
+    for problem in (reinforced, ww):
+        assert _plan.newton_slot_route(problem, 999)
+        assert _plan.primal_start_possible(problem, X)
+        assert not _plan.newton_slot_route(problem, 150)
+    assert _plan.newton_slot_route(reinforced, 199)
+    assert not _plan.newton_slot_route(ww, 199)
+    monkeypatch.setattr(_plan, "PRIMAL_SLOT_ROUTE", False)
+    assert not _plan.newton_slot_route(reinforced, 199)
+    assert not _plan.newton_slot_route(reinforced, 999)
+    assert not _plan.primal_start_possible(reinforced, X)

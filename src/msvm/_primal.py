@@ -71,6 +71,17 @@ group and stage, five relinearizations per stage, and freezing the groups that c
 pattern twice (at their dual point, the intercepts ran off along the flat pieces; as
 quadratics, their dual values left the boxes).
 
+Above ``msvm._plan.PRIMAL_MAX_UNKNOWNS`` unknowns (d + 1) k (1,000 Nystroem components at
+k = 5: 5,005) the Newton matrix is not formed: the curvature is kept as its k slot blocks
+of (d + 1)^2 and the direction solved on them with the slot sums held at zero, the Newton
+direction itself for one-slot terms (the per-class hinge duals), conjugate gradients with
+products through X preconditioned by it for two-slot ones (msvm/_newton_cg.py, the "slot
+route"; one-slot terms take it from ``PRIMAL_SLOT_MIN_UNKNOWNS``, where it costs less than
+the dense factorization).  One chain of weighted refits at n = 20,000 with 1,000 Nystroem
+components: every level certified at once after 11-19 Newton steps, 30.5 s against 59.5 s
+of dual coordinate descent (26-312 epochs a level) with no start
+(benchmarks/results/probability_scale.md, round 12).
+
 The per-term passes (values, slot sums, line-search derivatives and their slopes, the changed
 free terms, the dual point) run compiled on the problem's compact layout
 (msvm/_core/_smoothed.pyx), and the slot sums are mapped back by X^T chunk by chunk of
