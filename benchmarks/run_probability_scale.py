@@ -31,8 +31,9 @@ this process, so that ratios are of the same run:
   PRIMAL_SLOT_ROUTE = False`` (no smoothed-primal start above ``PRIMAL_MAX_UNKNOWNS`` =
   1,500 unknowns (d + 1) k, so none with 1,000 Nystroem components at k = 5; 'before' and
   'main' have it off too);
-- 'after': as the library runs now (since round 12: above 1,500 unknowns the start solves
-  its Newton systems on the curvature's slot blocks, msvm/_newton_cg.py; since round 11: a chain's refit starts from the smoothed
+- 'after': as the library runs now (since round 12: above 1,500 unknowns, and for one-slot
+  terms from 1,000, the start solves its Newton systems on the curvature's slot blocks,
+  msvm/_newton_cg.py; since round 11: a chain's refit starts from the smoothed
   primal wherever a fit from zero would, smoothed with bands alike for all samples,
   ``msvm._primal._balanced``; the linear kernel's chains on explicit features from 500
   samples, ``msvm._plan.refit_rows``; the chain keeps its row source, so that a level's

@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-from sklearn.base import clone
 from sklearn.datasets import make_classification
+from test_refit_start import _chain
 
 import msvm
-from msvm import _plan, _probability
+from msvm import _plan
 from msvm._newton_cg import ProjectedSlotBlocks
 from msvm._primal import SmoothedPrimal
 
@@ -101,15 +101,6 @@ def test_the_slot_route_start_is_certified_as_the_dense_one(model, monkeypatch):
     a, b = fits.values()
     assert abs(a.objective_ - b.objective_) <= max(a.duality_gap_, b.duality_gap_)
     assert b.n_iter_ <= a.n_iter_ + 1
-
-
-def _chain(est, X, y, label=0, grid=8):
-    template = clone(est).set_params(warm_start=True, C=est.C_)
-    refit = _probability._refit_template(template, 1.0)
-    chain, _ = _probability._weighted_chain(refit, est, X, y, np.ones(len(y)),
-                                            _probability.probability_levels(grid), label,
-                                            est._kept_feature_state(X))
-    return list({id(fit): fit for fit in chain[::-1]}.values())
 
 
 def test_a_chain_above_the_dense_limit_starts_from_the_primal(monkeypatch):

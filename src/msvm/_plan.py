@@ -15,9 +15,11 @@ shape and kind of its data with tuned thresholds:
   kernel rows and every direction of the problem has coefficients +-1 on its slots, dual
   coordinate descent ('cd') otherwise; and the SMO path's working-set bound;
 * the start from the smoothed primal (msvm/_primal.py) on explicit features where dual
-  coordinate descent is slow (``primal_start_applies``), and, for the warm-started refits
-  of a probability chain (``refit_start='dual first'``), dual coordinate descent from the
-  neighbouring level's dual for that start's estimated cost before it
+  coordinate descent is slow (``primal_start_applies``), the route of its Newton systems
+  (dense, or on the curvature's slot blocks: msvm/_newton_cg.py, ``newton_slot_route``),
+  and, for the warm-started refits of a probability chain (``refit_start='dual first'``),
+  dual coordinate descent from the neighbouring level's dual for that start's estimated
+  cost before it
   (``refit_dual_epochs``; off since round 11, ``REFIT_DUAL_FIRST``), and the row source of
   a probability chain on the linear kernel (``refit_rows``);
 * the start of a large computed-kernel fit of a per-class-hinge model from its dual solved
