@@ -142,3 +142,33 @@ def test_the_route_rule(monkeypatch):
     assert not _plan.newton_slot_route(reinforced, 199)
     assert not _plan.newton_slot_route(reinforced, 999)
     assert not _plan.primal_start_possible(reinforced, X)
+
+
+def test_a_warm_balanced_start_skips_the_descent_step(monkeypatch):
+    """A weighted refit's balanced start from a warm start (the neighbouring level's
+    weights) goes to its Newton steps at once (``BALANCED_WARM_DESCENT`` off), a start from
+    zero first takes the steepest-descent step; both are feasible dual points the solver's
+    refit certifies."""
+    from msvm import _primal
+    from test_refit_start_rules import _weighted_problem
+    problem, X, _ = _weighted_problem(100.0)
+    diag = np.einsum("ij,ij->i", X, X)
+    calls = []
+    step = _primal.SmoothedPrimal.gradient_step
+
+    def counted(self, V, b):
+        calls.append(bool(np.any(V != 0)))
+        return step(self, V, b)
+
+    monkeypatch.setattr(_primal.SmoothedPrimal, "gradient_step", counted)
+    zero = np.zeros((X.shape[1], problem.k))
+    alpha, mu = _primal.primal_start(problem, X, zero, np.zeros(problem.k), 0.3, diag, 300)
+    assert calls == [False]
+    W = X.T @ problem.slot_sums(alpha)
+    warm, _ = _primal.primal_start(problem, X, W, mu, 0.3, diag, 300)
+    assert calls == [False]
+    lo, hi = problem.expanded_bounds()
+    assert np.all(warm >= lo) and np.all(warm <= hi)
+    monkeypatch.setattr(_primal, "BALANCED_WARM_DESCENT", True)
+    _primal.primal_start(problem, X, W, mu, 0.3, diag, 300)
+    assert calls == [False, True]
