@@ -29,8 +29,10 @@ this process, so that ratios are of the same run:
   rows x_i^T X up to 2,000 samples, as a fit from zero);
 - 'r11': the code path of main at the start of round 12 (3a47b86): ``msvm._plan.
   PRIMAL_SLOT_ROUTE = False`` (no smoothed-primal start above ``PRIMAL_MAX_UNKNOWNS`` =
-  1,500 unknowns (d + 1) k, so none with 1,000 Nystroem components at k = 5; 'before' and
-  'main' have it off too);
+  1,500 unknowns (d + 1) k, so none with 1,000 Nystroem components at k = 5, and the dense
+  Newton route below) and ``msvm._primal.BALANCED_WARM_DESCENT = True`` (a weighted
+  refit's start takes a steepest-descent step from its warm start); 'before' and 'main'
+  have both too;
 - 'after': as the library runs now (since round 12: above 1,500 unknowns, and for one-slot
   terms from 1,000, the start solves its Newton systems on the curvature's slot blocks,
   msvm/_newton_cg.py; since round 11: a chain's refit starts from the smoothed
@@ -174,9 +176,11 @@ def mode_switches(mode):
 
     saved = (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
              _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"],
-             _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE)
+             _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
+             _primal.BALANCED_WARM_DESCENT)
     if mode in ("before", "main", "r11"):
         _plan.PRIMAL_SLOT_ROUTE = False
+        _primal.BALANCED_WARM_DESCENT = True
     if mode in ("before", "main"):
         _plan.REFIT_DUAL_FIRST = True
         _plan.REFIT_EXPLICIT_LINEAR = False
@@ -194,7 +198,8 @@ def mode_switches(mode):
         (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
          _plan.REFIT_DUAL_FIRST) = saved[:3]
         BaseMSVM._row_source_key = saved[3]
-        _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE = saved[4:]
+        (_plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
+         _primal.BALANCED_WARM_DESCENT) = saved[4:]
 
 
 def _no_kept_rows(key):

@@ -78,7 +78,7 @@ direction itself for one-slot terms (the per-class hinge duals), conjugate gradi
 products through X preconditioned by it for two-slot ones (msvm/_newton_cg.py, the "slot
 route"; one-slot terms take it from ``PRIMAL_SLOT_MIN_UNKNOWNS``, where it costs less than
 the dense factorization).  One chain of weighted refits at n = 20,000 with 1,000 Nystroem
-components: every level certified at once after 11-19 Newton steps, 30.5 s against 59.5 s
+components: every level certified at once after 9-18 Newton steps, 28.6 s against 60.4 s
 of dual coordinate descent (26-312 epochs a level) with no start
 (benchmarks/results/probability_scale.md, round 12).
 
