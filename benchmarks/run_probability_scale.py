@@ -27,7 +27,15 @@ this process, so that ratios are of the same run:
   weighted refit smoothed with one mu, its bands set by the heaviest samples) and
   ``msvm._plan.REFIT_EXPLICIT_LINEAR = False`` (the linear kernel's chains on the kernel
   rows x_i^T X up to 2,000 samples, as a fit from zero);
-- 'after': as the library runs now (since round 11: a chain's refit starts from the smoothed
+- 'r11': the code path of main at the start of round 12 (3a47b86): ``msvm._plan.
+  PRIMAL_SLOT_ROUTE = False`` (no smoothed-primal start above ``PRIMAL_MAX_UNKNOWNS`` =
+  1,500 unknowns (d + 1) k, so none with 1,000 Nystroem components at k = 5, and the dense
+  Newton route below) and ``msvm._primal.BALANCED_WARM_DESCENT = True`` (a weighted
+  refit's start takes a steepest-descent step from its warm start); 'before' and 'main'
+  have both too;
+- 'after': as the library runs now (since round 12: above 1,500 unknowns, and for one-slot
+  terms from 1,000, the start solves its Newton systems on the curvature's slot blocks,
+  msvm/_newton_cg.py; since round 11: a chain's refit starts from the smoothed
   primal wherever a fit from zero would, smoothed with bands alike for all samples,
   ``msvm._primal._balanced``; the linear kernel's chains on explicit features from 500
   samples, ``msvm._plan.refit_rows``; the chain keeps its row source, so that a level's
@@ -62,7 +70,7 @@ SEED = 0
 TEST = 5000
 GRID = 8
 STEM = "probability_scale"
-MODES = ("before", "main", "after", "unshared", "uncapped")
+MODES = ("before", "main", "r11", "after", "unshared", "uncapped")
 LINEAR = 0          # the "components" of the linear-kernel case (a size N:linear)
 LINEAR20 = -20      # the linear kernel on section 5's d = 20 problem (a size N:linear20)
 LINEARS = (LINEAR, LINEAR20)
@@ -168,7 +176,11 @@ def mode_switches(mode):
 
     saved = (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
              _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"],
-             _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER)
+             _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
+             _primal.BALANCED_WARM_DESCENT)
+    if mode in ("before", "main", "r11"):
+        _plan.PRIMAL_SLOT_ROUTE = False
+        _primal.BALANCED_WARM_DESCENT = True
     if mode in ("before", "main"):
         _plan.REFIT_DUAL_FIRST = True
         _plan.REFIT_EXPLICIT_LINEAR = False
@@ -186,7 +198,8 @@ def mode_switches(mode):
         (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
          _plan.REFIT_DUAL_FIRST) = saved[:3]
         BaseMSVM._row_source_key = saved[3]
-        _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER = saved[4:]
+        (_plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
+         _primal.BALANCED_WARM_DESCENT) = saved[4:]
 
 
 def _no_kept_rows(key):
@@ -214,6 +227,8 @@ def probability_fit(n, components, mode, X, y, X_test, y_test):
         train_proba = est.predict_proba(X)
     agree_test = float(np.mean(est.classes_[proba.argmax(1)] == est.predict(X_test)))
     agree_train = float(np.mean(est.classes_[train_proba.argmax(1)] == est.predict(X)))
+    # the method's promise, checked on every sample (issue 25)
+    assert agree_test == 1.0 and agree_train == 1.0, (mode, agree_test, agree_train)
     return est, proba, {
         "cpu": fit_cpu, "fits": int(est.n_probability_fits_),
         "C factor": est.probability_C_factor_, "exponent": est.probability_exponent_,
@@ -223,13 +238,91 @@ def probability_fit(n, components, mode, X, y, X_test, y_test):
         "stages": clock.summary()}
 
 
+class StartCounter:
+    """The smoothed-primal starts made while installed: per start its CPU time, Newton
+    steps (over all stages) and conjugate-gradient products, by wrapping
+    ``msvm._sequence.primal_start`` and ``msvm._primal.SmoothedPrimal.newton`` (the same
+    calls)."""
+
+    def __init__(self):
+        self.starts, self._steps, self._products = [], 0, 0
+
+    @contextmanager
+    def installed(self):
+        from msvm import _primal, _sequence
+
+        start, newton = _sequence.primal_start, _primal.SmoothedPrimal.newton
+
+        def counted_newton(primal, *args, **kwargs):
+            before = primal.products
+            try:
+                return newton(primal, *args, **kwargs)
+            finally:
+                self._steps += primal.steps
+                self._products += primal.products - before
+
+        def counted_start(*args, **kwargs):
+            self._steps = self._products = 0
+            cpu = time.process_time()
+            try:
+                return start(*args, **kwargs)
+            finally:
+                self.starts.append({"cpu": round(time.process_time() - cpu, 3),
+                                    "newton steps": self._steps,
+                                    "products": self._products})
+
+        _sequence.primal_start, _primal.SmoothedPrimal.newton = counted_start, counted_newton
+        try:
+            yield self
+        finally:
+            _sequence.primal_start, _primal.SmoothedPrimal.newton = start, newton
+
+
+def one_fit(components, mode, X, y):
+    """The estimator's own fit (``probability=False``) in ``mode``: (fit, CPU s, starts)."""
+    counter = StartCounter()
+    with mode_switches(mode), counter.installed():
+        cpu = time.process_time()
+        one = estimator(components).fit(X, y)
+        return one, time.process_time() - cpu, counter.starts
+
+
+def chain_profile(n, components, modes, label_=0):
+    """One class's chain of weighted refits (``msvm._probability._weighted_chain`` at the
+    refits' C and tol, from the estimator's own fit) per mode, in this process: its CPU
+    time and per level the epochs of the dual solver after the start, and the start's
+    Newton steps, products and CPU time.  Returns a dict per mode."""
+    from msvm import _probability
+
+    X, y, _, _ = data(n, components)
+    own = estimator(components).fit(X, y)
+    template = _probability._refit_template(_probability._with_params(
+        _probability._fresh_copy(estimator(components)), warm_start=True, C=own.C_), 1.0)
+    features = own._kept_feature_state(X) if components not in LINEARS else None
+    out = {}
+    for mode in modes:
+        counter = StartCounter()
+        with mode_switches(mode), counter.installed():
+            cpu = time.process_time()
+            fits, _ = _probability._weighted_chain(
+                template, own, X, y, np.ones(len(y)), _probability.probability_levels(GRID),
+                label_, features)
+            cpu = time.process_time() - cpu
+        unique = list({id(fit): fit for fit in fits[::-1]}.values())
+        out[mode] = {"cpu": round(cpu, 2), "levels": len(unique),
+                     "epochs": [int(fit.n_iter_) for fit in unique],
+                     "converged": all(fit.converged_ for fit in unique),
+                     "starts": counter.starts}
+        print(f"chain n={n} components={label(components)} {mode}: {out[mode]}", flush=True)
+    return out
+
+
 def measure(n, components, modes):
-    """One fit and a probability fit for each mode at (n, components)."""
+    """One fit per mode and a probability fit for each mode at (n, components)."""
     X, y, X_test, y_test = data(n, components)
     warnings.simplefilter("ignore")
-    cpu = time.process_time()
-    one = estimator(components).fit(X, y)
-    one_cpu = time.process_time() - cpu
+    ones = {mode: one_fit(components, mode, X, y) for mode in modes}
+    one, one_cpu, _ = ones["after" if "after" in ones else modes[0]]
     cpu = time.process_time()
     if components not in LINEARS:
         one.feature_map_.transform(X, dtype=np.float32)
@@ -237,9 +330,13 @@ def measure(n, components, modes):
     rows, probas = {}, {}
     for mode in modes:
         _, probas[mode], rows[mode] = probability_fit(n, components, mode, X, y, X_test, y_test)
-        rows[mode]["x one fit"] = rows[mode]["cpu"] / one_cpu
+        mode_one = ones[mode]
+        rows[mode]["one fit CPU"] = mode_one[1]
+        rows[mode]["one fit epochs"] = int(mode_one[0].n_iter_)
+        rows[mode]["one fit starts"] = mode_one[2]
+        rows[mode]["x one fit"] = rows[mode]["cpu"] / mode_one[1]
         print(f"n={n} components={label(components)} {mode}: {rows[mode]['cpu']:.1f} s CPU, "
-              f"{rows[mode]['x one fit']:.1f}x one fit ({one_cpu:.2f} s)", flush=True)
+              f"{rows[mode]['x one fit']:.1f}x one fit ({mode_one[1]:.2f} s)", flush=True)
     same = ({mode: bool(np.array_equal(probas[mode], probas["after"])) for mode in probas}
             if "after" in probas else {})
     return {"n": n, "components": components, "section": SECTION, "one fit CPU": one_cpu,
@@ -261,7 +358,8 @@ def _section_lines(results, note):
             if row is None:
                 continue
             table.append([f"{res['n']:,}", label(res["components"]), mode,
-                          f"{res['one fit CPU']:.2f}", f"{row['cpu']:.1f}",
+                          f"{row.get('one fit CPU', res['one fit CPU']):.2f}",
+                          f"{row['cpu']:.1f}",
                           f"{row['x one fit']:.1f}", row["fits"], f"{row['C factor']:g}",
                           f"{row['log loss']:.4f}", f"{row['argmax = predict (test)']:.3f}",
                           f"{row['argmax = predict (train)']:.3f}"])
@@ -279,24 +377,48 @@ def _section_lines(results, note):
         lines.append("")
         for mode, row in res["modes"].items():
             stages = "; ".join(f"{k} {v}" for k, v in row["stages"].items())
+            own = ""
+            if "one fit starts" in row:
+                own = (f"; its own one fit {row['one fit CPU']:.2f} s, {row['one fit epochs']} "
+                       f"epochs after the primal starts {row['one fit starts']}")
             lines.append(f"- {mode}: {stages}; predict_proba of the 5,000 test samples "
-                         f"{row['predict_proba CPU (5000)']:.2f} s.")
+                         f"{row['predict_proba CPU (5000)']:.2f} s{own}.")
         lines.append("")
     return lines
 
 
-def render(results, machine, notes):
+def _chain_lines(chains):
+    """The chain profiles of one section (``chain_profile``, one entry per size)."""
+    lines = ["One class's chain (class 0, the refits' C and tol, from the own fit; CPU s; "
+             "per level from t = 0.42 down: the dual solver's epochs after the start, and "
+             "each start's CPU s, Newton steps and conjugate-gradient products):", ""]
+    for entry in chains:
+        lines.append(f"n = {entry['n']:,}, {label(entry['components'])} components "
+                     f"(git {entry.get('git')}):")
+        for mode, row in entry["modes"].items():
+            starts = ", ".join(f"{s['cpu']} s / {s['newton steps']} / {s['products']}"
+                               for s in row["starts"]) or "none"
+            lines.append(f"- {mode}: {row['cpu']} s, {row['levels']} levels, converged "
+                         f"{row['converged']}, epochs {row['epochs']}; starts: {starts}")
+        lines.append("")
+    return lines
+
+
+def render(results, machine, notes, chains=None):
     """The Markdown page: the module note, then one section per ``section`` of the results
     (in the order of their first run), each with its note (``notes``)."""
     lines = ["# probability=True on the approximate-kernel path at scale (issue 25 item 4)\n",
              __doc__.split("(from the repository root)")[1].strip(),
              "", f"Machine: {machine.get('cpu')}, {machine.get('logical_cpus')} logical CPUs "
              f"shared with other jobs (CPU times; wall time would measure the load).", ""]
+    chains = chains or {}
     sections = list(dict.fromkeys(r.get("section", SECTION) for r in results))
     for section in sections:
         lines += [f"## {section}", ""]
         lines += _section_lines([r for r in results if r.get("section", SECTION) == section],
                                 notes.get(section))
+        if chains.get(section):
+            lines += _chain_lines(chains[section])
     return "\n".join(lines) + "\n"
 
 
@@ -319,6 +441,8 @@ def main(argv=None):
     parser.add_argument("--section", default="Round 11: the chains' start and rows",
                         help="the section of the page the results go to")
     parser.add_argument("--quick", action="store_true", help="n = 2,000, 100 components")
+    parser.add_argument("--chain", action="store_true",
+                        help="profile one class's chain per mode instead (chain_profile)")
     args = parser.parse_args(argv)
     SECTION = args.section
     sizes = [(2000, 100)] if args.quick else parse_sizes(args.sizes)
@@ -330,6 +454,17 @@ def main(argv=None):
     json_path = RESULTS / f"{stem}.json"
     import json
     machine = machine_info()
+    if args.chain:
+        for n, components in sizes:
+            entry = {"n": n, "components": components, "git": machine.get("git"),
+                     "date": machine.get("date"), "modes": chain_profile(n, components, modes)}
+            stored = json.loads(json_path.read_text()) if json_path.exists() else {"results": []}
+            stored.setdefault("chains", {}).setdefault(SECTION, []).append(entry)
+            write_json(json_path, stored)
+            (RESULTS / f"{stem}.md").write_text(render(stored["results"], machine,
+                                                       stored.get("notes", {}),
+                                                       stored.get("chains")))
+        return
     for n, components in sizes:
         res = measure(n, components, modes)
         res["machine"] = machine
@@ -344,7 +479,8 @@ def main(argv=None):
         stored["results"] = [r for r in stored["results"] if r not in old] + [res]
         write_json(json_path, stored)
         (RESULTS / f"{stem}.md").write_text(render(stored["results"], machine,
-                                                   stored.get("notes", {})))
+                                                   stored.get("notes", {}),
+                                                   stored.get("chains")))
     print(to_json(res)[:2000])
 
 

@@ -15,9 +15,11 @@ shape and kind of its data with tuned thresholds:
   kernel rows and every direction of the problem has coefficients +-1 on its slots, dual
   coordinate descent ('cd') otherwise; and the SMO path's working-set bound;
 * the start from the smoothed primal (msvm/_primal.py) on explicit features where dual
-  coordinate descent is slow (``primal_start_applies``), and, for the warm-started refits
-  of a probability chain (``refit_start='dual first'``), dual coordinate descent from the
-  neighbouring level's dual for that start's estimated cost before it
+  coordinate descent is slow (``primal_start_applies``), the route of its Newton systems
+  (dense, or on the curvature's slot blocks: msvm/_newton_cg.py, ``newton_slot_route``),
+  and, for the warm-started refits of a probability chain (``refit_start='dual first'``),
+  dual coordinate descent from the neighbouring level's dual for that start's estimated
+  cost before it
   (``refit_dual_epochs``; off since round 11, ``REFIT_DUAL_FIRST``), and the row source of
   a probability chain on the linear kernel (``refit_rows``);
 * the start of a large computed-kernel fit of a per-class-hinge model from its dual solved
@@ -40,6 +42,7 @@ import numpy as np
 from ._capped_terms import capped_terms_possible
 from ._core._rows import GramRows, WeightRows
 from ._core._solver import auto_working_set, smo_applies
+from ._newton_cg import slot_route_possible
 from ._progress import verbosity
 
 ROWS = ("linear rows", "explicit features", "kernel cache", "precomputed")
@@ -74,6 +77,21 @@ PRIMAL_MID_SAMPLES = 20000
 PRIMAL_MIN_RATIO = 4
 # largest number of primal unknowns (d + 1) k: the Newton system is formed and factored
 PRIMAL_MAX_UNKNOWNS = 1500
+# Round 12: above PRIMAL_MAX_UNKNOWNS the start solves its Newton systems on the curvature's
+# k slot blocks of (d + 1)^2 (msvm/_newton_cg.py: block-Jacobi with the slot sums solved
+# exactly, the Newton direction itself for one-slot directions, conjugate gradients with
+# products through X for two-slot ones), whose cost grows with (d + 1)^3 k instead of
+# ((d + 1) k)^3; the ratio of samples to unknowns is then that of samples to the rows
+# d + 1 of a block.  False restores the rule before (tests, benchmarks: no start above
+# PRIMAL_MAX_UNKNOWNS).
+PRIMAL_SLOT_ROUTE = True
+# one-slot terms (the route's solve is the Newton direction itself) take the slot route from
+# this many unknowns (d + 1) k, below PRIMAL_MAX_UNKNOWNS too: the same directions (to
+# rounding) for k (d + 1)^3 flops instead of ((d + 1) k)^3 / 3.  One chain of weighted
+# refits, n = 20,000, 200 Nystroem components, k = 5 (1,005 unknowns; CPU, load 4-5, one
+# process, twice each): 5.5-5.7 s dense, 3.4-3.7 s on the slot route, the same Newton steps
+# (8-23 a level), objectives equal to 1e-11 relative
+PRIMAL_SLOT_MIN_UNKNOWNS = 1000
 
 # The refits of a probability chain (msvm/_probability.py: the same C, one class's boxes
 # grown by 2.4 from the neighbouring level's) are planned with refit_start='dual first': where
@@ -170,11 +188,35 @@ def primal_start_applies(problem, X, diag):
         return False
     bound = problem.max_abs_bound()
     scale = bound * float(np.median(diag)) if len(diag) else 0.0
-    unknowns = (X.shape[1] + 1) * problem.k
     pays = scale >= PRIMAL_MIN_SCALE or (scale >= PRIMAL_MID_SCALE
                                          and X.shape[0] >= PRIMAL_MID_SAMPLES)
-    return (pays and unknowns <= PRIMAL_MAX_UNKNOWNS
-            and X.shape[0] >= PRIMAL_MIN_RATIO * unknowns)
+    unknowns = _newton_unknowns(problem, X)
+    return pays and unknowns > 0 and X.shape[0] >= PRIMAL_MIN_RATIO * unknowns
+
+
+def newton_slot_route(problem, d):
+    """Whether the smoothed primal of ``problem`` on d explicit features solves its Newton
+    systems on the slot route (msvm/_newton_cg.py): above ``PRIMAL_MAX_UNKNOWNS`` unknowns
+    (d + 1) k, and for one-slot terms from ``PRIMAL_SLOT_MIN_UNKNOWNS``; never with
+    ``PRIMAL_SLOT_ROUTE`` off."""
+    unknowns = (d + 1) * problem.k
+    if not PRIMAL_SLOT_ROUTE or not slot_route_possible(problem, d):
+        return False
+    return unknowns > PRIMAL_MAX_UNKNOWNS or (unknowns >= PRIMAL_SLOT_MIN_UNKNOWNS
+                                              and not problem.has_pairs)
+
+
+def _newton_unknowns(problem, X):
+    """The unknowns of the start's Newton systems that the samples must outnumber
+    ``PRIMAL_MIN_RATIO`` times: (d + 1) k up to ``PRIMAL_MAX_UNKNOWNS`` (the dense system),
+    above it the d + 1 rows of a slot block where the slot route can run
+    (``PRIMAL_SLOT_ROUTE``, msvm._newton_cg.slot_route_possible), else 0 (no start)."""
+    unknowns = (X.shape[1] + 1) * problem.k
+    if unknowns <= PRIMAL_MAX_UNKNOWNS:
+        return unknowns
+    if PRIMAL_SLOT_ROUTE and slot_route_possible(problem, X.shape[1]):
+        return X.shape[1] + 1
+    return 0
 
 
 def newton_step_epochs(n, d, k):
@@ -212,9 +254,8 @@ def refit_rows(kernel, n, d, k):
 def primal_start_possible(problem, X):
     """Whether the smoothed-primal start can run at all (whether it pays aside): explicit
     features, terms it can smooth (``_smoothable``), a Newton system of at most
-    ``PRIMAL_MAX_UNKNOWNS`` unknowns."""
-    return (X is not None and _smoothable(problem)
-            and (X.shape[1] + 1) * problem.k <= PRIMAL_MAX_UNKNOWNS)
+    ``PRIMAL_MAX_UNKNOWNS`` unknowns or one the slot route solves (``_newton_unknowns``)."""
+    return X is not None and _smoothable(problem) and _newton_unknowns(problem, X) > 0
 
 
 def resolve_cache_dtype(cache_dtype, kernel, tol, C, weights=None):

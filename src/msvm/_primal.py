@@ -71,6 +71,17 @@ group and stage, five relinearizations per stage, and freezing the groups that c
 pattern twice (at their dual point, the intercepts ran off along the flat pieces; as
 quadratics, their dual values left the boxes).
 
+Above ``msvm._plan.PRIMAL_MAX_UNKNOWNS`` unknowns (d + 1) k (1,000 Nystroem components at
+k = 5: 5,005) the Newton matrix is not formed: the curvature is kept as its k slot blocks
+of (d + 1)^2 and the direction solved on them with the slot sums held at zero, the Newton
+direction itself for one-slot terms (the per-class hinge duals), conjugate gradients with
+products through X preconditioned by it for two-slot ones (msvm/_newton_cg.py, the "slot
+route"; one-slot terms take it from ``PRIMAL_SLOT_MIN_UNKNOWNS``, where it costs less than
+the dense factorization).  One chain of weighted refits at n = 20,000 with 1,000 Nystroem
+components: every level certified at once after 9-18 Newton steps, 28.6 s against 60.4 s
+of dual coordinate descent (26-312 epochs a level) with no start
+(benchmarks/results/probability_scale.md, round 12).
+
 The per-term passes (values, slot sums, line-search derivatives and their slopes, the changed
 free terms, the dual point) run compiled on the problem's compact layout
 (msvm/_core/_smoothed.pyx), and the slot sums are mapped back by X^T chunk by chunk of
@@ -122,6 +133,13 @@ SHIFTED_FIRST_MU_SHARE = 0.3
 # every class.  Not understood; measured.
 BALANCE_MIN_RATIO = 10.0
 BALANCE_POWER = 0.5
+# whether a balanced (weighted refit's) start from a warm start takes the steepest-descent
+# step before its Newton steps, as a start from zero does (``_continuation``).  From the
+# neighbouring level's solution it only moves the iterate off a point whose free pattern is
+# nearly the solution's: one chain, n = 20,000, 200 Nystroem components (CPU, one process,
+# twice each): 110 Newton steps and 3.39-3.46 s with it, 92 steps and 2.83-2.88 s without,
+# every level certified at once either way
+BALANCED_WARM_DESCENT = False
 # the Newton steps a DC step's shifted groups may take at the last stage's mu from a warm
 # start (`primal_start`) before the continuation from zero takes over
 WARM_MAX_STEPS = 10
@@ -150,10 +168,15 @@ class SmoothedPrimal:
     compact layout (``msvm._core._smoothed``), so a Newton step allocates (n, k) and
     (d + 1) k x (d + 1) k arrays only, never one value per dual variable."""
 
-    def __init__(self, problem, X):
+    # whether the Newton directions are solved on the curvature's slot blocks by
+    # msvm/_newton_cg.py instead of the dense Newton matrix (``slot_route``)
+    slot_route = False
+
+    def __init__(self, problem, X, slot_route=False):
         self.problem, self.X = problem, X
         self.k, self.kappa = problem.k, problem.kappa
         self.terms = SmoothedTerms(problem)
+        self.slot_route, self.products = bool(slot_route), 0
         self._curvature = None      # sum of the free terms' blocks (see `hessian`)
         self._current = False       # whether the curvature is that of the last gradient's F
         ptr = problem.var_ptr
@@ -270,7 +293,10 @@ class SmoothedPrimal:
         """Forget the curvature sum: the next Hessian is built from the free terms alone
         (every Newton stage starts so, which also bounds the rounding of the updates)."""
         m, k = self.n_rows, self.k
-        self._curvature = np.zeros((m, k, m, k))
+        # on the slot route the upper triangles of the k slot blocks, each Fortran-ordered
+        # (``_add_slot_blocks`` accumulates into them in place)
+        self._curvature = (np.zeros((m, m, k), order="F") if self.slot_route
+                           else np.zeros((m, k, m, k)))
         self._free = np.zeros(self.problem.n_vars, dtype=np.uint8)
         self._n_free = 0
         self._current = False
@@ -278,7 +304,7 @@ class SmoothedPrimal:
     def _add_blocks(self, rows, s1, c1, s2, c2, sign):
         """Add sign_v (x_i x_i^T) (x) (d_v d_v^T) of the listed terms to ``_curvature``: d_v
         has at most two slots, so the sum is taken block by block (slot pair j <= l) over the
-        samples with terms there."""
+        samples with terms there (on the slot route the diagonal pairs j = l only)."""
         if not len(rows):
             return
         k = self.k
@@ -290,6 +316,9 @@ class SmoothedPrimal:
             weights += [sign[two] * c2[two] ** 2, sign[two] * c1[two] * c2[two]]
             rows = np.concatenate([rows, rows[two], rows[two]])
         keys, weights = np.concatenate(keys), np.concatenate(weights)
+        if self.slot_route:
+            keep = keys // k == keys % k
+            keys, weights, rows = keys[keep], weights[keep], rows[keep]
         n = self.X.shape[0]
         # the weight of every (slot pair, sample) cell, the cells sorted by slot pair
         cells, inverse = np.unique(keys.astype(np.int64) * n + rows, return_inverse=True)
@@ -297,22 +326,27 @@ class SmoothedPrimal:
         pairs, starts = np.unique(cells // n, return_index=True)
         H4 = self._curvature
         for key, lo, hi in zip(pairs, starts, [*starts[1:], len(cells)]):
-            B = self._weighted_gram(cells[lo:hi] - key * n, w[lo:hi])
             j, m = divmod(int(key), k)
+            if self.slot_route:
+                self._weighted_gram(cells[lo:hi] - key * n, w[lo:hi], H4[:, :, j])
+                continue
+            B = self._weighted_gram(cells[lo:hi] - key * n, w[lo:hi])
             H4[:, j, :, m] += B
             if j != m:
                 H4[:, m, :, j] += B.T
 
-    def _weighted_gram(self, idx, w):
+    def _weighted_gram(self, idx, w, out=None):
         """[X, 1]^T diag(w) [X, 1] over the rows idx (or X^T diag(w) X without intercepts),
         gathered in chunks of rows (the temporaries stay within a few CHUNK_ENTRIES).
 
         The rows of each sign of w are scaled by sqrt|w| and summed by symmetric rank
-        updates (BLAS syrk: half the flops of a general product), one triangle only."""
+        updates (BLAS syrk: half the flops of a general product), one triangle only.  With
+        ``out`` (m, m, Fortran order) the upper triangle is added to it in place and
+        returned as it is (the slot route's blocks)."""
         from scipy.linalg.blas import dsyrk
 
         d, m = self.X.shape[1], self.n_rows
-        B = np.zeros((m, m), order="F")
+        B = np.zeros((m, m), order="F") if out is None else out
         step = chunk_rows(m)
         for sign in (1.0, -1.0):
             part = np.flatnonzero(w > 0 if sign > 0 else w < 0)
@@ -326,6 +360,10 @@ class SmoothedPrimal:
                 # Xs.T is Fortran-ordered (m, rows): its syrk without transposing is
                 # Xs^T Xs, accumulated into B's upper triangle
                 B = dsyrk(sign, Xs.T, beta=1.0, c=B, overwrite_c=1)
+        if out is not None:
+            if B is not out:
+                out[...] = B
+            return out
         return np.triu(B) + np.triu(B, 1).T
 
     @property
@@ -364,8 +402,6 @@ class SmoothedPrimal:
         returns True), the objective and gradient are those of the new problem and the steps
         go on.  ``self.reached`` tells whether the gradient norm met gtol (of the last
         problem)."""
-        from scipy.linalg import cho_factor, cho_solve, LinAlgError, lstsq
-
         # two (n, k) arrays live at a time: F (moved along a step in place) and the step's dF
         F = self.decision(V, b)
         model = None
@@ -389,12 +425,8 @@ class SmoothedPrimal:
             if gnorm <= gtol:
                 self.reached = True
                 break
-            H = self.hessian(F)
             rhs, model = (g, None) if model is None else (model, None)
-            try:
-                step_dir = cho_solve(cho_factor(H), rhs)
-            except LinAlgError:
-                step_dir = lstsq(H, rhs)[0]
+            step_dir = self._direction(F, rhs)
             sV, sb = self._center(*self._unflat(step_dir))
             slope = float(gV.ravel() @ sV.ravel() + gb @ sb)
             if not slope > 0:
@@ -415,6 +447,21 @@ class SmoothedPrimal:
                 break
             V, b, f, gV, gb = V1, b1, f1, gV1, gb1
         return V, b, F
+
+    def _direction(self, F, rhs):
+        """The Newton direction (flat) at F for the right-hand side rhs: the dense Newton
+        matrix's Cholesky solve, or on the slot route that of msvm/_newton_cg.py (the
+        curvature's slot blocks, conjugate gradients where directions have two slots)."""
+        from scipy.linalg import cho_factor, cho_solve, LinAlgError, lstsq
+        if self.slot_route:
+            from ._newton_cg import newton_cg_direction
+            self._update_curvature(F)
+            return newton_cg_direction(self, rhs)
+        H = self.hessian(F)
+        try:
+            return cho_solve(cho_factor(H), rhs)
+        except LinAlgError:
+            return lstsq(H, rhs)[0]
 
     def dual_point(self, F, out=None):
         """alpha_v(z_v) at F for every variable (``SmoothedTerms.dual_point``)."""
@@ -602,8 +649,9 @@ def primal_start(problem, X, W, mu0, tol, diag, max_steps, out=None):
     primal, V, b, target, gtol = _smoothed_setup(problem, X, W, mu0, tol, diag)
     balanced = _balanced(problem, tol)
     if balanced is not None:
-        primal, target, scale = SmoothedPrimal(balanced[0], X), balanced[1], balanced[2]
-        V, b, F = _continuation(primal, balanced[0], V, b, target, gtol, max_steps)
+        primal, target, scale = _new_primal(balanced[0], X), balanced[1], balanced[2]
+        V, b, F = _continuation(primal, balanced[0], V, b, target, gtol, max_steps,
+                                descend_first=BALANCED_WARM_DESCENT)
         alpha = primal.dual_point(F, out)
         alpha *= scale
         return alpha, np.ascontiguousarray(-b)
@@ -662,6 +710,18 @@ def _balanced(problem, tol):
     return balanced, TARGET_SHARE * max(tol, TOL_FLOOR) / widest, scale
 
 
+def _new_primal(problem, X):
+    """The smoothed primal of ``problem`` on X: capped (``CappedPrimal``) with group caps,
+    else a ``SmoothedPrimal``, on the slot route (msvm/_newton_cg.py) where
+    ``msvm._plan.newton_slot_route`` says so (above ``PRIMAL_MAX_UNKNOWNS`` unknowns
+    (d + 1) k, where the dense Newton matrix would be formed and factored, and for one-slot
+    terms from ``PRIMAL_SLOT_MIN_UNKNOWNS``)."""
+    if len(problem.cap):
+        return CappedPrimal(problem, X)
+    from ._plan import newton_slot_route
+    return SmoothedPrimal(problem, X, newton_slot_route(problem, X.shape[1]))
+
+
 def _warm_shifted(problem, W):
     """Whether ``problem`` is a DC step's shifted capped dual with a nonzero warm start W."""
     return (len(problem.cap) > 0 and bool(np.any(problem.expand("lo") < 0))
@@ -671,7 +731,7 @@ def _warm_shifted(problem, W):
 def _smoothed_setup(problem, X, W, mu0, tol, diag):
     """(primal, V, b, target mu, gtol) of a smoothed-primal start from the weights W and the
     multiplier mu0 (see `primal_start`)."""
-    primal = (CappedPrimal if len(problem.cap) else SmoothedPrimal)(problem, X)
+    primal = _new_primal(problem, X)
     V, b = primal._center(-problem.kappa * np.asarray(W, dtype=np.float64),
                           -np.asarray(mu0, dtype=np.float64))
     bound = problem.max_abs_bound()
@@ -685,18 +745,22 @@ def _smoothed_setup(problem, X, W, mu0, tol, diag):
     return primal, V, b, target, gtol
 
 
-def _continuation(primal, problem, V, b, target, gtol, max_steps, relinearize=None):
+def _continuation(primal, problem, V, b, target, gtol, max_steps, relinearize=None,
+                  descend_first=True):
     """The mu continuation of the smoothed-primal start from (V, b) down to ``target``:
     returns (V, b, F) of its last stage (``relinearize``: of every stage before the last,
     see `newton`; each stage may move each group again; the last stage solves the last
-    linearization as it is, so that the step's solve certifies its point at once)."""
+    linearization as it is, so that the step's solve certifies its point at once).  A
+    steepest-descent step comes first from zero, and from a warm start with
+    ``descend_first`` (see ``BALANCED_WARM_DESCENT``)."""
     bound = problem.max_abs_bound()
     shifted = len(problem.cap) and bool(np.any(problem.expand("lo") < 0))
     primal.mu = (SHIFTED_FIRST_MU_SHARE if shifted else FIRST_MU_SHARE) / bound
     # at the usual start V = 0 every term sits at its kink and would count as free: a
     # steepest-descent step first halves the terms the first Hessian sums
     # (benchmarks/results/tuned_constants.md)
-    V, b = primal.gradient_step(V, b)
+    if descend_first or not np.any(V != 0):
+        V, b = primal.gradient_step(V, b)
     while True:
         primal.mu = max(primal.mu, target)
         last = primal.mu <= target
