@@ -8,13 +8,13 @@ Each run records, under its tag (the build it measured: 'before' from another ch
 environment, 'after' from this one), every fit's CPU time, whether it converged, its epochs
 and objective, and merges them into benchmarks/results/rbf_large_c.json; the Markdown page
 puts the tags side by side, one table per round (SECTIONS).  ``--before TAG`` also measures
-the grouped models (GROUPED) with one switch of msvm._finish_groups off (SWITCHES, picked by
-``--switch``: 'face', USE_FACE = False, the behaviour of main b9f36a5; 'stuck',
-STUCK_IF_STILL = False, the release bookkeeping of main 3a47b86), alternating with the
-measurement under ``--tag`` in the same process, and records it under TAG.  make_blobs (3
-overlapping classes, d = 3, cluster_std = 2, random_state 0), RBF at gamma='scale', default
-tol and max_iter, one BLAS thread; the machine may be shared: CPU times, ratios within a
-row.
+the grouped models (GROUPED) with one switch of msvm._finish_groups off (SWITCHES, picked
+by ``--switch``: 'face', USE_FACE = False, the behaviour of main b9f36a5; 'stuck',
+STUCK_IF_STILL and PROJECT_FACTOR_STEP False, the grouped finishing step of main 3a47b86),
+alternating with the measurement under ``--tag`` in the same process, and records it under
+TAG.  make_blobs (3 overlapping classes, d = 3, cluster_std = 2, random_state 0), RBF at
+gamma='scale', default tol and max_iter, one BLAS thread; the machine may be shared: CPU
+times, ratios within a row.
 """
 
 import argparse
@@ -31,8 +31,8 @@ MODELS = ("ReinforcedMSVM", "LLW", "WestonWatkinsMSVM", "AngleBasedMSVM", "Robus
           "WeightedRobustMSVM", "AdaptiveWeightedSVM")
 # the models whose dual has group caps ('WeightedRobustMSVM' is fitted with truncation=None)
 GROUPED = ("WeightedRobustMSVM", "AdaptiveWeightedSVM")
-# ``--switch``: the msvm._finish_groups constant that ``--before`` turns off
-SWITCHES = {"face": "USE_FACE", "stuck": "STUCK_IF_STILL"}
+# ``--switch``: the msvm._finish_groups constants that ``--before`` turns off
+SWITCHES = {"face": ("USE_FACE",), "stuck": ("STUCK_IF_STILL", "PROJECT_FACTOR_STEP")}
 # the page's tables: (heading, text, tags)
 SECTIONS = (
     ("Round 10: the per-class finishing step",
@@ -114,15 +114,17 @@ def _make(name, C):
 
 
 def measure_with(n, C, name, switch, on):
-    """`measure` with the msvm._finish_groups constant ``switch`` (SWITCHES) on or off."""
+    """`measure` with the msvm._finish_groups constants of ``switch`` (SWITCHES) on or
+    off."""
     import msvm._finish_groups as finish_groups
-    constant = SWITCHES[switch]
-    saved = getattr(finish_groups, constant)
-    setattr(finish_groups, constant, on)
+    saved = {c: getattr(finish_groups, c) for c in SWITCHES[switch]}
+    for constant in saved:
+        setattr(finish_groups, constant, on)
     try:
         return measure(n, C, name)
     finally:
-        setattr(finish_groups, constant, saved)
+        for constant, value in saved.items():
+            setattr(finish_groups, constant, value)
 
 
 def measure(n, C, name):

@@ -108,6 +108,13 @@ MAX_RESETS = 3
 # (make_blobs n = 2,000, RBF, C = 1e8: 73 variables and 8 caps stuck, worst violation 4.2,
 # relative gap 0.07, which the solver did not certify at any of its budget stops)
 STUCK_IF_STILL = True
+# the factor's steps restored onto the active caps and equalities (`_onto_constraints`), as
+# the face's are: the SVD's basis holds the rows that the caps' projection zeroed only to
+# rounding, which the step's 1 / S^2 on the smallest kept singular values (SVD_RTOL) blew up
+# (AdaptiveWeightedSVM, n = 700, RBF, C = 1e6: 2.8e21 on the only free member of an active
+# cap, whose sum went 7.3e5 over the cap; the loop went on to a proposal with relative gap
+# 1.0 that the solver did not certify)
+PROJECT_FACTOR_STEP = True
 # step components below this fraction of the step's largest are rounding (set to 0)
 NOISE = 1e-9
 # the fixed variables released together: those violating by this share of the worst
@@ -524,6 +531,10 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         else:
             Lf = L[lay.sample[idx]]
             kind, x, s = _kkt_step(lay, c_eq, z, D, Lf, segments, E)
+            if PROJECT_FACTOR_STEP:
+                ne = lay.k - 1 if lay.equality else 0
+                x = _onto_constraints(x, D @ E[:, :ne], c_eq[:ne] if kind == "newton"
+                                      else np.zeros(ne), segments)
         limit = 1.0 if kind == "newton" else np.inf
         old = alpha[idx]
         t = _take_step(alpha, x, idx, lay, groups, free, full, limit)
