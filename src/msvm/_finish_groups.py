@@ -530,11 +530,7 @@ def _active_set(problem, alpha, F, columns, tol, diag):
             x, kind = _onto_constraints(x, D @ E[:, :face.ne], c_eq[:face.ne], segments), "newton"
         else:
             Lf = L[lay.sample[idx]]
-            kind, x, s = _kkt_step(lay, c_eq, z, D, Lf, segments, E)
-            if PROJECT_FACTOR_STEP:
-                ne = lay.k - 1 if lay.equality else 0
-                x = _onto_constraints(x, D @ E[:, :ne], c_eq[:ne] if kind == "newton"
-                                      else np.zeros(ne), segments)
+            kind, x, s = _factor_step(lay, c_eq, z, D, Lf, segments, E)
         limit = 1.0 if kind == "newton" else np.inf
         old = alpha[idx]
         t = _take_step(alpha, x, idx, lay, groups, free, full, limit)
@@ -585,6 +581,18 @@ def _take_step(alpha, x, idx, lay, groups, free, full, limit):
         free[hit] = False
         full[capped] = True
     return t
+
+
+def _factor_step(lay, c_eq, z, D, Lf, segments, E):
+    """`_kkt_step`, its x restored onto the active caps and the equalities
+    (`_onto_constraints`; a descent step keeps them, a Newton step removes their residual
+    c_eq) where PROJECT_FACTOR_STEP is set."""
+    kind, x, s = _kkt_step(lay, c_eq, z, D, Lf, segments, E)
+    if PROJECT_FACTOR_STEP:
+        ne = lay.k - 1 if lay.equality else 0
+        x = _onto_constraints(x, D @ E[:, :ne], c_eq[:ne] if kind == "newton"
+                              else np.zeros(ne), segments)
+    return kind, x, s
 
 
 def _onto_constraints(x, A, c, segments):
