@@ -32,10 +32,12 @@ worst are freed, or the active cap with the most negative multiplier released.  
 that a cap implies are dropped (in the margin dual every hi_v is its cap): freeing one of two
 copies of the same constraint let nothing move and the loop cycled.  At a degenerate vertex
 the multipliers of equalities that the free set does not span are a choice, and a release may
-not lower the worst violation: such releases are marked stuck and skipped, and when only
-stuck ones are left every violation is released at once (up to MAX_RESETS times).  The
-result is a proposal certified by the compiled solver's own stopping rule, as for
-`finish_dual`; one BLAS thread (the products are m x r k).
+let no step move (every step of length 0): such releases are marked stuck and skipped
+(STUCK_IF_STILL; marking those after which the worst violation did not fall stuck ordinary
+releases and ended far from the optimum), and when only stuck ones are left every violation
+is released at once (up to MAX_RESETS times).  The result is a proposal certified by the
+compiled solver's own stopping rule, as for `finish_dual`; one BLAS thread (the products are
+m x r k).
 
 Measured (CPU time on a shared machine at load 10-15): the n = 5 case above converges in 101
 epochs (0.02-0.06 s); blobs with 3 classes, n = 5,000, d = 2, linear, WeightedRobustMSVM
