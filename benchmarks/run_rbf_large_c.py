@@ -3,17 +3,18 @@
 
 Run from the repository root:
 ``python -m benchmarks.run_rbf_large_c --tag after [--n 700,1000] [--C 1e4,1e6,1e8]
-[--models A,B] [--before TAG]``.
+[--models A,B] [--before TAG [--switch face|stuck]]``.
 Each run records, under its tag (the build it measured: 'before' from another checkout's
 environment, 'after' from this one), every fit's CPU time, whether it converged, its epochs
 and objective, and merges them into benchmarks/results/rbf_large_c.json; the Markdown page
 puts the tags side by side, one table per round (SECTIONS).  ``--before TAG`` also measures
-the grouped models (GROUPED) with the grouped finishing step's face off
-(msvm._finish_groups.USE_FACE = False: the behaviour of main b9f36a5), alternating with the
-measurement under ``--tag`` in the same process, and records it under TAG.  make_blobs (3
-overlapping classes, d = 3, cluster_std = 2, random_state 0), RBF at gamma='scale', default
-tol and max_iter, one BLAS thread; the machine may be shared: CPU times, ratios within a
-row.
+the grouped models (GROUPED) with one switch of msvm._finish_groups off (SWITCHES, picked
+by ``--switch``: 'face', USE_FACE = False, the behaviour of main b9f36a5; 'stuck',
+STUCK_IF_STILL and PROJECT_FACTOR_STEP False, the grouped finishing step of main 3a47b86),
+alternating with the measurement under ``--tag`` in the same process, and records it under
+TAG.  make_blobs (3 overlapping classes, d = 3, cluster_std = 2, random_state 0), RBF at
+gamma='scale', default tol and max_iter, one BLAS thread; the machine may be shared: CPU
+times, ratios within a row.
 """
 
 import argparse
@@ -30,6 +31,8 @@ MODELS = ("ReinforcedMSVM", "LLW", "WestonWatkinsMSVM", "AngleBasedMSVM", "Robus
           "WeightedRobustMSVM", "AdaptiveWeightedSVM")
 # the models whose dual has group caps ('WeightedRobustMSVM' is fitted with truncation=None)
 GROUPED = ("WeightedRobustMSVM", "AdaptiveWeightedSVM")
+# ``--switch``: the msvm._finish_groups constants that ``--before`` turns off
+SWITCHES = {"face": ("USE_FACE",), "stuck": ("STUCK_IF_STILL", "PROJECT_FACTOR_STEP")}
 # the page's tables: (heading, text, tags)
 SECTIONS = (
     ("Round 10: the per-class finishing step",
@@ -74,6 +77,44 @@ SECTIONS = (
      "which must keep the fixed base variables' entries exact: set to 0 (they cancel in "
      "exact arithmetic) the bordered solves lost the step.",
      ("after-r11", "before-r11")),
+    ("Round 12: releases marked stuck only where nothing moved",
+     "'r12': the grouped finishing step marks a release stuck only where the steps after "
+     "it moved nothing (msvm._finish_groups.STUCK_IF_STILL) and restores the factor's "
+     "steps onto the active caps and equalities (PROJECT_FACTOR_STEP); 'r12-before': both "
+     "off (`--switch stuck`: main 3a47b86's grouped finishing step), measured alternately "
+     "in the same process, grouped models only, 2026-11-27, load 4-7 on 2 cores (the test "
+     "suite and other engineers' jobs), CPU time, src at 9449870 (n = 700, 1,000) and "
+     "89e269a (n = 2,000; the same code; n = 4,000 'r12' only), '-dirty' being the "
+     "results files. Diagnosis "
+     "(WeightedRobustMSVM, n = 2,000, C = 1e8, main): each of the six finishing steps "
+     "returned a proposal (6.2-9.8 s, 4,538-5,641 active-set steps, 506-851 "
+     "factorizations of the face system, 465-805 of them after a drifted bordered solve), "
+     "the solver certified none and ran 100-3,200 epochs between them, to max_iter. From "
+     "the iterate at 100 epochs the proposal came out of MAX_RESETS with 73 variables and "
+     "8 caps marked stuck, worst violation 4.2 margin units (tol / 100 = 1e-5), relative "
+     "duality gap 0.071 (n = 1,000: 0.99): a release was marked stuck where the worst "
+     "violation at the next check was not lower, but an active-set release lowers the "
+     "objective, not necessarily the worst violation. Marked only where nothing moved, the "
+     "same start gives relative gap 2e-7 in 4.6-5.0 s, certified in one epoch. Found with "
+     "it: the factor's SVD steps held the rows that the caps' projection zeroed only to "
+     "rounding, times 1 / S^2 (AdaptiveWeightedSVM n = 700, C = 1e6: 2.8e21 on the only "
+     "free member of an active cap, its sum 7.3e5 over the cap, relative gap 1.0). The "
+     "refactorizations are real but cheap: 90 % of the bordered full steps at C = 1e8 "
+     "(35 % at 1e6) fail the tol / 100 check, each refactorization 1-2 ms at up to 400 "
+     "free variables, about 0.5 s of a 4-5 s finishing step; a bordered solve differs "
+     "from a fresh factorization's by a median 3e-8 of the step at 1-5 changes, 2e-7 at "
+     "5-20, 4e-4 at 20-60 and 18 at 60-130 (C = 1e8; C = 1e6: 4e-10, 1e-8, 2e-6, 2.1). "
+     "Tried and not kept (finishing steps from the iterate at 100 epochs unless a fit is "
+     "named): the fixed base variables' gradients in the base solve's right-hand side, as "
+     "msvm._finish does (n = 700, C = 1e8: 0.65 -> 3.9 s); the system solved for the "
+     "multipliers' changes (that start cycled, 10,000 steps, no proposal); refactoring "
+     "only where the free residual exceeds 0.1 of the worst violation left (fits, "
+     "n = 2,000, C = 1e6: WeightedRobustMSVM 5.1 -> 39.5 s, 2,005 refactorizations, "
+     "AdaptiveWeightedSVM 8.5 -> 50.5 s); REFACTOR 30 (n = 2,000, C = 1e6: 10,000 steps, "
+     "no proposal) and 10 (3.7 -> 3.0 s at C = 1e6, 5.4 -> 4.4 s at 1e8; not measured "
+     "further). Open: n = 4,000, C = 1e6 stops at max_iter after 499 s (the other three "
+     "n = 4,000 fits not run: stopped at the deadline).",
+     ("r12", "r12-before")),
 )
 
 
@@ -86,15 +127,18 @@ def _make(name, C):
     return getattr(msvm, name)(C=C, kernel="rbf")
 
 
-def measure_with_face(n, C, name, face):
-    """`measure` with the grouped finishing step's face on or off."""
+def measure_with(n, C, name, switch, on):
+    """`measure` with the msvm._finish_groups constants of ``switch`` (SWITCHES) on or
+    off."""
     import msvm._finish_groups as finish_groups
-    saved = finish_groups.USE_FACE
-    finish_groups.USE_FACE = face
+    saved = {c: getattr(finish_groups, c) for c in SWITCHES[switch]}
+    for constant in saved:
+        setattr(finish_groups, constant, on)
     try:
         return measure(n, C, name)
     finally:
-        finish_groups.USE_FACE = saved
+        for constant, value in saved.items():
+            setattr(finish_groups, constant, value)
 
 
 def measure(n, C, name):
@@ -162,8 +206,9 @@ def main(argv=None):
                              "another checkout (default: this checkout's)")
     parser.add_argument("--models", default=None, help="a comma-separated subset of MODELS")
     parser.add_argument("--before", default=None,
-                        help="also measure the grouped models with the face off, under this "
+                        help="also measure the grouped models with --switch off, under this "
                              "tag, alternating in the same process")
+    parser.add_argument("--switch", default="face", choices=sorted(SWITCHES))
     args = parser.parse_args(argv)
     commit = args.commit or git_commit()
     models = args.models.split(",") if args.models else MODELS
@@ -172,8 +217,8 @@ def main(argv=None):
             for name in models:
                 runs = [(args.tag, lambda: measure(n, C, name))]
                 if args.before and name in GROUPED:
-                    runs = [(args.tag, lambda: measure_with_face(n, C, name, True)),
-                            (args.before, lambda: measure_with_face(n, C, name, False))]
+                    runs = [(args.tag, lambda: measure_with(n, C, name, args.switch, True)),
+                            (args.before, lambda: measure_with(n, C, name, args.switch, False))]
                 for tag, run in runs:
                     m = dict(run(), git=commit)
                     print(n, C, name, tag, json.dumps(m), flush=True)

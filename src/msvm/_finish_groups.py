@@ -32,10 +32,12 @@ worst are freed, or the active cap with the most negative multiplier released.  
 that a cap implies are dropped (in the margin dual every hi_v is its cap): freeing one of two
 copies of the same constraint let nothing move and the loop cycled.  At a degenerate vertex
 the multipliers of equalities that the free set does not span are a choice, and a release may
-not lower the worst violation: such releases are marked stuck and skipped, and when only
-stuck ones are left every violation is released at once (up to MAX_RESETS times).  The
-result is a proposal certified by the compiled solver's own stopping rule, as for
-`finish_dual`; one BLAS thread (the products are m x r k).
+let no step move (every step of length 0): such releases are marked stuck and skipped
+(STUCK_IF_STILL; marking those after which the worst violation did not fall stuck ordinary
+releases and ended far from the optimum), and when only stuck ones are left every violation
+is released at once (up to MAX_RESETS times).  The result is a proposal certified by the
+compiled solver's own stopping rule, as for `finish_dual`; one BLAS thread (the products are
+m x r k).
 
 Measured (CPU time on a shared machine at load 10-15): the n = 5 case above converges in 101
 epochs (0.02-0.06 s); blobs with 3 classes, n = 5,000, d = 2, linear, WeightedRobustMSVM
@@ -101,6 +103,20 @@ DESCENT_RTOL = 1e-8
 # times every violation left (all of them stuck) is released at once before the loop gives
 # its point to the solver
 MAX_RESETS = 3
+# a release is stuck where the steps after it moved nothing (a degenerate vertex: every step
+# of length 0); False: where the worst violation at the next check was not lower, which
+# marked ordinary releases stuck (an active-set method lowers the objective, not the worst
+# violation, from step to step) and, after MAX_RESETS, returned points far from the optimum
+# (make_blobs n = 2,000, RBF, C = 1e8: 73 variables and 8 caps stuck, worst violation 4.2,
+# relative gap 0.07, which the solver did not certify at any of its budget stops)
+STUCK_IF_STILL = True
+# the factor's steps restored onto the active caps and equalities (`_onto_constraints`), as
+# the face's are: the SVD's basis holds the rows that the caps' projection zeroed only to
+# rounding, which the step's 1 / S^2 on the smallest kept singular values (SVD_RTOL) blew up
+# (AdaptiveWeightedSVM, n = 700, RBF, C = 1e6: 2.8e21 on the only free member of an active
+# cap, whose sum went 7.3e5 over the cap; the loop went on to a proposal with relative gap
+# 1.0 that the solver did not certify)
+PROJECT_FACTOR_STEP = True
 # step components below this fraction of the step's largest are rounding (set to 0)
 NOISE = 1e-9
 # the fixed variables released together: those violating by this share of the worst
@@ -384,13 +400,25 @@ class _Releases:
         self.stuck = np.zeros(len(fixed_ok), dtype=bool)
         self.stuck_caps = np.zeros(n_groups, dtype=bool)
         self.last, self.released, self.cap_released, self.resets = np.inf, None, -1, 0
+        self.moved = True
+
+    def step_taken(self, t, x):
+        """Note a step of length t along x (after the releases: whether anything moved)."""
+        self.moved = self.moved or (t > 0.0 and bool(np.any(x)))
+
+    def _stuck(self, alpha, r, lay, free, u, rows):
+        """Whether the last release did not help (see STUCK_IF_STILL)."""
+        if self.released is None:
+            return False
+        if STUCK_IF_STILL:
+            return not self.moved
+        return _worst(alpha, r, lay, free, self.fixed_ok, u, rows) >= 0.999 * self.last
 
     def settled(self, alpha, r, lay, free, full, u, rows, bar):
         """Whether the point is optimal within bar (or only stuck violations are left after
         MAX_RESETS releases of all of them); otherwise release (free / full updated)."""
         ok = self.fixed_ok
-        if self.released is not None and _worst(alpha, r, lay, free, ok, u, rows) \
-                >= 0.999 * self.last:
+        if self._stuck(alpha, r, lay, free, u, rows):
             self.stuck[self.released] = True
             self.stuck_caps[self.cap_released] = self.cap_released >= 0
         viol, release, g = _worst_violation(alpha, r, lay, free, ok, rows, u[rows],
@@ -405,6 +433,7 @@ class _Releases:
             free[free_vars], full[caps] = True, False
             return False
         self.last, self.released, self.cap_released = viol, release, g
+        self.moved = False
         free[release] = True
         if g >= 0:
             full[g] = False
@@ -503,12 +532,13 @@ def _active_set(problem, alpha, F, columns, tol, diag):
             x, kind = _onto_constraints(x, D @ E[:, :face.ne], c_eq[:face.ne], segments), "newton"
         else:
             Lf = L[lay.sample[idx]]
-            kind, x, s = _kkt_step(lay, c_eq, z, D, Lf, segments, E)
+            kind, x, s = _factor_step(lay, c_eq, z, D, Lf, segments, E)
         limit = 1.0 if kind == "newton" else np.inf
         old = alpha[idx]
         t = _take_step(alpha, x, idx, lay, groups, free, full, limit)
         if t is None:
             return None
+        releases.step_taken(t, x)
         if on_face:
             scores.on_rows(alpha, cols, np.unique(lay.sample[np.flatnonzero(free)]))
         else:
@@ -553,6 +583,18 @@ def _take_step(alpha, x, idx, lay, groups, free, full, limit):
         free[hit] = False
         full[capped] = True
     return t
+
+
+def _factor_step(lay, c_eq, z, D, Lf, segments, E):
+    """`_kkt_step`, its x restored onto the active caps and the equalities
+    (`_onto_constraints`; a descent step keeps them, a Newton step removes their residual
+    c_eq) where PROJECT_FACTOR_STEP is set."""
+    kind, x, s = _kkt_step(lay, c_eq, z, D, Lf, segments, E)
+    if PROJECT_FACTOR_STEP:
+        ne = lay.k - 1 if lay.equality else 0
+        x = _onto_constraints(x, D @ E[:, :ne], c_eq[:ne] if kind == "newton"
+                              else np.zeros(ne), segments)
+    return kind, x, s
 
 
 def _onto_constraints(x, A, c, segments):
