@@ -6,6 +6,7 @@
     python -m benchmarks.run_per_class_speed --large-c           # also C = 256, gamma = 1/32
     python -m benchmarks.run_per_class_speed --tag before        # label the run
     python -m benchmarks.run_per_class_speed --tag T --merge-from other/per_class_speed.json
+    python -m benchmarks.run_per_class_speed --tag T --no-pendigits --scaling 80000 --append
 
 (from the repository root)
 
@@ -33,6 +34,7 @@ import numpy as np
 
 from benchmarks.harness import RESULTS, git_commit, machine_info, markdown_table, write_json
 from benchmarks.per_class_large_c import R10
+from benchmarks.run_row_batches import build_commit
 
 # measured once on this branch with temporary knobs (not rerun by this script): ReinforcedMSVM
 # on pendigits as above, CPU time of one fit each, the machine shared (load 8-14)
@@ -714,11 +716,30 @@ def scaling(ns):
                    rows_per_n=round(fit["rows_computed"] / n, 2), cache_rows=cache_rows)
         out.append(fit)
         print(n, fit, flush=True)
-    if len(out) >= 2:
-        ln = np.log([r["n"] for r in out])
+    _fit_exponents(out)
+    return out
+
+
+def _fit_exponents(rows):
+    """The exponents of CPU time in n (least squares on logs), ReinforcedMSVM's and SVC's,
+    kept in the last row (rows sorted by n)."""
+    for r in rows:
+        r.pop("exponent_cpu_s", None)
+        r.pop("exponent_svc_s", None)
+    if len(rows) >= 2:
+        ln = np.log([r["n"] for r in rows])
         for key in ("cpu_s", "svc_s"):
-            slope = np.polyfit(ln, np.log([r[key] for r in out]), 1)[0]
-            out[-1]["exponent_" + key] = float(slope)
+            slope = np.polyfit(ln, np.log([r[key] for r in rows]), 1)[0]
+            rows[-1]["exponent_" + key] = float(slope)
+
+
+def _merged_scaling(old, new):
+    """The scaling rows of an earlier invocation of the same tag with this one's (a size
+    measured again replaced), sorted by n, exponents fitted again."""
+    rows = {r["n"]: r for r in old}
+    rows.update({r["n"]: r for r in new})
+    out = [rows[n] for n in sorted(rows)]
+    _fit_exponents(out)
     return out
 
 
@@ -773,8 +794,10 @@ def _render(runs):
     cols = ["model", "cpu_s", "x_svc", "x_floor", "epochs", "smo_steps", "blocks",
             "rows_computed", "objective", "converged"]
     for tag, run in runs.items():
-        lines += [f"## {tag}", "", f"Commit {run['commit']}, load average "
-                  f"{run['load']:.1f} at the start.", ""]
+        load = (f"{run['load']:.1f} at the start" if "loads" not in run else
+                f"{min(run['loads']):.1f}-{max(run['loads']):.1f} at the starts of its "
+                f"{len(run['loads'])} invocations")
+        lines += [f"## {tag}", "", f"Commit {run['commit']}, load average {load}.", ""]
         for pd in (run.get("pendigits"), run.get("large_c")):
             if not pd:
                 continue
@@ -842,6 +865,10 @@ def main(argv=None):
                              "another build, e.g. main's, on the same machine) into this "
                              "one, without fitting")
     parser.add_argument("--merge-commit", help="the commit of the merged run, if it has none")
+    parser.add_argument("--append", action="store_true",
+                        help="add this invocation's --scaling sizes to the tag's earlier "
+                             "ones (so that two builds' fits can alternate, one size at a "
+                             "time), instead of replacing them")
     args = parser.parse_args(argv)
     path = os.path.join(RESULTS, "per_class_speed.json")
     runs = {}
@@ -861,7 +888,9 @@ def main(argv=None):
             fh.write(_render(runs) + "\n")
         return
     from threadpoolctl import threadpool_limits
-    run = {"commit": git_commit(), "load": os.getloadavg()[0], "machine": machine_info()}
+    # the commit of the msvm measured (another build's venv may run this script)
+    run = {"commit": build_commit() or git_commit(), "load": os.getloadavg()[0],
+           "machine": machine_info()}
     if args.untiled:
         from msvm._core import _rows
         _rows._tiles(row_tile=1 << 40, update_tile=0)
@@ -878,7 +907,11 @@ def main(argv=None):
             run["linear"] = linear()
         if args.r10:
             run["r10"] = r10()
-    runs[args.tag] = {**runs.get(args.tag, {}), **run}
+    earlier = runs.get(args.tag, {})
+    if args.append and earlier.get("scaling") and run.get("scaling"):
+        run["scaling"] = _merged_scaling(earlier["scaling"], run["scaling"])
+        run["loads"] = earlier.get("loads", [earlier["load"]]) + [run["load"]]
+    runs[args.tag] = {**earlier, **run}
     write_json(path, {"runs": runs})
     with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:
         fh.write(_render(runs) + "\n")
