@@ -13,10 +13,10 @@ a fit at cache_size = 200 MB builds it (float32 rows, that many rows cached), ga
 ('scale' on standardized data).  Each call prefetches the next ``--rows`` samples of a fixed
 permutation (192: about the rows a 512-sample working set misses at n = 40,000-80,000), so
 that every row is computed and stored, evicting older ones as in a fit (after an untimed
-pass that fills the store once).  Kinds: 'rbf' (dot
-products, exponent pass, exponentials, float32 stores) and 'linear-rows' (dot products and
-stores: the linear kernel's rows).  One thread, CPU time (time.process_time) of the
-prefetch calls; per (kind, n) the median over ``--rounds`` rounds of ``--calls`` calls.
+pass that fills the store once).  Kinds: 'rbf' (dot products, exponent pass, exponentials,
+float32 stores) and 'linear-rows' (dot products and stores: the linear kernel's rows).
+One thread, CPU time (time.process_time) of the prefetch calls; per (kind, n) the median
+over ``--rounds`` rounds of ``--calls`` calls.
 Each invocation appends its rounds to its tag, so that two builds can be run alternately
 (before, after, before, after) and each tag's median taken over all its invocations.
 Results: benchmarks/results/row_batches.md and .json.
@@ -88,7 +88,7 @@ def measure(n, kind, rows, calls, rounds):
 
 def render(runs):
     lines = ["# Kernel rows in batches: CPU ns a kernel value", "",
-             __doc__.split("\n\n", 2)[2].split("Results:")[0].strip(), ""]
+             "\n\n".join(__doc__.split("\n\n")[3:]).split("Results:")[0].strip(), ""]
     for tag, run in runs.items():
         lines += [f"## {tag}", "", f"Build {run['commit']}; {run['date']}; load average at "
                   f"the start of each invocation: "

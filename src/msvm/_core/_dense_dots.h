@@ -6,13 +6,15 @@
  * matrix stays exactly symmetric and its diagonal exactly K(x_i, x_i).  msvm_dots_rows
  * reads X in panels of 16 samples (msvm_panels: a panel's d x 16 features one contiguous
  * stretch), four rows at a time against a panel, the 4 x 16 sums held in registers.
- * Measured on this project's test machine (AVX-512, d = 20, n = 80,000, the caches flushed
- * between batches as a fit's row stores do): 3.5 ns a value for r10's loop (X^T, d x n, in
- * batches of 6 rows), 2.2 with the sums in registers, 1.5 from panels, 1.2 from panels in
- * batches of 16 rows (benchmarks/run_row_batches.py).  The order of operations fixes the
- * cost at about one multiply and one add a feature and value (1.0 ns a value with the data
- * in L1); the rest is reading X from memory, once a batch of rows (_rows.pyx: ROW_TILE).
- * GCC on x86-64 Linux also compiles them for AVX2 and AVX-512 machines, chosen at load time.
+ * The order of operations fixes the cost at one multiply and one add a feature and value
+ * (1.0 ns a value, d = 20, with the data in L1 on this project's test machine, AVX-512);
+ * the rest is reading X from memory, once a batch of rows (_rows.pyx: ROW_TILE, BLOCK_ROWS).
+ * The dot products alone, n = 80,000, d = 20, the caches flushed between batches as a fit's
+ * row stores do (a C loop): 3.5 ns a value for r10's loop (from X^T, d x n, in batches of 6
+ * rows), 2.2 with the sums in registers, 1.5 from panels, 1.2 from panels in batches of 16
+ * rows; a batch's rows and their stores (benchmarks/run_row_batches.py, linear kernel):
+ * 5.6 -> 2.2 ns a value at n = 80,000, 2.4 -> 1.9 at 10,000.  GCC on x86-64 Linux also
+ * compiles them for AVX2 and AVX-512 machines, chosen at load time.
  */
 #ifndef MSVM_DENSE_DOTS_H
 #define MSVM_DENSE_DOTS_H
