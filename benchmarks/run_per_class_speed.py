@@ -678,9 +678,10 @@ the score update), which streaming stores would send to memory first, and a fit-
 measurement did not fit in the round.
 
 Targets (item 3): 80,000 at most 1.5x SVC: met in this session, 0.71x (1.26x before in
-the same session; r10-dots measured 1.56x at load 1.6; not measured on an idle machine).  Exponent at most SVC's + 0.1: met narrowly,
-2.20 against 2.12 + 0.1 (before 2.40 against 2.09), one run at a rising load; the rows per
-sample still grow with n (1.15 / 1.72 / 2.47 / 2.68), which the rows' speed does not change.
+the same session; r10-dots measured 1.56x at load 1.6; not measured on an idle machine).
+Exponent at most SVC's + 0.1: met narrowly, 2.20 against 2.12 + 0.1 (before 2.40 against
+2.09), one run at a rising load; the rows per sample still grow with n (1.15 / 1.72 / 2.47
+/ 2.68), which the rows' speed does not change.
 """
 
 
