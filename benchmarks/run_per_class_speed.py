@@ -667,11 +667,12 @@ against 63.86 s (1.99x), 125.65 s against 59.15 s (2.12x), 138.40 s against 57.0
 (2.43x).  The same rows, blocks and objective (124593.07309814476) in all eight
 80,000-sample fits.  Main's build took 126-138 s here against the 97.3 s r10-dots measured
 at load 1.6 (3ccd3e1), and 5.9 ns a kernel value against r10's 3.1: not explained in this
-round (the rows at 80,000 are bound by memory, which the other engineers' work shares).  The before runs -2 to -4 ran main's
-Python at 0fabfea and ec469b3 (main moved during the session; its compiled core is the
-same build, and these fits' traces are identical).  So after / before is 0.65-0.70 at every
-load, while SVC's own time moves with the load (60-125 s here, 62 s in r10-dots at load
-1.6): the ratio to SVC is lowest when the machine is busiest.
+round (the rows at 80,000 are bound by memory, which the other engineers' work shares).
+The before runs -2 to -4 ran main's Python at 0fabfea and ec469b3 (main moved during the
+session; its compiled core is the same build, and these fits' traces are identical).  So
+after / before is 0.60-0.70 at every load, while SVC's own time moves with the load (53-125
+s here, 62 s in r10-dots at load 1.6): the ratio to SVC is lowest when the machine is
+busiest.
 
 Pendigits (C = 10, gamma = 1/16; runs r12-before-pendigits and r12-rowtiles-pendigits):
 every model the same epochs, steps, blocks, rows computed and objective to the last digit
