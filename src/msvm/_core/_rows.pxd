@@ -56,9 +56,9 @@ cdef struct KernelSpec:
 
 cdef struct RowTask:
     # m kernel rows computed together (CachedRows._fill), split by samples between threads:
-    # their dot products (from XT, or from X for one row; NULL: already in `block`), kernel
-    # values and stored copies
-    const double* XT
+    # their dot products (from the panels P of X and from X; P NULL: already in `block`),
+    # kernel values and stored copies
+    const double* P
     const double* X
     const double* xb        # m x d: the m samples
     Py_ssize_t n, d
@@ -106,7 +106,7 @@ cdef class CachedRows(ScoreRows):
 
 cdef class DenseKernelRows(CachedRows):
     cdef const double[:, ::1] X
-    cdef const double[:, ::1] XT    # X^T (d x n): the rows of a dots_block read it once
+    cdef double[::1] P              # X in panels of 16 samples (_dense_dots.h: msvm_panels)
     cdef double* xb                 # batch x d: the samples of one dots_block
 
 

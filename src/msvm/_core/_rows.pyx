@@ -27,10 +27,11 @@
 #     exp(-gamma ||x - x'||^2), 'poly' (gamma x.x' + coef0)^degree, 'linear' x.x', each plus
 #     a constant `shift` (a penalised intercept as a constant feature).  An RBF row's
 #     exponentials are taken together by a vectorized exp (_exp_row.h), 3-5x libm's speed.
-#     A batch of rows is computed in column tiles (ROW_TILE: every pass over a tile while it
-#     is in the core's cache), and where the cache cannot hold every row a score update runs
-#     in column tiles too (UPDATE_TILE), a changed row read from memory once for all its
-#     slots; demote(idle) moves the rows of samples the solver will not read for a while to
+#     A batch of rows (up to 16) is computed in column tiles (ROW_TILE: every pass over a
+#     tile while it is in the core's cache), its dot products from X laid out in panels of
+#     16 samples (_dense_dots.h), and where the cache cannot hold every row a score update
+#     runs in column tiles too (UPDATE_TILE), a changed row read from memory once for all
+#     its slots; demote(idle) moves the rows of samples the solver will not read for a while to
 #     the evicting end of the LRU list.
 # * WeightRows keep the weights W = X^T U (d x k) of the linear kernel instead: F[i] = x_i W
 #   costs O(d k) (O(nnz_i k) for CSR rows) and no kernel row is ever formed.
@@ -77,8 +78,10 @@ cdef extern from "_dense_dots.h":
     void msvm_sqnorms(const double* X, Py_ssize_t n, Py_ssize_t d, double* out) noexcept nogil
     void msvm_dots_row(const double* X, Py_ssize_t n, Py_ssize_t d, const double* xi,
                        double* out) noexcept nogil
-    void msvm_dots_rows(const double* XT, Py_ssize_t n, Py_ssize_t d, const double* xb, int m,
-                        double* out, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
+    void msvm_panels(const double* X, Py_ssize_t n, Py_ssize_t d, double* P) noexcept nogil
+    void msvm_dots_rows(const double* P, const double* X, Py_ssize_t n, Py_ssize_t d,
+                        const double* xb, int m, double* out, Py_ssize_t lo,
+                        Py_ssize_t hi) noexcept nogil
 
 import numpy as np
 
@@ -92,10 +95,14 @@ cdef double DOUBLE_MAX = 1.7e308
 cdef int MAX_THREADS = 64
 # the least entries of a working set's kernel block a thread gathers (block_entries)
 cdef Py_ssize_t BLOCK_PART_MIN = 16384
-# prefetch computes at most BLOCK_ROWS kernel rows together, holding at most BLOCK_BYTES of
-# their values at once
+# prefetch computes at most BLOCK_ROWS kernel rows together (a multiple of the four rows of
+# _dense_dots.h's blocks where there are four or more), holding at most BLOCK_BYTES of their
+# values at once.  Each panel of X is read from memory once per batch (the rows' blocks of
+# four then find it in the core's cache: ROW_TILE), so the more rows a batch the less X is
+# read a value: at n = 80,000 the 4 MB of r10 allowed 6 rows (4 + 2, the two in a block of
+# four), 16 MB allows 16
 cdef int BLOCK_ROWS = 16
-cdef Py_ssize_t BLOCK_BYTES = 4 << 20
+cdef Py_ssize_t BLOCK_BYTES = 16 << 20
 # a batch's dot products, kernel values and stores are done ROW_TILE samples at a time (a
 # multiple of the 16 samples of msvm_dots_rows' blocks), so that a tile's values stay in the
 # core's L1 / L2 cache between the passes instead of going out to L3 and back three times:
@@ -112,6 +119,15 @@ cdef Py_ssize_t ROW_TILE = 1024
 # at 80,000).  Where every row is cached (pendigits) updates run untiled, as r5 measured
 # tiles slower there
 cdef Py_ssize_t UPDATE_TILE = 1024
+
+
+cdef int _batch_rows(Py_ssize_t capacity, Py_ssize_t n) noexcept nogil:
+    """Rows prefetch computes together: at most BLOCK_ROWS, the capacity and BLOCK_BYTES of
+    values, rounded down to a multiple of four where there are four or more."""
+    cdef Py_ssize_t rows = min(BLOCK_ROWS, capacity, BLOCK_BYTES // (8 * max(n, 1)))
+    if rows >= 4:
+        rows -= rows % 4
+    return <int> max(1, rows)
 
 
 cdef inline double _ipow(double base, int e) noexcept nogil:
@@ -220,14 +236,14 @@ cdef void _rows_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept
     t0 = lo
     while t0 < hi:
         t1 = min(t0 + ROW_TILE, hi)
-        if w.XT != NULL:
+        if w.P != NULL:
             if w.d == 0:
                 for b in range(w.m):
                     memset(w.block + b * n + t0, 0, (t1 - t0) * sizeof(double))
             elif w.m == 1:
                 msvm_dots_row(w.X + t0 * w.d, t1 - t0, w.d, w.xb, w.block + t0)
             else:
-                msvm_dots_rows(w.XT, n, w.d, w.xb, w.m, w.block, t0, t1)
+                msvm_dots_rows(w.P, w.X, n, w.d, w.xb, w.m, w.block, t0, t1)
         for b in range(w.m):
             row = w.block + b * n
             _values_range(w.ks, w.sq[w.idx[b]], w.sq, row, t0, t1)
@@ -668,7 +684,7 @@ cdef class CachedRows(ScoreRows):
         itemsize = sizeof(float) if self.single else sizeof(double)
         self.store = malloc(capacity * self.n * itemsize + 1)
         self.scratch = <double*> malloc(self.n * sizeof(double) + 1)
-        self.batch = <int> max(1, min(BLOCK_ROWS, capacity, BLOCK_BYTES // (8 * max(self.n, 1))))
+        self.batch = _batch_rows(capacity, self.n)
         self.block = <double*> malloc(<Py_ssize_t> self.batch * self.n * sizeof(double) + 1)
         self.pending = <int*> malloc(capacity * sizeof(int) + 1)
         self.offs = <Py_ssize_t*> malloc(self.batch * sizeof(Py_ssize_t) + 1)
@@ -760,7 +776,7 @@ cdef class CachedRows(ScoreRows):
         cdef int b
         for b in range(m):
             self.offs[b] = <Py_ssize_t> self._claim(idx[b]) * self.n
-        w.XT = NULL
+        w.P = NULL
         w.X = NULL
         w.xb = NULL
         w.n = self.n
@@ -912,9 +928,10 @@ cdef class DenseKernelRows(CachedRows):
                  str cache_dtype="float64"):
         self._setup(X.shape[0], X.shape[1], k)
         self.X = X
-        self.XT = np.ascontiguousarray(np.asarray(X).T)
+        self.P = np.empty((self.n // 16) * 16 * self.d + 1)
         if self.n > 0 and self.d > 0:
             msvm_sqnorms(&X[0, 0], self.n, self.d, &self.sqnorm[0])
+            msvm_panels(&X[0, 0], self.n, self.d, &self.P[0])
         self.row_cost = <long long> self.n * (self.d + 1)
         self._configure(kernel, gamma, coef0, degree, shift, capacity, cache_dtype)
         self.xb = <double*> malloc(<Py_ssize_t> self.batch * self.d * sizeof(double) + 1)
@@ -928,7 +945,8 @@ cdef class DenseKernelRows(CachedRows):
         msvm_dots_row(&self.X[0, 0], self.n, self.d, &self.X[i, 0], out)
 
     cdef void dots_block(self, const int* idx, int m, double* out) noexcept nogil:
-        """Rows idx[0:m] together: X^T read once per four rows (the same values)."""
+        """Rows idx[0:m] together: each panel of X read once per four rows (the same
+        values)."""
         cdef int b, f, d = self.d
         if m == 1 or d == 0:
             CachedRows.dots_block(self, idx, m, out)
@@ -936,7 +954,7 @@ cdef class DenseKernelRows(CachedRows):
         for b in range(m):
             for f in range(d):
                 self.xb[b * d + f] = self.X[idx[b], f]
-        msvm_dots_rows(&self.XT[0, 0], self.n, d, self.xb, m, out, 0, self.n)
+        msvm_dots_rows(&self.P[0], &self.X[0, 0], self.n, d, self.xb, m, out, 0, self.n)
 
     cdef void _dots_task(self, const int* idx, int m, RowTask* w) noexcept nogil:
         """The dot products are left to the threads (_rows_part), each its own samples."""
@@ -947,7 +965,7 @@ cdef class DenseKernelRows(CachedRows):
         for b in range(m):
             for f in range(d):
                 self.xb[b * d + f] = self.X[idx[b], f]
-        w.XT = &self.XT[0, 0]
+        w.P = &self.P[0]
         w.X = &self.X[0, 0]
         w.xb = self.xb
 
