@@ -36,7 +36,7 @@ only how the direction is computed changes, never what the start is certified ag
 
 import numpy as np
 
-from ._dask_cg import CG_MAX_ITER, conjugate_gradients
+from ._dask_cg import CG_MAX_ITER, _factor, _solve, conjugate_gradients
 from ._products import rows_times, transposed_times
 
 # the conjugate-gradient solve of a direction stops at this residual times the gradient's
@@ -81,17 +81,16 @@ class ProjectedSlotBlocks:
         S = np.zeros((m, m), order="F")
         for inverse in self.inverses:
             S += inverse
-        self.schur = _upper_factor(S)
+        # Cholesky's factor of S (its upper triangle), or the pseudo-inverse where rounding
+        # makes it indefinite (msvm._dask_cg's factor, on S made whole)
+        self.schur = _factor(_symmetric(S), 0.0, overwrite=True)
 
     def __call__(self, R):
         """x (m, k) with slots summing to zero and P M x = R, for R (m, k) slot-centred."""
         from scipy.linalg.blas import dsymv
-        from scipy.linalg.lapack import dpotrs
         Y = np.column_stack([dsymv(1.0, inverse, np.ascontiguousarray(R[:, j]))
                              for j, inverse in enumerate(self.inverses)])
-        kind, factor = self.schur
-        total = Y.sum(axis=1)
-        lam = dpotrs(factor, total)[0] if kind == "cho" else factor @ total
+        lam = _solve(self.schur, Y.sum(axis=1))
         return Y - np.column_stack([dsymv(1.0, inverse, lam) for inverse in self.inverses])
 
 
@@ -119,16 +118,6 @@ def _upper_inverse(M):
         if info == 0:
             return inv
     return np.asfortranarray(np.linalg.pinv(_symmetric(M), hermitian=True))
-
-
-def _upper_factor(S):
-    """('cho', the upper Cholesky factor) of S from its upper triangle, or ('pinv', the
-    pseudo-inverse) where rounding makes it indefinite."""
-    from scipy.linalg.lapack import dpotrf
-    c, info = dpotrf(S, lower=False, clean=False)
-    if info == 0:
-        return "cho", c
-    return "pinv", np.linalg.pinv(_symmetric(S), hermitian=True)
 
 
 def newton_cg_direction(primal, g):
