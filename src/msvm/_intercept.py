@@ -15,6 +15,8 @@ and the intercepts sum to zero, and from the KKT multipliers of the solved dual 
 model.  It is generic, not fast (benchmarks/results/intercepts.md).
 """
 
+import math
+
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
@@ -28,6 +30,11 @@ BLOCK_CANDIDATES = 4096
 # The bisection of the common shift runs on Python floats below this many slots, where NumPy
 # sums a row of k values one after another from 0 (above, in blocks of 8: NumPy's loop).
 SCALAR_SHIFT_SLOTS = 8
+# Below SCALAR_SHIFT_SLOTS slots, the bisection of the common shift is decided by the
+# smallest float at which the sum reaches 0, found from the exact root of the sum
+# (``_smallest_reaching``): the same bracket, bit for bit, in about 10 sums instead of 60.
+# False: every halving forms the sum.
+ROOTED_SHIFT = True
 
 
 def fitted_intercepts(problem, H, b0, solver="exact"):
@@ -286,7 +293,21 @@ def _shift_bisection(b0, bmin, bmax, span):
         def total(theta):
             # np.clip without its Python overhead (bmin <= bmax): the same values
             return np.minimum(np.maximum(b0 + theta, bmin), bmax).sum()
+    reaching = (_smallest_reaching(total, terms, span)
+                if len(b0) < SCALAR_SHIFT_SLOTS and ROOTED_SHIFT else None)
     a, c = -2.0 * span, 2.0 * span
+    if reaching is not None:
+        # the smallest float at which the sum reaches 0 decides every halving: the sum is
+        # below 0 exactly at the theta below it (the float sum is nondecreasing in theta)
+        for _ in range(200):
+            theta = 0.5 * (a + c)
+            if theta == a or theta == c:
+                break
+            if theta < reaching:
+                a = theta
+            else:
+                c = theta
+        return a, c
     for _ in range(200):
         theta = 0.5 * (a + c)
         if theta == a or theta == c:
@@ -297,3 +318,58 @@ def _shift_bisection(b0, bmin, bmax, span):
         else:
             c = theta
     return a, c
+
+
+def _smallest_reaching(total, terms, span):
+    """The smallest float theta in (-4 span, 4 span) with ``total(theta) >= 0``, or None
+    (then the caller bisects on ``total`` itself).
+
+    ``total`` (the float sum of ``clip(b0_j + theta, bmin_j, bmax_j)`` over the (b0_j,
+    bmin_j, bmax_j) of ``terms``, formed one term after another) is nondecreasing in theta:
+    every rounding and every clip is.  So the bisection of :func:`_shift_bisection` is
+    decided by this one number, and the number by the sum at two neighbouring floats.  It is
+    found from the root of the exact piecewise-linear sum (its knots bmin_j - b0_j and
+    bmax_j - b0_j), bracketed by the float sum a little below and above the root, and that
+    bracket bisected down to two neighbouring floats: about 10 sums instead of the 50 to 60
+    of the halvings from [-2 span, 2 span] (0.05 ms of a 0.2 ms search at k = 3)."""
+    root = _piecewise_root(terms)
+    if root is None or not abs(root) < 4.0 * span:
+        return None
+    scale = sum(abs(start) + abs(root) for start, *_ in terms) + abs(root)
+    width = 4.0 * len(terms) * 2.0 ** -52 * scale + 2.0 ** -1000
+    lo, hi = root - width, root + width
+    for _ in range(8):               # the rounding of the sum is within the bracket: widen
+        if total(lo) < 0.0 <= total(hi):
+            break
+        lo, hi, width = lo - width, hi + width, 4.0 * width
+    else:
+        return None
+    while True:
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            return hi                # neighbours: total(lo) < 0 <= total(hi)
+        if total(mid) < 0.0:
+            lo = mid
+        else:
+            hi = mid
+
+
+def _piecewise_root(terms):
+    """The theta at which sum_j clip(b0_j + theta, bmin_j, bmax_j) crosses 0, in exact
+    arithmetic up to rounding, or None (no crossing, or a flat sum there)."""
+    def exact(theta):
+        return sum(min(max(start + theta, low), high) for start, low, high in terms)
+
+    knots = sorted({value - start for start, low, high in terms
+                    for value in (low, high) if math.isfinite(value)})
+    if not knots or not all(math.isfinite(start) for start, *_ in terms):
+        return None
+    values = [exact(t) for t in knots]
+    i = next((i for i, v in enumerate(values) if v >= 0.0), len(knots))
+    if 0 < i < len(knots):
+        t0, t1, v0, v1 = knots[i - 1], knots[i], values[i - 1], values[i]
+        return t0 + (t1 - t0) * (-v0 / (v1 - v0)) if v1 > v0 else t1
+    # outside the knots the slope is the number of slots unbounded on that side
+    edge, value = (knots[0], values[0]) if i == 0 else (knots[-1], values[-1])
+    slope = sum(1 for _, low, high in terms if math.isinf(low if i == 0 else high))
+    return None if slope == 0 else edge - value / slope

@@ -331,6 +331,13 @@ SETTLED_CHAINS = True
 # The chains of at most this many classes run on one row source, one after another (one
 # unit of work for ``n_jobs``: ``_task_chains``).
 CHAIN_GROUP_CLASSES = 5
+# The fixed cost of a refit cut where it arises (round 13): sequential units of work without
+# joblib, X and y validated once for the probability fit (the folds' training parts taken
+# from the validated arrays), a chain's levels after its first refitted without the
+# estimator's per-fit round trip (``BaseMSVM._refit_level``), the calibration folds' fits
+# without the attributes nobody reads.  False restores round 12's path (the same
+# probabilities: tests and the benchmark's "before").
+LEAN_LEVELS = True
 
 PROBABILITY_PARAMETER_CONSTRAINTS = {
     "probability": ["boolean"],
@@ -900,7 +907,9 @@ class _ChainRunner:
         """The results of ``calls`` (function, *args), through joblib with ``n_jobs``."""
         from joblib import Parallel, delayed
 
-        if len(calls) <= 1:
+        if len(calls) <= 1 or (LEAN_LEVELS and effective_n_jobs(self.n_jobs) == 1):
+            # one job: the calls in turn, without joblib's sequential dispatch (its
+            # Parallel object, batches and callbacks: 0.1 ms a call)
             results = [_caught(*call) for call in calls]
         else:
             results = Parallel(n_jobs=self.n_jobs)(delayed(_caught)(*call) for call in calls)
