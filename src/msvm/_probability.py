@@ -926,6 +926,28 @@ class _ChainRunner:
         return self._run([(self.fits.own_fit, template, *part, *self._checked(*part[:2]))
                           for part in parts])
 
+    def adopt(self, checked, X, y):
+        """Take the ``CheckedInput`` of the estimator's own fit on X and y (None: nothing),
+        for the refits on X and y (``y`` as ``column_or_1d`` gave it back: another object
+        with the same labels)."""
+        served = None if checked is None or self.fits is not self else checked.serving(X, y)
+        if served is not None:
+            self._inputs.append(served)
+
+    def fold_part(self, template, X, X_rows, y, rows):
+        """(X, y) of a calibration fold's training part ``rows`` (``X_rows``: X indexable by
+        rows); with the full data's validation adopted (:meth:`adopt`), the rows of its
+        validated X, which need no validation of their own (``CheckedInput.serving``)."""
+        X_part, y_part = self.split(template, X_rows, y, rows) if self.fits is self else \
+            self.fits.split(template, X_rows, y, rows)
+        full = next((c for c in self._inputs if c.raw[0] is X and c.raw[1] is y), None)
+        served = None if full is None else full.serving(
+            None, y_part, rows, pairwise=template.kernel == "precomputed")
+        if served is None:
+            return X_part, y_part
+        self._inputs.append(served)
+        return served.raw
+
     def _checked(self, X, y):
         """() or (checked,): the ``CheckedInput`` of in-memory X and y (the same objects),
         one for every fit on them (a fold's own fit, its top fits and its chains at every
@@ -1149,10 +1171,12 @@ class ProbabilityMixin:
         weighted fits of the probability estimate."""
         return bool(self.probability)
 
-    def _fit_probability(self, X, y, sample_weight):
+    def _fit_probability(self, X, y, sample_weight, checked=None):
         """The weighted fits and the cross-validated shape of the estimate.
 
-        Stores ``probability_estimators_`` (k chains of m weighted fits),
+        ``checked``: the ``CheckedInput`` of the estimator's own fit on X and y (or None),
+        whose validated arrays serve every refit on the full data and, row by row, the
+        calibration folds' training parts (with ``LEAN_LEVELS``).  Stores ``probability_estimators_`` (k chains of m weighted fits),
         ``probability_C_factor_``, ``probability_exponent_`` and ``probability_floor_``.
         """
         y = column_or_1d(np.asarray(y), warn=False)
@@ -1167,6 +1191,10 @@ class ProbabilityMixin:
         template = clone(self).set_params(probability=False, warm_start=True, verbose=0,
                                           C=self.C_, **width, **threads)
         runner = _chain_runner(self.n_jobs, X)
+        if LEAN_LEVELS:
+            # its refits' warnings are dropped or counted (``_caught``): none is formed
+            template._probability_refit = True
+            runner.adopt(checked, X, y)
         # one BLAS thread for the many small products of the refits and the scoring (a
         # second thread spinning on a busy core made a 134 x 265 by 265 x 48 product cost
         # 7 ms of CPU instead of 0.06 ms at a load of 12); process-wide while it runs
@@ -1213,14 +1241,18 @@ class ProbabilityMixin:
                           f"{CALIBRATION_FOLDS} samples; the probability estimate is not "
                           f"cross-validated (C factor 1, exponent 1, floor 0).", UserWarning)
             return 1.0, 1.0, 0.0, 0
-        X = runner.fits.rows(X)
+        X_rows = runner.fits.rows(X)
         splits = calibration_splits(y_enc)
         parts = []
         for train, _ in splits:
-            X_train, y_train = runner.fits.split(template, X, y, train)
+            X_train, y_train = runner.fold_part(template, X, X_rows, y, train)
             parts.append((X_train, y_train, base_sw[train] * (len(y) / len(train))))
+        if LEAN_LEVELS:
+            # the folds' fits are read through their decision functions alone
+            template = _with_params(template)
+            template._fold_fit = True
         owns = runner.own_fits(template, parts)
-        held = _HeldOutRatios(template, X, y, splits, levels, runner)
+        held = _HeldOutRatios(template, X_rows, y, splits, levels, runner)
         held.add(REFIT_C_FACTORS, owns, parts)
         held_out = {f: held.of(f, y_enc, base_sw) for f in REFIT_C_FACTORS}
         shapes = {f: fit_shape(*held_out[f]) for f in REFIT_C_FACTORS}
