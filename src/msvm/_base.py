@@ -61,6 +61,7 @@ class CheckedInput:
     def __init__(self, X, y):
         self.raw, self.check, self.valid = (X, y), None, None
         self.attributes, self._fingerprint = {}, None
+        self.widths = {}        # (kernel, gamma) -> the fits' gamma_ on the validated X
 
     def serves(self, estimator, X, y, check):
         """Whether the validated arrays serve a fit of ``estimator`` on (X, y); if so, the
@@ -395,8 +396,7 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         phi(X) ('linear'), on the Gram matrix of a callable kernel ('precomputed'), or on X
         with the kernel.
         """
-        self.gamma_ = resolve_gamma(self.gamma, self.kernel, X, y) \
-            if not callable(self.kernel) else None
+        self.gamma_ = self._kernel_width(X, y) if not callable(self.kernel) else None
         if callable(self.kernel):
             check_callable_kernel(self.kernel, X)
         if self.kernel_approximation is not None:
@@ -406,6 +406,20 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
             gram = check_gram(kernel_matrix(X, X, self.kernel), "callable kernel's Gram matrix")
             return X, gram, "precomputed"
         return X, X, self.kernel
+
+    def _kernel_width(self, X, y):
+        """``resolve_gamma`` of the fit (its check of X's scale included), once per
+        sequence of checked refits on the validated X for a numeric gamma (a probability
+        chain's refits: about 0.03 ms each at 400 samples); the value depends on X, the
+        kernel and gamma alone."""
+        checked = getattr(self, "_checked_input", None)
+        if (checked is None or checked.valid is None or X is not checked.valid[0]
+                or not isinstance(self.gamma, numbers.Real)):
+            return resolve_gamma(self.gamma, self.kernel, X, y)
+        key = (self.kernel, float(self.gamma))
+        if key not in checked.widths:
+            checked.widths[key] = resolve_gamma(self.gamma, self.kernel, X, y)
+        return checked.widths[key]
 
     # ------------------------------------------------------------------ approximate kernels
     def _check_approximation(self):

@@ -246,7 +246,8 @@ def slot_intercepts_from_breakpoints(slots, b0=None):
     k = len(slots)
     lam_min = max(cum[0] for _, cum in slots)
     lam_max = min(cum[-1] for _, cum in slots)
-    scale = max(1.0, max(np.abs(cum).max() for _, cum in slots))
+    # max |cum| of a nondecreasing cum is at one of its ends
+    scale = max(1.0, max(max(abs(float(cum[0])), abs(float(cum[-1]))) for _, cum in slots))
     if lam_min > lam_max and lam_min - lam_max <= 1e-12 * scale:
         lam = 0.5 * (lam_min + lam_max)        # equal up to rounding: the one candidate
     else:
@@ -259,8 +260,11 @@ def slot_intercepts_from_breakpoints(slots, b0=None):
     bmin, bmax = _interval_sums(slots, lam)
     # pick b in the box [bmin, bmax] with sum 0, a common shift of b0 clipped to the box
     b0 = np.zeros(k) if b0 is None else np.asarray(b0, dtype=np.float64)
-    finite = np.concatenate([bmin[np.isfinite(bmin)], bmax[np.isfinite(bmax)], b0])
-    span = 2.0 * (np.abs(finite).max() + 1.0)
+    # the largest |value| of the finite bounds and of b0 (a maximum: exact in any order;
+    # NaN if b0 holds one, as NumPy's maximum gives)
+    sizes = [abs(v) for v in (*bmin.tolist(), *bmax.tolist()) if math.isfinite(v)]
+    sizes += [abs(v) for v in b0.tolist()]
+    span = 2.0 * ((math.nan if any(v != v for v in sizes) else max(sizes)) + 1.0)
     a, c = _shift_bisection(b0, bmin, bmax, span)
     b = np.clip(b0 + 0.5 * (a + c), bmin, bmax)
     if not np.all(np.isfinite(b)):
