@@ -3,12 +3,9 @@
 ``msvm._probability.LEAN_LEVELS`` switches the round's changes: units of work in turn without
 joblib at one job, X and y validated once for the whole probability fit, the kernel width
 resolved once per sequence of checked refits, the calibration folds' fits without objective,
-penalty and duality gap, no DegenerateFitWarning formed for a refit; and
-``msvm._intercept.ROOTED_SHIFT`` the common shift of the exact intercepts found from the root
-of its sum.  Off, they give round 12's path: the probabilities must be the same bit for bit.
+penalty and duality gap, no DegenerateFitWarning formed for a refit.  Off, they give round
+12's path: the probabilities must be the same bit for bit.
 """
-
-import math
 
 import numpy as np
 import pytest
@@ -16,7 +13,7 @@ import pytest
 from sklearn.base import clone
 
 import msvm
-from msvm import _intercept, _probability
+from msvm import _probability
 from msvm.datasets import make_reinforced_example
 
 # every estimator with a probability estimate, at a small size (k = 3, 60 samples)
@@ -35,7 +32,6 @@ def small():
 
 def _proba(estimator, X, y, X_test, lean, monkeypatch):
     monkeypatch.setattr(_probability, "LEAN_LEVELS", lean)
-    monkeypatch.setattr(_intercept, "ROOTED_SHIFT", lean)
     est = estimator.set_params(probability=True, probability_grid=3, random_state=0)
     est.fit(X, y)
     return est, est.predict_proba(X_test)
@@ -123,47 +119,26 @@ def test_kernel_width_resolved_once_per_data_set(small, monkeypatch):
     assert len(numeric) == 3 < est.n_probability_fits_
 
 
-def _bracket(b0, bmin, bmax, rooted):
-    finite = np.concatenate([bmin[np.isfinite(bmin)], bmax[np.isfinite(bmax)], b0])
-    span = 2.0 * (np.abs(finite).max() + 1.0)
-    _intercept.ROOTED_SHIFT = rooted
-    try:
-        return _intercept._shift_bisection(b0, bmin, bmax, span)
-    finally:
-        _intercept.ROOTED_SHIFT = True
+def test_intercept_scale_and_span_are_numpys():
+    """The intercept search's scale (largest |cumulative slope|) and span (largest finite
+    bound or |b0|), formed on Python floats, are NumPy's values, NaN and infinities alike."""
+    from msvm._intercept import _largest_abs, _largest_finite_bound
 
-
-def test_rooted_shift_gives_the_bisection_bracket():
-    """The common shift found from the root of its sum ends in the bracket the plain
-    bisection ends in, bit for bit: random boxes of every scale, infinite sides, empty
-    boxes, roots near 0 and roots far from b0."""
-    rng = np.random.default_rng(0)
-    for _ in range(3000):
-        k = int(rng.integers(2, 8))
-        b0 = rng.normal(size=k) * 10.0 ** rng.integers(-3, 4)
-        bmin = b0 + rng.normal(size=k) * 10.0 ** rng.integers(-12, 3)
-        bmax = bmin + np.abs(rng.normal(size=k)) * 10.0 ** rng.integers(-12, 3) * (
-            rng.random(k) < 0.8)
-        if rng.random() < 0.3:
-            bmin[rng.integers(k)] = -np.inf
-        if rng.random() < 0.3:
-            bmax[rng.integers(k)] = np.inf
-        if rng.random() < 0.2:                       # the root at (nearly) 0
-            bmin, bmax = b0 - 1.0, b0 + 1.0
-            b0 = b0 - b0.mean() + 1e-300 * rng.normal()
-        assert _bracket(b0, bmin, bmax, True) == _bracket(b0, bmin, bmax, False)
-
-
-def test_rooted_shift_search_is_exact_on_its_own():
-    """``_smallest_reaching`` returns the smallest float at which the float sum reaches 0."""
-    terms = [(0.3, -1.0, 2.0), (-0.1, -0.5, 0.5), (1e-9, -math.inf, 1.0)]
-
-    def total(theta):
-        acc = 0.0
-        for start, low, high in terms:
-            value = start + theta
-            acc += high if value > high else (low if value < low else value)
-        return acc
-
-    c = _intercept._smallest_reaching(total, terms, 10.0)
-    assert total(c) >= 0.0 > total(math.nextafter(c, -math.inf))
+    rng = np.random.default_rng(1)
+    for _ in range(500):
+        k = int(rng.integers(2, 12))
+        cum = np.sort(rng.normal(size=int(rng.integers(1, 6))) * 10.0 ** rng.integers(-5, 5))
+        if rng.random() < 0.1:
+            cum[-1] = np.inf
+        if rng.random() < 0.1:
+            cum[-1] = np.nan
+        assert np.array_equal(_largest_abs(cum), np.abs(cum).max(), equal_nan=True)
+        b0, bmin = rng.normal(size=k), rng.normal(size=k) - 3.0
+        bmax = bmin + np.abs(rng.normal(size=k))
+        bmin[rng.random(k) < 0.2] = -np.inf
+        bmax[rng.random(k) < 0.2] = np.inf
+        if rng.random() < 0.1:
+            b0[0] = np.nan
+        finite = np.concatenate([bmin[np.isfinite(bmin)], bmax[np.isfinite(bmax)], b0])
+        assert np.array_equal(_largest_finite_bound(b0, bmin, bmax), np.abs(finite).max(),
+                              equal_nan=True)

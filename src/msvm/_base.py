@@ -88,8 +88,9 @@ class CheckedInput:
         validated X with y = the raw labels of those rows (a calibration fold's training
         part: the validated X's rows are what validating them would give, float64 values
         converted one by one).  None when that cannot be vouched for: nothing validated, a
-        Gram matrix (``pairwise``) or sparse X (a fold's part is then validated itself), or a part without
-        every class (its own validation would encode its labels otherwise)."""
+        Gram matrix (``pairwise``) or sparse X (a fold's part is then validated itself), or
+        a part without every class (its own validation would encode its labels otherwise).
+        """
         if self.valid is None:
             return None
         out = CheckedInput(X, y)

@@ -30,11 +30,6 @@ BLOCK_CANDIDATES = 4096
 # The bisection of the common shift runs on Python floats below this many slots, where NumPy
 # sums a row of k values one after another from 0 (above, in blocks of 8: NumPy's loop).
 SCALAR_SHIFT_SLOTS = 8
-# Below SCALAR_SHIFT_SLOTS slots, the bisection of the common shift is decided by the
-# smallest float at which the sum reaches 0, found from the exact root of the sum
-# (``_smallest_reaching``): the same bracket, bit for bit, in about 10 sums instead of 60.
-# False: every halving forms the sum.
-ROOTED_SHIFT = True
 
 
 def fitted_intercepts(problem, H, b0, solver="exact"):
@@ -246,8 +241,7 @@ def slot_intercepts_from_breakpoints(slots, b0=None):
     k = len(slots)
     lam_min = max(cum[0] for _, cum in slots)
     lam_max = min(cum[-1] for _, cum in slots)
-    # max |cum| of a nondecreasing cum is at one of its ends
-    scale = max(1.0, max(max(abs(float(cum[0])), abs(float(cum[-1]))) for _, cum in slots))
+    scale = max(1.0, max(_largest_abs(cum) for _, cum in slots))
     if lam_min > lam_max and lam_min - lam_max <= 1e-12 * scale:
         lam = 0.5 * (lam_min + lam_max)        # equal up to rounding: the one candidate
     else:
@@ -260,11 +254,7 @@ def slot_intercepts_from_breakpoints(slots, b0=None):
     bmin, bmax = _interval_sums(slots, lam)
     # pick b in the box [bmin, bmax] with sum 0, a common shift of b0 clipped to the box
     b0 = np.zeros(k) if b0 is None else np.asarray(b0, dtype=np.float64)
-    # the largest |value| of the finite bounds and of b0 (a maximum: exact in any order;
-    # NaN if b0 holds one, as NumPy's maximum gives)
-    sizes = [abs(v) for v in (*bmin.tolist(), *bmax.tolist()) if math.isfinite(v)]
-    sizes += [abs(v) for v in b0.tolist()]
-    span = 2.0 * ((math.nan if any(v != v for v in sizes) else max(sizes)) + 1.0)
+    span = 2.0 * (_largest_finite_bound(b0, bmin, bmax) + 1.0)
     a, c = _shift_bisection(b0, bmin, bmax, span)
     b = np.clip(b0 + 0.5 * (a + c), bmin, bmax)
     if not np.all(np.isfinite(b)):
@@ -274,6 +264,28 @@ def slot_intercepts_from_breakpoints(slots, b0=None):
     j = free[0] if len(free) else int(np.argmax(bmax - bmin))
     b[j] -= b.sum()
     return b
+
+
+def _largest_abs(cum):
+    """``np.abs(cum).max()`` of a nondecreasing ``cum`` (a slot's cumulative slopes): the
+    larger |end|, NaN when it holds a NaN (then its last entry is one), as NumPy gives it,
+    without two passes over the array (k of them per search)."""
+    first, last = float(cum[0]), float(cum[-1])
+    if first != first or last != last:
+        return math.nan
+    return max(abs(first), abs(last))
+
+
+def _largest_finite_bound(b0, bmin, bmax):
+    """The largest |value| of the finite entries of bmin and bmax and of all of b0 (NaN if
+    b0 holds one): a maximum, the same in any order; on Python floats below
+    ``SCALAR_SHIFT_SLOTS`` slots (three small NumPy reductions cost more there)."""
+    if len(b0) >= SCALAR_SHIFT_SLOTS:
+        finite = np.concatenate([bmin[np.isfinite(bmin)], bmax[np.isfinite(bmax)], b0])
+        return np.abs(finite).max()
+    sizes = [abs(v) for v in (*bmin.tolist(), *bmax.tolist()) if math.isfinite(v)]
+    sizes += [abs(v) for v in b0.tolist()]
+    return math.nan if any(v != v for v in sizes) else max(sizes)
 
 
 def _shift_bisection(b0, bmin, bmax, span):
@@ -297,21 +309,7 @@ def _shift_bisection(b0, bmin, bmax, span):
         def total(theta):
             # np.clip without its Python overhead (bmin <= bmax): the same values
             return np.minimum(np.maximum(b0 + theta, bmin), bmax).sum()
-    reaching = (_smallest_reaching(total, terms, span)
-                if len(b0) < SCALAR_SHIFT_SLOTS and ROOTED_SHIFT else None)
     a, c = -2.0 * span, 2.0 * span
-    if reaching is not None:
-        # the smallest float at which the sum reaches 0 decides every halving: the sum is
-        # below 0 exactly at the theta below it (the float sum is nondecreasing in theta)
-        for _ in range(200):
-            theta = 0.5 * (a + c)
-            if theta == a or theta == c:
-                break
-            if theta < reaching:
-                a = theta
-            else:
-                c = theta
-        return a, c
     for _ in range(200):
         theta = 0.5 * (a + c)
         if theta == a or theta == c:
@@ -322,58 +320,3 @@ def _shift_bisection(b0, bmin, bmax, span):
         else:
             c = theta
     return a, c
-
-
-def _smallest_reaching(total, terms, span):
-    """The smallest float theta in (-4 span, 4 span) with ``total(theta) >= 0``, or None
-    (then the caller bisects on ``total`` itself).
-
-    ``total`` (the float sum of ``clip(b0_j + theta, bmin_j, bmax_j)`` over the (b0_j,
-    bmin_j, bmax_j) of ``terms``, formed one term after another) is nondecreasing in theta:
-    every rounding and every clip is.  So the bisection of :func:`_shift_bisection` is
-    decided by this one number, and the number by the sum at two neighbouring floats.  It is
-    found from the root of the exact piecewise-linear sum (its knots bmin_j - b0_j and
-    bmax_j - b0_j), bracketed by the float sum a little below and above the root, and that
-    bracket bisected down to two neighbouring floats: about 10 sums instead of the 50 to 60
-    of the halvings from [-2 span, 2 span] (0.05 ms of a 0.2 ms search at k = 3)."""
-    root = _piecewise_root(terms)
-    if root is None or not abs(root) < 4.0 * span:
-        return None
-    scale = sum(abs(start) + abs(root) for start, *_ in terms) + abs(root)
-    width = 4.0 * len(terms) * 2.0 ** -52 * scale + 2.0 ** -1000
-    lo, hi = root - width, root + width
-    for _ in range(8):               # the rounding of the sum is within the bracket: widen
-        if total(lo) < 0.0 <= total(hi):
-            break
-        lo, hi, width = lo - width, hi + width, 4.0 * width
-    else:
-        return None
-    while True:
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            return hi                # neighbours: total(lo) < 0 <= total(hi)
-        if total(mid) < 0.0:
-            lo = mid
-        else:
-            hi = mid
-
-
-def _piecewise_root(terms):
-    """The theta at which sum_j clip(b0_j + theta, bmin_j, bmax_j) crosses 0, in exact
-    arithmetic up to rounding, or None (no crossing, or a flat sum there)."""
-    def exact(theta):
-        return sum(min(max(start + theta, low), high) for start, low, high in terms)
-
-    knots = sorted({value - start for start, low, high in terms
-                    for value in (low, high) if math.isfinite(value)})
-    if not knots or not all(math.isfinite(start) for start, *_ in terms):
-        return None
-    values = [exact(t) for t in knots]
-    i = next((i for i, v in enumerate(values) if v >= 0.0), len(knots))
-    if 0 < i < len(knots):
-        t0, t1, v0, v1 = knots[i - 1], knots[i], values[i - 1], values[i]
-        return t0 + (t1 - t0) * (-v0 / (v1 - v0)) if v1 > v0 else t1
-    # outside the knots the slope is the number of slots unbounded on that side
-    edge, value = (knots[0], values[0]) if i == 0 else (knots[-1], values[-1])
-    slope = sum(1 for _, low, high in terms if math.isinf(low if i == 0 else high))
-    return None if slope == 0 else edge - value / slope

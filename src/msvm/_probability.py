@@ -1176,8 +1176,9 @@ class ProbabilityMixin:
 
         ``checked``: the ``CheckedInput`` of the estimator's own fit on X and y (or None),
         whose validated arrays serve every refit on the full data and, row by row, the
-        calibration folds' training parts (with ``LEAN_LEVELS``).  Stores ``probability_estimators_`` (k chains of m weighted fits),
-        ``probability_C_factor_``, ``probability_exponent_`` and ``probability_floor_``.
+        calibration folds' training parts (with ``LEAN_LEVELS``).  Stores
+        ``probability_estimators_`` (k chains of m weighted fits), ``probability_C_factor_``,
+        ``probability_exponent_`` and ``probability_floor_``.
         """
         y = column_or_1d(np.asarray(y), warn=False)
         base_sw = (np.ones(len(y)) if sample_weight is None
