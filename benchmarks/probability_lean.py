@@ -100,8 +100,6 @@ def compare_row(make, X, y, X_test, y_test, truth=None):
     """One fit (the least of 5), the probability fit before and after (alternating, the
     least of 3 each), Platt scaling (CalibratedClassifierCV(sigmoid, cv=5)), in this process;
     CPU times, test scores and the largest difference of the test probabilities."""
-    from sklearn.calibration import CalibratedClassifierCV
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         one = min(_cpu_fit(make(False), X, y)[0] for _ in range(ONE_FIT_REPEATS))
@@ -113,8 +111,7 @@ def compare_row(make, X, y, X_test, y_test, truth=None):
                     cpu, est = _cpu_fit(make(True), X, y)
                 times[name].append(cpu)
                 fits[name] = est
-        platt_cpu, platt = _cpu_fit(CalibratedClassifierCV(make(False), method="sigmoid",
-                                                           cv=PLATT_FOLDS), X, y)
+        platt_cpu, platt = _platt(make, X, y)
         probas = {name: est.predict_proba(X_test) for name, est in fits.items()}
     row = {"n": len(y), "k": len(np.unique(y)), "one_fit": one, "platt_cpu": platt_cpu,
            "max_diff": float(np.max(np.abs(probas["before"] - probas["after"]))),
@@ -128,6 +125,24 @@ def compare_row(make, X, y, X_test, y_test, truth=None):
           f"after {row['after']['cpu']:.3f} s, Platt {platt_cpu:.3f} s, identical "
           f"{row['identical']}", flush=True)
     return row
+
+
+def _platt(make, X, y):
+    """Platt scaling's CPU time (the least of TIMED_REPEATS fits where one takes under 1 s:
+    a single fit of 0.1 s read anywhere from 0.08 to 0.75 s on the shared machine) and the
+    fitted calibrator."""
+    from sklearn.calibration import CalibratedClassifierCV
+
+    def fit():
+        return _cpu_fit(CalibratedClassifierCV(make(False), method="sigmoid",
+                                               cv=PLATT_FOLDS), X, y)
+
+    best = fit()
+    for _ in range(TIMED_REPEATS - 1):
+        if best[0] >= 1.0:
+            break
+        best = min(best, fit(), key=lambda pair: pair[0])
+    return best
 
 
 # ------------------------------------------------------------------- where the time goes
@@ -335,7 +350,8 @@ def render_lean_levels(res):
         f"in this process (`benchmarks.probability_lean.round12`), 'after' this branch, "
         f"alternating, the least of {TIMED_REPEATS} CPU times each; one fit "
         f"(probability=False) the least of {ONE_FIT_REPEATS}; Platt: "
-        f"CalibratedClassifierCV(same estimator, method='sigmoid', cv=5), one fit. "
+        f"CalibratedClassifierCV(same estimator, method='sigmoid', cv=5), the least of "
+        f"{TIMED_REPEATS} fits where one takes under 1 s. "
         f"probability_grid={GRID}.\n\n"
         "#### Where the time of a probability fit goes (ReinforcedMSVM, CPU ms per "
         "probability fit, the mean of 5; exclusive time of each part, measured through "
