@@ -219,7 +219,17 @@ cheaper ones:
   refit still costs 1.5 to 1.8 ms, a quarter of it the compiled solve and a fifth the
   intercept search, the rest the Python steps of a fit outside this module, about 0.1 ms
   each: with about 80 fits (34 at k = 2) the fit stays at 20x to 25x one fit (the 10x
-  target of issue 25 is missed there; 0.07x to 0.2x Platt scaling).
+  target of issue 25 is missed there; 0.07x to 0.2x Platt scaling);
+- round 13 (``LEAN_LEVELS``; docs/probability.md, "The fixed cost of a refit"): X and y
+  validated once for the whole probability fit (the own fit's ``CheckedInput`` adopted by
+  the runner, :meth:`_ChainRunner.adopt`; the folds' parts are rows of its validated X,
+  :meth:`_ChainRunner.fold_part`), the kernel width once per data set
+  (``BaseMSVM._kernel_width``), the folds' fits without objective, penalty and duality
+  gap (``BaseMSVM._decision_only``: they are read through their decision functions only),
+  no DegenerateFitWarning formed for a refit, no joblib at one job.  The same
+  probabilities bit for bit; 8 to 13 % less CPU time on the small sets (wine 22x to 20x
+  one fit, example 4.1.1 at n = 400 24x to 22x), the 10x target still missed there: no
+  step left is more than a fifth of a refit (section 9b of the probability benchmarks).
 
 Measured and not kept in round 10 (fewer calibration fits where a fit costs its Python
 overhead more than its solve; section 9 of benchmarks/results/probability.md, 3 draws of
