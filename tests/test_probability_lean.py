@@ -61,6 +61,7 @@ def test_kept_chains_keep_their_objective_and_gap(small):
         for fit in chain:
             assert np.isfinite(fit.objective_) and np.isfinite(fit.duality_gap_)
             assert not fit._decision_only()
+            assert not hasattr(fit, "_probability_refit")   # warns as any fit when refitted
 
 
 def test_fold_fits_are_decision_only(small, monkeypatch):

@@ -1214,6 +1214,8 @@ class ProbabilityMixin:
                 template, X, y, base_sw, levels, runner)
             refit = _refit_template(template, factor)
             [fits] = runner.chains([(refit, self, X, y, base_sw)], levels)
+        for est in {id(est): est for chain in fits for est in chain}.values():
+            est.__dict__.pop("_probability_refit", None)    # kept fits: as any other fit
         k = len(self.classes_)
         runner.warn_unconverged(type(self).__name__)
         self.probability_grid_ = levels
