@@ -226,9 +226,11 @@ cheaper ones:
   :meth:`_ChainRunner.fold_part`), the kernel width once per data set
   (``BaseMSVM._kernel_width``), the folds' fits without objective, penalty and duality
   gap (``BaseMSVM._decision_only``: they are read through their decision functions only),
-  no DegenerateFitWarning formed for a refit, no joblib at one job.  The same
-  probabilities bit for bit; 8 to 13 % less CPU time on the small sets (wine 22x to 20x
-  one fit, example 4.1.1 at n = 400 24x to 22x), the 10x target still missed there: no
+  no DegenerateFitWarning formed for a refit, no joblib at one job, the held-out
+  scoring's intercepts, margins and brackets formed at once (:func:`_stacked_ratios`,
+  :func:`_decision_of`).  The same
+  probabilities bit for bit; 6 to 13 % less CPU time on the small sets (wine 22x to 20x
+  one fit, example 4.1.1 at n = 400 22x to 20x), the 10x target still missed there: no
   step left is more than a fifth of a refit (section 9b of the probability benchmarks).
 
 Measured and not kept in round 10 (fewer calibration fits where a fit costs its Python
