@@ -59,6 +59,7 @@ import warnings
 
 import numpy as np
 
+from benchmarks.probability_lean import bench_lean_levels, render_lean_levels
 from benchmarks.harness import (fmt, markdown_table, pendigits_split, sectioned_main,
                                 sectioned_report, wall_cpu_fit)
 
@@ -1160,9 +1161,21 @@ SETUPS = {
           "probability_grid=8; Platt: CalibratedClassifierCV(same estimator, "
           "method='sigmoid', cv=5)."),
 }
+SETUPS["9b"] = (
+    "9b. The fixed cost of a refit on small data (issue 25 item 1, round 13)",
+    "Where a probability fit's CPU time goes on wine (124 training samples, k = 3), breast "
+    "cancer (398, k = 2) and Liu and Yuan's example 4.1.1 (n = 400, k = 3), all at C = 1, "
+    "before and after; then the probability fit before and after on the examples 4.1.1 and "
+    "4.1.2 at n = 400 (draw 0, 5000 test samples) at C = 1 and 10, breast cancer, wine and "
+    "digits (the stratified 70/30 split of seed 0, standardized; C = 1, 1, 10) and "
+    "pendigits at 2,000 samples (C = 10, the split of section 2), ReinforcedMSVM "
+    "(gamma='median' on the examples, 'scale' on the real data); and every estimator with a "
+    "probability estimate on wine (C = 1, default parameters otherwise). Written by "
+    "`benchmarks/probability_lean.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
-          "7": render_settled, "8": render_shared_rows, "9": render_lean_refits}
+          "7": render_settled, "8": render_shared_rows, "9": render_lean_refits,
+          "9b": render_lean_levels}
 
 
 def render_report(data):
@@ -1197,7 +1210,8 @@ def main(argv=None):
                           {"1": bench_simulated, "2": bench_pendigits,
                            "3": bench_breast_cancer, "4": bench_feature_map,
                            "5": bench_approx, "6": bench_fold_cap, "7": bench_settled,
-                           "8": bench_shared_rows, "9": bench_lean_refits},
+                           "8": bench_shared_rows, "9": bench_lean_refits,
+                           "9b": bench_lean_levels},
                           SETUPS, RENDER, render_report)
 
 

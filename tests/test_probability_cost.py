@@ -94,20 +94,23 @@ def test_lean_refit_that_raises_leaves_the_estimator_unfitted(data):
     assert not hasattr(est, "dual_coef_") and not hasattr(est, "classes_")
 
 
-def test_probability_fit_validates_each_data_set_once(data, monkeypatch):
-    """A probability fit validates X and y once per data set: the estimator's own fit, the
-    full data's weighted fits (all chains and the fit at 3 C) and each calibration fold's
-    training part (its own fit, fit at 3 C and chains at both C factors)."""
-    from msvm import _base
+@pytest.mark.parametrize("lean", [True, False])
+def test_probability_fit_validates_each_data_set_once(data, monkeypatch, lean):
+    """A probability fit validates X and y once (``LEAN_LEVELS``): the estimator's own fit's
+    validation serves the full data's weighted fits (all chains and the fit at 3 C) and, row
+    by row, each calibration fold's training part; round 12 (``LEAN_LEVELS = False``)
+    validated once per data set, the full data twice."""
+    from msvm import _base, _probability
     from msvm._probability import REFITTED_FOLDS
 
+    monkeypatch.setattr(_probability, "LEAN_LEVELS", lean)
     X, y = data
     calls = []
     real = _base.BaseMSVM._validated_arrays
     monkeypatch.setattr(_base.BaseMSVM, "_validated_arrays",
                         lambda est, *args: calls.append(1) or real(est, *args))
     est = ReinforcedMSVM(C=1.0, probability=True, probability_grid=3).fit(X, y)
-    assert len(calls) == 2 + REFITTED_FOLDS
+    assert len(calls) == (1 if lean else 2 + REFITTED_FOLDS)
     assert est.n_probability_fits_ > 2 + REFITTED_FOLDS
 
 

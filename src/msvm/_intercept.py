@@ -15,6 +15,8 @@ and the intercepts sum to zero, and from the KKT multipliers of the solved dual 
 model.  It is generic, not fast (benchmarks/results/intercepts.md).
 """
 
+import math
+
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
@@ -239,7 +241,7 @@ def slot_intercepts_from_breakpoints(slots, b0=None):
     k = len(slots)
     lam_min = max(cum[0] for _, cum in slots)
     lam_max = min(cum[-1] for _, cum in slots)
-    scale = max(1.0, max(np.abs(cum).max() for _, cum in slots))
+    scale = max(1.0, max(_largest_abs(cum) for _, cum in slots))
     if lam_min > lam_max and lam_min - lam_max <= 1e-12 * scale:
         lam = 0.5 * (lam_min + lam_max)        # equal up to rounding: the one candidate
     else:
@@ -252,8 +254,7 @@ def slot_intercepts_from_breakpoints(slots, b0=None):
     bmin, bmax = _interval_sums(slots, lam)
     # pick b in the box [bmin, bmax] with sum 0, a common shift of b0 clipped to the box
     b0 = np.zeros(k) if b0 is None else np.asarray(b0, dtype=np.float64)
-    finite = np.concatenate([bmin[np.isfinite(bmin)], bmax[np.isfinite(bmax)], b0])
-    span = 2.0 * (np.abs(finite).max() + 1.0)
+    span = 2.0 * (_largest_finite_bound(b0, bmin, bmax) + 1.0)
     a, c = _shift_bisection(b0, bmin, bmax, span)
     b = np.clip(b0 + 0.5 * (a + c), bmin, bmax)
     if not np.all(np.isfinite(b)):
@@ -263,6 +264,28 @@ def slot_intercepts_from_breakpoints(slots, b0=None):
     j = free[0] if len(free) else int(np.argmax(bmax - bmin))
     b[j] -= b.sum()
     return b
+
+
+def _largest_abs(cum):
+    """``np.abs(cum).max()`` of a nondecreasing ``cum`` (a slot's cumulative slopes): the
+    larger |end|, NaN when it holds a NaN (then its last entry is one), as NumPy gives it,
+    without two passes over the array (k of them per search)."""
+    first, last = float(cum[0]), float(cum[-1])
+    if first != first or last != last:
+        return math.nan
+    return max(abs(first), abs(last))
+
+
+def _largest_finite_bound(b0, bmin, bmax):
+    """The largest |value| of the finite entries of bmin and bmax and of all of b0 (NaN if
+    b0 holds one): a maximum, the same in any order; on Python floats below
+    ``SCALAR_SHIFT_SLOTS`` slots (three small NumPy reductions cost more there)."""
+    if len(b0) >= SCALAR_SHIFT_SLOTS:
+        finite = np.concatenate([bmin[np.isfinite(bmin)], bmax[np.isfinite(bmax)], b0])
+        return np.abs(finite).max()
+    sizes = [abs(v) for v in (*bmin.tolist(), *bmax.tolist()) if math.isfinite(v)]
+    sizes += [abs(v) for v in b0.tolist()]
+    return math.nan if any(v != v for v in sizes) else max(sizes)
 
 
 def _shift_bisection(b0, bmin, bmax, span):

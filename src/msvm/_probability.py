@@ -219,7 +219,19 @@ cheaper ones:
   refit still costs 1.5 to 1.8 ms, a quarter of it the compiled solve and a fifth the
   intercept search, the rest the Python steps of a fit outside this module, about 0.1 ms
   each: with about 80 fits (34 at k = 2) the fit stays at 20x to 25x one fit (the 10x
-  target of issue 25 is missed there; 0.07x to 0.2x Platt scaling).
+  target of issue 25 is missed there; 0.07x to 0.2x Platt scaling);
+- round 13 (``LEAN_LEVELS``; docs/probability.md, "The fixed cost of a refit"): X and y
+  validated once for the whole probability fit (the own fit's ``CheckedInput`` adopted by
+  the runner, :meth:`_ChainRunner.adopt`; the folds' parts are rows of its validated X,
+  :meth:`_ChainRunner.fold_part`), the kernel width once per data set
+  (``BaseMSVM._kernel_width``), the folds' fits without objective, penalty and duality
+  gap (``BaseMSVM._decision_only``: they are read through their decision functions only),
+  no DegenerateFitWarning formed for a refit, no joblib at one job, the held-out
+  scoring's intercepts, margins and brackets formed at once (:func:`_stacked_ratios`,
+  :func:`_decision_of`).  The same
+  probabilities bit for bit; 6 to 13 % less CPU time on the small sets (wine 22x to 20x
+  one fit, example 4.1.1 at n = 400 22x to 20x), the 10x target still missed there: no
+  step left is more than a fifth of a refit (section 9b of the probability benchmarks).
 
 Measured and not kept in round 10 (fewer calibration fits where a fit costs its Python
 overhead more than its solve; section 9 of benchmarks/results/probability.md, 3 draws of
@@ -331,6 +343,13 @@ SETTLED_CHAINS = True
 # The chains of at most this many classes run on one row source, one after another (one
 # unit of work for ``n_jobs``: ``_task_chains``).
 CHAIN_GROUP_CLASSES = 5
+# The fixed cost of a refit cut where it arises (round 13): sequential units of work without
+# joblib, X and y validated once for the probability fit (the folds' training parts taken
+# from the validated arrays), a chain's levels after its first refitted without the
+# estimator's per-fit round trip (``BaseMSVM._refit_level``), the calibration folds' fits
+# without the attributes nobody reads.  False restores round 12's path (the same
+# probabilities: tests and the benchmark's "before").
+LEAN_LEVELS = True
 
 PROBABILITY_PARAMETER_CONSTRAINTS = {
     "probability": ["boolean"],
@@ -514,8 +533,26 @@ def _stacked_decision_values(estimators, X, n_train):
     for start in range(0, X.shape[0], step):
         K = kernel_matrix(X[start:start + step], sv[where], *key)
         F[start:start + step] = K @ coef
-    return [est._decision_from_output(check_finite_decision(F[:, lo:hi] + est.intercept_))
-            for est, lo, hi in zip(estimators, widths[:-1], widths[1:])]
+    if not LEAN_LEVELS:
+        return [est._decision_from_output(check_finite_decision(F[:, lo:hi] + est.intercept_))
+                for est, lo, hi in zip(estimators, widths[:-1], widths[1:])]
+    # every fit's intercepts added to its columns at once (the same sums), checked at once
+    F += np.concatenate([est.intercept_ for est in estimators])
+    check_finite_decision(F)
+    return [_decision_of(est, F[:, lo:hi]) for est, lo, hi in zip(estimators, widths[:-1],
+                                                                  widths[1:])]
+
+
+def _decision_of(est, f):
+    """``est._decision_from_output(f)`` of a block ``f`` of a wider array: the block itself
+    where the output map is the identity (its values, read in any layout, are the decision
+    values), else the map applied to a contiguous copy (as to the new array of
+    ``f_block + intercept_`` before: a matrix product's rounding may depend on the layout)."""
+    from ._base import BaseMSVM
+
+    if type(est)._decision_from_output is BaseMSVM._decision_from_output:
+        return f
+    return est._decision_from_output(np.ascontiguousarray(f))
 
 
 def ratios_from_decision_values(G, chain_values, levels):
@@ -535,6 +572,8 @@ def ratios_from_decision_values(G, chain_values, levels):
     ratios : ndarray of shape (n_samples, k)
         :func:`bracket_ratios` for every class but j*, whose entry is 1.
     """
+    if LEAN_LEVELS:
+        return _stacked_ratios(G, chain_values, levels)
     own = generalized_margins(G)
     ratios = np.ones_like(G)
     for j, values in enumerate(chain_values):
@@ -548,6 +587,29 @@ def ratios_from_decision_values(G, chain_values, levels):
         M[:, -1] = np.minimum(top, 0.0)
         ratios[:, j] = bracket_ratios(M, levels)
     ratios[np.arange(len(G)), np.argmax(G, axis=1)] = 1.0
+    return ratios
+
+
+def _stacked_ratios(G, chain_values, levels):
+    """:func:`ratios_from_decision_values` with each chain's margins formed at once for
+    its distinct fits (one stacked array per chain: a settled chain repeats one fit) and
+    every class's brackets in one call of :func:`bracket_ratios` (its rows are
+    independent): the same numbers, elementwise, in 2 + 2 k NumPy steps instead of about
+    k (m + 15)."""
+    m, (n, k) = len(levels), G.shape
+    M = np.empty((k, n, m + 1))
+    own = generalized_margins(G)
+    for j, values in enumerate(chain_values):
+        fits = values[:m] + values[m:]             # the top fit at another C, last
+        first = [i for i, V in enumerate(fits) if i == 0 or i == m or V is not fits[i - 1]]
+        stack = np.stack([fits[i] for i in first])
+        margins = stack[:, :, j] - np.delete(stack, j, axis=2).max(axis=2)
+        which = np.cumsum([i in first for i in range(len(fits))]) - 1
+        M[j, :, :m] = margins[which[:m]].T
+        top = own[:, j] if len(values) == m else margins[which[m]]
+        M[j, :, m] = np.minimum(top, 0.0)
+    ratios = bracket_ratios(M.reshape(k * n, m + 1), levels).reshape(k, n).T.copy()
+    ratios[np.arange(n), np.argmax(G, axis=1)] = 1.0
     return ratios
 
 
@@ -900,7 +962,9 @@ class _ChainRunner:
         """The results of ``calls`` (function, *args), through joblib with ``n_jobs``."""
         from joblib import Parallel, delayed
 
-        if len(calls) <= 1:
+        if len(calls) <= 1 or (LEAN_LEVELS and effective_n_jobs(self.n_jobs) == 1):
+            # one job: the calls in turn, without joblib's sequential dispatch (its
+            # Parallel object, batches and callbacks: 0.1 ms a call)
             results = [_caught(*call) for call in calls]
         else:
             results = Parallel(n_jobs=self.n_jobs)(delayed(_caught)(*call) for call in calls)
@@ -916,6 +980,28 @@ class _ChainRunner:
         """Cold fits of ``template`` on each (X, y, sample_weight) of ``parts``."""
         return self._run([(self.fits.own_fit, template, *part, *self._checked(*part[:2]))
                           for part in parts])
+
+    def adopt(self, checked, X, y):
+        """Take the ``CheckedInput`` of the estimator's own fit on X and y (None: nothing),
+        for the refits on X and y (``y`` as ``column_or_1d`` gave it back: another object
+        with the same labels)."""
+        served = None if checked is None or self.fits is not self else checked.serving(X, y)
+        if served is not None:
+            self._inputs.append(served)
+
+    def fold_part(self, template, X, X_rows, y, rows):
+        """(X, y) of a calibration fold's training part ``rows`` (``X_rows``: X indexable by
+        rows); with the full data's validation adopted (:meth:`adopt`), the rows of its
+        validated X, which need no validation of their own (``CheckedInput.serving``)."""
+        X_part, y_part = self.split(template, X_rows, y, rows) if self.fits is self else \
+            self.fits.split(template, X_rows, y, rows)
+        full = next((c for c in self._inputs if c.raw[0] is X and c.raw[1] is y), None)
+        served = None if full is None else full.serving(
+            None, y_part, rows, pairwise=template.kernel == "precomputed")
+        if served is None:
+            return X_part, y_part
+        self._inputs.append(served)
+        return served.raw
 
     def _checked(self, X, y):
         """() or (checked,): the ``CheckedInput`` of in-memory X and y (the same objects),
@@ -1140,11 +1226,14 @@ class ProbabilityMixin:
         weighted fits of the probability estimate."""
         return bool(self.probability)
 
-    def _fit_probability(self, X, y, sample_weight):
+    def _fit_probability(self, X, y, sample_weight, checked=None):
         """The weighted fits and the cross-validated shape of the estimate.
 
-        Stores ``probability_estimators_`` (k chains of m weighted fits),
-        ``probability_C_factor_``, ``probability_exponent_`` and ``probability_floor_``.
+        ``checked``: the ``CheckedInput`` of the estimator's own fit on X and y (or None),
+        whose validated arrays serve every refit on the full data and, row by row, the
+        calibration folds' training parts (with ``LEAN_LEVELS``).  Stores
+        ``probability_estimators_`` (k chains of m weighted fits), ``probability_C_factor_``,
+        ``probability_exponent_`` and ``probability_floor_``.
         """
         y = column_or_1d(np.asarray(y), warn=False)
         base_sw = (np.ones(len(y)) if sample_weight is None
@@ -1158,6 +1247,10 @@ class ProbabilityMixin:
         template = clone(self).set_params(probability=False, warm_start=True, verbose=0,
                                           C=self.C_, **width, **threads)
         runner = _chain_runner(self.n_jobs, X)
+        if LEAN_LEVELS:
+            # its refits' warnings are dropped or counted (``_caught``): none is formed
+            template._probability_refit = True
+            runner.adopt(checked, X, y)
         # one BLAS thread for the many small products of the refits and the scoring (a
         # second thread spinning on a busy core made a 134 x 265 by 265 x 48 product cost
         # 7 ms of CPU instead of 0.06 ms at a load of 12); process-wide while it runs
@@ -1166,6 +1259,8 @@ class ProbabilityMixin:
                 template, X, y, base_sw, levels, runner)
             refit = _refit_template(template, factor)
             [fits] = runner.chains([(refit, self, X, y, base_sw)], levels)
+        for est in {id(est): est for chain in fits for est in chain}.values():
+            est.__dict__.pop("_probability_refit", None)    # kept fits: as any other fit
         k = len(self.classes_)
         runner.warn_unconverged(type(self).__name__)
         self.probability_grid_ = levels
@@ -1204,14 +1299,18 @@ class ProbabilityMixin:
                           f"{CALIBRATION_FOLDS} samples; the probability estimate is not "
                           f"cross-validated (C factor 1, exponent 1, floor 0).", UserWarning)
             return 1.0, 1.0, 0.0, 0
-        X = runner.fits.rows(X)
+        X_rows = runner.fits.rows(X)
         splits = calibration_splits(y_enc)
         parts = []
         for train, _ in splits:
-            X_train, y_train = runner.fits.split(template, X, y, train)
+            X_train, y_train = runner.fold_part(template, X, X_rows, y, train)
             parts.append((X_train, y_train, base_sw[train] * (len(y) / len(train))))
+        if LEAN_LEVELS:
+            # the folds' fits are read through their decision functions alone
+            template = _with_params(template)
+            template._fold_fit = True
         owns = runner.own_fits(template, parts)
-        held = _HeldOutRatios(template, X, y, splits, levels, runner)
+        held = _HeldOutRatios(template, X_rows, y, splits, levels, runner)
         held.add(REFIT_C_FACTORS, owns, parts)
         held_out = {f: held.of(f, y_enc, base_sw) for f in REFIT_C_FACTORS}
         shapes = {f: fit_shape(*held_out[f]) for f in REFIT_C_FACTORS}

@@ -253,15 +253,19 @@ def snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
         return gram_snapshot(model, K, src, problem, alpha, mu, n_iter, resid)
     T, identity = output_map(model, problem.k)
     solver = intercept_solver(model, problem)
+    # a fit read only through its decision function (a calibration fold's refit):
+    # neither the duality gap nor the penalty (``BaseMSVM._decision_only``)
+    lean = getattr(model, "_decision_only", lambda: False)()
     U = None if problem.equality and not problem.has_pairs else problem.slot_sums(alpha)
     if solver is not None:
         H, b_slot = exact_intercepts_in_place(problem, training_scores(None, None, src), -mu,
                                               solver)
-        gap = duality_gap(problem, alpha, training_scores(None, None, src), b_slot)
+        gap = np.nan if lean else duality_gap(problem, alpha, training_scores(None, None, src),
+                                              b_slot)
     else:
         b_slot = -mu
         H = training_scores(None, None, src)
-        gap = duality_gap(problem, alpha, H, b_slot)       # the gap first, then h in place
+        gap = np.nan if lean else duality_gap(problem, alpha, H, b_slot)   # before h in place
         H = centre_and_scale_in_place(H, problem.kappa)
     intercept = T @ b_slot
     # h_slot(x) = sum_i K(x, x_i) V_i with V = -kappa U P: U centred in place
@@ -269,16 +273,17 @@ def snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
     del U
     if identity:
         # T = I: the output functions are the slot functions
-        penalty = slot_penalty(V, H)
+        penalty = np.nan if lean else slot_penalty(V, H)
     else:
         H = times_small(H, T.T)            # the output functions; the slot functions freed
-        penalty = output_penalty(V, T, H)
+        penalty = np.nan if lean else output_penalty(V, T, H)
     f_train = np.add(H, intercept, out=H)  # the decision values, in H's memory
     del H
-    check_finite_objective(model, penalty, "the penalty 1/2 sum_j ||h_j||^2")
+    if not lean:
+        check_finite_objective(model, penalty, "the penalty 1/2 sum_j ||h_j||^2")
     return _Solution(
         problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
         V=V, W=None, intercept=intercept, G=model._decision_from_output(f_train),
-        # a squared norm: a negative value can only be rounding
-        penalty=max(0.0, penalty),
+        # a squared norm: a negative value can only be rounding (NaN: not computed)
+        penalty=penalty if lean else max(0.0, penalty),
         gap=gap)
