@@ -67,7 +67,7 @@ import scipy.linalg
 
 from ._thread_pools import one_blas_thread
 from ._finish import MAX_SCALE, ColumnsOverBudget, _Columns, _Layout, _slot_basis, _snapped
-from ._grouped_face import GroupedFace
+from ._grouped_face import GroupedFace, MoveFace
 
 # active-set iterations (each one a least-squares solve on the free set): at most
 # STEPS_PER_VAR per dual variable plus MIN_STEPS, and never more than MAX_STEPS ...
@@ -90,6 +90,10 @@ MAX_RANK = 400
 # variables, 3-4 s each, and the fit took 90 s CPU; with 1e11 they settled, 3-7 s each,
 # and the fit took 26 s)
 USE_FACE = True
+# the face's steps on the moves that keep the active caps' sums (`MoveFace`: a system of
+# m - caps + k - 1 rows) instead of with a multiplier row per active cap (`GroupedFace`:
+# m + caps + k - 1 rows)
+ELIMINATE_CAPS = True
 FACE_MIN = 50
 FACE_FLOPS = 1e11
 # the factor stops where every residual diagonal is below this fraction of max K_ii
@@ -119,8 +123,20 @@ STUCK_IF_STILL = True
 PROJECT_FACTOR_STEP = True
 # step components below this fraction of the step's largest are rounding (set to 0)
 NOISE = 1e-9
-# the fixed variables released together: those violating by this share of the worst
+# the fixed variables released together: those violating by this share of the worst ...
 RELEASE_SHARE = 0.5
+# ... at most RELEASE_BATCH of them, the most violating (None: all of them), the active
+# caps whose multipliers violate among them (CAP_BATCH; False: the most violating cap alone,
+# and only where it is the worst violation)
+RELEASE_BATCH = 50
+CAP_BATCH = True
+# where the budgets (FACE_FLOPS, the steps) run out, the point of the last check (a full
+# step that settled its face: every step since the start lowered the objective) is the
+# proposal, as msvm._finish returns it (False: nothing is proposed)
+RETURN_REACHED = True
+# the variables (caps) that a step of length 0 fixed (made active) again are not released
+# until a step moves (as msvm._finish does; False: released again at the next check)
+BOUNCED = True
 # kernel columns read at a time for an exact update of the scores
 CHUNK = 256
 # a group whose sum is within this fraction of (1 + cap) of its cap is full (the compiled
@@ -375,20 +391,35 @@ def _worst(alpha, r, lay, free, fixed_ok, u, rows):
 
 def _worst_violation(alpha, r, lay, free, fixed_ok, rows, u_rows, stuck, stuck_caps):
     """The largest violation of a fixed variable or an active cap's multiplier, and what
-    to release: the fixed variables violating by at least RELEASE_SHARE of it (several at
-    once: where the free set does not span every equality, the multipliers of the others
-    are a choice, a single freed variable may have no feasible move, and freeing one at a
-    time cycled), else the active cap with the most negative multiplier (-1 if none).
-    ``stuck`` (``stuck_caps``): variables (caps) whose release did not lower the worst
-    violation (their multipliers are a choice at a degenerate vertex), left to the solver."""
+    to release: (worst, variables, caps).  The fixed variables and active caps violating by
+    at least RELEASE_SHARE of the worst are released together (several at once: where the
+    free set does not span every equality, the multipliers of the others are a choice, a
+    single freed variable may have no feasible move, and freeing one at a time cycled), at
+    most RELEASE_BATCH of them, the most violating (`_most_violating`).  ``stuck``
+    (``stuck_caps``): variables (caps) whose release let nothing move (their multipliers are
+    a choice at a degenerate vertex), left to the solver."""
     viol = np.where(alpha <= lay.lo, -r, np.where(alpha >= lay.hi, r, 0.0))
     viol[free | ~fixed_ok | stuck] = 0.0
-    worst = float(viol.max(initial=0.0))
-    u_rows = np.where(stuck_caps[rows], 0.0, u_rows)
-    cap_viol = float(-u_rows.min(initial=0.0))
-    if cap_viol > worst:
-        return cap_viol, np.zeros(0, dtype=np.intp), int(rows[int(np.argmin(u_rows))])
-    return worst, np.flatnonzero(viol >= RELEASE_SHARE * worst), -1
+    cap_viol = np.where(stuck_caps[rows], 0.0, -u_rows)
+    worst = max(float(viol.max(initial=0.0)), float(cap_viol.max(initial=0.0)))
+    if not CAP_BATCH:
+        if float(cap_viol.max(initial=0.0)) > float(viol.max(initial=0.0)):
+            return worst, np.zeros(0, dtype=np.intp), rows[[int(np.argmax(cap_viol))]]
+        cap_viol = np.zeros(0)
+    return (worst,) + _most_violating(viol, cap_viol, rows, RELEASE_SHARE * worst)
+
+
+def _most_violating(viol, cap_viol, rows, bar):
+    """The fixed variables and the caps (``rows``, their violations ``cap_viol``) violating
+    by at least bar, at most RELEASE_BATCH of them together, the most violating."""
+    var = np.flatnonzero(viol >= bar)
+    caps = np.flatnonzero(cap_viol >= bar)
+    if RELEASE_BATCH is not None and len(var) + len(caps) > RELEASE_BATCH:
+        both = np.concatenate([viol[var], cap_viol[caps]])
+        keep = np.zeros(len(both), dtype=bool)
+        keep[np.argpartition(-both, RELEASE_BATCH - 1)[:RELEASE_BATCH]] = True
+        var, caps = var[keep[:len(var)]], caps[keep[len(var):]]
+    return var, rows[caps]
 
 
 class _Releases:
@@ -399,12 +430,24 @@ class _Releases:
         self.fixed_ok = fixed_ok
         self.stuck = np.zeros(len(fixed_ok), dtype=bool)
         self.stuck_caps = np.zeros(n_groups, dtype=bool)
-        self.last, self.released, self.cap_released, self.resets = np.inf, None, -1, 0
+        self.last, self.released, self.resets = np.inf, None, 0
+        self.cap_released = np.zeros(0, dtype=np.intp)
+        self.bounced = np.zeros(len(fixed_ok), dtype=bool)
+        self.bounced_caps = np.zeros(n_groups, dtype=bool)
         self.moved = True
 
-    def step_taken(self, t, x):
-        """Note a step of length t along x (after the releases: whether anything moved)."""
-        self.moved = self.moved or (t > 0.0 and bool(np.any(x)))
+    def step_taken(self, t, x, fixed, capped):
+        """Note a step of length t along x (after the releases: whether anything moved),
+        which fixed the variables ``fixed`` and made the caps ``capped`` active: where it
+        did not move (t = 0), those bounced (BOUNCED), until a step moves."""
+        moved = t > 0.0 and bool(np.any(x))
+        self.moved = self.moved or moved
+        if not BOUNCED:
+            return
+        if moved:
+            self.bounced[:], self.bounced_caps[:] = False, False
+        elif t == 0.0:
+            self.bounced[fixed], self.bounced_caps[capped] = True, True
 
     def _stuck(self, alpha, r, lay, free, u, rows):
         """Whether the last release did not help (see STUCK_IF_STILL)."""
@@ -420,23 +463,26 @@ class _Releases:
         ok = self.fixed_ok
         if self._stuck(alpha, r, lay, free, u, rows):
             self.stuck[self.released] = True
-            self.stuck_caps[self.cap_released] = self.cap_released >= 0
-        viol, release, g = _worst_violation(alpha, r, lay, free, ok, rows, u[rows],
-                                            self.stuck, self.stuck_caps)
+            self.stuck_caps[self.cap_released] = True
+        viol, release, caps = _worst_violation(alpha, r, lay, free, ok, rows, u[rows],
+                                            self.stuck | self.bounced,
+                                            self.stuck_caps | self.bounced_caps)
         if viol <= bar:
-            if not (self.stuck.any() or self.stuck_caps.any()) or self.resets >= MAX_RESETS:
+            left = (self.stuck.any() or self.stuck_caps.any() or self.bounced.any()
+                    or self.bounced_caps.any())
+            if not left or self.resets >= MAX_RESETS:
                 return True
             # only stuck violations are left: release every violation at once
             self.resets, self.released = self.resets + 1, None
             self.stuck[:], self.stuck_caps[:] = False, False
+            self.bounced[:], self.bounced_caps[:] = False, False
             free_vars, caps = _violators(alpha, r, lay, free, ok, u, rows, bar)
             free[free_vars], full[caps] = True, False
             return False
-        self.last, self.released, self.cap_released = viol, release, g
+        self.last, self.released, self.cap_released = viol, release, caps
         self.moved = False
         free[release] = True
-        if g >= 0:
-            full[g] = False
+        full[caps] = False
         return False
 
 
@@ -517,14 +563,16 @@ def _active_set(problem, alpha, F, columns, tol, diag):
     free = (alpha > lay.lo) & (alpha < lay.hi)
     full = groups.full(alpha)
     E = _slot_basis(lay.k)
-    face = GroupedFace(lay, cols, E, groups.of, D_all) if USE_FACE else None
+    Face = MoveFace if ELIMINATE_CAPS else GroupedFace
+    face = Face(lay, cols, E, groups.of, D_all) if USE_FACE else None
     route, releases = _Route(factor, face), _Releases(fixed_ok, len(full))
+    reached = None
     for _ in range(step_budget(problem.n_vars)):
         idx = np.flatnonzero(free)
         D, c_eq = D_all[idx], E.T @ problem.class_sums(alpha)
         chosen = route.choose(lay, idx)
         if chosen is None or (face is not None and face.flops > FACE_FLOPS):
-            return None
+            return reached
         on_face, L = chosen
         segments, z = _cap_segments(groups, full, idx), scores.gradient(idx, D)
         if on_face:
@@ -535,10 +583,10 @@ def _active_set(problem, alpha, F, columns, tol, diag):
             kind, x, s = _factor_step(lay, c_eq, z, D, Lf, segments, E)
         limit = 1.0 if kind == "newton" else np.inf
         old = alpha[idx]
-        t = _take_step(alpha, x, idx, lay, groups, free, full, limit)
+        t, fixed, capped = _take_step(alpha, x, idx, lay, groups, free, full, limit)
         if t is None:
             return None
-        releases.step_taken(t, x)
+        releases.step_taken(t, x, fixed, capped)
         if on_face:
             scores.on_rows(alpha, cols, np.unique(lay.sample[np.flatnonzero(free)]))
         else:
@@ -552,9 +600,11 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         r[grouped] += u[groups.of[grouped]]
         if on_face and np.abs(r[idx]).max(initial=0.0) > 0.01 * tol and face.refine():
             continue                # the face's solve went astray: step again from here
+        if RETURN_REACHED:
+            reached = alpha.copy(), s
         if releases.settled(alpha, r, lay, free, full, u, rows, 0.01 * tol):
             return alpha, s
-    return None
+    return reached
 
 
 def _start(problem, alpha, F, columns):
@@ -572,17 +622,18 @@ def _start(problem, alpha, F, columns):
 def _take_step(alpha, x, idx, lay, groups, free, full, limit):
     """Move alpha (on idx) along x as far as `_step_length` allows, up to limit; the
     variables and caps it stops at become fixed and active (free, full updated).  The
-    length taken, or None where no bound stops an unbounded step."""
+    length taken (None where no bound stops an unbounded step), those variables and caps."""
     t, stops, capped = _step_length(alpha, x, idx, lay, groups, full, limit)
     if not np.isfinite(t):
-        return None
+        return None, None, None
     alpha[idx] = np.clip(alpha[idx] + t * x, lay.lo[idx], lay.hi[idx])
+    hit = idx[stops]
     if t < limit:
-        hit = idx[stops]
         alpha[hit] = np.where(x[stops] > 0, lay.hi[hit], lay.lo[hit])
         free[hit] = False
         full[capped] = True
-    return t
+        return t, hit, capped
+    return t, hit[:0], capped[:0]
 
 
 def _factor_step(lay, c_eq, z, D, Lf, segments, E):
