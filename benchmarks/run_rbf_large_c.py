@@ -3,14 +3,15 @@
 
 Run from the repository root:
 ``python -m benchmarks.run_rbf_large_c --tag after [--n 700,1000] [--C 1e4,1e6,1e8]
-[--models A,B] [--before TAG [--switch face|stuck]]``.
+[--models A,B] [--before TAG [--switch face|stuck|r13]]``.
 Each run records, under its tag (the build it measured: 'before' from another checkout's
 environment, 'after' from this one), every fit's CPU time, whether it converged, its epochs
 and objective, and merges them into benchmarks/results/rbf_large_c.json; the Markdown page
 puts the tags side by side, one table per round (SECTIONS).  ``--before TAG`` also measures
 the grouped models (GROUPED) with one switch of msvm._finish_groups off (SWITCHES, picked
 by ``--switch``: 'face', USE_FACE = False, the behaviour of main b9f36a5; 'stuck',
-STUCK_IF_STILL and PROJECT_FACTOR_STEP False, the grouped finishing step of main 3a47b86),
+STUCK_IF_STILL and PROJECT_FACTOR_STEP False, the grouped finishing step of main 3a47b86;
+'r13', the releases, proposals and face of main 3e071a4),
 alternating with the measurement under ``--tag`` in the same process, and records it under
 TAG.  make_blobs (3 overlapping classes, d = 3, cluster_std = 2, random_state 0), RBF at
 gamma='scale', default tol and max_iter, one BLAS thread; the machine may be shared: CPU
@@ -31,8 +32,12 @@ MODELS = ("ReinforcedMSVM", "LLW", "WestonWatkinsMSVM", "AngleBasedMSVM", "Robus
           "WeightedRobustMSVM", "AdaptiveWeightedSVM")
 # the models whose dual has group caps ('WeightedRobustMSVM' is fitted with truncation=None)
 GROUPED = ("WeightedRobustMSVM", "AdaptiveWeightedSVM")
-# ``--switch``: the msvm._finish_groups constants that ``--before`` turns off
-SWITCHES = {"face": ("USE_FACE",), "stuck": ("STUCK_IF_STILL", "PROJECT_FACTOR_STEP")}
+# ``--switch``: the msvm._finish_groups constants that ``--before`` sets, and their values
+# there (the behaviour of an earlier main)
+SWITCHES = {"face": {"USE_FACE": False},
+            "stuck": {"STUCK_IF_STILL": False, "PROJECT_FACTOR_STEP": False},
+            "r13": {"RELEASE_BATCH": None, "CAP_BATCH": False, "RETURN_REACHED": False,
+                    "ELIMINATE_CAPS": False}}
 # the page's tables: (heading, text, tags)
 SECTIONS = (
     ("Round 10: the per-class finishing step",
@@ -128,12 +133,13 @@ def _make(name, C):
 
 
 def measure_with(n, C, name, switch, on):
-    """`measure` with the msvm._finish_groups constants of ``switch`` (SWITCHES) on or
-    off."""
+    """`measure` with the msvm._finish_groups constants of ``switch`` (SWITCHES) as they
+    are (``on``) or at their earlier values."""
     import msvm._finish_groups as finish_groups
     saved = {c: getattr(finish_groups, c) for c in SWITCHES[switch]}
-    for constant in saved:
-        setattr(finish_groups, constant, on)
+    if not on:
+        for constant, value in SWITCHES[switch].items():
+            setattr(finish_groups, constant, value)
     try:
         return measure(n, C, name)
     finally:

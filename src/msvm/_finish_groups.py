@@ -134,9 +134,6 @@ CAP_BATCH = True
 # step that settled its face: every step since the start lowered the objective) is the
 # proposal, as msvm._finish returns it (False: nothing is proposed)
 RETURN_REACHED = True
-# the variables (caps) that a step of length 0 fixed (made active) again are not released
-# until a step moves (as msvm._finish does; False: released again at the next check)
-BOUNCED = True
 # kernel columns read at a time for an exact update of the scores
 CHUNK = 256
 # a group whose sum is within this fraction of (1 + cap) of its cap is full (the compiled
@@ -432,22 +429,11 @@ class _Releases:
         self.stuck_caps = np.zeros(n_groups, dtype=bool)
         self.last, self.released, self.resets = np.inf, None, 0
         self.cap_released = np.zeros(0, dtype=np.intp)
-        self.bounced = np.zeros(len(fixed_ok), dtype=bool)
-        self.bounced_caps = np.zeros(n_groups, dtype=bool)
         self.moved = True
 
-    def step_taken(self, t, x, fixed, capped):
-        """Note a step of length t along x (after the releases: whether anything moved),
-        which fixed the variables ``fixed`` and made the caps ``capped`` active: where it
-        did not move (t = 0), those bounced (BOUNCED), until a step moves."""
-        moved = t > 0.0 and bool(np.any(x))
-        self.moved = self.moved or moved
-        if not BOUNCED:
-            return
-        if moved:
-            self.bounced[:], self.bounced_caps[:] = False, False
-        elif t == 0.0:
-            self.bounced[fixed], self.bounced_caps[capped] = True, True
+    def step_taken(self, t, x):
+        """Note a step of length t along x (after the releases: whether anything moved)."""
+        self.moved = self.moved or (t > 0.0 and bool(np.any(x)))
 
     def _stuck(self, alpha, r, lay, free, u, rows):
         """Whether the last release did not help (see STUCK_IF_STILL)."""
@@ -465,17 +451,13 @@ class _Releases:
             self.stuck[self.released] = True
             self.stuck_caps[self.cap_released] = True
         viol, release, caps = _worst_violation(alpha, r, lay, free, ok, rows, u[rows],
-                                            self.stuck | self.bounced,
-                                            self.stuck_caps | self.bounced_caps)
+                                            self.stuck, self.stuck_caps)
         if viol <= bar:
-            left = (self.stuck.any() or self.stuck_caps.any() or self.bounced.any()
-                    or self.bounced_caps.any())
-            if not left or self.resets >= MAX_RESETS:
+            if not (self.stuck.any() or self.stuck_caps.any()) or self.resets >= MAX_RESETS:
                 return True
             # only stuck violations are left: release every violation at once
             self.resets, self.released = self.resets + 1, None
             self.stuck[:], self.stuck_caps[:] = False, False
-            self.bounced[:], self.bounced_caps[:] = False, False
             free_vars, caps = _violators(alpha, r, lay, free, ok, u, rows, bar)
             free[free_vars], full[caps] = True, False
             return False
@@ -583,10 +565,10 @@ def _active_set(problem, alpha, F, columns, tol, diag):
             kind, x, s = _factor_step(lay, c_eq, z, D, Lf, segments, E)
         limit = 1.0 if kind == "newton" else np.inf
         old = alpha[idx]
-        t, fixed, capped = _take_step(alpha, x, idx, lay, groups, free, full, limit)
+        t = _take_step(alpha, x, idx, lay, groups, free, full, limit)
         if t is None:
             return None
-        releases.step_taken(t, x, fixed, capped)
+        releases.step_taken(t, x)
         if on_face:
             scores.on_rows(alpha, cols, np.unique(lay.sample[np.flatnonzero(free)]))
         else:
@@ -622,18 +604,17 @@ def _start(problem, alpha, F, columns):
 def _take_step(alpha, x, idx, lay, groups, free, full, limit):
     """Move alpha (on idx) along x as far as `_step_length` allows, up to limit; the
     variables and caps it stops at become fixed and active (free, full updated).  The
-    length taken (None where no bound stops an unbounded step), those variables and caps."""
+    length taken, or None where no bound stops an unbounded step."""
     t, stops, capped = _step_length(alpha, x, idx, lay, groups, full, limit)
     if not np.isfinite(t):
-        return None, None, None
+        return None
     alpha[idx] = np.clip(alpha[idx] + t * x, lay.lo[idx], lay.hi[idx])
-    hit = idx[stops]
     if t < limit:
+        hit = idx[stops]
         alpha[hit] = np.where(x[stops] > 0, lay.hi[hit], lay.lo[hit])
         free[hit] = False
         full[capped] = True
-        return t, hit, capped
-    return t, hit[:0], capped[:0]
+    return t
 
 
 def _factor_step(lay, c_eq, z, D, Lf, segments, E):
