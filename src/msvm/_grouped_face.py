@@ -213,46 +213,55 @@ class MoveFace(GroupedFace):
     """
 
     def _moves(self, free_idx, caps):
-        """The moves of (free_idx, caps): an (M, 2) array of (variable, anchor or -1)."""
+        """The moves of (free_idx, caps), sorted: keys v (n_vars + 1) + a + 1 of the
+        variable v and its anchor a (-1: none)."""
         g = self.group_of[free_idx]
         capped = np.isin(g, caps) & (g >= 0)
         anchor = np.full(len(free_idx), -1, dtype=np.int64)
-        if np.any(capped):
-            pos = np.flatnonzero(capped)
+        keep = np.ones(len(free_idx), dtype=bool)
+        pos = np.flatnonzero(capped)
+        if len(pos):
             gp = g[pos]
             first = np.ones(len(pos), dtype=bool)
             first[1:] = gp[1:] != gp[:-1]          # free_idx is sorted: groups contiguous
-            heads = free_idx[pos[first]]
-            anchor[pos] = heads[np.cumsum(first) - 1]
-            keep = np.ones(len(free_idx), dtype=bool)
+            anchor[pos] = free_idx[pos[first]][np.cumsum(first) - 1]
             keep[pos[first]] = False
-        else:
-            keep = np.ones(len(free_idx), dtype=bool)
-        return np.stack([free_idx[keep], anchor[keep]], axis=1)
+        return np.sort(free_idx[keep] * self.stride + anchor[keep] + 1)
+
+    @property
+    def stride(self):
+        """The key of move (v, a) is v stride + a + 1."""
+        return len(self.group_of) + 1
+
+    def _split(self, keys):
+        """(variables, anchors or -1) of the move keys."""
+        keys = np.asarray(keys, dtype=np.int64)
+        return keys // self.stride, keys % self.stride - 1
 
     def _q(self, rows, cols):
-        """N^T Q N between the moves ``rows`` and ``cols`` ((p, 2) arrays)."""
-        rows, cols = np.asarray(rows).reshape(-1, 2), np.asarray(cols).reshape(-1, 2)
+        """N^T Q N between the moves ``rows`` and ``cols`` (keys)."""
+        (rv, ra), (cv, ca) = self._split(rows), self._split(cols)
         q = super()._q
-        Q = q(rows[:, 0], cols[:, 0])
-        ra, ca = rows[:, 1] >= 0, cols[:, 1] >= 0
-        if np.any(ca):
-            Q[:, ca] -= q(rows[:, 0], cols[ca, 1])
-        if np.any(ra):
-            Q[ra] -= q(rows[ra, 1], cols[:, 0])
-            if np.any(ca):
-                Q[np.ix_(ra, ca)] += q(rows[ra, 1], cols[ca, 1])
+        Q = q(rv, cv)
+        rh, ch = ra >= 0, ca >= 0
+        if np.any(ch):
+            Q[:, ch] -= q(rv, ca[ch])
+        if np.any(rh):
+            Q[rh] -= q(ra[rh], cv)
+            if np.any(ch):
+                Q[np.ix_(rh, ch)] += q(ra[rh], ca[ch])
         return Q
 
-    def _a(self, moves):
+    def _a(self, keys):
         """The equalities' rows N^T A of the moves (p, k - 1)."""
-        A = self.D[moves[:, 0]] @ self.E
-        a = moves[:, 1] >= 0
-        A[a] -= self.D[moves[a, 1]] @ self.E
+        v, a = self._split(keys)
+        A = self.D[v] @ self.E
+        h = a >= 0
+        A[h] -= self.D[a[h]] @ self.E
         return A
 
     def _factor(self, moves, caps=None):
-        """Make ``moves`` the base: form and factor its bordered matrix."""
+        """Make ``moves`` (sorted keys) the base: form and factor its bordered matrix."""
         m, ne = len(moves), self.ne
         Q = self._q(moves, moves)
         self.reg = REG * max(float(np.abs(np.diag(Q)).max(initial=0.0)), 1e-300)
@@ -262,18 +271,17 @@ class MoveFace(GroupedFace):
         self.lu = scipy.linalg.lu_factor(M0, check_finite=False)
         self.flops += 2.0 * float(M0.shape[0]) ** 3 / 3.0
         self.base = moves
-        self.pos = {(int(v), int(a)): j for j, (v, a) in enumerate(moves)}
         self.size = M0.shape[0]
-        self.extra = []             # ('var' | 'fix', (variable, anchor)), in column order
+        self.extra = []             # ('var' | 'fix', key), in column order
         self.border = _Border(self.size)
 
-    def _column(self, kind, move):
+    def _column(self, kind, key):
         """The base rows N[:, j] of a new border column."""
         col = np.zeros(self.size)
         if kind == "fix":
-            col[self.pos[move]] = 1.0
+            col[np.searchsorted(self.base, key)] = 1.0
             return col
-        m, mv = len(self.base), np.array([move])
+        m, mv = len(self.base), np.array([key])
         col[:m] = self._q(self.base, mv)[:, 0]
         col[m:m + self.ne] = self._a(mv)[0]
         return col
@@ -292,10 +300,9 @@ class MoveFace(GroupedFace):
         if self.base is None:
             self._factor(moves)
             return
-        want = {(int(v), int(a)) for v, a in moves}
-        base = set(self.pos)
-        extra = ([("fix", mv) for mv in sorted(base - want)]
-                 + [("var", mv) for mv in sorted(want - base)])
+        fixes = np.setdiff1d(self.base, moves, assume_unique=True)
+        frees = np.setdiff1d(moves, self.base, assume_unique=True)
+        extra = ([("fix", int(key)) for key in fixes] + [("var", int(key)) for key in frees])
         if set(extra) != set(self.extra):
             self.refined = 0            # another face: its refinement starts anew
         if len(extra) > REFACTOR:
@@ -310,31 +317,32 @@ class MoveFace(GroupedFace):
         moves = self._moves(free_idx, caps)
         self._sync(moves)
         m, ne = len(self.base), self.ne
-        z_of = dict(zip(free_idx.tolist(), z))
-
-        def z_move(v, a):
-            return z_of.get(v, 0.0) - (z_of.get(a, 0.0) if a >= 0 else 0.0)
-
-        current = {(int(v), int(a)) for v, a in moves}
+        v, a = self._split(moves)
+        pv, pa = np.searchsorted(free_idx, v), np.searchsorted(free_idx, a)
+        held = a >= 0
+        z_move = z[pv] - np.where(held, z[np.minimum(pa, len(z) - 1)], 0.0)
+        in_base = np.searchsorted(self.base, moves)
+        in_base = np.minimum(in_base, m - 1)
+        on_base = self.base[in_base] == moves
         r0 = np.zeros(self.size)
-        r0[:m] = [-z_move(*mv) if mv in current else 0.0 for mv in self.pos]
+        r0[in_base[on_base]] = -z_move[on_base]
         r0[m:m + ne] = -c_eq[:ne]
         y = scipy.linalg.lu_solve(self.lu, r0, check_finite=False)
         self.flops += 2.0 * self.size ** 2
-        w = dict(zip(self.pos, y[:m]))
+        w = np.zeros(len(moves))
         p = len(self.extra)
         if p:
-            rn = np.array([-z_move(*mv) if kind == "var" else 0.0 for kind, mv in self.extra])
+            added = np.array([kind == "var" for kind, _ in self.extra])
+            keys = np.array([key for _, key in self.extra], dtype=np.int64)
+            at = np.searchsorted(moves, keys[added])
+            rn = np.zeros(p)
+            rn[added] = -z_move[at]
             xn, flops = self.border.solve(rn, y)
             self.flops += flops + 2.0 * self.size * p
             y = y - self.border.YT[:p].T @ xn
-            w = dict(zip(self.pos, y[:m]))
-            w.update((mv, value) for (kind, mv), value in zip(self.extra, xn) if kind == "var")
-        at = {int(v): j for j, v in enumerate(free_idx)}
+            w[at] = xn[added]
+        w[on_base] = y[in_base[on_base]]
         x = np.zeros(len(free_idx))
-        for v, a in moves:
-            value = w[(int(v), int(a))]
-            x[at[int(v)]] += value
-            if a >= 0:
-                x[at[int(a)]] -= value
+        np.add.at(x, pv, w)
+        np.subtract.at(x, pa[held], w[held])
         return x, self.E @ y[m:m + ne]
