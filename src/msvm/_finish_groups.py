@@ -58,6 +58,23 @@ Schur complements as variables and caps change), restored onto the constraints e
 (`_Scores.on_rows`) and all scores at the checks (`_Scores.from_held`): the same fits
 converge in 2-3 s (C = 1e6) and 4-10 s (C = 1e8) CPU, the first finishing step settling
 in 1-3 s; benchmarks/results/rbf_large_c.md.
+
+At n = 4,000 (make_blobs, RBF, C = 1e6, WeightedRobustMSVM(truncation=None)) that face did
+not settle: from 815 free variables at the first budget stop its loop freed every violation
+above half the worst at once (up to 1,762 free), took 3,645 steps and 261 factorizations of
+730 rows on average (up to 428 of them active caps' multiplier rows), ran out of FACE_FLOPS
+with 2,526 violations left, and returned nothing; so did every later stop (13-14 s each,
+thrown away), and the fit stopped at max_iter after 499 s.  WestonWatkinsMSVM's box-
+constrained face on the same data settles from 934 free variables in 3,454 steps whose
+systems hold 200 rows on average (6.3 s).  Hence (round 13): at most RELEASE_BATCH
+violations are released at a check, the active caps' among them (CAP_BATCH), as
+msvm._finish releases bounds; where the budgets run out the point of the last check is
+proposed (RETURN_REACHED), as msvm._finish does; and the face is solved on the moves that
+keep the active caps (`MoveFace`: no multiplier row per cap, m - caps + k - 1 rows).  From
+that stop the step settles in 5,500 steps, 3.7e9 flops, 16.5 s CPU, and the fit converges
+in 22 s.  At C = 1e8 the loop needs more than 30,000 steps from the stops at 100-800 epochs
+(its worst violation falls to about 1 and jumps back by 1e2-1e5 as releases change the
+face), and the fit still stops at max_iter.
 """
 
 import warnings
