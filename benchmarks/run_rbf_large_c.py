@@ -120,6 +120,45 @@ SECTIONS = (
      "further). Open: n = 4,000, C = 1e6 stops at max_iter after 499 s (the other three "
      "n = 4,000 fits not run: stopped at the deadline).",
      ("r12", "r12-before")),
+    ("Round 13: the grouped finishing step at n = 4,000",
+     "'r13': the grouped finishing step releasing at most RELEASE_BATCH (50) violations a "
+     "check, the active caps' among them (CAP_BATCH), proposing the point of its last check "
+     "where its budgets run out (RETURN_REACHED), and solving its face on the moves that "
+     "keep the active caps (msvm._grouped_face.MoveFace, ELIMINATE_CAPS); 'r13-before': "
+     "all four off (`--switch r13`: main 3e071a4's grouped finishing step), measured "
+     "alternately in the same process, grouped models only, 2026-11-27, load 4-5 on 2 cores "
+     "(other engineers' jobs and this round's other runs), CPU time; n = 1,000 and 2,000 at "
+     "1f7ea82, n = 4,000 'r13' only at 1f7ea82 ('-dirty': a docstring; main's C = 1e6 fit "
+     "stopped at max_iter after 499 s, round 12). Diagnosis (WeightedRobustMSVM, n = 4,000, "
+     "C = 1e6, main): 100 epochs take 4.0 s (WestonWatkinsMSVM on the same data: 0.39 s, "
+     "the same SMO with working set 256; not investigated, msvm/_core/_smo.pyx) and leave "
+     "815 free variables, relative gap 0.996. The finishing step's factor reached MAX_RANK "
+     "(400) and MAX_WORK, its face then ran 3,645 steps freeing every violation above half "
+     "the worst at once (the free set grew to 1,762), spent FACE_FLOPS (1e11) in 13.1 s and "
+     "returned nothing with 2,526 violations left (worst 4.9e4); the stops at 200 and 400 "
+     "epochs the same (990 and 1,075 free, 14.5 s and 14.0 s, nothing). With releases in "
+     "batches the face still spent its flops: 261 factorizations of 730 rows on average, "
+     "up to 428 of them active caps' multiplier rows, 257 after a drifted bordered solve. "
+     "WestonWatkinsMSVM's per-class finishing step on the same data settles from 934 free "
+     "variables in 3,454 steps, 200 factorizations of 200 rows on average, 6.3 s (C = 1e6) "
+     "and 8.1 s (C = 1e8), and its fits converge in 6.8 s and 8.6 s: its face has no cap "
+     "rows and its proposals are kept where its budget runs out. On the moves that keep "
+     "the caps the n = 4,000, C = 1e6 face settles from that stop in 5,500-5,800 steps, "
+     "3.4-3.7e9 flops, 16.5-18.3 s, certified in one epoch. Open: C = 1e8 at n = 4,000 "
+     "(not in the table: stopped after 3,200 epochs and five finishing steps, about 300 s, "
+     "relative gap 0.90; its loop needs more than 30,000 steps from the stops at 100-800 "
+     "epochs, 81 s for 30,000, the worst violation falling to about 1 and jumping back by "
+     "1e2-1e5 as releases change the face), and n = 2,000, C = 1e8 is slower "
+     "(WeightedRobustMSVM 8.1 against 6.1 s: 5,819 active-set steps against 3,733, the "
+     "releases limited to 50 a check). Tried and not kept (finishing steps from the Gram "
+     "solver's iterate at 100 epochs, n = 4,000, C = 1e8, relative gap of the proposal): "
+     "the cap rows kept (GroupedFace) with batched releases 23.2 s, 0.74; with one step of "
+     "iterative refinement (REFINE_STEPS 1) 25.7 s, 0.61; RELEASE_BATCH 10: 25.8 s, 0.69; "
+     "200: 17.0 s, 1.0; FACE_FLOPS 1e12: 36.7 s, 0.058 (10,000 steps); on the moves "
+     "RELEASE_BATCH 200: 14.8 s, 1.0; RELEASE_SHARE 0.9: 22.3 s, 0.95; msvm._finish's rule "
+     "that a variable a step of length 0 fixes again is not released until a step moves: "
+     "no change (the same 10,000 steps, 2,550 of length 0).",
+     ("r13", "r13-before")),
 )
 
 
