@@ -599,8 +599,7 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         r[grouped] += u[groups.of[grouped]]
         if on_face and np.abs(r[idx]).max(initial=0.0) > 0.01 * tol and face.refine():
             continue                # the face's solve went astray: step again from here
-        if RETURN_REACHED:
-            reached = alpha.copy(), s
+        reached = (alpha.copy(), s) if RETURN_REACHED else None
         if releases.settled(alpha, r, lay, free, full, u, rows, 0.01 * tol):
             return alpha, s
     return reached

@@ -86,13 +86,17 @@ class GroupedFace:
         M0 = np.block([[Q, A, G],
                        [A.T, -self.reg * np.eye(ne), np.zeros((ne, c))],
                        [G.T, np.zeros((c, ne)), -self.reg * np.eye(c)]])
-        self.lu = scipy.linalg.lu_factor(M0, check_finite=False)
-        self.flops += 2.0 * float(M0.shape[0]) ** 3 / 3.0
-        self.base, self.base_caps = free_idx, caps
+        self._base_on(M0, free_idx)
+        self.base_caps = caps
         self.pos = {int(v): j for j, v in enumerate(free_idx)}
         self.cap_pos = {int(g): m + ne + j for j, g in enumerate(caps)}
-        self.size = M0.shape[0]
-        self.extra = []             # ('var' | 'fix' | 'cap' | 'uncap', id), in column order
+
+    def _base_on(self, M0, base):
+        """Factor the bordered matrix M0 of ``base`` and start its border afresh (no
+        changes: ``extra`` lists them as (kind, id) pairs in column order)."""
+        self.lu = scipy.linalg.lu_factor(M0, check_finite=False)
+        self.flops += 2.0 * float(M0.shape[0]) ** 3 / 3.0
+        self.base, self.size, self.extra = base, M0.shape[0], []
         self.border = _Border(self.size)
 
     def _column(self, kind, i):
@@ -267,13 +271,7 @@ class MoveFace(GroupedFace):
         self.reg = REG * max(float(np.abs(np.diag(Q)).max(initial=0.0)), 1e-300)
         Q[np.diag_indices(m)] += self.reg
         A = self._a(moves)
-        M0 = np.block([[Q, A], [A.T, -self.reg * np.eye(ne)]])
-        self.lu = scipy.linalg.lu_factor(M0, check_finite=False)
-        self.flops += 2.0 * float(M0.shape[0]) ** 3 / 3.0
-        self.base = moves
-        self.size = M0.shape[0]
-        self.extra = []             # ('var' | 'fix', key), in column order
-        self.border = _Border(self.size)
+        self._base_on(np.block([[Q, A], [A.T, -self.reg * np.eye(ne)]]), moves)
 
     def _column(self, kind, key):
         """The base rows N[:, j] of a new border column."""
