@@ -71,10 +71,10 @@ violations are released at a check, the active caps' among them (CAP_BATCH), as
 msvm._finish releases bounds; where the budgets run out the point of the last check is
 proposed (RETURN_REACHED), as msvm._finish does; and the face is solved on the moves that
 keep the active caps (`MoveFace`: no multiplier row per cap, m - caps + k - 1 rows).  From
-that stop the step settles in 5,500 steps, 3.7e9 flops, 16.5 s CPU, and the fit converges
-in 22 s.  At C = 1e8 the loop needs more than 30,000 steps from the stops at 100-800 epochs
-(its worst violation falls to about 1 and jumps back by 1e2-1e5 as releases change the
-face), and the fit still stops at max_iter.
+that stop the step settles in 5,500-5,800 steps, 3.4-3.7e9 flops, 16.5-18.3 s CPU, and the
+fit converges in 17-22 s.  At C = 1e8 the loop needs more than 30,000 steps from the stops
+at 100-800 epochs (its worst violation falls to about 1 and jumps back by 1e2-1e5 as
+releases change the face), and the fit still stops at max_iter.
 """
 
 import warnings
@@ -146,9 +146,10 @@ RELEASE_SHARE = 0.5
 # caps whose multipliers violate among them (CAP_BATCH; False: the most violating cap alone,
 # and only where it is the worst violation).  make_blobs, RBF, WeightedRobustMSVM
 # (truncation=None), CPU time of the fit: n = 4,000, C = 1e6: None max_iter (the face did
-# not settle), 50 16.9-22.3 s, 100 15.8 s; n = 2,000, C = 1e8: None 6.6 s, 50 9.1 s,
-# 100 6.6 s
-RELEASE_BATCH = 100
+# not settle), 50 16.9-22.3 s, 100 15.8 s; n = 2,000, C = 1e8: None 6.6 s, 50 8.1-9.1 s,
+# 100 6.6 s; but n = 4,000, C = 1e4: 50 9.8-10.6 s (one finishing step, 1,924 steps), 100
+# 61.6-64.5 s (three, the first two ending at the step budget unsettled)
+RELEASE_BATCH = 50
 CAP_BATCH = True
 # where the budgets (FACE_FLOPS, the steps) run out, the point of the last check (a full
 # step that settled its face: every step since the start lowered the objective) is the
