@@ -3,14 +3,15 @@
 
 Run from the repository root:
 ``python -m benchmarks.run_rbf_large_c --tag after [--n 700,1000] [--C 1e4,1e6,1e8]
-[--models A,B] [--before TAG [--switch face|stuck]]``.
+[--models A,B] [--before TAG [--switch face|stuck|r13]]``.
 Each run records, under its tag (the build it measured: 'before' from another checkout's
 environment, 'after' from this one), every fit's CPU time, whether it converged, its epochs
 and objective, and merges them into benchmarks/results/rbf_large_c.json; the Markdown page
 puts the tags side by side, one table per round (SECTIONS).  ``--before TAG`` also measures
 the grouped models (GROUPED) with one switch of msvm._finish_groups off (SWITCHES, picked
 by ``--switch``: 'face', USE_FACE = False, the behaviour of main b9f36a5; 'stuck',
-STUCK_IF_STILL and PROJECT_FACTOR_STEP False, the grouped finishing step of main 3a47b86),
+STUCK_IF_STILL and PROJECT_FACTOR_STEP False, the grouped finishing step of main 3a47b86;
+'r13', the releases, proposals and face of main 3e071a4),
 alternating with the measurement under ``--tag`` in the same process, and records it under
 TAG.  make_blobs (3 overlapping classes, d = 3, cluster_std = 2, random_state 0), RBF at
 gamma='scale', default tol and max_iter, one BLAS thread; the machine may be shared: CPU
@@ -31,8 +32,12 @@ MODELS = ("ReinforcedMSVM", "LLW", "WestonWatkinsMSVM", "AngleBasedMSVM", "Robus
           "WeightedRobustMSVM", "AdaptiveWeightedSVM")
 # the models whose dual has group caps ('WeightedRobustMSVM' is fitted with truncation=None)
 GROUPED = ("WeightedRobustMSVM", "AdaptiveWeightedSVM")
-# ``--switch``: the msvm._finish_groups constants that ``--before`` turns off
-SWITCHES = {"face": ("USE_FACE",), "stuck": ("STUCK_IF_STILL", "PROJECT_FACTOR_STEP")}
+# ``--switch``: the msvm._finish_groups constants that ``--before`` sets, and their values
+# there (the behaviour of an earlier main)
+SWITCHES = {"face": {"USE_FACE": False},
+            "stuck": {"STUCK_IF_STILL": False, "PROJECT_FACTOR_STEP": False},
+            "r13": {"RELEASE_BATCH": None, "CAP_BATCH": False, "RETURN_REACHED": False,
+                    "ELIMINATE_CAPS": False}}
 # the page's tables: (heading, text, tags)
 SECTIONS = (
     ("Round 10: the per-class finishing step",
@@ -115,6 +120,56 @@ SECTIONS = (
      "further). Open: n = 4,000, C = 1e6 stops at max_iter after 499 s (the other three "
      "n = 4,000 fits not run: stopped at the deadline).",
      ("r12", "r12-before")),
+    ("Round 13: the grouped finishing step at n = 4,000",
+     "'r13': the grouped finishing step releasing at most RELEASE_BATCH (50) violations a "
+     "check, the active caps' among them (CAP_BATCH), proposing the point of its last check "
+     "where its budgets run out (RETURN_REACHED), and solving its face on the moves that "
+     "keep the active caps (msvm._grouped_face.MoveFace, ELIMINATE_CAPS); 'r13-before': "
+     "all four off (`--switch r13`: main 3e071a4's grouped finishing step), measured "
+     "alternately in the same process, grouped models only, 2026-11-27, load 4-5 on 2 cores "
+     "(other engineers' jobs and this round's other runs), CPU time; n = 1,000 and 2,000 at "
+     "1f7ea82, n = 4,000 'r13' only at 1f7ea82 ('-dirty': a docstring; main's C = 1e6 fit "
+     "stopped at max_iter after 499 s, round 12). Diagnosis (WeightedRobustMSVM, n = 4,000, "
+     "C = 1e6, main): 100 epochs take 4.0 s (WestonWatkinsMSVM on the same data: 0.39 s, "
+     "the same SMO with working set 256; not investigated, msvm/_core/_smo.pyx) and leave "
+     "815 free variables, relative gap 0.996. The finishing step's factor reached MAX_RANK "
+     "(400) and MAX_WORK, its face then ran 3,645 steps freeing every violation above half "
+     "the worst at once (the free set grew to 1,762), spent FACE_FLOPS (1e11) in 13.1 s and "
+     "returned nothing with 2,526 violations left (worst 4.9e4); the stops at 200 and 400 "
+     "epochs the same (990 and 1,075 free, 14.5 s and 14.0 s, nothing). With releases in "
+     "batches the face still spent its flops: 261 factorizations of 730 rows on average, "
+     "up to 428 of them active caps' multiplier rows, 257 after a drifted bordered solve. "
+     "WestonWatkinsMSVM's per-class finishing step on the same data settles from 934 free "
+     "variables in 3,454 steps, 200 factorizations of 200 rows on average, 6.3 s (C = 1e6) "
+     "and 8.1 s (C = 1e8), and its fits converge in 6.8 s and 8.6 s: its face has no cap "
+     "rows and its proposals are kept where its budget runs out. On the moves that keep "
+     "the caps the n = 4,000, C = 1e6 face settles from that stop in 5,500-5,800 steps, "
+     "3.4-3.7e9 flops, 16.5-18.3 s, certified in one epoch. Open: C = 1e8 at n = 4,000 "
+     "(not in the table: stopped after 3,200 epochs and five finishing steps, about 300 s, "
+     "relative gap 0.90, max_iter estimated at 600 s or more; its loop needs more than "
+     "30,000 steps from the stops at 100-800 "
+     "epochs, 81 s for 30,000, the worst violation falling to about 1 and jumping back by "
+     "1e2-1e5 as releases change the face), and n = 2,000, C = 1e8 is slower "
+     "(WeightedRobustMSVM 8.1 against 6.1 s: 5,819 active-set steps against 3,733, the "
+     "releases limited to 50 a check). Tried and not kept (finishing steps from the Gram "
+     "solver's iterate at 100 epochs, n = 4,000, C = 1e8, relative gap of the proposal): "
+     "the cap rows kept (GroupedFace) with batched releases 23.2 s, 0.74; with one step of "
+     "iterative refinement (REFINE_STEPS 1) 25.7 s, 0.61; RELEASE_BATCH 10: 25.8 s, 0.69; "
+     "200: 17.0 s, 1.0; FACE_FLOPS 1e12: 36.7 s, 0.058 (10,000 steps); on the moves "
+     "RELEASE_BATCH 200: 14.8 s, 1.0; RELEASE_SHARE 0.9: 22.3 s, 0.95; msvm._finish's rule "
+     "that a variable a step of length 0 fixes again is not released until a step moves: "
+     "no change (the same 10,000 steps, 2,550 of length 0); RELEASE_BATCH 100 (fits, "
+     "alternating as in the table: n = 2,000, C = 1e8 WeightedRobustMSVM 6.7 against "
+     "6.9 s, C = 1e6 4.8 against 5.0 s; n = 4,000, C = 1e6 15.8 s; but n = 4,000, C = 1e4 "
+     "61.6-64.5 s against 9.8-10.6 s: two finishing steps ended unsettled at the step "
+     "budget where 50 settled in 1,924 steps). Checks: n = 300, C = 1e6 and 1e8, both "
+     "models against cvxpy + Clarabel (oracle/, the dual with K scaled by C and unit "
+     "caps): relative differences 3.2e-9-3.9e-7; n = 4,000 against a fit at tol 1e-6: "
+     "3.6e-10 (C = 1e4), 2.9e-8 (C = 1e6). Once each (CPU, one BLAS thread): "
+     "WeightedRobustMSVM(truncation=None) n = 8,000, C = 1e6 converges in 63.0 s (two "
+     "finishing steps); WeightedRobustMSVM with its default truncation, C = 1e6: n = 2,000 "
+     "11.9 s, 5 convex steps, n = 4,000 38.0 s, 6 convex steps, every step converged.",
+     ("r13", "r13-before")),
 )
 
 
@@ -128,12 +183,13 @@ def _make(name, C):
 
 
 def measure_with(n, C, name, switch, on):
-    """`measure` with the msvm._finish_groups constants of ``switch`` (SWITCHES) on or
-    off."""
+    """`measure` with the msvm._finish_groups constants of ``switch`` (SWITCHES) as they
+    are (``on``) or at their earlier values."""
     import msvm._finish_groups as finish_groups
     saved = {c: getattr(finish_groups, c) for c in SWITCHES[switch]}
-    for constant in saved:
-        setattr(finish_groups, constant, on)
+    if not on:
+        for constant, value in SWITCHES[switch].items():
+            setattr(finish_groups, constant, value)
     try:
         return measure(n, C, name)
     finally:

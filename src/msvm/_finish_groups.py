@@ -58,6 +58,23 @@ Schur complements as variables and caps change), restored onto the constraints e
 (`_Scores.on_rows`) and all scores at the checks (`_Scores.from_held`): the same fits
 converge in 2-3 s (C = 1e6) and 4-10 s (C = 1e8) CPU, the first finishing step settling
 in 1-3 s; benchmarks/results/rbf_large_c.md.
+
+At n = 4,000 (make_blobs, RBF, C = 1e6, WeightedRobustMSVM(truncation=None)) that face did
+not settle: from 815 free variables at the first budget stop its loop freed every violation
+above half the worst at once (up to 1,762 free), took 3,645 steps and 261 factorizations of
+730 rows on average (up to 428 of them active caps' multiplier rows), ran out of FACE_FLOPS
+with 2,526 violations left, and returned nothing; so did every later stop (13-14 s each,
+thrown away), and the fit stopped at max_iter after 499 s.  WestonWatkinsMSVM's box-
+constrained face on the same data settles from 934 free variables in 3,454 steps whose
+systems hold 200 rows on average (6.3 s).  Hence (round 13): at most RELEASE_BATCH
+violations are released at a check, the active caps' among them (CAP_BATCH), as
+msvm._finish releases bounds; where the budgets run out the point of the last check is
+proposed (RETURN_REACHED), as msvm._finish does; and the face is solved on the moves that
+keep the active caps (`MoveFace`: no multiplier row per cap, m - caps + k - 1 rows).  From
+that stop the step settles in 5,500-5,800 steps, 3.4-3.7e9 flops, 16.5-18.3 s CPU, and the
+fit converges in 17-22 s.  At C = 1e8 the loop needs more than 30,000 steps from the stops
+at 100-800 epochs (its worst violation falls to about 1 and jumps back by 1e2-1e5 as
+releases change the face), and the fit still stops at max_iter.
 """
 
 import warnings
@@ -67,7 +84,7 @@ import scipy.linalg
 
 from ._thread_pools import one_blas_thread
 from ._finish import MAX_SCALE, ColumnsOverBudget, _Columns, _Layout, _slot_basis, _snapped
-from ._grouped_face import GroupedFace
+from ._grouped_face import GroupedFace, MoveFace
 
 # active-set iterations (each one a least-squares solve on the free set): at most
 # STEPS_PER_VAR per dual variable plus MIN_STEPS, and never more than MAX_STEPS ...
@@ -90,6 +107,10 @@ MAX_RANK = 400
 # variables, 3-4 s each, and the fit took 90 s CPU; with 1e11 they settled, 3-7 s each,
 # and the fit took 26 s)
 USE_FACE = True
+# the face's steps on the moves that keep the active caps' sums (`MoveFace`: a system of
+# m - caps + k - 1 rows) instead of with a multiplier row per active cap (`GroupedFace`:
+# m + caps + k - 1 rows)
+ELIMINATE_CAPS = True
 FACE_MIN = 50
 FACE_FLOPS = 1e11
 # the factor stops where every residual diagonal is below this fraction of max K_ii
@@ -119,8 +140,21 @@ STUCK_IF_STILL = True
 PROJECT_FACTOR_STEP = True
 # step components below this fraction of the step's largest are rounding (set to 0)
 NOISE = 1e-9
-# the fixed variables released together: those violating by this share of the worst
+# the fixed variables released together: those violating by this share of the worst ...
 RELEASE_SHARE = 0.5
+# ... at most RELEASE_BATCH of them, the most violating (None: all of them), the active
+# caps whose multipliers violate among them (CAP_BATCH; False: the most violating cap alone,
+# and only where it is the worst violation).  make_blobs, RBF, WeightedRobustMSVM
+# (truncation=None), CPU time of the fit: n = 4,000, C = 1e6: None max_iter (the face did
+# not settle), 50 16.9-22.3 s, 100 15.8 s; n = 2,000, C = 1e8: None 6.6 s, 50 8.1-9.1 s,
+# 100 6.6 s; but n = 4,000, C = 1e4: 50 9.8-10.6 s (one finishing step, 1,924 steps), 100
+# 61.6-64.5 s (three, the first two ending at the step budget unsettled)
+RELEASE_BATCH = 50
+CAP_BATCH = True
+# where the budgets (FACE_FLOPS, the steps) run out, the point of the last check (a full
+# step that settled its face: every step since the start lowered the objective) is the
+# proposal, as msvm._finish returns it (False: nothing is proposed)
+RETURN_REACHED = True
 # kernel columns read at a time for an exact update of the scores
 CHUNK = 256
 # a group whose sum is within this fraction of (1 + cap) of its cap is full (the compiled
@@ -375,20 +409,35 @@ def _worst(alpha, r, lay, free, fixed_ok, u, rows):
 
 def _worst_violation(alpha, r, lay, free, fixed_ok, rows, u_rows, stuck, stuck_caps):
     """The largest violation of a fixed variable or an active cap's multiplier, and what
-    to release: the fixed variables violating by at least RELEASE_SHARE of it (several at
-    once: where the free set does not span every equality, the multipliers of the others
-    are a choice, a single freed variable may have no feasible move, and freeing one at a
-    time cycled), else the active cap with the most negative multiplier (-1 if none).
-    ``stuck`` (``stuck_caps``): variables (caps) whose release did not lower the worst
-    violation (their multipliers are a choice at a degenerate vertex), left to the solver."""
+    to release: (worst, variables, caps).  The fixed variables and active caps violating by
+    at least RELEASE_SHARE of the worst are released together (several at once: where the
+    free set does not span every equality, the multipliers of the others are a choice, a
+    single freed variable may have no feasible move, and freeing one at a time cycled), at
+    most RELEASE_BATCH of them, the most violating (`_most_violating`).  ``stuck``
+    (``stuck_caps``): variables (caps) whose release let nothing move (their multipliers are
+    a choice at a degenerate vertex), left to the solver."""
     viol = np.where(alpha <= lay.lo, -r, np.where(alpha >= lay.hi, r, 0.0))
     viol[free | ~fixed_ok | stuck] = 0.0
-    worst = float(viol.max(initial=0.0))
-    u_rows = np.where(stuck_caps[rows], 0.0, u_rows)
-    cap_viol = float(-u_rows.min(initial=0.0))
-    if cap_viol > worst:
-        return cap_viol, np.zeros(0, dtype=np.intp), int(rows[int(np.argmin(u_rows))])
-    return worst, np.flatnonzero(viol >= RELEASE_SHARE * worst), -1
+    cap_viol = np.where(stuck_caps[rows], 0.0, -u_rows)
+    worst = max(float(viol.max(initial=0.0)), float(cap_viol.max(initial=0.0)))
+    if not CAP_BATCH:
+        if float(cap_viol.max(initial=0.0)) > float(viol.max(initial=0.0)):
+            return worst, np.zeros(0, dtype=np.intp), rows[[int(np.argmax(cap_viol))]]
+        cap_viol = np.zeros(0)
+    return (worst,) + _most_violating(viol, cap_viol, rows, RELEASE_SHARE * worst)
+
+
+def _most_violating(viol, cap_viol, rows, bar):
+    """The fixed variables and the caps (``rows``, their violations ``cap_viol``) violating
+    by at least bar, at most RELEASE_BATCH of them together, the most violating."""
+    var = np.flatnonzero(viol >= bar)
+    caps = np.flatnonzero(cap_viol >= bar)
+    if RELEASE_BATCH is not None and len(var) + len(caps) > RELEASE_BATCH:
+        both = np.concatenate([viol[var], cap_viol[caps]])
+        keep = np.zeros(len(both), dtype=bool)
+        keep[np.argpartition(-both, RELEASE_BATCH - 1)[:RELEASE_BATCH]] = True
+        var, caps = var[keep[:len(var)]], caps[keep[len(var):]]
+    return var, rows[caps]
 
 
 class _Releases:
@@ -399,7 +448,8 @@ class _Releases:
         self.fixed_ok = fixed_ok
         self.stuck = np.zeros(len(fixed_ok), dtype=bool)
         self.stuck_caps = np.zeros(n_groups, dtype=bool)
-        self.last, self.released, self.cap_released, self.resets = np.inf, None, -1, 0
+        self.last, self.released, self.resets = np.inf, None, 0
+        self.cap_released = np.zeros(0, dtype=np.intp)
         self.moved = True
 
     def step_taken(self, t, x):
@@ -420,8 +470,8 @@ class _Releases:
         ok = self.fixed_ok
         if self._stuck(alpha, r, lay, free, u, rows):
             self.stuck[self.released] = True
-            self.stuck_caps[self.cap_released] = self.cap_released >= 0
-        viol, release, g = _worst_violation(alpha, r, lay, free, ok, rows, u[rows],
+            self.stuck_caps[self.cap_released] = True
+        viol, release, caps = _worst_violation(alpha, r, lay, free, ok, rows, u[rows],
                                             self.stuck, self.stuck_caps)
         if viol <= bar:
             if not (self.stuck.any() or self.stuck_caps.any()) or self.resets >= MAX_RESETS:
@@ -432,11 +482,10 @@ class _Releases:
             free_vars, caps = _violators(alpha, r, lay, free, ok, u, rows, bar)
             free[free_vars], full[caps] = True, False
             return False
-        self.last, self.released, self.cap_released = viol, release, g
+        self.last, self.released, self.cap_released = viol, release, caps
         self.moved = False
         free[release] = True
-        if g >= 0:
-            full[g] = False
+        full[caps] = False
         return False
 
 
@@ -517,14 +566,16 @@ def _active_set(problem, alpha, F, columns, tol, diag):
     free = (alpha > lay.lo) & (alpha < lay.hi)
     full = groups.full(alpha)
     E = _slot_basis(lay.k)
-    face = GroupedFace(lay, cols, E, groups.of, D_all) if USE_FACE else None
+    Face = MoveFace if ELIMINATE_CAPS else GroupedFace
+    face = Face(lay, cols, E, groups.of, D_all) if USE_FACE else None
     route, releases = _Route(factor, face), _Releases(fixed_ok, len(full))
+    reached = None
     for _ in range(step_budget(problem.n_vars)):
         idx = np.flatnonzero(free)
         D, c_eq = D_all[idx], E.T @ problem.class_sums(alpha)
         chosen = route.choose(lay, idx)
         if chosen is None or (face is not None and face.flops > FACE_FLOPS):
-            return None
+            return reached
         on_face, L = chosen
         segments, z = _cap_segments(groups, full, idx), scores.gradient(idx, D)
         if on_face:
@@ -552,9 +603,10 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         r[grouped] += u[groups.of[grouped]]
         if on_face and np.abs(r[idx]).max(initial=0.0) > 0.01 * tol and face.refine():
             continue                # the face's solve went astray: step again from here
+        reached = (alpha.copy(), s) if RETURN_REACHED else None
         if releases.settled(alpha, r, lay, free, full, u, rows, 0.01 * tol):
             return alpha, s
-    return None
+    return reached
 
 
 def _start(problem, alpha, F, columns):
