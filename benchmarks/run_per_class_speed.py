@@ -952,6 +952,10 @@ def main(argv=None):
     parser.add_argument("--untiled", action="store_true",
                         help="kernel rows and score updates in one pass instead of column "
                              "tiles (the same values; main's loops before r10)")
+    parser.add_argument("--plain-dots", action="store_true",
+                        help="the kernel rows' dot products by the plain loops (a product "
+                             "rounded, then added: main's before round 13) instead of fused "
+                             "multiply-adds")
     parser.add_argument("--r10", action="store_true",
                         help="also the round-10 trace and analysis of the C = 256 fit and "
                              "the tuning fits at gamma = 1/32 (benchmarks/per_class_large_c.py)")
@@ -992,6 +996,10 @@ def main(argv=None):
         from msvm._core import _rows
         _rows._tiles(row_tile=1 << 40, update_tile=0)
         run["untiled"] = True
+    if args.plain_dots:
+        from msvm._core import _rows
+        _rows._fused_dots(False)
+        run["plain_dots"] = True
     with threadpool_limits(1):
         if not args.no_pendigits:
             run["pendigits"] = pendigits(args.repeats)

@@ -3,6 +3,7 @@
     python -m benchmarks.run_row_batches --tag after                # n = 10k, 20k, 40k, 80k
     python -m benchmarks.run_row_batches --tag before --n 80000     # (another build's venv)
     python -m benchmarks.run_row_batches --tag tile-512 --row-tile 512
+    python -m benchmarks.run_row_batches --tag plain --plain-dots   # main's arithmetic
     python -m benchmarks.run_row_batches --render-only
 
 (from the repository root; run it with the venv of the build to measure: the msvm imported
@@ -116,6 +117,10 @@ def main(argv=None):
     parser.add_argument("--row-tile", type=int,
                         help="the column tile of a batch (msvm._core._rows._tiles; "
                              "default: the build's)")
+    parser.add_argument("--plain-dots", action="store_true",
+                        help="the dot products by the plain loops (a product rounded, then "
+                             "added: main's before round 13) instead of fused multiply-adds "
+                             "(msvm._core._rows._fused_dots)")
     parser.add_argument("--note", help="a sentence under the tag's table")
     parser.add_argument("--render-only", action="store_true")
     args = parser.parse_args(argv)
@@ -130,6 +135,8 @@ def main(argv=None):
         from msvm._core import _rows
         if args.row_tile:
             _rows._tiles(row_tile=args.row_tile)
+        if args.plain_dots:
+            _rows._fused_dots(False)
         run = runs.setdefault(args.tag, {"values": {}, "loads": []})
         run.update(commit=build_commit(), date=time.strftime("%Y-%m-%d %H:%M UTC",
                                                               time.gmtime()))

@@ -15,6 +15,10 @@
  * rows; a batch's rows and their stores (benchmarks/run_row_batches.py, linear kernel):
  * 5.6 -> 2.2 ns a value at n = 80,000, 2.4 -> 1.9 at 10,000.  GCC on x86-64 Linux also
  * compiles them for AVX2 and AVX-512 machines, chosen at load time.
+ * Where the machine has fused multiply-adds (x86-64 with AVX2 and FMA), the entry points at
+ * the end take _fused_dots.h's loops instead (one rounding a feature, exactly symmetric
+ * too); these plain loops stay for other machines and as the switch's other arithmetic
+ * (_rows.pyx: _fused_dots).
  */
 #ifndef MSVM_DENSE_DOTS_H
 #define MSVM_DENSE_DOTS_H
@@ -27,12 +31,13 @@
 #endif
 
 #include "_clones.h"
+#include "_fused_dots.h"
 
 #define MSVM_DOTS_ATTR MSVM_CLONED(("no-trapping-math", "fp-contract=off"))
 
 /* out[i] = ||X[i]||^2 for X (n x d, row-major). */
 MSVM_DOTS_ATTR
-static void msvm_sqnorms(const double *X, ptrdiff_t n, ptrdiff_t d, double *out)
+static void msvm_sqnorms_plain(const double *X, ptrdiff_t n, ptrdiff_t d, double *out)
 {
     ptrdiff_t i, f;
     for (i = 0; i < n; i++) {
@@ -45,8 +50,8 @@ static void msvm_sqnorms(const double *X, ptrdiff_t n, ptrdiff_t d, double *out)
 
 /* out[r] = xi . X[r] for r < n: four samples at a time (four independent sums). */
 MSVM_DOTS_ATTR
-static void msvm_dots_row(const double *X, ptrdiff_t n, ptrdiff_t d, const double *xi,
-                          double *out)
+static void msvm_dots_row_plain(const double *X, ptrdiff_t n, ptrdiff_t d,
+                                const double *xi, double *out)
 {
     ptrdiff_t r = 0, f;
     for (; r + 4 <= n; r += 4) {
@@ -186,8 +191,9 @@ static inline void msvm_dots_samples(const double *const *p, int mb, const doubl
  * any range (the threads' parts of the samples, _threads.h; the tiles of _rows.pyx) and the
  * same as msvm_dots_row's. */
 MSVM_DOTS_ATTR
-static void msvm_dots_rows(const double *P, const double *X, ptrdiff_t n, ptrdiff_t d,
-                           const double *xb, int m, double *out, ptrdiff_t lo, ptrdiff_t hi)
+static void msvm_dots_rows_plain(const double *P, const double *X, ptrdiff_t n,
+                                 ptrdiff_t d, const double *xb, int m, double *out,
+                                 ptrdiff_t lo, ptrdiff_t hi)
 {
     const double *p[4];
     double *o[4];
@@ -215,6 +221,48 @@ static void msvm_dots_rows(const double *P, const double *X, ptrdiff_t n, ptrdif
             msvm_dots_samples(p, mb, X, d, lo, hi, out + b0 * n, n);
         }
     }
+}
+
+/* The entry points: fused (nonzero, and msvm_fused_available()) takes _fused_dots.h's
+ * loops (fused multiply-adds), else the plain loops above.  A source passes the same flag to
+ * all three for its life, so that its squared norms and dot products are one arithmetic. */
+static void msvm_sqnorms(const double *X, ptrdiff_t n, ptrdiff_t d, double *out, int fused)
+{
+#if MSVM_FUSED_DOTS
+    if (fused) {
+        msvm_sqnorms_fused(X, n, d, out);
+        return;
+    }
+#endif
+    (void)fused;
+    msvm_sqnorms_plain(X, n, d, out);
+}
+
+static void msvm_dots_row(const double *X, ptrdiff_t n, ptrdiff_t d, const double *xi,
+                          double *out, int fused)
+{
+#if MSVM_FUSED_DOTS
+    if (fused) {
+        msvm_dots_row_fused(X, n, d, xi, out);
+        return;
+    }
+#endif
+    (void)fused;
+    msvm_dots_row_plain(X, n, d, xi, out);
+}
+
+static void msvm_dots_rows(const double *P, const double *X, ptrdiff_t n, ptrdiff_t d,
+                           const double *xb, int m, double *out, ptrdiff_t lo, ptrdiff_t hi,
+                           int fused)
+{
+#if MSVM_FUSED_DOTS
+    if (fused) {
+        msvm_dots_rows_fused(P, X, n, d, xb, m, out, lo, hi);
+        return;
+    }
+#endif
+    (void)fused;
+    msvm_dots_rows_plain(P, X, n, d, xb, m, out, lo, hi);
 }
 
 #endif

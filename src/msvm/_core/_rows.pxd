@@ -70,6 +70,7 @@ cdef struct RowTask:
     void* store
     bint single
     const Py_ssize_t* offs  # m: where each row goes in the store
+    bint fused              # dot products by fused multiply-adds (_fused_dots.h)
 
 
 cdef class CachedRows(ScoreRows):
@@ -108,6 +109,7 @@ cdef class DenseKernelRows(CachedRows):
     cdef const double[:, ::1] X
     cdef double[::1] P              # X in panels of 16 samples (_dense_dots.h: msvm_panels)
     cdef double* xb                 # batch x d: the samples of one dots_block
+    cdef readonly bint fused        # dot products by fused multiply-adds (_fused_dots.h)
 
 
 cdef class SparseKernelRows(CachedRows):

@@ -29,9 +29,10 @@
 #     exponentials are taken together by a vectorized exp (_exp_row.h), 3-5x libm's speed.
 #     A batch of rows (up to 16) is computed in column tiles (ROW_TILE: every pass over a
 #     tile while it is in the core's cache), its dot products from X laid out in panels of
-#     16 samples (_dense_dots.h), and where the cache cannot hold every row a score update
-#     runs in column tiles too (UPDATE_TILE), a changed row read from memory once for all
-#     its slots; demote(idle) moves the rows of samples the solver will not read for a while to
+#     16 samples (_dense_dots.h; by fused multiply-adds where the machine has them,
+#     _fused_dots.h: exactly symmetric either way), and where the cache cannot hold every
+#     row a score update runs in column tiles too (UPDATE_TILE), a changed row read from
+#     memory once for all its slots; demote(idle) moves the rows of samples the solver will not read for a while to
 #     the evicting end of the LRU list.
 # * WeightRows keep the weights W = X^T U (d x k) of the linear kernel instead: F[i] = x_i W
 #   costs O(d k) (O(nnz_i k) for CSR rows) and no kernel row is ever formed.
@@ -75,13 +76,15 @@ cdef extern from "_threads.h":
                        void* ctx) noexcept nogil
 
 cdef extern from "_dense_dots.h":
-    void msvm_sqnorms(const double* X, Py_ssize_t n, Py_ssize_t d, double* out) noexcept nogil
+    int msvm_fused_available() noexcept nogil
+    void msvm_sqnorms(const double* X, Py_ssize_t n, Py_ssize_t d, double* out,
+                      int fused) noexcept nogil
     void msvm_dots_row(const double* X, Py_ssize_t n, Py_ssize_t d, const double* xi,
-                       double* out) noexcept nogil
+                       double* out, int fused) noexcept nogil
     void msvm_panels(const double* X, Py_ssize_t n, Py_ssize_t d, double* P) noexcept nogil
     void msvm_dots_rows(const double* P, const double* X, Py_ssize_t n, Py_ssize_t d,
                         const double* xb, int m, double* out, Py_ssize_t lo,
-                        Py_ssize_t hi) noexcept nogil
+                        Py_ssize_t hi, int fused) noexcept nogil
 
 import numpy as np
 
@@ -119,6 +122,14 @@ cdef Py_ssize_t ROW_TILE = 1024
 # at 80,000).  Where every row is cached (pendigits) updates run untiled, as r5 measured
 # tiles slower there
 cdef Py_ssize_t UPDATE_TILE = 1024
+# the dot products of DenseKernelRows by fused multiply-adds where the machine has them
+# (_fused_dots.h; the kernel matrix exactly symmetric either way, the values differing by
+# rounding only): RBF rows, d = 20, float32 store, with round 13's exponentials, n = 10,000
+# 2.33 -> 2.11 ns a value, 80,000 2.59 -> 2.50 (benchmarks/run_row_batches.py; at 80,000
+# the panel loop is bound by reading X, and this project's AMD Zen 4 machine runs a multiply
+# and an add as fast as one fused multiply-add).  A source takes the setting at its
+# construction (_fused_dots(False): the plain loops, main's values before round 13)
+cdef bint FUSED_DOTS = msvm_fused_available()
 
 
 cdef int _batch_rows(Py_ssize_t capacity, Py_ssize_t n) noexcept nogil:
@@ -241,9 +252,9 @@ cdef void _rows_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept
                 for b in range(w.m):
                     memset(w.block + b * n + t0, 0, (t1 - t0) * sizeof(double))
             elif w.m == 1:
-                msvm_dots_row(w.X + t0 * w.d, t1 - t0, w.d, w.xb, w.block + t0)
+                msvm_dots_row(w.X + t0 * w.d, t1 - t0, w.d, w.xb, w.block + t0, w.fused)
             else:
-                msvm_dots_rows(w.P, w.X, n, w.d, w.xb, w.m, w.block, t0, t1)
+                msvm_dots_rows(w.P, w.X, n, w.d, w.xb, w.m, w.block, t0, t1, w.fused)
         for b in range(w.m):
             row = w.block + b * n
             _values_range(w.ks, w.sq[w.idx[b]], w.sq, row, t0, t1)
@@ -779,6 +790,7 @@ cdef class CachedRows(ScoreRows):
         w.P = NULL
         w.X = NULL
         w.xb = NULL
+        w.fused = False
         w.n = self.n
         w.d = self.d
         w.m = m
@@ -929,8 +941,9 @@ cdef class DenseKernelRows(CachedRows):
         self._setup(X.shape[0], X.shape[1], k)
         self.X = X
         self.P = np.empty((self.n // 16) * 16 * self.d + 1)
+        self.fused = FUSED_DOTS
         if self.n > 0 and self.d > 0:
-            msvm_sqnorms(&X[0, 0], self.n, self.d, &self.sqnorm[0])
+            msvm_sqnorms(&X[0, 0], self.n, self.d, &self.sqnorm[0], self.fused)
             msvm_panels(&X[0, 0], self.n, self.d, &self.P[0])
         self.row_cost = <long long> self.n * (self.d + 1)
         self._configure(kernel, gamma, coef0, degree, shift, capacity, cache_dtype)
@@ -942,7 +955,7 @@ cdef class DenseKernelRows(CachedRows):
         if self.d == 0:
             memset(out, 0, self.n * sizeof(double))
             return
-        msvm_dots_row(&self.X[0, 0], self.n, self.d, &self.X[i, 0], out)
+        msvm_dots_row(&self.X[0, 0], self.n, self.d, &self.X[i, 0], out, self.fused)
 
     cdef void dots_block(self, const int* idx, int m, double* out) noexcept nogil:
         """Rows idx[0:m] together: each panel of X read once per four rows (the same
@@ -954,7 +967,8 @@ cdef class DenseKernelRows(CachedRows):
         for b in range(m):
             for f in range(d):
                 self.xb[b * d + f] = self.X[idx[b], f]
-        msvm_dots_rows(&self.P[0], &self.X[0, 0], self.n, d, self.xb, m, out, 0, self.n)
+        msvm_dots_rows(&self.P[0], &self.X[0, 0], self.n, d, self.xb, m, out, 0, self.n,
+                       self.fused)
 
     cdef void _dots_task(self, const int* idx, int m, RowTask* w) noexcept nogil:
         """The dot products are left to the threads (_rows_part), each its own samples."""
@@ -968,6 +982,7 @@ cdef class DenseKernelRows(CachedRows):
         w.P = &self.P[0]
         w.X = &self.X[0, 0]
         w.xb = self.xb
+        w.fused = self.fused
 
 
 cdef class SparseKernelRows(CachedRows):
@@ -1224,3 +1239,20 @@ def _tiles(row_tile=None, update_tile=None):
             raise ValueError("update_tile must be >= 0")
         UPDATE_TILE = update_tile
     return old
+
+
+def _fused_dots(flag=None):
+    """Whether DenseKernelRows built from now on take their dot products by fused
+    multiply-adds (_fused_dots.h), set where given (True only where the machine has them;
+    for benchmarks and tests: False gives the plain loops' values); returns the previous
+    setting."""
+    global FUSED_DOTS
+    old = bool(FUSED_DOTS)
+    if flag is not None:
+        FUSED_DOTS = bool(flag) and msvm_fused_available()
+    return old
+
+
+def fused_dots_available():
+    """Whether this machine and build have _fused_dots.h's loops."""
+    return bool(msvm_fused_available())
