@@ -117,6 +117,9 @@ def main(argv=None):
     parser.add_argument("--row-tile", type=int,
                         help="the column tile of a batch (msvm._core._rows._tiles; "
                              "default: the build's)")
+    parser.add_argument("--block-rows", type=int,
+                        help="the most rows of a batch (msvm._core._rows._batches; default: "
+                             "the build's), their values at most 8 bytes a value times it")
     parser.add_argument("--plain-dots", action="store_true",
                         help="the dot products by the plain loops (a product rounded, then "
                              "added: main's before round 13) instead of fused multiply-adds "
@@ -135,6 +138,8 @@ def main(argv=None):
         from msvm._core import _rows
         if args.row_tile:
             _rows._tiles(row_tile=args.row_tile)
+        if args.block_rows:
+            _rows._batches(block_rows=args.block_rows)
         if args.plain_dots:
             _rows._fused_dots(False)
         run = runs.setdefault(args.tag, {"values": {}, "loads": []})

@@ -59,7 +59,7 @@ def test_rows_equal_the_exact_fma_chain(n, d, threads, fused_dots):
     X = _data(n, d, seed=n + d)
     want = np.array([[_fma_chain(X[i], X[r]) for r in range(n)] for i in range(n)])
     rng = np.random.default_rng(1)
-    for m in sorted({1, 2, 3, 4, 5, 7, 9, 13, 16} & set(range(1, n + 1))):
+    for m in sorted({1, 2, 3, 4, 5, 7, 9, 13, 16, 33} & set(range(1, n + 1))):
         src = make_row_source("linear-rows", 3, X=X, capacity=n)
         src.set_threads(threads)
         idx = rng.choice(n, m, replace=False)
@@ -75,16 +75,20 @@ def test_rows_equal_the_exact_fma_chain(n, d, threads, fused_dots):
         assert np.any(plain != want)
 
 
-@pytest.mark.parametrize("n", [1003, 1040, 2009])
+SIZES = (1, 2, 3, 4, 5, 13, 16, 37, 70)           # 70: a batch of 64 rows and one of 6
+
+
+@pytest.mark.parametrize("n", [1003, 1040, 4133])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("tile", [16, 48, 1024])
 def test_rbf_matrix_exactly_symmetric_through_every_path(n, threads, tile, fused_dots):
-    """RBF rows computed in batches of 1 to 16 rows (panels, the samples outside whole
-    panels, column tiles, one or two threads) equal the rows computed alone, and every block
-    of the kernel matrix they span is exactly symmetric with its diagonal exactly 1."""
+    """RBF rows computed in batches of 1 to 64 rows (panels, the samples outside whole
+    panels, column tiles, one or two threads: 4 parts of the samples at n = 4,133) equal the
+    rows computed alone, and every block of the kernel matrix they span is exactly symmetric
+    with its diagonal exactly 1."""
     X = _data(n, 20, seed=n)
     rng = np.random.default_rng(n + tile)
-    idx = rng.choice(n, 1 + 2 + 3 + 4 + 5 + 13 + 16, replace=False)
+    idx = rng.choice(n, sum(SIZES), replace=False)
     alone = make_row_source("rbf", 3, X=X, gamma=0.05, capacity=len(idx))
     want = np.array([alone.kernel_row(int(i)) for i in idx])
     old = _rows._tiles()
@@ -94,7 +98,7 @@ def test_rbf_matrix_exactly_symmetric_through_every_path(n, threads, tile, fused
                               cache_dtype="float64")
         src.set_threads(threads)
         at = 0
-        for m in (1, 2, 3, 4, 5, 13, 16):
+        for m in SIZES:
             src.prefetch_rows(idx[at:at + m])
             at += m
         assert src.n_computed == len(idx)

@@ -39,14 +39,16 @@ def plain_dots():
     _rows._fused_dots(old)
 
 
-@pytest.mark.parametrize("n,d", [(5, 3), (16, 1), (17, 20), (47, 7), (1003, 20), (1040, 2)])
+@pytest.mark.parametrize("n,d", [(5, 3), (16, 1), (17, 20), (47, 7), (1003, 20), (1040, 2),
+                                 (4133, 5)])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_batch_dots_equal_the_ordered_sums(n, d, threads, plain_dots):
-    """The linear kernel's rows (the dot products themselves) of batches of 1 to 16 rows
-    equal the ordered sums, for n below, at and around multiples of the 16-sample panels."""
+    """The linear kernel's rows (the dot products themselves) of batches of 1 to 70 rows
+    (70: a batch of 64 and one of 6) equal the ordered sums, for n below, at and around
+    multiples of the 16-sample panels."""
     X = _data(n, d, seed=n + d)
     rng = np.random.default_rng(1)
-    for m in sorted({1, 2, 3, 4, 5, 7, 8, 9, 13, 16} & set(range(1, n + 1))):
+    for m in sorted({1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 37, 64, 70} & set(range(1, n + 1))):
         src = make_row_source("linear-rows", 3, X=X, capacity=n)
         assert not src.fused
         src.set_threads(threads)

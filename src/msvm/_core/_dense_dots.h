@@ -166,10 +166,11 @@ static void msvm_dots_panel(const double *panel, ptrdiff_t d, const double *cons
 #define msvm_dots_panel_v2d msvm_dots_panel
 #endif
 
-/* out[b * n + r] = p[b] . X[r] for b < mb, lo <= r < hi: one sample at a time, from X. */
+/* out[b * ld + r - base] = p[b] . X[r] for b < mb, lo <= r < hi (base <= lo): one sample at
+ * a time, from X. */
 static inline void msvm_dots_samples(const double *const *p, int mb, const double *X,
                                      ptrdiff_t d, ptrdiff_t lo, ptrdiff_t hi, double *out,
-                                     ptrdiff_t n)
+                                     ptrdiff_t ld, ptrdiff_t base)
 {
     ptrdiff_t r, f;
     int b;
@@ -178,11 +179,11 @@ static inline void msvm_dots_samples(const double *const *p, int mb, const doubl
             double a = 0.0;
             for (f = 0; f < d; f++)
                 a += p[b][f] * X[r * d + f];
-            out[b * n + r] = a;
+            out[b * ld + r - base] = a;
         }
 }
 
-/* out[b * n + r] = xb[b] . X[r] for b < m, lo <= r < hi, from the panels P of X
+/* out[b * ld + r - lo] = xb[b] . X[r] for b < m, lo <= r < hi, from the panels P of X
  * (msvm_panels) and X itself (the samples of the range outside its whole panels: one at a
  * time), for the m rows xb (m x d): blocks of 4 rows times a panel.  Fewer than four rows
  * left: the four-row block all the same, the missing rows' places taking the first row
@@ -191,8 +192,8 @@ static inline void msvm_dots_samples(const double *const *p, int mb, const doubl
  * any range (the threads' parts of the samples, _threads.h; the tiles of _rows.pyx) and the
  * same as msvm_dots_row's. */
 MSVM_DOTS_ATTR
-static void msvm_dots_rows_plain(const double *P, const double *X, ptrdiff_t n,
-                                 ptrdiff_t d, const double *xb, int m, double *out,
+static void msvm_dots_rows_plain(const double *P, const double *X, ptrdiff_t d,
+                                 const double *xb, int m, double *out, ptrdiff_t ld,
                                  ptrdiff_t lo, ptrdiff_t hi)
 {
     const double *p[4];
@@ -208,17 +209,17 @@ static void msvm_dots_rows_plain(const double *P, const double *X, ptrdiff_t n,
             p[b] = xb + (b0 + (b < mb ? b : 0)) * d;
         for (q = q0; q < q1; q++) {
             for (b = 0; b < 4; b++)
-                o[b] = b < mb ? out + (b0 + b) * n + q * 16 : NULL;
+                o[b] = b < mb ? out + (b0 + b) * ld + (q * 16 - lo) : NULL;
             if (wide)
                 msvm_dots_panel_v4d(P + q * d * 16, d, p, o);
             else
                 msvm_dots_panel_v2d(P + q * d * 16, d, p, o);
         }
         if (q1 > q0) {
-            msvm_dots_samples(p, mb, X, d, lo, q0 * 16, out + b0 * n, n);
-            msvm_dots_samples(p, mb, X, d, q1 * 16, hi, out + b0 * n, n);
+            msvm_dots_samples(p, mb, X, d, lo, q0 * 16, out + b0 * ld, ld, lo);
+            msvm_dots_samples(p, mb, X, d, q1 * 16, hi, out + b0 * ld, ld, lo);
         } else {
-            msvm_dots_samples(p, mb, X, d, lo, hi, out + b0 * n, n);
+            msvm_dots_samples(p, mb, X, d, lo, hi, out + b0 * ld, ld, lo);
         }
     }
 }
@@ -251,18 +252,18 @@ static void msvm_dots_row(const double *X, ptrdiff_t n, ptrdiff_t d, const doubl
     msvm_dots_row_plain(X, n, d, xi, out);
 }
 
-static void msvm_dots_rows(const double *P, const double *X, ptrdiff_t n, ptrdiff_t d,
-                           const double *xb, int m, double *out, ptrdiff_t lo, ptrdiff_t hi,
+static void msvm_dots_rows(const double *P, const double *X, ptrdiff_t d, const double *xb,
+                           int m, double *out, ptrdiff_t ld, ptrdiff_t lo, ptrdiff_t hi,
                            int fused)
 {
 #if MSVM_FUSED_DOTS
     if (fused) {
-        msvm_dots_rows_fused(P, X, n, d, xb, m, out, lo, hi);
+        msvm_dots_rows_fused(P, X, d, xb, m, out, ld, lo, hi);
         return;
     }
 #endif
     (void)fused;
-    msvm_dots_rows_plain(P, X, n, d, xb, m, out, lo, hi);
+    msvm_dots_rows_plain(P, X, d, xb, m, out, ld, lo, hi);
 }
 
 #endif

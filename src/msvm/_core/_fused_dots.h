@@ -108,26 +108,27 @@ msvm_fused_panel(const double *panel, ptrdiff_t d, const double *const *p, doubl
     }
 }
 
-/* out[b * n + r] = p[b] . X[r] for b < mb, lo <= r < hi: one sample at a time, from X. */
+/* out[b * ld + r - base] = p[b] . X[r] for b < mb, lo <= r < hi (base <= lo): one sample at
+ * a time, from X. */
 MSVM_FUSED_ATTR
 static inline void msvm_fused_samples(const double *const *p, int mb, const double *X,
                                       ptrdiff_t d, ptrdiff_t lo, ptrdiff_t hi, double *out,
-                                      ptrdiff_t n)
+                                      ptrdiff_t ld, ptrdiff_t base)
 {
     ptrdiff_t r;
     int b;
     for (r = lo; r < hi; r++)
         for (b = 0; b < mb; b++)
-            out[b * n + r] = msvm_fused_dot(p[b], X + r * d, d);
+            out[b * ld + r - base] = msvm_fused_dot(p[b], X + r * d, d);
 }
 
-/* out[b * n + r] = xb[b] . X[r] for b < m, lo <= r < hi: _dense_dots.h's msvm_dots_rows
+/* out[b * ld + r - lo] = xb[b] . X[r] for b < m, lo <= r < hi: _dense_dots.h's msvm_dots_rows
  * (blocks of four rows against the panels P of X, fewer than four padded with the first; the
  * samples outside whole panels from X), by fused multiply-adds. */
 MSVM_FUSED_ATTR
-static void msvm_dots_rows_fused(const double *P, const double *X, ptrdiff_t n, ptrdiff_t d,
-                                 const double *xb, int m, double *out, ptrdiff_t lo,
-                                 ptrdiff_t hi)
+static void msvm_dots_rows_fused(const double *P, const double *X, ptrdiff_t d,
+                                 const double *xb, int m, double *out, ptrdiff_t ld,
+                                 ptrdiff_t lo, ptrdiff_t hi)
 {
     const double *p[4];
     double *o[4];
@@ -141,14 +142,14 @@ static void msvm_dots_rows_fused(const double *P, const double *X, ptrdiff_t n, 
             p[b] = xb + (b0 + (b < mb ? b : 0)) * d;
         for (q = q0; q < q1; q++) {
             for (b = 0; b < 4; b++)
-                o[b] = b < mb ? out + (b0 + b) * n + q * 16 : NULL;
+                o[b] = b < mb ? out + (b0 + b) * ld + (q * 16 - lo) : NULL;
             msvm_fused_panel(P + q * d * 16, d, p, o);
         }
         if (q1 > q0) {
-            msvm_fused_samples(p, mb, X, d, lo, q0 * 16, out + b0 * n, n);
-            msvm_fused_samples(p, mb, X, d, q1 * 16, hi, out + b0 * n, n);
+            msvm_fused_samples(p, mb, X, d, lo, q0 * 16, out + b0 * ld, ld, lo);
+            msvm_fused_samples(p, mb, X, d, q1 * 16, hi, out + b0 * ld, ld, lo);
         } else {
-            msvm_fused_samples(p, mb, X, d, lo, hi, out + b0 * n, n);
+            msvm_fused_samples(p, mb, X, d, lo, hi, out + b0 * ld, ld, lo);
         }
     }
 }
