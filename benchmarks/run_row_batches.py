@@ -120,6 +120,10 @@ def main(argv=None):
     parser.add_argument("--block-rows", type=int,
                         help="the most rows of a batch (msvm._core._rows._batches; default: "
                              "the build's), their values at most 8 bytes a value times it")
+    parser.add_argument("--three-pass", action="store_true",
+                        help="RBF rows stored in float32 by the exponent pass, the "
+                             "exponentials and the store in turn (before round 13) instead of "
+                             "one pass (msvm._core._rows._rbf_one_pass; the same values)")
     parser.add_argument("--plain-dots", action="store_true",
                         help="the dot products by the plain loops (a product rounded, then "
                              "added: main's before round 13) instead of fused multiply-adds "
@@ -140,6 +144,8 @@ def main(argv=None):
             _rows._tiles(row_tile=args.row_tile)
         if args.block_rows:
             _rows._batches(block_rows=args.block_rows)
+        if args.three_pass:
+            _rows._rbf_one_pass(False)
         if args.plain_dots:
             _rows._fused_dots(False)
         run = runs.setdefault(args.tag, {"values": {}, "loads": []})

@@ -93,6 +93,7 @@ cdef class CachedRows(ScoreRows):
     cdef double* block              # batch x n: their dot products, then kernel values
                                     # (unless dots_in_tiles)
     cdef bint dots_in_tiles         # the dot products computed a tile at a time (_rows_part)
+    cdef bint symmetric             # K[i, j] == K[j, i] to the last bit by construction
     cdef double* tiles              # the parts' tiles of a batch (_tile_buffer)
     cdef Py_ssize_t tiles_size
     cdef int* pending               # capacity: the rows prefetch has to compute

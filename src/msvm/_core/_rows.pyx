@@ -63,6 +63,8 @@ cdef extern from "_exp_row.h":
     void msvm_rbf_args(double* x, const double* sq, double sq_i, double gamma,
                        Py_ssize_t n) noexcept nogil
     void msvm_store32(float* dst, const double* src, Py_ssize_t n) noexcept nogil
+    void msvm_rbf_row32(const double* dots, const double* sq, double sq_i, double gamma,
+                        double shift, float* dst, Py_ssize_t n) noexcept nogil
 
 cdef extern from "_row_updates.h":
     void msvm_rows_axpys(const void** rows, int single, int m, const double* coef, int ld,
@@ -98,6 +100,14 @@ cdef double DOUBLE_MAX = 1.7e308
 cdef int MAX_THREADS = 64
 # the least entries of a working set's kernel block a thread gathers (block_entries)
 cdef Py_ssize_t BLOCK_PART_MIN = 16384
+# a working set's kernel block gathered on and above its diagonal only, then mirrored, where
+# the source's kernel matrix is exactly symmetric (CachedRows.block_entries); False: every
+# entry gathered (for benchmarks: the same values)
+cdef bint GATHER_UPPER = True
+# an RBF row stored in float32 from its dot products in one pass (_exp_row.h: msvm_rbf_row32,
+# the same values as the exponent pass, the exponentials and the store in turn); False: the
+# three passes (for benchmarks)
+cdef bint RBF_ONE_PASS = True
 # prefetch computes at most BLOCK_ROWS kernel rows together (a multiple of the four rows of
 # _dense_dots.h's blocks where there are four or more).  Each panel of X is read from memory
 # once per batch (the rows' blocks of four then find it in the core's cache: ROW_TILE), so
@@ -267,6 +277,11 @@ cdef void _rows_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept
             rows = w.block + t0
             ld = n
         for b in range(w.m):
+            if w.single and w.ks.kernel == KERNEL_RBF and RBF_ONE_PASS:
+                # the kernel values and their float32 stores in one pass (_exp_row.h)
+                msvm_rbf_row32(rows + b * ld, w.sq + t0, w.sq[w.idx[b]], w.ks.gamma,
+                               w.ks.shift, rows32 + w.offs[b] + t0, t1 - t0)
+                continue
             _values_range(w.ks, w.sq[w.idx[b]], w.sq + t0, rows + b * ld, 0, t1 - t0)
             if w.single:
                 msvm_store32(rows32 + w.offs[b] + t0, rows + b * ld, t1 - t0)
@@ -295,11 +310,12 @@ cdef struct GatherTask:
     const Py_ssize_t* offs      # m: the store offsets of the block's rows
     const int* idx
     int m
+    bint upper                  # only the entries b >= a (the block mirrored after)
     double* out                 # m x m
 
 
 cdef void _gather_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    """Rows lo .. hi - 1 of a GatherTask's block."""
+    """Rows lo .. hi - 1 of a GatherTask's block (from its diagonal on where w.upper)."""
     cdef const GatherTask* w = <const GatherTask*> ctx
     cdef Py_ssize_t a
     cdef int b, m = w.m
@@ -310,11 +326,11 @@ cdef void _gather_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexce
         out = w.out + a * m
         if w.single:
             row32 = <const float*> w.store + w.offs[a]
-            for b in range(m):
+            for b in range(a if w.upper else 0, m):
                 out[b] = row32[w.idx[b]]
         else:
             row64 = <const double*> w.store + w.offs[a]
-            for b in range(m):
+            for b in range(a if w.upper else 0, m):
                 out[b] = row64[w.idx[b]]
 
 
@@ -902,9 +918,13 @@ cdef class CachedRows(ScoreRows):
     cdef void block_entries(self, const int* idx, int m, double* out) noexcept nogil:
         """The block's rows looked up (or computed) in order, as row_entries does them, then
         their entries gathered with the block's rows split between n_threads threads
-        (_gather_part; at least BLOCK_PART_MIN entries a part)."""
+        (_gather_part; at least BLOCK_PART_MIN entries a part).  Where the kernel matrix is
+        exactly symmetric by construction (self.symmetric: a dense X's rows, whatever their
+        path, tests/test_fused_dots.py and test_row_batches.py), only the entries on and above
+        the diagonal are gathered and the block mirrored: the same values, half the reads
+        of rows mostly out of the core's caches (n = 40,000: the gather was 10 % of a fit)."""
         cdef GatherTask w
-        cdef int a, parts = 1
+        cdef int a, b, parts = 1
         for a in range(m):
             self.boffs[a] = self._cached(idx[a])
         w.store = self.store
@@ -912,10 +932,15 @@ cdef class CachedRows(ScoreRows):
         w.offs = self.boffs
         w.idx = idx
         w.m = m
+        w.upper = self.symmetric and GATHER_UPPER
         w.out = out
         if self.n_threads > 1:
             parts = max(1, min(4 * self.n_threads, <int> ((<Py_ssize_t> m * m) // BLOCK_PART_MIN)))
         run_parts(m, parts, self.n_threads, _gather_part, &w)
+        if w.upper:
+            for a in range(1, m):
+                for b in range(a):
+                    out[<Py_ssize_t> a * m + b] = out[<Py_ssize_t> b * m + a]
 
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
         cdef Py_ssize_t off = self._cached(i)
@@ -986,6 +1011,7 @@ cdef class DenseKernelRows(CachedRows):
         self.P = np.empty((self.n // 16) * 16 * self.d + 1)
         self.fused = FUSED_DOTS
         self.dots_in_tiles = self.d > 0
+        self.symmetric = True
         if self.n > 0 and self.d > 0:
             msvm_sqnorms(&X[0, 0], self.n, self.d, &self.sqnorm[0], self.fused)
             msvm_panels(&X[0, 0], self.n, self.d, &self.P[0])
@@ -1302,4 +1328,24 @@ def _batches(block_rows=None, block_bytes=None):
         BLOCK_ROWS = block_rows
     if block_bytes is not None:
         BLOCK_BYTES = block_bytes
+    return old
+
+
+def _gather_upper(flag=None):
+    """GATHER_UPPER (CachedRows.block_entries), set where given (for benchmarks: the same
+    values either way); returns the previous setting."""
+    global GATHER_UPPER
+    old = bool(GATHER_UPPER)
+    if flag is not None:
+        GATHER_UPPER = bool(flag)
+    return old
+
+
+def _rbf_one_pass(flag=None):
+    """RBF_ONE_PASS (_rows_part), set where given (for benchmarks: the same values either
+    way); returns the previous setting."""
+    global RBF_ONE_PASS
+    old = bool(RBF_ONE_PASS)
+    if flag is not None:
+        RBF_ONE_PASS = bool(flag)
     return old
