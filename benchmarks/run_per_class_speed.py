@@ -840,6 +840,36 @@ def _merged_scaling(old, new):
     return out
 
 
+MEMORY_FIT = """
+import resource, sys
+from sklearn.datasets import make_classification
+from msvm import ReinforcedMSVM
+n = int(sys.argv[1])
+X, y = make_classification(n_samples=n, n_features=20, n_informative=10, n_classes=5,
+                           random_state=0)
+X = (X - X.mean(0)) / X.std(0)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+ReinforcedMSVM(C=1.0, random_state=0).fit(X, y)
+print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def checks(n):
+    """Ctrl-C latency (run_reliability_benchmarks' interrupt section, children of this
+    interpreter) and the peak resident memory of a child fitting n samples (MB: at the fit's
+    start, after it)."""
+    import subprocess
+    import sys
+
+    from benchmarks.run_reliability_benchmarks import interrupt_section
+    out = {"latency": interrupt_section(3)}
+    rss = subprocess.run([sys.executable, "-c", MEMORY_FIT, str(n)], capture_output=True,
+                         text=True, check=True).stdout.split()
+    out["memory"] = {"n": n, "start_mb": int(rss[0]) / 1024, "peak_mb": int(rss[1]) / 1024}
+    print("checks", out, flush=True)
+    return out
+
+
 def linear():
     from sklearn.datasets import make_classification
 
@@ -931,6 +961,14 @@ def _render(runs):
             from benchmarks.per_class_large_c import render_r10, render_tuning
             lines += render_r10(run["r10"]) + render_tuning(run["r10"]["tuning"],
                                                             "Tuning fits")
+        if run.get("checks"):
+            ch = run["checks"]
+            lat = ", ".join(f"{r['latency']:.3f}" for r in ch["latency"]["rows"])
+            mem = ch["memory"]
+            lines += [f"Ctrl-C: SIGINT 3 s into a 20,000-sample fit, KeyboardInterrupt after "
+                      f"{lat} s.  Peak resident memory of a child fitting {mem['n']:,} "
+                      f"samples: {mem['peak_mb']:.0f} MB ({mem['start_mb']:.0f} MB before the "
+                      f"fit).", ""]
         if run.get("linear"):
             li = run["linear"]
             lines += [f"Linear path (ReinforcedMSVM, n = 100k, d = 50, k = 10, C = 0.01): "
@@ -952,6 +990,11 @@ def main(argv=None):
     parser.add_argument("--untiled", action="store_true",
                         help="kernel rows and score updates in one pass instead of column "
                              "tiles (the same values; main's loops before r10)")
+    parser.add_argument("--checks", action="store_true",
+                        help="also Ctrl-C latency (SIGINT 3 s into a 20,000-sample fit, 3 "
+                             "children: run_reliability_benchmarks' interrupt section) and the "
+                             "peak memory of a child process fitting --checks-n samples")
+    parser.add_argument("--checks-n", type=int, default=40_000)
     parser.add_argument("--plain-dots", action="store_true",
                         help="the kernel rows' dot products by the plain loops (a product "
                              "rounded, then added: main's before round 13) instead of fused "
@@ -1012,6 +1055,8 @@ def main(argv=None):
             run["linear"] = linear()
         if args.r10:
             run["r10"] = r10()
+    if args.checks:
+        run["checks"] = checks(args.checks_n)
     earlier = runs.get(args.tag, {})
     if args.append and earlier.get("scaling") and run.get("scaling"):
         run["scaling"] = _merged_scaling(earlier["scaling"], run["scaling"])
