@@ -32,6 +32,7 @@ import warnings
 
 import numpy as np
 
+from benchmarks.run_row_batches import add_row_switches, apply_row_switches
 from benchmarks.harness import RESULTS, git_commit, machine_info, markdown_table, write_json
 from benchmarks.per_class_large_c import R10
 from benchmarks.run_row_batches import build_commit
@@ -858,10 +859,14 @@ def checks(n):
     """Ctrl-C latency (run_reliability_benchmarks' interrupt section, children of this
     interpreter) and the peak resident memory of a child fitting n samples (MB: at the fit's
     start, after it)."""
+    import signal
     import subprocess
     import sys
 
     from benchmarks.run_reliability_benchmarks import interrupt_section
+    # Python's handler here, so that the children start with SIGINT's default action even
+    # when this process was started with SIGINT ignored (in the background of a shell)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     out = {"latency": interrupt_section(3)}
     rss = subprocess.run([sys.executable, "-c", MEMORY_FIT, str(n)], capture_output=True,
                          text=True, check=True).stdout.split()
@@ -995,10 +1000,7 @@ def main(argv=None):
                              "children: run_reliability_benchmarks' interrupt section) and the "
                              "peak memory of a child process fitting --checks-n samples")
     parser.add_argument("--checks-n", type=int, default=40_000)
-    parser.add_argument("--plain-dots", action="store_true",
-                        help="the kernel rows' dot products by the plain loops (a product "
-                             "rounded, then added: main's before round 13) instead of fused "
-                             "multiply-adds")
+    add_row_switches(parser)
     parser.add_argument("--r10", action="store_true",
                         help="also the round-10 trace and analysis of the C = 256 fit and "
                              "the tuning fits at gamma = 1/32 (benchmarks/per_class_large_c.py)")
@@ -1039,10 +1041,7 @@ def main(argv=None):
         from msvm._core import _rows
         _rows._tiles(row_tile=1 << 40, update_tile=0)
         run["untiled"] = True
-    if args.plain_dots:
-        from msvm._core import _rows
-        _rows._fused_dots(False)
-        run["plain_dots"] = True
+    run.update({name: True for name in apply_row_switches(args)})
     with threadpool_limits(1):
         if not args.no_pendigits:
             run["pendigits"] = pendigits(args.repeats)

@@ -60,6 +60,34 @@ def _source(n, kind, cache_size=200.0):
                            cache_dtype="float32")
 
 
+def add_row_switches(parser):
+    """The switches of round 13's kernel-row changes (msvm._core._rows), for runs of this
+    build with earlier behaviour: --plain-dots (other values), --three-pass and --gather-all
+    (the same values)."""
+    parser.add_argument("--plain-dots", action="store_true",
+                        help="the dot products by the plain loops (a product rounded, then "
+                             "added: main's before round 13) instead of fused multiply-adds")
+    parser.add_argument("--three-pass", action="store_true",
+                        help="RBF rows stored in float32 by the exponent pass, the "
+                             "exponentials and the store in turn instead of one pass")
+    parser.add_argument("--gather-all", action="store_true",
+                        help="a working set's kernel block gathered entry by entry instead "
+                             "of on and above its diagonal, then mirrored")
+
+
+def apply_row_switches(args):
+    """Set the switches of add_row_switches; returns the names of those set."""
+    from msvm._core import _rows
+    if args.plain_dots:
+        _rows._fused_dots(False)
+    if args.three_pass:
+        _rows._rbf_one_pass(False)
+    if args.gather_all:
+        _rows._gather_upper(False)
+    return [name for name in ("plain_dots", "three_pass", "gather_all")
+            if getattr(args, name)]
+
+
 def measure(n, kind, rows, calls, rounds):
     """ns a kernel value of each round (calls prefetches of `rows` new rows each)."""
     src = _source(n, kind)
@@ -120,14 +148,7 @@ def main(argv=None):
     parser.add_argument("--block-rows", type=int,
                         help="the most rows of a batch (msvm._core._rows._batches; default: "
                              "the build's), their values at most 8 bytes a value times it")
-    parser.add_argument("--three-pass", action="store_true",
-                        help="RBF rows stored in float32 by the exponent pass, the "
-                             "exponentials and the store in turn (before round 13) instead of "
-                             "one pass (msvm._core._rows._rbf_one_pass; the same values)")
-    parser.add_argument("--plain-dots", action="store_true",
-                        help="the dot products by the plain loops (a product rounded, then "
-                             "added: main's before round 13) instead of fused multiply-adds "
-                             "(msvm._core._rows._fused_dots)")
+    add_row_switches(parser)
     parser.add_argument("--note", help="a sentence under the tag's table")
     parser.add_argument("--render-only", action="store_true")
     args = parser.parse_args(argv)
@@ -144,10 +165,7 @@ def main(argv=None):
             _rows._tiles(row_tile=args.row_tile)
         if args.block_rows:
             _rows._batches(block_rows=args.block_rows)
-        if args.three_pass:
-            _rows._rbf_one_pass(False)
-        if args.plain_dots:
-            _rows._fused_dots(False)
+        apply_row_switches(args)
         run = runs.setdefault(args.tag, {"values": {}, "loads": []})
         run.update(commit=build_commit(), date=time.strftime("%Y-%m-%d %H:%M UTC",
                                                               time.gmtime()))

@@ -31,6 +31,67 @@
 #endif
 
 #include "_clones.h"
+
+/* The body of msvm_dots_rows, plain (below) and fused (_fused_dots.h), over its parameters
+ * P, X, d, xb, m, out, ld, lo, hi: blocks of four rows of xb against each whole panel of P
+ * in the range by PANEL(panel, d, p, o), fewer than four rows padded with the first (their
+ * sums not stored), the samples outside whole panels one at a time by
+ * SAMPLES(p, mb, X, d, lo, hi, out, ld, base). */
+#define MSVM_DOTS_ROWS_BODY(PANEL, SAMPLES)                                                 \
+    do {                                                                                    \
+        const double *p[4];                                                                 \
+        double *o[4];                                                                       \
+        int b0, b, mb;                                                                      \
+        ptrdiff_t q, q0 = (lo + 15) / 16, q1 = hi / 16;                                     \
+        if (q1 < q0)                                                                        \
+            q1 = q0;                             /* no whole panel in the range */          \
+        for (b0 = 0; b0 < m; b0 += 4) {                                                     \
+            mb = m - b0 < 4 ? m - b0 : 4;                                                   \
+            for (b = 0; b < 4; b++)                                                         \
+                p[b] = xb + (b0 + (b < mb ? b : 0)) * d;                                    \
+            for (q = q0; q < q1; q++) {                                                     \
+                for (b = 0; b < 4; b++)                                                     \
+                    o[b] = b < mb ? out + (b0 + b) * ld + (q * 16 - lo) : NULL;             \
+                PANEL(P + q * d * 16, d, p, o);                                             \
+            }                                                                               \
+            if (q1 > q0) {                                                                  \
+                SAMPLES(p, mb, X, d, lo, q0 * 16, out + b0 * ld, ld, lo);                   \
+                SAMPLES(p, mb, X, d, q1 * 16, hi, out + b0 * ld, ld, lo);                   \
+            } else {                                                                        \
+                SAMPLES(p, mb, X, d, lo, hi, out + b0 * ld, ld, lo);                        \
+            }                                                                               \
+        }                                                                                   \
+    } while (0)
+
+/* The body of msvm_dots_row, plain and fused, over its parameters X, n, d, xi, out: the
+ * sums acc = MADD(acc, xi[f], X[r, f]) over the features in order from 0.0, four samples at
+ * a time (four independent sums). */
+#define MSVM_DOTS_ROW_BODY(MADD)                                                            \
+    do {                                                                                    \
+        ptrdiff_t r = 0, f;                                                                 \
+        for (; r + 4 <= n; r += 4) {                                                        \
+            const double *x0 = X + r * d;                                                   \
+            double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;                                  \
+            for (f = 0; f < d; f++) {                                                       \
+                const double v = xi[f];                                                     \
+                a0 = MADD(a0, v, x0[f]);                                                    \
+                a1 = MADD(a1, v, x0[d + f]);                                                \
+                a2 = MADD(a2, v, x0[2 * d + f]);                                            \
+                a3 = MADD(a3, v, x0[3 * d + f]);                                            \
+            }                                                                               \
+            out[r] = a0;                                                                    \
+            out[r + 1] = a1;                                                                \
+            out[r + 2] = a2;                                                                \
+            out[r + 3] = a3;                                                                \
+        }                                                                                   \
+        for (; r < n; r++) {                                                                \
+            double a = 0.0;                                                                 \
+            for (f = 0; f < d; f++)                                                         \
+                a = MADD(a, xi[f], X[r * d + f]);                                           \
+            out[r] = a;                                                                     \
+        }                                                                                   \
+    } while (0)
+
 #include "_fused_dots.h"
 
 #define MSVM_DOTS_ATTR MSVM_CLONED(("no-trapping-math", "fp-contract=off"))
@@ -48,33 +109,15 @@ static void msvm_sqnorms_plain(const double *X, ptrdiff_t n, ptrdiff_t d, double
     }
 }
 
+/* a + b c, a product rounded then added (no contraction in these functions) */
+#define MSVM_PLAIN_MADD(a, b, c) ((a) + (b) * (c))
+
 /* out[r] = xi . X[r] for r < n: four samples at a time (four independent sums). */
 MSVM_DOTS_ATTR
 static void msvm_dots_row_plain(const double *X, ptrdiff_t n, ptrdiff_t d,
                                 const double *xi, double *out)
 {
-    ptrdiff_t r = 0, f;
-    for (; r + 4 <= n; r += 4) {
-        const double *x0 = X + r * d;
-        double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
-        for (f = 0; f < d; f++) {
-            const double v = xi[f];
-            a0 += v * x0[f];
-            a1 += v * x0[d + f];
-            a2 += v * x0[2 * d + f];
-            a3 += v * x0[3 * d + f];
-        }
-        out[r] = a0;
-        out[r + 1] = a1;
-        out[r + 2] = a2;
-        out[r + 3] = a3;
-    }
-    for (; r < n; r++) {
-        double a = 0.0;
-        for (f = 0; f < d; f++)
-            a += xi[f] * X[r * d + f];
-        out[r] = a;
-    }
+    MSVM_DOTS_ROW_BODY(MSVM_PLAIN_MADD);
 }
 
 /* X (n x d, row-major) in panels of 16 samples, for msvm_dots_rows: panel q holds samples
@@ -196,32 +239,11 @@ static void msvm_dots_rows_plain(const double *P, const double *X, ptrdiff_t d,
                                  const double *xb, int m, double *out, ptrdiff_t ld,
                                  ptrdiff_t lo, ptrdiff_t hi)
 {
-    const double *p[4];
-    double *o[4];
-    int b0, b, mb;
-    ptrdiff_t q, q0 = (lo + 15) / 16, q1 = hi / 16;
     const int wide = MSVM_WIDE_SUMS();
-    if (q1 < q0)
-        q1 = q0;                                 /* no whole panel in the range */
-    for (b0 = 0; b0 < m; b0 += 4) {
-        mb = m - b0 < 4 ? m - b0 : 4;
-        for (b = 0; b < 4; b++)
-            p[b] = xb + (b0 + (b < mb ? b : 0)) * d;
-        for (q = q0; q < q1; q++) {
-            for (b = 0; b < 4; b++)
-                o[b] = b < mb ? out + (b0 + b) * ld + (q * 16 - lo) : NULL;
-            if (wide)
-                msvm_dots_panel_v4d(P + q * d * 16, d, p, o);
-            else
-                msvm_dots_panel_v2d(P + q * d * 16, d, p, o);
-        }
-        if (q1 > q0) {
-            msvm_dots_samples(p, mb, X, d, lo, q0 * 16, out + b0 * ld, ld, lo);
-            msvm_dots_samples(p, mb, X, d, q1 * 16, hi, out + b0 * ld, ld, lo);
-        } else {
-            msvm_dots_samples(p, mb, X, d, lo, hi, out + b0 * ld, ld, lo);
-        }
-    }
+#define MSVM_PLAIN_PANEL(panel, d, p, o)                                                    \
+    (wide ? msvm_dots_panel_v4d(panel, d, p, o) : msvm_dots_panel_v2d(panel, d, p, o))
+    MSVM_DOTS_ROWS_BODY(MSVM_PLAIN_PANEL, msvm_dots_samples);
+#undef MSVM_PLAIN_PANEL
 }
 
 /* The entry points: fused (nonzero, and msvm_fused_available()) takes _fused_dots.h's

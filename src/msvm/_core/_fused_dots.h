@@ -53,29 +53,15 @@ static void msvm_sqnorms_fused(const double *X, ptrdiff_t n, ptrdiff_t d, double
         out[i] = msvm_fused_dot(X + i * d, X + i * d, d);
 }
 
+/* a + b c rounded once */
+#define MSVM_FUSED_MADD(a, b, c) __builtin_fma((b), (c), (a))
+
 /* out[r] = xi . X[r] for r < n: four samples at a time (four independent chains). */
 MSVM_FUSED_ATTR
 static void msvm_dots_row_fused(const double *X, ptrdiff_t n, ptrdiff_t d, const double *xi,
                                 double *out)
 {
-    ptrdiff_t r = 0, f;
-    for (; r + 4 <= n; r += 4) {
-        const double *x0 = X + r * d;
-        double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
-        for (f = 0; f < d; f++) {
-            const double v = xi[f];
-            a0 = __builtin_fma(v, x0[f], a0);
-            a1 = __builtin_fma(v, x0[d + f], a1);
-            a2 = __builtin_fma(v, x0[2 * d + f], a2);
-            a3 = __builtin_fma(v, x0[3 * d + f], a3);
-        }
-        out[r] = a0;
-        out[r + 1] = a1;
-        out[r + 2] = a2;
-        out[r + 3] = a3;
-    }
-    for (; r < n; r++)
-        out[r] = msvm_fused_dot(xi, X + r * d, d);
+    MSVM_DOTS_ROW_BODY(MSVM_FUSED_MADD);
 }
 
 /* The dot products of 4 rows (p[0..3]) with the 16 samples of a panel (_dense_dots.h:
@@ -130,28 +116,7 @@ static void msvm_dots_rows_fused(const double *P, const double *X, ptrdiff_t d,
                                  const double *xb, int m, double *out, ptrdiff_t ld,
                                  ptrdiff_t lo, ptrdiff_t hi)
 {
-    const double *p[4];
-    double *o[4];
-    int b0, b, mb;
-    ptrdiff_t q, q0 = (lo + 15) / 16, q1 = hi / 16;
-    if (q1 < q0)
-        q1 = q0;                                 /* no whole panel in the range */
-    for (b0 = 0; b0 < m; b0 += 4) {
-        mb = m - b0 < 4 ? m - b0 : 4;
-        for (b = 0; b < 4; b++)
-            p[b] = xb + (b0 + (b < mb ? b : 0)) * d;
-        for (q = q0; q < q1; q++) {
-            for (b = 0; b < 4; b++)
-                o[b] = b < mb ? out + (b0 + b) * ld + (q * 16 - lo) : NULL;
-            msvm_fused_panel(P + q * d * 16, d, p, o);
-        }
-        if (q1 > q0) {
-            msvm_fused_samples(p, mb, X, d, lo, q0 * 16, out + b0 * ld, ld, lo);
-            msvm_fused_samples(p, mb, X, d, q1 * 16, hi, out + b0 * ld, ld, lo);
-        } else {
-            msvm_fused_samples(p, mb, X, d, lo, hi, out + b0 * ld, ld, lo);
-        }
-    }
+    MSVM_DOTS_ROWS_BODY(msvm_fused_panel, msvm_fused_samples);
 }
 
 #else
