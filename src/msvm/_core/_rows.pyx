@@ -27,13 +27,15 @@
 #     exp(-gamma ||x - x'||^2), 'poly' (gamma x.x' + coef0)^degree, 'linear' x.x', each plus
 #     a constant `shift` (a penalised intercept as a constant feature).  An RBF row's
 #     exponentials are taken together by a vectorized exp (_exp_row.h), 3-5x libm's speed.
-#     A batch of rows (up to 16) is computed in column tiles (ROW_TILE: every pass over a
+#     A batch of rows (up to 64) is computed in column tiles (ROW_TILE: every pass over a
 #     tile while it is in the core's cache), its dot products from X laid out in panels of
 #     16 samples (_dense_dots.h; by fused multiply-adds where the machine has them,
-#     _fused_dots.h: exactly symmetric either way), and where the cache cannot hold every
-#     row a score update runs in column tiles too (UPDATE_TILE), a changed row read from
-#     memory once for all its slots; demote(idle) moves the rows of samples the solver will not read for a while to
-#     the evicting end of the LRU list.
+#     _fused_dots.h: exactly symmetric either way), an RBF row stored in float32 in one
+#     pass (_exp_row.h), and where the cache cannot hold every row a score update runs in
+#     column tiles too (UPDATE_TILE), a changed row read from memory once for all its
+#     slots; demote(idle) moves the rows of samples the solver will not read for a while
+#     to the evicting end of the LRU list.  A dense X's kernel matrix is exactly symmetric
+#     by construction, so a working set's block is gathered on and above its diagonal.
 # * WeightRows keep the weights W = X^T U (d x k) of the linear kernel instead: F[i] = x_i W
 #   costs O(d k) (O(nnz_i k) for CSR rows) and no kernel row is ever formed.
 #   DenseLinearRows (float64 X), DenseLinearRows32 (float32 X: the features of an
