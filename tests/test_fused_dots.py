@@ -14,6 +14,12 @@ import pytest
 from msvm._core import _rows
 from msvm._core._rows import make_row_source
 
+
+def _dots_source(X, capacity):
+    """A source whose values are the dot products themselves through the fused loops: the
+    polynomial kernel (1 x . x' + 0)^1 (the linear kernel's rows keep the plain loops)."""
+    return make_row_source("poly", 3, X=X, gamma=1.0, coef0=0.0, degree=1, capacity=capacity)
+
 pytestmark = pytest.mark.skipif(not _rows.fused_dots_available(),
                                 reason="no fused multiply-adds on this machine or build")
 
@@ -44,29 +50,31 @@ def _fma_chain(x, y):
     return acc
 
 
-def test_the_default_is_fused_where_available():
+def test_the_default_is_fused_where_available_but_for_the_linear_kernel():
     assert _rows._fused_dots() is True
-    src = make_row_source("rbf", 3, X=np.ones((4, 2)), gamma=0.5, capacity=4)
-    assert src.fused
+    X = np.ones((4, 2))
+    assert make_row_source("rbf", 3, X=X, gamma=0.5, capacity=4).fused
+    assert make_row_source("poly", 3, X=X, capacity=4).fused
+    assert not make_row_source("linear-rows", 3, X=X, capacity=4).fused
 
 
 @pytest.mark.parametrize("n,d", [(5, 3), (16, 1), (17, 20), (47, 7), (35, 13)])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_rows_equal_the_exact_fma_chain(n, d, threads, fused_dots):
-    """Every value of the linear kernel's rows (the dot products themselves), alone and in
+    """Every value of the rows of dot products (_dots_source), alone and in
     batches of 1 to 16 rows, is the fused chain to the last bit (and differs from the plain
     sums somewhere: the test can tell the two arithmetics apart)."""
     X = _data(n, d, seed=n + d)
     want = np.array([[_fma_chain(X[i], X[r]) for r in range(n)] for i in range(n)])
     rng = np.random.default_rng(1)
     for m in sorted({1, 2, 3, 4, 5, 7, 9, 13, 16, 33} & set(range(1, n + 1))):
-        src = make_row_source("linear-rows", 3, X=X, capacity=n)
+        src = _dots_source(X, n)
         src.set_threads(threads)
         idx = rng.choice(n, m, replace=False)
         src.prefetch_rows(idx)
         for i in idx:
             np.testing.assert_array_equal(src.kernel_row(int(i)), want[i])
-    alone = make_row_source("linear-rows", 3, X=X, capacity=n)
+    alone = _dots_source(X, n)
     for i in range(n):
         np.testing.assert_array_equal(alone.kernel_row(i), want[i])
     if d >= 7:
@@ -111,7 +119,7 @@ def test_rbf_matrix_exactly_symmetric_through_every_path(n, threads, tile, fused
 
 
 @pytest.mark.parametrize("kernel,params", [("rbf", dict(gamma=0.05)),
-                                           ("linear-rows", {}),
+                                           ("dots", {}),
                                            ("poly", dict(gamma=0.1, coef0=1.0, degree=3))])
 def test_values_within_rounding_of_numpy(kernel, params, fused_dots):
     """Each value within the rounding bound of a float64 NumPy reference: a dot product
@@ -120,7 +128,8 @@ def test_values_within_rounding_of_numpy(kernel, params, fused_dots):
     plus 4 ulp for the exponentials."""
     n, d = 1040, 20
     X = _data(n, d, seed=5)
-    src = make_row_source(kernel, 3, X=X, capacity=n, **params)
+    src = (_dots_source(X, n) if kernel == "dots" else
+           make_row_source(kernel, 3, X=X, capacity=n, **params))
     src.prefetch_rows(np.arange(0, n, 7))
     absdots = np.abs(X) @ np.abs(X).T
     sq = np.einsum("ij,ij->i", X, X)
@@ -128,7 +137,7 @@ def test_values_within_rounding_of_numpy(kernel, params, fused_dots):
     tol_dots = 2 * d * U * absdots
     for i in range(0, n, 7):
         row = src.kernel_row(i)
-        if kernel == "linear-rows":
+        if kernel == "dots":
             assert np.all(np.abs(row - dots[i]) <= tol_dots[i])
         elif kernel == "poly":
             base = params["gamma"] * dots[i] + params["coef0"]
@@ -150,10 +159,10 @@ def test_plain_and_fused_sources_differ_by_rounding_only():
     X = _data(300, 20, seed=9)
     old = _rows._fused_dots(False)
     try:
-        plain = make_row_source("linear-rows", 3, X=X, capacity=300)
+        plain = _dots_source(X, 300)
     finally:
         _rows._fused_dots(old)
-    fused = make_row_source("linear-rows", 3, X=X, capacity=300)
+    fused = _dots_source(X, 300)
     assert not plain.fused and fused.fused
     ordered = np.zeros(300)
     for f in range(20):
