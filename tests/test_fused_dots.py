@@ -1,9 +1,10 @@
-"""Dot products of kernel rows by fused multiply-adds (_fused_dots.h), where the machine has
-them: every value x_i . x_r is the chain acc = fma(x_i[f], x_r[f], acc) over the features in
-order from 0.0, whatever the path (a row alone, a batch of 1 to 16 rows through the panels of
-16 samples or the samples outside whole panels, column tiles, one or two threads), so that the
-kernel matrix is exactly symmetric with its exact diagonal; the values differ from the plain
-loops' (a product rounded, then added) and from NumPy's by rounding only.
+"""Dot products of kernel rows by fused multiply-adds (_fused_dots.h; off by default, on through
+msvm._core._rows._fused_dots where the machine has them): every value x_i . x_r is the chain
+acc = fma(x_i[f], x_r[f], acc) over the features in order from 0.0, whatever the path (a row
+alone, a batch of 1 to 16 rows through the panels of 16 samples or the samples outside whole
+panels, column tiles, one or two threads), so that the kernel matrix is exactly symmetric with
+its exact diagonal; the values differ from the plain loops' (a product rounded, then added) and
+from NumPy's by rounding only.
 """
 
 from fractions import Fraction
@@ -50,12 +51,17 @@ def _fma_chain(x, y):
     return acc
 
 
-def test_the_default_is_fused_where_available_but_for_the_linear_kernel():
-    assert _rows._fused_dots() is True
+def test_the_default_is_plain_and_the_linear_kernel_stays_plain():
     X = np.ones((4, 2))
-    assert make_row_source("rbf", 3, X=X, gamma=0.5, capacity=4).fused
-    assert make_row_source("poly", 3, X=X, capacity=4).fused
-    assert not make_row_source("linear-rows", 3, X=X, capacity=4).fused
+    assert _rows._fused_dots() is False
+    assert not make_row_source("rbf", 3, X=X, gamma=0.5, capacity=4).fused
+    old = _rows._fused_dots(True)
+    try:
+        assert make_row_source("rbf", 3, X=X, gamma=0.5, capacity=4).fused
+        assert make_row_source("poly", 3, X=X, capacity=4).fused
+        assert not make_row_source("linear-rows", 3, X=X, capacity=4).fused
+    finally:
+        _rows._fused_dots(old)
 
 
 @pytest.mark.parametrize("n,d", [(5, 3), (16, 1), (17, 20), (47, 7), (35, 13)])
@@ -155,14 +161,15 @@ def test_values_within_rounding_of_numpy(kernel, params, fused_dots):
 
 def test_plain_and_fused_sources_differ_by_rounding_only():
     """The switch: sources built with _fused_dots(False) take the plain loops (the values of
-    the plain ordered sums) and keep them after the switch moves back."""
+    the plain ordered sums) and keep them after the switch moves."""
     X = _data(300, 20, seed=9)
     old = _rows._fused_dots(False)
     try:
         plain = _dots_source(X, 300)
+        _rows._fused_dots(True)
+        fused = _dots_source(X, 300)
     finally:
         _rows._fused_dots(old)
-    fused = _dots_source(X, 300)
     assert not plain.fused and fused.fused
     ordered = np.zeros(300)
     for f in range(20):

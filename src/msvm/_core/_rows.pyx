@@ -139,14 +139,17 @@ cdef Py_ssize_t ROW_TILE = 1024
 # at 80,000).  Where every row is cached (pendigits) updates run untiled, as r5 measured
 # tiles slower there
 cdef Py_ssize_t UPDATE_TILE = 1024
-# the dot products of DenseKernelRows by fused multiply-adds where the machine has them,
-# for the RBF and polynomial kernels (_fused_dots.h; the kernel matrix exactly symmetric
-# either way, the values differing by rounding only): RBF rows, d = 20, float32 store, with round 13's exponentials, n = 10,000
-# 2.33 -> 2.11 ns a value, 80,000 2.59 -> 2.50 (benchmarks/run_row_batches.py; at 80,000
-# the panel loop is bound by reading X, and this project's AMD Zen 4 machine runs a multiply
-# and an add as fast as one fused multiply-add).  A source takes the setting at its
-# construction (_fused_dots(False): the plain loops, main's values before round 13)
-cdef bint FUSED_DOTS = msvm_fused_available()
+# the dot products of DenseKernelRows by fused multiply-adds (_fused_dots.h, where the
+# machine has them; the RBF and polynomial kernels), a source taking the setting at its
+# construction: off by default.  The kernel matrix stays exactly symmetric either way and
+# the values differ by rounding only, but the iterates move with them, and two tests whose
+# cases sit on one rounding's path (a DC model's choice between local minima,
+# tests/test_intercept_solver.py; a finishing step reached, tests/test_finish_budget.py)
+# failed with them on; the gain is small on this project's AMD Zen 4 machine, which runs a
+# multiply and an add as fast as one fused multiply-add: RBF rows, d = 20, float32 store,
+# n = 10,000 2.33 -> 2.11 ns a value, 80,000 2.59 -> 2.50 (with round 13's exponentials;
+# benchmarks/run_row_batches.py)
+cdef bint FUSED_DOTS = False
 
 
 cdef int _batch_rows(Py_ssize_t capacity, Py_ssize_t n, bint in_tiles) noexcept nogil:
@@ -1307,9 +1310,8 @@ def _tiles(row_tile=None, update_tile=None):
 
 def _fused_dots(flag=None):
     """Whether DenseKernelRows built from now on take their dot products by fused
-    multiply-adds (_fused_dots.h), set where given (True only where the machine has them;
-    for benchmarks and tests: False gives the plain loops' values); returns the previous
-    setting."""
+    multiply-adds (_fused_dots.h; off by default), set where given (True only where the
+    machine has them; for benchmarks and tests); returns the previous setting."""
     global FUSED_DOTS
     old = bool(FUSED_DOTS)
     if flag is not None:
