@@ -15,10 +15,9 @@
  * rows; a batch's rows and their stores (benchmarks/run_row_batches.py, linear kernel):
  * 5.6 -> 2.2 ns a value at n = 80,000, 2.4 -> 1.9 at 10,000.  GCC on x86-64 Linux also
  * compiles them for AVX2 and AVX-512 machines, chosen at load time.
- * Where the machine has fused multiply-adds (x86-64 with AVX2 and FMA), the entry points at
- * the end take _fused_dots.h's loops instead (one rounding a feature, exactly symmetric
- * too); these plain loops stay for other machines and as the switch's other arithmetic
- * (_rows.pyx: _fused_dots).
+ * Where a source asks for them (_rows.pyx: FUSED_DOTS, off by default) and the machine has
+ * fused multiply-adds (x86-64 with AVX2 and FMA), the entry points at the end take
+ * _fused_dots.h's loops instead (one rounding a feature, exactly symmetric too).
  */
 #ifndef MSVM_DENSE_DOTS_H
 #define MSVM_DENSE_DOTS_H

@@ -1,6 +1,7 @@
 /* Dot products of dense rows by fused multiply-adds, for the kernel rows of
- * msvm/_core/_rows.pyx (DenseKernelRows), where the machine has them (x86-64 with AVX2 and
- * FMA, GCC on Linux: chosen at load time, msvm_fused_available).
+ * msvm/_core/_rows.pyx (DenseKernelRows) where a source asks for them (FUSED_DOTS, off by
+ * default: the iterates move with the values; per_class_speed.md, r13) and the machine has
+ * them (x86-64 with AVX2 and FMA, GCC on Linux: msvm_fused_available).
  *
  * Every value x . y is the chain acc = fma(x[f], y[f], acc) over the features in their order
  * from acc = 0.0: one rounding a feature instead of two.  fma(a, b, c) is the exact a b + c

@@ -29,7 +29,7 @@
 #     exponentials are taken together by a vectorized exp (_exp_row.h), 3-5x libm's speed.
 #     A batch of rows (up to 64) is computed in column tiles (ROW_TILE: every pass over a
 #     tile while it is in the core's cache), its dot products from X laid out in panels of
-#     16 samples (_dense_dots.h; by fused multiply-adds where the machine has them,
+#     16 samples (_dense_dots.h; by fused multiply-adds behind a switch, off by default,
 #     _fused_dots.h: exactly symmetric either way), an RBF row stored in float32 in one
 #     pass (_exp_row.h), and where the cache cannot hold every row a score update runs in
 #     column tiles too (UPDATE_TILE), a changed row read from memory once for all its
