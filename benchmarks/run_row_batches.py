@@ -3,6 +3,7 @@
     python -m benchmarks.run_row_batches --tag after                # n = 10k, 20k, 40k, 80k
     python -m benchmarks.run_row_batches --tag before --n 80000     # (another build's venv)
     python -m benchmarks.run_row_batches --tag tile-512 --row-tile 512
+    python -m benchmarks.run_row_batches --tag fused --fused-dots   # fused multiply-adds
     python -m benchmarks.run_row_batches --render-only
 
 (from the repository root; run it with the venv of the build to measure: the msvm imported
@@ -57,6 +58,34 @@ def _source(n, kind, cache_size=200.0):
     capacity = min(n, _plan.cache_rows(cache_size, "float32", n))
     return make_row_source(kind, 5, X=X, gamma=1 / 20, capacity=capacity,
                            cache_dtype="float32")
+
+
+def add_row_switches(parser):
+    """The switches of round 13's kernel-row changes (msvm._core._rows), for runs of this
+    build with other behaviour: --fused-dots (other values), --three-pass and --gather-all
+    (the same values)."""
+    parser.add_argument("--fused-dots", action="store_true",
+                        help="the dot products by fused multiply-adds (off by default) "
+                             "instead of the plain loops (a product rounded, then added)")
+    parser.add_argument("--three-pass", action="store_true",
+                        help="RBF rows stored in float32 by the exponent pass, the "
+                             "exponentials and the store in turn instead of one pass")
+    parser.add_argument("--gather-all", action="store_true",
+                        help="a working set's kernel block gathered entry by entry instead "
+                             "of on and above its diagonal, then mirrored")
+
+
+def apply_row_switches(args):
+    """Set the switches of add_row_switches; returns the names of those set."""
+    from msvm._core import _rows
+    if args.fused_dots:
+        _rows._fused_dots(True)
+    if args.three_pass:
+        _rows._rbf_one_pass(False)
+    if args.gather_all:
+        _rows._gather_upper(False)
+    return [name for name in ("fused_dots", "three_pass", "gather_all")
+            if getattr(args, name)]
 
 
 def measure(n, kind, rows, calls, rounds):
@@ -116,6 +145,10 @@ def main(argv=None):
     parser.add_argument("--row-tile", type=int,
                         help="the column tile of a batch (msvm._core._rows._tiles; "
                              "default: the build's)")
+    parser.add_argument("--block-rows", type=int,
+                        help="the most rows of a batch (msvm._core._rows._batches; default: "
+                             "the build's), their values at most 8 bytes a value times it")
+    add_row_switches(parser)
     parser.add_argument("--note", help="a sentence under the tag's table")
     parser.add_argument("--render-only", action="store_true")
     args = parser.parse_args(argv)
@@ -130,6 +163,9 @@ def main(argv=None):
         from msvm._core import _rows
         if args.row_tile:
             _rows._tiles(row_tile=args.row_tile)
+        if args.block_rows:
+            _rows._batches(block_rows=args.block_rows)
+        apply_row_switches(args)
         run = runs.setdefault(args.tag, {"values": {}, "loads": []})
         run.update(commit=build_commit(), date=time.strftime("%Y-%m-%d %H:%M UTC",
                                                               time.gmtime()))

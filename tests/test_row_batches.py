@@ -1,5 +1,6 @@
 """Kernel rows computed in batches (the SMO path's prefetch) equal, to the last bit, the dot
-products summed feature by feature in order (a product rounded, then added).
+products summed feature by feature in order: a product rounded, then added, for the plain
+loops (checked here); fused multiply-adds where the machine has them (tests/test_fused_dots.py).
 
 The batches read X in panels of 16 samples, four rows against a panel, the samples outside
 whole panels one at a time (_dense_dots.h); rows are split between threads and computed in
@@ -30,15 +31,26 @@ def _data(n, d, seed):
     return rng.normal(size=(n, d)) * np.exp(rng.normal(size=d))
 
 
-@pytest.mark.parametrize("n,d", [(5, 3), (16, 1), (17, 20), (47, 7), (1003, 20), (1040, 2)])
+@pytest.fixture
+def plain_dots():
+    """The plain loops' arithmetic for the sources built in the test."""
+    old = _rows._fused_dots(False)
+    yield
+    _rows._fused_dots(old)
+
+
+@pytest.mark.parametrize("n,d", [(5, 3), (16, 1), (17, 20), (47, 7), (1003, 20), (1040, 2),
+                                 (4133, 5)])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_batch_dots_equal_the_ordered_sums(n, d, threads):
-    """The linear kernel's rows (the dot products themselves) of batches of 1 to 16 rows
-    equal the ordered sums, for n below, at and around multiples of the 16-sample panels."""
+def test_batch_dots_equal_the_ordered_sums(n, d, threads, plain_dots):
+    """The linear kernel's rows (the dot products themselves) of batches of 1 to 70 rows
+    (70: a batch of 64 and one of 6) equal the ordered sums, for n below, at and around
+    multiples of the 16-sample panels."""
     X = _data(n, d, seed=n + d)
     rng = np.random.default_rng(1)
-    for m in sorted({1, 2, 3, 4, 5, 7, 8, 9, 13, 16} & set(range(1, n + 1))):
+    for m in sorted({1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 37, 64, 70} & set(range(1, n + 1))):
         src = make_row_source("linear-rows", 3, X=X, capacity=n)
+        assert not src.fused
         src.set_threads(threads)
         idx = rng.choice(n, m, replace=False)
         src.prefetch_rows(idx)

@@ -70,6 +70,9 @@ cdef struct RowTask:
     void* store
     bint single
     const Py_ssize_t* offs  # m: where each row goes in the store
+    bint fused              # dot products by fused multiply-adds (_fused_dots.h)
+    double* tiles           # parts x m x tile: each part's dot products of a tile (P set)
+    Py_ssize_t tile         # samples a tile (ROW_TILE)
 
 
 cdef class CachedRows(ScoreRows):
@@ -88,6 +91,11 @@ cdef class CachedRows(ScoreRows):
     cdef int head, tail, used
     cdef int batch                  # rows computed together by prefetch
     cdef double* block              # batch x n: their dot products, then kernel values
+                                    # (unless dots_in_tiles)
+    cdef bint dots_in_tiles         # the dot products computed a tile at a time (_rows_part)
+    cdef bint symmetric             # K[i, j] == K[j, i] to the last bit by construction
+    cdef double* tiles              # the parts' tiles of a batch (_tile_buffer)
+    cdef Py_ssize_t tiles_size
     cdef int* pending               # capacity: the rows prefetch has to compute
     cdef Py_ssize_t* offs           # batch: the store offsets of the rows being computed
     cdef Py_ssize_t* boffs          # capacity: the store offsets of a block's rows
@@ -99,6 +107,8 @@ cdef class CachedRows(ScoreRows):
     cdef void _fill(self, const int* idx, int m) noexcept nogil
     cdef void _dots_task(self, const int* idx, int m, RowTask* w) noexcept nogil
     cdef Py_ssize_t _cached(self, int i) noexcept nogil
+    cdef void _store_row(self, Py_ssize_t off, const double* row) noexcept nogil
+    cdef double* _tile_buffer(self, Py_ssize_t size) noexcept nogil
     cdef int _claim(self, int i) noexcept nogil
     cdef void _unlink(self, int s) noexcept nogil
     cdef void _push_front(self, int s) noexcept nogil
@@ -108,6 +118,7 @@ cdef class DenseKernelRows(CachedRows):
     cdef const double[:, ::1] X
     cdef double[::1] P              # X in panels of 16 samples (_dense_dots.h: msvm_panels)
     cdef double* xb                 # batch x d: the samples of one dots_block
+    cdef readonly bint fused        # dot products by fused multiply-adds (_fused_dots.h)
 
 
 cdef class SparseKernelRows(CachedRows):

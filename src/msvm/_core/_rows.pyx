@@ -27,12 +27,15 @@
 #     exp(-gamma ||x - x'||^2), 'poly' (gamma x.x' + coef0)^degree, 'linear' x.x', each plus
 #     a constant `shift` (a penalised intercept as a constant feature).  An RBF row's
 #     exponentials are taken together by a vectorized exp (_exp_row.h), 3-5x libm's speed.
-#     A batch of rows (up to 16) is computed in column tiles (ROW_TILE: every pass over a
+#     A batch of rows (up to 64) is computed in column tiles (ROW_TILE: every pass over a
 #     tile while it is in the core's cache), its dot products from X laid out in panels of
-#     16 samples (_dense_dots.h), and where the cache cannot hold every row a score update
-#     runs in column tiles too (UPDATE_TILE), a changed row read from memory once for all
-#     its slots; demote(idle) moves the rows of samples the solver will not read for a while to
-#     the evicting end of the LRU list.
+#     16 samples (_dense_dots.h; by fused multiply-adds behind a switch, off by default,
+#     _fused_dots.h: exactly symmetric either way), an RBF row stored in float32 in one
+#     pass (_exp_row.h), and where the cache cannot hold every row a score update runs in
+#     column tiles too (UPDATE_TILE), a changed row read from memory once for all its
+#     slots; demote(idle) moves the rows of samples the solver will not read for a while
+#     to the evicting end of the LRU list.  A dense X's kernel matrix is exactly symmetric
+#     by construction, so a working set's block is gathered on and above its diagonal.
 # * WeightRows keep the weights W = X^T U (d x k) of the linear kernel instead: F[i] = x_i W
 #   costs O(d k) (O(nnz_i k) for CSR rows) and no kernel row is ever formed.
 #   DenseLinearRows (float64 X), DenseLinearRows32 (float32 X: the features of an
@@ -52,7 +55,7 @@
 # precision (bounds through the squared norms, O(nnz)).
 
 from libc.math cimport exp, fabs
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, free, realloc
 from libc.string cimport memcpy, memset
 
 from ._types cimport MAX_CLASSES
@@ -62,6 +65,8 @@ cdef extern from "_exp_row.h":
     void msvm_rbf_args(double* x, const double* sq, double sq_i, double gamma,
                        Py_ssize_t n) noexcept nogil
     void msvm_store32(float* dst, const double* src, Py_ssize_t n) noexcept nogil
+    void msvm_rbf_row32(const double* dots, const double* sq, double sq_i, double gamma,
+                        double shift, float* dst, Py_ssize_t n) noexcept nogil
 
 cdef extern from "_row_updates.h":
     void msvm_rows_axpys(const void** rows, int single, int m, const double* coef, int ld,
@@ -75,13 +80,15 @@ cdef extern from "_threads.h":
                        void* ctx) noexcept nogil
 
 cdef extern from "_dense_dots.h":
-    void msvm_sqnorms(const double* X, Py_ssize_t n, Py_ssize_t d, double* out) noexcept nogil
+    int msvm_fused_available() noexcept nogil
+    void msvm_sqnorms(const double* X, Py_ssize_t n, Py_ssize_t d, double* out,
+                      int fused) noexcept nogil
     void msvm_dots_row(const double* X, Py_ssize_t n, Py_ssize_t d, const double* xi,
-                       double* out) noexcept nogil
+                       double* out, int fused) noexcept nogil
     void msvm_panels(const double* X, Py_ssize_t n, Py_ssize_t d, double* P) noexcept nogil
-    void msvm_dots_rows(const double* P, const double* X, Py_ssize_t n, Py_ssize_t d,
-                        const double* xb, int m, double* out, Py_ssize_t lo,
-                        Py_ssize_t hi) noexcept nogil
+    void msvm_dots_rows(const double* P, const double* X, Py_ssize_t d, const double* xb,
+                        int m, double* out, Py_ssize_t ld, Py_ssize_t lo, Py_ssize_t hi,
+                        int fused) noexcept nogil
 
 import numpy as np
 
@@ -95,13 +102,26 @@ cdef double DOUBLE_MAX = 1.7e308
 cdef int MAX_THREADS = 64
 # the least entries of a working set's kernel block a thread gathers (block_entries)
 cdef Py_ssize_t BLOCK_PART_MIN = 16384
+# a working set's kernel block gathered on and above its diagonal only, then mirrored, where
+# the source's kernel matrix is exactly symmetric (CachedRows.block_entries); False: every
+# entry gathered (for benchmarks: the same values)
+cdef bint GATHER_UPPER = True
+# an RBF row stored in float32 from its dot products in one pass (_exp_row.h: msvm_rbf_row32,
+# the same values as the exponent pass, the exponentials and the store in turn); False: the
+# three passes (for benchmarks)
+cdef bint RBF_ONE_PASS = True
 # prefetch computes at most BLOCK_ROWS kernel rows together (a multiple of the four rows of
-# _dense_dots.h's blocks where there are four or more), holding at most BLOCK_BYTES of their
-# values at once.  Each panel of X is read from memory once per batch (the rows' blocks of
-# four then find it in the core's cache: ROW_TILE), so the more rows a batch the less X is
-# read a value: at n = 80,000 the 4 MB of r10 allowed 6 rows (4 + 2, the two in a block of
-# four), 16 MB allows 16
-cdef int BLOCK_ROWS = 16
+# _dense_dots.h's blocks where there are four or more).  Each panel of X is read from memory
+# once per batch (the rows' blocks of four then find it in the core's cache: ROW_TILE), so
+# the more rows a batch the less X is read a value: at n = 80,000 the 4 MB of r10 allowed 6
+# rows (4 + 2, the two in a block of four), r12's 16 MB 16.  From round 13 a dense X's dot
+# products go to a buffer of one tile per part (m x ROW_TILE values: 512 KB at 64 rows, in
+# the core's L2 cache) instead of a batch x n block (10 MB at 80,000), so that only a sparse
+# X's batch (its dot products held whole) is bounded by BLOCK_BYTES; 16 -> 64 rows, RBF
+# rows, d = 20, float32 store (benchmarks/run_row_batches.py, one machine, alternating):
+# n = 80,000 2.29-2.44 -> 2.16-2.21 ns a value, 10,000 2.13-2.19 -> 2.01-2.29 (32 rows:
+# 2.21-2.26 and 2.08-2.11; 96: 2.10-2.19 and 2.09-2.47; 128 in tiles of 512: 2.19-2.23)
+cdef int BLOCK_ROWS = 64
 cdef Py_ssize_t BLOCK_BYTES = 16 << 20
 # a batch's dot products, kernel values and stores are done ROW_TILE samples at a time (a
 # multiple of the 16 samples of msvm_dots_rows' blocks), so that a tile's values stay in the
@@ -119,12 +139,26 @@ cdef Py_ssize_t ROW_TILE = 1024
 # at 80,000).  Where every row is cached (pendigits) updates run untiled, as r5 measured
 # tiles slower there
 cdef Py_ssize_t UPDATE_TILE = 1024
+# the dot products of DenseKernelRows by fused multiply-adds (_fused_dots.h, where the
+# machine has them; the RBF and polynomial kernels), a source taking the setting at its
+# construction: off by default.  The kernel matrix stays exactly symmetric either way and
+# the values differ by rounding only, but the iterates move with them, and two tests whose
+# cases sit on one rounding's path (a DC model's choice between local minima,
+# tests/test_intercept_solver.py; a finishing step reached, tests/test_finish_budget.py)
+# failed with them on; the gain is small on this project's AMD Zen 4 machine, which runs a
+# multiply and an add as fast as one fused multiply-add: RBF rows, d = 20, float32 store,
+# n = 10,000 2.33 -> 2.11 ns a value, 80,000 2.59 -> 2.50 (with round 13's exponentials;
+# benchmarks/run_row_batches.py)
+cdef bint FUSED_DOTS = False
 
 
-cdef int _batch_rows(Py_ssize_t capacity, Py_ssize_t n) noexcept nogil:
-    """Rows prefetch computes together: at most BLOCK_ROWS, the capacity and BLOCK_BYTES of
-    values, rounded down to a multiple of four where there are four or more."""
-    cdef Py_ssize_t rows = min(BLOCK_ROWS, capacity, BLOCK_BYTES // (8 * max(n, 1)))
+cdef int _batch_rows(Py_ssize_t capacity, Py_ssize_t n, bint in_tiles) noexcept nogil:
+    """Rows prefetch computes together: at most BLOCK_ROWS and the capacity and, where the
+    batch's dot products are held whole (not in_tiles: sparse X), BLOCK_BYTES of values;
+    rounded down to a multiple of four where there are four or more."""
+    cdef Py_ssize_t rows = min(BLOCK_ROWS, capacity)
+    if not in_tiles:
+        rows = min(rows, BLOCK_BYTES // (8 * max(n, 1)))
     if rows >= 4:
         rows -= rows % 4
     return <int> max(1, rows)
@@ -226,31 +260,38 @@ cdef void _values_range(const KernelSpec* ks, double sq_i, const double* sq, dou
 
 cdef void _rows_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     """Samples lo .. hi - 1 of a RowTask's rows: dot products, kernel values, storage, a
-    tile of ROW_TILE samples at a time (every value from its own entry: the same values as
-    in one pass, _values_range)."""
+    tile of w.tile samples at a time (every value from its own entry: the same values as
+    in one pass, _values_range).  The dot products of a tile go to the part's own tile
+    buffer (m x w.tile values) where the task has panels (w.P), else they are in w.block."""
     cdef const RowTask* w = <const RowTask*> ctx
-    cdef Py_ssize_t r, n = w.n, t0, t1
+    cdef Py_ssize_t n = w.n, t0, t1, ld
     cdef int b
-    cdef double* row
+    cdef double* rows
     cdef float* rows32 = <float*> w.store
     t0 = lo
     while t0 < hi:
-        t1 = min(t0 + ROW_TILE, hi)
+        t1 = min(t0 + w.tile, hi)
         if w.P != NULL:
-            if w.d == 0:
-                for b in range(w.m):
-                    memset(w.block + b * n + t0, 0, (t1 - t0) * sizeof(double))
-            elif w.m == 1:
-                msvm_dots_row(w.X + t0 * w.d, t1 - t0, w.d, w.xb, w.block + t0)
+            rows = w.tiles + <Py_ssize_t> part * w.m * w.tile
+            ld = w.tile
+            if w.m == 1:
+                msvm_dots_row(w.X + t0 * w.d, t1 - t0, w.d, w.xb, rows, w.fused)
             else:
-                msvm_dots_rows(w.P, w.X, n, w.d, w.xb, w.m, w.block, t0, t1)
+                msvm_dots_rows(w.P, w.X, w.d, w.xb, w.m, rows, ld, t0, t1, w.fused)
+        else:
+            rows = w.block + t0
+            ld = n
         for b in range(w.m):
-            row = w.block + b * n
-            _values_range(w.ks, w.sq[w.idx[b]], w.sq, row, t0, t1)
+            if w.single and w.ks.kernel == KERNEL_RBF and RBF_ONE_PASS:
+                # the kernel values and their float32 stores in one pass (_exp_row.h)
+                msvm_rbf_row32(rows + b * ld, w.sq + t0, w.sq[w.idx[b]], w.ks.gamma,
+                               w.ks.shift, rows32 + w.offs[b] + t0, t1 - t0)
+                continue
+            _values_range(w.ks, w.sq[w.idx[b]], w.sq + t0, rows + b * ld, 0, t1 - t0)
             if w.single:
-                msvm_store32(rows32 + w.offs[b] + t0, row + t0, t1 - t0)
+                msvm_store32(rows32 + w.offs[b] + t0, rows + b * ld, t1 - t0)
             else:
-                memcpy(<double*> w.store + w.offs[b] + t0, row + t0,
+                memcpy(<double*> w.store + w.offs[b] + t0, rows + b * ld,
                        (t1 - t0) * sizeof(double))
         t0 = t1
 
@@ -274,11 +315,12 @@ cdef struct GatherTask:
     const Py_ssize_t* offs      # m: the store offsets of the block's rows
     const int* idx
     int m
+    bint upper                  # only the entries b >= a (the block mirrored after)
     double* out                 # m x m
 
 
 cdef void _gather_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    """Rows lo .. hi - 1 of a GatherTask's block."""
+    """Rows lo .. hi - 1 of a GatherTask's block (from its diagonal on where w.upper)."""
     cdef const GatherTask* w = <const GatherTask*> ctx
     cdef Py_ssize_t a
     cdef int b, m = w.m
@@ -289,11 +331,11 @@ cdef void _gather_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexce
         out = w.out + a * m
         if w.single:
             row32 = <const float*> w.store + w.offs[a]
-            for b in range(m):
+            for b in range(a if w.upper else 0, m):
                 out[b] = row32[w.idx[b]]
         else:
             row64 = <const double*> w.store + w.offs[a]
-            for b in range(m):
+            for b in range(a if w.upper else 0, m):
                 out[b] = row64[w.idx[b]]
 
 
@@ -620,6 +662,8 @@ cdef class CachedRows(ScoreRows):
         self.store = NULL
         self.scratch = NULL
         self.block = NULL
+        self.tiles = NULL
+        self.tiles_size = 0
         self.pending = NULL
         self.offs = NULL
         self.boffs = NULL
@@ -632,6 +676,7 @@ cdef class CachedRows(ScoreRows):
         free(self.store)
         free(self.scratch)
         free(self.block)
+        free(self.tiles)
         free(self.pending)
         free(self.offs)
         free(self.boffs)
@@ -684,8 +729,10 @@ cdef class CachedRows(ScoreRows):
         itemsize = sizeof(float) if self.single else sizeof(double)
         self.store = malloc(capacity * self.n * itemsize + 1)
         self.scratch = <double*> malloc(self.n * sizeof(double) + 1)
-        self.batch = _batch_rows(capacity, self.n)
-        self.block = <double*> malloc(<Py_ssize_t> self.batch * self.n * sizeof(double) + 1)
+        self.batch = _batch_rows(capacity, self.n, self.dots_in_tiles)
+        # the batch's dot products, where they are not computed a tile at a time (_rows_part)
+        self.block = <double*> malloc((0 if self.dots_in_tiles else
+                                       <Py_ssize_t> self.batch * self.n) * sizeof(double) + 1)
         self.pending = <int*> malloc(capacity * sizeof(int) + 1)
         self.offs = <Py_ssize_t*> malloc(self.batch * sizeof(Py_ssize_t) + 1)
         self.boffs = <Py_ssize_t*> malloc(capacity * sizeof(Py_ssize_t) + 1)
@@ -773,12 +820,15 @@ cdef class CachedRows(ScoreRows):
         their own (claimed first, in order), the samples split between n_threads threads:
         dot products (_dots_task), kernel values and storage (_rows_part)."""
         cdef RowTask w
-        cdef int b
+        cdef int b, parts
         for b in range(m):
             self.offs[b] = <Py_ssize_t> self._claim(idx[b]) * self.n
         w.P = NULL
         w.X = NULL
         w.xb = NULL
+        w.fused = False
+        w.tiles = NULL
+        w.tile = ROW_TILE
         w.n = self.n
         w.d = self.d
         w.m = m
@@ -789,8 +839,17 @@ cdef class CachedRows(ScoreRows):
         w.store = self.store
         w.single = self.single
         w.offs = self.offs
+        parts = msvm_parts(self.n, self.n_threads)
         self._dots_task(idx, m, &w)
-        run_parts(self.n, msvm_parts(self.n, self.n_threads), self.n_threads, _rows_part, &w)
+        if w.P != NULL:
+            w.tiles = self._tile_buffer(<Py_ssize_t> parts * m * w.tile)
+            if w.tiles == NULL:
+                # no memory for the tiles: one row at a time (the same values)
+                for b in range(m):
+                    self._compute(idx[b], self.scratch)
+                    self._store_row(self.offs[b], self.scratch)
+                return
+        run_parts(self.n, parts, self.n_threads, _rows_part, &w)
         self.n_computed += m
 
     cdef void _dots_task(self, const int* idx, int m, RowTask* w) noexcept nogil:
@@ -802,8 +861,7 @@ cdef class CachedRows(ScoreRows):
         """Offset in the store of kernel row i, computed into the cache on a miss (a float32
         row through the scratch buffer)."""
         cdef int s = self.slot_of[i]
-        cdef Py_ssize_t r, off
-        cdef float* rows32 = <float*> self.store
+        cdef Py_ssize_t off
         self.n_requests += 1
         if s >= 0:
             if self.head != s:
@@ -816,9 +874,27 @@ cdef class CachedRows(ScoreRows):
             self._compute(i, <double*> self.store + off)
             return off
         self._compute(i, self.scratch)
-        for r in range(self.n):
-            rows32[off + r] = <float> self.scratch[r]
+        self._store_row(off, self.scratch)
         return off
+
+    cdef void _store_row(self, Py_ssize_t off, const double* row) noexcept nogil:
+        """A computed row (n values) into the store at offset off."""
+        if self.single:
+            msvm_store32(<float*> self.store + off, row, self.n)
+        else:
+            memcpy(<double*> self.store + off, row, self.n * sizeof(double))
+
+    cdef double* _tile_buffer(self, Py_ssize_t size) noexcept nogil:
+        """A buffer of at least size doubles for the parts' tiles of a batch (_rows_part),
+        grown when needed; NULL if it cannot be."""
+        cdef double* grown
+        if size > self.tiles_size:
+            grown = <double*> realloc(self.tiles, size * sizeof(double))
+            if grown == NULL:
+                return NULL
+            self.tiles = grown
+            self.tiles_size = size
+        return self.tiles
 
     cdef const double* row(self, int i) noexcept nogil:
         """Kernel row i (length n) from the cache, computed on a miss.  A float32 row is
@@ -847,9 +923,13 @@ cdef class CachedRows(ScoreRows):
     cdef void block_entries(self, const int* idx, int m, double* out) noexcept nogil:
         """The block's rows looked up (or computed) in order, as row_entries does them, then
         their entries gathered with the block's rows split between n_threads threads
-        (_gather_part; at least BLOCK_PART_MIN entries a part)."""
+        (_gather_part; at least BLOCK_PART_MIN entries a part).  Where the kernel matrix is
+        exactly symmetric by construction (self.symmetric: a dense X's rows, whatever their
+        path, tests/test_fused_dots.py and test_row_batches.py), only the entries on and above
+        the diagonal are gathered and the block mirrored: the same values, half the reads
+        of rows mostly out of the core's caches (n = 40,000: the gather was 10 % of a fit)."""
         cdef GatherTask w
-        cdef int a, parts = 1
+        cdef int a, b, parts = 1
         for a in range(m):
             self.boffs[a] = self._cached(idx[a])
         w.store = self.store
@@ -857,10 +937,15 @@ cdef class CachedRows(ScoreRows):
         w.offs = self.boffs
         w.idx = idx
         w.m = m
+        w.upper = self.symmetric and GATHER_UPPER
         w.out = out
         if self.n_threads > 1:
             parts = max(1, min(4 * self.n_threads, <int> ((<Py_ssize_t> m * m) // BLOCK_PART_MIN)))
         run_parts(m, parts, self.n_threads, _gather_part, &w)
+        if w.upper:
+            for a in range(1, m):
+                for b in range(a):
+                    out[<Py_ssize_t> a * m + b] = out[<Py_ssize_t> b * m + a]
 
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
         cdef Py_ssize_t off = self._cached(i)
@@ -929,8 +1014,15 @@ cdef class DenseKernelRows(CachedRows):
         self._setup(X.shape[0], X.shape[1], k)
         self.X = X
         self.P = np.empty((self.n // 16) * 16 * self.d + 1)
+        # the linear kernel's rows keep the plain loops: its values are the dot products
+        # themselves, kept so every linear-kernel fit stays that of earlier rounds (fused,
+        # 8 of the fingerprint's 38 fits moved by their tolerance and a finishing-step test
+        # case built on the plain rounding no longer reached its step; the gain there small)
+        self.fused = FUSED_DOTS and kernel != "linear"
+        self.dots_in_tiles = self.d > 0
+        self.symmetric = True
         if self.n > 0 and self.d > 0:
-            msvm_sqnorms(&X[0, 0], self.n, self.d, &self.sqnorm[0])
+            msvm_sqnorms(&X[0, 0], self.n, self.d, &self.sqnorm[0], self.fused)
             msvm_panels(&X[0, 0], self.n, self.d, &self.P[0])
         self.row_cost = <long long> self.n * (self.d + 1)
         self._configure(kernel, gamma, coef0, degree, shift, capacity, cache_dtype)
@@ -942,22 +1034,11 @@ cdef class DenseKernelRows(CachedRows):
         if self.d == 0:
             memset(out, 0, self.n * sizeof(double))
             return
-        msvm_dots_row(&self.X[0, 0], self.n, self.d, &self.X[i, 0], out)
-
-    cdef void dots_block(self, const int* idx, int m, double* out) noexcept nogil:
-        """Rows idx[0:m] together: each panel of X read once per four rows (the same
-        values)."""
-        cdef int b, f, d = self.d
-        if m == 1 or d == 0:
-            CachedRows.dots_block(self, idx, m, out)
-            return
-        for b in range(m):
-            for f in range(d):
-                self.xb[b * d + f] = self.X[idx[b], f]
-        msvm_dots_rows(&self.P[0], &self.X[0, 0], self.n, d, self.xb, m, out, 0, self.n)
+        msvm_dots_row(&self.X[0, 0], self.n, self.d, &self.X[i, 0], out, self.fused)
 
     cdef void _dots_task(self, const int* idx, int m, RowTask* w) noexcept nogil:
-        """The dot products are left to the threads (_rows_part), each its own samples."""
+        """The dot products are left to the threads (_rows_part), each its own samples a
+        tile at a time."""
         cdef int b, f, d = self.d
         if d == 0:
             CachedRows._dots_task(self, idx, m, w)
@@ -968,6 +1049,7 @@ cdef class DenseKernelRows(CachedRows):
         w.P = &self.P[0]
         w.X = &self.X[0, 0]
         w.xb = self.xb
+        w.fused = self.fused
 
 
 cdef class SparseKernelRows(CachedRows):
@@ -1223,4 +1305,55 @@ def _tiles(row_tile=None, update_tile=None):
         if update_tile < 0:
             raise ValueError("update_tile must be >= 0")
         UPDATE_TILE = update_tile
+    return old
+
+
+def _fused_dots(flag=None):
+    """Whether DenseKernelRows built from now on take their dot products by fused
+    multiply-adds (_fused_dots.h; off by default), set where given (True only where the
+    machine has them; for benchmarks and tests); returns the previous setting."""
+    global FUSED_DOTS
+    old = bool(FUSED_DOTS)
+    if flag is not None:
+        FUSED_DOTS = bool(flag) and msvm_fused_available()
+    return old
+
+
+def fused_dots_available():
+    """Whether this machine and build have _fused_dots.h's loops."""
+    return bool(msvm_fused_available())
+
+
+def _batches(block_rows=None, block_bytes=None):
+    """The most rows of a batch (BLOCK_ROWS) and of their values (BLOCK_BYTES) for the
+    sources built from now on, set where given (for benchmarks: the values computed and the
+    rows cached do not depend on them); returns the previous pair."""
+    global BLOCK_ROWS, BLOCK_BYTES
+    old = (BLOCK_ROWS, BLOCK_BYTES)
+    if block_rows is not None:
+        if block_rows < 1:
+            raise ValueError("block_rows must be >= 1")
+        BLOCK_ROWS = block_rows
+    if block_bytes is not None:
+        BLOCK_BYTES = block_bytes
+    return old
+
+
+def _gather_upper(flag=None):
+    """GATHER_UPPER (CachedRows.block_entries), set where given (for benchmarks: the same
+    values either way); returns the previous setting."""
+    global GATHER_UPPER
+    old = bool(GATHER_UPPER)
+    if flag is not None:
+        GATHER_UPPER = bool(flag)
+    return old
+
+
+def _rbf_one_pass(flag=None):
+    """RBF_ONE_PASS (_rows_part), set where given (for benchmarks: the same values either
+    way); returns the previous setting."""
+    global RBF_ONE_PASS
+    old = bool(RBF_ONE_PASS)
+    if flag is not None:
+        RBF_ONE_PASS = bool(flag)
     return old

@@ -490,6 +490,18 @@ def _block_choices(const double[::1] z, double[::1] U, double[::1] Ulo, double[:
     return up_at, up_z, lo_at, lo_z, best, best_gain
 
 
+def _cached_boost(value=None):
+    """CACHED_BOOST (_load_block), set where given (for benchmarks); returns the previous
+    value."""
+    global CACHED_BOOST
+    old = CACHED_BOOST
+    if value is not None:
+        if not value >= 1.0:
+            raise ValueError("the boost must be >= 1")
+        CACHED_BOOST = value
+    return old
+
+
 def smo_applies(RowSource src, problem):
     """Whether the working-set SMO path serves this source and problem: kernel rows, and
     directions whose coefficients are +-1 on each slot."""
