@@ -80,7 +80,8 @@ def render_epochs(best, commit, repeats):
     rows = []
     for (C, name, mode), m in sorted(best.items(), key=lambda kv: (kv[0][0], kv[0][1],
                                                                     kv[0][2])):
-        rows.append([f"{C:g}", name, mode if name in GROUPED else "(no Newton step)", f"{m['cpu']:.2f}", m["epochs"],
+        products = mode if name in GROUPED else "(no Newton step)"
+        rows.append([f"{C:g}", name, products, f"{m['cpu']:.2f}", m["epochs"],
                      f"{m['objective']:.10g}"])
     return "\n".join([
         "# The grouped SMO's epoch cost (issue 23, round 13)",
