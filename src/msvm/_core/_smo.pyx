@@ -57,7 +57,10 @@
 #      every full group's sum, then an exact line search within boxes and caps).  A
 #      rank-deficient kernel at large C leaves a flat dual valley about C long along which
 #      the pair steps zig-zag with steps bounded by their own curvature (epochs growing
-#      linearly with C); the Newton step crosses it at once (_free_newton_step);
+#      linearly with C); the Newton step crosses it at once (_free_newton_step).  Its
+#      products with the block run over the samples holding a free variable and those
+#      where the direction is nonzero only (SPARSE_HMUL: the same sums less their zero
+#      terms; n = 4,000 RBF C = 1e6, WeightedRobustMSVM: 100 epochs 4.07 -> 2.11 s CPU);
 # 4. the scores of all n samples are updated once with the kernel rows of the samples whose
 #    variables changed: F += K[:, B] dU_B (O(n) per changed (sample, slot)), each score row
 #    read and written once per four of its changed samples (_rows.pyx: rows_axpys).
