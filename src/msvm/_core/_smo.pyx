@@ -57,7 +57,10 @@
 #      every full group's sum, then an exact line search within boxes and caps).  A
 #      rank-deficient kernel at large C leaves a flat dual valley about C long along which
 #      the pair steps zig-zag with steps bounded by their own curvature (epochs growing
-#      linearly with C); the Newton step crosses it at once (_free_newton_step);
+#      linearly with C); the Newton step crosses it at once (_free_newton_step).  Its
+#      products with the block run over the samples holding a free variable and those
+#      where the direction is nonzero only (SPARSE_HMUL: the same sums less their zero
+#      terms; n = 4,000 RBF C = 1e6, WeightedRobustMSVM: 100 epochs 4.07 -> 2.11 s CPU);
 # 4. the scores of all n samples are updated once with the kernel rows of the samples whose
 #    variables changed: F += K[:, B] dU_B (O(n) per changed (sample, slot)), each score row
 #    read and written once per four of its changed samples (_rows.pyx: rows_axpys).
@@ -152,6 +155,12 @@ cdef double BLOCK_TOL_FRACTION = 0.1
 # cost epochs at tight tolerances (TargetedLocalMSVM, 200 samples, tol 1e-6: a warm start's
 # 112 epochs became 155, a cold start's 101 became 177)
 cdef int SETTLE_ZERO_MIN_N = 2000
+# the Newton step's block products (_hmul) run over the block's samples that hold a free
+# variable and those where the direction is nonzero, not over all q x q: the same sums less
+# their zero terms, so the same iterates.  Round 13 (benchmarks/results/rbf_large_c.md, "the
+# grouped SMO's epoch cost"): make_blobs n = 4,000, RBF, C = 1e6, WeightedRobustMSVM with
+# truncation=None spent most of its SMO epochs in the full q x q products
+cdef bint SPARSE_HMUL = True
 # a conjugate-gradient direction of curvature below CG_FLAT ||p||^2 max(kappa K_ii) is flat
 cdef double CG_FLAT = 1e-12
 # where the row cache holds under half the rows, a candidate of the working set whose kernel
@@ -502,6 +511,16 @@ def _cached_boost(value=None):
     return old
 
 
+def _sparse_hmul(value=None):
+    """SPARSE_HMUL (_hmul), set where given (for benchmarks and tests: off, the Newton
+    step's products run over the whole block); returns the previous value."""
+    global SPARSE_HMUL
+    old = SPARSE_HMUL
+    if value is not None:
+        SPARSE_HMUL = bool(value)
+    return old
+
+
 def smo_applies(RowSource src, problem):
     """Whether the working-set SMO path serves this source and problem: kernel rows, and
     directions whose coefficients are +-1 on each slot."""
@@ -513,6 +532,33 @@ def smo_applies(RowSource src, problem):
     s2 = np.asarray(problem._used(problem.entry_slot2))
     c2 = np.asarray(problem._used(problem.entry_coef2))
     return bool(np.all(np.abs(c1) == 1.0)) and bool(np.all((s2 < 0) | (np.abs(c2) == 1.0)))
+
+
+cdef void _hmul_samples(const Block* B, int k, int qmax, const double* rows, const double* D,
+                        int* rows_i, int* cols_l, int* ni, int* nl) noexcept nogil:
+    """The block samples _hmul reads: rows_i[:ni], those holding a row b with
+    rows[b] != 0, and cols_l[:nl], those whose slot sums D are not all zero, each in
+    increasing order (the order of the plain product's sums); every sample of the block
+    in both when SPARSE_HMUL is off.  A skipped column adds K_il * 0 = 0 to each sum
+    (the block's kernel values are finite), so the sums are the plain product's."""
+    cdef int q = B.q, nb = B.nb, b, i, j
+    cdef unsigned char* need = <unsigned char*> (cols_l + qmax)
+    ni[0] = 0
+    nl[0] = 0
+    for i in range(q):
+        need[i] = 0 if SPARSE_HMUL else 1
+    for b in range(nb):
+        if rows[b] != 0.0:
+            need[B.li[b]] = 1
+    for i in range(q):
+        if need[i]:
+            rows_i[ni[0]] = i
+            ni[0] += 1
+        for j in range(k):
+            if D[i * k + j] != 0.0 or not SPARSE_HMUL:
+                cols_l[nl[0]] = i
+                nl[0] += 1
+                break
 
 
 cdef class SMOSolver(InnerSolver):
@@ -561,7 +607,8 @@ cdef class SMOSolver(InnerSolver):
         self.zg = <double*> malloc((maxper + 1) * sizeof(double))
         self.ag = <double*> malloc((maxper + 1) * sizeof(double))
         self.gvars = <int*> malloc((maxper + 1) * sizeof(int))
-        self.drift = <double*> malloc((5 * nbmax + 2 * <Py_ssize_t> qmax * k + 1)
+        self.drift = <double*> malloc((5 * nbmax + 2 * <Py_ssize_t> qmax * k
+                                       + 2 * <Py_ssize_t> qmax + 1)
                                       * sizeof(double))
         self.ex.l = <double*> malloc(nkeys * sizeof(double))
         self.ex.u = <double*> malloc(nkeys * sizeof(double))
@@ -1215,16 +1262,25 @@ cdef class SMOSolver(InnerSolver):
     cdef void _hmul(self, const double* v, double* out) noexcept nogil:
         """out = H v for a direction v of the block's variables (U-space): the inner
         objective's Hessian, kappa K (x) P on the slot sums of each sample plus rho P on the
-        class sums.  self.drift's scratch holds the per-sample slot sums and their scores."""
+        class sums, on the rows of the free variables (_free_newton_step's mask free_ in
+        self.drift; 0 elsewhere: its callers read no other row, and v is 0 there).  The block product runs over the samples holding a row (a free variable) and
+        the samples where v is nonzero only (SPARSE_HMUL; every sample of the block when
+        off): the same sums, term for term, less the zero terms.  self.drift's scratch holds
+        the per-sample slot sums and their scores, and the two lists of samples."""
         cdef const Prob* p = self.p
         cdef const Canon* cn = &self.cn
         cdef Block* B = &self.B
-        cdef int q = B.q, k = p.k, nb = B.nb, x, b, i, l, j, a
+        cdef int q = B.q, k = p.k, nb = B.nb, x, b, i, l, j, a, ni = 0, nl = 0, ii, ll
         cdef double* D = self.drift + 5 * <Py_ssize_t> (self.qmax * p.maxper + 1)
         cdef double* dF = D + <Py_ssize_t> q * k
+        cdef int* rows_i = <int*> (D + 2 * <Py_ssize_t> self.qmax * k)
+        cdef int* cols_l = rows_i + self.qmax
         cdef double dc[MAX_CLASSES]
         cdef double ds[MAX_CLASSES]
         cdef double Kil, tot = 0.0, sF, r
+        cdef double* dFi
+        cdef const double* Ki
+        cdef const double* rows = self.drift + 4 * <Py_ssize_t> (self.qmax * p.maxper + 1)
         for x in range(q * k):
             D[x] = 0.0
             dF[x] = 0.0
@@ -1240,17 +1296,25 @@ cdef class SMOSolver(InnerSolver):
             if cn.q[a] >= 0:
                 D[i * k + cn.q[a]] += cn.r[a] * v[b]
                 dc[cn.q[a]] += cn.r[a] * v[b]
-        for i in range(q):
-            for l in range(q):
-                Kil = B.K[<Py_ssize_t> i * q + l]
+        _hmul_samples(B, k, self.qmax, rows, D, rows_i, cols_l, &ni, &nl)
+        for ii in range(ni):
+            i = rows_i[ii]
+            dFi = dF + <Py_ssize_t> i * k
+            Ki = B.K + <Py_ssize_t> i * q
+            for ll in range(nl):
+                l = cols_l[ll]
+                Kil = Ki[l]
                 if Kil != 0.0:
                     for j in range(k):
-                        dF[i * k + j] += Kil * D[l * k + j]
+                        dFi[j] += Kil * D[l * k + j]
         for j in range(k):
             tot += dc[j]
         for j in range(k):
             ds[j] = st_rho_eq(p, self.st) * (dc[j] - tot / k)
         for b in range(nb):
+            if rows[b] == 0.0 and SPARSE_HMUL:
+                out[b] = 0.0
+                continue
             a = ce(cn, B.gv[b])
             i = B.li[b]
             sF = 0.0
