@@ -80,7 +80,7 @@ cdef class SMOSolver(InnerSolver):
     cdef double* ag            # maxper + 1: a group's alphas
     cdef int* gvars            # maxper + 1: a group's variables
     cdef double* drift         # grouped blocks: the work arrays of _free_newton_step (5 of
-                               # the block's variables, 2 of q x k)
+                               # the block's variables, 2 of q x k, 2 q for _hmul's samples)
     cdef bint interrupted      # a signal check inside _block_smo (after a Newton step) saw
                                # a signal: the round stops as INTERRUPTED
     cdef Canon cn
@@ -109,4 +109,4 @@ cdef class SMOSolver(InnerSolver):
     cdef void _group_values(self, int x0, int x1) noexcept nogil
     cdef bint _free_newton_step(self) noexcept nogil
     cdef void _project_full(self, double* v, const double* free_) noexcept nogil
-    cdef void _hmul(self, const double* v, double* out) noexcept nogil
+    cdef void _hmul(self, const double* v, const double* free_, double* out) noexcept nogil

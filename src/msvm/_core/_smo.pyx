@@ -534,10 +534,11 @@ def smo_applies(RowSource src, problem):
     return bool(np.all(np.abs(c1) == 1.0)) and bool(np.all((s2 < 0) | (np.abs(c2) == 1.0)))
 
 
-cdef void _hmul_samples(const Block* B, int k, int qmax, const double* rows, const double* D,
-                        int* rows_i, int* cols_l, int* ni, int* nl) noexcept nogil:
-    """The block samples _hmul reads: rows_i[:ni], those holding a row b with
-    rows[b] != 0, and cols_l[:nl], those whose slot sums D are not all zero, each in
+cdef void _hmul_samples(const Block* B, int k, int qmax, const double* free_,
+                        const double* D, int* rows_i, int* cols_l, int* ni,
+                        int* nl) noexcept nogil:
+    """The block samples _hmul reads: rows_i[:ni], those holding a free variable b
+    (free_[b] != 0), and cols_l[:nl], those whose slot sums D are not all zero, each in
     increasing order (the order of the plain product's sums); every sample of the block
     in both when SPARSE_HMUL is off.  A skipped column adds K_il * 0 = 0 to each sum
     (the block's kernel values are finite), so the sums are the plain product's."""
@@ -548,7 +549,7 @@ cdef void _hmul_samples(const Block* B, int k, int qmax, const double* rows, con
     for i in range(q):
         need[i] = 0 if SPARSE_HMUL else 1
     for b in range(nb):
-        if rows[b] != 0.0:
+        if free_[b] != 0.0:
             need[B.li[b]] = 1
     for i in range(q):
         if need[i]:
@@ -1259,14 +1260,15 @@ cdef class SMOSolver(InnerSolver):
             x0 = x1
         return steps
 
-    cdef void _hmul(self, const double* v, double* out) noexcept nogil:
-        """out = H v for a direction v of the block's variables (U-space): the inner
-        objective's Hessian, kappa K (x) P on the slot sums of each sample plus rho P on the
-        class sums, on the rows of the free variables (_free_newton_step's mask free_ in
-        self.drift; 0 elsewhere: its callers read no other row, and v is 0 there).  The block product runs over the samples holding a row (a free variable) and
-        the samples where v is nonzero only (SPARSE_HMUL; every sample of the block when
-        off): the same sums, term for term, less the zero terms.  self.drift's scratch holds
-        the per-sample slot sums and their scores, and the two lists of samples."""
+    cdef void _hmul(self, const double* v, const double* free_, double* out) noexcept nogil:
+        """out = H v for a direction v of the block's variables (U-space), zero off the
+        free ones (``free_``, _free_newton_step's mask): the inner objective's Hessian,
+        kappa K (x) P on the slot sums of each sample plus rho P on the class sums, on the
+        rows of the free variables (0 elsewhere with SPARSE_HMUL: the callers read no
+        other row).  The block product runs over the samples holding a free variable and
+        those where v is nonzero only (SPARSE_HMUL; every sample of the block when off):
+        the same sums, term for term, less the zero terms.  self.drift's scratch holds the
+        per-sample slot sums and their scores, and the two lists of samples."""
         cdef const Prob* p = self.p
         cdef const Canon* cn = &self.cn
         cdef Block* B = &self.B
@@ -1280,7 +1282,6 @@ cdef class SMOSolver(InnerSolver):
         cdef double Kil, tot = 0.0, sF, r
         cdef double* dFi
         cdef const double* Ki
-        cdef const double* rows = self.drift + 4 * <Py_ssize_t> (self.qmax * p.maxper + 1)
         for x in range(q * k):
             D[x] = 0.0
             dF[x] = 0.0
@@ -1296,7 +1297,7 @@ cdef class SMOSolver(InnerSolver):
             if cn.q[a] >= 0:
                 D[i * k + cn.q[a]] += cn.r[a] * v[b]
                 dc[cn.q[a]] += cn.r[a] * v[b]
-        _hmul_samples(B, k, self.qmax, rows, D, rows_i, cols_l, &ni, &nl)
+        _hmul_samples(B, k, self.qmax, free_, D, rows_i, cols_l, &ni, &nl)
         for ii in range(ni):
             i = rows_i[ii]
             dFi = dF + <Py_ssize_t> i * k
@@ -1312,7 +1313,7 @@ cdef class SMOSolver(InnerSolver):
         for j in range(k):
             ds[j] = st_rho_eq(p, self.st) * (dc[j] - tot / k)
         for b in range(nb):
-            if rows[b] == 0.0 and SPARSE_HMUL:
+            if free_[b] == 0.0 and SPARSE_HMUL:
                 out[b] = 0.0
                 continue
             a = ce(cn, B.gv[b])
@@ -1404,7 +1405,7 @@ cdef class SMOSolver(InnerSolver):
             if free_[b] != 0.0:
                 hscale = max(hscale, p.kappa * B.kd[B.li[b]])
         for it in range(min(nf, NEWTON_CG_STEPS)):
-            self._hmul(Pv, Hp)
+            self._hmul(Pv, free_, Hp)
             pHp = 0.0
             pp = 0.0
             for b in range(nb):
@@ -1465,7 +1466,7 @@ cdef class SMOSolver(InnerSolver):
                     tmax = min(tmax, room / rate)
             x0 = x1
         # the exact minimum along X (1 for a converged CG solve), within the boxes and caps
-        self._hmul(X, Hp)
+        self._hmul(X, free_, Hp)
         for b in range(nb):
             xHx += X[b] * Hp[b]
         t = tmax
