@@ -716,7 +716,8 @@ they ran from: a89c8b9-dirty is b02eece's compiled core).
 msvm._core._rows, or alternating with the previous build):
 
 * (a) built, measured and left off by default (msvm._core._rows._fused_dots(True), --fused-dots
-  here, turns it on): dot products by fused multiply-adds where the machine has them
+  here, turned it on; both removed in round 14 with _fused_dots.h, as the gain was small):
+  dot products by fused multiply-adds where the machine has them
   (_fused_dots.h: AVX2 + FMA, chosen at load time), the RBF and polynomial kernels' rows.
   Every value is the chain acc = fma(x_i[f], x_r[f], acc) over the features in order from 0.0,
   and fma(a, b, c) = fma(b, a, c) to the last bit, so K(x_i, x_r) and K(x_r, x_i) are the same

@@ -3,7 +3,6 @@
     python -m benchmarks.run_row_batches --tag after                # n = 10k, 20k, 40k, 80k
     python -m benchmarks.run_row_batches --tag before --n 80000     # (another build's venv)
     python -m benchmarks.run_row_batches --tag tile-512 --row-tile 512
-    python -m benchmarks.run_row_batches --tag fused --fused-dots   # fused multiply-adds
     python -m benchmarks.run_row_batches --render-only
 
 (from the repository root; run it with the venv of the build to measure: the msvm imported
@@ -62,11 +61,8 @@ def _source(n, kind, cache_size=200.0):
 
 def add_row_switches(parser):
     """The switches of round 13's kernel-row changes (msvm._core._rows), for runs of this
-    build with other behaviour: --fused-dots (other values), --three-pass and --gather-all
-    (the same values)."""
-    parser.add_argument("--fused-dots", action="store_true",
-                        help="the dot products by fused multiply-adds (off by default) "
-                             "instead of the plain loops (a product rounded, then added)")
+    build with other behaviour: --three-pass and --gather-all (the same values; round 13's
+    fused multiply-adds were removed in round 14)."""
     parser.add_argument("--three-pass", action="store_true",
                         help="RBF rows stored in float32 by the exponent pass, the "
                              "exponentials and the store in turn instead of one pass")
@@ -78,13 +74,11 @@ def add_row_switches(parser):
 def apply_row_switches(args):
     """Set the switches of add_row_switches; returns the names of those set."""
     from msvm._core import _rows
-    if args.fused_dots:
-        _rows._fused_dots(True)
     if args.three_pass:
         _rows._rbf_one_pass(False)
     if args.gather_all:
         _rows._gather_upper(False)
-    return [name for name in ("fused_dots", "three_pass", "gather_all")
+    return [name for name in ("three_pass", "gather_all")
             if getattr(args, name)]
 
 

@@ -15,9 +15,10 @@
  * rows; a batch's rows and their stores (benchmarks/run_row_batches.py, linear kernel):
  * 5.6 -> 2.2 ns a value at n = 80,000, 2.4 -> 1.9 at 10,000.  GCC on x86-64 Linux also
  * compiles them for AVX2 and AVX-512 machines, chosen at load time.
- * Where a source asks for them (_rows.pyx: FUSED_DOTS, off by default) and the machine has
- * fused multiply-adds (x86-64 with AVX2 and FMA), the entry points at the end take
- * _fused_dots.h's loops instead (one rounding a feature, exactly symmetric too).
+ * Fused multiply-adds (one rounding a feature, exactly symmetric too) were built and
+ * measured in round 13 and removed in round 14: on this project's AMD Zen 4 machine, which
+ * runs a multiply and an add as fast as one fused multiply-add, they gained 0.1 of 2.4 ns a
+ * value and moved the iterates of 8 of the 38 fits of the behaviour fingerprint.
  */
 #ifndef MSVM_DENSE_DOTS_H
 #define MSVM_DENSE_DOTS_H
@@ -31,73 +32,11 @@
 
 #include "_clones.h"
 
-/* The body of msvm_dots_rows, plain (below) and fused (_fused_dots.h), over its parameters
- * P, X, d, xb, m, out, ld, lo, hi: blocks of four rows of xb against each whole panel of P
- * in the range by PANEL(panel, d, p, o), fewer than four rows padded with the first (their
- * sums not stored), the samples outside whole panels one at a time by
- * SAMPLES(p, mb, X, d, lo, hi, out, ld, base). */
-#define MSVM_DOTS_ROWS_BODY(PANEL, SAMPLES)                                                 \
-    do {                                                                                    \
-        const double *p[4];                                                                 \
-        double *o[4];                                                                       \
-        int b0, b, mb;                                                                      \
-        ptrdiff_t q, q0 = (lo + 15) / 16, q1 = hi / 16;                                     \
-        if (q1 < q0)                                                                        \
-            q1 = q0;                             /* no whole panel in the range */          \
-        for (b0 = 0; b0 < m; b0 += 4) {                                                     \
-            mb = m - b0 < 4 ? m - b0 : 4;                                                   \
-            for (b = 0; b < 4; b++)                                                         \
-                p[b] = xb + (b0 + (b < mb ? b : 0)) * d;                                    \
-            for (q = q0; q < q1; q++) {                                                     \
-                for (b = 0; b < 4; b++)                                                     \
-                    o[b] = b < mb ? out + (b0 + b) * ld + (q * 16 - lo) : NULL;             \
-                PANEL(P + q * d * 16, d, p, o);                                             \
-            }                                                                               \
-            if (q1 > q0) {                                                                  \
-                SAMPLES(p, mb, X, d, lo, q0 * 16, out + b0 * ld, ld, lo);                   \
-                SAMPLES(p, mb, X, d, q1 * 16, hi, out + b0 * ld, ld, lo);                   \
-            } else {                                                                        \
-                SAMPLES(p, mb, X, d, lo, hi, out + b0 * ld, ld, lo);                        \
-            }                                                                               \
-        }                                                                                   \
-    } while (0)
-
-/* The body of msvm_dots_row, plain and fused, over its parameters X, n, d, xi, out: the
- * sums acc = MADD(acc, xi[f], X[r, f]) over the features in order from 0.0, four samples at
- * a time (four independent sums). */
-#define MSVM_DOTS_ROW_BODY(MADD)                                                            \
-    do {                                                                                    \
-        ptrdiff_t r = 0, f;                                                                 \
-        for (; r + 4 <= n; r += 4) {                                                        \
-            const double *x0 = X + r * d;                                                   \
-            double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;                                  \
-            for (f = 0; f < d; f++) {                                                       \
-                const double v = xi[f];                                                     \
-                a0 = MADD(a0, v, x0[f]);                                                    \
-                a1 = MADD(a1, v, x0[d + f]);                                                \
-                a2 = MADD(a2, v, x0[2 * d + f]);                                            \
-                a3 = MADD(a3, v, x0[3 * d + f]);                                            \
-            }                                                                               \
-            out[r] = a0;                                                                    \
-            out[r + 1] = a1;                                                                \
-            out[r + 2] = a2;                                                                \
-            out[r + 3] = a3;                                                                \
-        }                                                                                   \
-        for (; r < n; r++) {                                                                \
-            double a = 0.0;                                                                 \
-            for (f = 0; f < d; f++)                                                         \
-                a = MADD(a, xi[f], X[r * d + f]);                                           \
-            out[r] = a;                                                                     \
-        }                                                                                   \
-    } while (0)
-
-#include "_fused_dots.h"
-
 #define MSVM_DOTS_ATTR MSVM_CLONED(("no-trapping-math", "fp-contract=off"))
 
 /* out[i] = ||X[i]||^2 for X (n x d, row-major). */
 MSVM_DOTS_ATTR
-static void msvm_sqnorms_plain(const double *X, ptrdiff_t n, ptrdiff_t d, double *out)
+static void msvm_sqnorms(const double *X, ptrdiff_t n, ptrdiff_t d, double *out)
 {
     ptrdiff_t i, f;
     for (i = 0; i < n; i++) {
@@ -108,15 +47,34 @@ static void msvm_sqnorms_plain(const double *X, ptrdiff_t n, ptrdiff_t d, double
     }
 }
 
-/* a + b c, a product rounded then added (no contraction in these functions) */
-#define MSVM_PLAIN_MADD(a, b, c) ((a) + (b) * (c))
-
-/* out[r] = xi . X[r] for r < n: four samples at a time (four independent sums). */
+/* out[r] = xi . X[r] for r < n: four samples at a time (four independent sums), each summed
+ * over the features in order from 0.0, a product rounded, then added. */
 MSVM_DOTS_ATTR
-static void msvm_dots_row_plain(const double *X, ptrdiff_t n, ptrdiff_t d,
-                                const double *xi, double *out)
+static void msvm_dots_row(const double *X, ptrdiff_t n, ptrdiff_t d, const double *xi,
+                          double *out)
 {
-    MSVM_DOTS_ROW_BODY(MSVM_PLAIN_MADD);
+    ptrdiff_t r = 0, f;
+    for (; r + 4 <= n; r += 4) {
+        const double *x0 = X + r * d;
+        double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+        for (f = 0; f < d; f++) {
+            const double v = xi[f];
+            a0 += v * x0[f];
+            a1 += v * x0[d + f];
+            a2 += v * x0[2 * d + f];
+            a3 += v * x0[3 * d + f];
+        }
+        out[r] = a0;
+        out[r + 1] = a1;
+        out[r + 2] = a2;
+        out[r + 3] = a3;
+    }
+    for (; r < n; r++) {
+        double a = 0.0;
+        for (f = 0; f < d; f++)
+            a += xi[f] * X[r * d + f];
+        out[r] = a;
+    }
 }
 
 /* X (n x d, row-major) in panels of 16 samples, for msvm_dots_rows: panel q holds samples
@@ -234,57 +192,35 @@ static inline void msvm_dots_samples(const double *const *p, int mb, const doubl
  * any range (the threads' parts of the samples, _threads.h; the tiles of _rows.pyx) and the
  * same as msvm_dots_row's. */
 MSVM_DOTS_ATTR
-static void msvm_dots_rows_plain(const double *P, const double *X, ptrdiff_t d,
-                                 const double *xb, int m, double *out, ptrdiff_t ld,
-                                 ptrdiff_t lo, ptrdiff_t hi)
+static void msvm_dots_rows(const double *P, const double *X, ptrdiff_t d, const double *xb,
+                           int m, double *out, ptrdiff_t ld, ptrdiff_t lo, ptrdiff_t hi)
 {
     const int wide = MSVM_WIDE_SUMS();
-#define MSVM_PLAIN_PANEL(panel, d, p, o)                                                    \
-    (wide ? msvm_dots_panel_v4d(panel, d, p, o) : msvm_dots_panel_v2d(panel, d, p, o))
-    MSVM_DOTS_ROWS_BODY(MSVM_PLAIN_PANEL, msvm_dots_samples);
-#undef MSVM_PLAIN_PANEL
-}
-
-/* The entry points: fused (nonzero, and msvm_fused_available()) takes _fused_dots.h's
- * loops (fused multiply-adds), else the plain loops above.  A source passes the same flag to
- * all three for its life, so that its squared norms and dot products are one arithmetic. */
-static void msvm_sqnorms(const double *X, ptrdiff_t n, ptrdiff_t d, double *out, int fused)
-{
-#if MSVM_FUSED_DOTS
-    if (fused) {
-        msvm_sqnorms_fused(X, n, d, out);
-        return;
+    const double *p[4];
+    double *o[4];
+    int b0, b, mb;
+    ptrdiff_t q, q0 = (lo + 15) / 16, q1 = hi / 16;
+    if (q1 < q0)
+        q1 = q0;                                 /* no whole panel in the range */
+    for (b0 = 0; b0 < m; b0 += 4) {
+        mb = m - b0 < 4 ? m - b0 : 4;
+        for (b = 0; b < 4; b++)
+            p[b] = xb + (b0 + (b < mb ? b : 0)) * d;
+        for (q = q0; q < q1; q++) {
+            for (b = 0; b < 4; b++)
+                o[b] = b < mb ? out + (b0 + b) * ld + (q * 16 - lo) : NULL;
+            if (wide)
+                msvm_dots_panel_v4d(P + q * d * 16, d, p, o);
+            else
+                msvm_dots_panel_v2d(P + q * d * 16, d, p, o);
+        }
+        if (q1 > q0) {
+            msvm_dots_samples(p, mb, X, d, lo, q0 * 16, out + b0 * ld, ld, lo);
+            msvm_dots_samples(p, mb, X, d, q1 * 16, hi, out + b0 * ld, ld, lo);
+        } else {
+            msvm_dots_samples(p, mb, X, d, lo, hi, out + b0 * ld, ld, lo);
+        }
     }
-#endif
-    (void)fused;
-    msvm_sqnorms_plain(X, n, d, out);
-}
-
-static void msvm_dots_row(const double *X, ptrdiff_t n, ptrdiff_t d, const double *xi,
-                          double *out, int fused)
-{
-#if MSVM_FUSED_DOTS
-    if (fused) {
-        msvm_dots_row_fused(X, n, d, xi, out);
-        return;
-    }
-#endif
-    (void)fused;
-    msvm_dots_row_plain(X, n, d, xi, out);
-}
-
-static void msvm_dots_rows(const double *P, const double *X, ptrdiff_t d, const double *xb,
-                           int m, double *out, ptrdiff_t ld, ptrdiff_t lo, ptrdiff_t hi,
-                           int fused)
-{
-#if MSVM_FUSED_DOTS
-    if (fused) {
-        msvm_dots_rows_fused(P, X, d, xb, m, out, ld, lo, hi);
-        return;
-    }
-#endif
-    (void)fused;
-    msvm_dots_rows_plain(P, X, d, xb, m, out, ld, lo, hi);
 }
 
 #endif

@@ -70,7 +70,6 @@ cdef struct RowTask:
     void* store
     bint single
     const Py_ssize_t* offs  # m: where each row goes in the store
-    bint fused              # dot products by fused multiply-adds (_fused_dots.h)
     double* tiles           # parts x m x tile: each part's dot products of a tile (P set)
     Py_ssize_t tile         # samples a tile (ROW_TILE)
 
@@ -118,7 +117,6 @@ cdef class DenseKernelRows(CachedRows):
     cdef const double[:, ::1] X
     cdef double[::1] P              # X in panels of 16 samples (_dense_dots.h: msvm_panels)
     cdef double* xb                 # batch x d: the samples of one dots_block
-    cdef readonly bint fused        # dot products by fused multiply-adds (_fused_dots.h)
 
 
 cdef class SparseKernelRows(CachedRows):

@@ -29,8 +29,8 @@
 #     exponentials are taken together by a vectorized exp (_exp_row.h), 3-5x libm's speed.
 #     A batch of rows (up to 64) is computed in column tiles (ROW_TILE: every pass over a
 #     tile while it is in the core's cache), its dot products from X laid out in panels of
-#     16 samples (_dense_dots.h; by fused multiply-adds behind a switch, off by default,
-#     _fused_dots.h: exactly symmetric either way), an RBF row stored in float32 in one
+#     16 samples (_dense_dots.h: a product rounded, then added, in feature order whatever
+#     the path, so the kernel matrix is exactly symmetric), an RBF row stored in float32 in one
 #     pass (_exp_row.h), and where the cache cannot hold every row a score update runs in
 #     column tiles too (UPDATE_TILE), a changed row read from memory once for all its
 #     slots; demote(idle) moves the rows of samples the solver will not read for a while
@@ -80,15 +80,14 @@ cdef extern from "_threads.h":
                        void* ctx) noexcept nogil
 
 cdef extern from "_dense_dots.h":
-    int msvm_fused_available() noexcept nogil
-    void msvm_sqnorms(const double* X, Py_ssize_t n, Py_ssize_t d, double* out,
-                      int fused) noexcept nogil
+    void msvm_sqnorms(const double* X, Py_ssize_t n, Py_ssize_t d,
+                      double* out) noexcept nogil
     void msvm_dots_row(const double* X, Py_ssize_t n, Py_ssize_t d, const double* xi,
-                       double* out, int fused) noexcept nogil
+                       double* out) noexcept nogil
     void msvm_panels(const double* X, Py_ssize_t n, Py_ssize_t d, double* P) noexcept nogil
     void msvm_dots_rows(const double* P, const double* X, Py_ssize_t d, const double* xb,
-                        int m, double* out, Py_ssize_t ld, Py_ssize_t lo, Py_ssize_t hi,
-                        int fused) noexcept nogil
+                        int m, double* out, Py_ssize_t ld, Py_ssize_t lo,
+                        Py_ssize_t hi) noexcept nogil
 
 import numpy as np
 
@@ -139,17 +138,6 @@ cdef Py_ssize_t ROW_TILE = 1024
 # at 80,000).  Where every row is cached (pendigits) updates run untiled, as r5 measured
 # tiles slower there
 cdef Py_ssize_t UPDATE_TILE = 1024
-# the dot products of DenseKernelRows by fused multiply-adds (_fused_dots.h, where the
-# machine has them; the RBF and polynomial kernels), a source taking the setting at its
-# construction: off by default.  The kernel matrix stays exactly symmetric either way and
-# the values differ by rounding only, but the iterates move with them, and two tests whose
-# cases sit on one rounding's path (a DC model's choice between local minima,
-# tests/test_intercept_solver.py; a finishing step reached, tests/test_finish_budget.py)
-# failed with them on; the gain is small on this project's AMD Zen 4 machine, which runs a
-# multiply and an add as fast as one fused multiply-add: RBF rows, d = 20, float32 store,
-# n = 10,000 2.33 -> 2.11 ns a value, 80,000 2.59 -> 2.50 (with round 13's exponentials;
-# benchmarks/run_row_batches.py)
-cdef bint FUSED_DOTS = False
 
 
 cdef int _batch_rows(Py_ssize_t capacity, Py_ssize_t n, bint in_tiles) noexcept nogil:
@@ -275,9 +263,9 @@ cdef void _rows_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept
             rows = w.tiles + <Py_ssize_t> part * w.m * w.tile
             ld = w.tile
             if w.m == 1:
-                msvm_dots_row(w.X + t0 * w.d, t1 - t0, w.d, w.xb, rows, w.fused)
+                msvm_dots_row(w.X + t0 * w.d, t1 - t0, w.d, w.xb, rows)
             else:
-                msvm_dots_rows(w.P, w.X, w.d, w.xb, w.m, rows, ld, t0, t1, w.fused)
+                msvm_dots_rows(w.P, w.X, w.d, w.xb, w.m, rows, ld, t0, t1)
         else:
             rows = w.block + t0
             ld = n
@@ -826,7 +814,6 @@ cdef class CachedRows(ScoreRows):
         w.P = NULL
         w.X = NULL
         w.xb = NULL
-        w.fused = False
         w.tiles = NULL
         w.tile = ROW_TILE
         w.n = self.n
@@ -925,7 +912,7 @@ cdef class CachedRows(ScoreRows):
         their entries gathered with the block's rows split between n_threads threads
         (_gather_part; at least BLOCK_PART_MIN entries a part).  Where the kernel matrix is
         exactly symmetric by construction (self.symmetric: a dense X's rows, whatever their
-        path, tests/test_fused_dots.py and test_row_batches.py), only the entries on and above
+        path, tests/test_dense_dots.py and test_row_batches.py), only the entries on and above
         the diagonal are gathered and the block mirrored: the same values, half the reads
         of rows mostly out of the core's caches (n = 40,000: the gather was 10 % of a fit)."""
         cdef GatherTask w
@@ -1014,15 +1001,10 @@ cdef class DenseKernelRows(CachedRows):
         self._setup(X.shape[0], X.shape[1], k)
         self.X = X
         self.P = np.empty((self.n // 16) * 16 * self.d + 1)
-        # the linear kernel's rows keep the plain loops: its values are the dot products
-        # themselves, kept so every linear-kernel fit stays that of earlier rounds (fused,
-        # 8 of the fingerprint's 38 fits moved by their tolerance and a finishing-step test
-        # case built on the plain rounding no longer reached its step; the gain there small)
-        self.fused = FUSED_DOTS and kernel != "linear"
         self.dots_in_tiles = self.d > 0
         self.symmetric = True
         if self.n > 0 and self.d > 0:
-            msvm_sqnorms(&X[0, 0], self.n, self.d, &self.sqnorm[0], self.fused)
+            msvm_sqnorms(&X[0, 0], self.n, self.d, &self.sqnorm[0])
             msvm_panels(&X[0, 0], self.n, self.d, &self.P[0])
         self.row_cost = <long long> self.n * (self.d + 1)
         self._configure(kernel, gamma, coef0, degree, shift, capacity, cache_dtype)
@@ -1034,7 +1016,7 @@ cdef class DenseKernelRows(CachedRows):
         if self.d == 0:
             memset(out, 0, self.n * sizeof(double))
             return
-        msvm_dots_row(&self.X[0, 0], self.n, self.d, &self.X[i, 0], out, self.fused)
+        msvm_dots_row(&self.X[0, 0], self.n, self.d, &self.X[i, 0], out)
 
     cdef void _dots_task(self, const int* idx, int m, RowTask* w) noexcept nogil:
         """The dot products are left to the threads (_rows_part), each its own samples a
@@ -1049,7 +1031,6 @@ cdef class DenseKernelRows(CachedRows):
         w.P = &self.P[0]
         w.X = &self.X[0, 0]
         w.xb = self.xb
-        w.fused = self.fused
 
 
 cdef class SparseKernelRows(CachedRows):
@@ -1306,22 +1287,6 @@ def _tiles(row_tile=None, update_tile=None):
             raise ValueError("update_tile must be >= 0")
         UPDATE_TILE = update_tile
     return old
-
-
-def _fused_dots(flag=None):
-    """Whether DenseKernelRows built from now on take their dot products by fused
-    multiply-adds (_fused_dots.h; off by default), set where given (True only where the
-    machine has them; for benchmarks and tests); returns the previous setting."""
-    global FUSED_DOTS
-    old = bool(FUSED_DOTS)
-    if flag is not None:
-        FUSED_DOTS = bool(flag) and msvm_fused_available()
-    return old
-
-
-def fused_dots_available():
-    """Whether this machine and build have _fused_dots.h's loops."""
-    return bool(msvm_fused_available())
 
 
 def _batches(block_rows=None, block_bytes=None):
