@@ -30,6 +30,7 @@ Elsewhere the chains keep the refits of ``msvm._probability._weighted_chain``.
 
 import copy
 import functools
+import numbers
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -39,7 +40,7 @@ from ._kernels import make_row_source
 from ._products import times_small
 from ._sequence import CONVERGED, path_start
 from ._snapshot import level_solution, output_map, support_rows
-from ._validation import check_fit_weights
+from ._validation import class_weight_factors
 from ._warm_start import KeptRows
 
 # The chains of the models where it applies run as lean steps (False: the refits of main
@@ -97,6 +98,9 @@ class LevelState:
         self.sequence.random_state = 0      # the seed is set at every step (``step``)
         self.T, self.identity = output_map(est, self.k)
         self.problem, self.unit, self.owner, self.steps = None, None, None, 0
+        self.class_factors = (None if est.class_weight is None else
+                              class_weight_factors(est.class_weight, est.classes_, y_enc))
+        self.seeds = {}     # the seed of an integer random_state (the same at every level)
         self.prototype = self._prototype()
 
     def _prototype(self):
@@ -110,9 +114,12 @@ class LevelState:
 
     # ------------------------------------------------------------------ the problem
     def _weights(self, level_sw):
-        """C times the weights of the fit with sample weights ``level_sw`` (as a refit's
-        input checks form them: times ``class_weight``)."""
-        return self.est.C_ * check_fit_weights(self.est, level_sw, self.y_enc)
+        """C times the weights of the fit with sample weights ``level_sw`` (the start's,
+        checked by its fit, times positive level weights), times ``class_weight`` as a
+        refit's input checks form them (``check_fit_weights``: the same products)."""
+        if self.class_factors is None:
+            return self.est.C_ * level_sw
+        return self.est.C_ * (level_sw * self.class_factors)
 
     def _built(self, weights):
         """The model's own dual problem at the weights C w_i."""
@@ -182,24 +189,37 @@ class LevelState:
         problem = self.problem_at(self._weights(level_sw))
         alpha0, mu0 = np.zeros(problem.n_vars), np.zeros(self.k)
         if start is not None and start.fits(problem):
-            alpha0, mu0 = path_start(problem, start.alpha, start.C, est.C_), start.mu
-            if sequence.problem is not None and est.C_ != start.C:
-                sequence.scale(est.C_ / start.C)
+            # at the same C the start itself (``path_start``: a copy, which
+            # ``clip_feasible`` makes)
+            alpha0, mu0 = start.alpha, start.mu
+            if est.C_ != start.C:
+                alpha0 = path_start(problem, start.alpha, start.C, est.C_)
+                if sequence.problem is not None:
+                    sequence.scale(est.C_ / start.C)
         alpha0 = problem.clip_feasible(alpha0)
         if sequence.rho is None:
             sequence._fix_penalty_and_seed(problem)      # rho, fixed for the state
         sequence.plan, sequence.stop_reasons = self.plan, []
-        sequence.seed = check_random_state(random_state).randint(0, 2 ** 31 - 1)
+        sequence.seed = self._seed(random_state)
         sol = sequence.solve(problem, alpha0, mu0 - mu0.mean(), copy=False)
         est.converged_ = sequence.stop_reason() == CONVERGED
         est._row_state = KeptRows(None, self.src, problem, sol.alpha)     # ``_settled``
         return sol
 
+    def _seed(self, random_state):
+        """The seed a new sequence draws from ``random_state``; for an integer, drawn once."""
+        if not isinstance(random_state, numbers.Integral):
+            return check_random_state(random_state).randint(0, 2 ** 31 - 1)
+        if random_state not in self.seeds:
+            self.seeds[random_state] = check_random_state(random_state).randint(0, 2 ** 31 - 1)
+        return self.seeds[random_state]
+
     def level_fit(self, sol):
         """The fit of one level as the bracketing, the held-out scoring and
         ``predict_proba`` read it: support, dual coefficients, support vectors,
         intercepts, convergence; not the objective, duality gap or ``alpha_``."""
-        fit = copy.copy(self.prototype)
+        fit = object.__new__(type(self.prototype))       # copy.copy without __reduce_ex__
+        fit.__dict__.update(self.prototype.__dict__)
         support = np.flatnonzero(sol.problem.support_mask(sol.alpha))
         V, sol.V = sol.V, None
         fit.support_ = support
