@@ -381,18 +381,18 @@ def render_lean_levels(res):
 @contextlib.contextmanager
 def refit_levels():
     """msvm's probability fit as on main 10578f8 in this process: a refit of the estimator
-    at every weight level (``msvm._level_chain.LEAN_STEPS`` off).  The same fits bit for
-    bit; not restored: the DualProblem's values computed once (``has_pairs``, the used
-    entries, the samples of the variables), which the refits' new problems compute once
-    each as before."""
-    from msvm import _level_chain
+    at every weight level (``msvm._level_chain.LEAN_STEPS`` off) and the exact intercepts'
+    Python search (``msvm._intercept.COMPILED_SEARCH`` off).  The same fits bit for bit;
+    not restored: the DualProblem's values computed once (``has_pairs``, the used entries,
+    the samples of the variables), which the refits' new problems compute once each."""
+    from msvm import _intercept, _level_chain
 
-    saved = _level_chain.LEAN_STEPS
-    _level_chain.LEAN_STEPS = False
+    saved = _level_chain.LEAN_STEPS, _intercept.COMPILED_SEARCH
+    _level_chain.LEAN_STEPS = _intercept.COMPILED_SEARCH = False
     try:
         yield
     finally:
-        _level_chain.LEAN_STEPS = saved
+        _level_chain.LEAN_STEPS, _intercept.COMPILED_SEARCH = saved
 
 
 LEVEL_PARTS = (  # (owner path, attribute, label): exclusive CPU time of each
@@ -501,8 +501,9 @@ def render_level_steps(res):
         f"Commit {res['commit']}; load average (1 min) at the start, after the sets and at "
         f"the end: {load} (2 cores shared with three other engineers' builds and "
         f"benchmarks). CPU time (`time.process_time`); 'before' is main 10578f8's refit "
-        f"per level restored in this process (`benchmarks.probability_lean.refit_levels`: "
-        f"`msvm._level_chain.LEAN_STEPS = False`), 'after' this branch's lean steps, "
+        f"per level and Python intercept search restored in this process "
+        f"(`benchmarks.probability_lean.refit_levels`: `msvm._level_chain.LEAN_STEPS` and "
+        f"`msvm._intercept.COMPILED_SEARCH` off), 'after' this branch's lean steps, "
         f"alternating, the least of {TIMED_REPEATS} CPU times each; one fit "
         f"(probability=False) the least of {ONE_FIT_REPEATS}; Platt: "
         f"CalibratedClassifierCV(same estimator, method='sigmoid', cv=5), the least of "
