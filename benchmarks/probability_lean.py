@@ -258,48 +258,58 @@ def _profile_sets(quick):
 def bench_lean_levels(quick):
     """Section 9b: the profile of a probability fit on small data, before and after, and the
     before / after table of the sets and of every estimator on wine."""
-    import msvm
+    return _section_runs("9b", quick, part_times, round12, {("wine", 1.0)}, ESTIMATORS)
 
-    def maker(cls, C, gamma):
-        def make(probability):
-            params = {"C": C, "probability": probability, "probability_grid": GRID}
-            if "gamma" in cls().get_params():
-                params["gamma"] = gamma
-            return cls(**params)
-        return make
+
+def _section_runs(tag, quick, parts, before, estimator_sets, estimator_names):
+    """The runs of sections 9b and 9c: the profile (``parts``, before and after) on the
+    sets of :func:`_profile_sets`, the before (``before``: a context manager) / after rows
+    of ReinforcedMSVM on every set, and of the estimators ``estimator_names`` on the
+    (data, C) of ``estimator_sets``."""
+    import msvm
 
     load = [os.getloadavg()[0]]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=os.path.dirname(__file__)).stdout.strip()
     profile = []
     for name, C, gamma, X, y in _profile_sets(quick):
-        print(f"  9b (profile): {name}", flush=True)
+        print(f"  {tag} (profile): {name}", flush=True)
         profile.append({"data": name, "C": C, "n": len(y),
-                        **part_times(maker(msvm.ReinforcedMSVM, C, gamma), X, y)})
+                        **parts(_maker(msvm.ReinforcedMSVM, C, gamma), X, y)})
     rows = []
     for name, C, gamma, X, y, X_test, y_test, truth in _sets(quick):
-        print(f"  9b: {name} C={C:g}", flush=True)
+        print(f"  {tag}: {name} C={C:g}", flush=True)
         rows.append({"data": name, "C": C, "estimator": "ReinforcedMSVM",
-                     **compare_row(maker(msvm.ReinforcedMSVM, C, gamma), X, y, X_test, y_test,
-                                   truth)})
+                     **compare_row(_maker(msvm.ReinforcedMSVM, C, gamma), X, y, X_test,
+                                   y_test, truth, before=before)})
     load.append(os.getloadavg()[0])
     estimators = []
     for name, C, gamma, X, y, X_test, y_test, truth in _sets(quick):
-        if name != "wine":
+        if (name, C) not in estimator_sets:
             continue
-        for est_name in ESTIMATORS:
-            print(f"  9b: wine {est_name}", flush=True)
+        for est_name in estimator_names:
+            print(f"  {tag}: {name} {est_name}", flush=True)
             estimators.append({"data": name, "C": C, "estimator": est_name,
-                               **compare_row(maker(getattr(msvm, est_name), C, gamma), X, y,
-                                             X_test, y_test, truth)})
+                               **compare_row(_maker(getattr(msvm, est_name), C, gamma), X, y,
+                                             X_test, y_test, truth, before=before)})
     load.append(os.getloadavg()[0])
     return {"commit": commit, "load": load, "profile": profile, "rows": rows,
             "estimators": estimators}
 
 
+def _maker(cls, C, gamma):
+    """make(probability): the estimator ``cls`` of a run at C (and gamma where it has one)."""
+    def make(probability):
+        params = {"C": C, "probability": probability, "probability_grid": GRID}
+        if "gamma" in cls().get_params():
+            params["gamma"] = gamma
+        return cls(**params)
+    return make
+
+
 # ------------------------------------------------------------------------------- render
-def _profile_table(profile):
-    labels = [label for _, _, label in PARTS]
+def _profile_table(profile, parts=None):
+    labels = [label for _, _, label in (PARTS if parts is None else parts)]
     head = ["part"] + [f"{p['data']}: before / after (ms)" for p in profile]
     body = []
     for label in labels:
@@ -353,19 +363,25 @@ def _targets(rows, by_estimator=False):
     return "\n".join(lines)
 
 
-def render_lean_levels(res):
+def _conditions(res, others, before):
+    """The paragraph of a section's conditions: commit, load, what was timed and how."""
     load = ", ".join(f"{v:.1f}" for v in res["load"])
     return (
         f"Commit {res['commit']}; load average (1 min) at the start, after the sets and at "
-        f"the end: {load} (2 cores shared with two other engineers' builds and "
-        f"benchmarks). CPU time (`time.process_time`); 'before' is main 3e071a4 restored "
-        f"in this process (`benchmarks.probability_lean.round12`), 'after' this branch, "
+        f"the end: {load} (2 cores shared with {others} other engineers' builds and "
+        f"benchmarks). CPU time (`time.process_time`); 'before' is {before}, "
         f"alternating, the least of {TIMED_REPEATS} CPU times each; one fit "
         f"(probability=False) the least of {ONE_FIT_REPEATS}; Platt: "
         f"CalibratedClassifierCV(same estimator, method='sigmoid', cv=5), the least of "
         f"{TIMED_REPEATS} fits where one takes under 1 s. "
-        f"probability_grid={GRID}.\n\n"
-        "#### Where the time of a probability fit goes (ReinforcedMSVM, CPU ms per "
+        f"probability_grid={GRID}.\n\n")
+
+
+def render_lean_levels(res):
+    return (
+        _conditions(res, "two", "main 3e071a4 restored in this process "
+                    "(`benchmarks.probability_lean.round12`), 'after' this branch")
+        + "#### Where the time of a probability fit goes (ReinforcedMSVM, CPU ms per "
         "probability fit, the mean of 5; exclusive time of each part, measured through "
         "wrappers, which add about 2 us a call)\n\n"
         + _profile_table(res["profile"]) + "\n\n"
@@ -395,9 +411,8 @@ def refit_levels():
         _level_chain.LEAN_STEPS, _intercept.COMPILED_SEARCH = saved
 
 
-LEVEL_PARTS = (  # (owner path, attribute, label): exclusive CPU time of each
-    ("msvm._sequence.DualSequence", "_solve_and_finish", "compiled solve (with finishing)"),
-    ("msvm._intercept", "exact_intercepts", "exact intercepts"),
+LEVEL_PARTS = (  # as PARTS, with the lean steps' parts
+    *PARTS[:2],     # the compiled solve, the exact intercepts
     ("msvm._sequence.DualSequence", "move_to", "scores moved to the start"),
     ("msvm._sequence.DualSequence", "solve", "rest of the solve call and snapshot"),
     ("msvm._base.BaseMSVM", "_dual_problem", "problem built (model's _dual_problem)"),
@@ -428,44 +443,9 @@ def _level_part_times(make, X, y, repeats=5):
 def bench_level_steps(quick):
     """Section 9c: the profile of a probability fit on small data, before (a refit per
     level) and after (lean steps), and the before / after tables."""
-    import msvm
-
-    load = [os.getloadavg()[0]]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=os.path.dirname(__file__)).stdout.strip()
-    profile = []
-    for name, C, gamma, X, y in _profile_sets(quick):
-        print(f"  9c (profile): {name}", flush=True)
-        profile.append({"data": name, "C": C, "n": len(y),
-                        **_level_part_times(_maker(msvm.ReinforcedMSVM, C, gamma), X, y)})
-    rows = []
-    for name, C, gamma, X, y, X_test, y_test, truth in _sets(quick):
-        print(f"  9c: {name} C={C:g}", flush=True)
-        rows.append({"data": name, "C": C, "estimator": "ReinforcedMSVM",
-                     **compare_row(_maker(msvm.ReinforcedMSVM, C, gamma), X, y, X_test,
-                                   y_test, truth, before=refit_levels)})
-    load.append(os.getloadavg()[0])
-    estimators = []
-    for name, C, gamma, X, y, X_test, y_test, truth in _sets(quick):
-        if name not in ("wine", "example 4.1.1") or C != 1.0:
-            continue
-        for est_name in ("WestonWatkinsMSVM", "AngleBasedMSVM"):
-            print(f"  9c: {name} {est_name}", flush=True)
-            estimators.append({"data": name, "C": C, "estimator": est_name,
-                               **compare_row(_maker(getattr(msvm, est_name), C, gamma), X, y,
-                                             X_test, y_test, truth, before=refit_levels)})
-    load.append(os.getloadavg()[0])
-    return {"commit": commit, "load": load, "profile": profile, "rows": rows,
-            "estimators": estimators}
-
-
-def _maker(cls, C, gamma):
-    def make(probability):
-        params = {"C": C, "probability": probability, "probability_grid": GRID}
-        if "gamma" in cls().get_params():
-            params["gamma"] = gamma
-        return cls(**params)
-    return make
+    return _section_runs("9c", quick, _level_part_times, refit_levels,
+                         {("wine", 1.0), ("example 4.1.1", 1.0)},
+                         ("WestonWatkinsMSVM", "AngleBasedMSVM"))
 
 
 def _floor_lines(profile):
@@ -473,45 +453,26 @@ def _floor_lines(profile):
     10x target."""
     fixed = ("compiled solve (with finishing)", "exact intercepts", "held-out samples scored",
              "exponent and floor fitted")
-    lines = []
-    for p in profile:
-        after = p["after"]["parts_ms"]
-        floor = sum(after.get(label, 0.0) for label in fixed)
-        lines.append(f"- {p['data']} (n = {p['n']:,}): the compiled solves, exact "
-                     f"intercepts, held-out scoring and exponent and floor alone take "
-                     f"{floor:.1f} ms of the lean path's {p['after']['total_ms']:.1f} ms "
-                     f"({p['after']['n_fits']} fits)")
-    return "\n".join(lines)
+    return "\n".join(
+        f"- {p['data']} (n = {p['n']:,}): the compiled solves, exact intercepts, held-out "
+        f"scoring and exponent and floor alone take "
+        f"{sum(p['after']['parts_ms'].get(label, 0.0) for label in fixed):.1f} ms of the "
+        f"lean path's {p['after']['total_ms']:.1f} ms ({p['after']['n_fits']} fits)"
+        for p in profile)
 
 
 def render_level_steps(res):
-    load = ", ".join(f"{v:.1f}" for v in res["load"])
-    labels = [label for _, _, label in LEVEL_PARTS]
-    head = ["part"] + [f"{p['data']}: before / after (ms)" for p in res["profile"]]
-    body = [[label] + [f"{p['before']['parts_ms'].get(label, 0.0):.2f} / "
-                       f"{p['after']['parts_ms'].get(label, 0.0):.2f}" for p in res["profile"]]
-            for label in labels]
-    body.append(["**whole probability fit**"] + [
-        f"**{p['before']['total_ms']:.1f} / {p['after']['total_ms']:.1f}**"
-        for p in res["profile"]])
-    body.append(["fits; per fit (ms)"] + [
-        f"{p['after']['n_fits']}; {p['before']['total_ms'] / p['before']['n_fits']:.2f} / "
-        f"{p['after']['total_ms'] / p['after']['n_fits']:.2f}" for p in res["profile"]])
     return (
-        f"Commit {res['commit']}; load average (1 min) at the start, after the sets and at "
-        f"the end: {load} (2 cores shared with three other engineers' builds and "
-        f"benchmarks). CPU time (`time.process_time`); 'before' is main 10578f8's refit "
-        f"per level and Python intercept search restored in this process "
-        f"(`benchmarks.probability_lean.refit_levels`: `msvm._level_chain.LEAN_STEPS` and "
-        f"`msvm._intercept.COMPILED_SEARCH` off), 'after' this branch's lean steps, "
-        f"alternating, the least of {TIMED_REPEATS} CPU times each; one fit "
-        f"(probability=False) the least of {ONE_FIT_REPEATS}; Platt: "
-        f"CalibratedClassifierCV(same estimator, method='sigmoid', cv=5), the least of "
-        f"{TIMED_REPEATS} fits where one takes under 1 s. probability_grid={GRID}.\n\n"
-        "#### Where the time of a probability fit goes (ReinforcedMSVM, CPU ms per "
+        _conditions(res, "three", "main 10578f8's refit per level and Python intercept "
+                    "search restored in this process "
+                    "(`benchmarks.probability_lean.refit_levels`: "
+                    "`msvm._level_chain.LEAN_STEPS` and `msvm._intercept.COMPILED_SEARCH` "
+                    "off), 'after' this branch's lean steps")
+        + "#### Where the time of a probability fit goes (ReinforcedMSVM, CPU ms per "
         "probability fit, the mean of 5; exclusive time of each part, measured through "
         "wrappers, which add about 2 us a call)\n\n"
-        + markdown_table(head, body) + "\n\n" + _floor_lines(res["profile"]) + "\n\n"
+        + _profile_table(res["profile"], LEVEL_PARTS) + "\n\n" + _floor_lines(res["profile"])
+        + "\n\n"
         "#### Before and after (ReinforcedMSVM)\n\n" + _rows_table(res["rows"]) + "\n\n"
         "#### WestonWatkinsMSVM and AngleBasedMSVM (C = 1)\n\n"
         + _rows_table(res["estimators"], by_estimator=True, with_data=True) + "\n\n"
