@@ -77,6 +77,17 @@ def test_lean_steps_give_the_refits_probabilities(estimator, small, monkeypatch)
             assert a.converged_ == b.converged_
 
 
+def test_sparse_inputs_give_the_refits_probabilities(small, monkeypatch):
+    """CSR inputs (kernel rows from sparse X; the level fits keep sparse support vectors)."""
+    import scipy.sparse as sp
+
+    X, y, X_test = small
+    X, X_test = sp.csr_matrix(X), sp.csr_matrix(X_test)
+    probas = [_fit(msvm.WestonWatkinsMSVM(C=1.0), X, y, lean, monkeypatch,
+                   random_state=0).predict_proba(X_test) for lean in (False, True)]
+    np.testing.assert_array_equal(probas[1], probas[0])
+
+
 def test_a_random_state_object_draws_the_same_seeds(small, monkeypatch):
     """A RandomState: every chain draws its levels' seeds from its own copy, as the refits
     did."""

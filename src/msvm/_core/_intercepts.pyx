@@ -124,6 +124,97 @@ cdef double _clipped_total(const double* b0, const double* bmin, const double* b
     return acc
 
 
+cdef double _largest_finite(const double* b0, const double* bmin, const double* bmax,
+                           int k) noexcept nogil:
+    """The largest |value| of the finite bounds and of b0 (``_largest_finite_bound``)."""
+    cdef double bound = 0.0
+    cdef int j
+    for j in range(k):
+        if isfinite(bmin[j]) and fabs(bmin[j]) > bound:
+            bound = fabs(bmin[j])
+        if isfinite(bmax[j]) and fabs(bmax[j]) > bound:
+            bound = fabs(bmax[j])
+        if fabs(b0[j]) > bound:
+            bound = fabs(b0[j])
+    return bound
+
+
+cdef double _common_shift(const double* b0, const double* bmin, const double* bmax, int k,
+                          double span) noexcept nogil:
+    """0.5 (a + c) of the final bracket of the bisection for the shift in [-2 span, 2 span]
+    at which the clipped sum reaches 0 (``_shift_bisection``)."""
+    cdef double a = -2.0 * span, c = 2.0 * span, theta
+    cdef int i
+    for i in range(MAX_HALVINGS):
+        theta = 0.5 * (a + c)
+        if theta == a or theta == c:
+            break
+        if _clipped_total(b0, bmin, bmax, k, theta) < 0.0:
+            a = theta
+        else:
+            c = theta
+    return 0.5 * (a + c)
+
+
+cdef int _residue_slot(const double* b, const double* bmin, const double* bmax,
+                       int k) noexcept nogil:
+    """The slot that takes the last rounding residue of the sum: the first with room, else
+    the first of the widest intervals (np.argmax)."""
+    cdef int j, best = 0
+    cdef double width, widest
+    for j in range(k):
+        if b[j] > bmin[j] and b[j] < bmax[j]:
+            return j
+    widest = bmax[0] - bmin[0]
+    for j in range(1, k):
+        width = bmax[j] - bmin[j]
+        if width > widest:
+            best, widest = j, width
+    return best
+
+
+cdef bint _kept_slots(list slots, Slot* s, list views) except -1:
+    """Fill ``s`` with the slots' arrays (kept alive in ``views``); False where a slope is
+    not finite or the arrays disagree in length."""
+    cdef int j
+    cdef Py_ssize_t i
+    cdef const double[::1] t_view
+    cdef const double[::1] cum_view
+    for j in range(len(slots)):
+        t_view = slots[j][0]
+        cum_view = slots[j][1]
+        views.append((t_view, cum_view))
+        s[j].m = t_view.shape[0]
+        if cum_view.shape[0] != s[j].m + 1:
+            return False
+        s[j].t = &t_view[0] if s[j].m > 0 else NULL
+        s[j].cum = &cum_view[0]
+        for i in range(s[j].m + 1):
+            if not isfinite(s[j].cum[i]):
+                return False
+    return True
+
+
+cdef double _slope_search(const Slot* s, int k, Py_ssize_t* pos, bint* found) noexcept nogil:
+    """The common slope lam of the search (``found`` false: no candidate)."""
+    cdef double lam_min = s[0].cum[0], lam_max = s[0].cum[s[0].m], scale = 1.0, size
+    cdef int j
+    for j in range(k):
+        if s[j].cum[0] > lam_min:
+            lam_min = s[j].cum[0]
+        if s[j].cum[s[j].m] < lam_max:
+            lam_max = s[j].cum[s[j].m]
+        size = fabs(s[j].cum[0])
+        if fabs(s[j].cum[s[j].m]) > size:
+            size = fabs(s[j].cum[s[j].m])
+        if size > scale:
+            scale = size
+    if lam_min > lam_max and lam_min - lam_max <= 1e-12 * scale:
+        found[0] = True
+        return 0.5 * (lam_min + lam_max)
+    return _common_slope(s, k, lam_min, lam_max, pos, found)
+
+
 def plain_slot_search(list slots, const double[::1] b0):
     """The intercepts of ``msvm._intercept.slot_intercepts_from_breakpoints`` (the same
     bits), or None where the compiled search does not apply (8 or more slots, a slope or a
@@ -142,18 +233,14 @@ def plain_slot_search(list slots, const double[::1] b0):
     -------
     b : ndarray of shape (k,) or None
     """
-    cdef int k = len(slots), j, i
-    cdef double lam_min, lam_max, scale, lam, size, bound, span, a, c, theta, shift, y
-    cdef double total, width, widest
+    cdef int k = len(slots), j
+    cdef double lam = 0.0, shift = 0.0, y, total = 0.0
     cdef bint found = False
-    cdef const double[::1] t_view
-    cdef const double[::1] cum_view
     cdef Slot* s
     cdef Py_ssize_t* pos
     cdef double[::1] b
     cdef double* bmin
     cdef double* bmax
-    a = c = lam = 0.0
     if k < 1 or k >= PLAIN_SUM_SLOTS or b0.shape[0] != k:
         return None
     for j in range(k):
@@ -168,62 +255,17 @@ def plain_slot_search(list slots, const double[::1] b0):
     bmin = <double*> (pos + 2 * k)
     bmax = bmin + k
     try:
-        for j in range(k):
-            t_view = slots[j][0]
-            cum_view = slots[j][1]
-            views.append((t_view, cum_view))
-            s[j].m = t_view.shape[0]
-            if cum_view.shape[0] != s[j].m + 1:
-                return None
-            s[j].t = &t_view[0] if s[j].m > 0 else NULL
-            s[j].cum = &cum_view[0]
-            for i in range(s[j].m + 1):
-                if not isfinite(s[j].cum[i]):
-                    return None
+        if not _kept_slots(slots, s, views):
+            return None
         with nogil:
-            lam_min = s[0].cum[0]
-            lam_max = s[0].cum[s[0].m]
-            scale = 1.0
-            for j in range(k):
-                if s[j].cum[0] > lam_min:
-                    lam_min = s[j].cum[0]
-                if s[j].cum[s[j].m] < lam_max:
-                    lam_max = s[j].cum[s[j].m]
-                size = fabs(s[j].cum[0])
-                if fabs(s[j].cum[s[j].m]) > size:
-                    size = fabs(s[j].cum[s[j].m])
-                if size > scale:
-                    scale = size
-            found = True
-            if lam_min > lam_max and lam_min - lam_max <= 1e-12 * scale:
-                lam = 0.5 * (lam_min + lam_max)
-            else:
-                lam = _common_slope(s, k, lam_min, lam_max, pos, &found)
+            lam = _slope_search(s, k, pos, &found)
             if found:
                 for j in range(k):
                     _minimizer_interval(&s[j], lam, &bmin[j], &bmax[j])
-                # the largest |value| of the finite bounds and of b0
-                bound = 0.0
-                for j in range(k):
-                    if isfinite(bmin[j]) and fabs(bmin[j]) > bound:
-                        bound = fabs(bmin[j])
-                    if isfinite(bmax[j]) and fabs(bmax[j]) > bound:
-                        bound = fabs(bmax[j])
-                    if fabs(b0[j]) > bound:
-                        bound = fabs(b0[j])
-                span = 2.0 * (bound + 1.0)
-                a, c = -2.0 * span, 2.0 * span
-                for i in range(MAX_HALVINGS):
-                    theta = 0.5 * (a + c)
-                    if theta == a or theta == c:
-                        break
-                    if _clipped_total(&b0[0], bmin, bmax, k, theta) < 0.0:
-                        a = theta
-                    else:
-                        c = theta
+                shift = _common_shift(&b0[0], bmin, bmax, k,
+                                      2.0 * (_largest_finite(&b0[0], bmin, bmax, k) + 1.0))
         if not found:
             return None
-        shift = 0.5 * (a + c)
         out = np.empty(k)
         b = out
         for j in range(k):
@@ -232,24 +274,9 @@ def plain_slot_search(list slots, const double[::1] b0):
             b[j] = y if y < bmax[j] else bmax[j]
             if not isfinite(b[j]):
                 return None
-        # the last rounding residue of the sum, on the first slot with room (else the
-        # widest interval, the first of the widest)
-        i = -1
-        for j in range(k):
-            if b[j] > bmin[j] and b[j] < bmax[j]:
-                i = j
-                break
-        if i < 0:
-            i = 0
-            widest = bmax[0] - bmin[0]
-            for j in range(1, k):
-                width = bmax[j] - bmin[j]
-                if width > widest:
-                    i, widest = j, width
-        total = 0.0
         for j in range(k):
             total += b[j]
-        b[i] -= total
+        b[_residue_slot(&b[0], bmin, bmax, k)] -= total
         return out
     finally:
         free(s)
