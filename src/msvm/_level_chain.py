@@ -74,7 +74,8 @@ class LevelState:
         The refit template (validated parameters, ``warm_start=True``).
     X, y : training inputs and labels (as the refits would get them)
     sample_weight : ndarray of shape (n_samples,)
-        The weights of the chains' start (the level weights multiply them).
+        The weights of the chains' start (checked here as a fit checks them; the level
+        weights multiply them).
     checked : msvm._base.CheckedInput or None
         The validation of X and y of an earlier fit on them.
     """
@@ -85,7 +86,6 @@ class LevelState:
             X, y_enc, _ = est._validate_fit_input(X, y, sample_weight)
             train, src_X, src_kind = est._training_rows(X, y_enc)
         self.est, self.X, self.y_enc = est, X, y_enc
-        self.sample_weight = sample_weight
         self.k = len(est.classes_)
         self.plan = est._solve_plan(src_kind, src_X.shape[0], None)
         self.src = make_row_source(src_X, src_kind, self.k, gamma=est.gamma_,
