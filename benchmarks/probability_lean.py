@@ -1,4 +1,5 @@
-"""Section 9b of the probability benchmarks: the fixed cost of a refit on small data.
+"""Sections 9b and 9c of the probability benchmarks: the fixed cost of a refit on small data
+(9b), and the weight levels as lean steps on a kept state (9c).
 
 Round 13 (issue 25 item 1): where a refit's time goes on small data (CPU time per part of the
 probability fit, before and after), and the probability fit before (main 3e071a4, restored
@@ -6,6 +7,12 @@ in this process by :func:`round12`) and after, alternating in one process, the l
 CPU times each, for ReinforcedMSVM on the small and large sets of section 9 and for every
 estimator with a probability estimate on wine.  Run through
 ``python -m benchmarks.run_probability_benchmarks --only 9b``.
+
+Round 14 (section 9c, ``--only 9c``): the chains of one-solve kernel models as lean steps on
+one kept state per group of classes (msvm/_level_chain.py): the same profile, before (main
+10578f8's refit per level, restored by :func:`refit_levels`) and after, and the before /
+after table of ReinforcedMSVM on the sets and of WestonWatkinsMSVM and AngleBasedMSVM on
+wine and example 4.1.1.
 """
 
 import contextlib
@@ -96,17 +103,19 @@ def _scores(proba, y_test, classes, predicted, truth):
     return out
 
 
-def compare_row(make, X, y, X_test, y_test, truth=None):
-    """One fit (the least of 5), the probability fit before and after (alternating, the
-    least of 3 each), Platt scaling (CalibratedClassifierCV(sigmoid, cv=5)), in this process;
-    CPU times, test scores and the largest difference of the test probabilities."""
+def compare_row(make, X, y, X_test, y_test, truth=None, before=None):
+    """One fit (the least of 5), the probability fit before (``before``: a context
+    manager restoring the old path, by default :func:`round12`) and after (alternating,
+    the least of 3 each), Platt scaling (CalibratedClassifierCV(sigmoid, cv=5)), in this
+    process; CPU times, test scores and the largest difference of the test probabilities."""
+    before = round12 if before is None else before
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         one = min(_cpu_fit(make(False), X, y)[0] for _ in range(ONE_FIT_REPEATS))
         times = {"before": [], "after": []}
         fits = {}
         for _ in range(TIMED_REPEATS):
-            for name, context in (("before", round12), ("after", contextlib.nullcontext)):
+            for name, context in (("before", before), ("after", contextlib.nullcontext)):
                 with context():
                     cpu, est = _cpu_fit(make(True), X, y)
                 times[name].append(cpu)
@@ -121,7 +130,7 @@ def compare_row(make, X, y, X_test, y_test, truth=None):
                      **_scores(probas[name], y_test, est.classes_, est.predict(X_test), truth)}
     row["platt"] = _scores(platt.predict_proba(X_test), y_test, platt.classes_,
                            platt.predict(X_test), truth)
-    print(f"  9b: n={len(y)}: one {one * 1e3:.1f} ms, before {row['before']['cpu']:.3f} s, "
+    print(f"  n={len(y)}: one {one * 1e3:.1f} ms, before {row['before']['cpu']:.3f} s, "
           f"after {row['after']['cpu']:.3f} s, Platt {platt_cpu:.3f} s, identical "
           f"{row['identical']}", flush=True)
     return row
@@ -218,11 +227,12 @@ def _timed_parts(acc):
             setattr(owner, name, real)
 
 
-def part_times(make, X, y, repeats=5):
+def part_times(make, X, y, repeats=5, before=None):
     """CPU time per part of one probability fit (ms, the mean of ``repeats`` fits), and the
-    number of fits, before and after."""
+    number of fits, before (``before``: by default :func:`round12`) and after."""
     out = {}
-    for name, context in (("before", round12), ("after", contextlib.nullcontext)):
+    before = round12 if before is None else before
+    for name, context in (("before", before), ("after", contextlib.nullcontext)):
         acc = {}
         with warnings.catch_warnings(), context():
             warnings.simplefilter("ignore")
@@ -248,48 +258,58 @@ def _profile_sets(quick):
 def bench_lean_levels(quick):
     """Section 9b: the profile of a probability fit on small data, before and after, and the
     before / after table of the sets and of every estimator on wine."""
-    import msvm
+    return _section_runs("9b", quick, part_times, round12, {("wine", 1.0)}, ESTIMATORS)
 
-    def maker(cls, C, gamma):
-        def make(probability):
-            params = {"C": C, "probability": probability, "probability_grid": GRID}
-            if "gamma" in cls().get_params():
-                params["gamma"] = gamma
-            return cls(**params)
-        return make
+
+def _section_runs(tag, quick, parts, before, estimator_sets, estimator_names):
+    """The runs of sections 9b and 9c: the profile (``parts``, before and after) on the
+    sets of :func:`_profile_sets`, the before (``before``: a context manager) / after rows
+    of ReinforcedMSVM on every set, and of the estimators ``estimator_names`` on the
+    (data, C) of ``estimator_sets``."""
+    import msvm
 
     load = [os.getloadavg()[0]]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=os.path.dirname(__file__)).stdout.strip()
     profile = []
     for name, C, gamma, X, y in _profile_sets(quick):
-        print(f"  9b (profile): {name}", flush=True)
+        print(f"  {tag} (profile): {name}", flush=True)
         profile.append({"data": name, "C": C, "n": len(y),
-                        **part_times(maker(msvm.ReinforcedMSVM, C, gamma), X, y)})
+                        **parts(_maker(msvm.ReinforcedMSVM, C, gamma), X, y)})
     rows = []
     for name, C, gamma, X, y, X_test, y_test, truth in _sets(quick):
-        print(f"  9b: {name} C={C:g}", flush=True)
+        print(f"  {tag}: {name} C={C:g}", flush=True)
         rows.append({"data": name, "C": C, "estimator": "ReinforcedMSVM",
-                     **compare_row(maker(msvm.ReinforcedMSVM, C, gamma), X, y, X_test, y_test,
-                                   truth)})
+                     **compare_row(_maker(msvm.ReinforcedMSVM, C, gamma), X, y, X_test,
+                                   y_test, truth, before=before)})
     load.append(os.getloadavg()[0])
     estimators = []
     for name, C, gamma, X, y, X_test, y_test, truth in _sets(quick):
-        if name != "wine":
+        if (name, C) not in estimator_sets:
             continue
-        for est_name in ESTIMATORS:
-            print(f"  9b: wine {est_name}", flush=True)
+        for est_name in estimator_names:
+            print(f"  {tag}: {name} {est_name}", flush=True)
             estimators.append({"data": name, "C": C, "estimator": est_name,
-                               **compare_row(maker(getattr(msvm, est_name), C, gamma), X, y,
-                                             X_test, y_test, truth)})
+                               **compare_row(_maker(getattr(msvm, est_name), C, gamma), X, y,
+                                             X_test, y_test, truth, before=before)})
     load.append(os.getloadavg()[0])
     return {"commit": commit, "load": load, "profile": profile, "rows": rows,
             "estimators": estimators}
 
 
+def _maker(cls, C, gamma):
+    """make(probability): the estimator ``cls`` of a run at C (and gamma where it has one)."""
+    def make(probability):
+        params = {"C": C, "probability": probability, "probability_grid": GRID}
+        if "gamma" in cls().get_params():
+            params["gamma"] = gamma
+        return cls(**params)
+    return make
+
+
 # ------------------------------------------------------------------------------- render
-def _profile_table(profile):
-    labels = [label for _, _, label in PARTS]
+def _profile_table(profile, parts=None):
+    labels = [label for _, _, label in (PARTS if parts is None else parts)]
     head = ["part"] + [f"{p['data']}: before / after (ms)" for p in profile]
     body = []
     for label in labels:
@@ -308,8 +328,9 @@ def _verdict(ok):
     return "met" if ok else "NOT met"
 
 
-def _rows_table(rows, by_estimator=False):
-    head = (["estimator"] if by_estimator else ["data", "C"]) + [
+def _rows_table(rows, by_estimator=False, with_data=False):
+    head = (["estimator"] if by_estimator else ["data", "C"]) + (["data"] if with_data
+                                                                  else []) + [
         "n", "fits", "one fit (ms)", "before (ms)", "after (ms)", "x one fit: before / after",
         "Platt (ms)", "x Platt: before / after", "score after (Platt)", "largest diff",
         "argmax = predict"]
@@ -318,7 +339,8 @@ def _rows_table(rows, by_estimator=False):
         b, a, one = r["before"], r["after"], r["one_fit"]
         score = (f"MAE {a['mae']:.4f} ({r['platt']['mae']:.4f})" if "mae" in a
                  else f"log loss {a['log_loss']:.4f} ({r['platt']['log_loss']:.4f})")
-        body.append(([r["estimator"]] if by_estimator else [r["data"], f"{r['C']:g}"]) + [
+        body.append(([r["estimator"]] if by_estimator else [r["data"], f"{r['C']:g}"])
+                    + ([r["data"]] if with_data else []) + [
             f"{r['n']:,}", f"{a['n_fits']}", f"{1e3 * one:.1f}", f"{1e3 * b['cpu']:.1f}",
             f"{1e3 * a['cpu']:.1f}", f"{b['cpu'] / one:.1f}x / {a['cpu'] / one:.1f}x",
             f"{1e3 * r['platt_cpu']:.0f}",
@@ -331,7 +353,7 @@ def _targets(rows, by_estimator=False):
     lines = []
     for r in rows:
         a, one = r["after"], r["one_fit"]
-        what = (f"{r['estimator']} on wine" if by_estimator
+        what = (f"{r['estimator']} on {r['data']}" if by_estimator
                 else f"{r['data']} (n = {r['n']:,}, C = {r['C']:g})")
         lines.append(f"- {what}: {a['cpu'] / one:.1f}x one fit "
                      f"({_verdict(a['cpu'] <= 10 * one)}), {a['cpu'] / r['platt_cpu']:.2f}x "
@@ -341,25 +363,119 @@ def _targets(rows, by_estimator=False):
     return "\n".join(lines)
 
 
-def render_lean_levels(res):
+def _conditions(res, others, before):
+    """The paragraph of a section's conditions: commit, load, what was timed and how."""
     load = ", ".join(f"{v:.1f}" for v in res["load"])
     return (
         f"Commit {res['commit']}; load average (1 min) at the start, after the sets and at "
-        f"the end: {load} (2 cores shared with two other engineers' builds and "
-        f"benchmarks). CPU time (`time.process_time`); 'before' is main 3e071a4 restored "
-        f"in this process (`benchmarks.probability_lean.round12`), 'after' this branch, "
+        f"the end: {load} (2 cores shared with {others} other engineers' builds and "
+        f"benchmarks). CPU time (`time.process_time`); 'before' is {before}, "
         f"alternating, the least of {TIMED_REPEATS} CPU times each; one fit "
         f"(probability=False) the least of {ONE_FIT_REPEATS}; Platt: "
         f"CalibratedClassifierCV(same estimator, method='sigmoid', cv=5), the least of "
         f"{TIMED_REPEATS} fits where one takes under 1 s. "
-        f"probability_grid={GRID}.\n\n"
-        "#### Where the time of a probability fit goes (ReinforcedMSVM, CPU ms per "
+        f"probability_grid={GRID}.\n\n")
+
+
+def render_lean_levels(res):
+    return (
+        _conditions(res, "two", "main 3e071a4 restored in this process "
+                    "(`benchmarks.probability_lean.round12`), 'after' this branch")
+        + "#### Where the time of a probability fit goes (ReinforcedMSVM, CPU ms per "
         "probability fit, the mean of 5; exclusive time of each part, measured through "
         "wrappers, which add about 2 us a call)\n\n"
         + _profile_table(res["profile"]) + "\n\n"
         "#### Before and after (ReinforcedMSVM)\n\n" + _rows_table(res["rows"]) + "\n\n"
         "#### Every estimator with a probability estimate, on wine (C = 1)\n\n"
         + _rows_table(res["estimators"], by_estimator=True) + "\n\n"
+        "Targets of issue 25 (at most 10x one fit, at most 2x Platt; log loss and MAE "
+        "limits hold wherever the probabilities are identical):\n\n"
+        + _targets(res["rows"]) + "\n" + _targets(res["estimators"], by_estimator=True))
+
+
+# ------------------------------------------------------------------ 9c. lean level steps
+@contextlib.contextmanager
+def refit_levels():
+    """msvm's probability fit as on main 10578f8 in this process: a refit of the estimator
+    at every weight level (``msvm._level_chain.LEAN_STEPS`` off) and the exact intercepts'
+    Python search (``msvm._intercept.COMPILED_SEARCH`` off).  The same fits bit for bit;
+    not restored: the DualProblem's values computed once (``has_pairs``, the used entries,
+    the samples of the variables), which the refits' new problems compute once each."""
+    from msvm import _intercept, _level_chain
+
+    saved = _level_chain.LEAN_STEPS, _intercept.COMPILED_SEARCH
+    _level_chain.LEAN_STEPS = _intercept.COMPILED_SEARCH = False
+    try:
+        yield
+    finally:
+        _level_chain.LEAN_STEPS, _intercept.COMPILED_SEARCH = saved
+
+
+LEVEL_PARTS = (  # as PARTS, with the lean steps' parts
+    *PARTS[:2],     # the compiled solve, the exact intercepts
+    ("msvm._sequence.DualSequence", "move_to", "scores moved to the start"),
+    ("msvm._sequence.DualSequence", "solve", "rest of the solve call and snapshot"),
+    ("msvm._base.BaseMSVM", "_dual_problem", "problem built (model's _dual_problem)"),
+    ("msvm._level_chain.LevelState", "problem_at", "level's bounds set (lean)"),
+    ("msvm._level_chain.LevelState", "step", "rest of a level step (lean)"),
+    ("msvm._level_chain.LevelState", "level_fit", "level's fit kept (lean)"),
+    ("msvm._level_chain.LevelState", "__init__", "chain state built (lean)"),
+    ("msvm._base.BaseMSVM", "_validate_fit_input", "input and weight checks (refits)"),
+    ("msvm._base.BaseMSVM", "_store_fit", "fitted attributes stored (refits)"),
+    ("msvm._base.BaseMSVM", "_fit_model", "rest of the model step (refits)"),
+    ("msvm._probability", "_settled", "settled test of a level"),
+    ("msvm._probability", "bracketed_ratios", "held-out samples scored"),
+    ("msvm._probability", "fit_shape", "exponent and floor fitted"),
+    ("msvm._base.BaseMSVM", "fit", "the rest (own fit's Python, chains' loop, splits)"),
+)
+
+
+def _level_part_times(make, X, y, repeats=5):
+    """:func:`part_times` over LEVEL_PARTS, before (:func:`refit_levels`) and after."""
+    saved = globals()["PARTS"]
+    globals()["PARTS"] = LEVEL_PARTS
+    try:
+        return part_times(make, X, y, repeats, before=refit_levels)
+    finally:
+        globals()["PARTS"] = saved
+
+
+def bench_level_steps(quick):
+    """Section 9c: the profile of a probability fit on small data, before (a refit per
+    level) and after (lean steps), and the before / after tables."""
+    return _section_runs("9c", quick, _level_part_times, refit_levels,
+                         {("wine", 1.0), ("example 4.1.1", 1.0)},
+                         ("WestonWatkinsMSVM", "AngleBasedMSVM"))
+
+
+def _floor_lines(profile):
+    """What the lean path's profile leaves: the parts no level step removes, against the
+    10x target."""
+    fixed = ("compiled solve (with finishing)", "exact intercepts", "held-out samples scored",
+             "exponent and floor fitted")
+    return "\n".join(
+        f"- {p['data']} (n = {p['n']:,}): the compiled solves, exact intercepts, held-out "
+        f"scoring and exponent and floor alone take "
+        f"{sum(p['after']['parts_ms'].get(label, 0.0) for label in fixed):.1f} ms of the "
+        f"lean path's {p['after']['total_ms']:.1f} ms ({p['after']['n_fits']} fits)"
+        for p in profile)
+
+
+def render_level_steps(res):
+    return (
+        _conditions(res, "three", "main 10578f8's refit per level and Python intercept "
+                    "search restored in this process "
+                    "(`benchmarks.probability_lean.refit_levels`: "
+                    "`msvm._level_chain.LEAN_STEPS` and `msvm._intercept.COMPILED_SEARCH` "
+                    "off), 'after' this branch's lean steps")
+        + "#### Where the time of a probability fit goes (ReinforcedMSVM, CPU ms per "
+        "probability fit, the mean of 5; exclusive time of each part, measured through "
+        "wrappers, which add about 2 us a call)\n\n"
+        + _profile_table(res["profile"], LEVEL_PARTS) + "\n\n" + _floor_lines(res["profile"])
+        + "\n\n"
+        "#### Before and after (ReinforcedMSVM)\n\n" + _rows_table(res["rows"]) + "\n\n"
+        "#### WestonWatkinsMSVM and AngleBasedMSVM (C = 1)\n\n"
+        + _rows_table(res["estimators"], by_estimator=True, with_data=True) + "\n\n"
         "Targets of issue 25 (at most 10x one fit, at most 2x Platt; log loss and MAE "
         "limits hold wherever the probabilities are identical):\n\n"
         + _targets(res["rows"]) + "\n" + _targets(res["estimators"], by_estimator=True))

@@ -59,7 +59,8 @@ import warnings
 
 import numpy as np
 
-from benchmarks.probability_lean import bench_lean_levels, render_lean_levels
+from benchmarks.probability_lean import (bench_lean_levels, bench_level_steps,
+                                         render_lean_levels, render_level_steps)
 from benchmarks.harness import (fmt, markdown_table, pendigits_split, sectioned_main,
                                 sectioned_report, wall_cpu_fit)
 
@@ -1172,10 +1173,19 @@ SETUPS["9b"] = (
     "(gamma='median' on the examples, 'scale' on the real data); and every estimator with a "
     "probability estimate on wine (C = 1, default parameters otherwise). Written by "
     "`benchmarks/probability_lean.py`.")
+SETUPS["9c"] = (
+    "9c. Weight levels as lean steps on a kept state (issue 25 item 1, round 14)",
+    "Where a probability fit's CPU time goes on wine (124 training samples, k = 3), breast "
+    "cancer (398, k = 2) and Liu and Yuan's example 4.1.1 (n = 400, k = 3), all at C = 1, "
+    "with a refit of the estimator at every weight level (main 10578f8) and with the "
+    "levels as lean steps on one kept state per group of classes (msvm/_level_chain.py); "
+    "then the probability fit before and after on the sets of section 9b (ReinforcedMSVM) "
+    "and WestonWatkinsMSVM and AngleBasedMSVM on wine and example 4.1.1 at C = 1. Written "
+    "by `benchmarks/probability_lean.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
           "7": render_settled, "8": render_shared_rows, "9": render_lean_refits,
-          "9b": render_lean_levels}
+          "9b": render_lean_levels, "9c": render_level_steps}
 
 
 def render_report(data):
@@ -1211,7 +1221,7 @@ def main(argv=None):
                            "3": bench_breast_cancer, "4": bench_feature_map,
                            "5": bench_approx, "6": bench_fold_cap, "7": bench_settled,
                            "8": bench_shared_rows, "9": bench_lean_refits,
-                           "9b": bench_lean_levels},
+                           "9b": bench_lean_levels, "9c": bench_level_steps},
                           SETUPS, RENDER, render_report)
 
 

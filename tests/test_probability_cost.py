@@ -368,7 +368,7 @@ def _group_chains(monkeypatch, share):
     """The chains of every class of the example (ReinforcedMSVM, C = 10) by
     ``_task_chains``, on one row source (``share``) or one per chain; and the number of row
     sources built."""
-    from msvm import _base, _probability
+    from msvm import _base, _level_chain, _probability
 
     X, y = make_reinforced_example(150, random_state=5)
     est = ReinforcedMSVM(C=10.0, gamma="median").fit(X, y)
@@ -376,8 +376,11 @@ def _group_chains(monkeypatch, share):
     refit = _probability._refit_template(template, 1.0)
     built = []
     real = _base.make_row_source
-    monkeypatch.setattr(_base, "make_row_source", lambda *a, **k: built.append(1) or real(*a, **k))
+    counted = lambda *a, **k: built.append(1) or real(*a, **k)  # noqa: E731
+    monkeypatch.setattr(_base, "make_row_source", counted)
+    monkeypatch.setattr(_level_chain, "make_row_source", counted)    # the lean steps' state
     if not share:
+        monkeypatch.setattr(_level_chain, "LEAN_STEPS", False)       # a refit per level
         chain = _probability._weighted_chain
         monkeypatch.setattr(_probability, "_weighted_chain",
                             lambda *args, **kw: chain(*args[:-1], None, **kw))

@@ -306,10 +306,13 @@ from ._approx import shared_map_decision_values
 from ._available import probability_method
 from ._dask import chunkwise, is_dask_collection
 from ._kernels import kernel_matrix
+from ._level_chain import LevelState
+from ._level_chain import applies as level_steps_apply
 from ._losses import margins as generalized_margins
 from ._plan import refit_rows, resolve_cache_dtype
 from ._thread_pools import one_blas_thread
 from ._validation import check_finite_decision
+from ._warm_start import DualStart
 from .exceptions import DegenerateFitWarning
 
 # Smallest weight level t_1: ratios p_j / p_{j*} below it are not resolved.
@@ -872,6 +875,8 @@ def _task_chains(template, start, X, y, sample_weight, levels, labels, features=
     dtype = resolve_cache_dtype(template.cache_dtype, template.kernel, template.tol,
                                 template.C, sample_weight)
     template = _with_params(template, cache_dtype=dtype)
+    if level_steps_apply(template, X):
+        return _level_chains(template, start, X, y, sample_weight, levels, labels, checked)
     from ._base import CheckedInput
 
     checked = CheckedInput(X, y) if checked is None else checked
@@ -880,6 +885,39 @@ def _task_chains(template, start, X, y, sample_weight, levels, labels, features=
         chain, rows = _weighted_chain(template, start, X, y, sample_weight, levels, label,
                                       features, rows, checked=checked)
         chains.append(chain)
+    return chains
+
+
+def _level_chains(template, start, X, y, sample_weight, levels, labels, checked=None):
+    """:func:`_task_chains` as lean steps on one kept state (msvm/_level_chain.py): the
+    dual problem built once for the group's chains, each level's bounds set in place, its
+    solve warm-started from the previous level's dual on the kept row source, and of each
+    level kept only what the bracketing reads (``LevelState.level_fit``).  The same
+    iterates as the refits of :func:`_weighted_chain`, the same settled levels.
+
+    Returns
+    -------
+    chains : list of one chain (list of m fits, t_1 first) per label
+    """
+    est = _fresh_copy(template)
+    est._plan_overrides = _chain_overrides(template, X, start)
+    state = LevelState(est, X, y, sample_weight, checked)
+    chains = []
+    for label in labels:
+        # each chain draws its solves' seeds from a copy of the template's random_state
+        random_state = _fresh_copy(template).random_state
+        is_label = np.asarray(y == label)
+        chain, previous = [], start._warm_start_state()
+        for t in levels[::-1]:
+            sol = state.step(sample_weight * np.where(is_label, 1.0 / t, 1.0), previous,
+                             random_state)
+            previous = DualStart(sol.alpha, sol.mu.copy(), state.est.C_,
+                                 sol.problem.n_samples)
+            chain.append(state.level_fit(sol))
+            if SETTLED_CHAINS and _settled(state.est, is_label):
+                break                       # the levels below have this fit's solution
+        chain += [chain[-1]] * (len(levels) - len(chain))
+        chains.append(chain[::-1])
     return chains
 
 

@@ -172,13 +172,21 @@ class DualProblem:
                 self.expand("coef2"))
 
     def _used(self, values):
-        """The entries of ``values`` (per entry) that some variable reads."""
-        return values if self.var_entry is None else values[used_entries(self)]
+        """The entries of ``values`` (per entry) that some variable reads (which entries:
+        computed once, ``var_entry`` is not changed once the problem is built)."""
+        if self.var_entry is None:
+            return values
+        if getattr(self, "_used_entries", None) is None:
+            self._used_entries = used_entries(self)
+        return values[self._used_entries]
 
     @property
     def has_pairs(self):
-        """Whether some direction has two slots."""
-        return bool(np.any(self._used(self.entry_slot2) >= 0))
+        """Whether some direction has two slots (computed once: the directions of a
+        problem are not changed once it is built)."""
+        if getattr(self, "_has_pairs", None) is None:
+            self._has_pairs = bool(np.any(self._used(self.entry_slot2) >= 0))
+        return self._has_pairs
 
     def max_abs_bound(self):
         """The largest |lo_v| or |hi_v| (0 without variables)."""
@@ -233,7 +241,11 @@ class DualProblem:
             full[grouped] = sums[group[grouped]] >= self.cap[group[grouped]]
             at |= full
         marked = np.zeros(self.n_samples, dtype=bool)
-        marked[self.sample_of_var()[at]] = True
+        # the sample of every variable, kept (a probability chain tests every level's
+        # solution of one problem whose bounds it moves in place: msvm/_level_chain.py)
+        if getattr(self, "_var_samples", None) is None:
+            self._var_samples = self.sample_of_var()
+        marked[self._var_samples[at]] = True
         return marked
 
     def class_sums(self, alpha):

@@ -287,3 +287,21 @@ def snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
         # a squared norm: a negative value can only be rounding (NaN: not computed)
         penalty=penalty if lean else max(0.0, penalty),
         gap=gap)
+
+
+def level_solution(model, src, problem, alpha, mu, n_iter, resid):
+    """The fitted function of a probability chain's level (msvm/_level_chain.py), lean: the
+    slot coefficients V and the intercepts of :func:`snapshot` (the same values), without
+    the decision values at the training points, the penalty and the duality gap, which
+    nothing reads of a level (``G``, ``penalty`` and ``gap`` are None, NaN and NaN).  For
+    kernel rows computed in the core."""
+    solver = intercept_solver(model, problem)
+    if solver is not None:
+        b_slot = exact_intercepts_in_place(problem, training_scores(None, None, src), -mu,
+                                           solver)[1]
+    else:
+        b_slot = -mu
+    V = centre_and_scale_in_place(problem.slot_sums(alpha), problem.kappa)
+    return _Solution(problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
+                     V=V, W=None, intercept=model._output_map(problem.k) @ b_slot, G=None,
+                     penalty=np.nan)
