@@ -59,8 +59,21 @@ class _GridFit:
     path: np.ndarray
     support: Optional[np.ndarray]
     one_class: bool = False
+    # the samples at a bound that moves with their weight (``DualProblem.at_moving_bounds``;
+    # None at a grid point without a sample): msvm._probability._settled
+    weighed: Optional[np.ndarray] = None
 
 
+
+
+def _weighed_on_grid(fits, n):
+    """Boolean (n,): the samples at a bound that moves with their weight at some grid
+    point (a grid point without a sample has every bound zero: none there)."""
+    marks = np.zeros(n, dtype=bool)
+    for fit in fits:
+        if fit.weighed is not None:
+            marks |= fit.weighed
+    return marks
 
 
 def bandwidth_rule(U, rule):
@@ -307,6 +320,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         fits = self._fit_grid(sequence, src_X.shape[1], U, y, sw)
         self._start_from(GridStart(np.array([fit.alpha for fit in fits]), self.C_))
         self._store_grid(fits, Z)
+        self._weight_bound_samples_ = _weighed_on_grid(fits, len(y))
         self.stop_reason_ = sequence.stop_reason()
         self._keep_plan(sequence.plan)
         self._warn_local_problems(fits)
@@ -402,7 +416,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         else:
             path = times_small(sol.V, T.T)                        # n x (k-1)
         fit = _GridFit(u0, sol.alpha.copy(), objective, sol.resid, max(1, sol.n_iter),
-                       sequence.stop_reasons[-1], path, problem.support_mask(sol.alpha))
+                       sequence.stop_reasons[-1], path, problem.support_mask(sol.alpha),
+                       weighed=problem.at_moving_bounds(sol.alpha))
         return fit, sol.alpha
 
     def _store_grid(self, fits, Z):
