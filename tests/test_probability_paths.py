@@ -130,3 +130,31 @@ def test_probability_fit_of_a_dc_model_makes_fewer_fits(monkeypatch):
     assert est.n_probability_fits_ < main.n_probability_fits_
     np.testing.assert_array_equal(est.predict_proba(X).argmax(axis=1),
                                   np.searchsorted(est.classes_, est.predict(X)))
+
+
+def test_targeted_refit_reuses_the_grid_points_it_would_not_move(monkeypatch):
+    """A warm-started TargetedLocalMSVM refit whose weights grew only on one class takes the
+    previous fit of every grid point where none of that class's samples sat at an upper
+    bound (``n_iter_`` 0 there) and solves the others; its local functions are those of the
+    refit that solves every grid point (REUSE_SETTLED_POINTS = False) to the solves'
+    accuracy.  New labels (same shapes) or shrunk weights reuse nothing."""
+    from msvm import targeted
+
+    X, y = _data("TargetedLocalMSVM")
+    heavier = np.where(y == 0, 30.0, 1.0)
+
+    def refit(sample_weight, labels=y):
+        est = msvm.TargetedLocalMSVM(C=1.0, tol=1e-6, warm_start=True)
+        est.fit(X, y, sample_weight=np.where(y == 0, 10.0, 1.0))
+        return est.fit(X, labels, sample_weight=sample_weight)
+
+    reused = refit(heavier)
+    assert 0 < np.sum(reused.n_iter_ == 0) < len(reused.n_iter_)
+    monkeypatch.setattr(targeted, "REUSE_SETTLED_POINTS", False)
+    solved = refit(heavier)
+    assert np.all(solved.n_iter_ > 0)
+    F, H = reused.local_functions(X), solved.local_functions(X)
+    np.testing.assert_allclose(F, H, atol=1e-4 * np.abs(H).max())
+    monkeypatch.setattr(targeted, "REUSE_SETTLED_POINTS", True)
+    assert np.all(refit(np.where(y == 0, 5.0, 1.0)).n_iter_ > 0)          # weights shrank
+    assert np.all(refit(heavier, labels=(y + 1) % 3).n_iter_ > 0)        # other labels
