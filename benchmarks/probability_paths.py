@@ -3,9 +3,10 @@ models stop where settled (issue 25 item 1, round 14).
 
 Two parts, in one process:
 
-* the probability fit before (main 10578f8's rule, restored by
-  ``msvm._probability.SETTLED_PATHS = False``: only a fit of one convex solve settles) and
-  after, alternating, the least of 3 CPU times each, for RobustMSVM, WeightedRobustMSVM,
+* the probability fit before (main 10578f8's, restored by
+  ``msvm._probability.SETTLED_PATHS = False``: only a fit of one convex solve settles, and
+  ``msvm.targeted.REUSE_SETTLED_POINTS = False``: every grid point solved) and after,
+  alternating, the least of 3 CPU times each, for RobustMSVM, WeightedRobustMSVM,
   AdaptiveWeightedSVM and TargetedLocalMSVM on wine, breast cancer and Liu and Yuan's
   example 4.1.1 (n = 400) at C = 1, against one fit and Platt scaling;
 * the settled rule checked: each class's chain from the own fit (the refits' template at
@@ -26,27 +27,26 @@ import warnings
 import numpy as np
 
 from benchmarks.harness import markdown_table
-from benchmarks.probability_lean import _cpu_fit, _platt, _scores
+from benchmarks.probability_lean import ONE_FIT_REPEATS, TIMED_REPEATS, compare_row
 
 GRID = 8
-TIMED_REPEATS = 3
-ONE_FIT_REPEATS = 5
 ESTIMATORS = ("RobustMSVM", "WeightedRobustMSVM", "AdaptiveWeightedSVM", "TargetedLocalMSVM")
 CHECKED = ESTIMATORS + ("ReinforcedMSVM",)
 
 
 @contextlib.contextmanager
 def main_rule():
-    """main 10578f8's settled rule in this process: the chains of the fits that are
-    sequences of solves never stop early."""
-    from msvm import _probability
+    """main 10578f8's probability fit in this process: the chains of the fits that are
+    sequences of solves never stop early, and a TargetedLocalMSVM refit solves every grid
+    point."""
+    from msvm import _probability, targeted
 
-    saved = _probability.SETTLED_PATHS
-    _probability.SETTLED_PATHS = False
+    saved = _probability.SETTLED_PATHS, targeted.REUSE_SETTLED_POINTS
+    _probability.SETTLED_PATHS = targeted.REUSE_SETTLED_POINTS = False
     try:
         yield
     finally:
-        _probability.SETTLED_PATHS = saved
+        _probability.SETTLED_PATHS, targeted.REUSE_SETTLED_POINTS = saved
 
 
 def _sets(quick, names=("wine", "breast cancer", "example 4.1.1")):
@@ -87,36 +87,6 @@ def _maker(name, C, gamma, **extra):
             params["gamma"] = gamma
         return cls(**params)
     return make
-
-
-def compare_row(make, X, y, X_test, y_test, truth):
-    """One fit (the least of 5), the probability fit before (main's rule) and after,
-    alternating, the least of 3 each, and Platt scaling; CPU times, fits, test scores, the
-    largest difference of the test probabilities."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        one = min(_cpu_fit(make(False), X, y)[0] for _ in range(ONE_FIT_REPEATS))
-        times, fits = {"before": [], "after": []}, {}
-        for _ in range(TIMED_REPEATS):
-            for name, context in (("before", main_rule), ("after", contextlib.nullcontext)):
-                with context():
-                    cpu, est = _cpu_fit(make(True), X, y)
-                times[name].append(cpu)
-                fits[name] = est
-        platt_cpu, platt = _platt(make, X, y)
-        probas = {name: est.predict_proba(X_test) for name, est in fits.items()}
-    row = {"n": len(y), "one_fit": one, "platt_cpu": platt_cpu,
-           "max_diff": float(np.max(np.abs(probas["before"] - probas["after"])))}
-    for name, est in fits.items():
-        row[name] = {"cpu": min(times[name]), "n_fits": int(est.n_probability_fits_),
-                     "factor": float(est.probability_C_factor_),
-                     **_scores(probas[name], y_test, est.classes_, est.predict(X_test), truth)}
-    row["platt"] = _scores(platt.predict_proba(X_test), y_test, platt.classes_,
-                           platt.predict(X_test), truth)
-    print(f"  9d: one {one * 1e3:.1f} ms, before {row['before']['cpu']:.3f} s "
-          f"({row['before']['n_fits']} fits), after {row['after']['cpu']:.3f} s "
-          f"({row['after']['n_fits']} fits), Platt {platt_cpu:.3f} s", flush=True)
-    return row
 
 
 def chain_check(name, C, gamma, X, y, X_test, tight):
@@ -166,7 +136,7 @@ def bench_paths(quick):
             print(f"  9d: {data} {name}", flush=True)
             rows.append({"data": data, "C": 1.0, "estimator": name,
                          **compare_row(_maker(name, 1.0, gamma), X, y, X_test, y_test,
-                                       truth)})
+                                       truth, before=main_rule)})
     load.append(os.getloadavg()[0])
     checks = []
     names = ("wine", "breast cancer", "example 4.1.1", "example 4.1.2")
@@ -250,9 +220,10 @@ def render_paths(res):
     return (
         f"Commit {res['commit']}; load average (1 min) at the start, after the timed rows "
         f"and at the end: {load} (2 cores shared with three other engineers' builds and "
-        f"benchmarks). CPU time (`time.process_time`); 'before' is main 10578f8's rule "
+        f"benchmarks). CPU time (`time.process_time`); 'before' is main 10578f8's fit "
         f"restored in this process (`msvm._probability.SETTLED_PATHS = False`: only a fit "
-        f"of one convex solve settles), 'after' this branch, alternating, the least of "
+        f"of one convex solve settles; `msvm.targeted.REUSE_SETTLED_POINTS = False`: a "
+        f"targeted refit solves every grid point), 'after' this branch, alternating, the least of "
         f"{TIMED_REPEATS} CPU times each; one fit (probability=False) the least of "
         f"{ONE_FIT_REPEATS}; Platt: CalibratedClassifierCV(same estimator, "
         f"method='sigmoid', cv=5), the least of {TIMED_REPEATS} fits where one takes under "

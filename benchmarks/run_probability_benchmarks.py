@@ -1181,7 +1181,8 @@ SETUPS["9d"] = (
     "9d. The DC, reweighting and targeted models' chains stop where settled (issue 25 item 1, "
     "round 14)",
     "RobustMSVM, WeightedRobustMSVM, AdaptiveWeightedSVM and TargetedLocalMSVM: the "
-    "probability fit before (main 10578f8's settled rule) and after on wine (124 training "
+    "probability fit before (main 10578f8's: its settled rule, every targeted grid point "
+    "solved in every refit) and after on wine (124 training "
     "samples, k = 3), breast cancer (398, k = 2) and Liu and Yuan's example 4.1.1 (n = 400, "
     "k = 3, 5000 test samples) at C = 1; then the settled rule checked against every level "
     "refitted on those and example 4.1.2 at C = 1 and 10. Written by "

@@ -318,7 +318,9 @@ def truncated_fit(estimator, sequence, y, sw, log):
     ``_truncation_value(k)`` (None: no truncation, the start is the fit) and
     ``_dc_shift(problem, G, y)`` (the linearized step's box shift and truncated mask).
     Returns the :class:`msvm._sequence.SequenceFit` with the DC attributes
-    (``dc_objectives_``, ``truncated_``, ``n_iter_``, ``n_solver_iter_``).
+    (``dc_objectives_``, ``truncated_``, ``n_iter_``, ``n_solver_iter_``) and
+    ``_weight_bound_samples_``, the samples whose weights some solve of the fit read
+    (:func:`weighed_samples`; what a probability chain's settled rule reads).
     """
     k = len(estimator.classes_)
     is_truncated = estimator._truncation_value(k) is not None

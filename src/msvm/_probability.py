@@ -103,10 +103,11 @@ cheaper ones:
   solution meets the optimality conditions of every level below with the same residual,
   and those levels hold that fit (counted once).  The hinge loss stops responding once the
   class is fitted with margin: on pendigits (C = 10) the chains settle at t = 0.075 to
-  0.013 of t_1 = 0.001, after 3 to 5 of 8 levels.  Only for a model fitted by one convex
-  solve with a kept row source (not a DC model, a reweighting, a targeted grid; the
-  approximate-kernel path's chains keep theirs since round 9, identified by the key of the
-  feature map, ``BaseMSVM._row_source_key``).  The probability fit,
+  0.013 of t_1 = 0.001, after 3 to 5 of 8 levels.  For a model fitted by one convex solve,
+  read from the kept row source's dual (the approximate-kernel path's chains keep theirs
+  since round 9, identified by the key of the feature map, ``BaseMSVM._row_source_key``);
+  for a DC model, a reweighting and a targeted grid (round 14), from the samples whose
+  weights any solve of the fit read (:func:`_path_settled`).  The probability fit,
   ReinforcedMSVM(C=10) (CPU, shared machine, one run): pendigits 7,694 samples 44.4 to
   20.3 s (17x to 7.8x one fit; 405 to 109 fits; log loss 0.0321 to 0.0322), 2,000
   samples 14.7 to 4.3 s (41x to 12x; 406 to 144 fits; log loss 0.0354 to 0.0390: 3 C no
