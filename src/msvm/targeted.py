@@ -371,8 +371,12 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         sequence = self._dual_sequence(src_X, src, plan)
         key = self._grid_key(src_X, y) if self.warm_start and REUSE_SETTLED_POINTS else None
         fits = self._fit_grid(sequence, src_X.shape[1], U, y, sw, key)
-        solved = None if key is None else _SolvedGrid(key, fits, self._grid_weights(U, sw))
-        self._start_from(GridStart(np.array([fit.alpha for fit in fits]), self.C_, solved))
+        alphas = np.array([fit.alpha for fit in fits])
+        # the kept fits' duals are views of the state's (not a second copy)
+        solved = None if key is None else _SolvedGrid(
+            key, [replace(fit, alpha=alpha) for fit, alpha in zip(fits, alphas)],
+            self._grid_weights(U, sw))
+        self._start_from(GridStart(alphas, self.C_, solved))
         self._store_grid(fits, Z)
         self._weight_bound_samples_ = _weighed_on_grid(fits, len(y))
         self.stop_reason_ = sequence.stop_reason()
