@@ -372,10 +372,11 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         key = self._grid_key(src_X, y) if self.warm_start and REUSE_SETTLED_POINTS else None
         fits = self._fit_grid(sequence, src_X.shape[1], U, y, sw, key)
         alphas = np.array([fit.alpha for fit in fits])
-        # the kept fits' duals are views of the state's (not a second copy)
-        solved = None if key is None else _SolvedGrid(
-            key, [replace(fit, alpha=alpha) for fit, alpha in zip(fits, alphas)],
-            self._grid_weights(U, sw))
+        solved = None
+        if key is not None:
+            for fit, alpha in zip(fits, alphas):
+                fit.alpha = alpha       # a view of the state's duals, not a second copy
+            solved = _SolvedGrid(key, fits, self._grid_weights(U, sw))
         self._start_from(GridStart(alphas, self.C_, solved))
         self._store_grid(fits, Z)
         self._weight_bound_samples_ = _weighed_on_grid(fits, len(y))
