@@ -104,10 +104,10 @@ def _scores(proba, y_test, classes, predicted, truth):
 
 
 def compare_row(make, X, y, X_test, y_test, truth=None, before=None):
-    """One fit (the least of 5), the probability fit before (``before``: a context
-    manager restoring the old path, by default :func:`round12`) and after (alternating,
-    the least of 3 each), Platt scaling (CalibratedClassifierCV(sigmoid, cv=5)), in this
-    process; CPU times, test scores and the largest difference of the test probabilities."""
+    """One fit (the least of 5), the probability fit before and after (alternating, the
+    least of 3 each), Platt scaling (CalibratedClassifierCV(sigmoid, cv=5)), in this process;
+    CPU times, fits, test scores and the largest difference of the test probabilities.
+    ``before``: the context restoring the fit before (default :func:`round12`)."""
     before = round12 if before is None else before
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -127,11 +127,13 @@ def compare_row(make, X, y, X_test, y_test, truth=None, before=None):
            "identical": bool(np.array_equal(probas["before"], probas["after"]))}
     for name, est in fits.items():
         row[name] = {"cpu": min(times[name]), "n_fits": int(est.n_probability_fits_),
+                     "factor": float(est.probability_C_factor_),
                      **_scores(probas[name], y_test, est.classes_, est.predict(X_test), truth)}
     row["platt"] = _scores(platt.predict_proba(X_test), y_test, platt.classes_,
                            platt.predict(X_test), truth)
-    print(f"  n={len(y)}: one {one * 1e3:.1f} ms, before {row['before']['cpu']:.3f} s, "
-          f"after {row['after']['cpu']:.3f} s, Platt {platt_cpu:.3f} s, identical "
+    print(f"  n={len(y)}: one {one * 1e3:.1f} ms, before {row['before']['cpu']:.3f} s "
+          f"({row['before']['n_fits']} fits), after {row['after']['cpu']:.3f} s "
+          f"({row['after']['n_fits']} fits), Platt {platt_cpu:.3f} s, identical "
           f"{row['identical']}", flush=True)
     return row
 

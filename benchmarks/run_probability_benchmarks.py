@@ -45,6 +45,10 @@ scaling and pairwise coupling) with the same C and kernel width.
    breast cancer, wine, digits (3 draws each) and pendigits; and three cheaper calibrations
    of small data (the C factor 1 only, the folds' chains on every other level, the factor
    decided on the first fold) measured against every fit on the same sets.
+9d. The chains of the DC, reweighting and targeted models stop where settled
+   (``msvm._probability._path_settled``) against main's rule (they never stopped early):
+   four estimators on wine, breast cancer and example 4.1.1, and the rule checked against
+   every level refitted (``benchmarks/probability_paths.py``).
 
 Every table also has CalibratedClassifierCV(method='isotonic'); times are CPU time on a
 machine shared with other jobs, ratios measured in the same run.
@@ -61,6 +65,7 @@ import numpy as np
 
 from benchmarks.probability_lean import (bench_lean_levels, bench_level_steps,
                                          render_lean_levels, render_level_steps)
+from benchmarks.probability_paths import bench_paths, render_paths
 from benchmarks.harness import (fmt, markdown_table, pendigits_split, sectioned_main,
                                 sectioned_report, wall_cpu_fit)
 
@@ -1182,10 +1187,21 @@ SETUPS["9c"] = (
     "then the probability fit before and after on the sets of section 9b (ReinforcedMSVM) "
     "and WestonWatkinsMSVM and AngleBasedMSVM on wine and example 4.1.1 at C = 1. Written "
     "by `benchmarks/probability_lean.py`.")
+SETUPS["9d"] = (
+    "9d. The DC, reweighting and targeted models' chains stop where settled (issue 25 item 1, "
+    "round 14)",
+    "RobustMSVM, WeightedRobustMSVM, AdaptiveWeightedSVM and TargetedLocalMSVM: the "
+    "probability fit before (main 10578f8's: its settled rule, every targeted grid point "
+    "solved in every refit) and after on wine (124 training "
+    "samples, k = 3), breast cancer (398, k = 2) and Liu and Yuan's example 4.1.1 (n = 400, "
+    "k = 3, 5000 test samples) at C = 1; then the settled rule checked against every level "
+    "refitted on those and example 4.1.2 at C = 1 and 10. Written by "
+    "`benchmarks/probability_paths.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
           "7": render_settled, "8": render_shared_rows, "9": render_lean_refits,
-          "9b": render_lean_levels, "9c": render_level_steps}
+          "9b": render_lean_levels, "9c": render_level_steps,
+          "9d": render_paths}
 
 
 def render_report(data):
@@ -1221,7 +1237,8 @@ def main(argv=None):
                            "3": bench_breast_cancer, "4": bench_feature_map,
                            "5": bench_approx, "6": bench_fold_cap, "7": bench_settled,
                            "8": bench_shared_rows, "9": bench_lean_refits,
-                           "9b": bench_lean_levels, "9c": bench_level_steps},
+                           "9b": bench_lean_levels, "9c": bench_level_steps,
+                           "9d": bench_paths},
                           SETUPS, RENDER, render_report)
 
 

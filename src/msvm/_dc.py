@@ -122,6 +122,9 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
     stop_reason : str
         ``'tol'`` (a fixed point, or a decrease below dc_tol), ``'max_dc_iter'`` or
         ``'dc_objective_rose'``; the latter two with a ConvergenceWarning.
+    weighed : ndarray of bool, shape (n_samples,)
+        The samples whose weights the DC path read: :func:`weighed_samples` of every solve
+        (``msvm._probability._path_settled``).
     """
     steps = _SequenceSteps(sequence, first, objective, linearize, log, tol)
     obj = objective(first)
@@ -129,7 +132,7 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
     history, reason = dc_loop(steps, obj, tol=tol, first_tol=tol if first_tol is None
                               else first_tol, dc_tol=dc_tol, max_dc_iter=max_dc_iter,
                               owner=sequence.owner)
-    return steps.sol, history, steps.epochs, reason
+    return steps.sol, history, steps.epochs, reason, steps.weighed
 
 
 def dc_loop(steps, obj, *, tol, first_tol, dc_tol, max_dc_iter, owner):
@@ -204,6 +207,8 @@ class _SequenceSteps:
         self.sol, self.shift, self.epochs = first, np.zeros(first.problem.n_vars), first.n_iter
         self.new_shift = self.pending = None
         self.rejected, self.tol = False, tol
+        # the samples whose weights the path has read so far (weighed_samples)
+        self.weighed = weighed_samples(first.problem, first.alpha)
 
     def changed(self):
         self.new_shift, _ = self.linearize(self.base, self.sol.G)
@@ -214,12 +219,15 @@ class _SequenceSteps:
         start = self._smoothed_start() if SMOOTHED_DC else None
         if start is not None:
             # the start is the smoothed primal's point at tol: solved to tol at once (a
-            # later polish of this step starts at its solution and costs nothing)
+            # later polish of this step starts at its solution and costs nothing); its
+            # linearization and start depend on every sample's weight
             (self.new_shift, alpha0, mu0), step_tol = start, self.tol
+            self.weighed[:] = True
         sol = self.pending = self.sequence.solve(
             shifted(self.base, self.new_shift), alpha0, mu0, tol=step_tol,
             gap_scale=gap_scale)
         self.epochs += sol.n_iter
+        self.weighed |= weighed_samples(sol.problem, sol.alpha, self.new_shift)
         return self.objective(sol)
 
     def _smoothed_start(self):
@@ -261,6 +269,7 @@ class _SequenceSteps:
         sol = self.sol = self.sequence.solve(self.sol.problem, self.sol.alpha, self.sol.mu,
                                              tol=tol, gap_scale=gap_scale)
         self.epochs += sol.n_iter
+        self.weighed |= weighed_samples(sol.problem, sol.alpha)
         obj = self.objective(sol)
         name = f"DC step {step}" if step else "DC start (untruncated)"
         self._report(f"{name} polished to tol", obj, sol)
@@ -284,6 +293,24 @@ def _objective_rose(owner, step, obj, new, *, tol, dc_tol):
     return "dc_objective_rose"
 
 
+def weighed_samples(problem, alpha, shift=None):
+    """Boolean (n,): the samples whose weights a solve of a fit's path read, at its
+    solution ``alpha`` of ``problem``: those with a variable at a bound that moves with
+    their weight (``DualProblem.at_moving_bounds``) and, for a DC step, those whose
+    linearization shifts a variable (``shift``, whose entries are multiples of the
+    sample's weight: the linear term of a truncated term, C w_i per truncated hinge).
+
+    The weights of the other samples enter neither this solve's optimality conditions nor
+    its start nor its objective (up to the hinge terms of variables free at their hinge,
+    zero up to the solve's residual): see ``msvm._probability._path_settled``.
+    """
+    marks = problem.at_moving_bounds(alpha)
+    if shift is not None:
+        rows = problem.sample_of_var()[np.asarray(shift) != 0]
+        marks[rows] = True
+    return marks
+
+
 def truncated_fit(estimator, sequence, y, sw, log):
     """The fit of a truncated model: its untruncated start, then the DC algorithm.
 
@@ -291,7 +318,9 @@ def truncated_fit(estimator, sequence, y, sw, log):
     ``_truncation_value(k)`` (None: no truncation, the start is the fit) and
     ``_dc_shift(problem, G, y)`` (the linearized step's box shift and truncated mask).
     Returns the :class:`msvm._sequence.SequenceFit` with the DC attributes
-    (``dc_objectives_``, ``truncated_``, ``n_iter_``, ``n_solver_iter_``).
+    (``dc_objectives_``, ``truncated_``, ``n_iter_``, ``n_solver_iter_``) and
+    ``_weight_bound_samples_``, the samples whose weights some solve of the fit read
+    (:func:`weighed_samples`; what a probability chain's settled rule reads).
     """
     k = len(estimator.classes_)
     is_truncated = estimator._truncation_value(k) is not None
@@ -312,15 +341,17 @@ def truncated_fit(estimator, sequence, y, sw, log):
         sol, history, epochs = first, [objective(first)], first.n_iter
         log.step("solve", history[0], sol.resid, n_epochs(sol.n_iter))
         truncated, reason = np.zeros(len(y), dtype=bool), CONVERGED
+        weighed = weighed_samples(first.problem, first.alpha)
     else:
-        sol, history, epochs, reason = dc_fit(
+        sol, history, epochs, reason, weighed = dc_fit(
             sequence, first, objective, lambda problem, G: estimator._dc_shift(problem, G, y),
             tol=estimator.tol, dc_tol=estimator.dc_tol, max_dc_iter=estimator.max_dc_iter,
             log=log, first_tol=first_tol)
         truncated = estimator._dc_shift(first.problem, sol.G, y)[1]
     return SequenceFit(sol, sw, sequence.stop_reason(reason), start=first, attributes={
         "dc_objectives_": np.array(history), "truncated_": truncated,
-        "n_iter_": len(history), "n_solver_iter_": epochs})
+        "n_iter_": len(history), "n_solver_iter_": epochs,
+        "_weight_bound_samples_": weighed})
 
 
 class TruncatedDegenerateCause:

@@ -103,10 +103,11 @@ cheaper ones:
   solution meets the optimality conditions of every level below with the same residual,
   and those levels hold that fit (counted once).  The hinge loss stops responding once the
   class is fitted with margin: on pendigits (C = 10) the chains settle at t = 0.075 to
-  0.013 of t_1 = 0.001, after 3 to 5 of 8 levels.  Only for a model fitted by one convex
-  solve with a kept row source (not a DC model, a reweighting, a targeted grid; the
-  approximate-kernel path's chains keep theirs since round 9, identified by the key of the
-  feature map, ``BaseMSVM._row_source_key``).  The probability fit,
+  0.013 of t_1 = 0.001, after 3 to 5 of 8 levels.  For a model fitted by one convex solve,
+  read from the kept row source's dual (the approximate-kernel path's chains keep theirs
+  since round 9, identified by the key of the feature map, ``BaseMSVM._row_source_key``);
+  for a DC model, a reweighting and a targeted grid (round 14), from the samples whose
+  weights any solve of the fit read (:func:`_path_settled`).  The probability fit,
   ReinforcedMSVM(C=10) (CPU, shared machine, one run): pendigits 7,694 samples 44.4 to
   20.3 s (17x to 7.8x one fit; 405 to 109 fits; log loss 0.0321 to 0.0322), 2,000
   samples 14.7 to 4.3 s (41x to 12x; 406 to 144 fits; log loss 0.0354 to 0.0390: 3 C no
@@ -343,6 +344,10 @@ REFIT_TOL_MAX = 0.3
 # A class's chain stops at the level where its fit is settled (``_settled``): the levels
 # below have the same solution.
 SETTLED_CHAINS = True
+# The settled rule of the fits that are sequences of solves (a DC model's, a reweighting's,
+# a targeted grid's: ``_path_settled``, round 14); False: only a fit of one convex solve
+# settles, as before (benchmarks' "before").
+SETTLED_PATHS = True
 # The chains of at most this many classes run on one row source, one after another (one
 # unit of work for ``n_jobs``: ``_task_chains``).
 CHAIN_GROUP_CLASSES = 5
@@ -925,20 +930,35 @@ def _settled(est, is_label):
     """Whether the weighted fit ``est`` is also a fit at every larger weight of the samples
     ``is_label`` (the levels below its own), so that its chain may stop.
 
+    Only for a converged fit.  A fit that is a sequence of convex solves (a DC model's, a
+    reweighting's, a targeted grid's) records the samples whose weights its path read
+    (``_weight_bound_samples_``): :func:`_path_settled`.  A model fitted by one convex
+    solve of its dual: :func:`_one_solve_settled`.  Any other fit (an override of the fit
+    that records nothing, a chunked fit on Dask input) is never settled here.
+    """
+    if not getattr(est, "converged_", False):
+        return False
+    marks = getattr(est, "_weight_bound_samples_", None)
+    if marks is not None:
+        return SETTLED_PATHS and _path_settled(marks, is_label)
+    return _one_solve_settled(est, is_label)
+
+
+def _one_solve_settled(est, is_label):
+    """The settled rule of a model fitted by one convex solve of its dual.
+
     The weights enter a dual only through the boxes (and group caps) of their samples'
     variables, which grow with the weight.  When no variable of those samples is at a bound
-    that moves (an upper bound, a nonzero lower bound, a cap), the solution satisfies the
-    optimality conditions of every larger weight with the same residual: the fits there
-    are this one.  That is so once the up-weighted class is fitted with margin everywhere
-    (its hinge terms inactive or at the hinge), which the hinge loss does not change by
-    weighting them more.  Only for a model fitted by one convex solve of its dual (a DC
-    model's, a reweighting's or a grid's later solves depend on the weights otherwise),
-    and only for a converged fit.  Its intercepts are the exact ones at its own weights,
+    that moves (an upper bound, a nonzero lower bound, a nonzero cap), the solution
+    satisfies the optimality conditions of every larger weight with the same residual: the
+    fits there are this one.  That is so once the up-weighted class is fitted with margin
+    everywhere (its hinge terms inactive or at the hinge), which the hinge loss does not
+    change by weighting them more.  Its intercepts are the exact ones at its own weights,
     which may differ from those at larger weights where they are not unique.
     """
     from ._base import BaseMSVM
 
-    if (not getattr(est, "converged_", False) or type(est)._fit_dual is not BaseMSVM._fit_dual
+    if (type(est)._fit_dual is not BaseMSVM._fit_dual
             or type(est)._fit_model is not BaseMSVM._fit_model):
         return False
     solved = est._solved_dual()
@@ -946,6 +966,55 @@ def _settled(est, is_label):
         return False
     problem, alpha = solved
     return not np.any(problem.at_moving_bounds(alpha)[is_label])
+
+
+def _path_settled(marks, is_label):
+    """The settled rule of a fit that is a sequence of convex solves: no sample of
+    ``is_label`` among ``marks``, the samples whose weights some solve of the fit's path
+    read (``_weight_bound_samples_``: ``msvm._dc.weighed_samples`` of every solve).
+
+    Claim: then the refit at any larger weight of those samples, warm-started from this fit
+    as a chain's next level is, takes the same path and returns this fit (each solve's
+    result meets that solve's stopping conditions there with the same residual).  Let S be
+    the samples ``is_label``, their weights grown by q > 1, every other weight fixed.
+
+    1. Every bound and group cap of these duals is a multiple of its sample's weight (C w_i,
+       times a utility, a reweighting's v_i, a smoothing weight), and so is a DC step's
+       shift of it (C w_i beta_ij, or the cap of a truncated group).  A variable off its
+       nonzero bounds stays off the q-times larger ones, one at a zero bound stays there,
+       and the decision values do not involve the bounds: a point with no S-sample marked
+       meets the optimality conditions of the larger weights with the same residual.
+    2. A refit starts from the stored start of this fit (a DC fit's untruncated solve, a
+       reweighting's first fit, every grid point's solution), which is feasible at the
+       larger weights (bounds only grow) and, by 1, already a solution there.
+    3. DC models (RobustMSVM, WeightedRobustMSVM with truncation; Wu and Liu 2007, Liu, Wu
+       and He 2011).  Each step's linearization is read from the decision values of the
+       current solution (``_dc_shift``): the same.  Its start alpha + shift - new_shift
+       differs only where a sample's shift does, and the shifts of unmarked samples are
+       zero: the same start, the same step problem up to S's bounds, so by 1 the same
+       solution.  The loop's decisions compare the model's objective at these solutions,
+       which depends on S's weights only through S's loss terms: a truncated term (a
+       nonzero shift) or an active hinge (its variable at the upper bound) is marked, and
+       an unmarked sample's hinges are inactive or at the hinge, zero up to the residual.
+       So the loop accepts, rejects and stops as it did, at this fit.  (The same fit is a
+       DC fixed point at the larger weights: a truncated variable sits at its zero bound.)
+       Where a step takes its start and linearization from the smoothed primal (grouped
+       duals on explicit features, ``msvm._dc.SMOOTHED_DC``), both depend on every weight:
+       every sample is marked.
+    4. AdaptiveWeightedSVM: the weights v of each refit are read from the decision values
+       (``next_weights``): the same; each refit starts from the previous solution clipped
+       to the new caps C w_i v_i, which moves a sample's variables only where its group
+       exceeds that cap; such a sample is marked (at q times the cap it would not move).
+       The iterative scheme stops when v repeats: the same.
+    5. TargetedLocalMSVM: the grid points are independent convex solves (the bandwidth and
+       the grid are read from the targeted column alone), each started from this fit's
+       solution at that point: 1 and 2 for each.
+
+    The marks are conservative (a sample once at a moving bound anywhere on the path is
+    marked); in exact arithmetic the claim holds as stated, with inexact solves it holds
+    as for the one-solve rule: the refit may move within its tolerance.
+    """
+    return len(marks) == len(is_label) and not np.any(marks[is_label])
 
 
 def _class_groups(classes):

@@ -224,11 +224,13 @@ class DualProblem:
 
     def at_moving_bounds(self, alpha):
         """Boolean (n,): the samples with a variable at a bound that grows with the sample's
-        weight (an upper bound, a nonzero lower bound) or in a group at its cap.
+        weight (a nonzero upper or lower bound) or in a group at its nonzero cap.
 
-        The weights enter the dual only through those bounds: a solution none of whose
-        samples in a set is marked here meets the optimality conditions of every larger
-        weight of that set with the same residual (``msvm._probability._settled``).
+        Every bound and cap is a multiple of its sample's weight (a DC step's shifted ones
+        too: msvm._dc), so a zero one stays zero at every weight.  The weights enter the
+        dual only through the nonzero ones: a solution none of whose samples in a set is
+        marked here meets the optimality conditions of every larger weight of that set with
+        the same residual (``msvm._probability._settled``).
         """
         alpha = np.asarray(alpha, dtype=np.float64)
         lo, hi = self.expanded_bounds()
@@ -238,7 +240,8 @@ class DualProblem:
             grouped = group >= 0
             sums = np.bincount(group[grouped], weights=alpha[grouped], minlength=len(self.cap))
             full = np.zeros(self.n_vars, dtype=bool)
-            full[grouped] = sums[group[grouped]] >= self.cap[group[grouped]]
+            cap = self.cap[group[grouped]]
+            full[grouped] = (sums[group[grouped]] >= cap) & (cap != 0)
             at |= full
         marked = np.zeros(self.n_samples, dtype=bool)
         # the sample of every variable, kept (a probability chain tests every level's

@@ -69,10 +69,15 @@ class GridStart:
         The dual variables at every grid point (zero where a grid point held no sample).
     C : float
         The C of the fit.
+    solved : object, default=None
+        What a refit needs to take a grid point's fit as it is (``msvm.targeted``'s
+        ``_SolvedGrid``: the fits, the weights they were solved at, the data and parameters
+        they are of), or None.
     """
 
     alphas: np.ndarray
     C: float
+    solved: object = None
 
     def at(self, g, n_grid, problem):
         """The previous dual of grid point g of ``n_grid``, or None when it does not fit."""

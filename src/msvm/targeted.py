@@ -8,7 +8,7 @@ boxes of the dual, do) and each is warm-started from its neighbour's dual soluti
 """
 
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
@@ -59,8 +59,70 @@ class _GridFit:
     path: np.ndarray
     support: Optional[np.ndarray]
     one_class: bool = False
+    # the samples at a bound that moves with their weight (``DualProblem.at_moving_bounds``;
+    # None at a grid point without a sample): msvm._probability._settled
+    weighed: Optional[np.ndarray] = None
 
 
+
+
+# Whether a warm-started refit takes a grid point's previous fit as it is where that fit is
+# the refit's (``_SolvedGrid.reusable``: a probability chain's weighted refits, round 14);
+# False solves every grid point, as before.
+REUSE_SETTLED_POINTS = True
+
+
+@dataclass(frozen=True, eq=False)
+class _SolvedGrid:
+    """The grid points' fits of a TargetedLocalMSVM fit, for a warm-started refit.
+
+    ``key``: ``TargetedLocalMSVM._grid_key`` of the fit (its data and parameters);
+    ``fits``: its :class:`_GridFit` list; ``weights`` (n_grid, n): the weights
+    C w_i K_h(U_i - u0) each grid point was solved at.
+    """
+
+    key: tuple
+    fits: list
+    weights: np.ndarray
+
+    def reusable(self, g, key, weights):
+        """Grid point g's fit, when it is also the fit of a refit at ``weights`` (same data
+        and parameters ``key``), else None.
+
+        Every box of the local dual at g is [0, weights_i] times a constant of the sample's
+        variable (no equalities: the intercept is a penalized feature).  When the weights
+        only grew, and only on samples none of whose variables sat at its (nonzero) upper
+        bound in the converged fit at g, that fit's dual point is feasible at the new
+        weights and meets their optimality conditions with the same residual (a free
+        variable stays free, one at zero stays at zero): the refit's solve, started there,
+        stops there.  The probability chains' settled rule for one grid point
+        (``msvm._probability._path_settled``, 5), applied inside the refit: the grid points
+        where the up-weighted class is settled are not solved again.  Its objective is kept:
+        at the new weights it differs by the grown samples' hinge terms, which are
+        inactive or at the hinge (zero up to the residual).  ``n_iter`` 0: not solved.
+        """
+        params, fingerprint, y = key
+        own_params, own_fingerprint, own_y = self.key
+        if (params != own_params or fingerprint != own_fingerprint
+                or not np.array_equal(y, own_y) or g >= len(self.fits)):
+            return None
+        fit, old = self.fits[g], self.weights[g]
+        if fit.weighed is None or fit.stop != CONVERGED or old.shape != weights.shape:
+            return None
+        grown = weights != old
+        if np.any(weights < old) or np.any(fit.weighed[grown]):
+            return None
+        return replace(fit, n_iter=0)
+
+
+def _weighed_on_grid(fits, n):
+    """Boolean (n,): the samples at a bound that moves with their weight at some grid
+    point (a grid point without a sample has every bound zero: none there)."""
+    marks = np.zeros(n, dtype=bool)
+    for fit in fits:
+        if fit.weighed is not None:
+            marks |= fit.weighed
+    return marks
 
 
 def bandwidth_rule(U, rule):
@@ -155,7 +217,10 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         Solver epochs of every grid fit: coordinate steps divided by n (all training samples,
         also those with zero local weight), rounded up and at least 1; a local fit whose few
         weighted samples needed fewer than n steps reports 1.  A grid point whose weights
-        hold no sample is solved exactly without the solver and reports 0.
+        hold no sample is solved exactly without the solver and reports 0, as does one of a
+        ``warm_start`` refit whose previous fit is its solution (the same data and
+        parameters, its weights grown only on samples off their upper bounds there: the
+        weighted refits of ``probability=True``).
     gamma_ : float or None
         Resolved kernel coefficient (computed on the non-target columns).
     local_problems_ : dict of ndarray
@@ -304,9 +369,17 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         self._set_grid(U)
         src_X, src, plan = self._grid_row_source(Z, y, sw)
         sequence = self._dual_sequence(src_X, src, plan)
-        fits = self._fit_grid(sequence, src_X.shape[1], U, y, sw)
-        self._start_from(GridStart(np.array([fit.alpha for fit in fits]), self.C_))
+        key = self._grid_key(src_X, y) if self.warm_start and REUSE_SETTLED_POINTS else None
+        fits = self._fit_grid(sequence, src_X.shape[1], U, y, sw, key)
+        alphas = np.array([fit.alpha for fit in fits])
+        solved = None
+        if key is not None:
+            for fit, alpha in zip(fits, alphas):
+                fit.alpha = alpha       # a view of the state's duals, not a second copy
+            solved = _SolvedGrid(key, fits, self._grid_weights(U, sw))
+        self._start_from(GridStart(alphas, self.C_, solved))
         self._store_grid(fits, Z)
+        self._weight_bound_samples_ = _weighed_on_grid(fits, len(y))
         self.stop_reason_ = sequence.stop_reason()
         self._keep_plan(sequence.plan)
         self._warn_local_problems(fits)
@@ -350,23 +423,48 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         src.set_threads(self._solver_threads())
         return src_X, src, plan
 
-    def _fit_grid(self, sequence, n_columns, U, y, sw):
+    def _grid_key(self, src_X, y):
+        """What a grid point's fit is of besides its weights: the training rows (a hash), the
+        labels and every parameter of the local problems (:class:`_SolvedGrid`)."""
+        params = (self.kernel, getattr(self, "gamma_", None), self.degree, self.coef0,
+                  float(self.reinforcement), self.tol, self.target_index_, self.smoother,
+                  self.bandwidth_, tuple(self.grid_), self.kernel_approximation)
+        return params, self._fingerprint(src_X), np.asarray(y).copy()
+
+    def _grid_weights(self, U, sw):
+        """The weights C_ w_i K_h(U_i - u0) of every grid point's local problem."""
+        return np.array([self.C_ * sw * smoothing_weights(U, u0, self.bandwidth_,
+                                                          self.smoother)
+                         for u0 in self.grid_])
+
+    def _fit_grid(self, sequence, n_columns, U, y, sw, key=None):
         """The fit at every grid point, in order (a list of :class:`_GridFit`).
 
         Each grid point starts from the previous fit's dual there with ``warm_start`` (times
         C / C_previous: every box is proportional to C, so the point stays feasible), else
         from its solved neighbour's.  ``n_columns``: the explicit features' number, (1, x).
+        With ``key`` (``_grid_key``, a warm-started refit) a grid point whose previous fit is
+        also this refit's (:meth:`_SolvedGrid.reusable`) is taken as it is, not solved.
         """
         k = len(self.classes_)
         state = self._warm_start_state() if self.warm_start else None
+        solved = None if state is None or key is None else state.solved
         fits, last = [], None           # last: the dual of the last solved grid point
         with StepLog(type(self).__name__, self.verbose, total=len(self.grid_),
                      bar=self.progress_bar) as log:
             for g, u0 in enumerate(self.grid_):
                 weights = self.C_ * sw * smoothing_weights(U, u0, self.bandwidth_, self.smoother)
+                label = f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})"
+                reused = None if solved is None else solved.reusable(g, key, weights)
+                if reused is not None:
+                    fits.append(reused)
+                    last = reused.alpha
+                    log.step(label, reused.objective, reused.resid,
+                             "its previous fit, weights grown off its moving bounds",
+                             advance=True)
+                    continue
                 problem = reinforced_problem(y, k, weights, float(self.reinforcement),
                                              kappa=self._kappa(k), equality=False)
-                label = f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})"
                 held = weights > 0
                 if not np.any(held):
                     # every box is [0, 0]: alpha = 0 and f = 0 solve the local problem exactly
@@ -402,7 +500,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         else:
             path = times_small(sol.V, T.T)                        # n x (k-1)
         fit = _GridFit(u0, sol.alpha.copy(), objective, sol.resid, max(1, sol.n_iter),
-                       sequence.stop_reasons[-1], path, problem.support_mask(sol.alpha))
+                       sequence.stop_reasons[-1], path, problem.support_mask(sol.alpha),
+                       weighed=problem.at_moving_bounds(sol.alpha))
         return fit, sol.alpha
 
     def _store_grid(self, fits, Z):

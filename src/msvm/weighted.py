@@ -8,7 +8,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
-from ._dc import DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, truncated_fit
+from ._dc import (DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, truncated_fit,
+                  weighed_samples)
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._losses import margin_hinge_loss, margins, utility_margin_loss
@@ -194,6 +195,14 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
         return alpha_by_slots(problem, alpha, pairs=True)
 
 
+def _clipped_samples(problem, start, alpha):
+    """Boolean (n,): the samples whose variables the clip of ``alpha`` to the boxes and caps
+    of ``problem`` moved (``start``): a reweighting's start depends on their weights."""
+    marks = np.zeros(problem.n_samples, dtype=bool)
+    marks[problem.sample_of_var()[start != alpha]] = True
+    return marks
+
+
 @fill_doc
 class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
     r"""Adaptively weighted large-margin classifier (Wu and Liu), any number of classes.
@@ -293,6 +302,7 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
         k = len(self.classes_)
         v = np.ones(len(y))
         first = sol = self._start(sequence, self._dual_problem(y, k, self.C_ * sw))
+        weighed = weighed_samples(sol.problem, sol.alpha)      # msvm._probability._settled
         fits, epochs = 1, sol.n_iter
         log.step("fit 1 (v = 1)", self._objective(sol, y, sw), sol.resid, n_epochs(sol.n_iter))
         reason = CONVERGED
@@ -305,7 +315,10 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
                 break
             v = v_new
             problem = self._dual_problem(y, k, self.C_ * sw * v)
-            sol = sequence.solve(problem, problem.clip_feasible(sol.alpha), sol.mu)
+            start = problem.clip_feasible(sol.alpha)
+            weighed |= _clipped_samples(problem, start, sol.alpha)
+            sol = sequence.solve(problem, start, sol.mu)
+            weighed |= weighed_samples(sol.problem, sol.alpha)
             fits += 1
             epochs += sol.n_iter
             dropped = (f", {int(np.sum(v == 0))} of {len(v)} samples at weight 0"
@@ -316,7 +329,8 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
                 break
         warn_unsettled_weights(reason, self.max_reweight)
         return SequenceFit(sol, sw * v, sequence.stop_reason(reason), start=first, attributes={
-            "adaptive_weights_": v, "n_iter_": fits, "n_solver_iter_": epochs})
+            "adaptive_weights_": v, "n_iter_": fits, "n_solver_iter_": epochs,
+            "_weight_bound_samples_": weighed})
 
     def _degenerate_cause(self):
         dropped = int(np.sum(self.adaptive_weights_ == 0))
