@@ -36,6 +36,13 @@ cdef struct Block:
     int* li            # local sample
     int* gv            # global variable
     int* pos           # nb: block variables in the problem's own order (sample, group)
+    # grouped blocks, per block variable: the group whose sum grows when U increases (gu)
+    # and when it decreases (gd), -1 for none; their rooms, written by each pass that
+    # needs them (_group_block.h: msvm_group_rooms)
+    int* gu
+    int* gd
+    double* ru
+    double* rd
 
 
 cdef struct Extremes:
@@ -81,6 +88,16 @@ cdef class SMOSolver(InnerSolver):
     cdef int* gvars            # maxper + 1: a group's variables
     cdef double* drift         # grouped blocks: the work arrays of _free_newton_step (5 of
                                # the block's variables, 2 of q x k, 2 q for _hmul's samples)
+    # grouped blocks, during a Newton step (_free_newton_step): the block samples holding a
+    # free variable (frows[:nfree], increasing), the compact index of each block sample
+    # (fidx, -1 outside), their kernel block transposed (KT, nfree x nfree) and the
+    # products' compact slot sums and results (fD, fF: qmax x k each)
+    cdef double* KT
+    cdef double* fD
+    cdef double* fF
+    cdef int* frows
+    cdef int* fidx
+    cdef int nfree
     cdef bint interrupted      # a signal check inside _block_smo (after a Newton step) saw
                                # a signal: the round stops as INTERRUPTED
     cdef Canon cn
@@ -109,4 +126,7 @@ cdef class SMOSolver(InnerSolver):
     cdef void _group_values(self, int x0, int x1) noexcept nogil
     cdef bint _free_newton_step(self) noexcept nogil
     cdef void _project_full(self, double* v, const double* free_) noexcept nogil
+    cdef void _gather_free_block(self, const double* free_) noexcept nogil
+    cdef bint _hmul_free_block(self, const double* v, const double* free_, const double* D,
+                               double* out) noexcept nogil
     cdef void _hmul(self, const double* v, const double* free_, double* out) noexcept nogil

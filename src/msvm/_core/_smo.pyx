@@ -121,6 +121,19 @@ cdef extern from "_block_scan.h":
     void msvm_block_axpy2(double* y, const double* xa, double ta, const double* xb, double tb,
                           Py_ssize_t n) noexcept nogil
 
+cdef extern from "_group_block.h":
+    void msvm_group_rooms(const double* U, const double* bound, const int* grp,
+                          const double* cap, const double* gsum, int i0, int i1, double sign,
+                          double* room) noexcept nogil
+    void msvm_group_masks(const double* z, const double* ru, const double* rd, int i0, int i1,
+                          double* vu, double* vl) noexcept nogil
+    int msvm_group_partner(const double* z, const double* ru, const int* li, const double* kd,
+                           const double* row, int i0, int i1, int skip, double za,
+                           double kpn2, double Kaa, double curv_min, double* gain,
+                           double* best_gain) noexcept nogil
+    void msvm_free_block_product(const double* KT, const double* D, double* dFt, int ni,
+                                 int k) noexcept nogil
+
 
 cdef inline int _block_group_end(const Prob* p, const Block* B, int x0) noexcept nogil:
     """One past the last block position of x0's group (x0 + 1 without a group): the block
@@ -161,6 +174,11 @@ cdef int SETTLE_ZERO_MIN_N = 2000
 # grouped SMO's epoch cost"): make_blobs n = 4,000, RBF, C = 1e6, WeightedRobustMSVM with
 # truncation=None spent most of its SMO epochs in the full q x q products
 cdef bint SPARSE_HMUL = True
+# grouped blocks: the extremes' and partners' passes vectorized with the group caps' rooms,
+# and the Newton step's products over a gathered copy of the free samples' kernel block
+# (_group_block.h), every value the plain loops' (off: main 10578f8's plain loops).  Round
+# 14 (benchmarks/results/grouped_smo_cost.md)
+cdef bint GROUPED_VECTOR = True
 # a conjugate-gradient direction of curvature below CG_FLAT ||p||^2 max(kappa K_ii) is flat
 cdef double CG_FLAT = 1e-12
 # where the row cache holds under half the rows, a candidate of the working set whose kernel
@@ -511,6 +529,16 @@ def _cached_boost(value=None):
     return old
 
 
+def _grouped_vector(value=None):
+    """GROUPED_VECTOR (the grouped blocks' vectorized passes), set where given (for
+    benchmarks and tests: off, main 10578f8's plain loops); returns the previous value."""
+    global GROUPED_VECTOR
+    old = GROUPED_VECTOR
+    if value is not None:
+        GROUPED_VECTOR = bool(value)
+    return old
+
+
 def _sparse_hmul(value=None):
     """SPARSE_HMUL (_hmul), set where given (for benchmarks and tests: off, the Newton
     step's products run over the whole block); returns the previous value."""
@@ -571,6 +599,12 @@ cdef class SMOSolver(InnerSolver):
         self.settled = NULL
         self.stamp = NULL
         self.drift = NULL
+        self.KT = NULL
+        self.fD = NULL
+        self.fF = NULL
+        self.frows = NULL
+        self.fidx = NULL
+        self.nfree = 0
         self.interrupted = False
 
     def __init__(self, RowSource src, ProblemArrays pa, DualState ds, long long max_steps,
@@ -638,6 +672,13 @@ cdef class SMOSolver(InnerSolver):
         self.B.li = <int*> malloc(nbmax * sizeof(int))
         self.B.gv = <int*> malloc(nbmax * sizeof(int))
         self.B.pos = <int*> malloc(nbmax * sizeof(int))
+        self.B.gu = <int*> malloc(nbmax * sizeof(int))
+        self.B.gd = <int*> malloc(nbmax * sizeof(int))
+        self.B.ru = <double*> malloc(nbmax * sizeof(double))
+        self.B.rd = <double*> malloc(nbmax * sizeof(double))
+        if (self.B.gu == NULL or self.B.gd == NULL or self.B.ru == NULL
+                or self.B.rd == NULL):
+            raise MemoryError("cannot allocate the solver's work arrays")
         if (self.S == NULL or self.score == NULL or self.cand == NULL or self.prev == NULL
                 or self.vsettled == NULL
                 or self.sample == NULL or self.settled == NULL or self.bv == NULL
@@ -664,6 +705,16 @@ cdef class SMOSolver(InnerSolver):
                 self.per_class = False
             if self.cn.q[ce(&self.cn, v)] >= 0:
                 self.per_class = False
+        if self.grouped:
+            # the Newton step's gathered free block (_gather_free_block)
+            self.KT = <double*> malloc(<Py_ssize_t> qmax * qmax * sizeof(double))
+            self.fD = <double*> malloc(<Py_ssize_t> qmax * k * sizeof(double))
+            self.fF = <double*> malloc(<Py_ssize_t> qmax * k * sizeof(double))
+            self.frows = <int*> malloc(qmax * sizeof(int))
+            self.fidx = <int*> malloc(qmax * sizeof(int))
+            if (self.KT == NULL or self.fD == NULL or self.fF == NULL or self.frows == NULL
+                    or self.fidx == NULL):
+                raise MemoryError("cannot allocate the solver's work arrays")
         self.shrinking = shrinking
         self.since_full = SHRINK_EVERY
         self.last_viol = INFINITY
@@ -694,6 +745,8 @@ cdef class SMOSolver(InnerSolver):
         free(self.B.start); free(self.B.U); free(self.B.Ulo); free(self.B.Uhi)
         free(self.B.off); free(self.B.z); free(self.B.li); free(self.B.gv); free(self.B.pos)
         free(self.B.vu); free(self.B.vl); free(self.B.gain)
+        free(self.B.gu); free(self.B.gd); free(self.B.ru); free(self.B.rd)
+        free(self.KT); free(self.fD); free(self.fF); free(self.frows); free(self.fidx)
 
     cdef void end_round(self) noexcept nogil:
         self.steps += 1                 # an augmented-Lagrangian round is work too
@@ -960,7 +1013,7 @@ cdef class SMOSolver(InnerSolver):
         cdef const Prob* p = self.p
         cdef const Canon* cn = &self.cn
         cdef Block* B = &self.B
-        cdef int nbk = cn.nbuckets, a, b, j, v, x, nb = 0
+        cdef int nbk = cn.nbuckets, a, b, j, v, x, g, nb = 0
         cdef double sig
         for j in range(nbk + 1):
             B.start[j] = 0
@@ -985,6 +1038,9 @@ cdef class SMOSolver(InnerSolver):
             B.Ulo[b] = v_lo(p, v) if sig > 0 else -v_hi(p, v)
             B.Uhi[b] = v_hi(p, v) if sig > 0 else -v_lo(p, v)
             B.off[b] = -sig * v_lin(p, v)
+            g = v_grp(p, v)
+            B.gu[b] = g if sig > 0 else -1
+            B.gd[b] = g if sig < 0 else -1
         for j in range(nbk, 0, -1):
             B.start[j] = B.start[j - 1]
         B.start[0] = 0
@@ -1017,6 +1073,19 @@ cdef class SMOSolver(InnerSolver):
                 _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
                 msvm_bucket_z(Fp, Fq, B.S, B.li, B.off, B.U, B.Ulo, B.Uhi, B.z, B.vu, B.vl,
                               B.start[j], B.start[j + 1], kappa, br, cs, sconst, True)
+                msvm_bucket_extremes(B.z, B.vu, B.vl, B.start[j], B.start[j + 1], &up_z,
+                                     &up_at, &lo_z, &lo_at)
+                viol = max(viol, -up_z, lo_z)
+            elif B.start[j] < B.start[j + 1] and GROUPED_VECTOR:
+                # with groups: the rooms count the group caps, then the same passes
+                _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
+                msvm_bucket_z(Fp, Fq, B.S, B.li, B.off, B.U, B.Ulo, B.Uhi, B.z, B.vu, B.vl,
+                              B.start[j], B.start[j + 1], kappa, br, cs, sconst, False)
+                msvm_group_rooms(B.U, B.Uhi, B.gu, p.cap, st.gsum, B.start[j],
+                                 B.start[j + 1], 1.0, B.ru)
+                msvm_group_rooms(B.U, B.Ulo, B.gd, p.cap, st.gsum, B.start[j],
+                                 B.start[j + 1], -1.0, B.rd)
+                msvm_group_masks(B.z, B.ru, B.rd, B.start[j], B.start[j + 1], B.vu, B.vl)
                 msvm_bucket_extremes(B.z, B.vu, B.vl, B.start[j], B.start[j + 1], &up_z,
                                      &up_at, &lo_z, &lo_at)
                 viol = max(viol, -up_z, lo_z)
@@ -1093,6 +1162,17 @@ cdef class SMOSolver(InnerSolver):
             best = msvm_bucket_partner(B.z, B.U, B.Uhi, B.li, B.kd, row, B.start[j],
                                        B.start[j + 1], la, za, kappa * pn2, Kaa, CURV_MIN,
                                        B.gain, bestgain)
+            if best >= 0:
+                zb[0] = B.z[best]
+            return best
+        if GROUPED_VECTOR:
+            # the same passes with the rooms of the group caps (_group_block.h)
+            msvm_bucket_z(Fp, Fq, B.S, B.li, B.off, B.U, B.Ulo, B.Uhi, B.z, B.vu, B.vl,
+                          B.start[j], B.start[j + 1], kappa, br, cs, sconst, False)
+            msvm_group_rooms(B.U, B.Uhi, B.gu, p.cap, self.st.gsum, B.start[j],
+                             B.start[j + 1], 1.0, B.ru)
+            best = msvm_group_partner(B.z, B.ru, B.li, B.kd, row, B.start[j], B.start[j + 1],
+                                      la, za, kappa * pn2, Kaa, CURV_MIN, B.gain, bestgain)
             if best >= 0:
                 zb[0] = B.z[best]
             return best
@@ -1260,6 +1340,70 @@ cdef class SMOSolver(InnerSolver):
             x0 = x1
         return steps
 
+    cdef void _gather_free_block(self, const double* free_) noexcept nogil:
+        """At the start of a Newton step (GROUPED_VECTOR, SPARSE_HMUL): the block samples
+        holding a free variable (frows[:nfree], in increasing order, the rows _hmul reads),
+        the compact index of every block sample (fidx) and their kernel block transposed,
+        KT[c nfree + a] = K[frows[a], frows[c]]: every product of the step runs over it
+        (_hmul_free_block)."""
+        cdef Block* B = &self.B
+        cdef int q = B.q, b, i, a, c, ni = 0
+        cdef const double* Kc
+        for i in range(q):
+            self.fidx[i] = 0
+        for b in range(B.nb):
+            if free_[b] != 0.0:
+                self.fidx[B.li[b]] = 1
+        for i in range(q):
+            if self.fidx[i]:
+                self.fidx[i] = ni
+                self.frows[ni] = i
+                ni += 1
+            else:
+                self.fidx[i] = -1
+        self.nfree = ni
+        for c in range(ni):
+            Kc = B.K + self.frows[c]
+            for a in range(ni):
+                self.KT[<Py_ssize_t> c * ni + a] = Kc[<Py_ssize_t> self.frows[a] * q]
+
+    cdef bint _hmul_free_block(self, const double* free_, const double* D, const double* ds,
+                               double* out) noexcept nogil:
+        """_hmul's product and result over the gathered free block (_gather_free_block)
+        when the slot sums D of the direction are finite and zero outside the free samples
+        (every caller's direction is zero off the free variables): the plain loop's sums,
+        term for term, less zero terms (msvm_free_block_product).  False (nothing written)
+        otherwise: then the plain loop runs.  ds: the class sums' part (_hmul's)."""
+        cdef const Prob* p = self.p
+        cdef const Canon* cn = &self.cn
+        cdef Block* B = &self.B
+        cdef int q = B.q, k = p.k, ni = self.nfree, i, j, b, a, c
+        cdef double sF, r, kappa = p.kappa
+        cdef double* dF = self.fF
+        for i in range(q):
+            c = self.fidx[i]
+            for j in range(k):
+                if not all_finite(D[i * k + j]) or (c < 0 and D[i * k + j] != 0.0):
+                    return False
+                if c >= 0:
+                    self.fD[c * k + j] = D[i * k + j]
+        msvm_free_block_product(self.KT, self.fD, dF, ni, k)
+        for b in range(B.nb):
+            if free_[b] == 0.0:
+                out[b] = 0.0
+                continue
+            a = ce(cn, B.gv[b])
+            c = self.fidx[B.li[b]]
+            sF = 0.0
+            for j in range(k):
+                sF += dF[j * ni + c]
+            r = cn.r[a]
+            out[b] = kappa * dF[cn.p[a] * ni + c] + ds[cn.p[a]]
+            if cn.q[a] >= 0:
+                out[b] += r * (kappa * dF[cn.q[a] * ni + c] + ds[cn.q[a]])
+            out[b] -= kappa * (1.0 + r) * sF / k
+        return True
+
     cdef void _hmul(self, const double* v, const double* free_, double* out) noexcept nogil:
         """out = H v for a direction v of the block's variables (U-space), zero off the
         free ones (``free_``, _free_newton_step's mask): the inner objective's Hessian,
@@ -1297,6 +1441,13 @@ cdef class SMOSolver(InnerSolver):
             if cn.q[a] >= 0:
                 D[i * k + cn.q[a]] += cn.r[a] * v[b]
                 dc[cn.q[a]] += cn.r[a] * v[b]
+        for j in range(k):
+            tot += dc[j]
+        for j in range(k):
+            ds[j] = st_rho_eq(p, self.st) * (dc[j] - tot / k)
+        if (GROUPED_VECTOR and SPARSE_HMUL and self.nfree > 0
+                and self._hmul_free_block(free_, D, ds, out)):
+            return
         _hmul_samples(B, k, self.qmax, free_, D, rows_i, cols_l, &ni, &nl)
         for ii in range(ni):
             i = rows_i[ii]
@@ -1308,10 +1459,6 @@ cdef class SMOSolver(InnerSolver):
                 if Kil != 0.0:
                     for j in range(k):
                         dFi[j] += Kil * D[l * k + j]
-        for j in range(k):
-            tot += dc[j]
-        for j in range(k):
-            ds[j] = st_rho_eq(p, self.st) * (dc[j] - tot / k)
         for b in range(nb):
             if free_[b] == 0.0 and SPARSE_HMUL:
                 out[b] = 0.0
@@ -1399,8 +1546,11 @@ cdef class SMOSolver(InnerSolver):
         for b in range(nb):
             rr += R[b] * R[b]
         rr0 = rr
+        self.nfree = 0
         if nf == 0 or rr == 0.0:
             return False
+        if GROUPED_VECTOR and SPARSE_HMUL:
+            self._gather_free_block(free_)
         for b in range(nb):
             if free_[b] != 0.0:
                 hscale = max(hscale, p.kappa * B.kd[B.li[b]])
