@@ -517,6 +517,19 @@ def _block_choices(const double[::1] z, double[::1] U, double[::1] Ulo, double[:
     return up_at, up_z, lo_at, lo_z, best, best_gain
 
 
+def _free_block_product(const double[:, ::1] KT, const double[:, ::1] D):
+    """msvm_free_block_product on a gathered block (for tests): KT (m x m, the block
+    transposed), D (m x k); returns the k x m products, slot-major."""
+    import numpy as np
+    cdef int m = KT.shape[0], k = D.shape[1]
+    if KT.shape[1] != m or D.shape[0] != m or m == 0 or k == 0:
+        raise ValueError("KT must be m x m and D m x k, m and k nonzero")
+    out = np.empty((k, m))
+    cdef double[:, ::1] o = out
+    msvm_free_block_product(&KT[0, 0], &D[0, 0], &o[0, 0], m, k)
+    return out
+
+
 def _cached_boost(value=None):
     """CACHED_BOOST (_load_block), set where given (for benchmarks); returns the previous
     value."""
