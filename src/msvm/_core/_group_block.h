@@ -25,77 +25,66 @@
 
 #define MSVM_GROUP_PLAIN MSVM_CLONED(("no-trapping-math", "fp-contract=off"))
 
-/* room[x] for the block variables x = i0 .. i1 - 1 along one direction: the box's
- * (hi[x] - U[x] upward with sign 1, U[x] - lo[x] downward with sign -1), lowered to its
- * group's cap - gsum where grp[x] >= 0 (the group whose sum grows with that move; -1 for
- * none) and that is smaller.  room[x] > 0 exactly where _smo.pyx's _room_up (_room_down)
- * is positive. */
+/* The extremes' candidate values of a grouped bucket, x = i0 .. i1 - 1 (after
+ * msvm_bucket_z without masks): vu[x] = z[x] where the variable can increase, else +inf;
+ * vl[x] = z[x] where it can decrease, else -inf; a NaN z counted as neither (then
+ * msvm_bucket_extremes picks what the plain running extremes pick).  The room upward is
+ * the box's, Uhi - U, lowered to gru[x] (the cap - gsum of the group whose sum that move
+ * grows; +inf for none) where that is smaller, as _smo.pyx's _room_up forms it; downward
+ * likewise with U - Ulo and grd.  A variable can move where its room is positive. */
 MSVM_GROUP_PLAIN
-static void msvm_group_rooms(const double *restrict U, const double *restrict bound,
-                             const int *restrict grp, const double *restrict cap,
-                             const double *restrict gsum, int i0, int i1, double sign,
-                             double *restrict room)
-{
-    int x, g;
-    double r, gr;
-    for (x = i0; x < i1; x++) {
-        r = sign > 0 ? bound[x] - U[x] : U[x] - bound[x];
-        g = grp[x];
-        if (g >= 0) {
-            gr = cap[g] - gsum[g];
-            r = gr < r ? gr : r;
-        }
-        room[x] = r;
-    }
-}
-
-/* The extremes' candidate values of a grouped bucket (after msvm_bucket_z without masks):
- * vu[x] = z[x] where the variable can increase (ru[x] > 0), else +inf; vl[x] = z[x] where
- * it can decrease (rd[x] > 0), else -inf; a NaN z counted as neither (then
- * msvm_bucket_extremes picks what the plain running extremes pick). */
-MSVM_GROUP_PLAIN
-static void msvm_group_masks(const double *restrict z, const double *restrict ru,
-                             const double *restrict rd, int i0, int i1, double *restrict vu,
-                             double *restrict vl)
+static void msvm_group_masks(const double *restrict z, const double *restrict U,
+                             const double *restrict Ulo, const double *restrict Uhi,
+                             const double *restrict gru, const double *restrict grd, int i0,
+                             int i1, double *restrict vu, double *restrict vl)
 {
     int x;
-    double zx;
+    double zx, ru, rd;
     for (x = i0; x < i1; x++) {
         zx = z[x];
-        vu[x] = (ru[x] > 0.0 && zx == zx) ? zx : INFINITY;
-        vl[x] = (rd[x] > 0.0 && zx == zx) ? zx : -INFINITY;
+        ru = Uhi[x] - U[x];
+        ru = gru[x] < ru ? gru[x] : ru;
+        rd = U[x] - Ulo[x];
+        rd = grd[x] < rd ? grd[x] : rd;
+        vu[x] = (ru > 0.0 && zx == zx) ? zx : INFINITY;
+        vl[x] = (rd > 0.0 && zx == zx) ? zx : -INFINITY;
     }
 }
 
-/* msvm_partner_gains with the room of each variable (ru[x] > 0: it can increase, its group
- * cap counted) in place of U[x] < Uhi[x]. */
+/* msvm_partner_gains with the room upward of each variable, its group's counted (as in
+ * msvm_group_masks), in place of U[x] < Uhi[x]. */
 MSVM_GROUP_PLAIN
-static void msvm_group_partner_gains(const double *restrict z, const double *restrict ru,
+static void msvm_group_partner_gains(const double *restrict z, const double *restrict U,
+                                     const double *restrict Uhi, const double *restrict gru,
                                      const int *restrict li, const double *restrict kd,
                                      const double *restrict row, int i0, int i1, int skip,
                                      double za, double kpn2, double Kaa, double curv_min,
                                      double *restrict gain)
 {
     int x, l;
-    double c, d, g;
+    double c, d, g, ru;
     for (x = i0; x < i1; x++) {
+        ru = Uhi[x] - U[x];
+        ru = gru[x] < ru ? gru[x] : ru;
         l = li[x];
         c = kpn2 * (Kaa + kd[l] - 2.0 * row[l]);
         c = curv_min > c ? curv_min : c;
         d = za - z[x];
         g = d * d / c;
-        gain[x] = (x != skip && z[x] < za && ru[x] > 0.0 && g == g) ? g : -1.0;
+        gain[x] = (x != skip && z[x] < za && ru > 0.0 && g == g) ? g : -1.0;
     }
 }
 
 /* The partner of a grouped pair step: msvm_bucket_partner's choice over the gains above. */
-static int msvm_group_partner(const double *z, const double *ru, const int *li,
-                              const double *kd, const double *row, int i0, int i1, int skip,
-                              double za, double kpn2, double Kaa, double curv_min,
-                              double *gain, double *best_gain)
+static int msvm_group_partner(const double *z, const double *U, const double *Uhi,
+                              const double *gru, const int *li, const double *kd,
+                              const double *row, int i0, int i1, int skip, double za,
+                              double kpn2, double Kaa, double curv_min, double *gain,
+                              double *best_gain)
 {
     double m;
-    msvm_group_partner_gains(z, ru, li, kd, row, i0, i1, skip, za, kpn2, Kaa, curv_min, gain);
+    msvm_group_partner_gains(z, U, Uhi, gru, li, kd, row, i0, i1, skip, za, kpn2, Kaa,
+                             curv_min, gain);
     m = msvm_max(gain, i0, i1);
     if (!(m > -1.0)) {
         *best_gain = -1.0;

@@ -37,12 +37,20 @@ cdef struct Block:
     int* gv            # global variable
     int* pos           # nb: block variables in the problem's own order (sample, group)
     # grouped blocks, per block variable: the group whose sum grows when U increases (gu)
-    # and when it decreases (gd), -1 for none; their rooms, written by each pass that
-    # needs them (_group_block.h: msvm_group_rooms)
+    # and when it decreases (gd), -1 for none
     int* gu
     int* gd
-    double* ru
-    double* rd
+    # grouped blocks (GROUPED_VECTOR): the block's groups, in the problem's order: group t
+    # holds the block variables B.pos[gx[t]:gx[t + 1]] of group gg[t] (-1: one variable
+    # without a group), ng of them; bg: the block group of every block variable; and per
+    # block variable the room cap - gsum of its group gu (gru) and gd (grd), +inf for
+    # none, kept current by _sync_group after every move of the group's sum
+    int ng
+    int* gx
+    int* gg
+    int* bg
+    double* gru
+    double* grd
 
 
 cdef struct Extremes:
@@ -113,6 +121,8 @@ cdef class SMOSolver(InnerSolver):
     cdef int _load_block(self, int m) noexcept nogil
     cdef bint _settled_variable(self, int v, int i) noexcept nogil
     cdef void _block_variables(self) noexcept nogil
+    cdef void _block_groups(self) noexcept nogil
+    cdef void _sync_group(self, int b) noexcept nogil
     cdef double _bucket_extremes(self) noexcept nogil
     cdef double _group_violation(self, double viol) noexcept nogil
     cdef int _partner(self, int j, int la, double za, const double* row, double Kaa,

@@ -122,12 +122,11 @@ cdef extern from "_block_scan.h":
                           Py_ssize_t n) noexcept nogil
 
 cdef extern from "_group_block.h":
-    void msvm_group_rooms(const double* U, const double* bound, const int* grp,
-                          const double* cap, const double* gsum, int i0, int i1, double sign,
-                          double* room) noexcept nogil
-    void msvm_group_masks(const double* z, const double* ru, const double* rd, int i0, int i1,
-                          double* vu, double* vl) noexcept nogil
-    int msvm_group_partner(const double* z, const double* ru, const int* li, const double* kd,
+    void msvm_group_masks(const double* z, const double* U, const double* Ulo,
+                          const double* Uhi, const double* gru, const double* grd, int i0,
+                          int i1, double* vu, double* vl) noexcept nogil
+    int msvm_group_partner(const double* z, const double* U, const double* Uhi,
+                           const double* gru, const int* li, const double* kd,
                            const double* row, int i0, int i1, int skip, double za,
                            double kpn2, double Kaa, double curv_min, double* gain,
                            double* best_gain) noexcept nogil
@@ -687,10 +686,14 @@ cdef class SMOSolver(InnerSolver):
         self.B.pos = <int*> malloc(nbmax * sizeof(int))
         self.B.gu = <int*> malloc(nbmax * sizeof(int))
         self.B.gd = <int*> malloc(nbmax * sizeof(int))
-        self.B.ru = <double*> malloc(nbmax * sizeof(double))
-        self.B.rd = <double*> malloc(nbmax * sizeof(double))
-        if (self.B.gu == NULL or self.B.gd == NULL or self.B.ru == NULL
-                or self.B.rd == NULL):
+        self.B.gx = <int*> malloc((nbmax + 1) * sizeof(int))
+        self.B.gg = <int*> malloc(nbmax * sizeof(int))
+        self.B.bg = <int*> malloc(nbmax * sizeof(int))
+        self.B.gru = <double*> malloc(nbmax * sizeof(double))
+        self.B.grd = <double*> malloc(nbmax * sizeof(double))
+        self.B.ng = 0
+        if (self.B.gu == NULL or self.B.gd == NULL or self.B.gx == NULL or self.B.gg == NULL
+                or self.B.bg == NULL or self.B.gru == NULL or self.B.grd == NULL):
             raise MemoryError("cannot allocate the solver's work arrays")
         if (self.S == NULL or self.score == NULL or self.cand == NULL or self.prev == NULL
                 or self.vsettled == NULL
@@ -758,7 +761,8 @@ cdef class SMOSolver(InnerSolver):
         free(self.B.start); free(self.B.U); free(self.B.Ulo); free(self.B.Uhi)
         free(self.B.off); free(self.B.z); free(self.B.li); free(self.B.gv); free(self.B.pos)
         free(self.B.vu); free(self.B.vl); free(self.B.gain)
-        free(self.B.gu); free(self.B.gd); free(self.B.ru); free(self.B.rd)
+        free(self.B.gu); free(self.B.gd)
+        free(self.B.gx); free(self.B.gg); free(self.B.bg); free(self.B.gru); free(self.B.grd)
         free(self.KT); free(self.fD); free(self.fF); free(self.frows); free(self.fidx)
 
     cdef void end_round(self) noexcept nogil:
@@ -1058,6 +1062,46 @@ cdef class SMOSolver(InnerSolver):
             B.start[j] = B.start[j - 1]
         B.start[0] = 0
         B.nb = nb
+        if self.grouped and GROUPED_VECTOR:
+            self._block_groups()
+
+    cdef void _block_groups(self) noexcept nogil:
+        """The block's groups (Block: ng, gx, gg, bg) and its variables' group rooms (gru,
+        grd), from the problem's order of the block variables (B.pos)."""
+        cdef const Prob* p = self.p
+        cdef Block* B = &self.B
+        cdef int x = 0, x1, g, t = 0
+        while x < B.nb:
+            g = v_grp(p, B.gv[B.pos[x]])
+            x1 = _block_group_end(p, B, x)
+            B.gx[t] = x
+            B.gg[t] = g
+            while x < x1:
+                B.bg[B.pos[x]] = t
+                x += 1
+            t += 1
+        B.gx[t] = B.nb
+        B.ng = t
+        for t in range(B.ng):
+            self._sync_group(B.pos[B.gx[t]])
+
+    cdef void _sync_group(self, int b) noexcept nogil:
+        """The group rooms (B.gru, B.grd) of the members of block variable b's group, after
+        its sum moved (a no-op without GROUPED_VECTOR): cap - gsum where the member's move
+        grows the group's sum, +inf elsewhere."""
+        cdef const Prob* p = self.p
+        cdef Block* B = &self.B
+        cdef int t, x, bb, g
+        cdef double room
+        if not (self.grouped and GROUPED_VECTOR):
+            return
+        t = B.bg[b]
+        g = B.gg[t]
+        room = p.cap[g] - self.st.gsum[g] if g >= 0 else INFINITY
+        for x in range(B.gx[t], B.gx[t + 1]):
+            bb = B.pos[x]
+            B.gru[bb] = room if B.gu[bb] >= 0 else INFINITY
+            B.grd[bb] = room if B.gd[bb] >= 0 else INFINITY
 
     # ------------------------------------------------------------------ 3. local solve
     cdef double _bucket_extremes(self) noexcept nogil:
@@ -1094,11 +1138,8 @@ cdef class SMOSolver(InnerSolver):
                 _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
                 msvm_bucket_z(Fp, Fq, B.S, B.li, B.off, B.U, B.Ulo, B.Uhi, B.z, B.vu, B.vl,
                               B.start[j], B.start[j + 1], kappa, br, cs, sconst, False)
-                msvm_group_rooms(B.U, B.Uhi, B.gu, p.cap, st.gsum, B.start[j],
-                                 B.start[j + 1], 1.0, B.ru)
-                msvm_group_rooms(B.U, B.Ulo, B.gd, p.cap, st.gsum, B.start[j],
-                                 B.start[j + 1], -1.0, B.rd)
-                msvm_group_masks(B.z, B.ru, B.rd, B.start[j], B.start[j + 1], B.vu, B.vl)
+                msvm_group_masks(B.z, B.U, B.Ulo, B.Uhi, B.gru, B.grd, B.start[j],
+                                 B.start[j + 1], B.vu, B.vl)
                 msvm_bucket_extremes(B.z, B.vu, B.vl, B.start[j], B.start[j + 1], &up_z,
                                      &up_at, &lo_z, &lo_at)
                 viol = max(viol, -up_z, lo_z)
@@ -1182,10 +1223,9 @@ cdef class SMOSolver(InnerSolver):
             # the same passes with the rooms of the group caps (_group_block.h)
             msvm_bucket_z(Fp, Fq, B.S, B.li, B.off, B.U, B.Ulo, B.Uhi, B.z, B.vu, B.vl,
                           B.start[j], B.start[j + 1], kappa, br, cs, sconst, False)
-            msvm_group_rooms(B.U, B.Uhi, B.gu, p.cap, self.st.gsum, B.start[j],
-                             B.start[j + 1], 1.0, B.ru)
-            best = msvm_group_partner(B.z, B.ru, B.li, B.kd, row, B.start[j], B.start[j + 1],
-                                      la, za, kappa * pn2, Kaa, CURV_MIN, B.gain, bestgain)
+            best = msvm_group_partner(B.z, B.U, B.Uhi, B.gru, B.li, B.kd, row, B.start[j],
+                                      B.start[j + 1], la, za, kappa * pn2, Kaa, CURV_MIN,
+                                      B.gain, bestgain)
             if best >= 0:
                 zb[0] = B.z[best]
             return best
@@ -1256,6 +1296,8 @@ cdef class SMOSolver(InnerSolver):
             B.U[b] += t
             _apply_pair(p, st, cn, B.gv[a], B.gv[b], t, B.Ft, B.S, row,
                         B.K + <Py_ssize_t> ib * q, q)
+            self._sync_group(a)
+            self._sync_group(b)
             return True
         # single Newton step on the bucket's most violating variable (moves c and s)
         ia = B.li[vs]
@@ -1269,6 +1311,7 @@ cdef class SMOSolver(InnerSolver):
             t = -room if curv <= CURV_MIN or z / curv > room else -z / curv
         B.U[vs] += t
         _apply_u(p, st, cn, B.gv[vs], t, B.Ft, B.S, B.K + <Py_ssize_t> ia * q, q)
+        self._sync_group(vs)
         return True
 
     cdef bint _transversal(self, const int* cand, double sign, double eps) noexcept nogil:
@@ -1350,6 +1393,7 @@ cdef class SMOSolver(InnerSolver):
                         row = B.K + <Py_ssize_t> ia * B.q
                         _apply_u(p, st, cn, a, -cn.sg[ce(cn, a)] * t, B.Ft, B.S, row, B.q)
                         _apply_u(p, st, cn, b, cn.sg[ce(cn, b)] * t, B.Ft, B.S, row, B.q)
+                        self._sync_group(pa)
             x0 = x1
         return steps
 
@@ -1644,6 +1688,7 @@ cdef class SMOSolver(InnerSolver):
                 B.U[b] = newU
                 _apply_u(p, st, cn, B.gv[b], d, B.Ft, B.S,
                          B.K + <Py_ssize_t> B.li[b] * B.q, B.q)
+                self._sync_group(b)
         return True
 
     cdef long long _block_smo(self, double eps, long long max_steps,
