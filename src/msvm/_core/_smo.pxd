@@ -51,6 +51,7 @@ cdef struct Block:
     int* bg
     double* gru
     double* grd
+    unsigned char* gfull   # ng: the group was full when its sum last moved (group_full)
 
 
 cdef struct Extremes:
@@ -123,6 +124,7 @@ cdef class SMOSolver(InnerSolver):
     cdef void _block_variables(self) noexcept nogil
     cdef void _block_groups(self) noexcept nogil
     cdef void _sync_group(self, int b) noexcept nogil
+    cdef int _next_full_group(self, int x0, int* x1) noexcept nogil
     cdef double _bucket_extremes(self) noexcept nogil
     cdef double _group_violation(self, double viol) noexcept nogil
     cdef int _partner(self, int j, int la, double za, const double* row, double Kaa,

@@ -691,9 +691,11 @@ cdef class SMOSolver(InnerSolver):
         self.B.bg = <int*> malloc(nbmax * sizeof(int))
         self.B.gru = <double*> malloc(nbmax * sizeof(double))
         self.B.grd = <double*> malloc(nbmax * sizeof(double))
+        self.B.gfull = <unsigned char*> malloc(nbmax)
         self.B.ng = 0
         if (self.B.gu == NULL or self.B.gd == NULL or self.B.gx == NULL or self.B.gg == NULL
-                or self.B.bg == NULL or self.B.gru == NULL or self.B.grd == NULL):
+                or self.B.bg == NULL or self.B.gru == NULL or self.B.grd == NULL
+                or self.B.gfull == NULL):
             raise MemoryError("cannot allocate the solver's work arrays")
         if (self.S == NULL or self.score == NULL or self.cand == NULL or self.prev == NULL
                 or self.vsettled == NULL
@@ -763,6 +765,7 @@ cdef class SMOSolver(InnerSolver):
         free(self.B.vu); free(self.B.vl); free(self.B.gain)
         free(self.B.gu); free(self.B.gd)
         free(self.B.gx); free(self.B.gg); free(self.B.bg); free(self.B.gru); free(self.B.grd)
+        free(self.B.gfull)
         free(self.KT); free(self.fD); free(self.fF); free(self.frows); free(self.fidx)
 
     cdef void end_round(self) noexcept nogil:
@@ -1098,10 +1101,36 @@ cdef class SMOSolver(InnerSolver):
         t = B.bg[b]
         g = B.gg[t]
         room = p.cap[g] - self.st.gsum[g] if g >= 0 else INFINITY
+        B.gfull[t] = group_full(p, self.st, g)
         for x in range(B.gx[t], B.gx[t + 1]):
             bb = B.pos[x]
             B.gru[bb] = room if B.gu[bb] >= 0 else INFINITY
             B.grd[bb] = room if B.gd[bb] >= 0 else INFINITY
+
+    cdef int _next_full_group(self, int x0, int* x1) noexcept nogil:
+        """The first full group of the block at or after position x0 (of B.pos, a group's
+        first): its first position, and one past its last into x1; B.nb if none.  With
+        GROUPED_VECTOR from the block's group list and the fullness _sync_group keeps
+        (group_full's value when the group's sum last moved), else by group_full."""
+        cdef const Prob* p = self.p
+        cdef Block* B = &self.B
+        cdef int t
+        if GROUPED_VECTOR:
+            if x0 >= B.nb:
+                return B.nb
+            t = B.bg[B.pos[x0]]
+            while t < B.ng and not B.gfull[t]:
+                t += 1
+            if t == B.ng:
+                return B.nb
+            x1[0] = B.gx[t + 1]
+            return B.gx[t]
+        while x0 < B.nb:
+            x1[0] = _block_group_end(p, B, x0)
+            if group_full(p, self.st, v_grp(p, B.gv[B.pos[x0]])):
+                return x0
+            x0 = x1[0]
+        return B.nb
 
     # ------------------------------------------------------------------ 3. local solve
     cdef double _bucket_extremes(self) noexcept nogil:
@@ -1182,15 +1211,12 @@ cdef class SMOSolver(InnerSolver):
         """The block's violation including the pair conditions of its full groups."""
         cdef const Prob* p = self.p
         cdef Block* B = &self.B
-        cdef int x0 = 0, x1, g, va, vb
+        cdef int x0, x1 = 0, va, vb
+        x0 = self._next_full_group(0, &x1)
         while x0 < B.nb:
-            g = v_grp(p, B.gv[B.pos[x0]])
-            x1 = _block_group_end(p, B, x0)
-            if group_full(p, self.st, g):
-                self._group_values(x0, x1)
-                viol = max(viol, group_pair(p, self.gvars, x1 - x0, self.zg, self.ag,
-                                            &va, &vb))
-            x0 = x1
+            self._group_values(x0, x1)
+            viol = max(viol, group_pair(p, self.gvars, x1 - x0, self.zg, self.ag, &va, &vb))
+            x0 = self._next_full_group(x1, &x1)
         return viol
 
     cdef int _partner(self, int j, int la, double za, const double* row, double Kaa,
@@ -1364,37 +1390,35 @@ cdef class SMOSolver(InnerSolver):
         cdef State* st = self.st
         cdef const Canon* cn = &self.cn
         cdef Block* B = &self.B
-        cdef int x0 = 0, x1, g, va, vb, pa, pb, a, b, ia
+        cdef int x0, x1 = 0, va, vb, pa, pb, a, b, ia
         cdef long long steps = 0
         cdef double gv, curv, room, t
         cdef const double* row
+        x0 = self._next_full_group(0, &x1)
         while x0 < B.nb and steps < budget:
-            g = v_grp(p, B.gv[B.pos[x0]])
-            x1 = _block_group_end(p, B, x0)
-            if group_full(p, st, g):
-                self._group_values(x0, x1)
-                gv = group_pair(p, self.gvars, x1 - x0, self.zg, self.ag, &va, &vb)
-                if gv > eps:
-                    steps += 1
-                    pa = B.pos[x0 + va]
-                    pb = B.pos[x0 + vb]
-                    a = self.gvars[va]
-                    b = self.gvars[vb]
-                    ia = B.li[pa]
-                    curv = (p.kappa * B.kd[ia] + st.rho * p.equality) * pair_pnorm2(p, a, b)
-                    room = min(self.ag[va] - v_lo(p, a), v_hi(p, b) - self.ag[vb])
-                    t = room
-                    if curv > CURV_MIN and gv / curv < room:
-                        t = gv / curv
-                    if t > 0.0:
-                        # alpha_a -= t, alpha_b += t (U = sigma alpha)
-                        B.U[pa] -= cn.sg[ce(cn, a)] * t
-                        B.U[pb] += cn.sg[ce(cn, b)] * t
-                        row = B.K + <Py_ssize_t> ia * B.q
-                        _apply_u(p, st, cn, a, -cn.sg[ce(cn, a)] * t, B.Ft, B.S, row, B.q)
-                        _apply_u(p, st, cn, b, cn.sg[ce(cn, b)] * t, B.Ft, B.S, row, B.q)
-                        self._sync_group(pa)
-            x0 = x1
+            self._group_values(x0, x1)
+            gv = group_pair(p, self.gvars, x1 - x0, self.zg, self.ag, &va, &vb)
+            if gv > eps:
+                steps += 1
+                pa = B.pos[x0 + va]
+                pb = B.pos[x0 + vb]
+                a = self.gvars[va]
+                b = self.gvars[vb]
+                ia = B.li[pa]
+                curv = (p.kappa * B.kd[ia] + st.rho * p.equality) * pair_pnorm2(p, a, b)
+                room = min(self.ag[va] - v_lo(p, a), v_hi(p, b) - self.ag[vb])
+                t = room
+                if curv > CURV_MIN and gv / curv < room:
+                    t = gv / curv
+                if t > 0.0:
+                    # alpha_a -= t, alpha_b += t (U = sigma alpha)
+                    B.U[pa] -= cn.sg[ce(cn, a)] * t
+                    B.U[pb] += cn.sg[ce(cn, b)] * t
+                    row = B.K + <Py_ssize_t> ia * B.q
+                    _apply_u(p, st, cn, a, -cn.sg[ce(cn, a)] * t, B.Ft, B.S, row, B.q)
+                    _apply_u(p, st, cn, b, cn.sg[ce(cn, b)] * t, B.Ft, B.S, row, B.q)
+                    self._sync_group(pa)
+            x0 = self._next_full_group(x1, &x1)
         return steps
 
     cdef void _gather_free_block(self, const double* free_) noexcept nogil:
