@@ -16,6 +16,14 @@ grouped models, 'sparse' and 'dense' alternating, one fit each, recorded in
 benchmarks/results/rbf_large_c.json under the tags 'r13-smo' and 'r13-smo-before' (the
 section "Round 13: the grouped SMO's epoch cost" of run_rbf_large_c.py).  CPU time, one BLAS
 thread; the machine may be shared: compare within a row.
+
+Round 14 (``--r14 [--r14-parts epochs fits pendigits]``): the grouped blocks' vectorized
+passes (msvm._core._smo._grouped_vector(True), 'vector') against main 10578f8's plain loops
+(the switch off, 'plain'), alternating in the same process: the 100-epoch table above (best
+of ``--repeats``), full fits at n = 1,000 and 4,000, C = 1e4, 1e6 and 1e8 (one each), and
+pendigits RBF C = 10, gamma = 1/16 (SVC, WestonWatkinsMSVM and
+WeightedRobustMSVM(truncation=None) plain and vector, every run of ``--repeats``).  Written
+to the "Round 14" sections of grouped_smo_cost.md / .json.
 """
 
 import argparse
@@ -41,6 +49,16 @@ def _with_products(sparse, run):
         return run()
     finally:
         _smo._sparse_hmul(old)
+
+
+def _with_vector(vector, run):
+    """``run()`` with the grouped blocks' vectorized passes on or off (main's loops)."""
+    from msvm._core import _smo
+    old = _smo._grouped_vector(vector)
+    try:
+        return run()
+    finally:
+        _smo._grouped_vector(old)
 
 
 def epoch_fit(name, C, n=4000, epochs=100):
@@ -102,15 +120,17 @@ def render_epochs(best, commit, repeats):
         ""])
 
 
-def pendigits_fit(C=10.0, gamma=1 / 16):
-    """CPU s, n_iter_ and objective of WeightedRobustMSVM(truncation=None) on pendigits
-    (harness.pendigits_split: stratified 70/30, standardized), RBF, one BLAS thread."""
+def pendigits_fit(C=10.0, gamma=1 / 16, model="WeightedRobustMSVM"):
+    """CPU s, n_iter_ and objective of WeightedRobustMSVM(truncation=None) (or ``model``) on
+    pendigits (harness.pendigits_split: stratified 70/30, standardized), RBF, one BLAS
+    thread."""
     import msvm
     from threadpoolctl import threadpool_limits
 
     from benchmarks.harness import pendigits_split
     X, _, y, _ = pendigits_split(False)
-    est = msvm.WeightedRobustMSVM(kernel="rbf", C=C, gamma=gamma, truncation=None)
+    extra = dict(truncation=None) if model == "WeightedRobustMSVM" else {}
+    est = getattr(msvm, model)(kernel="rbf", C=C, gamma=gamma, **extra)
     with threadpool_limits(1), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         start = time.process_time()
@@ -146,7 +166,147 @@ def render_all(data):
             f"every run in its order (alternating); commit {data['pendigits']['commit']}.",
             "", markdown_table(["products", "CPU s", "converged", "n_iter_", "objective"],
                                rows), ""])
+    if "r14" in data:
+        text += render_r14(data["r14"])
     return text
+
+
+def run_r14_epochs(repeats):
+    """Best-of-``repeats`` CPU of 100 epochs, plain and vector alternating."""
+    best = {}
+    for C in (1e4, 1e6):
+        for _ in range(repeats):
+            for name in EPOCH_MODELS:
+                modes = ("plain", "vector") if name in GROUPED else ("vector",)
+                for mode in modes:
+                    m = _with_vector(mode == "vector", lambda: epoch_fit(name, C))
+                    print("r14", C, name, mode, m, flush=True)
+                    key = f"{C:g}|{name}|{mode}"
+                    if key not in best or m["cpu"] < best[key]["cpu"]:
+                        best[key] = m
+    return best
+
+
+def run_r14_fits():
+    """Full fits at n = 1,000 / 4,000, C = 1e4 / 1e6 / 1e8, plain and vector alternating."""
+    fits = {}
+    for n in (1000, 4000):
+        for C in (1e4, 1e6, 1e8):
+            for name in GROUPED:
+                for mode in ("plain", "vector"):
+                    m = _with_vector(mode == "vector", lambda: measure(n, C, name))
+                    print("r14", n, C, name, mode, m, flush=True)
+                    fits[f"{n}|{C:g}|{name}|{mode}"] = m
+    return fits
+
+
+def svc_pendigits_fit(C=10.0, gamma=1 / 16):
+    """CPU s of SVC on the pendigits split of pendigits_fit (one BLAS thread)."""
+    from sklearn.svm import SVC
+    from threadpoolctl import threadpool_limits
+
+    from benchmarks.harness import pendigits_split
+    X, _, y, _ = pendigits_split(False)
+    with threadpool_limits(1):
+        start = time.process_time()
+        SVC(C=C, gamma=gamma).fit(X, y)
+        return dict(cpu=time.process_time() - start)
+
+
+def run_r14_pendigits(repeats):
+    """SVC, WestonWatkinsMSVM and WeightedRobustMSVM(truncation=None) plain and vector,
+    alternating, every run."""
+    runs = []
+    for _ in range(repeats):
+        for model, mode in (("SVC", "-"), ("WestonWatkinsMSVM", "vector"),
+                            ("WeightedRobustMSVM", "plain"),
+                            ("WeightedRobustMSVM", "vector")):
+            if model == "SVC":
+                m = svc_pendigits_fit()
+            else:
+                m = _with_vector(mode == "vector", lambda: pendigits_fit(model=model))
+            print("r14 pendigits", model, mode, m, flush=True)
+            runs.append(dict(model=model, mode=mode, **m))
+    return runs
+
+
+def _median(values):
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else 0.5 * (values[mid - 1] + values[mid])
+
+
+def render_r14(r14):
+    """The round 14 sections: 100 epochs, full fits, pendigits."""
+    head = (f"commit {r14['commit']}, {r14['date']}, load average {r14['load']} at the start; "
+            "'plain': the grouped blocks' plain loops (msvm._core._smo._grouped_vector(False), "
+            "main 10578f8's), 'vector': the vectorized passes (_group_block.h), the group "
+            "rooms and fullness kept per block (_sync_group) and the Newton step's products "
+            "over the gathered free block; every value the same, so the same iterates. CPU "
+            "time, one BLAS thread, alternating in one process.")
+    out = ["", "## Round 14: the grouped blocks' vectorized passes", "",
+           "`python -m benchmarks.run_grouped_smo_cost --r14`; " + head]
+    if "epochs" in r14:
+        rows = []
+        for key, m in sorted(r14["epochs"].items()):
+            C, name, mode = key.split("|")
+            rows.append([C, name, mode, f"{m['cpu']:.2f}", m["epochs"],
+                         f"{m['objective']:.10g}"])
+        out += ["", f"100 epochs (make_blobs n = 4,000 as above), best of {r14['repeats']}:",
+                "", markdown_table(["C", "model", "passes", "CPU s", "n_iter_", "objective"],
+                                   rows)]
+    if "fits" in r14:
+        rows = []
+        for key in r14["fits"]:
+            n, C, name, mode = key.split("|")
+            if mode != "plain":
+                continue
+            a, b = r14["fits"][key], r14["fits"][f"{n}|{C}|{name}|vector"]
+            rel = abs(a["objective"] - b["objective"]) / max(abs(a["objective"]), 1e-300)
+            rows.append([n, C, name, f"{a['cpu']:.2f}", f"{b['cpu']:.2f}",
+                         f"{b['cpu'] / a['cpu']:.2f}", f"{a['converged']}/{b['converged']}",
+                         f"{a['epochs']}/{b['epochs']}", f"{b['objective']:.10g}",
+                         f"{rel:.1e}"])
+        out += ["", "Full fits (make_blobs as above, default tol and max_iter), one each:", "",
+                markdown_table(["n", "C", "model", "plain CPU s", "vector CPU s", "ratio",
+                                "converged", "n_iter_", "objective", "rel. diff"], rows)]
+    if "pendigits" in r14:
+        runs = r14["pendigits"]
+        svc = _median([r["cpu"] for r in runs if r["model"] == "SVC"])
+        rows = []
+        for model, mode in (("SVC", "-"), ("WestonWatkinsMSVM", "vector"),
+                            ("WeightedRobustMSVM", "plain"), ("WeightedRobustMSVM", "vector")):
+            mine = [r for r in runs if r["model"] == model and r["mode"] == mode]
+            cpus = [r["cpu"] for r in mine]
+            med = _median(cpus)
+            rows.append([model + ("(truncation=None)" if model == "WeightedRobustMSVM" else ""),
+                         mode, f"{med:.4f}", f"{min(cpus):.4f}", f"{med / svc:.2f}",
+                         mine[0].get("epochs", "-"),
+                         f"{mine[0]['objective']:.10g}" if "objective" in mine[0] else "-"])
+        out += ["", f"Pendigits (stratified 70/30, standardized, RBF C = 10, gamma = 1/16), "
+                f"median and best of {len(runs) // 4} alternating runs; x SVC: medians:", "",
+                markdown_table(["model", "passes", "median CPU s", "best CPU s", "x SVC",
+                                "n_iter_", "objective"], rows)]
+    return "\n".join(out + [""])
+
+
+def run_r14(parts, repeats, commit):
+    """The round 14 measurements (``parts`` of epochs, fits, pendigits) into the JSON file
+    and the page."""
+    import datetime
+    import os
+    data = json.loads(JSON_PATH.read_text())
+    r14 = dict(data.get("r14", {}), commit=commit, repeats=repeats,
+               date=datetime.date.today().isoformat(), load=f"{os.getloadavg()[0]:.1f}")
+    if "epochs" in parts:
+        r14["epochs"] = run_r14_epochs(repeats)
+    if "fits" in parts:
+        r14["fits"] = run_r14_fits()
+    if "pendigits" in parts:
+        r14["pendigits"] = run_r14_pendigits(max(repeats, 5))
+    data["r14"] = r14
+    write_json(JSON_PATH, data)
+    MD_PATH.write_text(render_all(data))
 
 
 def run_fits(commit):
@@ -169,8 +329,16 @@ def main(argv=None):
                         help="only pendigits WeightedRobustMSVM(truncation=None), C = 10, "
                              "sparse and dense alternating, ``--repeats`` each, appended "
                              "to grouped_smo_cost.md / .json")
+    parser.add_argument("--r14", action="store_true",
+                        help="round 14: the grouped blocks' vectorized passes against "
+                             "main's plain loops (sections 'Round 14')")
+    parser.add_argument("--r14-parts", nargs="*", default=["epochs", "fits", "pendigits"],
+                        choices=["epochs", "fits", "pendigits"])
     args = parser.parse_args(argv)
     commit = git_commit()
+    if args.r14:
+        run_r14(args.r14_parts, args.repeats, commit)
+        return
     if args.pendigits:
         runs = run_pendigits(args.repeats)
         data = json.loads(JSON_PATH.read_text())
