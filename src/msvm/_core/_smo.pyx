@@ -186,6 +186,9 @@ cdef bint SPARSE_HMUL = True
 # (_group_block.h), every value the plain loops' (off: main 10578f8's plain loops).  Round
 # 14 (benchmarks/results/grouped_smo_cost.md)
 cdef bint GROUPED_VECTOR = True
+# the multiply-adds a grouped local step counts as in the Newton steps' schedule
+# (_block_smo)
+cdef long long NEWTON_MADDS = 8192
 # a conjugate-gradient direction of curvature below CG_FLAT ||p||^2 max(kappa K_ii) is flat
 cdef double CG_FLAT = 1e-12
 # where the row cache holds under half the rows, a candidate of the working set whose kernel
@@ -556,6 +559,18 @@ def _grouped_vector(value=None):
     old = GROUPED_VECTOR
     if value is not None:
         GROUPED_VECTOR = bool(value)
+    return old
+
+
+def _newton_madds(value=None):
+    """NEWTON_MADDS (_block_smo's Newton schedule), set where given (for experiments);
+    returns the previous value."""
+    global NEWTON_MADDS
+    old = NEWTON_MADDS
+    if value is not None:
+        if not value >= 1:
+            raise ValueError("the count must be >= 1")
+        NEWTON_MADDS = int(value)
     return old
 
 
@@ -1742,7 +1757,7 @@ cdef class SMOSolver(InnerSolver):
         # Tuned, not derived: 5-sample to 20-sample grouped cases, linear, C = 1e2 .. 1e8 (13
         # of 13 converge, 3-775 epochs) and pendigits RBF C = 10 (0.2 s CPU, 2.26 s before)
         cdef long long newton_cost = max((<long long> min(B.nb, NEWTON_CG_STEPS) * B.q * B.q
-                                          * self.p.k) // 8192, 1)
+                                          * self.p.k) // NEWTON_MADDS, 1)
         newton_at = newton_cost
         cdef double viol
         # transversal steps: every variable on one slot and every slot a bucket of its own
@@ -1783,7 +1798,7 @@ cdef class SMOSolver(InnerSolver):
                         steps += 1
                     # its conjugate gradients are many block products: check for signals
                     # here, not only after the block (Ctrl-C within a Newton step's time)
-                    if tick(&self.work, newton_cost * 8192):
+                    if tick(&self.work, newton_cost * NEWTON_MADDS):
                         self.interrupted = True
                         break
             if steps == round_start:
