@@ -237,6 +237,71 @@ def _median(values):
     return values[mid] if len(values) % 2 else 0.5 * (values[mid - 1] + values[mid])
 
 
+# measured once by hand (perf record -F 4000 over 40 fits in one process, less a run without
+# fits; one BLAS thread; load 4-7 on 2 cores, perf's own cost included, so read shares):
+# where the pendigits fits and the grouped epochs go.  Not rerun by this script.
+PROFILE_R14 = """### Where the time goes (round 14 profile)
+
+Pendigits RBF C = 10, gamma = 1/16 (SVC 0.095-0.098 s CPU in the same runs), ms per fit
+from `perf record` over 40 fits less a process that loads the data and fits nothing
+(perf's overhead included: the totals read 10-15 % above the unprofiled fits), commit
+fd68390's build, 'plain' and 'vector' by the switch in the same build:
+
+| part | WestonWatkinsMSVM | WeightedRobustMSVM plain | WeightedRobustMSVM vector |
+|---|---|---|---|
+| total in the compiled solver and around it | 153 | 180 | 163 |
+| global scans (_scan_part; grouped: _sample_violation) | 19.5 | 30.2 | 29.8 |
+| the block's passes, steps, Newton steps and group pairs | 22.3 | 43.5 | 29.2 |
+| working-set loading (_block_variables, _settled_variable, _load_block) | 5.8 | 6.3 | 6.8 |
+| score updates F += K[:, B] dU (_rows: msvm_group_axpy32, axpys) | 29.8 | 29.7 | 27.7 |
+| kernel rows (_rows: rbf_row32, dots_rows) and the block K_BB (gather) | 34.1 | 33.5 | 33.3 |
+| the OS kernel (mostly page faults on the fresh row cache, note 1) | 25.3 | 22.3 | 22.3 |
+| NumPy, Python and the rest (note 2) | 16.1 | 13.6 | 13.3 |
+
+Notes: 1. about 9,000 4 KB pages for the 1,146-1,200 float32 rows of 7,694 computed.  2.
+cProfile, vector: the fit 0.164 s, its compiled solve 0.143 s.
+
+Per fit: WestonWatkinsMSVM 5 epochs, 33,101 SMO steps, 82 blocks, 15 full scans, 1,146 kernel
+rows; WeightedRobustMSVM(truncation=None) 5 epochs, 32,715 steps, 87 blocks, 16 full scans,
+1,200 rows (the same with either switch).  The grouped model's extra cost over
+Weston-Watkins was its block passes (43.5 against 22.3 ms: group rooms and fullness looked
+up per variable and per group every round) and its scans (30 against 19.5 ms: the group
+caps' rooms and the full groups' pair conditions per sample); the vectorized passes take
+the first to 29.2 ms, the second is left (a scan rewritten with every invariant in a local, as
+_flat_violation's, measured no faster: 0.175 -> 0.177 s; its cost is reading each visited
+sample's 10 score slots, 330k sample visits a fit).  What remains is mostly common to both
+models and outside this file: kernel rows and the block (33-34 ms), the score updates
+(28-30 ms), the row cache's page faults (22-25 ms) and 13-16 ms around the solve.  Both
+models are below the floor (kernel once + one K V pass, 0.41 s) already: 1x SVC needs
+about 35 ms (Weston-Watkins) and 60 ms (grouped) less per fit, not reachable through the
+SMO's own loops (_smo.pyx is 48 and 67 ms of it).  The row cache's pages: with glibc's
+transparent huge pages for large allocations (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, no
+code change; THP in 'madvise' mode here), separate processes, 5 fits each, best:
+WestonWatkinsMSVM 0.141 -> 0.112 s, WeightedRobustMSVM 0.178 -> 0.141 s, SVC 0.097 -> 0.098 s,
+but the first fit of a process 0.12 -> 0.22 s (the kernel compacting memory on a loaded
+machine): a madvise(MADV_HUGEPAGE) on the cache's store (msvm/_core/_rows.pyx, not this
+round's file) is the largest single per-fit cost found, left for its owner.
+
+100 epochs, make_blobs n = 4,000, C = 1e6 (WeightedRobustMSVM(truncation=None)), ms per fit:
+main's loops 2,150 (the Newton step's products _hmul 1,260, the pair passes and group
+loops about 800: _partner 290, _bucket_extremes 200, _group_steps 115, _group_violation
+115); after the products over the gathered free block 970 (products 98, group rooms
+gathered per pass 157, _group_steps 115, _group_violation 115, bucket_z 94, partner gains
+64); after the group rooms kept per block 840; after the full groups found from the
+block's group list 640 (WestonWatkinsMSVM 410-430).
+
+Tried and not kept: the group rooms and masks in one pass gathering cap[g] - gsum[g] for
+every variable (branch-free, vectorized with gathers): 100 epochs 0.97 -> 1.13 s (slower);
+the block's group list walked by a per-group method call with group_full per group:
+0.83 -> 1.04 s (slower; the kept version keeps a fullness flag per block group); the Newton
+schedule at 2,048 multiply-adds a local step instead of 8,192 (products now about 13x
+cheaper), full fits: n = 1,000 C = 1e8 WeightedRobustMSVM 2.29 -> 4.54 s,
+AdaptiveWeightedSVM 3.35 -> 5.71 s, n = 4,000 C = 1e4 WeightedRobustMSVM 8.73 -> 5.58 s,
+n = 1,000 C = 1e4 0.51 -> 0.45 s (moves the iterates; objectives within 3.4e-7; not kept:
+C = 1e8 slower, as in round 13).
+"""
+
+
 def render_r14(r14):
     """The round 14 sections: 100 epochs, full fits, pendigits."""
     head = (f"commit {r14['commit']}, {r14['date']}, load average {r14['load']} at the start; "
@@ -246,7 +311,8 @@ def render_r14(r14):
             "over the gathered free block; every value the same, so the same iterates. CPU "
             "time, one BLAS thread, alternating in one process.")
     out = ["", "## Round 14: the grouped blocks' vectorized passes", "",
-           "`python -m benchmarks.run_grouped_smo_cost --r14`; " + head]
+           "`python -m benchmarks.run_grouped_smo_cost --r14`; " + head, "",
+           PROFILE_R14.rstrip()]
     if "epochs" in r14:
         rows = []
         for key, m in sorted(r14["epochs"].items()):
@@ -335,7 +401,12 @@ def main(argv=None):
                              "main's plain loops (sections 'Round 14')")
     parser.add_argument("--r14-parts", nargs="*", default=["epochs", "fits", "pendigits"],
                         choices=["epochs", "fits", "pendigits"])
+    parser.add_argument("--render-only", action="store_true",
+                        help="rewrite the .md from the .json without fitting")
     args = parser.parse_args(argv)
+    if args.render_only:
+        MD_PATH.write_text(render_all(json.loads(JSON_PATH.read_text())))
+        return
     commit = git_commit()
     if args.r14:
         run_r14(args.r14_parts, args.repeats, commit)
