@@ -41,24 +41,24 @@ EPOCH_MODELS = ("WeightedRobustMSVM", "AdaptiveWeightedSVM", "WestonWatkinsMSVM"
 GROUPED = ("WeightedRobustMSVM", "AdaptiveWeightedSVM")
 
 
-def _with_products(sparse, run):
-    """``run()`` with the SMO's Newton-step products sparse or dense."""
+def _with_switch(switch, value, run):
+    """``run()`` with the msvm._core._smo switch ``switch`` (a function name) at ``value``."""
     from msvm._core import _smo
-    old = _smo._sparse_hmul(sparse)
+    old = getattr(_smo, switch)(value)
     try:
         return run()
     finally:
-        _smo._sparse_hmul(old)
+        getattr(_smo, switch)(old)
+
+
+def _with_products(sparse, run):
+    """``run()`` with the SMO's Newton-step products sparse or dense."""
+    return _with_switch("_sparse_hmul", sparse, run)
 
 
 def _with_vector(vector, run):
     """``run()`` with the grouped blocks' vectorized passes on or off (main's loops)."""
-    from msvm._core import _smo
-    old = _smo._grouped_vector(vector)
-    try:
-        return run()
-    finally:
-        _smo._grouped_vector(old)
+    return _with_switch("_grouped_vector", vector, run)
 
 
 def epoch_fit(name, C, n=4000, epochs=100):
@@ -78,20 +78,27 @@ def epoch_fit(name, C, n=4000, epochs=100):
     return dict(cpu=cpu, epochs=int(est.n_iter_), objective=float(est.objective_))
 
 
-def run_epochs(repeats):
-    """Best-of-``repeats`` CPU of 100 epochs, per model, C and product."""
+def _best_epochs(repeats, modes, run_with):
+    """Best-of-``repeats`` CPU of 100 epochs per (C, model, mode), the modes alternating:
+    ``run_with(mode, run)`` runs ``run`` in that mode; the models without a Newton step
+    (WestonWatkinsMSVM) in the last mode only."""
     best = {}
     for C in (1e4, 1e6):
         for _ in range(repeats):
             for name in EPOCH_MODELS:
-                modes = ("dense", "sparse") if name in GROUPED else ("sparse",)
-                for mode in modes:
-                    m = _with_products(mode == "sparse", lambda: epoch_fit(name, C))
+                for mode in (modes if name in GROUPED else modes[-1:]):
+                    m = run_with(mode, lambda: epoch_fit(name, C))
                     print(C, name, mode, m, flush=True)
                     key = (C, name, mode)
                     if key not in best or m["cpu"] < best[key]["cpu"]:
                         best[key] = m
     return best
+
+
+def run_epochs(repeats):
+    """Best-of-``repeats`` CPU of 100 epochs, per model, C and product."""
+    return _best_epochs(repeats, ("dense", "sparse"),
+                        lambda mode, run: _with_products(mode == "sparse", run))
 
 
 def render_epochs(best, commit, repeats):
@@ -173,18 +180,9 @@ def render_all(data):
 
 def run_r14_epochs(repeats):
     """Best-of-``repeats`` CPU of 100 epochs, plain and vector alternating."""
-    best = {}
-    for C in (1e4, 1e6):
-        for _ in range(repeats):
-            for name in EPOCH_MODELS:
-                modes = ("plain", "vector") if name in GROUPED else ("vector",)
-                for mode in modes:
-                    m = _with_vector(mode == "vector", lambda: epoch_fit(name, C))
-                    print("r14", C, name, mode, m, flush=True)
-                    key = f"{C:g}|{name}|{mode}"
-                    if key not in best or m["cpu"] < best[key]["cpu"]:
-                        best[key] = m
-    return best
+    best = _best_epochs(repeats, ("plain", "vector"),
+                        lambda mode, run: _with_vector(mode == "vector", run))
+    return {f"{C:g}|{name}|{mode}": m for (C, name, mode), m in best.items()}
 
 
 def run_r14_fits():

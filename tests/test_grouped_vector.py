@@ -74,10 +74,12 @@ def test_free_block_product_sums_in_the_plain_order(m, k):
     assert not np.signbit(got[got == 0.0]).any()
 
 
-def test_switch_returns_its_previous_value():
-    assert _smo._grouped_vector() is True
-    assert _smo._grouped_vector(False) is True
+@pytest.mark.parametrize("switch", [_smo._grouped_vector, _smo._sparse_hmul],
+                         ids=["grouped_vector", "sparse_hmul"])
+def test_switch_returns_its_previous_value(switch):
+    assert switch() is True
+    assert switch(False) is True
     try:
-        assert _smo._grouped_vector() is False
+        assert switch() is False
     finally:
-        _smo._grouped_vector(True)
+        switch(True)
