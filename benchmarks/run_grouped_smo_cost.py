@@ -274,11 +274,13 @@ models are below the floor (kernel once + one K V pass, 0.41 s) already: 1x SVC 
 about 35 ms (Weston-Watkins) and 60 ms (grouped) less per fit, not reachable through the
 SMO's own loops (_smo.pyx is 48 and 67 ms of it).  The row cache's pages: with glibc's
 transparent huge pages for large allocations (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, no
-code change; THP in 'madvise' mode here), separate processes, 5 fits each, best:
-WestonWatkinsMSVM 0.141 -> 0.112 s, WeightedRobustMSVM 0.178 -> 0.141 s, SVC 0.097 -> 0.098 s,
-but the first fit of a process 0.12 -> 0.22 s (the kernel compacting memory on a loaded
-machine): a madvise(MADV_HUGEPAGE) on the cache's store (msvm/_core/_rows.pyx, not this
-round's file) is the largest single per-fit cost found, left for its owner.
+code change; THP in 'madvise' mode here), three rounds of two processes alternating, 5
+fits of each model a process, medians per round: WestonWatkinsMSVM 0.130 / 0.128 / 0.131 ->
+0.107 / 0.108 / 0.105 s, WeightedRobustMSVM(truncation=None) (vector) 0.158 / 0.155 / 0.161
+-> 0.132 / 0.138 / 0.131 s, SVC 0.097 / 0.093 / 0.095 -> 0.097 / 0.093 / 0.093 s (1.10-1.16x
+and 1.36-1.49x SVC), but the first fit of each process 0.18-0.20 s for WestonWatkinsMSVM
+(0.13 s without): a madvise(MADV_HUGEPAGE) on the row cache's store (msvm/_core/_rows.pyx,
+not this round's file) is the largest single per-fit cost found, left for its owner.
 
 100 epochs, make_blobs n = 4,000, C = 1e6 (WeightedRobustMSVM(truncation=None)), ms per fit:
 main's loops 2,150 (the Newton step's products _hmul 1,260, the pair passes and group
