@@ -266,8 +266,9 @@ Weston-Watkins was its block passes (43.5 against 22.3 ms: group rooms and fulln
 up per variable and per group every round) and its scans (30 against 19.5 ms: the group
 caps' rooms and the full groups' pair conditions per sample); the vectorized passes take
 the first to 29.2 ms, the second is left (a scan rewritten with every invariant in a local, as
-_flat_violation's, measured no faster: 0.175 -> 0.177 s; its cost is reading each visited
-sample's 10 score slots, 330k sample visits a fit).  What remains is mostly common to both
+_flat_violation's, each z computed once, measured no faster: two runs of 10 alternating
+fits, medians 0.162 / 0.159 -> 0.163 / 0.157 s; its cost is reading each visited sample's
+10 score slots, about 330k sample visits a fit).  What remains is mostly common to both
 models and outside this file: kernel rows and the block (33-34 ms), the score updates
 (28-30 ms), the row cache's page faults (22-25 ms) and 13-16 ms around the solve.  Both
 models are below the floor (kernel once + one K V pass, 0.41 s) already: 1x SVC needs
