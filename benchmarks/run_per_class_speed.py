@@ -1049,6 +1049,9 @@ def _render(runs):
                 f"{min(run['loads']):.1f}-{max(run['loads']):.1f} at the starts of its "
                 f"{len(run['loads'])} invocations")
         lines += [f"## {tag}", "", f"Commit {run['commit']}, load average {load}.", ""]
+        if run.get("grouped_plain"):
+            lines += ["The grouped SMO blocks' plain loops (--grouped-plain: main 10578f8's; "
+                      "the same values as the vectorized passes).", ""]
         for pd in (run.get("pendigits"), run.get("large_c")):
             if not pd:
                 continue
@@ -1121,6 +1124,9 @@ def main(argv=None):
                              "peak memory of a child process fitting --checks-n samples")
     parser.add_argument("--checks-n", type=int, default=40_000)
     add_row_switches(parser)
+    parser.add_argument("--grouped-plain", action="store_true",
+                        help="the grouped SMO blocks' plain loops (main 10578f8's) instead "
+                             "of the vectorized passes of round 14 (the same values)")
     parser.add_argument("--r10", action="store_true",
                         help="also the round-10 trace and analysis of the C = 256 fit and "
                              "the tuning fits at gamma = 1/32 (benchmarks/per_class_large_c.py)")
@@ -1162,6 +1168,10 @@ def main(argv=None):
         _rows._tiles(row_tile=1 << 40, update_tile=0)
         run["untiled"] = True
     run.update({name: True for name in apply_row_switches(args)})
+    if args.grouped_plain:
+        from msvm._core import _smo
+        _smo._grouped_vector(False)
+        run["grouped_plain"] = True
     with threadpool_limits(1):
         if not args.no_pendigits:
             run["pendigits"] = pendigits(args.repeats)

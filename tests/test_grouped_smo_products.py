@@ -39,12 +39,3 @@ def test_sparse_block_products_leave_every_iterate_unchanged(make):
     assert sparse.n_iter_ == dense.n_iter_
     np.testing.assert_array_equal(sparse.dual_coef_, dense.dual_coef_)
     np.testing.assert_array_equal(sparse.intercept_, dense.intercept_)
-
-
-def test_switch_returns_its_previous_value():
-    assert _smo._sparse_hmul() is True
-    assert _smo._sparse_hmul(False) is True
-    try:
-        assert _smo._sparse_hmul() is False
-    finally:
-        _smo._sparse_hmul(True)

@@ -36,6 +36,22 @@ cdef struct Block:
     int* li            # local sample
     int* gv            # global variable
     int* pos           # nb: block variables in the problem's own order (sample, group)
+    # grouped blocks, per block variable: the group whose sum grows when U increases (gu)
+    # and when it decreases (gd), -1 for none
+    int* gu
+    int* gd
+    # grouped blocks (GROUPED_VECTOR): the block's groups, in the problem's order: group t
+    # holds the block variables B.pos[gx[t]:gx[t + 1]] of group gg[t] (-1: one variable
+    # without a group), ng of them; bg: the block group of every block variable; and per
+    # block variable the room cap - gsum of its group gu (gru) and gd (grd), +inf for
+    # none, kept current by _sync_group after every move of the group's sum
+    int ng
+    int* gx
+    int* gg
+    int* bg
+    double* gru
+    double* grd
+    unsigned char* gfull   # ng: the group was full when its sum last moved (group_full)
 
 
 cdef struct Extremes:
@@ -81,6 +97,16 @@ cdef class SMOSolver(InnerSolver):
     cdef int* gvars            # maxper + 1: a group's variables
     cdef double* drift         # grouped blocks: the work arrays of _free_newton_step (5 of
                                # the block's variables, 2 of q x k, 2 q for _hmul's samples)
+    # grouped blocks, during a Newton step (_free_newton_step): the block samples holding a
+    # free variable (frows[:nfree], increasing), the compact index of each block sample
+    # (fidx, -1 outside), their kernel block transposed (KT, nfree x nfree) and the
+    # products' compact slot sums and results (fD, fF: qmax x k each)
+    cdef double* KT
+    cdef double* fD
+    cdef double* fF
+    cdef int* frows
+    cdef int* fidx
+    cdef int nfree
     cdef bint interrupted      # a signal check inside _block_smo (after a Newton step) saw
                                # a signal: the round stops as INTERRUPTED
     cdef Canon cn
@@ -96,6 +122,9 @@ cdef class SMOSolver(InnerSolver):
     cdef int _load_block(self, int m) noexcept nogil
     cdef bint _settled_variable(self, int v, int i) noexcept nogil
     cdef void _block_variables(self) noexcept nogil
+    cdef void _block_groups(self) noexcept nogil
+    cdef void _sync_group(self, int b) noexcept nogil
+    cdef int _next_full_group(self, int x0, int* x1) noexcept nogil
     cdef double _bucket_extremes(self) noexcept nogil
     cdef double _group_violation(self, double viol) noexcept nogil
     cdef int _partner(self, int j, int la, double za, const double* row, double Kaa,
@@ -109,4 +138,7 @@ cdef class SMOSolver(InnerSolver):
     cdef void _group_values(self, int x0, int x1) noexcept nogil
     cdef bint _free_newton_step(self) noexcept nogil
     cdef void _project_full(self, double* v, const double* free_) noexcept nogil
+    cdef void _gather_free_block(self, const double* free_) noexcept nogil
+    cdef bint _hmul_free_block(self, const double* v, const double* free_, const double* D,
+                               double* out) noexcept nogil
     cdef void _hmul(self, const double* v, const double* free_, double* out) noexcept nogil

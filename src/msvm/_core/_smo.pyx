@@ -46,9 +46,14 @@
 #    * single-variable Newton steps (curvature (kappa K_ii + rho) ||P e||^2), which move c;
 #    * in a full group, pair steps alpha_a -= t, alpha_b += t inside the group;
 #    each round scans the block once and then takes one step per violating bucket and group;
-#    without groups the bucket's passes (its z and extremes, a pair's second-order partner)
-#    and a step's block updates are vectorized C loops (_block_scan.h) with the values and
-#    choices of the plain loops (pendigits ReinforcedMSVM at C = 256: 44 % of the fit before);
+#    the bucket's passes (its z and extremes, a pair's second-order partner) and a step's
+#    block updates are vectorized C loops (_block_scan.h) with the values and choices of
+#    the plain loops (pendigits ReinforcedMSVM at C = 256: 44 % of the fit before); with
+#    groups the same passes read each variable's group room (cap - gsum, +inf for none)
+#    from an array the block keeps current, with each group's fullness, after every move of
+#    the group's sum (_sync_group; _group_block.h), and the group pair steps visit the full
+#    groups only (GROUPED_VECTOR; n = 4,000 RBF C = 1e6, WeightedRobustMSVM: 100 epochs
+#    2.14 -> 0.64 s CPU with the products below);
 #    a block that leaves violating samples out is solved to a tenth of its own starting
 #    violation only (BLOCK_TOL_FRACTION, ThunderSVM's local tolerance), one holding them all
 #    to the round's eps;
@@ -60,7 +65,10 @@
 #      linearly with C); the Newton step crosses it at once (_free_newton_step).  Its
 #      products with the block run over the samples holding a free variable and those
 #      where the direction is nonzero only (SPARSE_HMUL: the same sums less their zero
-#      terms; n = 4,000 RBF C = 1e6, WeightedRobustMSVM: 100 epochs 4.07 -> 2.11 s CPU);
+#      terms; n = 4,000 RBF C = 1e6, WeightedRobustMSVM: 100 epochs 4.07 -> 2.11 s CPU),
+#      with GROUPED_VECTOR over a transposed copy of the free samples' kernel block
+#      gathered once per Newton step, the vectors across its rows and each sum's terms in
+#      the plain loop's order (msvm_free_block_product);
 # 4. the scores of all n samples are updated once with the kernel rows of the samples whose
 #    variables changed: F += K[:, B] dU_B (O(n) per changed (sample, slot)), each score row
 #    read and written once per four of its changed samples (_rows.pyx: rows_axpys).
@@ -121,6 +129,18 @@ cdef extern from "_block_scan.h":
     void msvm_block_axpy2(double* y, const double* xa, double ta, const double* xb, double tb,
                           Py_ssize_t n) noexcept nogil
 
+cdef extern from "_group_block.h":
+    void msvm_group_masks(const double* z, const double* U, const double* Ulo,
+                          const double* Uhi, const double* gru, const double* grd, int i0,
+                          int i1, double* vu, double* vl) noexcept nogil
+    int msvm_group_partner(const double* z, const double* U, const double* Uhi,
+                           const double* gru, const int* li, const double* kd,
+                           const double* row, int i0, int i1, int skip, double za,
+                           double kpn2, double Kaa, double curv_min, double* gain,
+                           double* best_gain) noexcept nogil
+    void msvm_free_block_product(const double* KT, const double* D, double* dFt, int ni,
+                                 int k) noexcept nogil
+
 
 cdef inline int _block_group_end(const Prob* p, const Block* B, int x0) noexcept nogil:
     """One past the last block position of x0's group (x0 + 1 without a group): the block
@@ -161,6 +181,14 @@ cdef int SETTLE_ZERO_MIN_N = 2000
 # grouped SMO's epoch cost"): make_blobs n = 4,000, RBF, C = 1e6, WeightedRobustMSVM with
 # truncation=None spent most of its SMO epochs in the full q x q products
 cdef bint SPARSE_HMUL = True
+# grouped blocks: the extremes' and partners' passes vectorized with the group caps' rooms,
+# and the Newton step's products over a gathered copy of the free samples' kernel block
+# (_group_block.h), every value the plain loops' (off: main 10578f8's plain loops).  Round
+# 14 (benchmarks/results/grouped_smo_cost.md)
+cdef bint GROUPED_VECTOR = True
+# the multiply-adds a grouped local step counts as in the Newton steps' schedule
+# (_block_smo)
+cdef long long NEWTON_MADDS = 8192
 # a conjugate-gradient direction of curvature below CG_FLAT ||p||^2 max(kappa K_ii) is flat
 cdef double CG_FLAT = 1e-12
 # where the row cache holds under half the rows, a candidate of the working set whose kernel
@@ -499,6 +527,19 @@ def _block_choices(const double[::1] z, double[::1] U, double[::1] Ulo, double[:
     return up_at, up_z, lo_at, lo_z, best, best_gain
 
 
+def _free_block_product(const double[:, ::1] KT, const double[:, ::1] D):
+    """msvm_free_block_product on a gathered block (for tests): KT (m x m, the block
+    transposed), D (m x k); returns the k x m products, slot-major."""
+    import numpy as np
+    cdef int m = KT.shape[0], k = D.shape[1]
+    if KT.shape[1] != m or D.shape[0] != m or m == 0 or k == 0:
+        raise ValueError("KT must be m x m and D m x k, m and k nonzero")
+    out = np.empty((k, m))
+    cdef double[:, ::1] o = out
+    msvm_free_block_product(&KT[0, 0], &D[0, 0], &o[0, 0], m, k)
+    return out
+
+
 def _cached_boost(value=None):
     """CACHED_BOOST (_load_block), set where given (for benchmarks); returns the previous
     value."""
@@ -508,6 +549,28 @@ def _cached_boost(value=None):
         if not value >= 1.0:
             raise ValueError("the boost must be >= 1")
         CACHED_BOOST = value
+    return old
+
+
+def _grouped_vector(value=None):
+    """GROUPED_VECTOR (the grouped blocks' vectorized passes), set where given (for
+    benchmarks and tests: off, main 10578f8's plain loops); returns the previous value."""
+    global GROUPED_VECTOR
+    old = GROUPED_VECTOR
+    if value is not None:
+        GROUPED_VECTOR = bool(value)
+    return old
+
+
+def _newton_madds(value=None):
+    """NEWTON_MADDS (_block_smo's Newton schedule), set where given (for experiments);
+    returns the previous value."""
+    global NEWTON_MADDS
+    old = NEWTON_MADDS
+    if value is not None:
+        if not value >= 1:
+            raise ValueError("the count must be >= 1")
+        NEWTON_MADDS = int(value)
     return old
 
 
@@ -571,6 +634,12 @@ cdef class SMOSolver(InnerSolver):
         self.settled = NULL
         self.stamp = NULL
         self.drift = NULL
+        self.KT = NULL
+        self.fD = NULL
+        self.fF = NULL
+        self.frows = NULL
+        self.fidx = NULL
+        self.nfree = 0
         self.interrupted = False
 
     def __init__(self, RowSource src, ProblemArrays pa, DualState ds, long long max_steps,
@@ -638,6 +707,19 @@ cdef class SMOSolver(InnerSolver):
         self.B.li = <int*> malloc(nbmax * sizeof(int))
         self.B.gv = <int*> malloc(nbmax * sizeof(int))
         self.B.pos = <int*> malloc(nbmax * sizeof(int))
+        self.B.gu = <int*> malloc(nbmax * sizeof(int))
+        self.B.gd = <int*> malloc(nbmax * sizeof(int))
+        self.B.gx = <int*> malloc((nbmax + 1) * sizeof(int))
+        self.B.gg = <int*> malloc(nbmax * sizeof(int))
+        self.B.bg = <int*> malloc(nbmax * sizeof(int))
+        self.B.gru = <double*> malloc(nbmax * sizeof(double))
+        self.B.grd = <double*> malloc(nbmax * sizeof(double))
+        self.B.gfull = <unsigned char*> malloc(nbmax)
+        self.B.ng = 0
+        if (self.B.gu == NULL or self.B.gd == NULL or self.B.gx == NULL or self.B.gg == NULL
+                or self.B.bg == NULL or self.B.gru == NULL or self.B.grd == NULL
+                or self.B.gfull == NULL):
+            raise MemoryError("cannot allocate the solver's work arrays")
         if (self.S == NULL or self.score == NULL or self.cand == NULL or self.prev == NULL
                 or self.vsettled == NULL
                 or self.sample == NULL or self.settled == NULL or self.bv == NULL
@@ -664,6 +746,16 @@ cdef class SMOSolver(InnerSolver):
                 self.per_class = False
             if self.cn.q[ce(&self.cn, v)] >= 0:
                 self.per_class = False
+        if self.grouped:
+            # the Newton step's gathered free block (_gather_free_block)
+            self.KT = <double*> malloc(<Py_ssize_t> qmax * qmax * sizeof(double))
+            self.fD = <double*> malloc(<Py_ssize_t> qmax * k * sizeof(double))
+            self.fF = <double*> malloc(<Py_ssize_t> qmax * k * sizeof(double))
+            self.frows = <int*> malloc(qmax * sizeof(int))
+            self.fidx = <int*> malloc(qmax * sizeof(int))
+            if (self.KT == NULL or self.fD == NULL or self.fF == NULL or self.frows == NULL
+                    or self.fidx == NULL):
+                raise MemoryError("cannot allocate the solver's work arrays")
         self.shrinking = shrinking
         self.since_full = SHRINK_EVERY
         self.last_viol = INFINITY
@@ -694,6 +786,10 @@ cdef class SMOSolver(InnerSolver):
         free(self.B.start); free(self.B.U); free(self.B.Ulo); free(self.B.Uhi)
         free(self.B.off); free(self.B.z); free(self.B.li); free(self.B.gv); free(self.B.pos)
         free(self.B.vu); free(self.B.vl); free(self.B.gain)
+        free(self.B.gu); free(self.B.gd)
+        free(self.B.gx); free(self.B.gg); free(self.B.bg); free(self.B.gru); free(self.B.grd)
+        free(self.B.gfull)
+        free(self.KT); free(self.fD); free(self.fF); free(self.frows); free(self.fidx)
 
     cdef void end_round(self) noexcept nogil:
         self.steps += 1                 # an augmented-Lagrangian round is work too
@@ -960,7 +1056,7 @@ cdef class SMOSolver(InnerSolver):
         cdef const Prob* p = self.p
         cdef const Canon* cn = &self.cn
         cdef Block* B = &self.B
-        cdef int nbk = cn.nbuckets, a, b, j, v, x, nb = 0
+        cdef int nbk = cn.nbuckets, a, b, j, v, x, g, nb = 0
         cdef double sig
         for j in range(nbk + 1):
             B.start[j] = 0
@@ -985,10 +1081,79 @@ cdef class SMOSolver(InnerSolver):
             B.Ulo[b] = v_lo(p, v) if sig > 0 else -v_hi(p, v)
             B.Uhi[b] = v_hi(p, v) if sig > 0 else -v_lo(p, v)
             B.off[b] = -sig * v_lin(p, v)
+            g = v_grp(p, v)
+            B.gu[b] = g if sig > 0 else -1
+            B.gd[b] = g if sig < 0 else -1
         for j in range(nbk, 0, -1):
             B.start[j] = B.start[j - 1]
         B.start[0] = 0
         B.nb = nb
+        if self.grouped and GROUPED_VECTOR:
+            self._block_groups()
+
+    cdef void _block_groups(self) noexcept nogil:
+        """The block's groups (Block: ng, gx, gg, bg) and its variables' group rooms (gru,
+        grd), from the problem's order of the block variables (B.pos)."""
+        cdef const Prob* p = self.p
+        cdef Block* B = &self.B
+        cdef int x = 0, x1, g, t = 0
+        while x < B.nb:
+            g = v_grp(p, B.gv[B.pos[x]])
+            x1 = _block_group_end(p, B, x)
+            B.gx[t] = x
+            B.gg[t] = g
+            while x < x1:
+                B.bg[B.pos[x]] = t
+                x += 1
+            t += 1
+        B.gx[t] = B.nb
+        B.ng = t
+        for t in range(B.ng):
+            self._sync_group(B.pos[B.gx[t]])
+
+    cdef void _sync_group(self, int b) noexcept nogil:
+        """The group rooms (B.gru, B.grd) of the members of block variable b's group, after
+        its sum moved (a no-op without GROUPED_VECTOR): cap - gsum where the member's move
+        grows the group's sum, +inf elsewhere."""
+        cdef const Prob* p = self.p
+        cdef Block* B = &self.B
+        cdef int t, x, bb, g
+        cdef double room
+        if not (self.grouped and GROUPED_VECTOR):
+            return
+        t = B.bg[b]
+        g = B.gg[t]
+        room = p.cap[g] - self.st.gsum[g] if g >= 0 else INFINITY
+        B.gfull[t] = group_full(p, self.st, g)
+        for x in range(B.gx[t], B.gx[t + 1]):
+            bb = B.pos[x]
+            B.gru[bb] = room if B.gu[bb] >= 0 else INFINITY
+            B.grd[bb] = room if B.gd[bb] >= 0 else INFINITY
+
+    cdef int _next_full_group(self, int x0, int* x1) noexcept nogil:
+        """The first full group of the block at or after position x0 (of B.pos, a group's
+        first): its first position, and one past its last into x1; B.nb if none.  With
+        GROUPED_VECTOR from the block's group list and the fullness _sync_group keeps
+        (group_full's value when the group's sum last moved), else by group_full."""
+        cdef const Prob* p = self.p
+        cdef Block* B = &self.B
+        cdef int t
+        if GROUPED_VECTOR:
+            if x0 >= B.nb:
+                return B.nb
+            t = B.bg[B.pos[x0]]
+            while t < B.ng and not B.gfull[t]:
+                t += 1
+            if t == B.ng:
+                return B.nb
+            x1[0] = B.gx[t + 1]
+            return B.gx[t]
+        while x0 < B.nb:
+            x1[0] = _block_group_end(p, B, x0)
+            if group_full(p, self.st, v_grp(p, B.gv[B.pos[x0]])):
+                return x0
+            x0 = x1[0]
+        return B.nb
 
     # ------------------------------------------------------------------ 3. local solve
     cdef double _bucket_extremes(self) noexcept nogil:
@@ -1017,6 +1182,16 @@ cdef class SMOSolver(InnerSolver):
                 _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
                 msvm_bucket_z(Fp, Fq, B.S, B.li, B.off, B.U, B.Ulo, B.Uhi, B.z, B.vu, B.vl,
                               B.start[j], B.start[j + 1], kappa, br, cs, sconst, True)
+                msvm_bucket_extremes(B.z, B.vu, B.vl, B.start[j], B.start[j + 1], &up_z,
+                                     &up_at, &lo_z, &lo_at)
+                viol = max(viol, -up_z, lo_z)
+            elif B.start[j] < B.start[j + 1] and GROUPED_VECTOR:
+                # with groups: the rooms count the group caps, then the same passes
+                _bucket_terms(p, st, cn, B, j, &Fp, &Fq, &br, &cs, &sconst)
+                msvm_bucket_z(Fp, Fq, B.S, B.li, B.off, B.U, B.Ulo, B.Uhi, B.z, B.vu, B.vl,
+                              B.start[j], B.start[j + 1], kappa, br, cs, sconst, False)
+                msvm_group_masks(B.z, B.U, B.Ulo, B.Uhi, B.gru, B.grd, B.start[j],
+                                 B.start[j + 1], B.vu, B.vl)
                 msvm_bucket_extremes(B.z, B.vu, B.vl, B.start[j], B.start[j + 1], &up_z,
                                      &up_at, &lo_z, &lo_at)
                 viol = max(viol, -up_z, lo_z)
@@ -1059,15 +1234,12 @@ cdef class SMOSolver(InnerSolver):
         """The block's violation including the pair conditions of its full groups."""
         cdef const Prob* p = self.p
         cdef Block* B = &self.B
-        cdef int x0 = 0, x1, g, va, vb
+        cdef int x0, x1 = 0, va, vb
+        x0 = self._next_full_group(0, &x1)
         while x0 < B.nb:
-            g = v_grp(p, B.gv[B.pos[x0]])
-            x1 = _block_group_end(p, B, x0)
-            if group_full(p, self.st, g):
-                self._group_values(x0, x1)
-                viol = max(viol, group_pair(p, self.gvars, x1 - x0, self.zg, self.ag,
-                                            &va, &vb))
-            x0 = x1
+            self._group_values(x0, x1)
+            viol = max(viol, group_pair(p, self.gvars, x1 - x0, self.zg, self.ag, &va, &vb))
+            x0 = self._next_full_group(x1, &x1)
         return viol
 
     cdef int _partner(self, int j, int la, double za, const double* row, double Kaa,
@@ -1093,6 +1265,16 @@ cdef class SMOSolver(InnerSolver):
             best = msvm_bucket_partner(B.z, B.U, B.Uhi, B.li, B.kd, row, B.start[j],
                                        B.start[j + 1], la, za, kappa * pn2, Kaa, CURV_MIN,
                                        B.gain, bestgain)
+            if best >= 0:
+                zb[0] = B.z[best]
+            return best
+        if GROUPED_VECTOR:
+            # the same passes with the rooms of the group caps (_group_block.h)
+            msvm_bucket_z(Fp, Fq, B.S, B.li, B.off, B.U, B.Ulo, B.Uhi, B.z, B.vu, B.vl,
+                          B.start[j], B.start[j + 1], kappa, br, cs, sconst, False)
+            best = msvm_group_partner(B.z, B.U, B.Uhi, B.gru, B.li, B.kd, row, B.start[j],
+                                      B.start[j + 1], la, za, kappa * pn2, Kaa, CURV_MIN,
+                                      B.gain, bestgain)
             if best >= 0:
                 zb[0] = B.z[best]
             return best
@@ -1163,6 +1345,8 @@ cdef class SMOSolver(InnerSolver):
             B.U[b] += t
             _apply_pair(p, st, cn, B.gv[a], B.gv[b], t, B.Ft, B.S, row,
                         B.K + <Py_ssize_t> ib * q, q)
+            self._sync_group(a)
+            self._sync_group(b)
             return True
         # single Newton step on the bucket's most violating variable (moves c and s)
         ia = B.li[vs]
@@ -1176,6 +1360,7 @@ cdef class SMOSolver(InnerSolver):
             t = -room if curv <= CURV_MIN or z / curv > room else -z / curv
         B.U[vs] += t
         _apply_u(p, st, cn, B.gv[vs], t, B.Ft, B.S, B.K + <Py_ssize_t> ia * q, q)
+        self._sync_group(vs)
         return True
 
     cdef bint _transversal(self, const int* cand, double sign, double eps) noexcept nogil:
@@ -1228,37 +1413,100 @@ cdef class SMOSolver(InnerSolver):
         cdef State* st = self.st
         cdef const Canon* cn = &self.cn
         cdef Block* B = &self.B
-        cdef int x0 = 0, x1, g, va, vb, pa, pb, a, b, ia
+        cdef int x0, x1 = 0, va, vb, pa, pb, a, b, ia
         cdef long long steps = 0
         cdef double gv, curv, room, t
         cdef const double* row
+        x0 = self._next_full_group(0, &x1)
         while x0 < B.nb and steps < budget:
-            g = v_grp(p, B.gv[B.pos[x0]])
-            x1 = _block_group_end(p, B, x0)
-            if group_full(p, st, g):
-                self._group_values(x0, x1)
-                gv = group_pair(p, self.gvars, x1 - x0, self.zg, self.ag, &va, &vb)
-                if gv > eps:
-                    steps += 1
-                    pa = B.pos[x0 + va]
-                    pb = B.pos[x0 + vb]
-                    a = self.gvars[va]
-                    b = self.gvars[vb]
-                    ia = B.li[pa]
-                    curv = (p.kappa * B.kd[ia] + st.rho * p.equality) * pair_pnorm2(p, a, b)
-                    room = min(self.ag[va] - v_lo(p, a), v_hi(p, b) - self.ag[vb])
-                    t = room
-                    if curv > CURV_MIN and gv / curv < room:
-                        t = gv / curv
-                    if t > 0.0:
-                        # alpha_a -= t, alpha_b += t (U = sigma alpha)
-                        B.U[pa] -= cn.sg[ce(cn, a)] * t
-                        B.U[pb] += cn.sg[ce(cn, b)] * t
-                        row = B.K + <Py_ssize_t> ia * B.q
-                        _apply_u(p, st, cn, a, -cn.sg[ce(cn, a)] * t, B.Ft, B.S, row, B.q)
-                        _apply_u(p, st, cn, b, cn.sg[ce(cn, b)] * t, B.Ft, B.S, row, B.q)
-            x0 = x1
+            self._group_values(x0, x1)
+            gv = group_pair(p, self.gvars, x1 - x0, self.zg, self.ag, &va, &vb)
+            if gv > eps:
+                steps += 1
+                pa = B.pos[x0 + va]
+                pb = B.pos[x0 + vb]
+                a = self.gvars[va]
+                b = self.gvars[vb]
+                ia = B.li[pa]
+                curv = (p.kappa * B.kd[ia] + st.rho * p.equality) * pair_pnorm2(p, a, b)
+                room = min(self.ag[va] - v_lo(p, a), v_hi(p, b) - self.ag[vb])
+                t = room
+                if curv > CURV_MIN and gv / curv < room:
+                    t = gv / curv
+                if t > 0.0:
+                    # alpha_a -= t, alpha_b += t (U = sigma alpha)
+                    B.U[pa] -= cn.sg[ce(cn, a)] * t
+                    B.U[pb] += cn.sg[ce(cn, b)] * t
+                    row = B.K + <Py_ssize_t> ia * B.q
+                    _apply_u(p, st, cn, a, -cn.sg[ce(cn, a)] * t, B.Ft, B.S, row, B.q)
+                    _apply_u(p, st, cn, b, cn.sg[ce(cn, b)] * t, B.Ft, B.S, row, B.q)
+                    self._sync_group(pa)
+            x0 = self._next_full_group(x1, &x1)
         return steps
+
+    cdef void _gather_free_block(self, const double* free_) noexcept nogil:
+        """At the start of a Newton step (GROUPED_VECTOR, SPARSE_HMUL): the block samples
+        holding a free variable (frows[:nfree], in increasing order, the rows _hmul reads),
+        the compact index of every block sample (fidx) and their kernel block transposed,
+        KT[c nfree + a] = K[frows[a], frows[c]]: every product of the step runs over it
+        (_hmul_free_block)."""
+        cdef Block* B = &self.B
+        cdef int q = B.q, b, i, a, c, ni = 0
+        cdef const double* Kc
+        for i in range(q):
+            self.fidx[i] = 0
+        for b in range(B.nb):
+            if free_[b] != 0.0:
+                self.fidx[B.li[b]] = 1
+        for i in range(q):
+            if self.fidx[i]:
+                self.fidx[i] = ni
+                self.frows[ni] = i
+                ni += 1
+            else:
+                self.fidx[i] = -1
+        self.nfree = ni
+        for c in range(ni):
+            Kc = B.K + self.frows[c]
+            for a in range(ni):
+                self.KT[<Py_ssize_t> c * ni + a] = Kc[<Py_ssize_t> self.frows[a] * q]
+
+    cdef bint _hmul_free_block(self, const double* free_, const double* D, const double* ds,
+                               double* out) noexcept nogil:
+        """_hmul's product and result over the gathered free block (_gather_free_block)
+        when the slot sums D of the direction are finite and zero outside the free samples
+        (every caller's direction is zero off the free variables): the plain loop's sums,
+        term for term, less zero terms (msvm_free_block_product).  False (nothing written)
+        otherwise: then the plain loop runs.  ds: the class sums' part (_hmul's)."""
+        cdef const Prob* p = self.p
+        cdef const Canon* cn = &self.cn
+        cdef Block* B = &self.B
+        cdef int q = B.q, k = p.k, ni = self.nfree, i, j, b, a, c
+        cdef double sF, r, kappa = p.kappa
+        cdef double* dF = self.fF
+        for i in range(q):
+            c = self.fidx[i]
+            for j in range(k):
+                if not all_finite(D[i * k + j]) or (c < 0 and D[i * k + j] != 0.0):
+                    return False
+                if c >= 0:
+                    self.fD[c * k + j] = D[i * k + j]
+        msvm_free_block_product(self.KT, self.fD, dF, ni, k)
+        for b in range(B.nb):
+            if free_[b] == 0.0:
+                out[b] = 0.0
+                continue
+            a = ce(cn, B.gv[b])
+            c = self.fidx[B.li[b]]
+            sF = 0.0
+            for j in range(k):
+                sF += dF[j * ni + c]
+            r = cn.r[a]
+            out[b] = kappa * dF[cn.p[a] * ni + c] + ds[cn.p[a]]
+            if cn.q[a] >= 0:
+                out[b] += r * (kappa * dF[cn.q[a] * ni + c] + ds[cn.q[a]])
+            out[b] -= kappa * (1.0 + r) * sF / k
+        return True
 
     cdef void _hmul(self, const double* v, const double* free_, double* out) noexcept nogil:
         """out = H v for a direction v of the block's variables (U-space), zero off the
@@ -1297,6 +1545,13 @@ cdef class SMOSolver(InnerSolver):
             if cn.q[a] >= 0:
                 D[i * k + cn.q[a]] += cn.r[a] * v[b]
                 dc[cn.q[a]] += cn.r[a] * v[b]
+        for j in range(k):
+            tot += dc[j]
+        for j in range(k):
+            ds[j] = st_rho_eq(p, self.st) * (dc[j] - tot / k)
+        if (GROUPED_VECTOR and SPARSE_HMUL and self.nfree > 0
+                and self._hmul_free_block(free_, D, ds, out)):
+            return
         _hmul_samples(B, k, self.qmax, free_, D, rows_i, cols_l, &ni, &nl)
         for ii in range(ni):
             i = rows_i[ii]
@@ -1308,10 +1563,6 @@ cdef class SMOSolver(InnerSolver):
                 if Kil != 0.0:
                     for j in range(k):
                         dFi[j] += Kil * D[l * k + j]
-        for j in range(k):
-            tot += dc[j]
-        for j in range(k):
-            ds[j] = st_rho_eq(p, self.st) * (dc[j] - tot / k)
         for b in range(nb):
             if free_[b] == 0.0 and SPARSE_HMUL:
                 out[b] = 0.0
@@ -1399,8 +1650,11 @@ cdef class SMOSolver(InnerSolver):
         for b in range(nb):
             rr += R[b] * R[b]
         rr0 = rr
+        self.nfree = 0
         if nf == 0 or rr == 0.0:
             return False
+        if GROUPED_VECTOR and SPARSE_HMUL:
+            self._gather_free_block(free_)
         for b in range(nb):
             if free_[b] != 0.0:
                 hscale = max(hscale, p.kappa * B.kd[B.li[b]])
@@ -1481,6 +1735,7 @@ cdef class SMOSolver(InnerSolver):
                 B.U[b] = newU
                 _apply_u(p, st, cn, B.gv[b], d, B.Ft, B.S,
                          B.K + <Py_ssize_t> B.li[b] * B.q, B.q)
+                self._sync_group(b)
         return True
 
     cdef long long _block_smo(self, double eps, long long max_steps,
@@ -1502,7 +1757,7 @@ cdef class SMOSolver(InnerSolver):
         # Tuned, not derived: 5-sample to 20-sample grouped cases, linear, C = 1e2 .. 1e8 (13
         # of 13 converge, 3-775 epochs) and pendigits RBF C = 10 (0.2 s CPU, 2.26 s before)
         cdef long long newton_cost = max((<long long> min(B.nb, NEWTON_CG_STEPS) * B.q * B.q
-                                          * self.p.k) // 8192, 1)
+                                          * self.p.k) // NEWTON_MADDS, 1)
         newton_at = newton_cost
         cdef double viol
         # transversal steps: every variable on one slot and every slot a bucket of its own
@@ -1543,7 +1798,7 @@ cdef class SMOSolver(InnerSolver):
                         steps += 1
                     # its conjugate gradients are many block products: check for signals
                     # here, not only after the block (Ctrl-C within a Newton step's time)
-                    if tick(&self.work, newton_cost * 8192):
+                    if tick(&self.work, newton_cost * NEWTON_MADDS):
                         self.interrupted = True
                         break
             if steps == round_start:
