@@ -137,6 +137,20 @@ class FitWatch:
 
 
 @contextlib.contextmanager
+def module_settings(*settings):
+    """Set module attributes for the block and restore them after: ``settings`` are
+    (module, name, value) triples (a benchmark's "before": a library switch turned off)."""
+    saved = [(module, name, getattr(module, name)) for module, name, _ in settings]
+    for module, name, value in settings:
+        setattr(module, name, value)
+    try:
+        yield
+    finally:
+        for module, name, value in saved:
+            setattr(module, name, value)
+
+
+@contextlib.contextmanager
 def watch_fits():
     """Record the warnings of the fits made in the block; yields a `FitWatch`.
 

@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from benchmarks.harness import markdown_table, pendigits_split
+from benchmarks.harness import markdown_table, module_settings, pendigits_split
 
 GRID = 8
 TIMED_REPEATS = 3          # before / after alternating, the least CPU time of each
@@ -405,12 +405,9 @@ def refit_levels():
     the samples of the variables), which the refits' new problems compute once each."""
     from msvm import _intercept, _level_chain
 
-    saved = _level_chain.LEAN_STEPS, _intercept.COMPILED_SEARCH
-    _level_chain.LEAN_STEPS = _intercept.COMPILED_SEARCH = False
-    try:
+    with module_settings((_level_chain, "LEAN_STEPS", False),
+                         (_intercept, "COMPILED_SEARCH", False)):
         yield
-    finally:
-        _level_chain.LEAN_STEPS, _intercept.COMPILED_SEARCH = saved
 
 
 LEVEL_PARTS = (  # as PARTS, with the lean steps' parts

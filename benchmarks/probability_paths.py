@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from benchmarks.harness import markdown_table
+from benchmarks.harness import markdown_table, module_settings
 from benchmarks.probability_lean import ONE_FIT_REPEATS, TIMED_REPEATS, _scores, compare_row
 
 GRID = 8
@@ -41,12 +41,9 @@ def main_rule():
     point."""
     from msvm import _probability, targeted
 
-    saved = _probability.SETTLED_PATHS, targeted.REUSE_SETTLED_POINTS
-    _probability.SETTLED_PATHS = targeted.REUSE_SETTLED_POINTS = False
-    try:
+    with module_settings((_probability, "SETTLED_PATHS", False),
+                         (targeted, "REUSE_SETTLED_POINTS", False)):
         yield
-    finally:
-        _probability.SETTLED_PATHS, targeted.REUSE_SETTLED_POINTS = saved
 
 
 def _sets(quick, names=("wine", "breast cancer", "example 4.1.1")):
