@@ -45,3 +45,54 @@ def test_other_inputs_still_go_through_scikit_learn(convert, monkeypatch):
     A, B = convert(A), convert(B)
     _kernels.squared_distances(A, B)
     assert calls
+
+
+class _CountingNumPy:
+    """numpy as ``msvm._sequence`` sees it, counting the medians taken."""
+
+    def __init__(self):
+        self.medians = 0
+
+    def median(self, *args, **kwargs):
+        self.medians += 1
+        return np.median(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+def test_drift_test_is_found_once_per_source(monkeypatch):
+    """Whether a source's scores can drift (a median of its kernel diagonal) is found once
+    per sequence, not twice at every solve of a lean chain."""
+    from msvm import ReinforcedMSVM, _sequence
+    from msvm.datasets import make_reinforced_example
+
+    counting, solves, sequences = _CountingNumPy(), [], []
+    real_solve, real_init = _sequence.solve, _sequence.DualSequence.__init__
+    monkeypatch.setattr(_sequence, "np", counting)
+    monkeypatch.setattr(_sequence, "solve", lambda *a, **k: solves.append(1) or real_solve(*a, **k))
+    monkeypatch.setattr(_sequence.DualSequence, "__init__",
+                        lambda *a, **k: sequences.append(1) or real_init(*a, **k))
+    X, y = make_reinforced_example(120, "4.1.1", random_state=0)
+    ReinforcedMSVM(C=1.0, probability=True, probability_grid=4).fit(X, y)
+    assert len(solves) > 2 * len(sequences)
+    # the penalty's median and the drift test's, once per sequence (before: 2 per solve)
+    assert counting.medians <= 2 * len(sequences)
+
+
+def test_drift_answer_follows_a_new_source():
+    from msvm._sequence import DualSequence
+
+    class Source:
+        def __init__(self, diag):
+            self.diag = np.asarray(diag, float)
+
+        def diagonal(self):
+            return self.diag.copy()
+
+    seq = DualSequence.__new__(DualSequence)
+    seq._drift = None
+    seq.src = Source([1.0, 2.0, 3.0])
+    assert not seq._scores_can_drift()
+    seq.src = Source([1.0, 1.0, 1e150])
+    assert seq._scores_can_drift()
