@@ -96,3 +96,19 @@ def test_drift_answer_follows_a_new_source():
     assert not seq._scores_can_drift()
     seq.src = Source([1.0, 1.0, 1e150])
     assert seq._scores_can_drift()
+
+
+def test_probabilities_do_not_depend_on_the_distance_path(monkeypatch):
+    from msvm import ReinforcedMSVM
+    from msvm.datasets import make_reinforced_example
+
+    X, y = make_reinforced_example(150, "4.1.1", random_state=3)
+    X_test, _ = make_reinforced_example(60, "4.1.1", random_state=4)
+
+    def proba():
+        return ReinforcedMSVM(C=1.0, probability=True, probability_grid=4).fit(
+            X, y).predict_proba(X_test)
+
+    fast = proba()
+    monkeypatch.setattr(_kernels, "FAST_DISTANCES", False)
+    assert np.array_equal(fast, proba())

@@ -263,7 +263,8 @@ def squared_distances(A, B):
     """||a - b||^2 for every row a of A and b of B (shape (len(A), len(B))).
 
     scikit-learn's ``euclidean_distances(A, B, squared=True)``: -2 a^T b + ||a||^2 + ||b||^2
-    (one matrix product, in place), after shifting both by B's coordinate-wise median (see
+    (one matrix product, in place; formed here for dense float64 blocks, the same operations
+    and bits: :func:`_expanded_distances`), after shifting both by B's coordinate-wise median (see
     :func:`typical_point`): without the shift a common offset of 1e8 cancels every digit
     (scikit-learn's own result is then 61 % off).  The formula still loses the digits of a
     small distance between large vectors: a point and itself gets rounding noise instead of
