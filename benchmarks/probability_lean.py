@@ -13,6 +13,11 @@ one kept state per group of classes (msvm/_level_chain.py): the same profile, be
 10578f8's refit per level, restored by :func:`refit_levels`) and after, and the before /
 after table of ReinforcedMSVM on the sets and of WestonWatkinsMSVM and AngleBasedMSVM on
 wine and example 4.1.1.
+
+Round 14, later (section 9e, ``--only 9e``): the rest of the fixed cost, cheaper paths to the
+same numbers (the held-out blocks' distances without scikit-learn's input checks, the drift
+test of a row source found once): the same profile and table, before (main d3d7ab4,
+restored by :func:`main_d3d7ab4`) and after.
 """
 
 import contextlib
@@ -478,3 +483,59 @@ def render_level_steps(res):
         "Targets of issue 25 (at most 10x one fit, at most 2x Platt; log loss and MAE "
         "limits hold wherever the probabilities are identical):\n\n"
         + _targets(res["rows"]) + "\n" + _targets(res["estimators"], by_estimator=True))
+
+
+# ------------------------------------------------------- 9e. the rest of the fixed cost
+@contextlib.contextmanager
+def main_d3d7ab4():
+    """msvm's probability fit as on main d3d7ab4 in this process: the held-out blocks'
+    distances through scikit-learn's ``euclidean_distances`` with its input checks
+    (``msvm._kernels.FAST_DISTANCES`` off), and whether a source's scores can drift found
+    at every solve (a median of its kernel diagonal, twice per solve).  The same
+    probabilities bit for bit."""
+    from msvm import _kernels, _sequence
+
+    saved = _kernels.FAST_DISTANCES, _sequence.DualSequence._scores_can_drift
+    _kernels.FAST_DISTANCES = False
+    _sequence.DualSequence._scores_can_drift = _drift_at_every_solve
+    try:
+        yield
+    finally:
+        _kernels.FAST_DISTANCES, _sequence.DualSequence._scores_can_drift = saved
+
+
+def _drift_at_every_solve(sequence):
+    """main d3d7ab4's ``DualSequence._scores_can_drift``: a median at every call."""
+    from msvm._sequence import DRIFT_SPREAD
+
+    diag = np.abs(sequence.src.diagonal())
+    positive = diag[diag > 0]
+    return positive.size > 0 and float(positive.max()) > DRIFT_SPREAD * float(
+        np.median(positive))
+
+
+def bench_fixed_cost(quick):
+    """Section 9e: the profile of a probability fit on small data, before (main d3d7ab4)
+    and after (this branch), and the before / after table of ReinforcedMSVM on the sets."""
+    saved = globals()["PARTS"]
+    globals()["PARTS"] = LEVEL_PARTS
+    try:
+        return _section_runs("9e", quick, functools.partial(part_times, before=main_d3d7ab4),
+                             main_d3d7ab4, set(), ())
+    finally:
+        globals()["PARTS"] = saved
+
+
+def render_fixed_cost(res):
+    return (
+        _conditions(res, "three", "main d3d7ab4 restored in this process "
+                    "(`benchmarks.probability_lean.main_d3d7ab4`: "
+                    "`msvm._kernels.FAST_DISTANCES` off and the drift test of a row "
+                    "source at every solve), 'after' this branch")
+        + "#### Where the time of a probability fit goes (ReinforcedMSVM, CPU ms per "
+        "probability fit, the mean of 5; exclusive time of each part, measured through "
+        "wrappers, which add about 2 us a call)\n\n"
+        + _profile_table(res["profile"], LEVEL_PARTS) + "\n\n" + _floor_lines(res["profile"])
+        + "\n\n#### Before and after (ReinforcedMSVM)\n\n" + _rows_table(res["rows"])
+        + "\n\nTargets of issue 25 (at most 10x one fit, at most 2x Platt; log loss and MAE "
+        "limits hold wherever the probabilities are identical):\n\n" + _targets(res["rows"]))

@@ -63,7 +63,8 @@ import warnings
 
 import numpy as np
 
-from benchmarks.probability_lean import (bench_lean_levels, bench_level_steps,
+from benchmarks.probability_lean import (bench_fixed_cost, bench_lean_levels,
+                                         bench_level_steps, render_fixed_cost,
                                          render_lean_levels, render_level_steps)
 from benchmarks.probability_paths import bench_paths, render_paths
 from benchmarks.harness import (fmt, markdown_table, pendigits_split, sectioned_main,
@@ -1197,11 +1198,20 @@ SETUPS["9d"] = (
     "k = 3, 5000 test samples) at C = 1; then the settled rule checked against every level "
     "refitted on those and example 4.1.2 at C = 1 and 10. Written by "
     "`benchmarks/probability_paths.py`.")
+SETUPS["9e"] = (
+    "9e. The rest of a small-data probability fit's fixed cost (issue 25 item 1, round 14)",
+    "Where a probability fit's CPU time goes on wine, breast cancer and example 4.1.1 (as in "
+    "section 9c) before (main d3d7ab4) and after two cheaper paths to the same numbers: the "
+    "held-out blocks' squared distances formed without scikit-learn's input checks "
+    "(`msvm._kernels.FAST_DISTANCES`) and whether a row source's scores can drift found "
+    "once per source instead of twice per solve; then the probability fit before and after "
+    "on the sets of section 9b (ReinforcedMSVM). Written by "
+    "`benchmarks/probability_lean.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
           "7": render_settled, "8": render_shared_rows, "9": render_lean_refits,
           "9b": render_lean_levels, "9c": render_level_steps,
-          "9d": render_paths}
+          "9d": render_paths, "9e": render_fixed_cost}
 
 
 def render_report(data):
@@ -1238,7 +1248,7 @@ def main(argv=None):
                            "5": bench_approx, "6": bench_fold_cap, "7": bench_settled,
                            "8": bench_shared_rows, "9": bench_lean_refits,
                            "9b": bench_lean_levels, "9c": bench_level_steps,
-                           "9d": bench_paths},
+                           "9d": bench_paths, "9e": bench_fixed_cost},
                           SETUPS, RENDER, render_report)
 
 
