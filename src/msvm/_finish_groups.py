@@ -155,6 +155,20 @@ CAP_BATCH = True
 # step that settled its face: every step since the start lowered the objective) is the
 # proposal, as msvm._finish returns it (False: nothing is proposed)
 RETURN_REACHED = True
+# the face's step solved with the equalities' residual left out, that residual then
+# removed by the least change (`_onto_constraints`), as the factor's step does (False: the
+# face's regularized system removes it, which ran its step along directions of zero
+# curvature, |x| about the residual / REG: from make_blobs n = 600, RBF, C = 1e6's first
+# budget stop, with a class-sum residual of 23, the first 32 steps were cut at t of 0.01,
+# fixed one variable each, removed 2 of the 23 and raised the objective by up to 4.7 times
+# its size)
+SPLIT_RESIDUAL = True
+# a face step that raised the objective by more than RISE_RTOL of sum |z_v dx_v| is undone
+# and solved again on a fresh factorization (a bordered solve with tens of changes on an
+# ill-conditioned face drifts: from that stop 13 of 303 steps raised the objective, by up to
+# 1.7 times its size, each time after 27-58 bordered changes)
+DESCENT_GUARD = True
+RISE_RTOL = 1e-6
 # kernel columns read at a time for an exact update of the scores
 CHUNK = 256
 # a group whose sum is within this fraction of (1 + cap) of its cap is full (the compiled
@@ -579,22 +593,20 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         on_face, L = chosen
         segments, z = _cap_segments(groups, full, idx), scores.gradient(idx, D)
         if on_face:
-            x, s = face.solve(idx, z, c_eq, _active_caps(groups, full, idx))
-            x, kind = _onto_constraints(x, D @ E[:, :face.ne], c_eq[:face.ne], segments), "newton"
+            kind, (t, x, s) = "newton", _face_move(face, scores, alpha, idx, z, D, c_eq,
+                                                   (lay, groups, free, full, segments, E))
         else:
             Lf = L[lay.sample[idx]]
             kind, x, s = _factor_step(lay, c_eq, z, D, Lf, segments, E)
-        limit = 1.0 if kind == "newton" else np.inf
-        old = alpha[idx]
-        t = _take_step(alpha, x, idx, lay, groups, free, full, limit)
+            old = alpha[idx]
+            t = _take_step(alpha, x, idx, lay, groups, free, full,
+                           1.0 if kind == "newton" else np.inf)
+            if t is not None:
+                scores.step(alpha[idx] - old, D, Lf, L)
         if t is None:
             return None
         releases.step_taken(t, x)
-        if on_face:
-            scores.on_rows(alpha, cols, np.unique(lay.sample[np.flatnonzero(free)]))
-        else:
-            scores.step(alpha[idx] - old, D, Lf, L)
-        if t < limit or kind != "newton":
+        if t < 1.0 or kind != "newton":
             continue
         exact = scores.from_held(alpha, cols) if on_face else scores.exact(alpha)
         r = lay.gradient(exact) + lay.shift(s)
@@ -607,6 +619,42 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         if releases.settled(alpha, r, lay, free, full, u, rows, 0.01 * tol):
             return alpha, s
     return reached
+
+
+def _face_move(face, scores, alpha, idx, z, D, c_eq, where):
+    """One step on the face (``where``: lay, groups, free, full, segments, E), taken
+    (`_take_step`) with the free samples' scores updated exactly: (t, x, s).  The face is
+    solved for the descent step with the equalities' residual c_eq left out (SPLIT_RESIDUAL)
+    and that residual removed by the least change (`_onto_constraints`).  A step that raised
+    the objective (`_rise`: its bordered solve drifted) is undone and solved again on a fresh
+    factorization (DESCENT_GUARD), once."""
+    lay, groups, free, full, segments, E = where
+    rows = np.unique(lay.sample[idx])
+    caps = _active_caps(groups, full, idx)
+    for attempt in range(2 if DESCENT_GUARD else 1):
+        x, s = face.solve(idx, z, 0.0 * c_eq if SPLIT_RESIDUAL else c_eq, caps)
+        x = _onto_constraints(x, D @ E[:, :face.ne], c_eq[:face.ne], segments)
+        old, was_free, was_full = alpha[idx].copy(), free.copy(), full.copy()
+        t = _take_step(alpha, x, idx, lay, groups, free, full, 1.0)
+        if t is None:
+            return None, x, s
+        scores.on_rows(alpha, face.cols, rows)
+        face.steps += 1
+        if attempt or not DESCENT_GUARD or face.base is None \
+                or not _rise(z, scores.gradient(idx, D), alpha[idx] - old):
+            return t, x, s
+        face.undone += 1
+        alpha[idx], free[:], full[:] = old, was_free, was_full
+        scores.on_rows(alpha, face.cols, rows)
+        face.base = None                    # refactor: the next solve starts afresh
+    return t, x, s
+
+
+def _rise(z0, z1, dx):
+    """Whether the move dx, between points with gradients z0 and z1, raised the objective
+    by more than rounding: the change (z0 + z1) dx / 2 is exact for a quadratic."""
+    change = 0.5 * float((z0 + z1) @ dx)
+    return change > RISE_RTOL * float(np.abs(z0) @ np.abs(dx))
 
 
 def _start(problem, alpha, F, columns):
