@@ -3,7 +3,7 @@
 
 Run from the repository root:
 ``python -m benchmarks.run_rbf_large_c --tag after [--n 700,1000] [--C 1e4,1e6,1e8]
-[--models A,B] [--before TAG [--switch face|stuck|r13]]``.
+[--models A,B] [--seed S] [--batch B] [--before TAG [--switch face|stuck|r13|r14]]``.
 Each run records, under its tag (the build it measured: 'before' from another checkout's
 environment, 'after' from this one), every fit's CPU time, whether it converged, its epochs
 and objective, and merges them into benchmarks/results/rbf_large_c.json; the Markdown page
@@ -11,11 +11,14 @@ puts the tags side by side, one table per round (SECTIONS).  ``--before TAG`` al
 the grouped models (GROUPED) with one switch of msvm._finish_groups off (SWITCHES, picked
 by ``--switch``: 'face', USE_FACE = False, the behaviour of main b9f36a5; 'stuck',
 STUCK_IF_STILL and PROJECT_FACTOR_STEP False, the grouped finishing step of main 3a47b86;
-'r13', the releases, proposals and face of main 3e071a4),
+'r13', the releases, proposals and face of main 3e071a4; 'r14', the face steps of main
+10578f8: the equalities' residual in the face's system and no descent guard),
 alternating with the measurement under ``--tag`` in the same process, and records it under
 TAG.  make_blobs (3 overlapping classes, d = 3, cluster_std = 2, random_state 0), RBF at
 gamma='scale', default tol and max_iter, one BLAS thread; the machine may be shared: CPU
-times, ratios within a row.
+times, ratios within a row.  ``--seed S`` draws the data with random_state S (rows marked
+'seed S'), ``--batch B`` sets msvm._finish_groups.RELEASE_BATCH to B for both tags and
+suffixes them '-bB'.
 """
 
 import argparse
@@ -37,7 +40,19 @@ GROUPED = ("WeightedRobustMSVM", "AdaptiveWeightedSVM")
 SWITCHES = {"face": {"USE_FACE": False},
             "stuck": {"STUCK_IF_STILL": False, "PROJECT_FACTOR_STEP": False},
             "r13": {"RELEASE_BATCH": None, "CAP_BATCH": False, "RETURN_REACHED": False,
-                    "ELIMINATE_CAPS": False}}
+                    "ELIMINATE_CAPS": False},
+            "r14": {"SPLIT_RESIDUAL": False, "DESCENT_GUARD": False}}
+R14_TEXT = (
+    "'r14': the grouped finishing step's face solved without the equalities' residual "
+    "(removed by the least change, SPLIT_RESIDUAL) and a face step that raised the dual "
+    "objective undone and solved again on a fresh factorization (DESCENT_GUARD); "
+    "'r14-before': both off (`--switch r14`: main 10578f8's grouped finishing step), "
+    "measured alternately in the same process, grouped models only, 2026-11-27/28, CPU "
+    "time, load 3-8 on 2 cores (three other engineers' builds, tests and benchmarks), the "
+    "compiled core as on branch activeset (main 10578f8's). '-bB': RELEASE_BATCH = B for "
+    "both. See the diagnosis above the table.")
+
+
 # the page's tables: (heading, text, tags)
 SECTIONS = (
     ("Round 10: the per-class finishing step",
@@ -219,6 +234,11 @@ SECTIONS = (
      "relative objective differences up to 7e-8. Open: a schedule by the cost of the "
      "sparse products actually taken, a smaller CG cap, vectorized grouped block passes.",
      ("r13-smo", "r13-smo-before")),
+    ("Round 14: the grouped finishing step keeps only steps that lower the objective",
+     R14_TEXT, ("r14", "r14-before")),
+    ("Round 14: the release batch",
+     R14_TEXT, ("r14-b25", "r14-before-b25", "r14-b50", "r14-before-b50", "r14-b100",
+                "r14-before-b100")),
 )
 
 
@@ -231,27 +251,29 @@ def _make(name, C):
     return getattr(msvm, name)(C=C, kernel="rbf")
 
 
-def measure_with(n, C, name, switch, on):
+def measure_with(n, C, name, switch, on, seed=0, batch=None):
     """`measure` with the msvm._finish_groups constants of ``switch`` (SWITCHES) as they
-    are (``on``) or at their earlier values."""
+    are (``on``) or at their earlier values (and RELEASE_BATCH = ``batch`` if given)."""
     import msvm._finish_groups as finish_groups
-    saved = {c: getattr(finish_groups, c) for c in SWITCHES[switch]}
-    if not on:
-        for constant, value in SWITCHES[switch].items():
-            setattr(finish_groups, constant, value)
+    changes = dict(SWITCHES[switch]) if not on else {}
+    if batch is not None:
+        changes["RELEASE_BATCH"] = batch
+    saved = {c: getattr(finish_groups, c) for c in changes}
+    for constant, value in changes.items():
+        setattr(finish_groups, constant, value)
     try:
-        return measure(n, C, name)
+        return measure(n, C, name, seed)
     finally:
         for constant, value in saved.items():
             setattr(finish_groups, constant, value)
 
 
-def measure(n, C, name):
+def measure(n, C, name, seed=0):
     """One fit: CPU s, converged, epochs (DC steps for RobustMSVM), objective."""
     from sklearn.datasets import make_blobs
     from sklearn.exceptions import ConvergenceWarning
     from threadpoolctl import threadpool_limits
-    X, y = make_blobs(n, 3, centers=3, cluster_std=2.0, random_state=0)
+    X, y = make_blobs(n, 3, centers=3, cluster_std=2.0, random_state=seed)
     with threadpool_limits(1), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         start = time.process_time()
@@ -269,9 +291,11 @@ def _table(results, tags):
     rows = []
     keys = [k for k in results if any(t in results[k]["tags"] for t in tags)]
     for key in sorted(keys, key=lambda k: (results[k]["n"], results[k]["C"],
+                                           results[k].get("seed", 0),
                                            MODELS.index(results[k]["model"]))):
         r = results[key]
-        row = [r["n"], f"{r['C']:g}", r["model"]]
+        model = r["model"] + (f" (seed {r['seed']})" if r.get("seed") else "")
+        row = [r["n"], f"{r['C']:g}", model]
         for t in tags:
             m = r["tags"].get(t)
             row += ["", "", "", ""] if m is None else [
@@ -314,26 +338,38 @@ def main(argv=None):
                         help="also measure the grouped models with --switch off, under this "
                              "tag, alternating in the same process")
     parser.add_argument("--switch", default="face", choices=sorted(SWITCHES))
+    parser.add_argument("--seed", type=int, default=0, help="make_blobs' random_state")
+    parser.add_argument("--batch", type=int, default=None,
+                        help="RELEASE_BATCH for both tags (suffixed '-bB')")
     args = parser.parse_args(argv)
     commit = args.commit or git_commit()
     models = args.models.split(",") if args.models else MODELS
     for n in map(int, args.n.split(",")):
         for C in map(float, args.C.split(",")):
             for name in models:
-                runs = [(args.tag, lambda: measure(n, C, name))]
-                if args.before and name in GROUPED:
-                    runs = [(args.tag, lambda: measure_with(n, C, name, args.switch, True)),
-                            (args.before, lambda: measure_with(n, C, name, args.switch, False))]
-                for tag, run in runs:
+                for tag, run in _runs(args, n, C, name):
                     m = dict(run(), git=commit)
                     print(n, C, name, tag, json.dumps(m), flush=True)
-                    _record(n, C, name, tag, m)
+                    _record(n, C, name, tag, m, args.seed)
 
 
-def _record(n, C, name, tag, m):
+def _runs(args, n, C, name):
+    """The (tag, measurement) pairs of one row: ``--tag`` alone, or alternating with
+    ``--before`` (the grouped models), tags suffixed with ``--batch``."""
+    suffix = f"-b{args.batch}" if args.batch is not None else ""
+    if not (args.before and name in GROUPED):
+        return [(args.tag + suffix, lambda: measure_with(n, C, name, "face", True, args.seed,
+                                                         args.batch))]
+    return [(tag + suffix, lambda on=on: measure_with(n, C, name, args.switch, on, args.seed,
+                                                       args.batch))
+            for tag, on in ((args.tag, True), (args.before, False))]
+
+
+def _record(n, C, name, tag, m, seed=0):
     """Merge one measurement into the JSON file and render the page."""
     results = json.loads(JSON_PATH.read_text())["results"] if JSON_PATH.exists() else {}
-    entry = results.setdefault(f"{n}-{C:g}-{name}", dict(n=n, C=C, model=name, tags={}))
+    key = f"{n}-{C:g}-{name}" + (f"-seed{seed}" if seed else "")
+    entry = results.setdefault(key, dict(n=n, C=C, model=name, seed=seed, tags={}))
     entry["tags"][tag] = m
     write_json(JSON_PATH, {"results": results})
     MD_PATH.write_text(render(results))

@@ -72,9 +72,24 @@ msvm._finish releases bounds; where the budgets run out the point of the last ch
 proposed (RETURN_REACHED), as msvm._finish does; and the face is solved on the moves that
 keep the active caps (`MoveFace`: no multiplier row per cap, m - caps + k - 1 rows).  From
 that stop the step settles in 5,500-5,800 steps, 3.4-3.7e9 flops, 16.5-18.3 s CPU, and the
-fit converges in 17-22 s.  At C = 1e8 the loop needs more than 30,000 steps from the stops
-at 100-800 epochs (its worst violation falls to about 1 and jumps back by 1e2-1e5 as
-releases change the face), and the fit still stops at max_iter.
+fit converges in 17-22 s.  At C = 1e8 the loop needed more than 30,000 steps from the stops
+at 100-800 epochs (its worst violation falling to about 1 and jumping back by 1e2-1e5), and
+the fit stopped at max_iter.
+
+Round 14: the loop was not monotone.  From the stop at 100 epochs of make_blobs n = 4,000,
+C = 1e8, 835 of its 10,000 steps raised the dual objective (by up to 38 times its size: it
+ended at +3.2e12 from -2.4e7), and at n = 600, C = 1e6, 13 of 303, by up to 4.7 times:
+bordered solves with tens of changes on a face of condition about 1 / REG drifted, and the
+step along the drifted direction, cut at a bound, was kept, as was the face's removal of the
+start's class-sum residual (23 at n = 600) through its regularized system, along directions
+of zero curvature.  Which way the loop then went hung on rounding, hence its sensitivity to
+RELEASE_BATCH.  Now the face is solved for the descent step alone (SPLIT_RESIDUAL: the
+residual removed by the least change, as the factor's steps do) and a face step that raised
+the objective is undone and solved again on a fresh factorization (DESCENT_GUARD; the test
+is exact for a quadratic: the mean of the gradients before and after times the move, the
+gradients being the free samples' exact scores).  The n = 4,000, C = 1e8 start settles in
+5,062 steps (264 undone), 17.5 s, and the fits converge at n = 4,000 for C = 1e4, 1e6 and
+1e8; benchmarks/results/rbf_large_c.md, Round 14.
 """
 
 import warnings
