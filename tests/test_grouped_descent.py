@@ -17,9 +17,10 @@ from sklearn.datasets import make_blobs
 
 import msvm._finish_groups as finish_groups
 from msvm._core._solver import GramRows, primal_dual, solve
-from msvm._finish import _Layout
 from msvm._problem import margin_problem
 from oracle import kernel_matrix
+
+from _large_c import dual_objective
 
 
 def _start(n, seed, C):
@@ -34,18 +35,6 @@ def _start(n, seed, C):
     return problem, K, alpha, np.array(src.scores)
 
 
-def _dual(problem, K):
-    """The dual objective as a function of alpha."""
-    lay = _Layout(problem)
-
-    def dual(v):
-        U = problem.slot_sums(v)
-        h = K @ U
-        return 0.5 * lay.kappa * float(np.sum(U * (h - h.mean(axis=1, keepdims=True)))) \
-            - float(lay.lin @ v)
-    return dual
-
-
 def _finish(problem, K, alpha, F):
     return finish_groups.finish_grouped(problem, alpha.copy(), F, lambda s: K[:, s], 1e-3,
                                         np.diag(K).copy())
@@ -55,7 +44,7 @@ def test_kept_steps_lower_the_dual_objective(monkeypatch):
     """Every step the loop keeps (`_Releases.step_taken`) lowers the dual objective, to
     rounding; the result is certified by the duality gap."""
     problem, K, alpha, F = _start(600, 0, 1e6)
-    dual = _dual(problem, K)
+    dual = dual_objective(problem, K)
     held, values = {}, []
     start = finish_groups._start
 
