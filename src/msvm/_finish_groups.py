@@ -184,6 +184,10 @@ SPLIT_RESIDUAL = True
 # 1.7 times its size, each time after 27-58 bordered changes)
 DESCENT_GUARD = True
 RISE_RTOL = 1e-6
+# the face's score updates between two exact ones through the entries among the samples
+# free at the first of them, gathered once (`_Block`; False: the entries between the free
+# and the moved samples gathered at every step)
+BLOCK_ROWS = True
 # kernel columns read at a time for an exact update of the scores
 CHUNK = 256
 # a group whose sum is within this fraction of (1 + cap) of its cap is full (the compiled
@@ -274,6 +278,7 @@ class _Scores:
     def __init__(self, lay, columns, alpha, F):
         self.lay, self.cols = lay, columns
         self.base, self.F0, self.F = alpha.copy(), F, F.copy()
+        self.block = None
 
     def step(self, dx, D, Lf, L):
         """Add the step dx of variables with directions D (m, k) and factor rows Lf."""
@@ -304,9 +309,18 @@ class _Scores:
         from the held columns ``cols`` (an `msvm._finish._Columns`): the entries between
         them and the samples moved since the last exact update (the face's steps need the
         free samples' scores only; a product with all n rows a step, with the held buffer
-        compacted to the moved samples, took most of the step's time)."""
+        compacted to the moved samples, took most of the step's time).  Between two exact
+        updates the free set only shrinks (the releases come with them), so that the
+        entries among the first call's rows serve every later call (`_Block`, BLOCK_ROWS)
+        with a product instead of a gather."""
         samples, dU = self.lay.slot_change(alpha, self.base)
-        self.F[rows] = self.F0[rows] + cols.entries(rows, samples) @ dU
+        if not BLOCK_ROWS:
+            self.F[rows] = self.F0[rows] + cols.entries(rows, samples) @ dU
+            return self.F
+        if self.block is None or self.block.base is not self.base \
+                or not self.block.holds(rows, samples):
+            self.block = _Block(self.base, np.union1d(rows, samples), cols)
+        self.F[self.block.rows] = self.F0[self.block.rows] + self.block.times(samples, dU)
         return self.F
 
     def from_held(self, alpha, cols):
@@ -317,6 +331,26 @@ class _Scores:
             self.F0 = self.F0 + cols.block(samples) @ dU
         self.base, self.F = alpha.copy(), self.F0.copy()
         return self.F
+
+
+class _Block:
+    """The kernel entries K[rows][:, rows] among the samples free since an exact update of
+    the scores (``base``), gathered once: a step's update of their scores is then one
+    product with the moved samples' changes placed in a zero block."""
+
+    def __init__(self, base, rows, cols):
+        self.base, self.rows = base, rows
+        self.K = cols.entries(rows, rows)
+
+    def holds(self, rows, samples):
+        """Whether the block covers ``rows`` and ``samples`` (sorted sample ids)."""
+        return bool(np.all(np.isin(rows, self.rows)) and np.all(np.isin(samples, self.rows)))
+
+    def times(self, samples, dU):
+        """K[self.rows][:, samples] @ dU."""
+        full = np.zeros((len(self.rows), dU.shape[1]))
+        full[np.searchsorted(self.rows, samples)] = dU
+        return self.K @ full
 
 
 def _cap_segments(groups, full, idx):
@@ -653,8 +687,10 @@ def _face_move(face, scores, alpha, idx, z, D, c_eq, where):
         t = _take_step(alpha, x, idx, lay, groups, free, full, 1.0)
         if t is None:
             return None, x, s
-        scores.on_rows(alpha, face.cols, rows)
         face.steps += 1
+        if t == 0.0:
+            return t, x, s                  # nothing moved: the scores hold
+        scores.on_rows(alpha, face.cols, rows)
         if attempt or not DESCENT_GUARD or face.base is None \
                 or not _rise(z, scores.gradient(idx, D), alpha[idx] - old):
             return t, x, s
