@@ -44,13 +44,61 @@ SWITCHES = {"face": {"USE_FACE": False},
             "r14": {"SPLIT_RESIDUAL": False, "DESCENT_GUARD": False}}
 R14_TEXT = (
     "'r14': the grouped finishing step's face solved without the equalities' residual "
-    "(removed by the least change, SPLIT_RESIDUAL) and a face step that raised the dual "
-    "objective undone and solved again on a fresh factorization (DESCENT_GUARD); "
-    "'r14-before': both off (`--switch r14`: main 10578f8's grouped finishing step), "
-    "measured alternately in the same process, grouped models only, 2026-11-27/28, CPU "
-    "time, load 3-8 on 2 cores (three other engineers' builds, tests and benchmarks), the "
-    "compiled core as on branch activeset (main 10578f8's). '-bB': RELEASE_BATCH = B for "
-    "both. See the diagnosis above the table.")
+    "(removed by the least change, SPLIT_RESIDUAL), a face step that raised the dual "
+    "objective undone and solved again on a fresh factorization (DESCENT_GUARD), and the "
+    "free samples' scores updated through the entries among them gathered once between "
+    "two exact updates (BLOCK_ROWS: the same steps); 'r14-before': the first two off "
+    "(`--switch r14`: main 10578f8's steps), measured alternately in the same process, "
+    "grouped models only, 2026-11-28, CPU time, load 5-7 on 2 cores (three other "
+    "engineers' builds, tests and benchmarks), at 56576ad ('-dirty': these results "
+    "files), the compiled core as on branch activeset (main 10578f8's: the groupedepoch "
+    "branch's SMO changes not in it). n = 4,000, C = 1e8 'r14' only: main's fit stopped "
+    "at max_iter after about 300 s and five finishing steps (round 13), not run again. "
+    "'-bB': RELEASE_BATCH = B for both, data seeds 0, 2 and 5. "
+    "Diagnosis (the finishing step alone, from the iterate and kernel columns a fit hands "
+    "it at its first budget stop, 100 epochs; counters and the dual objective tracked "
+    "exactly through the kernel by a wrapper of the loop's functions; main's steps): "
+    "every step is a ratio-test step (cut at the first bound or cap, or a full Newton step "
+    "followed by a check), but a kept step was not guaranteed to lower the objective. "
+    "n = 600, C = 1e6, seed 0 (79 free variables, class-sum residual 23): 303 steps (235 "
+    "cut, 81 of them of length 0; 68 full), 56 checks releasing 424 variables and 1 cap, "
+    "302 of those variables fixed again by a later step, 13 factorizations of 54 rows on "
+    "average, 0.30 s; 13 steps raised the objective, by up to 4.7 times its size: the "
+    "first 32 steps removed the residual through the face's regularized system (steps of "
+    "3.3e6 where the caps are 1e6, cut at t = 0.01-0.02, two not even descent directions), "
+    "the later ones followed 27-58 bordered changes (descent directions whose curvature "
+    "was far from the Newton step's: drifted solves). That start settles in 303-320 "
+    "steps at RELEASE_BATCH 25, 50, 100 and unlimited: at 10578f8 the seed-0 fit shows "
+    "no chaos (0.37-0.47 s at 25/50/100); fits at n = 600, 800, 1,000, seeds 0-5, "
+    "found it at n = 800: seed 5 5.3 / 11.7 / 6.8 s and seed 2 5.1 / 0.8 / 0.8 s at "
+    "25 / 50 / 100. From seed 5's stop the loop took 5,160 steps (7.6 s), with the "
+    "residual split off 3,459 (3.0 s), with the guard as well 404 (0.38 s). n = 4,000, "
+    "C = 1e8, from its stop: the loop ran its 10,000-step budget (7,696 cut, 2,630 of "
+    "length 0; 1,273 checks releasing 17,725 variables and 437 caps, 13,926 of those "
+    "variables fixed again; 1,040 factorizations of 176 rows on average): 835 steps "
+    "raised the objective (by up to 38 times its size), which went from -2.4e7 to "
+    "+3.2e12, and that is the point RETURN_REACHED proposed: the loop did not cycle, it "
+    "wandered, its path set by rounding (hence the sensitivity to the batch). Its cost: "
+    "28.3 s CPU for the 10,000 steps (2.8 ms a step; of the 89.6 s with the counters the "
+    "face's solves took 8.3 s and its factorizations 0.4 s), the rest Python and the "
+    "gathers of kernel entries for the free samples' scores (a profile: 24 % in "
+    "_Columns.entries). With the round's loop the "
+    "same start settles: 5,062 steps (3,845 cut, 999 of length 0; 635 checks releasing "
+    "6,228 variables and 324 caps, 4,534 fixed again), 808 factorizations of 226 rows; "
+    "269 steps raised the objective, 264 of them were undone and solved again on a fresh "
+    "factorization (the others: rises left by a fresh factorization's solve, kept); "
+    "13.5-17.1 s CPU (RELEASE_BATCH 25: 5,488 steps, 20.0 s; 100: 4,904, 18.0 s; "
+    "unlimited: 5,269, 18.3 s). Checks: n = 300, C = 1e6 and 1e8, both models against "
+    "cvxpy + Clarabel (oracle/, the dual with K scaled by C and unit caps, the final "
+    "weights for AdaptiveWeightedSVM): relative differences 1.6e-9-2.5e-7; "
+    "WeightedRobustMSVM n = 4,000 against a fit at tol 1e-5: 5e-11 (C = 1e4), 4.5e-9 "
+    "(1e6), 3.4e-6 (1e8). WestonWatkinsMSVM is not the same model (docs/models.md: with "
+    "U = identity and no truncation WeightedRobustMSVM is the Crammer-Singer-type MSVM): "
+    "its objectives are 0.43 % (C = 1e4), 0.013 % (1e6) and 7e-6 (1e8) above. Tried and "
+    "not kept: refactoring wherever a step's gradients after it showed a drifted solve "
+    "(the part of z1 - (1 - t) z0 off the constraints' normals above 1e-3 or 1e-6 of "
+    "z0's): n = 600-800 starts 404-481 -> 404-463 steps, but the n = 4,000, C = 1e8 "
+    "start returned nothing after 324 steps.")
 
 
 # the page's tables: (heading, text, tags)
@@ -237,8 +285,11 @@ SECTIONS = (
     ("Round 14: the grouped finishing step keeps only steps that lower the objective",
      R14_TEXT, ("r14", "r14-before")),
     ("Round 14: the release batch",
-     R14_TEXT, ("r14-b25", "r14-before-b25", "r14-b50", "r14-before-b50", "r14-b100",
-                "r14-before-b100")),
+     "As above (the same runs' conditions), RELEASE_BATCH 25, 50 and 100 for both tags: "
+     "make_blobs n = 600 (seed 0) and n = 800 (seeds 2 and 5, where main's fits were "
+     "sensitive to the batch), C = 1e6.",
+     ("r14-b25", "r14-before-b25", "r14-b50", "r14-before-b50", "r14-b100",
+      "r14-before-b100")),
 )
 
 
