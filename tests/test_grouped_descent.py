@@ -8,7 +8,9 @@ keeps, and so settles whatever its release batch (issue 23 item 1, round 14).
   and bordered solves with tens of changes drifted);
 - n = 800 (data seed 5), C = 1e6, from the same kind of start: the loop settles in a bounded
   number of steps at RELEASE_BATCH 25, 50 and 100 (before: the fits took 6.3, 12.4 and
-  7.5 s CPU, their finishing steps running to their step budgets);
+  7.5 s CPU, their finishing steps running to their step budgets); n = 600, seed 5, from
+  the fit's own first stop, too (before FACE_LEAVE: 2,729 steps at batch 50, 97 and 92 at
+  25 and 100);
 - (slow) both grouped estimators at n = 4,000, C = 1e8 converge with no ConvergenceWarning
   (before: max_iter, estimated at 600 s or more; now about 20-30 s CPU).
 """
@@ -21,6 +23,7 @@ from sklearn.datasets import make_blobs
 from sklearn.exceptions import ConvergenceWarning
 
 import msvm._finish_groups as finish_groups
+import msvm._sequence
 from msvm import AdaptiveWeightedSVM, WeightedRobustMSVM
 from msvm._core._solver import GramRows, primal_dual, solve
 from msvm._problem import margin_problem
@@ -78,6 +81,46 @@ def test_kept_steps_lower_the_dual_objective(monkeypatch):
     scores = np.ascontiguousarray(K @ problem.slot_sums(a))
     _, gap, size = primal_dual(problem, a, scores, -np.asarray(s))
     assert gap <= 1e-5 * size
+
+
+class _Grabbed(Exception):
+    """Raised with the first grouped finishing step's arguments of a fit."""
+
+
+def _fit_start(monkeypatch, n, seed, C):
+    """(problem, columns, alpha, F, tol, diag) that WeightedRobustMSVM(truncation=None)'s fit
+    hands its first finishing step (its iterate at the first budget stop)."""
+    def grab(*args):
+        raise _Grabbed(args)
+
+    with monkeypatch.context() as m:
+        m.setattr(msvm._sequence, "finish_grouped", grab)
+        X, y = make_blobs(n, 3, centers=3, cluster_std=2.0, random_state=seed)
+        with pytest.raises(_Grabbed) as grabbed:
+            WeightedRobustMSVM(C=C, kernel="rbf", truncation=None).fit(X, y)
+    problem, alpha, F, columns, tol, diag = grabbed.value.args[0]
+    return problem, columns, np.array(alpha), np.array(F), tol, np.array(diag)
+
+
+@pytest.mark.parametrize("batch", [25, 50, 100])
+def test_fit_start_settles_in_few_steps_at_any_release_batch(monkeypatch, batch):
+    """n = 600, data seed 5, C = 1e6, from the fit's own first stop: the loop settles within
+    300 steps at each batch size (before FACE_LEAVE: 2,729 steps at batch 50, where the free
+    set went back and forth across FACE_MIN, against 97 and 92 at 25 and 100)."""
+    problem, columns, alpha, F, tol, diag = _fit_start(monkeypatch, 600, 5, 1e6)
+    steps = []
+    taken = finish_groups._Releases.step_taken
+
+    def count(self, t, x):
+        steps.append(t)
+        return taken(self, t, x)
+
+    monkeypatch.setattr(finish_groups._Releases, "step_taken", count)
+    monkeypatch.setattr(finish_groups, "RELEASE_BATCH", batch)
+    monkeypatch.setattr(finish_groups, "RETURN_REACHED", False)
+    found = finish_groups.finish_grouped(problem, alpha, F, columns, tol, diag)
+    assert found is not None, f"not settled in {len(steps)} steps"
+    assert len(steps) <= 300
 
 
 @pytest.mark.parametrize("batch", [25, 50, 100])
