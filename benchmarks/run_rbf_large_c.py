@@ -12,7 +12,8 @@ the grouped models (GROUPED) with one switch of msvm._finish_groups off (SWITCHE
 by ``--switch``: 'face', USE_FACE = False, the behaviour of main b9f36a5; 'stuck',
 STUCK_IF_STILL and PROJECT_FACTOR_STEP False, the grouped finishing step of main 3a47b86;
 'r13', the releases, proposals and face of main 3e071a4; 'r14', the face steps of main
-10578f8: the equalities' residual in the face's system and no descent guard),
+10578f8: the equalities' residual in the face's system, no descent guard, the face left
+below FACE_MIN free variables, the scores' entries gathered at every step),
 alternating with the measurement under ``--tag`` in the same process, and records it under
 TAG.  make_blobs (3 overlapping classes, d = 3, cluster_std = 2, random_state 0), RBF at
 gamma='scale', default tol and max_iter, one BLAS thread; the machine may be shared: CPU
@@ -41,18 +42,22 @@ SWITCHES = {"face": {"USE_FACE": False},
             "stuck": {"STUCK_IF_STILL": False, "PROJECT_FACTOR_STEP": False},
             "r13": {"RELEASE_BATCH": None, "CAP_BATCH": False, "RETURN_REACHED": False,
                     "ELIMINATE_CAPS": False},
-            "r14": {"SPLIT_RESIDUAL": False, "DESCENT_GUARD": False}}
+            "r14": {"SPLIT_RESIDUAL": False, "DESCENT_GUARD": False, "FACE_LEAVE": 50,
+                    "BLOCK_ROWS": False}}
 R14_TEXT = (
     "'r14': the grouped finishing step's face solved without the equalities' residual "
     "(removed by the least change, SPLIT_RESIDUAL), a face step that raised the dual "
     "objective undone and solved again on a fresh factorization (DESCENT_GUARD), and the "
     "free samples' scores updated through the entries among them gathered once between "
-    "two exact updates (BLOCK_ROWS: the same steps); 'r14-before': the first two off "
-    "(`--switch r14`: main 10578f8's steps), measured alternately in the same process, "
+    "two exact updates (BLOCK_ROWS: the same steps), and the face left for the factor's "
+    "steps only below FACE_LEAVE (25) free variables instead of FACE_MIN (50); "
+    "'r14-before': all four off (`--switch r14`: main 10578f8's steps), measured "
+    "alternately in the same process, "
     "grouped models only, 2026-11-28, CPU time, load 5-7 on 2 cores (three other "
-    "engineers' builds, tests and benchmarks), at 56576ad ('-dirty': these results "
-    "files), the compiled core as on branch activeset (main 10578f8's: the groupedepoch "
-    "branch's SMO changes not in it). n = 4,000, C = 1e8 'r14' only: main's fit stopped "
+    "engineers' builds, tests and benchmarks), at the commit the Commits line above "
+    "gives for 'r14' ('-dirty': these results files), the compiled core as on branch "
+    "activeset (main 10578f8's: the groupedepoch branch's SMO changes not in it). "
+    "n = 4,000, C = 1e8 'r14' only: main's fit stopped "
     "at max_iter after about 300 s and five finishing steps (round 13), not run again. "
     "'-bB': RELEASE_BATCH = B for both, data seeds 0, 2 and 5. "
     "Diagnosis (the finishing step alone, from the iterate and kernel columns a fit hands "
@@ -72,7 +77,13 @@ R14_TEXT = (
     "no chaos (0.37-0.47 s at 25/50/100); fits at n = 600, 800, 1,000, seeds 0-5, "
     "found it at n = 800: seed 5 5.3 / 11.7 / 6.8 s and seed 2 5.1 / 0.8 / 0.8 s at "
     "25 / 50 / 100. From seed 5's stop the loop took 5,160 steps (7.6 s), with the "
-    "residual split off 3,459 (3.0 s), with the guard as well 404 (0.38 s). n = 4,000, "
+    "residual split off 3,459 (3.0 s), with the guard as well 404 (0.38 s). With those "
+    "two, n = 600, seed 5 from its fit's stop still took 2,729 steps at batch 50 (97 and "
+    "92 at 25 and 100): 1,338 checks each releasing about one variable onto the face "
+    "(the free set at 49-50, FACE_MIN), a step of length 0 fixing it again (1,341 of "
+    "them) and the factor's full step below FACE_MIN going on to the next check, half the "
+    "steps on either route; with the face kept down to 25 free variables (FACE_LEAVE) "
+    "97-103 steps at every batch. n = 4,000, "
     "C = 1e8, from its stop: the loop ran its 10,000-step budget (7,696 cut, 2,630 of "
     "length 0; 1,273 checks releasing 17,725 variables and 437 caps, 13,926 of those "
     "variables fixed again; 1,040 factorizations of 176 rows on average): 835 steps "
