@@ -88,8 +88,13 @@ residual removed by the least change, as the factor's steps do) and a face step 
 the objective is undone and solved again on a fresh factorization (DESCENT_GUARD; the test
 is exact for a quadratic: the mean of the gradients before and after times the move, the
 gradients being the free samples' exact scores).  The n = 4,000, C = 1e8 start settles in
-5,062 steps (264 undone), 17.5 s, and the fits converge at n = 4,000 for C = 1e4, 1e6 and
-1e8; benchmarks/results/rbf_large_c.md, Round 14.
+5,062 steps (264 undone), 15-17 s, and the fits converge at n = 4,000 for C = 1e4, 1e6 and
+1e8; benchmarks/results/rbf_large_c.md, Round 14.  A free set going back and forth across
+FACE_MIN, one release onto the face fixed again at once by a step of length 0 there and the
+factor's step going on below it, made a loop crawl (2,729 steps where 100 sufficed): the
+face is now left only below FACE_LEAVE free variables.  Between two exact updates the
+free samples' scores are updated through the kernel entries among them gathered once
+(`_Block`).
 """
 
 import warnings
