@@ -102,12 +102,9 @@ def _fit_start(monkeypatch, n, seed, C):
     return problem, columns, np.array(alpha), np.array(F), tol, np.array(diag)
 
 
-@pytest.mark.parametrize("batch", [25, 50, 100])
-def test_fit_start_settles_in_few_steps_at_any_release_batch(monkeypatch, batch):
-    """n = 600, data seed 5, C = 1e6, from the fit's own first stop: the loop settles within
-    300 steps at each batch size (before FACE_LEAVE: 2,729 steps at batch 50, where the free
-    set went back and forth across FACE_MIN, against 97 and 92 at 25 and 100)."""
-    problem, columns, alpha, F, tol, diag = _fit_start(monkeypatch, 600, 5, 1e6)
+def _counting_steps(monkeypatch, batch):
+    """The list that the loop's steps are appended to, RELEASE_BATCH set to batch and
+    nothing proposed unsettled (RETURN_REACHED off)."""
     steps = []
     taken = finish_groups._Releases.step_taken
 
@@ -118,6 +115,16 @@ def test_fit_start_settles_in_few_steps_at_any_release_batch(monkeypatch, batch)
     monkeypatch.setattr(finish_groups._Releases, "step_taken", count)
     monkeypatch.setattr(finish_groups, "RELEASE_BATCH", batch)
     monkeypatch.setattr(finish_groups, "RETURN_REACHED", False)
+    return steps
+
+
+@pytest.mark.parametrize("batch", [25, 50, 100])
+def test_fit_start_settles_in_few_steps_at_any_release_batch(monkeypatch, batch):
+    """n = 600, data seed 5, C = 1e6, from the fit's own first stop: the loop settles within
+    300 steps at each batch size (before FACE_LEAVE: 2,729 steps at batch 50, where the free
+    set went back and forth across FACE_MIN, against 97 and 92 at 25 and 100)."""
+    problem, columns, alpha, F, tol, diag = _fit_start(monkeypatch, 600, 5, 1e6)
+    steps = _counting_steps(monkeypatch, batch)
     found = finish_groups.finish_grouped(problem, alpha, F, columns, tol, diag)
     assert found is not None, f"not settled in {len(steps)} steps"
     assert len(steps) <= 300
@@ -128,16 +135,7 @@ def test_loop_settles_in_few_steps_at_any_release_batch(monkeypatch, batch):
     """n = 800, data seed 5, C = 1e6: the loop settles within 1,500 steps at each batch size
     and its result is certified by the duality gap."""
     problem, K, alpha, F = _start(800, 5, 1e6)
-    steps = []
-    taken = finish_groups._Releases.step_taken
-
-    def count(self, t, x):
-        steps.append(t)
-        return taken(self, t, x)
-
-    monkeypatch.setattr(finish_groups._Releases, "step_taken", count)
-    monkeypatch.setattr(finish_groups, "RELEASE_BATCH", batch)
-    monkeypatch.setattr(finish_groups, "RETURN_REACHED", False)   # unsettled: None
+    steps = _counting_steps(monkeypatch, batch)
     found = _finish(problem, K, alpha, F)
     assert found is not None, f"not settled in {len(steps)} steps"
     assert len(steps) <= 1500
