@@ -3,7 +3,7 @@
 
 Run from the repository root:
 ``python -m benchmarks.run_rbf_large_c --tag after [--n 700,1000] [--C 1e4,1e6,1e8]
-[--models A,B] [--before TAG [--switch face|stuck|r13]]``.
+[--models A,B] [--seed S] [--batch B] [--before TAG [--switch face|stuck|r13|r14]]``.
 Each run records, under its tag (the build it measured: 'before' from another checkout's
 environment, 'after' from this one), every fit's CPU time, whether it converged, its epochs
 and objective, and merges them into benchmarks/results/rbf_large_c.json; the Markdown page
@@ -11,11 +11,15 @@ puts the tags side by side, one table per round (SECTIONS).  ``--before TAG`` al
 the grouped models (GROUPED) with one switch of msvm._finish_groups off (SWITCHES, picked
 by ``--switch``: 'face', USE_FACE = False, the behaviour of main b9f36a5; 'stuck',
 STUCK_IF_STILL and PROJECT_FACTOR_STEP False, the grouped finishing step of main 3a47b86;
-'r13', the releases, proposals and face of main 3e071a4),
+'r13', the releases, proposals and face of main 3e071a4; 'r14', the face steps of main
+10578f8: the equalities' residual in the face's system, no descent guard, the face left
+below FACE_MIN free variables, the scores' entries gathered at every step),
 alternating with the measurement under ``--tag`` in the same process, and records it under
 TAG.  make_blobs (3 overlapping classes, d = 3, cluster_std = 2, random_state 0), RBF at
 gamma='scale', default tol and max_iter, one BLAS thread; the machine may be shared: CPU
-times, ratios within a row.
+times, ratios within a row.  ``--seed S`` draws the data with random_state S (rows marked
+'seed S'), ``--batch B`` sets msvm._finish_groups.RELEASE_BATCH to B for both tags and
+suffixes them '-bB'.
 """
 
 import argparse
@@ -37,7 +41,77 @@ GROUPED = ("WeightedRobustMSVM", "AdaptiveWeightedSVM")
 SWITCHES = {"face": {"USE_FACE": False},
             "stuck": {"STUCK_IF_STILL": False, "PROJECT_FACTOR_STEP": False},
             "r13": {"RELEASE_BATCH": None, "CAP_BATCH": False, "RETURN_REACHED": False,
-                    "ELIMINATE_CAPS": False}}
+                    "ELIMINATE_CAPS": False},
+            "r14": {"SPLIT_RESIDUAL": False, "DESCENT_GUARD": False, "FACE_LEAVE": 50,
+                    "BLOCK_ROWS": False}}
+R14_TEXT = (
+    "'r14': the grouped finishing step's face solved without the equalities' residual "
+    "(removed by the least change, SPLIT_RESIDUAL), a face step that raised the dual "
+    "objective undone and solved again on a fresh factorization (DESCENT_GUARD), and the "
+    "free samples' scores updated through the entries among them gathered once between "
+    "two exact updates (BLOCK_ROWS: the same steps), and the face left for the factor's "
+    "steps only below FACE_LEAVE (25) free variables instead of FACE_MIN (50); "
+    "'r14-before': all four off (`--switch r14`: main 10578f8's steps), measured "
+    "alternately in the same process, "
+    "grouped models only, 2026-11-28, CPU time, load 5-7 on 2 cores (three other "
+    "engineers' builds, tests and benchmarks), at the commit the Commits line above "
+    "gives for 'r14' ('-dirty': these results files), the compiled core as on branch "
+    "activeset (main 10578f8's: the groupedepoch branch's SMO changes not in it). "
+    "n = 4,000, C = 1e8 'r14' only: main's fit stopped "
+    "at max_iter after about 300 s and five finishing steps (round 13), not run again. "
+    "'-bB': RELEASE_BATCH = B for both, data seeds 0, 2 and 5. "
+    "Diagnosis (the finishing step alone, from the iterate and kernel columns a fit hands "
+    "it at its first budget stop, 100 epochs; counters and the dual objective tracked "
+    "exactly through the kernel by a wrapper of the loop's functions; main's steps): "
+    "every step is a ratio-test step (cut at the first bound or cap, or a full Newton step "
+    "followed by a check), but a kept step was not guaranteed to lower the objective. "
+    "n = 600, C = 1e6, seed 0 (79 free variables, class-sum residual 23): 303 steps (235 "
+    "cut, 81 of them of length 0; 68 full), 56 checks releasing 424 variables and 1 cap, "
+    "302 of those variables fixed again by a later step, 13 factorizations of 54 rows on "
+    "average, 0.30 s; 13 steps raised the objective, by up to 4.7 times its size: the "
+    "first 32 steps removed the residual through the face's regularized system (steps of "
+    "3.3e6 where the caps are 1e6, cut at t = 0.01-0.02, two not even descent directions), "
+    "the later ones followed 27-58 bordered changes (descent directions whose curvature "
+    "was far from the Newton step's: drifted solves). That start settles in 303-320 "
+    "steps at RELEASE_BATCH 25, 50, 100 and unlimited: at 10578f8 the seed-0 fit shows "
+    "no chaos (0.37-0.47 s at 25/50/100); fits at n = 600, 800, 1,000, seeds 0-5, "
+    "found it at n = 800: seed 5 5.3 / 11.7 / 6.8 s and seed 2 5.1 / 0.8 / 0.8 s at "
+    "25 / 50 / 100. From seed 5's stop the loop took 5,160 steps (7.6 s), with the "
+    "residual split off 3,459 (3.0 s), with the guard as well 404 (0.38 s). With those "
+    "two, n = 600, seed 5 from its fit's stop still took 2,729 steps at batch 50 (97 and "
+    "92 at 25 and 100): 1,338 checks each releasing about one variable onto the face "
+    "(the free set at 49-50, FACE_MIN), a step of length 0 fixing it again (1,341 of "
+    "them) and the factor's full step below FACE_MIN going on to the next check, half the "
+    "steps on either route; with the face kept down to 25 free variables (FACE_LEAVE) "
+    "97-103 steps at every batch. n = 4,000, "
+    "C = 1e8, from its stop: the loop ran its 10,000-step budget (7,696 cut, 2,630 of "
+    "length 0; 1,273 checks releasing 17,725 variables and 437 caps, 13,926 of those "
+    "variables fixed again; 1,040 factorizations of 176 rows on average): 835 steps "
+    "raised the objective (by up to 38 times its size), which went from -2.4e7 to "
+    "+3.2e12, and that is the point RETURN_REACHED proposed: the loop did not cycle, it "
+    "wandered, its path set by rounding (hence the sensitivity to the batch). Its cost: "
+    "28.3 s CPU for the 10,000 steps (2.8 ms a step; of the 89.6 s with the counters the "
+    "face's solves took 8.3 s and its factorizations 0.4 s), the rest Python and the "
+    "gathers of kernel entries for the free samples' scores (a profile: 24 % in "
+    "_Columns.entries). With the round's loop the "
+    "same start settles: 5,062 steps (3,845 cut, 999 of length 0; 635 checks releasing "
+    "6,228 variables and 324 caps, 4,534 fixed again), 808 factorizations of 226 rows; "
+    "269 steps raised the objective, 264 of them were undone and solved again on a fresh "
+    "factorization (the others: rises left by a fresh factorization's solve, kept); "
+    "13.5-17.1 s CPU (RELEASE_BATCH 25: 5,488 steps, 20.0 s; 100: 4,904, 18.0 s; "
+    "unlimited: 5,269, 18.3 s). Checks: n = 300, C = 1e6 and 1e8, both models against "
+    "cvxpy + Clarabel (oracle/, the dual with K scaled by C and unit caps, the final "
+    "weights for AdaptiveWeightedSVM): relative differences 1.6e-9-2.5e-7; "
+    "WeightedRobustMSVM n = 4,000 against a fit at tol 1e-5: 5e-11 (C = 1e4), 4.5e-9 "
+    "(1e6), 3.4e-6 (1e8). WestonWatkinsMSVM is not the same model (docs/models.md: with "
+    "U = identity and no truncation WeightedRobustMSVM is the Crammer-Singer-type MSVM): "
+    "its objectives are 0.43 % (C = 1e4), 0.013 % (1e6) and 7e-6 (1e8) above. Tried and "
+    "not kept: refactoring wherever a step's gradients after it showed a drifted solve "
+    "(the part of z1 - (1 - t) z0 off the constraints' normals above 1e-3 or 1e-6 of "
+    "z0's): n = 600-800 starts 404-481 -> 404-463 steps, but the n = 4,000, C = 1e8 "
+    "start returned nothing after 324 steps.")
+
+
 # the page's tables: (heading, text, tags)
 SECTIONS = (
     ("Round 10: the per-class finishing step",
@@ -219,6 +293,14 @@ SECTIONS = (
      "relative objective differences up to 7e-8. Open: a schedule by the cost of the "
      "sparse products actually taken, a smaller CG cap, vectorized grouped block passes.",
      ("r13-smo", "r13-smo-before")),
+    ("Round 14: the grouped finishing step keeps only steps that lower the objective",
+     R14_TEXT, ("r14", "r14-before")),
+    ("Round 14: the release batch",
+     "As above (the same runs' conditions), RELEASE_BATCH 25, 50 and 100 for both tags: "
+     "make_blobs n = 600 (seed 0) and n = 800 (seeds 2 and 5, where main's fits were "
+     "sensitive to the batch), C = 1e6.",
+     ("r14-b25", "r14-before-b25", "r14-b50", "r14-before-b50", "r14-b100",
+      "r14-before-b100")),
 )
 
 
@@ -231,27 +313,29 @@ def _make(name, C):
     return getattr(msvm, name)(C=C, kernel="rbf")
 
 
-def measure_with(n, C, name, switch, on):
+def measure_with(n, C, name, switch, on, seed=0, batch=None):
     """`measure` with the msvm._finish_groups constants of ``switch`` (SWITCHES) as they
-    are (``on``) or at their earlier values."""
+    are (``on``) or at their earlier values (and RELEASE_BATCH = ``batch`` if given)."""
     import msvm._finish_groups as finish_groups
-    saved = {c: getattr(finish_groups, c) for c in SWITCHES[switch]}
-    if not on:
-        for constant, value in SWITCHES[switch].items():
-            setattr(finish_groups, constant, value)
+    changes = dict(SWITCHES[switch]) if not on else {}
+    if batch is not None:
+        changes["RELEASE_BATCH"] = batch
+    saved = {c: getattr(finish_groups, c) for c in changes}
+    for constant, value in changes.items():
+        setattr(finish_groups, constant, value)
     try:
-        return measure(n, C, name)
+        return measure(n, C, name, seed)
     finally:
         for constant, value in saved.items():
             setattr(finish_groups, constant, value)
 
 
-def measure(n, C, name):
+def measure(n, C, name, seed=0):
     """One fit: CPU s, converged, epochs (DC steps for RobustMSVM), objective."""
     from sklearn.datasets import make_blobs
     from sklearn.exceptions import ConvergenceWarning
     from threadpoolctl import threadpool_limits
-    X, y = make_blobs(n, 3, centers=3, cluster_std=2.0, random_state=0)
+    X, y = make_blobs(n, 3, centers=3, cluster_std=2.0, random_state=seed)
     with threadpool_limits(1), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         start = time.process_time()
@@ -269,9 +353,11 @@ def _table(results, tags):
     rows = []
     keys = [k for k in results if any(t in results[k]["tags"] for t in tags)]
     for key in sorted(keys, key=lambda k: (results[k]["n"], results[k]["C"],
+                                           results[k].get("seed", 0),
                                            MODELS.index(results[k]["model"]))):
         r = results[key]
-        row = [r["n"], f"{r['C']:g}", r["model"]]
+        model = r["model"] + (f" (seed {r['seed']})" if r.get("seed") else "")
+        row = [r["n"], f"{r['C']:g}", model]
         for t in tags:
             m = r["tags"].get(t)
             row += ["", "", "", ""] if m is None else [
@@ -314,26 +400,38 @@ def main(argv=None):
                         help="also measure the grouped models with --switch off, under this "
                              "tag, alternating in the same process")
     parser.add_argument("--switch", default="face", choices=sorted(SWITCHES))
+    parser.add_argument("--seed", type=int, default=0, help="make_blobs' random_state")
+    parser.add_argument("--batch", type=int, default=None,
+                        help="RELEASE_BATCH for both tags (suffixed '-bB')")
     args = parser.parse_args(argv)
     commit = args.commit or git_commit()
     models = args.models.split(",") if args.models else MODELS
     for n in map(int, args.n.split(",")):
         for C in map(float, args.C.split(",")):
             for name in models:
-                runs = [(args.tag, lambda: measure(n, C, name))]
-                if args.before and name in GROUPED:
-                    runs = [(args.tag, lambda: measure_with(n, C, name, args.switch, True)),
-                            (args.before, lambda: measure_with(n, C, name, args.switch, False))]
-                for tag, run in runs:
+                for tag, run in _runs(args, n, C, name):
                     m = dict(run(), git=commit)
                     print(n, C, name, tag, json.dumps(m), flush=True)
-                    _record(n, C, name, tag, m)
+                    _record(n, C, name, tag, m, args.seed)
 
 
-def _record(n, C, name, tag, m):
+def _runs(args, n, C, name):
+    """The (tag, measurement) pairs of one row: ``--tag`` alone, or alternating with
+    ``--before`` (the grouped models), tags suffixed with ``--batch``."""
+    suffix = f"-b{args.batch}" if args.batch is not None else ""
+    if not (args.before and name in GROUPED):
+        return [(args.tag + suffix, lambda: measure_with(n, C, name, "face", True, args.seed,
+                                                         args.batch))]
+    return [(tag + suffix, lambda on=on: measure_with(n, C, name, args.switch, on, args.seed,
+                                                       args.batch))
+            for tag, on in ((args.tag, True), (args.before, False))]
+
+
+def _record(n, C, name, tag, m, seed=0):
     """Merge one measurement into the JSON file and render the page."""
     results = json.loads(JSON_PATH.read_text())["results"] if JSON_PATH.exists() else {}
-    entry = results.setdefault(f"{n}-{C:g}-{name}", dict(n=n, C=C, model=name, tags={}))
+    key = f"{n}-{C:g}-{name}" + (f"-seed{seed}" if seed else "")
+    entry = results.setdefault(key, dict(n=n, C=C, model=name, seed=seed, tags={}))
     entry["tags"][tag] = m
     write_json(JSON_PATH, {"results": results})
     MD_PATH.write_text(render(results))

@@ -5,7 +5,7 @@ test_grouped_large_c.py for the grouped margin dual).
 ``large_C_cases`` draws (model, k, n, d, kernel, C, seed); ``case_data`` builds the case's
 separated Gaussian classes and sample weights; ``fit_converged`` fits with every
 ConvergenceWarning an error; ``assert_within_tol`` compares ``objective_`` with the reference
-optimum.
+optimum; ``dual_objective`` is a dual problem's objective through its slot sums.
 """
 
 import warnings
@@ -14,6 +14,7 @@ import numpy as np
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
+from msvm._finish import _Layout
 from msvm.exceptions import DegenerateFitWarning
 
 KERNELS = ["linear", "rbf", "poly", "precomputed"]
@@ -64,3 +65,16 @@ def assert_within_tol(est, optimum, tol, case):
     assert est.objective_ <= optimum + tol * scale, (
         f"{model} C={C:.3g} {kernel}: objective_ {est.objective_:.10g} vs optimum "
         f"{optimum:.10g} (relative excess {(est.objective_ - optimum) / scale:.2e})")
+
+
+def dual_objective(problem, K):
+    """The dual objective 1/2 alpha^T Q alpha - lin^T alpha of ``problem`` with kernel K, as
+    a function of alpha (through the slot sums U: O(n^2 k), no n_vars x n_vars matrix)."""
+    lay = _Layout(problem)
+
+    def dual(v):
+        U = problem.slot_sums(v)
+        h = K @ U
+        return 0.5 * lay.kappa * float(np.sum(U * (h - h.mean(axis=1, keepdims=True)))) \
+            - float(lay.lin @ v)
+    return dual

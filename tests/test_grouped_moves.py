@@ -26,6 +26,8 @@ from msvm._grouped_face import GroupedFace, MoveFace
 from msvm._problem import margin_problem
 from oracle import kernel_matrix
 
+from _large_c import dual_objective
+
 
 def _blobs(n, k=3):
     return make_blobs(n, 3, centers=k, cluster_std=2.0, random_state=0)
@@ -102,14 +104,7 @@ def test_the_last_checked_point_is_proposed_where_the_budget_runs_out(monkeypatc
     assert np.all(a >= lo) and np.all(a <= hi)
     sums = np.bincount(problem.expand("group"), weights=a, minlength=len(problem.cap))
     assert np.all(sums <= problem.cap * (1 + 1e-12))
-    lay = _Layout(problem)
-
-    def dual(v):
-        U = problem.slot_sums(v)
-        h = K @ U
-        return 0.5 * lay.kappa * float(np.sum(U * (h - h.mean(axis=1, keepdims=True)))) \
-            - float(lay.lin @ v)
-
+    dual = dual_objective(problem, K)
     assert dual(a) < dual(alpha)
 
 

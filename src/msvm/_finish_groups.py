@@ -72,9 +72,29 @@ msvm._finish releases bounds; where the budgets run out the point of the last ch
 proposed (RETURN_REACHED), as msvm._finish does; and the face is solved on the moves that
 keep the active caps (`MoveFace`: no multiplier row per cap, m - caps + k - 1 rows).  From
 that stop the step settles in 5,500-5,800 steps, 3.4-3.7e9 flops, 16.5-18.3 s CPU, and the
-fit converges in 17-22 s.  At C = 1e8 the loop needs more than 30,000 steps from the stops
-at 100-800 epochs (its worst violation falls to about 1 and jumps back by 1e2-1e5 as
-releases change the face), and the fit still stops at max_iter.
+fit converges in 17-22 s.  At C = 1e8 the loop needed more than 30,000 steps from the stops
+at 100-800 epochs (its worst violation falling to about 1 and jumping back by 1e2-1e5), and
+the fit stopped at max_iter.
+
+Round 14: the loop was not monotone.  From the stop at 100 epochs of make_blobs n = 4,000,
+C = 1e8, 835 of its 10,000 steps raised the dual objective (by up to 38 times its size: it
+ended at +3.2e12 from -2.4e7), and at n = 600, C = 1e6, 13 of 303, by up to 4.7 times:
+bordered solves with tens of changes on a face of condition about 1 / REG drifted, and the
+step along the drifted direction, cut at a bound, was kept, as was the face's removal of the
+start's class-sum residual (23 at n = 600) through its regularized system, along directions
+of zero curvature.  Which way the loop then went hung on rounding, hence its sensitivity to
+RELEASE_BATCH.  Now the face is solved for the descent step alone (SPLIT_RESIDUAL: the
+residual removed by the least change, as the factor's steps do) and a face step that raised
+the objective is undone and solved again on a fresh factorization (DESCENT_GUARD; the test
+is exact for a quadratic: the mean of the gradients before and after times the move, the
+gradients being the free samples' exact scores).  The n = 4,000, C = 1e8 start settles in
+5,062 steps (264 undone), 15-17 s, and the fits converge at n = 4,000 for C = 1e4, 1e6 and
+1e8; benchmarks/results/rbf_large_c.md, Round 14.  A free set going back and forth across
+FACE_MIN, one release onto the face fixed again at once by a step of length 0 there and the
+factor's step going on below it, made a loop crawl (2,729 steps where 100 sufficed): the
+face is now left only below FACE_LEAVE free variables.  Between two exact updates the
+free samples' scores are updated through the kernel entries among them gathered once
+(`_Block`).
 """
 
 import warnings
@@ -112,6 +132,11 @@ USE_FACE = True
 # m + caps + k - 1 rows)
 ELIMINATE_CAPS = True
 FACE_MIN = 50
+# ... and left for the factor's steps only where the free set falls below FACE_LEAVE (FACE_MIN:
+# at make_blobs n = 600, seed 5, C = 1e6, RELEASE_BATCH 50, the free set went back and forth
+# across FACE_MIN, each check releasing one variable onto the face and a step of length 0
+# there fixing it again, and the loop took 2,729 steps where batches of 25 and 100 took 97)
+FACE_LEAVE = 25
 FACE_FLOPS = 1e11
 # the factor stops where every residual diagonal is below this fraction of max K_ii
 FACTOR_RTOL = 1e-13
@@ -155,6 +180,24 @@ CAP_BATCH = True
 # step that settled its face: every step since the start lowered the objective) is the
 # proposal, as msvm._finish returns it (False: nothing is proposed)
 RETURN_REACHED = True
+# the face's step solved with the equalities' residual left out, that residual then
+# removed by the least change (`_onto_constraints`), as the factor's step does (False: the
+# face's regularized system removes it, which ran its step along directions of zero
+# curvature, |x| about the residual / REG: from make_blobs n = 600, RBF, C = 1e6's first
+# budget stop, with a class-sum residual of 23, the first 32 steps were cut at t of 0.01,
+# fixed one variable each, removed 2 of the 23 and raised the objective by up to 4.7 times
+# its size)
+SPLIT_RESIDUAL = True
+# a face step that raised the objective by more than RISE_RTOL of sum |z_v dx_v| is undone
+# and solved again on a fresh factorization (a bordered solve with tens of changes on an
+# ill-conditioned face drifts: from that stop 13 of 303 steps raised the objective, by up to
+# 1.7 times its size, each time after 27-58 bordered changes)
+DESCENT_GUARD = True
+RISE_RTOL = 1e-6
+# the face's score updates between two exact ones through the entries among the samples
+# free at the first of them, gathered once (`_Block`; False: the entries between the free
+# and the moved samples gathered at every step)
+BLOCK_ROWS = True
 # kernel columns read at a time for an exact update of the scores
 CHUNK = 256
 # a group whose sum is within this fraction of (1 + cap) of its cap is full (the compiled
@@ -245,6 +288,7 @@ class _Scores:
     def __init__(self, lay, columns, alpha, F):
         self.lay, self.cols = lay, columns
         self.base, self.F0, self.F = alpha.copy(), F, F.copy()
+        self.block = None
 
     def step(self, dx, D, Lf, L):
         """Add the step dx of variables with directions D (m, k) and factor rows Lf."""
@@ -275,9 +319,18 @@ class _Scores:
         from the held columns ``cols`` (an `msvm._finish._Columns`): the entries between
         them and the samples moved since the last exact update (the face's steps need the
         free samples' scores only; a product with all n rows a step, with the held buffer
-        compacted to the moved samples, took most of the step's time)."""
+        compacted to the moved samples, took most of the step's time).  Between two exact
+        updates the free set only shrinks (the releases come with them), so that the
+        entries among the first call's rows serve every later call (`_Block`, BLOCK_ROWS)
+        with a product instead of a gather."""
         samples, dU = self.lay.slot_change(alpha, self.base)
-        self.F[rows] = self.F0[rows] + cols.entries(rows, samples) @ dU
+        if not BLOCK_ROWS:
+            self.F[rows] = self.F0[rows] + cols.entries(rows, samples) @ dU
+            return self.F
+        if self.block is None or self.block.base is not self.base \
+                or not self.block.holds(rows, samples):
+            self.block = _Block(self.base, np.union1d(rows, samples), cols)
+        self.F[self.block.rows] = self.F0[self.block.rows] + self.block.times(samples, dU)
         return self.F
 
     def from_held(self, alpha, cols):
@@ -288,6 +341,26 @@ class _Scores:
             self.F0 = self.F0 + cols.block(samples) @ dU
         self.base, self.F = alpha.copy(), self.F0.copy()
         return self.F
+
+
+class _Block:
+    """The kernel entries K[rows][:, rows] among the samples free since an exact update of
+    the scores (``base``), gathered once: a step's update of their scores is then one
+    product with the moved samples' changes placed in a zero block."""
+
+    def __init__(self, base, rows, cols):
+        self.base, self.rows = base, rows
+        self.K = cols.entries(rows, rows)
+
+    def holds(self, rows, samples):
+        """Whether the block covers ``rows`` and ``samples`` (sorted sample ids)."""
+        return bool(np.all(np.isin(rows, self.rows)) and np.all(np.isin(samples, self.rows)))
+
+    def times(self, samples, dU):
+        """K[self.rows][:, samples] @ dU."""
+        full = np.zeros((len(self.rows), dU.shape[1]))
+        full[np.searchsorted(self.rows, samples)] = dU
+        return self.K @ full
 
 
 def _cap_segments(groups, full, idx):
@@ -579,22 +652,20 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         on_face, L = chosen
         segments, z = _cap_segments(groups, full, idx), scores.gradient(idx, D)
         if on_face:
-            x, s = face.solve(idx, z, c_eq, _active_caps(groups, full, idx))
-            x, kind = _onto_constraints(x, D @ E[:, :face.ne], c_eq[:face.ne], segments), "newton"
+            kind, (t, x, s) = "newton", _face_move(face, scores, alpha, idx, z, D, c_eq,
+                                                   (lay, groups, free, full, segments, E))
         else:
             Lf = L[lay.sample[idx]]
             kind, x, s = _factor_step(lay, c_eq, z, D, Lf, segments, E)
-        limit = 1.0 if kind == "newton" else np.inf
-        old = alpha[idx]
-        t = _take_step(alpha, x, idx, lay, groups, free, full, limit)
+            old = alpha[idx]
+            t = _take_step(alpha, x, idx, lay, groups, free, full,
+                           1.0 if kind == "newton" else np.inf)
+            if t is not None:
+                scores.step(alpha[idx] - old, D, Lf, L)
         if t is None:
             return None
         releases.step_taken(t, x)
-        if on_face:
-            scores.on_rows(alpha, cols, np.unique(lay.sample[np.flatnonzero(free)]))
-        else:
-            scores.step(alpha[idx] - old, D, Lf, L)
-        if t < limit or kind != "newton":
+        if t < 1.0 or kind != "newton":
             continue
         exact = scores.from_held(alpha, cols) if on_face else scores.exact(alpha)
         r = lay.gradient(exact) + lay.shift(s)
@@ -607,6 +678,44 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         if releases.settled(alpha, r, lay, free, full, u, rows, 0.01 * tol):
             return alpha, s
     return reached
+
+
+def _face_move(face, scores, alpha, idx, z, D, c_eq, where):
+    """One step on the face (``where``: lay, groups, free, full, segments, E), taken
+    (`_take_step`) with the free samples' scores updated exactly: (t, x, s).  The face is
+    solved for the descent step with the equalities' residual c_eq left out (SPLIT_RESIDUAL)
+    and that residual removed by the least change (`_onto_constraints`).  A step that raised
+    the objective (`_rise`: its bordered solve drifted) is undone and solved again on a fresh
+    factorization (DESCENT_GUARD), once."""
+    lay, groups, free, full, segments, E = where
+    rows = np.unique(lay.sample[idx])
+    caps = _active_caps(groups, full, idx)
+    for attempt in range(2 if DESCENT_GUARD else 1):
+        x, s = face.solve(idx, z, 0.0 * c_eq if SPLIT_RESIDUAL else c_eq, caps)
+        x = _onto_constraints(x, D @ E[:, :face.ne], c_eq[:face.ne], segments)
+        old, was_free, was_full = alpha[idx].copy(), free.copy(), full.copy()
+        t = _take_step(alpha, x, idx, lay, groups, free, full, 1.0)
+        if t is None:
+            return None, x, s
+        face.steps += 1
+        if t == 0.0:
+            return t, x, s                  # nothing moved: the scores hold
+        scores.on_rows(alpha, face.cols, rows)
+        if attempt or not DESCENT_GUARD or face.base is None \
+                or not _rise(z, scores.gradient(idx, D), alpha[idx] - old):
+            return t, x, s
+        face.undone += 1
+        alpha[idx], free[:], full[:] = old, was_free, was_full
+        scores.on_rows(alpha, face.cols, rows)
+        face.base = None                    # refactor: the next solve starts afresh
+    return t, x, s
+
+
+def _rise(z0, z1, dx):
+    """Whether the move dx, between points with gradients z0 and z1, raised the objective
+    by more than rounding: the change (z0 + z1) dx / 2 is exact for a quadratic."""
+    change = 0.5 * float((z0 + z1) @ dx)
+    return change > RISE_RTOL * float(np.abs(z0) @ np.abs(dx))
 
 
 def _start(problem, alpha, F, columns):
@@ -682,7 +791,7 @@ class _Route:
         """(True, None): step on the face; (False, L): through the factor L; None: stop."""
         m, k = len(idx), lay.k
         if self.face is not None and (self.work > MAX_WORK
-                                      or (self.on_face and m >= FACE_MIN)):
+                                      or (self.on_face and m >= FACE_LEAVE)):
             return True, None
         # with a face, the factor is grown only while it is narrower than the free set
         wide = -(-m // max(k - 1, 1)) if self.face is not None and m >= FACE_MIN else MAX_RANK

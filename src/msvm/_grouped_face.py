@@ -65,6 +65,8 @@ class GroupedFace:
         self.ne = lay.k - 1 if lay.equality else 0
         self.E = E[:, :self.ne]
         self.base, self.flops, self.refined = None, 0.0, 0
+        # steps taken on the face, and those undone for raising the objective
+        self.steps, self.undone = 0, 0
 
     def _q(self, rows, cols):
         """The Hessian block Q[rows][:, cols] (variable indices)."""
