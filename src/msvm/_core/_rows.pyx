@@ -73,6 +73,10 @@ cdef extern from "_row_updates.h":
                          double** ys, int nt, Py_ssize_t n, double* S,
                          int threads, Py_ssize_t tile) noexcept nogil
 
+cdef extern from "_row_store.h":
+    void* msvm_store_alloc(size_t bytes, size_t huge_min, size_t* mapped) noexcept nogil
+    void msvm_store_free(void* p, size_t mapped) noexcept nogil
+
 cdef extern from "_threads.h":
     int msvm_threads_available() noexcept nogil
     int msvm_parts(Py_ssize_t n, int threads) noexcept nogil
@@ -138,6 +142,12 @@ cdef Py_ssize_t ROW_TILE = 1024
 # at 80,000).  Where every row is cached (pendigits) updates run untiled, as r5 measured
 # tiles slower there
 cdef Py_ssize_t UPDATE_TILE = 1024
+
+# The smallest row store (bytes) mapped in 2 MB pages (_row_store.h; 0: every store
+# malloc'd, in 4 KB pages).  On pendigits a fit touches 35-40 MB of its store: 8,600-9,800
+# faults of 4 KB pages (20-25 ms of a 0.13 s fit) against 20 of 2 MB.  Below a few MB the
+# faults cost little, and a 2 MB page zeroed for a few rows could cost more than it saves.
+cdef size_t HUGE_STORE_MIN = 16 << 20
 
 
 cdef int _batch_rows(Py_ssize_t capacity, Py_ssize_t n, bint in_tiles) noexcept nogil:
@@ -648,6 +658,7 @@ cdef class CachedRows(ScoreRows):
 
     def __cinit__(self):
         self.store = NULL
+        self.store_mapped = 0
         self.scratch = NULL
         self.block = NULL
         self.tiles = NULL
@@ -661,7 +672,7 @@ cdef class CachedRows(ScoreRows):
         self.nxt = NULL
 
     def __dealloc__(self):
-        free(self.store)
+        msvm_store_free(self.store, self.store_mapped)
         free(self.scratch)
         free(self.block)
         free(self.tiles)
@@ -715,7 +726,8 @@ cdef class CachedRows(ScoreRows):
         capacity = min(max(capacity, 2), self.n)
         self.capacity = capacity
         itemsize = sizeof(float) if self.single else sizeof(double)
-        self.store = malloc(capacity * self.n * itemsize + 1)
+        self.store = msvm_store_alloc(capacity * self.n * itemsize, HUGE_STORE_MIN,
+                                      &self.store_mapped)
         self.scratch = <double*> malloc(self.n * sizeof(double) + 1)
         self.batch = _batch_rows(capacity, self.n, self.dots_in_tiles)
         # the batch's dot products, where they are not computed a tile at a time (_rows_part)
@@ -1322,3 +1334,21 @@ def _rbf_one_pass(flag=None):
     if flag is not None:
         RBF_ONE_PASS = bool(flag)
     return old
+
+
+def _huge_store(min_bytes=None):
+    """HUGE_STORE_MIN, the smallest row store mapped in 2 MB pages (0: none), set where
+    given for the sources built from now on (for benchmarks and tests: the values computed
+    do not depend on it); returns the previous setting."""
+    global HUGE_STORE_MIN
+    old = HUGE_STORE_MIN
+    if min_bytes is not None:
+        if min_bytes < 0:
+            raise ValueError("min_bytes must be >= 0")
+        HUGE_STORE_MIN = min_bytes
+    return old
+
+
+def _store_mapped(CachedRows source):
+    """The length of the source's store mapping (0: malloc'd), for tests."""
+    return source.store_mapped
