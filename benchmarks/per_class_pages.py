@@ -9,7 +9,8 @@ thread, on pendigits (RBF C = 10, gamma = 1/16) SVC and each model twice (the fi
 the process, then a second one in the same process), or one ReinforcedMSVM fit on
 make_classification (d = 20, k = 5, C = 1) of n samples; for each fit its CPU time
 (time.process_time) and minor page faults (ru_minflt), and the transparent huge pages the
-whole machine faulted in meanwhile (/proc/vmstat thp_fault_alloc: other processes' too).
+whole machine faulted in and its direct compactions meanwhile (/proc/vmstat thp_fault_alloc,
+compact_stall: other processes' too).
 """
 
 import json
@@ -25,6 +26,7 @@ PENDIGITS_MODELS = ("WestonWatkinsMSVM", "WeightedRobustMSVM(truncation=None)",
 
 CHILD = """
 import json, resource, sys, time, warnings
+import numpy as np
 from threadpoolctl import threadpool_limits
 from msvm._core import _rows
 mode, what = sys.argv[1], sys.argv[2]
@@ -32,18 +34,21 @@ if mode != "huge":
     _rows._huge_store(0)
 warnings.simplefilter("ignore")
 
-def thp():
-    for line in open("/proc/vmstat"):
-        if line.startswith("thp_fault_alloc "):
-            return int(line.split()[1])
-    return 0
+def vmstat():
+    keys = ("thp_fault_alloc", "compact_stall")
+    with open("/proc/vmstat") as fh:
+        found = dict(line.split() for line in fh if line.split()[0] in keys)
+    return np.array([int(found.get(k, 0)) for k in keys])
 
 def measure(fit):
-    f0, h0, t0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, thp(), time.process_time()
+    f0, v0, t0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, vmstat(), \
+        time.process_time()
     est = fit()
     t = time.process_time() - t0
+    thp, stalls = (int(v) for v in vmstat() - v0)
     return {"cpu_s": t, "faults": resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0,
-            "thp": thp() - h0, "objective": float(getattr(est, "objective_", 0.0))}
+            "thp": thp, "compact_stall": stalls,
+            "objective": float(getattr(est, "objective_", 0.0))}
 
 out = {}
 with threadpool_limits(1):
@@ -84,12 +89,13 @@ def _child(mode, what, models=()):
     return json.loads(res.stdout.splitlines()[-1])
 
 
-def pages(rounds, sizes=(), modes=MODES):
+def pages(rounds, sizes=(), modes=MODES, with_pendigits=True):
     """`rounds` rounds of one child per mode (in turn) on pendigits and on each size; the
     fits of every child kept (mode -> dataset -> model -> list over rounds of [first,
     second])."""
     out = {m: {} for m in modes}
-    datasets = [("pendigits", ("SVC",) + PENDIGITS_MODELS)] + [(n, ()) for n in sizes]
+    datasets = ([("pendigits", ("SVC",) + PENDIGITS_MODELS)] if with_pendigits else []) \
+        + [(n, ()) for n in sizes]
     for what, models in datasets:
         for r in range(rounds):
             for mode in modes if r % 2 == 0 else modes[::-1]:

@@ -1142,6 +1142,8 @@ def main(argv=None):
                         help="only the page-fault comparison (benchmarks/per_class_pages.py): "
                              "ROUNDS fresh processes per store mode, alternating, on "
                              "pendigits and the --scaling sizes")
+    parser.add_argument("--pages-modes", nargs="+", choices=("plain", "huge", "glibc"),
+                        default=["plain", "huge", "glibc"], help="the store modes of --pages")
     parser.add_argument("--pages-in-process", type=int, metavar="ROUNDS",
                         help="only the page-fault comparison within this process: pendigits, "
                              "the store plain and huge in turn, ROUNDS times")
@@ -1196,7 +1198,8 @@ def main(argv=None):
     if args.pages or args.pages_in_process:
         from benchmarks.per_class_pages import in_process, pages
         with threadpool_limits(1):
-            run["pages"] = {"rounds": args.pages, "fits": pages(args.pages, args.scaling)} \
+            run["pages"] = {"rounds": args.pages, "fits": pages(
+                args.pages, args.scaling, args.pages_modes, not args.no_pendigits)} \
                 if args.pages else {"rounds": args.pages_in_process, "in_process": True,
                                     "fits": in_process(args.pages_in_process)}
         runs[args.tag] = run

@@ -17,7 +17,10 @@
 #   - CachedRows: rows computed on demand from X into an LRU cache of at most `capacity`
 #     rows (sized by the caller from cache_size), so a fit never holds an n x n matrix
 #     beyond that bound.  `cache_dtype` 'float32' stores the rows in single precision
-#     (twice the rows per MB); scores and sums stay float64.  Besides row(i) (a float32 row
+#     (twice the rows per MB); scores and sums stay float64.  The rows are claimed from the
+#     store's start, and a store of HUGE_STORE_MIN bytes or more is mapped in 2 MB pages
+#     (_row_store.h: Linux's transparent huge pages), so the rows a fit touches fault in
+#     512 times fewer pages.  Besides row(i) (a float32 row
 #     converted into a scratch buffer), two primitives read the stored row in place:
 #     row_entries(i, idx) gathers K[i, idx] (a working set's block) and row_axpys(i, c, y)
 #     does y_t += c_t K[i, :] for several targets (a score update), so the SMO path never
