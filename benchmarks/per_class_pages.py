@@ -1,12 +1,13 @@
 """The row cache's page faults (issue 24 items 1 and 4; run_per_class_speed.py --pages).
 
 Fresh child processes, alternating between the row store's three settings: 'plain' (every
-store malloc'd in 4 KB pages: main 38cd666's behaviour, msvm._core._rows._huge_store(0)),
-'huge' (a store of 16 MB or more mapped in 2 MB pages, madvise(MADV_HUGEPAGE):
-_row_store.h) and 'glibc' (plain, with GLIBC_TUNABLES=glibc.malloc.hugetlb=1: every malloc'd
-mapping and the heap in transparent huge pages, no code change).  Each child fits, one BLAS
-thread, on pendigits (RBF C = 10, gamma = 1/16) SVC and each model twice (the first fit of
-the process, then a second one in the same process), or one ReinforcedMSVM fit on
+store malloc'd in 4 KB pages: main 38cd666's behaviour and the default,
+msvm._core._rows._huge_store(0)), 'huge' (a store of HUGE_MIN = 16 MB or more mapped in
+2 MB pages, madvise(MADV_HUGEPAGE): _row_store.h) and 'glibc' (plain, with
+GLIBC_TUNABLES=glibc.malloc.hugetlb=1: every malloc'd mapping and the heap in transparent
+huge pages, no code change).  Each child fits, one BLAS thread, on pendigits (RBF C = 10,
+gamma = 1/16) SVC and each model twice (the first fit of the process, then a second one in
+the same process), or one ReinforcedMSVM fit on
 make_classification (d = 20, k = 5, C = 1) of n samples; for each fit its CPU time
 (time.process_time) and minor page faults (ru_minflt), and the transparent huge pages the
 whole machine faulted in and its direct compactions meanwhile (/proc/vmstat thp_fault_alloc,
@@ -21,6 +22,7 @@ import sys
 import numpy as np
 
 MODES = ("plain", "huge", "glibc")
+HUGE_MIN = 16 << 20
 PENDIGITS_MODELS = ("WestonWatkinsMSVM", "WeightedRobustMSVM(truncation=None)",
                     "ReinforcedMSVM")
 
@@ -30,8 +32,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 from msvm._core import _rows
 mode, what = sys.argv[1], sys.argv[2]
-if mode != "huge":
-    _rows._huge_store(0)
+_rows._huge_store(16 << 20 if mode == "huge" else 0)
 warnings.simplefilter("ignore")
 
 def vmstat():
@@ -130,7 +131,7 @@ def in_process(rounds):
         for r in range(rounds):
             for name, fit in fits.items():
                 for mode in ("plain", "huge") if r % 2 == 0 else ("huge", "plain"):
-                    _rows._huge_store(0 if mode == "plain" else old)
+                    _rows._huge_store(0 if mode == "plain" else HUGE_MIN)
                     f0, t0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, \
                         time.process_time()
                     fit()
@@ -153,6 +154,7 @@ def render_pages(pg):
     process, CPU s (x SVC's median in the same mode) and minor faults."""
     lines = []
     modes = list(pg["fits"])
+    last = 0 if pg.get("in_process") else 1     # SVC's fits (the second in a child)
     rounds = pg["rounds"]
     for what in pg["fits"][modes[0]]:
         head = "pendigits (RBF C = 10, gamma = 1/16)" if what == "pendigits" else \
@@ -177,9 +179,66 @@ def render_pages(pg):
                             f"{_median(runs, i, 'faults'):.0f}"]
                 if what == "pendigits":
                     for m in modes:
-                        svc = _median(pg["fits"][m][what]["SVC"], 1, "cpu_s")
+                        svc = _median(pg["fits"][m][what]["SVC"], last, "cpu_s")
                         row.append(f"{_median(pg['fits'][m][what][name], i, 'cpu_s') / svc:.2f}")
                 rows.append(row)
         from benchmarks.harness import markdown_table
         lines += [markdown_table(cols, rows), ""]
     return lines
+
+
+R14_PAGES = """## r14-pages: the row store in 2 MB pages (issue 24 items 1 and 4; not on by default)
+
+Main 38cd666's row store is one malloc of capacity x n values (200 MB on pendigits), mapped
+by glibc in 4 KB pages and faulted in as rows are claimed from its start.  Per fit
+(ru_minflt, fresh processes): WestonWatkinsMSVM 10,544 minor faults, of which 8,611 the
+store's (1,146 rows of 7,694 float32 values, 35 MB), WeightedRobustMSVM(truncation=None)
+~12,000 (9,017), ReinforcedMSVM ~36,000 (34,406: 141 MB), make_classification n = 20,000
+(ReinforcedMSVM) 54,661.  Touching 40 MB costs 18.5-19.5 ms in 4 KB pages (26-39 ms the
+first time in a process), 2.5-3.5 ms in 2 MB pages, 13 ms in 4 KB pages populated 2 MB at a
+time (madvise MADV_POPULATE_WRITE).
+
+Built: _row_store.h (msvm_store_alloc / msvm_store_free): a store of at least
+_rows._huge_store() bytes is an anonymous mapping aligned to 2 MB and marked
+madvise(MADV_HUGEPAGE), released by munmap; malloc below it and off Linux.  This machine's
+transparent huge pages: enabled [madvise], defrag [madvise] (so only madvised mappings get
+them, with direct compaction on a fault if needed; under "always" glibc's mapping of the
+store would get them without the madvise, under "never" the madvise does nothing and the
+store gets 4 KB pages).  Every fit's values are the same (fingerprint 38 of 38 identical);
+store faults per fit 8,611 -> 17 (WestonWatkinsMSVM), 34,406 -> 68 (ReinforcedMSVM).
+
+What it measured (tables r14-pages-fresh, r14-pages-in-process, r14-pages-80k above;
+medians of 5, CPU s, load 5-7): in fresh processes, the second fit of a process gains
+(WestonWatkinsMSVM 0.147 -> 0.121 s, 1.49x -> 1.24x SVC; WRM 0.174 -> 0.149 s, 1.77x ->
+1.52x; ReinforcedMSVM 2.36 -> 2.14 s; n = 20,000 3.67 -> 3.47 s), but the first fit of
+WestonWatkinsMSVM does not (0.139 -> 0.148 s: 2 of 5 fits at 0.187 and 0.221 s).  In one
+process, plain and 2 MB stores alternating with the other models' fits between,
+WestonWatkinsMSVM lost (median 0.136 -> 0.159 s: 3 of 5 fits at 0.159-0.192 s), WRM gained
+(0.163 -> 0.141 s), ReinforcedMSVM 2.18 -> 2.24 s (noise).  Peak memory of a 40,000-sample
+fit: 459.4 MB (4 KB pages) and 459.3 MB (2 MB pages).
+
+Why the slow fits (and why the glibc tunable's first fit rose, 0.13 -> 0.17-0.21 s here
+too): not compaction (/proc/vmstat compact_stall unchanged through them; 2,640 free order-10
+blocks) and not more faults (17 huge faults in the slow fits as in the fast ones).  This
+machine is a virtual machine whose virtio balloon does free page reporting at order 9
+(/sys/module/page_reporting/parameters/page_reporting_order): free blocks of 2 MB and more
+are reported to the host, which discards them, so a huge page taken from one is faulted in
+again by the host, 4 KB at a time, inside the guest's fault (CPU time of the process).  A
+40 MB touch in 2 MB pages took 89.7 ms once in 8 fresh processes (2.5-19 ms otherwise).  A
+fit that frees its huge pages and fits again at once gets them back warm (the second fits
+above); a pause or other work between (the in-process alternation) lets them be reported.
+The 4 KB pages mostly come from the guest's low-order free lists, which stay backed.  With
+the glibc tunable the same happens to the whole heap as well (perf: clear_page_erms 5.5 %
+of the process against 1.0 % with the store mapping, half of it under glibc's sysmalloc:
+the heap grown in 2 MB pages zeroed whole), and in every process's first fit.
+
+So on this machine the gain does not hold up: a third of the fits with 2 MB stores lost
+50-100 ms where the others gained 20-25 ms.  Kept: the mapping behind _rows._huge_store
+(HUGE_STORE_MIN 0, off by default; 16 MB is the setting measured: on bare metal, or where
+free memory is not reported to a host, the warm numbers above are the expected ones), its
+tests (tests/test_row_store.py: the two settings give bit-identical fits; the mapping is
+released) and --huge-store / --pages / --pages-in-process of run_per_class_speed.py.
+Not tried for lack of time: populating the store 2 MB at a time in 4 KB pages as rows are
+claimed (MADV_POPULATE_WRITE: a third of the fault cost saved, ~5 ms of a pendigits fit,
+from warm pages).
+"""

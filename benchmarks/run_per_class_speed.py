@@ -35,6 +35,7 @@ import numpy as np
 from benchmarks.run_row_batches import add_row_switches, apply_row_switches
 from benchmarks.harness import RESULTS, git_commit, machine_info, markdown_table, write_json
 from benchmarks.per_class_large_c import R10
+from benchmarks.per_class_pages import R14_PAGES
 from benchmarks.run_row_batches import build_commit
 
 # measured once on this branch with temporary knobs (not rerun by this script): ReinforcedMSVM
@@ -1055,8 +1056,12 @@ def _render(runs):
                 f"{len(run['loads'])} invocations")
         lines += [f"## {tag}", "", f"Commit {run['commit']}, load average {load}.", ""]
         if run.get("plain_store"):
-            lines += ["Every row store malloc'd in 4 KB pages (--plain-store: main 38cd666's; "
-                      "the same values as the 2 MB pages).", ""]
+            lines += ["Every row store malloc'd in 4 KB pages (--plain-store, a build whose "
+                      "default was 2 MB pages from 16 MB: main 38cd666's; the same values).",
+                      ""]
+        if run.get("huge_store"):
+            lines += ["Row stores of 16 MB or more mapped in 2 MB pages (--huge-store; the "
+                      "same values as 4 KB pages).", ""]
         if run.get("pages"):
             from benchmarks.per_class_pages import render_pages
             lines += render_pages(run["pages"])
@@ -1113,7 +1118,7 @@ def _render(runs):
                       f"{li['cpu_s']:.2f} s, {li['epochs']} epochs.", ""]
     return ("\n".join(lines) + "\n" + TRIED + "\n" + R5 + "\n" + R6 + "\n" + R7 + "\n"
             + R8 + "\n" + R9 + "\n" + R10 + "\n" + R10_SCALING + "\n" + R12_ROWS + "\n"
-            + R13_ROWS)
+            + R13_ROWS + "\n" + R14_PAGES)
 
 
 def main(argv=None):
@@ -1135,9 +1140,9 @@ def main(argv=None):
                              "peak memory of a child process fitting --checks-n samples")
     parser.add_argument("--checks-n", type=int, default=40_000)
     add_row_switches(parser)
-    parser.add_argument("--plain-store", action="store_true",
-                        help="every row store malloc'd in 4 KB pages (main 38cd666's) "
-                             "instead of mapped in 2 MB pages from 16 MB (the same values)")
+    parser.add_argument("--huge-store", action="store_true",
+                        help="row stores of 16 MB or more mapped in 2 MB pages instead of "
+                             "malloc'd in 4 KB pages (the default; the same values)")
     parser.add_argument("--pages", type=int, metavar="ROUNDS",
                         help="only the page-fault comparison (benchmarks/per_class_pages.py): "
                              "ROUNDS fresh processes per store mode, alternating, on "
@@ -1191,10 +1196,11 @@ def main(argv=None):
         _rows._tiles(row_tile=1 << 40, update_tile=0)
         run["untiled"] = True
     run.update({name: True for name in apply_row_switches(args)})
-    if args.plain_store:
+    if args.huge_store:
+        from benchmarks.per_class_pages import HUGE_MIN
         from msvm._core import _rows
-        _rows._huge_store(0)
-        run["plain_store"] = True
+        _rows._huge_store(HUGE_MIN)
+        run["huge_store"] = True
     if args.pages or args.pages_in_process:
         from benchmarks.per_class_pages import in_process, pages
         with threadpool_limits(1):

@@ -13,6 +13,12 @@
  * The memory resident is the rows touched rounded up to 2 MB (the rows are claimed from the
  * store's start), so a fit's peak memory moves by at most 2 MB.
  *
+ * Off by default (_rows.pyx: HUGE_STORE_MIN 0): on a virtual machine whose balloon reports
+ * free blocks of 2 MB and more to the host (virtio-balloon free page reporting, order 9),
+ * the host discards those blocks, and a huge page taken from one is faulted in again by the
+ * host, 4 KB at a time: a third of the pendigits fits measured lost 50-100 ms where the
+ * warm ones gained 20-25 ms.  4 KB pages mostly come from the guest's warm low-order lists.
+ *
  * msvm_store_alloc(bytes, huge_min, &mapped) returns the store (NULL if none could be had)
  * and sets mapped to the mapping's length (0: malloc'd); msvm_store_free(p, mapped)
  * releases it.

@@ -18,9 +18,9 @@
 #     rows (sized by the caller from cache_size), so a fit never holds an n x n matrix
 #     beyond that bound.  `cache_dtype` 'float32' stores the rows in single precision
 #     (twice the rows per MB); scores and sums stay float64.  The rows are claimed from the
-#     store's start, and a store of HUGE_STORE_MIN bytes or more is mapped in 2 MB pages
-#     (_row_store.h: Linux's transparent huge pages), so the rows a fit touches fault in
-#     512 times fewer pages.  Besides row(i) (a float32 row
+#     store's start; _huge_store(min_bytes) maps a store of min_bytes or more in 2 MB pages
+#     (_row_store.h: Linux's transparent huge pages; off by default, see HUGE_STORE_MIN), so
+#     the rows a fit touches fault in 512 times fewer pages.  Besides row(i) (a float32 row
 #     converted into a scratch buffer), two primitives read the stored row in place:
 #     row_entries(i, idx) gathers K[i, idx] (a working set's block) and row_axpys(i, c, y)
 #     does y_t += c_t K[i, :] for several targets (a score update), so the SMO path never
@@ -148,9 +148,12 @@ cdef Py_ssize_t UPDATE_TILE = 1024
 
 # The smallest row store (bytes) mapped in 2 MB pages (_row_store.h; 0: every store
 # malloc'd, in 4 KB pages).  On pendigits a fit touches 35-40 MB of its store: 8,600-9,800
-# faults of 4 KB pages (20-25 ms of a 0.13 s fit) against 20 of 2 MB.  Below a few MB the
-# faults cost little, and a 2 MB page zeroed for a few rows could cost more than it saves.
-cdef size_t HUGE_STORE_MIN = 16 << 20
+# faults of 4 KB pages (20-25 ms of a 0.13 s fit) against 17-20 of 2 MB, and a fit whose
+# huge pages come warm gains those 20-25 ms; but on a virtual machine whose balloon reports
+# free 2 MB blocks to the host (free page reporting, order 9), a third of the fits got cold
+# huge pages and lost 50-100 ms (benchmarks/results/per_class_speed.md, r14-pages), so the
+# default is off (16 << 20 is the setting measured).
+cdef size_t HUGE_STORE_MIN = 0
 
 
 cdef int _batch_rows(Py_ssize_t capacity, Py_ssize_t n, bint in_tiles) noexcept nogil:
@@ -1298,10 +1301,15 @@ def _tiles(row_tile=None, update_tile=None):
             raise ValueError("row_tile must be a positive multiple of 16")
         ROW_TILE = row_tile
     if update_tile is not None:
-        if update_tile < 0:
-            raise ValueError("update_tile must be >= 0")
-        UPDATE_TILE = update_tile
+        UPDATE_TILE = _at_least(update_tile, 0, "update_tile")
     return old
+
+
+def _at_least(value, low, name):
+    """value, checked: a ValueError naming it below low."""
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}")
+    return value
 
 
 def _batches(block_rows=None, block_bytes=None):
@@ -1311,9 +1319,7 @@ def _batches(block_rows=None, block_bytes=None):
     global BLOCK_ROWS, BLOCK_BYTES
     old = (BLOCK_ROWS, BLOCK_BYTES)
     if block_rows is not None:
-        if block_rows < 1:
-            raise ValueError("block_rows must be >= 1")
-        BLOCK_ROWS = block_rows
+        BLOCK_ROWS = _at_least(block_rows, 1, "block_rows")
     if block_bytes is not None:
         BLOCK_BYTES = block_bytes
     return old
@@ -1346,9 +1352,7 @@ def _huge_store(min_bytes=None):
     global HUGE_STORE_MIN
     old = HUGE_STORE_MIN
     if min_bytes is not None:
-        if min_bytes < 0:
-            raise ValueError("min_bytes must be >= 0")
-        HUGE_STORE_MIN = min_bytes
+        HUGE_STORE_MIN = _at_least(min_bytes, 0, "min_bytes")
     return old
 
 
