@@ -1055,6 +1055,8 @@ def _render(runs):
                 f"{min(run['loads']):.1f}-{max(run['loads']):.1f} at the starts of its "
                 f"{len(run['loads'])} invocations")
         lines += [f"## {tag}", "", f"Commit {run['commit']}, load average {load}.", ""]
+        if run.get("note"):
+            lines += [run["note"], ""]
         if run.get("plain_store"):
             lines += ["Every row store malloc'd in 4 KB pages (--plain-store, a build whose "
                       "default was 2 MB pages from 16 MB: main 38cd666's; the same values).",
