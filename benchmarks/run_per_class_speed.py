@@ -970,9 +970,9 @@ X, y = make_classification(n_samples=n, n_features=20, n_informative=10, n_class
                            random_state=0)
 X = (X - X.mean(0)) / X.std(0)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-if len(sys.argv) > 2:
+if len(sys.argv) > 3:
     from msvm._core import _rows
-    _rows._huge_store(int(sys.argv[2]))
+    _rows._huge_store(int(sys.argv[2]), int(sys.argv[3]))
 ReinforcedMSVM(C=1.0, random_state=0).fit(X, y)
 print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
@@ -993,7 +993,7 @@ def checks(n):
     out = {"latency": interrupt_section(3)}
     from msvm._core import _rows
     rss = subprocess.run([sys.executable, "-c", MEMORY_FIT, str(n),
-                          str(_rows._huge_store())],
+                          *(str(v) for v in _rows._huge_store())],
                          capture_output=True, text=True, check=True).stdout.split()
     out["memory"] = {"n": n, "start_mb": int(rss[0]) / 1024, "peak_mb": int(rss[1]) / 1024}
     print("checks", out, flush=True)
@@ -1058,12 +1058,11 @@ def _render(runs):
         if run.get("note"):
             lines += [run["note"], ""]
         if run.get("plain_store"):
-            lines += ["Every row store malloc'd in 4 KB pages (--plain-store, a build whose "
-                      "default was 2 MB pages from 16 MB: main 38cd666's; the same values).",
-                      ""]
+            lines += ["Every row store malloc'd in 4 KB pages (--plain-store: main 38cd666's; "
+                      "the same values).", ""]
         if run.get("huge_store"):
-            lines += ["Row stores of 16 MB or more mapped in 2 MB pages (--huge-store; the "
-                      "same values as 4 KB pages).", ""]
+            lines += ["Row stores of 16 MB or more mapped in 2 MB pages whatever n "
+                      "(--huge-store; the same values as 4 KB pages).", ""]
         if run.get("pages"):
             from benchmarks.per_class_pages import render_pages
             lines += render_pages(run["pages"])
@@ -1143,8 +1142,11 @@ def main(argv=None):
     parser.add_argument("--checks-n", type=int, default=40_000)
     add_row_switches(parser)
     parser.add_argument("--huge-store", action="store_true",
-                        help="row stores of 16 MB or more mapped in 2 MB pages instead of "
-                             "malloc'd in 4 KB pages (the default; the same values)")
+                        help="row stores of 16 MB or more mapped in 2 MB pages whatever n "
+                             "(the default: from n = 20,000 on; the same values)")
+    parser.add_argument("--plain-store", action="store_true",
+                        help="every row store malloc'd in 4 KB pages (main 38cd666's; the "
+                             "same values)")
     parser.add_argument("--pages", type=int, metavar="ROUNDS",
                         help="only the page-fault comparison (benchmarks/per_class_pages.py): "
                              "ROUNDS fresh processes per store mode, alternating, on "
@@ -1201,8 +1203,12 @@ def main(argv=None):
     if args.huge_store:
         from benchmarks.per_class_pages import HUGE_MIN
         from msvm._core import _rows
-        _rows._huge_store(HUGE_MIN)
+        _rows._huge_store(HUGE_MIN, 0)
         run["huge_store"] = True
+    if args.plain_store:
+        from msvm._core import _rows
+        _rows._huge_store(0)
+        run["plain_store"] = True
     if args.pages or args.pages_in_process:
         from benchmarks.per_class_pages import in_process, pages
         with threadpool_limits(1):

@@ -13,7 +13,8 @@
  * The memory resident is the rows touched rounded up to 2 MB (the rows are claimed from the
  * store's start), so a fit's peak memory moves by at most 2 MB.
  *
- * Off by default (_rows.pyx: HUGE_STORE_MIN 0): on a virtual machine whose balloon reports
+ * By default only from n = 20,000 samples on (_rows.pyx: HUGE_STORE_SAMPLES): on a virtual
+ * machine whose balloon reports
  * free blocks of 2 MB and more to the host (virtio-balloon free page reporting, order 9),
  * the host discards those blocks, and a huge page taken from one is faulted in again by the
  * host, 4 KB at a time: a third of the pendigits fits measured lost 50-100 ms where the

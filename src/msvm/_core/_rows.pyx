@@ -18,9 +18,9 @@
 #     rows (sized by the caller from cache_size), so a fit never holds an n x n matrix
 #     beyond that bound.  `cache_dtype` 'float32' stores the rows in single precision
 #     (twice the rows per MB); scores and sums stay float64.  The rows are claimed from the
-#     store's start; _huge_store(min_bytes) maps a store of min_bytes or more in 2 MB pages
-#     (_row_store.h: Linux's transparent huge pages; off by default, see HUGE_STORE_MIN), so
-#     the rows a fit touches fault in 512 times fewer pages.  Besides row(i) (a float32 row
+#     store's start; a store of HUGE_STORE_MIN bytes or more is mapped in 2 MB pages
+#     (_row_store.h: Linux's transparent huge pages; by default from n = 20,000 on, see
+#     HUGE_STORE_MIN), so the rows a fit touches fault in 512 times fewer pages.  Besides row(i) (a float32 row
 #     converted into a scratch buffer), two primitives read the stored row in place:
 #     row_entries(i, idx) gathers K[i, idx] (a working set's block) and row_axpys(i, c, y)
 #     does y_t += c_t K[i, :] for several targets (a score update), so the SMO path never
@@ -151,9 +151,12 @@ cdef Py_ssize_t UPDATE_TILE = 1024
 # faults of 4 KB pages (20-25 ms of a 0.13 s fit) against 17-20 of 2 MB, and a fit whose
 # huge pages come warm gains those 20-25 ms; but on a virtual machine whose balloon reports
 # free 2 MB blocks to the host (free page reporting, order 9), a third of the fits got cold
-# huge pages and lost 50-100 ms (benchmarks/results/per_class_speed.md, r14-pages), so the
-# default is off (16 << 20 is the setting measured).
-cdef size_t HUGE_STORE_MIN = 0
+# huge pages and lost 50-100 ms (benchmarks/results/per_class_speed.md, r14-pages).  From
+# n = 20,000 on, where the store is touched whole and read again and again, 2 MB pages won
+# every time measured (n = 20,000 3.67 -> 3.47 s, n = 80,000 70-72 -> 66-69 s), so the
+# store is mapped only for HUGE_STORE_SAMPLES samples or more.
+cdef size_t HUGE_STORE_MIN = 16 << 20
+cdef Py_ssize_t HUGE_STORE_SAMPLES = 20000
 
 
 cdef int _batch_rows(Py_ssize_t capacity, Py_ssize_t n, bint in_tiles) noexcept nogil:
@@ -732,7 +735,8 @@ cdef class CachedRows(ScoreRows):
         capacity = min(max(capacity, 2), self.n)
         self.capacity = capacity
         itemsize = sizeof(float) if self.single else sizeof(double)
-        self.store = msvm_store_alloc(capacity * self.n * itemsize, HUGE_STORE_MIN,
+        self.store = msvm_store_alloc(capacity * self.n * itemsize,
+                                      HUGE_STORE_MIN if self.n >= HUGE_STORE_SAMPLES else 0,
                                       &self.store_mapped)
         self.scratch = <double*> malloc(self.n * sizeof(double) + 1)
         self.batch = _batch_rows(capacity, self.n, self.dots_in_tiles)
@@ -1345,14 +1349,17 @@ def _rbf_one_pass(flag=None):
     return old
 
 
-def _huge_store(min_bytes=None):
-    """HUGE_STORE_MIN, the smallest row store mapped in 2 MB pages (0: none), set where
-    given for the sources built from now on (for benchmarks and tests: the values computed
-    do not depend on it); returns the previous setting."""
-    global HUGE_STORE_MIN
-    old = HUGE_STORE_MIN
+def _huge_store(min_bytes=None, min_samples=None):
+    """HUGE_STORE_MIN and HUGE_STORE_SAMPLES, the smallest row store (bytes; 0: none) and
+    the fewest samples mapped in 2 MB pages, set where given for the sources built from now
+    on (for benchmarks and tests: the values computed do not depend on them); returns the
+    previous pair."""
+    global HUGE_STORE_MIN, HUGE_STORE_SAMPLES
+    old = (HUGE_STORE_MIN, HUGE_STORE_SAMPLES)
     if min_bytes is not None:
         HUGE_STORE_MIN = _at_least(min_bytes, 0, "min_bytes")
+    if min_samples is not None:
+        HUGE_STORE_SAMPLES = _at_least(min_samples, 0, "min_samples")
     return old
 
 
