@@ -35,6 +35,7 @@ import numpy as np
 from benchmarks.run_row_batches import add_row_switches, apply_row_switches
 from benchmarks.harness import RESULTS, git_commit, machine_info, markdown_table, write_json
 from benchmarks.per_class_large_c import R10
+from benchmarks.per_class_pages import R14_PAGES
 from benchmarks.run_row_batches import build_commit
 
 # measured once on this branch with temporary knobs (not rerun by this script): ReinforcedMSVM
@@ -969,6 +970,9 @@ X, y = make_classification(n_samples=n, n_features=20, n_informative=10, n_class
                            random_state=0)
 X = (X - X.mean(0)) / X.std(0)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+if len(sys.argv) > 3:
+    from msvm._core import _rows
+    _rows._huge_store(int(sys.argv[2]), int(sys.argv[3]))
 ReinforcedMSVM(C=1.0, random_state=0).fit(X, y)
 print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
@@ -987,8 +991,10 @@ def checks(n):
     # when this process was started with SIGINT ignored (in the background of a shell)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     out = {"latency": interrupt_section(3)}
-    rss = subprocess.run([sys.executable, "-c", MEMORY_FIT, str(n)], capture_output=True,
-                         text=True, check=True).stdout.split()
+    from msvm._core import _rows
+    rss = subprocess.run([sys.executable, "-c", MEMORY_FIT, str(n),
+                          *(str(v) for v in _rows._huge_store())],
+                         capture_output=True, text=True, check=True).stdout.split()
     out["memory"] = {"n": n, "start_mb": int(rss[0]) / 1024, "peak_mb": int(rss[1]) / 1024}
     print("checks", out, flush=True)
     return out
@@ -1049,6 +1055,17 @@ def _render(runs):
                 f"{min(run['loads']):.1f}-{max(run['loads']):.1f} at the starts of its "
                 f"{len(run['loads'])} invocations")
         lines += [f"## {tag}", "", f"Commit {run['commit']}, load average {load}.", ""]
+        if run.get("note"):
+            lines += [run["note"], ""]
+        if run.get("plain_store"):
+            lines += ["Every row store malloc'd in 4 KB pages (--plain-store: main 38cd666's; "
+                      "the same values).", ""]
+        if run.get("huge_store"):
+            lines += ["Row stores of 16 MB or more mapped in 2 MB pages whatever n "
+                      "(--huge-store; the same values as 4 KB pages).", ""]
+        if run.get("pages"):
+            from benchmarks.per_class_pages import render_pages
+            lines += render_pages(run["pages"])
         if run.get("grouped_plain"):
             lines += ["The grouped SMO blocks' plain loops (--grouped-plain: main 10578f8's; "
                       "the same values as the vectorized passes).", ""]
@@ -1102,7 +1119,7 @@ def _render(runs):
                       f"{li['cpu_s']:.2f} s, {li['epochs']} epochs.", ""]
     return ("\n".join(lines) + "\n" + TRIED + "\n" + R5 + "\n" + R6 + "\n" + R7 + "\n"
             + R8 + "\n" + R9 + "\n" + R10 + "\n" + R10_SCALING + "\n" + R12_ROWS + "\n"
-            + R13_ROWS)
+            + R13_ROWS + "\n" + R14_PAGES)
 
 
 def main(argv=None):
@@ -1124,6 +1141,21 @@ def main(argv=None):
                              "peak memory of a child process fitting --checks-n samples")
     parser.add_argument("--checks-n", type=int, default=40_000)
     add_row_switches(parser)
+    parser.add_argument("--huge-store", action="store_true",
+                        help="row stores of 16 MB or more mapped in 2 MB pages whatever n "
+                             "(the default: from n = 20,000 on; the same values)")
+    parser.add_argument("--plain-store", action="store_true",
+                        help="every row store malloc'd in 4 KB pages (main 38cd666's; the "
+                             "same values)")
+    parser.add_argument("--pages", type=int, metavar="ROUNDS",
+                        help="only the page-fault comparison (benchmarks/per_class_pages.py): "
+                             "ROUNDS fresh processes per store mode, alternating, on "
+                             "pendigits and the --scaling sizes")
+    parser.add_argument("--pages-modes", nargs="+", choices=("plain", "huge", "glibc"),
+                        default=["plain", "huge", "glibc"], help="the store modes of --pages")
+    parser.add_argument("--pages-in-process", type=int, metavar="ROUNDS",
+                        help="only the page-fault comparison within this process: pendigits, "
+                             "the store plain and huge in turn, ROUNDS times")
     parser.add_argument("--grouped-plain", action="store_true",
                         help="the grouped SMO blocks' plain loops (main 10578f8's) instead "
                              "of the vectorized passes of round 14 (the same values)")
@@ -1168,6 +1200,27 @@ def main(argv=None):
         _rows._tiles(row_tile=1 << 40, update_tile=0)
         run["untiled"] = True
     run.update({name: True for name in apply_row_switches(args)})
+    if args.huge_store:
+        from benchmarks.per_class_pages import HUGE_MIN
+        from msvm._core import _rows
+        _rows._huge_store(HUGE_MIN, 0)
+        run["huge_store"] = True
+    if args.plain_store:
+        from msvm._core import _rows
+        _rows._huge_store(0)
+        run["plain_store"] = True
+    if args.pages or args.pages_in_process:
+        from benchmarks.per_class_pages import in_process, pages
+        with threadpool_limits(1):
+            run["pages"] = {"rounds": args.pages, "fits": pages(
+                args.pages, args.scaling, args.pages_modes, not args.no_pendigits)} \
+                if args.pages else {"rounds": args.pages_in_process, "in_process": True,
+                                    "fits": in_process(args.pages_in_process)}
+        runs[args.tag] = run
+        write_json(path, {"runs": runs})
+        with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:
+            fh.write(_render(runs) + "\n")
+        return
     if args.grouped_plain:
         from msvm._core import _smo
         _smo._grouped_vector(False)

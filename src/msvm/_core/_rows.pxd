@@ -82,6 +82,7 @@ cdef class CachedRows(ScoreRows):
     cdef readonly str cache_dtype
     cdef bint single                # rows stored as float32
     cdef void* store                # capacity rows of n values (float64 or float32)
+    cdef size_t store_mapped        # the store's mapping length (0: malloc'd; _row_store.h)
     cdef double* scratch            # n: a float32 row converted, or a row being computed
     cdef int* slot_of
     cdef int* row_of

@@ -17,7 +17,10 @@
 #   - CachedRows: rows computed on demand from X into an LRU cache of at most `capacity`
 #     rows (sized by the caller from cache_size), so a fit never holds an n x n matrix
 #     beyond that bound.  `cache_dtype` 'float32' stores the rows in single precision
-#     (twice the rows per MB); scores and sums stay float64.  Besides row(i) (a float32 row
+#     (twice the rows per MB); scores and sums stay float64.  The rows are claimed from the
+#     store's start; a store of HUGE_STORE_MIN bytes or more is mapped in 2 MB pages
+#     (_row_store.h: Linux's transparent huge pages; by default from n = 20,000 on, see
+#     HUGE_STORE_MIN), so the rows a fit touches fault in 512 times fewer pages.  Besides row(i) (a float32 row
 #     converted into a scratch buffer), two primitives read the stored row in place:
 #     row_entries(i, idx) gathers K[i, idx] (a working set's block) and row_axpys(i, c, y)
 #     does y_t += c_t K[i, :] for several targets (a score update), so the SMO path never
@@ -72,6 +75,10 @@ cdef extern from "_row_updates.h":
     void msvm_rows_axpys(const void** rows, int single, int m, const double* coef, int ld,
                          double** ys, int nt, Py_ssize_t n, double* S,
                          int threads, Py_ssize_t tile) noexcept nogil
+
+cdef extern from "_row_store.h":
+    void* msvm_store_alloc(size_t bytes, size_t huge_min, size_t* mapped) noexcept nogil
+    void msvm_store_free(void* p, size_t mapped) noexcept nogil
 
 cdef extern from "_threads.h":
     int msvm_threads_available() noexcept nogil
@@ -138,6 +145,18 @@ cdef Py_ssize_t ROW_TILE = 1024
 # at 80,000).  Where every row is cached (pendigits) updates run untiled, as r5 measured
 # tiles slower there
 cdef Py_ssize_t UPDATE_TILE = 1024
+
+# The smallest row store (bytes) mapped in 2 MB pages (_row_store.h; 0: every store
+# malloc'd, in 4 KB pages).  On pendigits a fit touches 35-40 MB of its store: 8,600-9,800
+# faults of 4 KB pages (20-25 ms of a 0.13 s fit) against 17-20 of 2 MB, and a fit whose
+# huge pages come warm gains those 20-25 ms; but on a virtual machine whose balloon reports
+# free 2 MB blocks to the host (free page reporting, order 9), a third of the fits got cold
+# huge pages and lost 50-100 ms (benchmarks/results/per_class_speed.md, r14-pages).  From
+# n = 20,000 on, where the store is touched whole and read again and again, 2 MB pages won
+# every time measured (n = 20,000 3.67 -> 3.47 s, n = 80,000 70-72 -> 66-69 s), so the
+# store is mapped only for HUGE_STORE_SAMPLES samples or more.
+cdef size_t HUGE_STORE_MIN = 16 << 20
+cdef Py_ssize_t HUGE_STORE_SAMPLES = 20000
 
 
 cdef int _batch_rows(Py_ssize_t capacity, Py_ssize_t n, bint in_tiles) noexcept nogil:
@@ -648,6 +667,7 @@ cdef class CachedRows(ScoreRows):
 
     def __cinit__(self):
         self.store = NULL
+        self.store_mapped = 0
         self.scratch = NULL
         self.block = NULL
         self.tiles = NULL
@@ -661,7 +681,7 @@ cdef class CachedRows(ScoreRows):
         self.nxt = NULL
 
     def __dealloc__(self):
-        free(self.store)
+        msvm_store_free(self.store, self.store_mapped)
         free(self.scratch)
         free(self.block)
         free(self.tiles)
@@ -715,7 +735,9 @@ cdef class CachedRows(ScoreRows):
         capacity = min(max(capacity, 2), self.n)
         self.capacity = capacity
         itemsize = sizeof(float) if self.single else sizeof(double)
-        self.store = malloc(capacity * self.n * itemsize + 1)
+        self.store = msvm_store_alloc(capacity * self.n * itemsize,
+                                      HUGE_STORE_MIN if self.n >= HUGE_STORE_SAMPLES else 0,
+                                      &self.store_mapped)
         self.scratch = <double*> malloc(self.n * sizeof(double) + 1)
         self.batch = _batch_rows(capacity, self.n, self.dots_in_tiles)
         # the batch's dot products, where they are not computed a tile at a time (_rows_part)
@@ -1283,10 +1305,15 @@ def _tiles(row_tile=None, update_tile=None):
             raise ValueError("row_tile must be a positive multiple of 16")
         ROW_TILE = row_tile
     if update_tile is not None:
-        if update_tile < 0:
-            raise ValueError("update_tile must be >= 0")
-        UPDATE_TILE = update_tile
+        UPDATE_TILE = _at_least(update_tile, 0, "update_tile")
     return old
+
+
+def _at_least(value, low, name):
+    """value, checked: a ValueError naming it below low."""
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}")
+    return value
 
 
 def _batches(block_rows=None, block_bytes=None):
@@ -1296,9 +1323,7 @@ def _batches(block_rows=None, block_bytes=None):
     global BLOCK_ROWS, BLOCK_BYTES
     old = (BLOCK_ROWS, BLOCK_BYTES)
     if block_rows is not None:
-        if block_rows < 1:
-            raise ValueError("block_rows must be >= 1")
-        BLOCK_ROWS = block_rows
+        BLOCK_ROWS = _at_least(block_rows, 1, "block_rows")
     if block_bytes is not None:
         BLOCK_BYTES = block_bytes
     return old
@@ -1322,3 +1347,22 @@ def _rbf_one_pass(flag=None):
     if flag is not None:
         RBF_ONE_PASS = bool(flag)
     return old
+
+
+def _huge_store(min_bytes=None, min_samples=None):
+    """HUGE_STORE_MIN and HUGE_STORE_SAMPLES, the smallest row store (bytes; 0: none) and
+    the fewest samples mapped in 2 MB pages, set where given for the sources built from now
+    on (for benchmarks and tests: the values computed do not depend on them); returns the
+    previous pair."""
+    global HUGE_STORE_MIN, HUGE_STORE_SAMPLES
+    old = (HUGE_STORE_MIN, HUGE_STORE_SAMPLES)
+    if min_bytes is not None:
+        HUGE_STORE_MIN = _at_least(min_bytes, 0, "min_bytes")
+    if min_samples is not None:
+        HUGE_STORE_SAMPLES = _at_least(min_samples, 0, "min_samples")
+    return old
+
+
+def _store_mapped(CachedRows source):
+    """The length of the source's store mapping (0: malloc'd), for tests."""
+    return source.store_mapped
