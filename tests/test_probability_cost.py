@@ -372,8 +372,7 @@ def _group_chains(monkeypatch, share):
     built = []
     real = _base.make_row_source
     counted = lambda *a, **k: built.append(1) or real(*a, **k)  # noqa: E731
-    monkeypatch.setattr(_base, "make_row_source", counted)
-    monkeypatch.setattr(_level_chain, "make_row_source", counted)    # the lean steps' state
+    monkeypatch.setattr(_base, "make_row_source", counted)    # the lean steps' state too
     if not share:
         monkeypatch.setattr(_level_chain, "LEAN_STEPS", False)       # a refit per level
         chain = _probability._weighted_chain

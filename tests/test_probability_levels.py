@@ -112,10 +112,9 @@ def _counted_chains(monkeypatch, m, lean=True):
     real_problem = msvm.ReinforcedMSVM._dual_problem
     monkeypatch.setattr(msvm.ReinforcedMSVM, "_dual_problem",
                         lambda *a: built.append(1) or real_problem(*a))
-    for module in (_base, _level_chain):
-        real = module.make_row_source
-        monkeypatch.setattr(module, "make_row_source",
-                            lambda *a, real=real, **k: sources.append(1) or real(*a, **k))
+    real = _base.make_row_source            # the lean steps' state's source too
+    monkeypatch.setattr(_base, "make_row_source",
+                        lambda *a, **k: sources.append(1) or real(*a, **k))
     monkeypatch.setattr(_probability, "SETTLED_CHAINS", False)     # every level fitted
     chains = _probability._task_chains(refit, est, X, y, np.ones(len(y)),
                                        _probability.probability_levels(m), est.classes_)

@@ -375,9 +375,7 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
             sequence = self._dual_sequence(train, src, plan)
             sequence.resume(kept.problem, kept.alpha)
         else:
-            src = make_row_source(src_X, src_kind, k, gamma=self.gamma_, degree=self.degree,
-                                  coef0=self.coef0, cache_size=self.cache_size,
-                                  cache_dtype=plan.cache_dtype, rows=plan.rows)
+            src = self._new_row_source(src_X, src_kind, k, plan)
             sequence = self._dual_sequence(train, src, plan)
         src.set_threads(self._solver_threads())
         fitted = self._fit_dual(sequence, y, sw, StepLog(type(self).__name__, self.verbose))
@@ -388,6 +386,13 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
             self._row_state = KeptRows(key, src, sequence.problem, sequence.alpha)
         self._warn_if_degenerate(y_pred, y, X)
         return self
+
+    def _new_row_source(self, src_X, src_kind, k, plan):
+        """A row source on the rows ``src_X`` (of kind ``src_kind``, :meth:`_training_rows`)
+        with this estimator's kernel parameters and the storage ``plan`` chose."""
+        return make_row_source(src_X, src_kind, k, gamma=self.gamma_, degree=self.degree,
+                               coef0=self.coef0, cache_size=self.cache_size,
+                               cache_dtype=plan.cache_dtype, rows=plan.rows)
 
     def _training_rows(self, X, y, feature_dtype=np.float32):
         """The inputs of the solved problem and the rows of its row source; sets ``gamma_``.

@@ -306,8 +306,7 @@ def weighed_samples(problem, alpha, shift=None):
     """
     marks = problem.at_moving_bounds(alpha)
     if shift is not None:
-        rows = problem.sample_of_var()[np.asarray(shift) != 0]
-        marks[rows] = True
+        marks |= problem.samples_with(np.asarray(shift) != 0)
     return marks
 
 

@@ -36,7 +36,6 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ._dask import is_dask_collection
-from ._kernels import make_row_source
 from ._products import times_small
 from ._sequence import CONVERGED, path_start
 from ._snapshot import level_solution, output_map, support_rows
@@ -88,10 +87,7 @@ class LevelState:
         self.est, self.X, self.y_enc = est, X, y_enc
         self.k = len(est.classes_)
         self.plan = est._solve_plan(src_kind, src_X.shape[0], None)
-        self.src = make_row_source(src_X, src_kind, self.k, gamma=est.gamma_,
-                                   degree=est.degree, coef0=est.coef0,
-                                   cache_size=est.cache_size, cache_dtype=self.plan.cache_dtype,
-                                   rows=self.plan.rows)
+        self.src = est._new_row_source(src_X, src_kind, self.k, self.plan)
         self.src.set_threads(est._solver_threads())
         self.sequence = est._dual_sequence(train, self.src, self.plan)
         self.sequence._snapshot = functools.partial(level_solution, est, self.src)
@@ -240,8 +236,7 @@ def _same_problem(a, b, bounds=True):
     """Whether two dual problems hold the same values (every array and scalar; without
     ``bounds``, all but the bounds and caps)."""
     names = ("var_ptr", "var_entry", "entry_slot1", "entry_coef1", "entry_slot2",
-             "entry_coef2", "entry_lin", "var_group") + (("box_lo", "box_hi", "cap")
-                                                          if bounds else ())
+             "entry_coef2", "entry_lin", "var_group") + (_BOUNDS if bounds else ())
     scalars = ("k", "kappa", "equality", "lo_per_entry", "hi_per_entry")
     return (all(getattr(a, s) == getattr(b, s) for s in scalars)
             and all(_same_array(getattr(a, n), getattr(b, n)) for n in names))

@@ -800,21 +800,35 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
     est._share_features(features)._take_rows(rows)
     est._plan_overrides = _chain_overrides(template, X, start)
     is_label = np.asarray(y == label)
-    chain = []
+
+    def refit(t):
+        est._refit(X, y, sample_weight * np.where(is_label, 1.0 / t, 1.0))
+        fit = copy.copy(est)                # __getstate__: without the kept row source
+        del fit._plan_overrides             # the chain's, not the fitted estimator's
+        if any(step.late_primal_start for step in est.solver_plan_.steps):
+            est._plan_overrides["refit_start"] = "primal"
+        return fit
+
     with est._checked_refits(X, y, checked):    # X and y validated by the first fit only
-        for t in levels[::-1]:
-            est._refit(X, y, sample_weight * np.where(is_label, 1.0 / t, 1.0))
-            chain.append(copy.copy(est))    # __getstate__: without the kept row source
-            del chain[-1]._plan_overrides   # the chain's, not the fitted estimator's
-            if SETTLED_CHAINS and _settled(est, is_label):
-                break                       # the levels below have this fit's solution
-            if any(step.late_primal_start for step in est.solver_plan_.steps):
-                est._plan_overrides["refit_start"] = "primal"
+        chain = _down_the_levels(levels, refit, lambda: _settled(est, is_label))
     rows = est._kept_rows()
     est._leave_path()
     del est._plan_overrides
+    return chain, rows
+
+
+def _down_the_levels(levels, fit_at, settled):
+    """A chain's fits from the largest level t_m down (``fit_at(t)``: the fit at level t),
+    stopping after the first fit that ``settled()`` says is also the fit of every level
+    below (:func:`_settled`, with ``SETTLED_CHAINS``): those levels hold it.  Returns the m
+    fits, t_1 first."""
+    chain = []
+    for t in levels[::-1]:
+        chain.append(fit_at(t))
+        if SETTLED_CHAINS and settled():
+            break                           # the levels below have this fit's solution
     chain += [chain[-1]] * (len(levels) - len(chain))
-    return chain[::-1], rows
+    return chain[::-1]
 
 
 def _chain_overrides(template, X, start):
@@ -907,23 +921,26 @@ def _level_chains(template, start, X, y, sample_weight, levels, labels, checked=
     est = _fresh_copy(template)
     est._plan_overrides = _chain_overrides(template, X, start)
     state = LevelState(est, X, y, sample_weight, checked)
-    chains = []
-    for label in labels:
-        # each chain draws its solves' seeds from a copy of the template's random_state
-        random_state = _fresh_copy(template).random_state
-        is_label = np.asarray(y == label)
-        chain, previous = [], start._warm_start_state()
-        for t in levels[::-1]:
-            sol = state.step(sample_weight * np.where(is_label, 1.0 / t, 1.0), previous,
-                             random_state)
-            previous = DualStart(sol.alpha, sol.mu.copy(), state.est.C_,
-                                 sol.problem.n_samples)
-            chain.append(state.level_fit(sol))
-            if SETTLED_CHAINS and _settled(state.est, is_label):
-                break                       # the levels below have this fit's solution
-        chain += [chain[-1]] * (len(levels) - len(chain))
-        chains.append(chain[::-1])
-    return chains
+    return [_level_chain(state, template, start, y, sample_weight, levels, label)
+            for label in labels]
+
+
+def _level_chain(state, template, start, y, sample_weight, levels, label):
+    """The chain of class ``label`` as lean steps on ``state`` (:func:`_level_chains`), each
+    level's solve from the previous level's dual."""
+    # each chain draws its solves' seeds from a copy of the template's random_state
+    random_state = _fresh_copy(template).random_state
+    is_label = np.asarray(y == label)
+    previous = start._warm_start_state()
+
+    def step(t):
+        nonlocal previous
+        sol = state.step(sample_weight * np.where(is_label, 1.0 / t, 1.0), previous,
+                         random_state)
+        previous = DualStart(sol.alpha, sol.mu.copy(), state.est.C_, sol.problem.n_samples)
+        return state.level_fit(sol)
+
+    return _down_the_levels(levels, step, lambda: _settled(state.est, is_label))
 
 
 def _settled(est, is_label):

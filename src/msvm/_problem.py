@@ -201,8 +201,19 @@ class DualProblem:
         return len(self.var_ptr) - 1
 
     def sample_of_var(self):
-        """Sample index of every variable."""
-        return np.repeat(np.arange(self.n_samples, dtype=np.int32), np.diff(self.var_ptr))
+        """Sample index of every variable (computed once and read-only: the variables of a
+        problem are not changed once it is built)."""
+        if getattr(self, "_sample_of_var", None) is None:
+            samples = np.repeat(np.arange(self.n_samples, dtype=np.int32), np.diff(self.var_ptr))
+            samples.flags.writeable = False
+            self._sample_of_var = samples
+        return self._sample_of_var
+
+    def samples_with(self, var_mask):
+        """Boolean (n,): the samples with some variable in ``var_mask`` (boolean, n_vars)."""
+        marked = np.zeros(self.n_samples, dtype=bool)
+        marked[self.sample_of_var()[var_mask]] = True
+        return marked
 
     def directions(self):
         """Dense (n_vars, k) matrix of the directions d_v."""
@@ -243,13 +254,7 @@ class DualProblem:
             cap = self.cap[group[grouped]]
             full[grouped] = (sums[group[grouped]] >= cap) & (cap != 0)
             at |= full
-        marked = np.zeros(self.n_samples, dtype=bool)
-        # the sample of every variable, kept (a probability chain tests every level's
-        # solution of one problem whose bounds it moves in place: msvm/_level_chain.py)
-        if getattr(self, "_var_samples", None) is None:
-            self._var_samples = self.sample_of_var()
-        marked[self._var_samples[at]] = True
-        return marked
+        return self.samples_with(at)
 
     def class_sums(self, alpha):
         """c(alpha) = sum_v alpha_v d_v (k values), summed per entry first."""

@@ -370,13 +370,14 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         src_X, src, plan = self._grid_row_source(Z, y, sw)
         sequence = self._dual_sequence(src_X, src, plan)
         key = self._grid_key(src_X, y) if self.warm_start and REUSE_SETTLED_POINTS else None
-        fits = self._fit_grid(sequence, src_X.shape[1], U, y, sw, key)
+        weights = self._grid_weights(U, sw)
+        fits = self._fit_grid(sequence, src_X.shape[1], weights, y, key)
         alphas = np.array([fit.alpha for fit in fits])
         solved = None
         if key is not None:
             for fit, alpha in zip(fits, alphas):
                 fit.alpha = alpha       # a view of the state's duals, not a second copy
-            solved = _SolvedGrid(key, fits, self._grid_weights(U, sw))
+            solved = _SolvedGrid(key, fits, weights)
         self._start_from(GridStart(alphas, self.C_, solved))
         self._store_grid(fits, Z)
         self._weight_bound_samples_ = _weighed_on_grid(fits, len(y))
@@ -437,12 +438,13 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                                                           self.smoother)
                          for u0 in self.grid_])
 
-    def _fit_grid(self, sequence, n_columns, U, y, sw, key=None):
+    def _fit_grid(self, sequence, n_columns, grid_weights, y, key=None):
         """The fit at every grid point, in order (a list of :class:`_GridFit`).
 
         Each grid point starts from the previous fit's dual there with ``warm_start`` (times
         C / C_previous: every box is proportional to C, so the point stays feasible), else
         from its solved neighbour's.  ``n_columns``: the explicit features' number, (1, x).
+        ``grid_weights`` (n_grid, n): every grid point's weights (:meth:`_grid_weights`).
         With ``key`` (``_grid_key``, a warm-started refit) a grid point whose previous fit is
         also this refit's (:meth:`_SolvedGrid.reusable`) is taken as it is, not solved.
         """
@@ -452,8 +454,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         fits, last = [], None           # last: the dual of the last solved grid point
         with StepLog(type(self).__name__, self.verbose, total=len(self.grid_),
                      bar=self.progress_bar) as log:
-            for g, u0 in enumerate(self.grid_):
-                weights = self.C_ * sw * smoothing_weights(U, u0, self.bandwidth_, self.smoother)
+            for g, (u0, weights) in enumerate(zip(self.grid_, grid_weights)):
                 label = f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})"
                 reused = None if solved is None else solved.reusable(g, key, weights)
                 if reused is not None:

@@ -195,14 +195,6 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
         return alpha_by_slots(problem, alpha, pairs=True)
 
 
-def _clipped_samples(problem, start, alpha):
-    """Boolean (n,): the samples whose variables the clip of ``alpha`` to the boxes and caps
-    of ``problem`` moved (``start``): a reweighting's start depends on their weights."""
-    marks = np.zeros(problem.n_samples, dtype=bool)
-    marks[problem.sample_of_var()[start != alpha]] = True
-    return marks
-
-
 @fill_doc
 class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
     r"""Adaptively weighted large-margin classifier (Wu and Liu), any number of classes.
@@ -316,7 +308,8 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
             v = v_new
             problem = self._dual_problem(y, k, self.C_ * sw * v)
             start = problem.clip_feasible(sol.alpha)
-            weighed |= _clipped_samples(problem, start, sol.alpha)
+            # the samples the clip to the new caps moved: the start depends on their weights
+            weighed |= problem.samples_with(start != sol.alpha)
             sol = sequence.solve(problem, start, sol.mu)
             weighed |= weighed_samples(sol.problem, sol.alpha)
             fits += 1
