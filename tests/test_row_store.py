@@ -92,6 +92,7 @@ def test_mapped_stores_are_released():
     if the mappings leaked."""
     X = np.ascontiguousarray(np.random.default_rng(1).standard_normal((1000, 4)))
     old = _rows._huge_store(1 << 20, 0)
+    _rows._drop_spare_store()          # a larger spare store would be reused here
     try:
         src = make_row_source("rbf", 2, X=X, gamma=0.5, capacity=1000, cache_dtype="float32")
         src.prefetch_rows(np.arange(1000))

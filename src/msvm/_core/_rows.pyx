@@ -77,8 +77,14 @@ cdef extern from "_row_updates.h":
                          int threads, Py_ssize_t tile) noexcept nogil
 
 cdef extern from "_row_store.h":
-    void* msvm_store_alloc(size_t bytes, size_t huge_min, size_t* mapped) noexcept nogil
-    void msvm_store_free(void* p, size_t mapped) noexcept nogil
+    size_t msvm_spare_max
+    size_t msvm_populate
+    void* msvm_store_alloc(size_t bytes, size_t huge_min, size_t* mapped,
+                           size_t* ready) noexcept nogil
+    size_t msvm_store_reach(void* p, size_t mapped, size_t bytes, size_t ready,
+                            size_t need) noexcept nogil
+    void msvm_store_free(void* p, size_t mapped, size_t bytes, size_t touched) noexcept nogil
+    void msvm_spare_drop() noexcept nogil
 
 cdef extern from "_threads.h":
     int msvm_threads_available() noexcept nogil
@@ -668,6 +674,8 @@ cdef class CachedRows(ScoreRows):
     def __cinit__(self):
         self.store = NULL
         self.store_mapped = 0
+        self.store_bytes = 0
+        self.store_ready = 0
         self.scratch = NULL
         self.block = NULL
         self.tiles = NULL
@@ -681,7 +689,8 @@ cdef class CachedRows(ScoreRows):
         self.nxt = NULL
 
     def __dealloc__(self):
-        msvm_store_free(self.store, self.store_mapped)
+        msvm_store_free(self.store, self.store_mapped, self.store_bytes,
+                        max(self.store_ready, self._claimed_bytes()))
         free(self.scratch)
         free(self.block)
         free(self.tiles)
@@ -735,9 +744,10 @@ cdef class CachedRows(ScoreRows):
         capacity = min(max(capacity, 2), self.n)
         self.capacity = capacity
         itemsize = sizeof(float) if self.single else sizeof(double)
-        self.store = msvm_store_alloc(capacity * self.n * itemsize,
+        self.store_bytes = capacity * self.n * itemsize
+        self.store = msvm_store_alloc(self.store_bytes,
                                       HUGE_STORE_MIN if self.n >= HUGE_STORE_SAMPLES else 0,
-                                      &self.store_mapped)
+                                      &self.store_mapped, &self.store_ready)
         self.scratch = <double*> malloc(self.n * sizeof(double) + 1)
         self.batch = _batch_rows(capacity, self.n, self.dots_in_tiles)
         # the batch's dot products, where they are not computed a tile at a time (_rows_part)
@@ -979,6 +989,8 @@ cdef class CachedRows(ScoreRows):
         if self.used < self.capacity:
             s = self.used
             self.used += 1
+            self.store_ready = msvm_store_reach(self.store, self.store_mapped, self.store_bytes,
+                                                self.store_ready, self._claimed_bytes())
         else:
             s = self.tail
             self._unlink(s)
@@ -987,6 +999,10 @@ cdef class CachedRows(ScoreRows):
         self.slot_of[i] = s
         self._push_front(s)
         return s
+
+    cdef size_t _claimed_bytes(self) noexcept nogil:
+        """The bytes of the store's slots claimed so far (they are claimed from its start)."""
+        return <size_t> self.used * self.n * (sizeof(float) if self.single else sizeof(double))
 
     cdef void _unlink(self, int s) noexcept nogil:
         if self.prv[s] >= 0:
@@ -1361,6 +1377,31 @@ def _huge_store(min_bytes=None, min_samples=None):
     if min_samples is not None:
         HUGE_STORE_SAMPLES = _at_least(min_samples, 0, "min_samples")
     return old
+
+
+def _store_reuse(spare_max=None, populate=None):
+    """The spare store's limit (bytes of a released store kept resident for the next one;
+    0: none kept or used: the one held, if any, stays aside until the limit is raised again
+    or _drop_spare_store()) and how far ahead a store in 4 KB pages is faulted in (bytes; 0:
+    not at all), set where given (_row_store.h; for benchmarks and tests: the values
+    computed do not depend on them); returns the previous pair."""
+    global msvm_spare_max, msvm_populate
+    old = (msvm_spare_max, msvm_populate)
+    if spare_max is not None:
+        msvm_spare_max = _at_least(spare_max, 0, "spare_max")
+    if populate is not None:
+        msvm_populate = _at_least(populate, 0, "populate")
+    return old
+
+
+def _drop_spare_store():
+    """The spare store, if one is held, released (_row_store.h)."""
+    msvm_spare_drop()
+
+
+def _store_ready(CachedRows source):
+    """The bytes from the store's start already resident (faulted in), for tests."""
+    return source.store_ready
 
 
 def _store_mapped(CachedRows source):
