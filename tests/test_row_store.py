@@ -228,3 +228,35 @@ def test_malloced_stores_with_the_spare_are_released():
         _rows._store_reuse(*old)
         _rows._drop_spare_store()
     assert rss1 - rss0 < 100
+
+
+@pytest.mark.parametrize("m, tile", [(0, 16), (1, 16), (5, 16), (16, 16), (17, 16),
+                                     (100, 16), (256, 32), (37, 0), (40, 7)])
+def test_block_mirrored_in_tiles(m, tile):
+    """The kernel block's mirror (block_entries, MIRROR_TILE): every entry below the
+    diagonal becomes its transpose's, every entry on and above it stays, for every tile."""
+    rng = np.random.default_rng(m + tile)
+    out = rng.standard_normal((m, m))
+    want = np.triu(out) + np.triu(out, 1).T
+    _rows._mirror_block(out, tile)
+    assert np.array_equal(out, want)
+
+
+def test_block_mirrored_in_tiles_gives_the_same_fit():
+    """Fits whose working sets' blocks are mirrored in tiles of 16 and 5 and row by row
+    (round 14's): identical to the last bit."""
+    X, y = make_classification(n_samples=700, n_features=8, n_informative=5, n_classes=4,
+                               random_state=3)
+    fits = []
+    old = _rows._mirror_tile()
+    try:
+        for tile in (0, 16, 5):
+            _rows._mirror_tile(tile)
+            fits.append(WestonWatkinsMSVM(C=10.0, random_state=0).fit(X, y))
+    finally:
+        _rows._mirror_tile(old)
+    for est in fits[1:]:
+        _same_fit(fits[0], est)
+    assert old == 16
+    with pytest.raises(ValueError, match="tile"):
+        _rows._mirror_tile(-1)
