@@ -34,9 +34,9 @@
 #     tile while it is in the core's cache), its dot products from X laid out in panels of
 #     16 samples (_dense_dots.h: a product rounded, then added, in feature order whatever
 #     the path, so the kernel matrix is exactly symmetric), an RBF row stored in float32 in one
-#     pass (_exp_row.h), and where the cache cannot hold every row a score update runs in
-#     column tiles too (UPDATE_TILE), a changed row read from memory once for all its
-#     slots; demote(idle) moves the rows of samples the solver will not read for a while
+#     pass (_exp_row.h), and where the cache cannot hold every row a score update can run in
+#     column tiles too (UPDATE_TILE; off by default from round 15), a changed row read
+#     from memory once for all its slots; demote(idle) moves the rows of samples the solver will not read for a while
 #     to the evicting end of the LRU list.  A dense X's kernel matrix is exactly symmetric
 #     by construction, so a working set's block is gathered on and above its diagonal.
 # * WeightRows keep the weights W = X^T U (d x k) of the linear kernel instead: F[i] = x_i W
@@ -155,8 +155,15 @@ cdef Py_ssize_t ROW_TILE = 1024
 # (CPU, shared machine): n = 80,000 (655 rows cached) 42.2 -> 25.7 ms an update, n = 40,000
 # 17.7 -> 13.5 ms, n = 10,000 1.83 -> 1.62 ms (tiles of 256 / 512 / 2048: 32 / 27 / 28 ms
 # at 80,000).  Where every row is cached (pendigits) updates run untiled, as r5 measured
-# tiles slower there
-cdef Py_ssize_t UPDATE_TILE = 1024
+# tiles slower there.  Round 15: no longer (UPDATE_TILE 0, one pass: 1024 is round 14's).
+# Pendigits's cache does not hold every row (6,814 float32 rows of 7,694), so its updates
+# ran in tiles too, and whole fits measured faster untiled at every size (CPU, one
+# process, modes alternating, the same values; load 3-5): pendigits WestonWatkinsMSVM
+# 0.1083 -> 0.1036 s and WeightedRobustMSVM 0.1361 -> 0.1318 s (medians of 11),
+# ReinforcedMSVM 2.25 -> 2.05 s (of 3); make_classification ReinforcedMSVM n = 10,000
+# 0.787 -> 0.754 s, n = 20,000 3.52 -> 3.13 s, n = 40,000 13.7 -> 12.5 s (of 3 / 3 / 2),
+# n = 80,000 68.5 -> 66.5 s (one pair); WestonWatkinsMSVM n = 10,000 0.954 -> 0.899 s
+cdef Py_ssize_t UPDATE_TILE = 0
 
 # The smallest row store (bytes) mapped in 2 MB pages (_row_store.h; 0: every store
 # malloc'd, in 4 KB pages).  On pendigits a fit touches 35-40 MB of its store: 8,600-9,800

@@ -1,0 +1,231 @@
+"""Round 15: WestonWatkinsMSVM and WeightedRobustMSVM(truncation=None) against SVC on
+pendigits (issue 24 items 1 and 4; run_per_class_speed.py --r15).
+
+Two builds of behaviour in one build, switched at run time (SWITCHES): 'main' (every round-15
+change off: main 080c064's behaviour, the same values) and 'r15' (the defaults).  Measured:
+
+* fresh: `rounds` rounds of one child process per mode (alternating, the order reversed
+  every other round), each fitting on pendigits (RBF C = 10, gamma = 1/16, one BLAS thread)
+  SVC and each model twice (the first fit of the process, then a second one in it): CPU
+  time (time.process_time) and minor page faults (ru_minflt) of every fit;
+* in_process: pendigits in this process, every model's fits in the two modes in turn,
+  SVC's between, `rounds` times;
+* checks: make_classification n = 20,000 (ReinforcedMSVM, C = 1) in fresh children per
+  mode, the grouped dual at n = 4,000, C = 1e4 (run_rbf_large_c's make_blobs,
+  WeightedRobustMSVM(truncation=None)) in this process, modes alternating, and the peak
+  resident memory of a child fitting each pendigits model once (ru_maxrss).
+"""
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+MODES = ("main", "r15")
+PENDIGITS = ("WestonWatkinsMSVM", "WeightedRobustMSVM(truncation=None)", "ReinforcedMSVM")
+
+
+def set_mode(mode):
+    """The round-15 switches off ('main': main 080c064's behaviour) or at their defaults
+    ('r15'); every setting gives the same values."""
+    from msvm._core import _rows, _smo
+    main = mode == "main"
+    _rows._store_reuse(0 if main else 64 << 20, 0 if main else 2 << 20)
+    _smo._grouped_scan(not main)
+    _rows._mirror_tile(0 if main else 16)
+    _rows._tiles(update_tile=1024 if main else 0)
+
+
+CHILD = """
+import json, resource, sys, time, warnings
+from threadpoolctl import threadpool_limits
+from benchmarks.per_class_floor import set_mode
+mode, what = sys.argv[1], sys.argv[2]
+set_mode(mode)
+warnings.simplefilter("ignore")
+
+def measure(fit):
+    f0, t0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.process_time()
+    est = fit()
+    t = time.process_time() - t0
+    return {"cpu_s": t, "faults": resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0,
+            "objective": float(getattr(est, "objective_", 0.0)),
+            "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+out = {}
+with threadpool_limits(1):
+    if what == "pendigits":
+        from sklearn.svm import SVC
+        from benchmarks.run_per_class_speed import _models, _pendigits_train
+        X, y = _pendigits_train()
+        makers = _models()
+        for name in sys.argv[3:]:
+            if name == "SVC":
+                fit = lambda: SVC(C=10.0, gamma=1 / 16).fit(X, y)
+            else:
+                fit = lambda: makers[name](C=10.0, gamma=1 / 16, random_state=0).fit(X, y)
+            out[name] = [measure(fit) for _ in range(2)]
+    elif what.startswith("memory:"):
+        from benchmarks.run_per_class_speed import _models, _pendigits_train
+        X, y = _pendigits_train()
+        name = what.split(":", 1)[1]
+        start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        _models()[name](C=10.0, gamma=1 / 16, random_state=0).fit(X, y)
+        out[name] = {"start_mb": start,
+                     "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    else:
+        from sklearn.datasets import make_classification
+        from msvm import ReinforcedMSVM
+        n = int(what)
+        X, y = make_classification(n_samples=n, n_features=20, n_informative=10,
+                                   n_classes=5, random_state=0)
+        X = (X - X.mean(0)) / X.std(0)
+        out["ReinforcedMSVM"] = [measure(lambda: ReinforcedMSVM(C=1.0, random_state=0)
+                                         .fit(X, y))]
+print(json.dumps(out))
+"""
+
+
+def _child(mode, what, models=()):
+    """One fresh process's fits (CHILD) in a mode."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    res = subprocess.run([sys.executable, "-c", CHILD, mode, str(what), *models], env=env,
+                         capture_output=True, text=True, check=True, cwd=root)
+    return json.loads(res.stdout.splitlines()[-1])
+
+
+def _order(r):
+    return MODES if r % 2 == 0 else MODES[::-1]
+
+
+def fresh(rounds, models=("SVC",) + PENDIGITS):
+    """mode -> model -> list over rounds of [first fit, second fit] (fresh children)."""
+    out = {m: {} for m in MODES}
+    for r in range(rounds):
+        for mode in _order(r):
+            for name, pair in _child(mode, "pendigits", models).items():
+                out[mode].setdefault(name, []).append(pair)
+        print("fresh, round", r, flush=True)
+    return out
+
+
+def in_process(rounds, models=PENDIGITS):
+    """mode -> model -> list over rounds of [fit] (this process; SVC's fits between)."""
+    from sklearn.svm import SVC
+    from threadpoolctl import threadpool_limits
+
+    from benchmarks.run_per_class_speed import _models, _pendigits_train
+    X, y = _pendigits_train()
+    makers = _models()
+    fits = {"SVC": lambda: SVC(C=10.0, gamma=1 / 16).fit(X, y)}
+    fits.update({name: (lambda m=makers[name]: m(C=10.0, gamma=1 / 16, random_state=0)
+                        .fit(X, y)) for name in models})
+    out = {m: {} for m in MODES}
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for r in range(rounds):
+            for name, fit in fits.items():
+                for mode in _order(r):
+                    set_mode(mode)
+                    f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+                    t0 = time.process_time()
+                    est = fit()
+                    t = time.process_time() - t0
+                    f = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
+                    out[mode].setdefault(name, []).append(
+                        [{"cpu_s": t, "faults": f,
+                          "objective": float(getattr(est, "objective_", 0.0))}])
+            print("in process, round", r, flush=True)
+    set_mode("r15")
+    return out
+
+
+def checks(rounds, large_n=20_000, grouped_n=4_000, grouped_C=1e4):
+    """The n = large_n fits (fresh children per mode), the grouped dual at grouped_n and
+    grouped_C (this process, modes alternating) and each pendigits model's peak memory
+    (one child per mode and model)."""
+    from benchmarks.run_rbf_large_c import measure
+    out = {"large_n": large_n, "grouped_n": grouped_n, "grouped_C": grouped_C,
+           "large": {m: [] for m in MODES}, "grouped": {m: [] for m in MODES},
+           "memory": {m: {} for m in MODES}}
+    for r in range(rounds):
+        for mode in _order(r):
+            out["large"][mode].append(_child(mode, large_n)["ReinforcedMSVM"][0])
+        print("checks large, round", r, flush=True)
+    for r in range(rounds):
+        for mode in _order(r):
+            set_mode(mode)
+            out["grouped"][mode].append(measure(grouped_n, grouped_C, "WeightedRobustMSVM"))
+        print("checks grouped, round", r, flush=True)
+    set_mode("r15")
+    for name in PENDIGITS:
+        for mode in MODES:
+            out["memory"][mode][name] = _child(mode, "memory:" + name)[name]
+    return out
+
+
+def _med(vals):
+    vals = [v for v in vals if v is not None]
+    return float(np.median(vals)) if vals else float("nan")
+
+
+def render(r15):
+    """Markdown of an --r15 run's tables."""
+    from benchmarks.harness import markdown_table
+    lines = []
+    for kind in ("fresh", "in_process"):
+        fits = r15.get(kind)
+        if not fits:
+            continue
+        rounds = len(fits["main"]["SVC"])
+        how = (f"medians of {rounds} fresh processes per mode, alternating; 'first' is the "
+               "first fit of a process, 'second' the next one" if kind == "fresh" else
+               f"medians of {rounds} rounds in one process, every model's fits in the two "
+               "modes in turn, SVC's between")
+        lines += [f"Pendigits (RBF C = 10, gamma = 1/16), {how}.  x_svc: against SVC's median "
+                  "in the same mode (its second fit in fresh processes).", ""]
+        cols = ["model", "fit", "main cpu_s", "r15 cpu_s", "r15 / main", "main x_svc",
+                "r15 x_svc", "main faults", "r15 faults", "objectives equal"]
+        rows = []
+        which = ("first", "second") if kind == "fresh" else ("any",)
+        for name in fits["main"]:
+            for i, label in enumerate(which):
+                cpu = {m: _med([p[i]["cpu_s"] for p in fits[m][name] if len(p) > i])
+                       for m in MODES}
+                flt = {m: _med([p[i]["faults"] for p in fits[m][name] if len(p) > i])
+                       for m in MODES}
+                svc = {m: _med([p[len(p) - 1]["cpu_s"] for p in fits[m]["SVC"]])
+                       for m in MODES}
+                objs = {p[i]["objective"] for m in MODES for p in fits[m][name] if len(p) > i}
+                rows.append([name, label, f"{cpu['main']:.4f}", f"{cpu['r15']:.4f}",
+                             f"{cpu['r15'] / cpu['main']:.3f}",
+                             f"{cpu['main'] / svc['main']:.2f}",
+                             f"{cpu['r15'] / svc['r15']:.2f}", f"{flt['main']:.0f}",
+                             f"{flt['r15']:.0f}", "yes" if len(objs) == 1 else "NO"])
+        lines += [markdown_table(cols, rows), ""]
+    ch = r15.get("checks")
+    if ch:
+        large = {m: _med([f["cpu_s"] for f in ch["large"][m]]) for m in MODES}
+        grouped = {m: _med([f["cpu"] for f in ch["grouped"][m]]) for m in MODES}
+        same = len({f["objective"] for m in MODES for f in ch["large"][m]}) == 1 and \
+            len({f["objective"] for m in MODES for f in ch["grouped"][m]}) == 1
+        lines += [f"Checks (medians of {len(ch['large']['main'])} per mode, alternating): "
+                  f"make_classification n = {ch['large_n']:,} ReinforcedMSVM (fresh "
+                  f"children) main {large['main']:.3f} s, r15 {large['r15']:.3f} s; the "
+                  f"grouped dual at n = {ch['grouped_n']:,}, C = {ch['grouped_C']:g} "
+                  f"(WeightedRobustMSVM(truncation=None), make_blobs, this process) main "
+                  f"{grouped['main']:.3f} s, r15 {grouped['r15']:.3f} s; objectives "
+                  f"{'equal' if same else 'NOT equal'} between the modes.", ""]
+        cols = ["model", "main start MB", "main peak MB", "r15 start MB", "r15 peak MB"]
+        rows = [[name] + [f"{ch['memory'][m][name][k]:.1f}" for m in MODES
+                          for k in ("start_mb", "peak_mb")] for name in ch["memory"]["main"]]
+        lines += ["Peak resident memory (ru_maxrss) of a child fitting one pendigits model "
+                  "once:", "", markdown_table(cols, rows), ""]
+    return lines
