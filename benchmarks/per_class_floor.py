@@ -39,6 +39,7 @@ def set_mode(mode):
     _smo._grouped_scan(not main)
     _rows._mirror_tile(0 if main else 16)
     _rows._tiles(update_tile=1024 if main else 0)
+    _rows._update_group(4 if main else 8)
 
 
 CHILD = """

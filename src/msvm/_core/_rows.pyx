@@ -72,6 +72,8 @@ cdef extern from "_exp_row.h":
                         double shift, float* dst, Py_ssize_t n) noexcept nogil
 
 cdef extern from "_row_updates.h":
+    int msvm_update_group
+    int MSVM_UPDATE_GROUP
     void msvm_rows_axpys(const void** rows, int single, int m, const double* coef, int ld,
                          double** ys, int nt, Py_ssize_t n, double* S,
                          int threads, Py_ssize_t tile) noexcept nogil
@@ -1427,6 +1429,19 @@ def _store_reuse(spare_max=None, populate=None):
 def _drop_spare_store():
     """The spare store, if one is held, released (_row_store.h)."""
     msvm_spare_drop()
+
+
+def _update_group(group=None):
+    """The most terms a score target takes per pass (_row_updates.h: msvm_update_group, 1
+    to 8; 4 was round 14's), set where given (for benchmarks: the same values); returns the
+    previous value."""
+    global msvm_update_group
+    old = msvm_update_group
+    if group is not None:
+        if not 1 <= group <= MSVM_UPDATE_GROUP:
+            raise ValueError(f"group must be within 1 and {MSVM_UPDATE_GROUP}")
+        msvm_update_group = group
+    return old
 
 
 def _mirror_tile(tile=None):
