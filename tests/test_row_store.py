@@ -260,32 +260,3 @@ def test_block_mirrored_in_tiles_gives_the_same_fit():
     assert old == 16
     with pytest.raises(ValueError, match="tile"):
         _rows._mirror_tile(-1)
-
-
-@pytest.mark.parametrize("group", [1, 3, 4, 8])
-def test_score_update_the_same_for_every_group(group):
-    """A score update (add_rows) taking 1, 3, 4 (round 14's) or 8 (the default) terms per
-    pass over a target: the same values to the last bit, and K[idx]^T coef to rounding."""
-    X = np.ascontiguousarray(np.random.default_rng(7).standard_normal((2001, 5)))
-    src = make_row_source("rbf", 3, X=X, gamma=0.2, capacity=2001, cache_dtype="float32")
-    rng = np.random.default_rng(8)
-    idx = rng.choice(2001, 37, replace=False).astype(np.int32)
-    coef = rng.standard_normal((37, 4)) * (rng.random((37, 4)) < 0.7)
-    start = rng.standard_normal((4, 2001))
-    old = _rows._update_group()
-    try:
-        out = {}
-        for g in (1, group):
-            _rows._update_group(g)
-            ys = start.copy()
-            src.add_rows(idx, coef, ys)
-            out[g] = ys
-    finally:
-        _rows._update_group(old)
-    assert old == 8
-    assert np.array_equal(out[group], out[1])
-    K = np.array([src.kernel_row(int(i)) for i in idx])
-    np.testing.assert_allclose(out[1], start + coef.T @ K, rtol=1e-12, atol=1e-12)
-    for bad in (0, 9):
-        with pytest.raises(ValueError, match="group"):
-            _rows._update_group(bad)

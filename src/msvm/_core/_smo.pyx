@@ -224,16 +224,24 @@ cdef inline double _room_down(const Prob* p, const State* st, const Canon* cn, i
     return room if room > 0.0 else 0.0
 
 
+cdef inline double _z_canon(double kappa, const double* Ft, Py_ssize_t ld, int i, int a,
+                            int b, double r, double Si, const double* s,
+                            double off) noexcept nogil:
+    """The U-space gradient of a variable of sample i with canonical slots a, b (b < 0:
+    none) and ratio r (read only with b), Si = S[i] / k, shifts s and offset off: one text
+    of the operations for _zval and the scans' loops."""
+    if b >= 0:
+        return (kappa * (Ft[<Py_ssize_t> a * ld + i] + r * Ft[<Py_ssize_t> b * ld + i]
+                         - (1.0 + r) * Si) + s[a] + r * s[b] + off)
+    return kappa * (Ft[<Py_ssize_t> a * ld + i] - Si) + s[a] + off
+
+
 cdef inline double _zval(const Prob* p, const State* st, const Canon* cn, int v,
                          const double* Ft, const double* S, int ld, int i,
                          double off) noexcept nogil:
     """U-space gradient z_v of variable v of sample i (scores F^T with leading dimension ld)."""
-    cdef int a = cn.p[ce(cn, v)], b = cn.q[ce(cn, v)]
-    cdef double r = cn.r[ce(cn, v)], Si = S[i] / p.k
-    if b >= 0:
-        return p.kappa * (Ft[<Py_ssize_t> a * ld + i] + r * Ft[<Py_ssize_t> b * ld + i]
-                          - (1.0 + r) * Si) + st.s[a] + r * st.s[b] + off
-    return p.kappa * (Ft[<Py_ssize_t> a * ld + i] - Si) + st.s[a] + off
+    cdef int e = ce(cn, v)
+    return _z_canon(p.kappa, Ft, ld, i, cn.p[e], cn.q[e], cn.r[e], S[i] / p.k, st.s, off)
 
 
 cdef void _apply_u(const Prob* p, State* st, const Canon* cn, int v, double t, double* Ft,
@@ -371,7 +379,7 @@ cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, con
     in a local (the stores to
     vsettled, unsigned char, may alias anything, so the compiler reloaded the problem's
     fields for every variable; pendigits ReinforcedMSVM: the scans were 20 % of the fit)."""
-    cdef int v, e, a, b, n = p.n, v0 = p.ptr[i], v1 = p.ptr[i + 1]
+    cdef int v, e, n = p.n, v0 = p.ptr[i], v1 = p.ptr[i + 1]
     cdef const int* ent = p.ent
     cdef const int* cp = cn.p
     cdef const int* cq = cn.q
@@ -384,7 +392,7 @@ cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, con
     cdef const double* s = st.s
     cdef bint lo_ent = p.lo_ent, hi_ent = p.hi_ent, up, down
     cdef double kappa = p.kappa, Si = S[i] / p.k, sc = 0.0, room = INFINITY
-    cdef double lo, hi, sig, z, r, off, al, t
+    cdef double lo, hi, sig, z, off, al, t
     for v in range(v0, v1):
         if skip_vars and vsettled[v]:
             continue
@@ -395,14 +403,7 @@ cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, con
             continue
         sig = csg[e]
         off = -sig * lin[e]
-        a = cp[e]
-        b = cq[e]
-        if b >= 0:
-            r = cr[e]
-            z = (kappa * (Ft[<Py_ssize_t> a * n + i] + r * Ft[<Py_ssize_t> b * n + i]
-                          - (1.0 + r) * Si) + s[a] + r * s[b] + off)
-        else:
-            z = kappa * (Ft[<Py_ssize_t> a * n + i] - Si) + s[a] + off
+        z = _z_canon(kappa, Ft, n, i, cp[e], cq[e], cr[e], Si, s, off)
         al = alpha[v]
         up = al < hi if sig > 0 else al > lo
         down = al > lo if sig > 0 else al < hi
@@ -439,7 +440,7 @@ cdef double _grouped_violation(const Prob* p, const State* st, const Canon* cn,
     and the problem's fields reloaded after every store to the buffers).  Every z (the
     operations of _zval, in its order), comparison and minimum is the plain loops' (the z
     of a fixed variable, hi <= lo, is only read by its full group's pair test, as there)."""
-    cdef int v, e, a, b, g, w, va, vb, gprev = -2, n = p.n, v0 = p.ptr[i], v1 = p.ptr[i + 1]
+    cdef int v, e, g, w, va, vb, gprev = -2, n = p.n, v0 = p.ptr[i], v1 = p.ptr[i + 1]
     cdef const int* ent = p.ent
     cdef const int* grp = p.grp
     cdef const int* cp = cn.p
@@ -453,19 +454,12 @@ cdef double _grouped_violation(const Prob* p, const State* st, const Canon* cn,
     cdef const double* s = st.s
     cdef bint lo_ent = p.lo_ent, hi_ent = p.hi_ent, full = False
     cdef double kappa = p.kappa, Si = S[i] / p.k
-    cdef double sc = 0.0, z, U, sig, gv, lo, hi, room = INFINITY, Ulo, Uhi, r, off, al
+    cdef double sc = 0.0, z, U, sig, gv, lo, hi, room = INFINITY, Ulo, Uhi, off, al
     for v in range(v0, v1):
         e = v if ent == NULL else ent[v]        # v_ent, and ce (Canon.ent is Prob.ent)
         sig = csg[e]
         off = -sig * lin[e]
-        a = cp[e]
-        b = cq[e]
-        if b >= 0:
-            r = cr[e]
-            z = (kappa * (Ft[<Py_ssize_t> a * n + i] + r * Ft[<Py_ssize_t> b * n + i]
-                          - (1.0 + r) * Si) + s[a] + r * s[b] + off)
-        else:
-            z = kappa * (Ft[<Py_ssize_t> a * n + i] - Si) + s[a] + off
+        z = _z_canon(kappa, Ft, n, i, cp[e], cq[e], cr[e], Si, s, off)
         al = alpha[v]
         gvars[v - v0] = v
         zg[v - v0] = sig * z
