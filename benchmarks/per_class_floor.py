@@ -12,13 +12,16 @@ change off: main 080c064's behaviour, the same values) and 'r15' (the defaults).
   SVC's between, `rounds` times;
 * checks: make_classification n = 20,000 (ReinforcedMSVM, C = 1) in fresh children per
   mode, the grouped dual at n = 4,000, C = 1e4 (run_rbf_large_c's make_blobs,
-  WeightedRobustMSVM(truncation=None)) in this process, modes alternating, and the peak
-  resident memory of a child fitting each pendigits model once (ru_maxrss).
+  WeightedRobustMSVM(truncation=None)) in this process, modes alternating, the peak
+  resident memory of a child fitting each pendigits model once (VmHWM, reset just before
+  the fit) and Ctrl-C latency (children alternating: SIGINT 3 s into a 20,000-sample fit,
+  the wall time until KeyboardInterrupt reaches the child's Python code).
 """
 
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -42,61 +45,97 @@ def set_mode(mode):
     _rows._update_group(4 if main else 8)
 
 
-CHILD = """
-import json, resource, sys, time, warnings
-from threadpoolctl import threadpool_limits
-from benchmarks.per_class_floor import set_mode
-mode, what = sys.argv[1], sys.argv[2]
-set_mode(mode)
-warnings.simplefilter("ignore")
+def pendigits_fit(name):
+    """A fit on the pendigits training split (RBF C = 10, gamma = 1/16) of SVC or a model of
+    run_per_class_speed._models(): a function returning the fitted estimator."""
+    from sklearn.svm import SVC
+
+    from benchmarks.run_per_class_speed import _models, _pendigits_train
+    X, y = _pendigits_train()
+    if name == "SVC":
+        return lambda: SVC(C=10.0, gamma=1 / 16).fit(X, y)
+    make = _models()[name]
+    return lambda: make(C=10.0, gamma=1 / 16, random_state=0).fit(X, y)
+
+
+def classification(n):
+    """make_classification (d = 20, 10 informative, k = 5, random_state 0), standardized."""
+    from sklearn.datasets import make_classification
+    X, y = make_classification(n_samples=n, n_features=20, n_informative=10, n_classes=5,
+                               random_state=0)
+    return (X - X.mean(0)) / X.std(0), y
+
 
 def measure(fit):
+    """CPU time and minor page faults of fit(), and its estimator's objective."""
     f0, t0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.process_time()
     est = fit()
     t = time.process_time() - t0
     return {"cpu_s": t, "faults": resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0,
-            "objective": float(getattr(est, "objective_", 0.0)),
-            "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "objective": float(getattr(est, "objective_", 0.0))}
 
-out = {}
-with threadpool_limits(1):
-    if what == "pendigits":
-        from sklearn.svm import SVC
-        from benchmarks.run_per_class_speed import _models, _pendigits_train
-        X, y = _pendigits_train()
-        makers = _models()
-        for name in sys.argv[3:]:
-            if name == "SVC":
-                fit = lambda: SVC(C=10.0, gamma=1 / 16).fit(X, y)
-            else:
-                fit = lambda: makers[name](C=10.0, gamma=1 / 16, random_state=0).fit(X, y)
-            out[name] = [measure(fit) for _ in range(2)]
-    elif what.startswith("memory:"):
-        from benchmarks.run_per_class_speed import _models, _pendigits_train
-        X, y = _pendigits_train()
-        name = what.split(":", 1)[1]
-        start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        _models()[name](C=10.0, gamma=1 / 16, random_state=0).fit(X, y)
-        out[name] = {"start_mb": start,
-                     "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
-    else:
-        from sklearn.datasets import make_classification
-        from msvm import ReinforcedMSVM
-        n = int(what)
-        X, y = make_classification(n_samples=n, n_features=20, n_informative=10,
-                                   n_classes=5, random_state=0)
-        X = (X - X.mean(0)) / X.std(0)
-        out["ReinforcedMSVM"] = [measure(lambda: ReinforcedMSVM(C=1.0, random_state=0)
-                                         .fit(X, y))]
-print(json.dumps(out))
-"""
+
+def _peak_rss_mb(reset=False):
+    """This process's peak resident memory (VmHWM, MB), reset to the current one first when
+    asked (/proc/self/clear_refs 5: Linux 4.0 on)."""
+    if reset:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM")) / 1024
+
+
+def child(mode, what, *models):
+    """A fresh process's work in a mode (its printed JSON is the last line): 'pendigits'
+    (each model fitted twice), 'memory:NAME' (one fit: the peak resident memory above the
+    memory at its start), 'interrupt' (a 20,000-sample ReinforcedMSVM fit, SIGINT from the
+    parent: the monotonic clock when KeyboardInterrupt reached Python) or n (one
+    ReinforcedMSVM fit of make_classification n)."""
+    from threadpoolctl import threadpool_limits
+    set_mode(mode)
+    warnings.simplefilter("ignore")
+    out = {}
+    with threadpool_limits(1):
+        if what == "pendigits":
+            for name in models:
+                fit = pendigits_fit(name)
+                out[name] = [measure(fit) for _ in range(2)]
+        elif what.startswith("memory:"):
+            name = what.split(":", 1)[1]
+            fit = pendigits_fit(name)
+            start = _peak_rss_mb(reset=True)
+            fit()
+            out[name] = {"start_mb": start, "peak_mb": _peak_rss_mb()}
+        elif what == "interrupt":
+            from msvm import ReinforcedMSVM
+            X, y = classification(20_000)
+            print("fitting", flush=True)
+            try:
+                ReinforcedMSVM(C=1.0, random_state=0).fit(X, y)
+                out["caught"] = None
+            except KeyboardInterrupt:
+                out["caught"] = time.monotonic()
+        else:
+            from msvm import ReinforcedMSVM
+            X, y = classification(int(what))
+            out["ReinforcedMSVM"] = [measure(lambda: ReinforcedMSVM(C=1.0, random_state=0)
+                                             .fit(X, y))]
+    print(json.dumps(out), flush=True)
+
+
+CHILD = "import sys; from benchmarks.per_class_floor import child; child(*sys.argv[1:])"
+
+
+def _env():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    return root, env
 
 
 def _child(mode, what, models=()):
     """One fresh process's fits (CHILD) in a mode."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    root, env = _env()
     res = subprocess.run([sys.executable, "-c", CHILD, mode, str(what), *models], env=env,
                          capture_output=True, text=True, check=True, cwd=root)
     return json.loads(res.stdout.splitlines()[-1])
@@ -150,8 +189,8 @@ def in_process(rounds, models=PENDIGITS):
 
 def checks(rounds, large_n=20_000, grouped_n=4_000, grouped_C=1e4):
     """The n = large_n fits (fresh children per mode), the grouped dual at grouped_n and
-    grouped_C (this process, modes alternating) and each pendigits model's peak memory
-    (one child per mode and model)."""
+    grouped_C (this process, modes alternating), each pendigits model's peak memory (one
+    child per mode and model) and the Ctrl-C latency (`rounds` children per mode)."""
     from benchmarks.run_rbf_large_c import measure
     out = {"large_n": large_n, "grouped_n": grouped_n, "grouped_C": grouped_C,
            "large": {m: [] for m in MODES}, "grouped": {m: [] for m in MODES},
@@ -169,6 +208,29 @@ def checks(rounds, large_n=20_000, grouped_n=4_000, grouped_C=1e4):
     for name in PENDIGITS:
         for mode in MODES:
             out["memory"][mode][name] = _child(mode, "memory:" + name)[name]
+    out["latency"] = latency(rounds)
+    return out
+
+
+def latency(rounds, after=3.0):
+    """Ctrl-C latency per mode (children alternating): SIGINT `after` s into a 20,000-sample
+    ReinforcedMSVM fit, and the wall time (monotonic clock) until KeyboardInterrupt reached
+    the child's Python code."""
+    root, env = _env()
+    out = {m: [] for m in MODES}
+    for r in range(rounds):
+        for mode in _order(r):
+            proc = subprocess.Popen([sys.executable, "-c", CHILD, mode, "interrupt"], env=env,
+                                    cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True)
+            assert proc.stdout.readline().strip() == "fitting"
+            time.sleep(after)
+            sent = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            stdout, _ = proc.communicate(timeout=600)
+            caught = json.loads(stdout.strip().splitlines()[-1])["caught"]
+            out[mode].append(None if caught is None else caught - sent)
+        print("latency, round", r, out, flush=True)
     return out
 
 
@@ -227,6 +289,12 @@ def render(r15):
         cols = ["model", "main start MB", "main peak MB", "r15 start MB", "r15 peak MB"]
         rows = [[name] + [f"{ch['memory'][m][name][k]:.1f}" for m in MODES
                           for k in ("start_mb", "peak_mb")] for name in ch["memory"]["main"]]
-        lines += ["Peak resident memory (ru_maxrss) of a child fitting one pendigits model "
-                  "once:", "", markdown_table(cols, rows), ""]
+        lines += ["Peak resident memory of a child fitting one pendigits model once (VmHWM "
+                  "reset just before the fit: 'start' the memory then, 'peak' the fit's "
+                  "peak):", "", markdown_table(cols, rows), ""]
+        if "latency" in ch:
+            lat = {m: ", ".join(f"{v:.3f}" for v in ch["latency"][m]) for m in MODES}
+            lines += [f"Ctrl-C (SIGINT 3 s into a 20,000-sample ReinforcedMSVM fit, wall time "
+                      f"until KeyboardInterrupt reached the child's Python code, children "
+                      f"alternating): main {lat['main']} s; r15 {lat['r15']} s.", ""]
     return lines

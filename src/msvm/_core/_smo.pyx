@@ -429,6 +429,30 @@ cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, con
 cdef bint GROUPED_SCAN_ONCE = True
 
 
+cdef inline void _grouped_variable(const Prob* p, const State* st, const Canon* cn, int v,
+                                   double z, double U, double Uhi, double Ulo, int full,
+                                   double* sc, double* room) noexcept nogil:
+    """One variable's part of a grouped sample's violation sc and margin room
+    (SMOSolver._sample_violation): z its U-space gradient, U in [Ulo, Uhi]; full whether
+    its group's cap is active (-1: not known yet, tested here when needed)."""
+    if z < -sc[0] and _room_up(p, st, cn, v, U, Uhi) > 0.0:
+        sc[0] = -z
+    elif z > sc[0] and _room_down(p, st, cn, v, U, Ulo) > 0.0:
+        sc[0] = z
+    if room[0] == -INFINITY:
+        return
+    if full < 0:
+        full = group_full(p, st, v_grp(p, v))
+    # a full group moves by pairs inside it: such a sample is never settled; below its cap
+    # a variable's room is its box's
+    if full or (U < Uhi and U > Ulo):
+        room[0] = -INFINITY
+    elif U < Uhi:
+        room[0] = min(room[0], z)
+    elif U > Ulo:
+        room[0] = min(room[0], -z)
+
+
 cdef double _grouped_violation(const Prob* p, const State* st, const Canon* cn,
                                const double* Ft, const double* S, int i, int* gvars,
                                double* zg, double* ag, double* margin) noexcept nogil:
@@ -454,7 +478,7 @@ cdef double _grouped_violation(const Prob* p, const State* st, const Canon* cn,
     cdef const double* s = st.s
     cdef bint lo_ent = p.lo_ent, hi_ent = p.hi_ent, full = False
     cdef double kappa = p.kappa, Si = S[i] / p.k
-    cdef double sc = 0.0, z, U, sig, gv, lo, hi, room = INFINITY, Ulo, Uhi, off, al
+    cdef double sc = 0.0, z, sig, gv, lo, hi, room = INFINITY, off, al
     for v in range(v0, v1):
         e = v if ent == NULL else ent[v]        # v_ent, and ce (Canon.ent is Prob.ent)
         sig = csg[e]
@@ -472,21 +496,8 @@ cdef double _grouped_violation(const Prob* p, const State* st, const Canon* cn,
         hi = phi[e if hi_ent else v]
         if hi <= lo:
             continue
-        U = sig * al
-        Uhi = hi if sig > 0 else -lo
-        Ulo = lo if sig > 0 else -hi
-        if z < -sc and _room_up(p, st, cn, v, U, Uhi) > 0.0:
-            sc = -z
-        elif z > sc and _room_down(p, st, cn, v, U, Ulo) > 0.0:
-            sc = z
-        if room == -INFINITY:
-            continue
-        if full or (U < Uhi and U > Ulo):
-            room = -INFINITY
-        elif U < Uhi:
-            room = min(room, z)
-        elif U > Ulo:
-            room = min(room, -z)
+        _grouped_variable(p, st, cn, v, z, sig * al, hi if sig > 0 else -lo,
+                          lo if sig > 0 else -hi, full, &sc, &room)
     margin[0] = room
     v = v0
     while v < v1:
@@ -918,7 +929,7 @@ cdef class SMOSolver(InnerSolver):
         cdef const State* st = self.st
         cdef const Canon* cn = &self.cn
         cdef int v, v0 = p.ptr[i], v1 = p.ptr[i + 1], g, w, va, vb, n = p.n
-        cdef double sc = 0.0, z, U, sig, gv, lo, hi, room = INFINITY, Ulo, Uhi
+        cdef double sc = 0.0, z, sig, gv, lo, hi, room = INFINITY
         if GROUPED_SCAN_ONCE:
             return _grouped_violation(p, st, cn, self.Ft, self.S, i, self.gvars, self.zg,
                                       self.ag, margin)
@@ -929,23 +940,8 @@ cdef class SMOSolver(InnerSolver):
                 continue
             sig = cn.sg[ce(cn, v)]
             z = _zval(p, st, cn, v, self.Ft, self.S, n, i, -sig * v_lin(p, v))
-            U = sig * st.alpha[v]
-            Uhi = hi if sig > 0 else -lo
-            Ulo = lo if sig > 0 else -hi
-            if z < -sc and _room_up(p, st, cn, v, U, Uhi) > 0.0:
-                sc = -z
-            elif z > sc and _room_down(p, st, cn, v, U, Ulo) > 0.0:
-                sc = z
-            if room == -INFINITY:
-                continue
-            # a full group moves by pairs inside it: such a sample is never settled; below
-            # its cap a variable's room is its box's
-            if group_full(p, st, v_grp(p, v)) or (U < Uhi and U > Ulo):
-                room = -INFINITY
-            elif U < Uhi:
-                room = min(room, z)
-            elif U > Ulo:
-                room = min(room, -z)
+            _grouped_variable(p, st, cn, v, z, sig * st.alpha[v], hi if sig > 0 else -lo,
+                              lo if sig > 0 else -hi, -1, &sc, &room)
         margin[0] = room
         v = v0
         while v < v1:
