@@ -208,14 +208,15 @@ def checks(rounds, large_n=20_000, grouped_n=4_000, grouped_C=1e4):
     for name in PENDIGITS:
         for mode in MODES:
             out["memory"][mode][name] = _child(mode, "memory:" + name)[name]
-    out["latency"] = latency(rounds)
+    out["latency"], out["latency_after"] = latency(rounds), 1.5
     return out
 
 
-def latency(rounds, after=3.0):
+def latency(rounds, after=1.5):
     """Ctrl-C latency per mode (children alternating): SIGINT `after` s into a 20,000-sample
-    ReinforcedMSVM fit, and the wall time (monotonic clock) until KeyboardInterrupt reached
-    the child's Python code."""
+    ReinforcedMSVM fit (one BLAS thread: 3.1-3.8 s of CPU), and the wall time (monotonic
+    clock) until KeyboardInterrupt reached the child's Python code (None: the fit ended
+    first)."""
     root, env = _env()
     out = {m: [] for m in MODES}
     for r in range(rounds):
@@ -293,8 +294,68 @@ def render(r15):
                   "reset just before the fit: 'start' the memory then, 'peak' the fit's "
                   "peak):", "", markdown_table(cols, rows), ""]
         if "latency" in ch:
-            lat = {m: ", ".join(f"{v:.3f}" for v in ch["latency"][m]) for m in MODES}
-            lines += [f"Ctrl-C (SIGINT 3 s into a 20,000-sample ReinforcedMSVM fit, wall time "
+            lat = {m: ", ".join("ended first" if v is None else f"{v:.4f}"
+                                for v in ch["latency"][m]) for m in MODES}
+            lines += [f"Ctrl-C (SIGINT {ch.get('latency_after', 3.0):g} s into a 20,000-sample "
+                      f"ReinforcedMSVM fit, wall time "
                       f"until KeyboardInterrupt reached the child's Python code, children "
                       f"alternating): main {lat['main']} s; r15 {lat['r15']} s.", ""]
     return lines
+
+
+R15_TEXT = """## r15: the Weston-Watkins-type models against SVC (issue 24 items 1, 4)
+
+Where main 080c064 stood (perf over 40 pendigits fits in one process, the fits only): the
+score updates (msvm_group_axpy32) a fifth of a WestonWatkinsMSVM fit, the scans (its flat
+scan; WRM's grouped _sample_violation) 15-17 %, the kernel rows 14 %, the gather of the
+working sets' kernel blocks 10 % (a third of it the mirror of the upper triangle, read
+column-wise), the store's 8,611 page faults 20-25 ms, Python around the solve about 10 ms
+(WW; 12 ms WRM: validation, the row source's median shift 1.7 ms, the snapshot 2 ms).
+Built (every change exact: fingerprint 38 of 38 identical after each; each behind a
+switch that per_class_floor.set_mode turns off for 'main'):
+
+1. The spare row store (_row_store.h, _rows._store_reuse(spare_max)): a released store is
+   kept, its first 64 MB resident (the rest of what it touched given back, MADV_DONTNEED),
+   and handed to the next store of at most its size and kind; every row is written before
+   it is read, so its old contents do not matter.  A process's later fits fault in no
+   store page (WW 8,611 -> 0 faults a fit in one process).  Cost: up to 64 MB stay
+   resident in the process between fits (_rows._drop_spare_store() releases them).
+2. Populating ahead (_rows._store_reuse(populate=2 MB)): a store in 4 KB pages is faulted
+   in 2 MB at a time (MADV_POPULATE_WRITE) as its rows are claimed: one call instead of
+   512 faults (the first fit of a process: WW 0.1454 -> 0.1185 s together with 3-6).
+3. The grouped scan (_smo._grouped_scan, _grouped_violation): each variable's z formed
+   once and kept for its full group's pair test, each group's fullness tested once, the
+   loop's invariants (S[i] / k was divided for every variable) in locals: WRM 0.1428 ->
+   0.1386 s (21 alternating rounds).
+4. The kernel block's mirror in 16 x 16 tiles (_rows._mirror_tile): WW 0.1112 -> 0.1066 s
+   (tiles of 32 / 64: 0.1086 / 0.1101).
+5. Score updates in one pass (UPDATE_TILE 0; 1024 was main's wherever the cache cannot hold
+   every row, and pendigits' 200 MB hold 6,814 of its 7,694 float32 rows): faster at every
+   size measured, WW 0.1083 -> 0.1036 s, WRM 0.1361 -> 0.1318 s, ReinforcedMSVM pendigits
+   2.25 -> 2.05 s, make_classification n = 10,000 / 20,000 / 40,000 / 80,000 0.787 / 3.52
+   / 13.7 / 68.5 -> 0.754 / 3.13 / 12.5 / 66.5 s (medians of 11, 3, 3, 3, 2 and one pair).
+6. Score updates take up to 8 terms per pass over a target (_rows._update_group; 4 was
+   main's; each entry's terms still added one at a time in the samples' order):
+   ReinforcedMSVM pendigits 1.846 -> 1.759 s, n = 10,000 0.675 -> 0.650 s, WW 0.1006 ->
+   0.0986 s, WRM unchanged.
+
+Result (table r15-pendigits above, load 4.7; r15-final-pendigits the usual table): in one
+process WestonWatkinsMSVM 1.40x -> 1.04x SVC and WeightedRobustMSVM(truncation=None) 1.73x
+-> 1.33x; in fresh processes 1.47x -> 1.20x (first fit) and 1.44x -> 1.08x (second), WRM
+1.83x -> 1.41x / 1.40x.  The 1x targets are missed: WW by 4-8 % where the store is warm
+(in one process, or a process's second fit) and by 20 % in a process's first fit (its
+9,652 faults, 8,600 of them the store's, now populated, and the first touches of
+everything else); WRM by a third (its grouped scan is still 17 % of the fit, its score
+update 19 %).  Nothing else lost: ReinforcedMSVM pendigits 2.38 -> 1.94 s, n = 20,000 3.74
+-> 3.33 s, the grouped dual at n = 4,000, C = 1e4 6.05 -> 5.99 s, every objective the
+same; a pendigits fit's peak memory +1 MB (the 2 MB populated ahead: WW 275.1 -> 276.1
+MB); Ctrl-C reaches Python within 2-34 ms of SIGINT in both modes.
+
+Tried and not kept: the gather of a float32 block through a cloned loop for AVX2 / AVX-512
+gathers (GCC emulates them with scalar loads on this target: WW 0.1035 -> 0.1025 s, noise);
+a cheaper exact median shift of the row source (np.sort per column 2.8 ms, a transposed
+partition 1.5 ms, against np.median's 1.7 ms: introselect's branches on fresh data cost
+90 us a column).  Left alone: WestonWatkinsMSVM's flat scan (_scan_part, 15 % of its fit,
+the per-class scan of another engineer's files this round), the kernel rows' dot products
+and exponentials (at their floor for the same values: 0.8 and 0.85 ns a value).
+"""

@@ -36,6 +36,7 @@ from benchmarks.run_row_batches import add_row_switches, apply_row_switches
 from benchmarks.harness import RESULTS, git_commit, machine_info, markdown_table, write_json
 from benchmarks.per_class_large_c import R10
 from benchmarks.per_class_pages import R14_PAGES
+from benchmarks.per_class_floor import R15_TEXT
 from benchmarks.run_row_batches import build_commit
 
 # measured once on this branch with temporary knobs (not rerun by this script): ReinforcedMSVM
@@ -1130,7 +1131,7 @@ def _render(runs):
                       f"{li['cpu_s']:.2f} s, {li['epochs']} epochs.", ""]
     return ("\n".join(lines) + "\n" + TRIED + "\n" + R5 + "\n" + R6 + "\n" + R7 + "\n"
             + R8 + "\n" + R9 + "\n" + R10 + "\n" + R10_SCALING + "\n" + R12_ROWS + "\n"
-            + R13_ROWS + "\n" + R14_PAGES)
+            + R13_ROWS + "\n" + R14_PAGES + "\n" + R15_TEXT)
 
 
 def main(argv=None):
@@ -1176,6 +1177,9 @@ def main(argv=None):
                         help="with --r15: also n = 20,000 ReinforcedMSVM, the grouped dual "
                              "at n = 4,000, C = 1e4, Ctrl-C latency (ROUNDS each per mode) "
                              "and the peak memory of a pendigits fit per mode")
+    parser.add_argument("--r15-latency", type=int, metavar="ROUNDS",
+                        help="only round 15's Ctrl-C latency per mode (ROUNDS children each, "
+                             "per_class_floor.latency), into the --tag run's checks")
     parser.add_argument("--grouped-plain", action="store_true",
                         help="the grouped SMO blocks' plain loops (main 10578f8's) instead "
                              "of the vectorized passes of round 14 (the same values)")
@@ -1237,6 +1241,16 @@ def main(argv=None):
                 if args.pages else {"rounds": args.pages_in_process, "in_process": True,
                                     "fits": in_process(args.pages_in_process)}
         runs[args.tag] = run
+        write_json(path, {"runs": runs})
+        with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:
+            fh.write(_render(runs) + "\n")
+        return
+    if args.r15_latency:
+        from benchmarks import per_class_floor
+        checks = runs[args.tag]["r15"]["checks"]
+        checks["latency"] = per_class_floor.latency(args.r15_latency)
+        checks["latency_after"] = 1.5
+        checks["latency_load"] = os.getloadavg()[0]
         write_json(path, {"runs": runs})
         with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:
             fh.write(_render(runs) + "\n")
