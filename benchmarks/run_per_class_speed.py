@@ -1177,6 +1177,10 @@ def main(argv=None):
                         help="with --r15: also n = 20,000 ReinforcedMSVM, the grouped dual "
                              "at n = 4,000, C = 1e4, Ctrl-C latency (ROUNDS each per mode) "
                              "and the peak memory of a pendigits fit per mode")
+    parser.add_argument("--r15-in-process", type=int, metavar="ROUNDS",
+                        help="only round 15's in-process comparison, of WestonWatkinsMSVM "
+                             "and WeightedRobustMSVM(truncation=None) (SVC's fits between), "
+                             "ROUNDS rounds")
     parser.add_argument("--r15-latency", type=int, metavar="ROUNDS",
                         help="only round 15's Ctrl-C latency per mode (ROUNDS children each, "
                              "per_class_floor.latency), into the --tag run's checks")
@@ -1255,11 +1259,13 @@ def main(argv=None):
         with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:
             fh.write(_render(runs) + "\n")
         return
-    if args.r15:
+    if args.r15 or args.r15_in_process:
         from benchmarks import per_class_floor
         with threadpool_limits(1):
             run["r15"] = {"fresh": per_class_floor.fresh(args.r15),
-                          "in_process": per_class_floor.in_process(args.r15)}
+                          "in_process": per_class_floor.in_process(args.r15)} if args.r15 \
+                else {"in_process": per_class_floor.in_process(
+                    args.r15_in_process, per_class_floor.PENDIGITS[:2])}
             if args.r15_checks:
                 run["r15"]["checks"] = per_class_floor.checks(args.r15_checks)
         runs[args.tag] = run
