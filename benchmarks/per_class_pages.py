@@ -54,23 +54,14 @@ def measure(fit):
 out = {}
 with threadpool_limits(1):
     if what == "pendigits":
-        from sklearn.svm import SVC
-        from benchmarks.run_per_class_speed import _models, _pendigits_train
-        X, y = _pendigits_train()
-        makers = _models()
+        from benchmarks.per_class_floor import pendigits_fit
         for name in sys.argv[3:]:
-            if name == "SVC":
-                fit = lambda: SVC(C=10.0, gamma=1 / 16).fit(X, y)
-            else:
-                fit = lambda: makers[name](C=10.0, gamma=1 / 16, random_state=0).fit(X, y)
+            fit = pendigits_fit(name)
             out[name] = [measure(fit) for _ in range(2)]
     else:
-        from sklearn.datasets import make_classification
+        from benchmarks.per_class_floor import classification
         from msvm import ReinforcedMSVM
-        n = int(what)
-        X, y = make_classification(n_samples=n, n_features=20, n_informative=10,
-                                   n_classes=5, random_state=0)
-        X = (X - X.mean(0)) / X.std(0)
+        X, y = classification(int(what))
         out["ReinforcedMSVM"] = [measure(lambda: ReinforcedMSVM(C=1.0, random_state=0)
                                          .fit(X, y))]
 print(json.dumps(out))

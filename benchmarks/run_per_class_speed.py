@@ -36,6 +36,7 @@ from benchmarks.run_row_batches import add_row_switches, apply_row_switches
 from benchmarks.harness import RESULTS, git_commit, machine_info, markdown_table, write_json
 from benchmarks.per_class_large_c import R10
 from benchmarks.per_class_pages import R14_PAGES
+from benchmarks.per_class_floor import R15_TEXT
 from benchmarks.run_row_batches import build_commit
 
 # measured once on this branch with temporary knobs (not rerun by this script): ReinforcedMSVM
@@ -978,19 +979,25 @@ print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
-def checks(n):
-    """Ctrl-C latency (run_reliability_benchmarks' interrupt section, children of this
-    interpreter) and the peak resident memory of a child fitting n samples (MB: at the fit's
-    start, after it)."""
+def _latency():
+    """Ctrl-C latency: run_reliability_benchmarks' interrupt section (3 children of this
+    interpreter, SIGINT 3 s into a 20,000-sample fit)."""
     import signal
-    import subprocess
-    import sys
 
     from benchmarks.run_reliability_benchmarks import interrupt_section
     # Python's handler here, so that the children start with SIGINT's default action even
     # when this process was started with SIGINT ignored (in the background of a shell)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    out = {"latency": interrupt_section(3)}
+    return interrupt_section(3)
+
+
+def checks(n):
+    """Ctrl-C latency (run_reliability_benchmarks' interrupt section, children of this
+    interpreter) and the peak resident memory of a child fitting n samples (MB: at the fit's
+    start, after it)."""
+    import subprocess
+    import sys
+    out = {"latency": _latency()}
     from msvm._core import _rows
     rss = subprocess.run([sys.executable, "-c", MEMORY_FIT, str(n),
                           *(str(v) for v in _rows._huge_store())],
@@ -1066,6 +1073,9 @@ def _render(runs):
         if run.get("pages"):
             from benchmarks.per_class_pages import render_pages
             lines += render_pages(run["pages"])
+        if run.get("r15"):
+            from benchmarks.per_class_floor import render
+            lines += render(run["r15"])
         if run.get("grouped_plain"):
             lines += ["The grouped SMO blocks' plain loops (--grouped-plain: main 10578f8's; "
                       "the same values as the vectorized passes).", ""]
@@ -1108,18 +1118,20 @@ def _render(runs):
         if run.get("checks"):
             ch = run["checks"]
             lat = ", ".join(f"{r['latency']:.3f}" for r in ch["latency"]["rows"])
-            mem = ch["memory"]
             lines += [f"Ctrl-C: SIGINT 3 s into a 20,000-sample fit, KeyboardInterrupt after "
-                      f"{lat} s.  Peak resident memory of a child fitting {mem['n']:,} "
-                      f"samples: {mem['peak_mb']:.0f} MB ({mem['start_mb']:.0f} MB before the "
-                      f"fit).", ""]
+                      f"{lat} s.", ""]
+            if "memory" in ch:
+                mem = ch["memory"]
+                lines[-2] += (f"  Peak resident memory of a child fitting {mem['n']:,} "
+                              f"samples: {mem['peak_mb']:.0f} MB ({mem['start_mb']:.0f} MB "
+                              f"before the fit).")
         if run.get("linear"):
             li = run["linear"]
             lines += [f"Linear path (ReinforcedMSVM, n = 100k, d = 50, k = 10, C = 0.01): "
                       f"{li['cpu_s']:.2f} s, {li['epochs']} epochs.", ""]
     return ("\n".join(lines) + "\n" + TRIED + "\n" + R5 + "\n" + R6 + "\n" + R7 + "\n"
             + R8 + "\n" + R9 + "\n" + R10 + "\n" + R10_SCALING + "\n" + R12_ROWS + "\n"
-            + R13_ROWS + "\n" + R14_PAGES)
+            + R13_ROWS + "\n" + R14_PAGES + "\n" + R15_TEXT)
 
 
 def main(argv=None):
@@ -1156,6 +1168,22 @@ def main(argv=None):
     parser.add_argument("--pages-in-process", type=int, metavar="ROUNDS",
                         help="only the page-fault comparison within this process: pendigits, "
                              "the store plain and huge in turn, ROUNDS times")
+    parser.add_argument("--r15", type=int, metavar="ROUNDS",
+                        help="only round 15's before/after (benchmarks/per_class_floor.py): "
+                             "pendigits in ROUNDS fresh processes per mode and ROUNDS rounds "
+                             "in this process, modes 'main' (every round-15 switch off) and "
+                             "'r15' alternating")
+    parser.add_argument("--r15-checks", type=int, metavar="ROUNDS",
+                        help="with --r15: also n = 20,000 ReinforcedMSVM, the grouped dual "
+                             "at n = 4,000, C = 1e4, Ctrl-C latency (ROUNDS each per mode) "
+                             "and the peak memory of a pendigits fit per mode")
+    parser.add_argument("--r15-in-process", type=int, metavar="ROUNDS",
+                        help="only round 15's in-process comparison, of WestonWatkinsMSVM "
+                             "and WeightedRobustMSVM(truncation=None) (SVC's fits between), "
+                             "ROUNDS rounds")
+    parser.add_argument("--r15-latency", type=int, metavar="ROUNDS",
+                        help="only round 15's Ctrl-C latency per mode (ROUNDS children each, "
+                             "per_class_floor.latency), into the --tag run's checks")
     parser.add_argument("--grouped-plain", action="store_true",
                         help="the grouped SMO blocks' plain loops (main 10578f8's) instead "
                              "of the vectorized passes of round 14 (the same values)")
@@ -1216,6 +1244,30 @@ def main(argv=None):
                 args.pages, args.scaling, args.pages_modes, not args.no_pendigits)} \
                 if args.pages else {"rounds": args.pages_in_process, "in_process": True,
                                     "fits": in_process(args.pages_in_process)}
+        runs[args.tag] = run
+        write_json(path, {"runs": runs})
+        with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:
+            fh.write(_render(runs) + "\n")
+        return
+    if args.r15_latency:
+        from benchmarks import per_class_floor
+        checks = runs[args.tag]["r15"]["checks"]
+        checks["latency"] = per_class_floor.latency(args.r15_latency)
+        checks["latency_after"] = 1.5
+        checks["latency_load"] = os.getloadavg()[0]
+        write_json(path, {"runs": runs})
+        with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:
+            fh.write(_render(runs) + "\n")
+        return
+    if args.r15 or args.r15_in_process:
+        from benchmarks import per_class_floor
+        with threadpool_limits(1):
+            run["r15"] = {"fresh": per_class_floor.fresh(args.r15),
+                          "in_process": per_class_floor.in_process(args.r15)} if args.r15 \
+                else {"in_process": per_class_floor.in_process(
+                    args.r15_in_process, per_class_floor.PENDIGITS[:2])}
+            if args.r15_checks:
+                run["r15"]["checks"] = per_class_floor.checks(args.r15_checks)
         runs[args.tag] = run
         write_json(path, {"runs": runs})
         with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:

@@ -2,7 +2,10 @@
 _group_block.h): the extremes and pair partners of grouped buckets with the group caps'
 rooms, and the Newton step's products over a gathered copy of the free samples' kernel
 block.  Every value is the plain loops', so every fit is the same, bit for bit, with the
-switch on and off; the product adds each sum's terms in the plain loop's order.
+switch on and off; the product adds each sum's terms in the plain loop's order.  The same
+for the grouped scan of round 15 (_smo.pyx GROUPED_SCAN_ONCE, _grouped_violation: each
+variable's z formed once and kept for its full group's pair test, each group's fullness
+tested once, the loop's invariants in locals).
 """
 
 import warnings
@@ -16,16 +19,17 @@ from msvm import AdaptiveWeightedSVM, WeightedRobustMSVM
 from msvm._core import _smo
 
 
-def _fit(make, vector, n=400, centers=3, seed=0, weights=False):
+def _fit(make, vector, n=400, centers=3, seed=0, weights=False,
+         switch=_smo._grouped_vector):
     X, y = make_blobs(n, 3, centers=centers, cluster_std=2.0, random_state=seed)
     sw = np.random.default_rng(seed).uniform(0.2, 3.0, n) if weights else None
-    old = _smo._grouped_vector(vector)
+    old = switch(vector)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             return make().fit(X, y, sample_weight=sw)
     finally:
-        _smo._grouped_vector(old)
+        switch(old)
 
 
 CASES = {
@@ -52,6 +56,29 @@ def test_vectorized_grouped_passes_leave_every_iterate_unchanged(case):
     assert vector.n_iter_ == plain.n_iter_
     np.testing.assert_array_equal(vector.dual_coef_, plain.dual_coef_)
     np.testing.assert_array_equal(vector.intercept_, plain.intercept_)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_grouped_scan_leaves_every_iterate_unchanged(case):
+    make, data = CASES[case]
+    plain = _fit(make, False, switch=_smo._grouped_scan, **data)
+    once = _fit(make, True, switch=_smo._grouped_scan, **data)
+    assert once.objective_ == plain.objective_
+    assert once.n_iter_ == plain.n_iter_
+    assert once.kkt_residual_ == plain.kkt_residual_
+    np.testing.assert_array_equal(once.dual_coef_, plain.dual_coef_)
+    np.testing.assert_array_equal(once.intercept_, plain.intercept_)
+
+
+def test_grouped_scan_switch():
+    old = _smo._grouped_scan()
+    try:
+        assert _smo._grouped_scan(False) == old
+        assert _smo._grouped_scan() is False
+        assert _smo._grouped_scan(True) is False
+    finally:
+        _smo._grouped_scan(old)
+    assert old is True          # the default
 
 
 @pytest.mark.parametrize("m, k", [(1, 1), (7, 3), (33, 10), (130, 4)])

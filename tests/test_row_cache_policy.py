@@ -122,27 +122,36 @@ def test_rows_in_tiles_equal_rows_in_one_pass(cache_dtype):
 
 
 def test_score_update_in_tiles_equals_one_pass():
-    """A working set's score update where the cache cannot hold every row (column tiles of
-    the update) equals the untiled update to the last bit, and K[idx]^T coef to rounding."""
+    """A working set's score update where the cache cannot hold every row, in column tiles
+    or in one pass (the default from round 15), taking 1, 3, 4 (round 14's) or 8 (the
+    default) terms per pass over a target: the same values to the last bit, and
+    K[idx]^T coef to rounding."""
     X, _ = _data(n=3333)
     src = make_row_source("rbf", 3, X=np.ascontiguousarray(X), gamma=0.1, capacity=40)
     rng = np.random.default_rng(2)
     idx = rng.choice(3333, 30, replace=False).astype(np.int32)
     coef = rng.standard_normal((30, 4)) * (rng.random((30, 4)) < 0.6)
     start = rng.standard_normal((4, 3333))
-    old = _rows._tiles()
+    old, old_group = _rows._tiles(), _rows._update_group()
     try:
         out = {}
         for tile in (0, 16, 1024):
-            _rows._tiles(update_tile=tile)
-            ys = start.copy()
-            src.add_rows(idx, coef, ys)
-            out[tile] = ys
+            for group in (1, 3, 4, 8):
+                _rows._tiles(update_tile=tile)
+                _rows._update_group(group)
+                ys = start.copy()
+                src.add_rows(idx, coef, ys)
+                out[tile, group] = ys
     finally:
         _rows._tiles(*old)
-    assert np.array_equal(out[16], out[0]) and np.array_equal(out[1024], out[0])
+        _rows._update_group(old_group)
+    assert old[1] == 0 and old_group == 8            # the defaults
+    assert all(np.array_equal(ys, out[0, 1]) for ys in out.values())
     K = np.array([src.kernel_row(int(i)) for i in idx])
-    np.testing.assert_allclose(out[0], start + coef.T @ K, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out[0, 1], start + coef.T @ K, rtol=1e-12, atol=1e-12)
+    for bad in (0, 9):
+        with pytest.raises(ValueError, match="group"):
+            _rows._update_group(bad)
 
 
 def test_tiles_refuse_bad_sizes():

@@ -4,7 +4,8 @@
  *
  * One axpy per (sample, target) streams the target row through the caches once per sample.
  * Here each target takes GROUP of its samples together: the target row is read and written
- * once per group, y + c_0 K_0 + c_1 K_1 + ...
+ * once per group, y + c_0 K_0 + c_1 K_1 + ...  (GROUP 8 from round 15, 4 before: pendigits
+ * measurements in benchmarks/results/per_class_speed.md, r15.)
  *
  * The values are those of the one-sample axpys to the last bit: every entry still receives
  * its terms one at a time in the samples' order, each product rounded and then added (no
@@ -27,21 +28,26 @@
 #include "_threads.h"
 
 #define MSVM_UPDATE_ATTR MSVM_CLONED(("no-trapping-math", "fp-contract=off"))
-#define MSVM_UPDATE_GROUP 4
+#define MSVM_UPDATE_GROUP 8
+
+/* the most terms a target takes per pass (1 to MSVM_UPDATE_GROUP; 4 was round 14's: the same
+ * values, each entry's terms still added one at a time in the samples' order) */
+static int msvm_update_group = MSVM_UPDATE_GROUP;
 
 /* NAME(y, R, c, g, n): y += c[0] R[0] + ... + c[g-1] R[g-1], the terms added one at a time
  * (1 <= g <= GROUP), for kernel rows of TYPE (float32 values widened to double before their
  * products); one loop per g, each a plain stream the compiler vectorizes. */
 #define MSVM_T(j) + c##j * (double)r##j[r]
+#define MSVM_R(T, j) const T *r##j = R[g > j ? j : 0];
+#define MSVM_C(j) const double c##j = c[g > j ? j : 0];
 #define MSVM_GROUP_AXPY(NAME, TYPE)                                                        \
     MSVM_UPDATE_ATTR                                                                       \
     static void NAME(double *y, const TYPE *const *R, const double *c, int g, ptrdiff_t n) \
     {                                                                                      \
         ptrdiff_t r;                                                                       \
-        const TYPE *r0 = R[0], *r1 = R[g > 1 ? 1 : 0], *r2 = R[g > 2 ? 2 : 0];             \
-        const TYPE *r3 = R[g > 3 ? 3 : 0];                                                 \
-        const double c0 = c[0], c1 = c[g > 1 ? 1 : 0], c2 = c[g > 2 ? 2 : 0];              \
-        const double c3 = c[g > 3 ? 3 : 0];                                                \
+        MSVM_R(TYPE, 0) MSVM_R(TYPE, 1) MSVM_R(TYPE, 2) MSVM_R(TYPE, 3)                    \
+        MSVM_R(TYPE, 4) MSVM_R(TYPE, 5) MSVM_R(TYPE, 6) MSVM_R(TYPE, 7)                    \
+        MSVM_C(0) MSVM_C(1) MSVM_C(2) MSVM_C(3) MSVM_C(4) MSVM_C(5) MSVM_C(6) MSVM_C(7)    \
         switch (g) {                                                                       \
         case 1:                                                                            \
             for (r = 0; r < n; r++)                                                        \
@@ -55,9 +61,28 @@
             for (r = 0; r < n; r++)                                                        \
                 y[r] = ((y[r] MSVM_T(0)) MSVM_T(1)) MSVM_T(2);                             \
             break;                                                                         \
-        default:                                                                           \
+        case 4:                                                                            \
             for (r = 0; r < n; r++)                                                        \
                 y[r] = (((y[r] MSVM_T(0)) MSVM_T(1)) MSVM_T(2)) MSVM_T(3);                 \
+            break;                                                                         \
+        case 5:                                                                            \
+            for (r = 0; r < n; r++)                                                        \
+                y[r] = ((((y[r] MSVM_T(0)) MSVM_T(1)) MSVM_T(2)) MSVM_T(3)) MSVM_T(4);     \
+            break;                                                                         \
+        case 6:                                                                            \
+            for (r = 0; r < n; r++)                                                        \
+                y[r] = (((((y[r] MSVM_T(0)) MSVM_T(1)) MSVM_T(2)) MSVM_T(3)) MSVM_T(4))    \
+                       MSVM_T(5);                                                          \
+            break;                                                                         \
+        case 7:                                                                            \
+            for (r = 0; r < n; r++)                                                        \
+                y[r] = ((((((y[r] MSVM_T(0)) MSVM_T(1)) MSVM_T(2)) MSVM_T(3)) MSVM_T(4))   \
+                        MSVM_T(5)) MSVM_T(6);                                              \
+            break;                                                                         \
+        default:                                                                           \
+            for (r = 0; r < n; r++)                                                        \
+                y[r] = (((((((y[r] MSVM_T(0)) MSVM_T(1)) MSVM_T(2)) MSVM_T(3)) MSVM_T(4))  \
+                         MSVM_T(5)) MSVM_T(6)) MSVM_T(7);                                  \
             break;                                                                         \
         }                                                                                  \
     }
@@ -67,6 +92,8 @@ MSVM_GROUP_AXPY(msvm_group_axpy32, float)
 
 #undef MSVM_GROUP_AXPY
 #undef MSVM_T
+#undef MSVM_R
+#undef MSVM_C
 
 /* ys[t][lo:hi] += sum_a coef[a * ld + t] rows[a][lo:hi] for t < nt, a < m (rows: m kernel
  * rows of length n, float32 if single, else float64).  Each target takes its own nonzero
@@ -81,13 +108,15 @@ static void msvm_rows_axpys_range(const void *const *rows, int single, int m,
     const void *R[MSVM_UPDATE_GROUP];
     double c[MSVM_UPDATE_GROUP];
     size_t size = single ? sizeof(float) : sizeof(double);
-    int a, g, t;
+    int a, g, t, group = msvm_update_group;
+    if (group < 1 || group > MSVM_UPDATE_GROUP)
+        group = MSVM_UPDATE_GROUP;
     if (hi <= lo)
         return;
     for (t = 0; t < nt; t++) {
         g = 0;
         for (a = 0; a <= m; a++) {
-            if (g == MSVM_UPDATE_GROUP || (a == m && g > 0)) {
+            if (g == group || (a == m && g > 0)) {
                 if (single)
                     msvm_group_axpy32(ys[t] + lo, (const float *const *)R, c, g, hi - lo);
                 else

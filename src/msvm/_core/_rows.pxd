@@ -83,6 +83,8 @@ cdef class CachedRows(ScoreRows):
     cdef bint single                # rows stored as float32
     cdef void* store                # capacity rows of n values (float64 or float32)
     cdef size_t store_mapped        # the store's mapping length (0: malloc'd; _row_store.h)
+    cdef size_t store_bytes         # its size
+    cdef size_t store_ready         # the bytes from its start already faulted in
     cdef double* scratch            # n: a float32 row converted, or a row being computed
     cdef int* slot_of
     cdef int* row_of
@@ -110,6 +112,7 @@ cdef class CachedRows(ScoreRows):
     cdef void _store_row(self, Py_ssize_t off, const double* row) noexcept nogil
     cdef double* _tile_buffer(self, Py_ssize_t size) noexcept nogil
     cdef int _claim(self, int i) noexcept nogil
+    cdef size_t _claimed_bytes(self) noexcept nogil
     cdef void _unlink(self, int s) noexcept nogil
     cdef void _push_front(self, int s) noexcept nogil
 

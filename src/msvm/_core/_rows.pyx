@@ -34,9 +34,9 @@
 #     tile while it is in the core's cache), its dot products from X laid out in panels of
 #     16 samples (_dense_dots.h: a product rounded, then added, in feature order whatever
 #     the path, so the kernel matrix is exactly symmetric), an RBF row stored in float32 in one
-#     pass (_exp_row.h), and where the cache cannot hold every row a score update runs in
-#     column tiles too (UPDATE_TILE), a changed row read from memory once for all its
-#     slots; demote(idle) moves the rows of samples the solver will not read for a while
+#     pass (_exp_row.h), and where the cache cannot hold every row a score update can run in
+#     column tiles too (UPDATE_TILE; off by default from round 15), a changed row read
+#     from memory once for all its slots; demote(idle) moves the rows of samples the solver will not read for a while
 #     to the evicting end of the LRU list.  A dense X's kernel matrix is exactly symmetric
 #     by construction, so a working set's block is gathered on and above its diagonal.
 # * WeightRows keep the weights W = X^T U (d x k) of the linear kernel instead: F[i] = x_i W
@@ -72,13 +72,21 @@ cdef extern from "_exp_row.h":
                         double shift, float* dst, Py_ssize_t n) noexcept nogil
 
 cdef extern from "_row_updates.h":
+    int msvm_update_group
+    int MSVM_UPDATE_GROUP
     void msvm_rows_axpys(const void** rows, int single, int m, const double* coef, int ld,
                          double** ys, int nt, Py_ssize_t n, double* S,
                          int threads, Py_ssize_t tile) noexcept nogil
 
 cdef extern from "_row_store.h":
-    void* msvm_store_alloc(size_t bytes, size_t huge_min, size_t* mapped) noexcept nogil
-    void msvm_store_free(void* p, size_t mapped) noexcept nogil
+    size_t msvm_spare_max
+    size_t msvm_populate
+    void* msvm_store_alloc(size_t bytes, size_t huge_min, size_t* mapped,
+                           size_t* ready) noexcept nogil
+    size_t msvm_store_reach(void* p, size_t mapped, size_t bytes, size_t ready,
+                            size_t need) noexcept nogil
+    void msvm_store_free(void* p, size_t mapped, size_t bytes, size_t touched) noexcept nogil
+    void msvm_spare_drop() noexcept nogil
 
 cdef extern from "_threads.h":
     int msvm_threads_available() noexcept nogil
@@ -112,6 +120,12 @@ cdef Py_ssize_t BLOCK_PART_MIN = 16384
 # the source's kernel matrix is exactly symmetric (CachedRows.block_entries); False: every
 # entry gathered (for benchmarks: the same values)
 cdef bint GATHER_UPPER = True
+# the mirror of such a block in square tiles of MIRROR_TILE entries a side (each tile's
+# column-wise reads within a few kB; 0: one row at a time across the block, round 14's,
+# reading every entry of a 256-sample block's column 2 kB from the last).  Pendigits
+# WestonWatkinsMSVM (82 blocks of 256), one process, 11 alternating rounds, load 4: tiles
+# of 0 / 16 / 32 / 64: 0.1112 / 0.1066 / 0.1086 / 0.1101 s a fit (the same values)
+cdef int MIRROR_TILE = 16
 # an RBF row stored in float32 from its dot products in one pass (_exp_row.h: msvm_rbf_row32,
 # the same values as the exponent pass, the exponentials and the store in turn); False: the
 # three passes (for benchmarks)
@@ -143,8 +157,15 @@ cdef Py_ssize_t ROW_TILE = 1024
 # (CPU, shared machine): n = 80,000 (655 rows cached) 42.2 -> 25.7 ms an update, n = 40,000
 # 17.7 -> 13.5 ms, n = 10,000 1.83 -> 1.62 ms (tiles of 256 / 512 / 2048: 32 / 27 / 28 ms
 # at 80,000).  Where every row is cached (pendigits) updates run untiled, as r5 measured
-# tiles slower there
-cdef Py_ssize_t UPDATE_TILE = 1024
+# tiles slower there.  Round 15: no longer (UPDATE_TILE 0, one pass: 1024 is round 14's).
+# Pendigits's cache does not hold every row (6,814 float32 rows of 7,694), so its updates
+# ran in tiles too, and whole fits measured faster untiled at every size (CPU, one
+# process, modes alternating, the same values; load 3-5): pendigits WestonWatkinsMSVM
+# 0.1083 -> 0.1036 s and WeightedRobustMSVM 0.1361 -> 0.1318 s (medians of 11),
+# ReinforcedMSVM 2.25 -> 2.05 s (of 3); make_classification ReinforcedMSVM n = 10,000
+# 0.787 -> 0.754 s, n = 20,000 3.52 -> 3.13 s, n = 40,000 13.7 -> 12.5 s (of 3 / 3 / 2),
+# n = 80,000 68.5 -> 66.5 s (one pair); WestonWatkinsMSVM n = 10,000 0.954 -> 0.899 s
+cdef Py_ssize_t UPDATE_TILE = 0
 
 # The smallest row store (bytes) mapped in 2 MB pages (_row_store.h; 0: every store
 # malloc'd, in 4 KB pages).  On pendigits a fit touches 35-40 MB of its store: 8,600-9,800
@@ -324,6 +345,25 @@ cdef struct GatherTask:
     int m
     bint upper                  # only the entries b >= a (the block mirrored after)
     double* out                 # m x m
+
+
+cdef void _mirror_upper(double* out, int m, int tile) noexcept nogil:
+    """out[a, b] = out[b, a] for b < a (out: m x m, its entries on and above the diagonal
+    set): copies only, in square tiles of `tile` entries a side (0: a row at a time)."""
+    cdef int a, b, a0, b0, a1, b1
+    if tile <= 0:
+        tile = m
+    a0 = 0
+    while a0 < m:
+        a1 = min(a0 + tile, m)
+        b0 = 0
+        while b0 < a1:
+            b1 = min(b0 + tile, a1)
+            for a in range(a0, a1):
+                for b in range(b0, min(b1, a)):
+                    out[<Py_ssize_t> a * m + b] = out[<Py_ssize_t> b * m + a]
+            b0 = b1
+        a0 = a1
 
 
 cdef void _gather_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
@@ -668,6 +708,8 @@ cdef class CachedRows(ScoreRows):
     def __cinit__(self):
         self.store = NULL
         self.store_mapped = 0
+        self.store_bytes = 0
+        self.store_ready = 0
         self.scratch = NULL
         self.block = NULL
         self.tiles = NULL
@@ -681,7 +723,8 @@ cdef class CachedRows(ScoreRows):
         self.nxt = NULL
 
     def __dealloc__(self):
-        msvm_store_free(self.store, self.store_mapped)
+        msvm_store_free(self.store, self.store_mapped, self.store_bytes,
+                        max(self.store_ready, self._claimed_bytes()))
         free(self.scratch)
         free(self.block)
         free(self.tiles)
@@ -735,9 +778,10 @@ cdef class CachedRows(ScoreRows):
         capacity = min(max(capacity, 2), self.n)
         self.capacity = capacity
         itemsize = sizeof(float) if self.single else sizeof(double)
-        self.store = msvm_store_alloc(capacity * self.n * itemsize,
+        self.store_bytes = capacity * self.n * itemsize
+        self.store = msvm_store_alloc(self.store_bytes,
                                       HUGE_STORE_MIN if self.n >= HUGE_STORE_SAMPLES else 0,
-                                      &self.store_mapped)
+                                      &self.store_mapped, &self.store_ready)
         self.scratch = <double*> malloc(self.n * sizeof(double) + 1)
         self.batch = _batch_rows(capacity, self.n, self.dots_in_tiles)
         # the batch's dot products, where they are not computed a tile at a time (_rows_part)
@@ -952,9 +996,7 @@ cdef class CachedRows(ScoreRows):
             parts = max(1, min(4 * self.n_threads, <int> ((<Py_ssize_t> m * m) // BLOCK_PART_MIN)))
         run_parts(m, parts, self.n_threads, _gather_part, &w)
         if w.upper:
-            for a in range(1, m):
-                for b in range(a):
-                    out[<Py_ssize_t> a * m + b] = out[<Py_ssize_t> b * m + a]
+            _mirror_upper(out, m, MIRROR_TILE)
 
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
         cdef Py_ssize_t off = self._cached(i)
@@ -979,6 +1021,8 @@ cdef class CachedRows(ScoreRows):
         if self.used < self.capacity:
             s = self.used
             self.used += 1
+            self.store_ready = msvm_store_reach(self.store, self.store_mapped, self.store_bytes,
+                                                self.store_ready, self._claimed_bytes())
         else:
             s = self.tail
             self._unlink(s)
@@ -987,6 +1031,10 @@ cdef class CachedRows(ScoreRows):
         self.slot_of[i] = s
         self._push_front(s)
         return s
+
+    cdef size_t _claimed_bytes(self) noexcept nogil:
+        """The bytes of the store's slots claimed so far (they are claimed from its start)."""
+        return <size_t> self.used * self.n * (sizeof(float) if self.single else sizeof(double))
 
     cdef void _unlink(self, int s) noexcept nogil:
         if self.prv[s] >= 0:
@@ -1361,6 +1409,61 @@ def _huge_store(min_bytes=None, min_samples=None):
     if min_samples is not None:
         HUGE_STORE_SAMPLES = _at_least(min_samples, 0, "min_samples")
     return old
+
+
+def _store_reuse(spare_max=None, populate=None):
+    """The spare store's limit (bytes of a released store kept resident for the next one;
+    0: none kept or used: the one held, if any, stays aside until the limit is raised again
+    or _drop_spare_store()) and how far ahead a store in 4 KB pages is faulted in (bytes; 0:
+    not at all), set where given (_row_store.h; for benchmarks and tests: the values
+    computed do not depend on them); returns the previous pair."""
+    global msvm_spare_max, msvm_populate
+    old = (msvm_spare_max, msvm_populate)
+    if spare_max is not None:
+        msvm_spare_max = _at_least(spare_max, 0, "spare_max")
+    if populate is not None:
+        msvm_populate = _at_least(populate, 0, "populate")
+    return old
+
+
+def _drop_spare_store():
+    """The spare store, if one is held, released (_row_store.h)."""
+    msvm_spare_drop()
+
+
+def _update_group(group=None):
+    """The most terms a score target takes per pass (_row_updates.h: msvm_update_group, 1
+    to 8; 4 was round 14's), set where given (for benchmarks: the same values); returns the
+    previous value."""
+    global msvm_update_group
+    old = msvm_update_group
+    if group is not None:
+        if not 1 <= group <= MSVM_UPDATE_GROUP:
+            raise ValueError(f"group must be within 1 and {MSVM_UPDATE_GROUP}")
+        msvm_update_group = group
+    return old
+
+
+def _mirror_tile(tile=None):
+    """MIRROR_TILE (CachedRows.block_entries), set where given (for benchmarks: the same
+    values); returns the previous value."""
+    global MIRROR_TILE
+    old = MIRROR_TILE
+    if tile is not None:
+        MIRROR_TILE = _at_least(tile, 0, "tile")
+    return old
+
+
+def _mirror_block(double[:, ::1] out, int tile):
+    """_mirror_upper on a square array in place (for tests)."""
+    if out.shape[0] != out.shape[1]:
+        raise ValueError("out must be square")
+    _mirror_upper(&out[0, 0] if out.shape[0] else NULL, <int> out.shape[0], tile)
+
+
+def _store_ready(CachedRows source):
+    """The bytes from the store's start already resident (faulted in), for tests."""
+    return source.store_ready
 
 
 def _store_mapped(CachedRows source):

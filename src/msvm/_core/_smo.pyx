@@ -224,16 +224,24 @@ cdef inline double _room_down(const Prob* p, const State* st, const Canon* cn, i
     return room if room > 0.0 else 0.0
 
 
+cdef inline double _z_canon(double kappa, const double* Ft, Py_ssize_t ld, int i, int a,
+                            int b, double r, double Si, const double* s,
+                            double off) noexcept nogil:
+    """The U-space gradient of a variable of sample i with canonical slots a, b (b < 0:
+    none) and ratio r (read only with b), Si = S[i] / k, shifts s and offset off: one text
+    of the operations for _zval and the scans' loops."""
+    if b >= 0:
+        return (kappa * (Ft[<Py_ssize_t> a * ld + i] + r * Ft[<Py_ssize_t> b * ld + i]
+                         - (1.0 + r) * Si) + s[a] + r * s[b] + off)
+    return kappa * (Ft[<Py_ssize_t> a * ld + i] - Si) + s[a] + off
+
+
 cdef inline double _zval(const Prob* p, const State* st, const Canon* cn, int v,
                          const double* Ft, const double* S, int ld, int i,
                          double off) noexcept nogil:
     """U-space gradient z_v of variable v of sample i (scores F^T with leading dimension ld)."""
-    cdef int a = cn.p[ce(cn, v)], b = cn.q[ce(cn, v)]
-    cdef double r = cn.r[ce(cn, v)], Si = S[i] / p.k
-    if b >= 0:
-        return p.kappa * (Ft[<Py_ssize_t> a * ld + i] + r * Ft[<Py_ssize_t> b * ld + i]
-                          - (1.0 + r) * Si) + st.s[a] + r * st.s[b] + off
-    return p.kappa * (Ft[<Py_ssize_t> a * ld + i] - Si) + st.s[a] + off
+    cdef int e = ce(cn, v)
+    return _z_canon(p.kappa, Ft, ld, i, cn.p[e], cn.q[e], cn.r[e], S[i] / p.k, st.s, off)
 
 
 cdef void _apply_u(const Prob* p, State* st, const Canon* cn, int v, double t, double* Ft,
@@ -371,7 +379,7 @@ cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, con
     in a local (the stores to
     vsettled, unsigned char, may alias anything, so the compiler reloaded the problem's
     fields for every variable; pendigits ReinforcedMSVM: the scans were 20 % of the fit)."""
-    cdef int v, e, a, b, n = p.n, v0 = p.ptr[i], v1 = p.ptr[i + 1]
+    cdef int v, e, n = p.n, v0 = p.ptr[i], v1 = p.ptr[i + 1]
     cdef const int* ent = p.ent
     cdef const int* cp = cn.p
     cdef const int* cq = cn.q
@@ -384,7 +392,7 @@ cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, con
     cdef const double* s = st.s
     cdef bint lo_ent = p.lo_ent, hi_ent = p.hi_ent, up, down
     cdef double kappa = p.kappa, Si = S[i] / p.k, sc = 0.0, room = INFINITY
-    cdef double lo, hi, sig, z, r, off, al, t
+    cdef double lo, hi, sig, z, off, al, t
     for v in range(v0, v1):
         if skip_vars and vsettled[v]:
             continue
@@ -395,14 +403,7 @@ cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, con
             continue
         sig = csg[e]
         off = -sig * lin[e]
-        a = cp[e]
-        b = cq[e]
-        if b >= 0:
-            r = cr[e]
-            z = (kappa * (Ft[<Py_ssize_t> a * n + i] + r * Ft[<Py_ssize_t> b * n + i]
-                          - (1.0 + r) * Si) + s[a] + r * s[b] + off)
-        else:
-            z = kappa * (Ft[<Py_ssize_t> a * n + i] - Si) + s[a] + off
+        z = _z_canon(kappa, Ft, n, i, cp[e], cq[e], cr[e], Si, s, off)
         al = alpha[v]
         up = al < hi if sig > 0 else al > lo
         down = al > lo if sig > 0 else al < hi
@@ -420,6 +421,105 @@ cdef double _flat_violation(const Prob* p, const State* st, const Canon* cn, con
             vsettled[v] = shrinking and t > last_viol
     margin[0] = room
     return sc
+
+
+# SMOSolver._sample_violation by _grouped_violation (True) or by its loops of round 14 (False:
+# each variable's z formed again in a full group's pair test, and its group's fullness
+# tested per variable); the same values (_grouped_scan switches it, for benchmarks)
+cdef bint GROUPED_SCAN_ONCE = True
+
+
+cdef inline void _grouped_variable(const Prob* p, const State* st, const Canon* cn, int v,
+                                   double z, double U, double Uhi, double Ulo, int full,
+                                   double* sc, double* room) noexcept nogil:
+    """One variable's part of a grouped sample's violation sc and margin room
+    (SMOSolver._sample_violation): z its U-space gradient, U in [Ulo, Uhi]; full whether
+    its group's cap is active (-1: not known yet, tested here when needed)."""
+    if z < -sc[0] and _room_up(p, st, cn, v, U, Uhi) > 0.0:
+        sc[0] = -z
+    elif z > sc[0] and _room_down(p, st, cn, v, U, Ulo) > 0.0:
+        sc[0] = z
+    if room[0] == -INFINITY:
+        return
+    if full < 0:
+        full = group_full(p, st, v_grp(p, v))
+    # a full group moves by pairs inside it: such a sample is never settled; below its cap
+    # a variable's room is its box's
+    if full or (U < Uhi and U > Ulo):
+        room[0] = -INFINITY
+    elif U < Uhi:
+        room[0] = min(room[0], z)
+    elif U > Ulo:
+        room[0] = min(room[0], -z)
+
+
+cdef double _grouped_violation(const Prob* p, const State* st, const Canon* cn,
+                               const double* Ft, const double* S, int i, int* gvars,
+                               double* zg, double* ag, double* margin) noexcept nogil:
+    """SMOSolver._sample_violation's value and margin (problems with groups) with each
+    variable's z formed once, kept (gvars, zg, ag: maxper entries, from the sample's first
+    variable on) for the pair test of its group when full, each group's fullness tested
+    once (a sample's variables of one group are contiguous) and, as in _flat_violation,
+    every loop invariant held in a local (S[i] / k was divided anew for every variable,
+    and the problem's fields reloaded after every store to the buffers).  Every z (the
+    operations of _zval, in its order), comparison and minimum is the plain loops' (the z
+    of a fixed variable, hi <= lo, is only read by its full group's pair test, as there)."""
+    cdef int v, e, g, w, va, vb, gprev = -2, n = p.n, v0 = p.ptr[i], v1 = p.ptr[i + 1]
+    cdef const int* ent = p.ent
+    cdef const int* grp = p.grp
+    cdef const int* cp = cn.p
+    cdef const int* cq = cn.q
+    cdef const double* cr = cn.r
+    cdef const double* csg = cn.sg
+    cdef const double* lin = p.lin
+    cdef const double* plo = p.lo
+    cdef const double* phi = p.hi
+    cdef const double* alpha = st.alpha
+    cdef const double* s = st.s
+    cdef bint lo_ent = p.lo_ent, hi_ent = p.hi_ent, full = False
+    cdef double kappa = p.kappa, Si = S[i] / p.k
+    cdef double sc = 0.0, z, sig, gv, lo, hi, room = INFINITY, off, al
+    for v in range(v0, v1):
+        e = v if ent == NULL else ent[v]        # v_ent, and ce (Canon.ent is Prob.ent)
+        sig = csg[e]
+        off = -sig * lin[e]
+        z = _z_canon(kappa, Ft, n, i, cp[e], cq[e], cr[e], Si, s, off)
+        al = alpha[v]
+        gvars[v - v0] = v
+        zg[v - v0] = sig * z
+        ag[v - v0] = al
+        g = -1 if grp == NULL else grp[v]
+        if g != gprev:
+            full = group_full(p, st, g)
+            gprev = g
+        lo = plo[e if lo_ent else v]
+        hi = phi[e if hi_ent else v]
+        if hi <= lo:
+            continue
+        _grouped_variable(p, st, cn, v, z, sig * al, hi if sig > 0 else -lo,
+                          lo if sig > 0 else -hi, full, &sc, &room)
+    margin[0] = room
+    v = v0
+    while v < v1:
+        g = v_grp(p, v)
+        w = group_end(p, v, v1)
+        if group_full(p, st, g):
+            gv = group_pair(p, gvars + (v - v0), w - v, zg + (v - v0), ag + (v - v0), &va,
+                            &vb)
+            if gv > sc:
+                sc = gv
+        v = w
+    return sc
+
+
+def _grouped_scan(value=None):
+    """GROUPED_SCAN_ONCE, set where given (for benchmarks: the values do not depend on it);
+    returns the previous value."""
+    global GROUPED_SCAN_ONCE
+    old = GROUPED_SCAN_ONCE
+    if value is not None:
+        GROUPED_SCAN_ONCE = bool(value)
+    return old
 
 
 # most parts of a scan split between threads (_threads.h: MSVM_MAX_PARTS)
@@ -824,12 +924,15 @@ cdef class SMOSolver(InnerSolver):
         groups (problems with groups; without them: _flat_violation).  margin: how far the
         sample is from violating, the smallest |z| over its variables at a bound with z
         pointing out of the box (-inf when a variable is free or in a full group: then the
-        sample is never settled)."""
+        sample is never settled).  _grouped_violation by default (GROUPED_SCAN_ONCE)."""
         cdef const Prob* p = self.p
         cdef const State* st = self.st
         cdef const Canon* cn = &self.cn
         cdef int v, v0 = p.ptr[i], v1 = p.ptr[i + 1], g, w, va, vb, n = p.n
-        cdef double sc = 0.0, z, U, sig, gv, lo, hi, room = INFINITY, Ulo, Uhi
+        cdef double sc = 0.0, z, sig, gv, lo, hi, room = INFINITY
+        if GROUPED_SCAN_ONCE:
+            return _grouped_violation(p, st, cn, self.Ft, self.S, i, self.gvars, self.zg,
+                                      self.ag, margin)
         for v in range(v0, v1):
             lo = v_lo(p, v)
             hi = v_hi(p, v)
@@ -837,23 +940,8 @@ cdef class SMOSolver(InnerSolver):
                 continue
             sig = cn.sg[ce(cn, v)]
             z = _zval(p, st, cn, v, self.Ft, self.S, n, i, -sig * v_lin(p, v))
-            U = sig * st.alpha[v]
-            Uhi = hi if sig > 0 else -lo
-            Ulo = lo if sig > 0 else -hi
-            if z < -sc and _room_up(p, st, cn, v, U, Uhi) > 0.0:
-                sc = -z
-            elif z > sc and _room_down(p, st, cn, v, U, Ulo) > 0.0:
-                sc = z
-            if room == -INFINITY:
-                continue
-            # a full group moves by pairs inside it: such a sample is never settled; below
-            # its cap a variable's room is its box's
-            if group_full(p, st, v_grp(p, v)) or (U < Uhi and U > Ulo):
-                room = -INFINITY
-            elif U < Uhi:
-                room = min(room, z)
-            elif U > Ulo:
-                room = min(room, -z)
+            _grouped_variable(p, st, cn, v, z, sig * st.alpha[v], hi if sig > 0 else -lo,
+                              lo if sig > 0 else -hi, -1, &sc, &room)
         margin[0] = room
         v = v0
         while v < v1:
