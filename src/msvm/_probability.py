@@ -936,11 +936,15 @@ def _level_chain(state, template, start, y, sample_weight, levels, label):
     def step(t):
         nonlocal previous
         sol = state.step(sample_weight * np.where(is_label, 1.0 / t, 1.0), previous,
-                         random_state)
+                         random_state, is_label)
         previous = DualStart(sol.alpha, sol.mu.copy(), state.est.C_, sol.problem.n_samples)
         return state.level_fit(sol)
 
-    return _down_the_levels(levels, step, lambda: _settled(state.est, is_label))
+    def settled():
+        # the compiled level step's test where it made one (the same rule, its values)
+        return _settled(state.est, is_label) if state.settled is None else state.settled
+
+    return _down_the_levels(levels, step, settled)
 
 
 def _settled(est, is_label):
