@@ -18,6 +18,13 @@ Round 14, later (section 9e, ``--only 9e``): the rest of the fixed cost, cheaper
 same numbers (the held-out blocks' distances without scikit-learn's input checks, the drift
 test of a row source found once): the same profile and table, before (main d3d7ab4,
 restored by :func:`main_d3d7ab4`) and after.
+
+Round 15 (section 9f, ``--only 9f``): a lean level's work around its compiled solve in
+compiled calls (msvm/_core/_level_loop.pyx: the scores moved to the start; the exact
+intercepts, coefficients, support and settled test of the solution): the same profile
+before (main 080c064's Python, ``msvm._level_chain.COMPILED_LEVELS`` off:
+:func:`python_levels`) and after, and the before / after table of ReinforcedMSVM on the
+sets and of WestonWatkinsMSVM and AngleBasedMSVM on wine, breast cancer and the examples.
 """
 
 import contextlib
@@ -539,3 +546,60 @@ def render_fixed_cost(res):
         + "\n\n#### Before and after (ReinforcedMSVM)\n\n" + _rows_table(res["rows"])
         + "\n\nTargets of issue 25 (at most 10x one fit, at most 2x Platt; log loss and MAE "
         "limits hold wherever the probabilities are identical):\n\n" + _targets(res["rows"]))
+
+
+# --------------------------------------------------- 9f. the level's work compiled
+@contextlib.contextmanager
+def python_levels():
+    """msvm's probability fit as on main 080c064 in this process: a lean level's scores
+    moved and its solution formed by the Python step (``msvm._level_chain.COMPILED_LEVELS``
+    off).  The same probabilities bit for bit."""
+    from msvm import _level_chain
+
+    with module_settings((_level_chain, "COMPILED_LEVELS", False)):
+        yield
+
+
+LOOP_PARTS = (  # LEVEL_PARTS with the compiled level step's calls
+    *LEVEL_PARTS[:5],
+    ("msvm._level_chain", "level_tail", "compiled level tail (intercepts, V, support, "
+                                        "settled)"),
+    ("msvm._level_chain", "moved_scores", "compiled moved rows of the scores"),
+    ("msvm._level_chain.LevelState", "_compiled_solve", "rest of a compiled level's solve"),
+    *LEVEL_PARTS[5:],
+)
+LOOP_SETS = {(name, C) for name in ("wine", "breast cancer", "example 4.1.1",
+                                    "example 4.1.2") for C in (1.0, 10.0)}
+
+
+def bench_level_loop(quick):
+    """Section 9f: the profile of a probability fit on small data, before (main 080c064's
+    Python level step) and after (the compiled one), and the before / after tables of
+    ReinforcedMSVM on the sets and of WestonWatkinsMSVM and AngleBasedMSVM on wine, breast
+    cancer and the examples at C = 1 and 10."""
+    saved = globals()["PARTS"]
+    globals()["PARTS"] = LOOP_PARTS
+    try:
+        return _section_runs("9f", quick, functools.partial(part_times, before=python_levels),
+                             python_levels, LOOP_SETS,
+                             ("WestonWatkinsMSVM", "AngleBasedMSVM"))
+    finally:
+        globals()["PARTS"] = saved
+
+
+def render_level_loop(res):
+    return (
+        _conditions(res, "three", "main 080c064's Python level step restored in this "
+                    "process (`benchmarks.probability_lean.python_levels`: "
+                    "`msvm._level_chain.COMPILED_LEVELS` off), 'after' this branch's "
+                    "compiled level step")
+        + "#### Where the time of a probability fit goes (ReinforcedMSVM, CPU ms per "
+        "probability fit, the mean of 5; exclusive time of each part, measured through "
+        "wrappers, which add about 2 us a call)\n\n"
+        + _profile_table(res["profile"], LOOP_PARTS) + "\n\n" + _floor_lines(res["profile"])
+        + "\n\n#### Before and after (ReinforcedMSVM)\n\n" + _rows_table(res["rows"])
+        + "\n\n#### WestonWatkinsMSVM and AngleBasedMSVM\n\n"
+        + _rows_table(res["estimators"], by_estimator=True, with_data=True)
+        + "\n\nTargets of issue 25 (at most 10x one fit, at most 2x Platt; log loss and MAE "
+        "limits hold wherever the probabilities are identical):\n\n" + _targets(res["rows"])
+        + "\n" + _targets(res["estimators"], by_estimator=True))

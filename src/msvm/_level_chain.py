@@ -113,6 +113,7 @@ class LevelState:
         # problem's ``support_mask``)
         self.settled = self.support = None
         self._compiled = None   # whether the compiled level step applies (found once)
+        self._inner, self._plans = None, {}     # the kept problem's solver, recorded plans
 
     def _prototype(self):
         """The unfitted part of every level's fit: the estimator with its input attributes
@@ -201,7 +202,6 @@ class LevelState:
         level step (:meth:`_compiled_solve`), which also sets ``settled``."""
         est, sequence = self.est, self.sequence
         problem = self.problem_at(self._weights(level_sw))
-        alpha0, mu0 = np.zeros(problem.n_vars), np.zeros(self.k)
         if start is not None and start.fits(problem):
             # at the same C the start itself (``path_start``: a copy, which
             # ``clip_feasible`` makes)
@@ -210,6 +210,8 @@ class LevelState:
                 alpha0 = path_start(problem, start.alpha, start.C, est.C_)
                 if sequence.problem is not None:
                     sequence.scale(est.C_ / start.C)
+        else:
+            alpha0, mu0 = np.zeros(problem.n_vars), np.zeros(self.k)
         alpha0 = problem.clip_feasible(alpha0)
         if sequence.rho is None:
             sequence._fix_penalty_and_seed(problem)      # rho, fixed for the state
@@ -251,17 +253,34 @@ class LevelState:
         alpha = np.require(alpha, dtype=np.float64, requirements=["C", "W"])
         mu = np.array(mu, dtype=np.float64)
         self._move_scores(problem, alpha)
-        method, working_set = sequence.plan.inner_solver(self.src, problem)
+        method, working_set = self._inner_solver(problem)
         alpha, mu, result, finished, late = sequence._solve_and_finish(
             problem, alpha, mu, sequence.tol, False, method, working_set)
-        sequence.plan = sequence.plan.record(SolveStep(method, working_set, False, finished,
-                                                       late))
+        sequence.plan = self._recorded(method, working_set, finished, late)
         sequence.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
         sol = self._level_solution(problem, alpha, mu, int(result.n_iter),
                                    float(result.residual), is_label)
         sequence._warn_if_stopped_early(result.status, result.residual, result.gap,
                                         sequence.tol, sol.gap)
         return sol
+
+    def _inner_solver(self, problem):
+        """``SolvePlan.inner_solver`` of the state's plan: found once for the kept problem
+        (the solver's choice reads the row source and the directions, not the bounds)."""
+        if problem is not self.problem or self.unit is None:
+            return self.plan.inner_solver(self.src, problem)
+        if self._inner is None:
+            self._inner = self.plan.inner_solver(self.src, problem)
+        return self._inner
+
+    def _recorded(self, method, working_set, finished, late):
+        """The state's plan with a level's solve recorded (``SolvePlan.record``): one
+        frozen plan per kind of solve, shared by the levels that ran it."""
+        key = (method, working_set, finished, late)
+        if key not in self._plans:
+            self._plans[key] = self.plan.record(SolveStep(method, working_set, False,
+                                                          finished, late))
+        return self._plans[key]
 
     def _move_scores(self, problem, alpha):
         """``DualSequence.move_to(problem, alpha)``, compiled where the sequence is at a dual
