@@ -232,3 +232,54 @@ def test_unused_where_the_scores_can_drift(monkeypatch):
     monkeypatch.setattr(_level_chain.LevelState, "_compiled_solve", refused)
     est = msvm.ReinforcedMSVM(probability=True, probability_grid=4).fit(X, y)
     assert np.allclose(est.predict_proba(X).sum(axis=1), 1.0)
+
+
+# ------------------------------------------------------------ the top fits as lean steps
+def _count_top_refits(monkeypatch):
+    calls = []
+    real = _probability._top_fit
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_probability._ChainRunner, "top_fit", staticmethod(counted))
+    return calls
+
+
+def test_top_fits_run_as_lean_steps(monkeypatch):
+    """The unweighted fits at the calibration's 3 C (the top of every chain at that C) are
+    the first lean step of their chains' state, not refits, and give the refits'
+    probabilities (tests/test_probability_levels.py checks them bit for bit against the
+    refits of ``LEAN_STEPS`` off); each keeps the dual its chains start from."""
+    calls = _count_top_refits(monkeypatch)
+    X, y = _data()
+    seen = []
+    real = _probability._lean_top
+
+    def kept(state, template, own, y_, sample_weight):
+        top = real(state, template, own, y_, sample_weight)
+        seen.append(top)
+        return top
+
+    monkeypatch.setattr(_probability, "_lean_top", kept)
+    est = msvm.ReinforcedMSVM(C=1.0, probability=True, probability_grid=4).fit(X, y)
+    assert not calls and len(seen) >= 2
+    for top in seen:
+        start = top._warm_start_state()
+        assert start is not None and start.C == top.C_
+        assert np.array_equal(top.intercept_.shape, (3,))
+    monkeypatch.setattr(_level_chain, "LEAN_STEPS", False)
+    refits = msvm.ReinforcedMSVM(C=1.0, probability=True, probability_grid=4).fit(X, y)
+    assert len(calls) >= 2
+    assert np.array_equal(est.predict_proba(X), refits.predict_proba(X))
+
+
+def test_top_fits_of_several_class_groups_stay_refits(monkeypatch):
+    """Above ``CHAIN_GROUP_CLASSES`` classes every group of classes is a unit of work that
+    starts from the top fit: it stays a refit of its own, made once."""
+    calls = _count_top_refits(monkeypatch)
+    monkeypatch.setattr(_probability, "CHAIN_GROUP_CLASSES", 2)
+    X, y = _data()
+    msvm.ReinforcedMSVM(C=1.0, probability=True, probability_grid=3).fit(X, y)
+    assert len(calls) >= 2
