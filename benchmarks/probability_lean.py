@@ -21,8 +21,8 @@ restored by :func:`main_d3d7ab4`) and after.
 
 Round 15 (section 9f, ``--only 9f``): a lean level's work around its compiled solve in
 compiled calls (msvm/_core/_level_loop.pyx: the scores moved to the start; the exact
-intercepts, coefficients, support and settled test of the solution): the same profile
-before (main 080c064's Python, ``msvm._level_chain.COMPILED_LEVELS`` off:
+intercepts, coefficients, support and settled test of the solution) and the top fits at
+the calibration's 3 C as lean steps: the same profile before (main 080c064:
 :func:`python_levels`) and after, and the before / after table of ReinforcedMSVM on the
 sets and of WestonWatkinsMSVM and AngleBasedMSVM on wine, breast cancer and the examples.
 """
@@ -553,10 +553,12 @@ def render_fixed_cost(res):
 def python_levels():
     """msvm's probability fit as on main 080c064 in this process: a lean level's scores
     moved and its solution formed by the Python step (``msvm._level_chain.COMPILED_LEVELS``
-    off).  The same probabilities bit for bit."""
-    from msvm import _level_chain
+    off), the top fits at the calibration's 3 C refits of their own
+    (``msvm._probability.LEAN_TOP_FITS`` off).  The same probabilities bit for bit."""
+    from msvm import _level_chain, _probability
 
-    with module_settings((_level_chain, "COMPILED_LEVELS", False)):
+    with module_settings((_level_chain, "COMPILED_LEVELS", False),
+                         (_probability, "LEAN_TOP_FITS", False)):
         yield
 
 
@@ -566,6 +568,7 @@ LOOP_PARTS = (  # LEVEL_PARTS with the compiled level step's calls
                                         "settled)"),
     ("msvm._level_chain", "moved_scores", "compiled moved rows of the scores"),
     ("msvm._level_chain.LevelState", "_compiled_solve", "rest of a compiled level's solve"),
+    ("msvm._probability", "_lean_top", "top fit as a lean step (rest)"),
     *LEVEL_PARTS[5:],
 )
 LOOP_SETS = {(name, C) for name in ("wine", "breast cancer", "example 4.1.1",

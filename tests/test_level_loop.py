@@ -283,3 +283,17 @@ def test_top_fits_of_several_class_groups_stay_refits(monkeypatch):
     X, y = _data()
     msvm.ReinforcedMSVM(C=1.0, probability=True, probability_grid=3).fit(X, y)
     assert len(calls) >= 2
+
+
+@pytest.mark.parametrize("name, params", [CASES[0], CASES[4], CASES[5]])
+def test_lean_top_fits_switch_gives_the_same_probabilities(name, params, monkeypatch):
+    """``LEAN_TOP_FITS`` off (a refit of its own for every top fit, main 080c064) and on:
+    the same probabilities and fits, bit for bit."""
+    X, y = _data(seed=4)
+    out = {}
+    for lean in (True, False):
+        monkeypatch.setattr(_probability, "LEAN_TOP_FITS", lean)
+        est = getattr(msvm, name)(probability=True, probability_grid=5, **params).fit(X, y)
+        out[lean] = est
+    assert np.array_equal(out[True].predict_proba(X), out[False].predict_proba(X))
+    assert out[True].n_probability_fits_ == out[False].n_probability_fits_

@@ -358,6 +358,10 @@ CHAIN_GROUP_CLASSES = 5
 # without the attributes nobody reads.  False restores round 12's path (the same
 # probabilities: tests and the benchmark's "before").
 LEAN_LEVELS = True
+# The top fit of a task's chains at a C other than the own fit's (the calibration's 3 C) as
+# the first lean step of their state (round 15, ``_ChainRunner._top_inline``); False: a
+# refit of its own (the same probabilities: tests and the benchmark's "before").
+LEAN_TOP_FITS = True
 
 PROBABILITY_PARAMETER_CONSTRAINTS = {
     "probability": ["boolean"],
@@ -1223,7 +1227,7 @@ class _ChainRunner:
         memory, the chains' lean steps apply, and one group of classes (one state; more
         groups would each need the top as their start)."""
         refit, own, X = task[:3]
-        return (self.fits is self and len(_class_groups(own.classes_)) == 1
+        return (LEAN_TOP_FITS and self.fits is self and len(_class_groups(own.classes_)) == 1
                 and level_steps_apply(refit, X))
 
     def _shared_features(self, tasks):
