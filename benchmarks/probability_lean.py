@@ -524,28 +524,45 @@ def _drift_at_every_solve(sequence):
 def bench_fixed_cost(quick):
     """Section 9e: the profile of a probability fit on small data, before (main d3d7ab4)
     and after (this branch), and the before / after table of ReinforcedMSVM on the sets."""
+    return _profiled_runs("9e", quick, LEVEL_PARTS, main_d3d7ab4, set(), ())
+
+
+def _profiled_runs(tag, quick, parts, before, estimator_sets, estimator_names):
+    """:func:`_section_runs` with the profile over ``parts`` (a PARTS tuple), before
+    (``before``) and after."""
     saved = globals()["PARTS"]
-    globals()["PARTS"] = LEVEL_PARTS
+    globals()["PARTS"] = parts
     try:
-        return _section_runs("9e", quick, functools.partial(part_times, before=main_d3d7ab4),
-                             main_d3d7ab4, set(), ())
+        return _section_runs(tag, quick, functools.partial(part_times, before=before),
+                             before, estimator_sets, estimator_names)
     finally:
         globals()["PARTS"] = saved
 
 
-def render_fixed_cost(res):
+def _profiled_section(res, before, parts, estimators=False):
+    """The text of a section of :func:`_profiled_runs`: conditions (``before``: what
+    'before' is), the profile over ``parts``, the tables and the targets."""
+    head = "\n\n#### WestonWatkinsMSVM and AngleBasedMSVM\n\n" + _rows_table(
+        res["estimators"], by_estimator=True, with_data=True) if estimators else ""
+    tail = "\n" + _targets(res["estimators"], by_estimator=True) if estimators else ""
     return (
-        _conditions(res, "three", "main d3d7ab4 restored in this process "
-                    "(`benchmarks.probability_lean.main_d3d7ab4`: "
-                    "`msvm._kernels.FAST_DISTANCES` off and the drift test of a row "
-                    "source at every solve), 'after' this branch")
+        _conditions(res, "three", before)
         + "#### Where the time of a probability fit goes (ReinforcedMSVM, CPU ms per "
         "probability fit, the mean of 5; exclusive time of each part, measured through "
         "wrappers, which add about 2 us a call)\n\n"
-        + _profile_table(res["profile"], LEVEL_PARTS) + "\n\n" + _floor_lines(res["profile"])
+        + _profile_table(res["profile"], parts) + "\n\n" + _floor_lines(res["profile"])
         + "\n\n#### Before and after (ReinforcedMSVM)\n\n" + _rows_table(res["rows"])
+        + head
         + "\n\nTargets of issue 25 (at most 10x one fit, at most 2x Platt; log loss and MAE "
-        "limits hold wherever the probabilities are identical):\n\n" + _targets(res["rows"]))
+        "limits hold wherever the probabilities are identical):\n\n" + _targets(res["rows"])
+        + tail)
+
+
+def render_fixed_cost(res):
+    return _profiled_section(res, "main d3d7ab4 restored in this process "
+                             "(`benchmarks.probability_lean.main_d3d7ab4`: "
+                             "`msvm._kernels.FAST_DISTANCES` off and the drift test of a row "
+                             "source at every solve), 'after' this branch", LEVEL_PARTS)
 
 
 # --------------------------------------------------- 9f. the level's work compiled
@@ -580,29 +597,14 @@ def bench_level_loop(quick):
     Python level step) and after (the compiled one), and the before / after tables of
     ReinforcedMSVM on the sets and of WestonWatkinsMSVM and AngleBasedMSVM on wine, breast
     cancer and the examples at C = 1 and 10."""
-    saved = globals()["PARTS"]
-    globals()["PARTS"] = LOOP_PARTS
-    try:
-        return _section_runs("9f", quick, functools.partial(part_times, before=python_levels),
-                             python_levels, LOOP_SETS,
-                             ("WestonWatkinsMSVM", "AngleBasedMSVM"))
-    finally:
-        globals()["PARTS"] = saved
+    return _profiled_runs("9f", quick, LOOP_PARTS, python_levels, LOOP_SETS,
+                          ("WestonWatkinsMSVM", "AngleBasedMSVM"))
 
 
 def render_level_loop(res):
-    return (
-        _conditions(res, "three", "main 080c064's Python level step restored in this "
-                    "process (`benchmarks.probability_lean.python_levels`: "
-                    "`msvm._level_chain.COMPILED_LEVELS` off), 'after' this branch's "
-                    "compiled level step")
-        + "#### Where the time of a probability fit goes (ReinforcedMSVM, CPU ms per "
-        "probability fit, the mean of 5; exclusive time of each part, measured through "
-        "wrappers, which add about 2 us a call)\n\n"
-        + _profile_table(res["profile"], LOOP_PARTS) + "\n\n" + _floor_lines(res["profile"])
-        + "\n\n#### Before and after (ReinforcedMSVM)\n\n" + _rows_table(res["rows"])
-        + "\n\n#### WestonWatkinsMSVM and AngleBasedMSVM\n\n"
-        + _rows_table(res["estimators"], by_estimator=True, with_data=True)
-        + "\n\nTargets of issue 25 (at most 10x one fit, at most 2x Platt; log loss and MAE "
-        "limits hold wherever the probabilities are identical):\n\n" + _targets(res["rows"])
-        + "\n" + _targets(res["estimators"], by_estimator=True))
+    return _profiled_section(res, "main 080c064 restored in this process "
+                             "(`benchmarks.probability_lean.python_levels`: "
+                             "`msvm._level_chain.COMPILED_LEVELS` and "
+                             "`msvm._probability.LEAN_TOP_FITS` off), 'after' this branch's "
+                             "compiled level step and lean top fits", LOOP_PARTS,
+                             estimators=True)
