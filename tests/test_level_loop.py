@@ -19,11 +19,12 @@ from msvm._sequence import ROUNDING
 from msvm._snapshot import centre_and_scale_in_place, exact_intercepts_in_place
 
 
-def _problem(seed, structure):
+def _problem(seed, structure, k=None):
     """A random dual: 'slots' (one-slot directions, some shifted lower bounds), 'angle' (the
-    same, kappa = k / (k - 1)) or 'groups' (directions e_j - e_y with group caps)."""
+    same, kappa = k / (k - 1)) or 'groups' (directions e_j - e_y with group caps); ``k``
+    classes (default: 2 to 5)."""
     rng = np.random.default_rng(seed)
-    n, k = int(rng.integers(8, 40)), int(rng.integers(2, 6))
+    n, k = int(rng.integers(8, 40)), int(rng.integers(2, 6)) if k is None else k
     y = rng.integers(0, k, n)
     w = rng.uniform(0.2, 2.0, n)
     cols = {name: [] for name in ("slot1", "coef1", "slot2", "coef2", "lin", "lo", "hi",
@@ -100,6 +101,22 @@ def test_level_tail_is_the_python_step(structure, seed):
         assert b is not None and np.array_equal(b, b_ref)
     else:
         assert b is None
+
+
+@pytest.mark.parametrize("k", [7, 8, 10, 17, 26, 130, 300])
+def test_level_tail_coefficients_at_many_classes(k):
+    """V's row means as NumPy forms them at any k (its pairwise sum: eight running sums from
+    8 values, halves above 128); the intercepts there are the Python step's (k >= 8)."""
+    problem, y = _problem(k, "slots", k=k)
+    rng = np.random.default_rng(k)
+    alpha = _alpha(problem, rng) * np.exp(rng.uniform(-20, 20, problem.n_vars))
+    alpha = np.minimum(alpha, problem.expanded_bounds()[1])
+    F = rng.normal(size=(problem.n_samples, k))
+    b, V, support, settled = level_tail(problem, alpha, F, np.zeros(k), True,
+                                        (y == 0).view(np.uint8))
+    ref = _python_tail(problem, alpha, F, np.zeros(k), False, y == 0)
+    assert np.array_equal(V, ref[1])
+    assert (b is None) == (k >= 8)
 
 
 def _with_boxes(problem, lo, hi):

@@ -17,8 +17,9 @@
 #   (``msvm._probability._one_solve_settled``): no sample of the up-weighted class with a
 #   variable at a nonzero bound or in a group at its nonzero cap.
 #
-# Every value is the one the Python step forms, bit for bit: the sums of k < 8 values one
-# after another from the first (as NumPy's mean over a row of fewer than 8 values), the
+# Every value is the one the Python step forms, bit for bit: the row means as NumPy forms
+# them (NumPy's pairwise sum: one after another below 8 values, eight running sums up to
+# 128, halves above), the
 # cumulative slopes one after another (np.cumsum), then the slope below added (``cum +=
 # base``), the group sums in the order of the variables (np.bincount).  The one freedom of
 # the Python step, the order of tied breakpoints (an unstable np.argsort), changes the
@@ -61,13 +62,41 @@ cdef inline void _sums_of(const Prob* p, const double* alpha, int i, double* u) 
             u[j2] += a * v_c2(p, v)
 
 
+cdef double _row_sum(const double* u, int k) noexcept nogil:
+    """The sum of u[:k] as NumPy's ``add.reduce`` forms it over a contiguous row (its
+    pairwise sum): one after another below 8 values; up to 128, eight running sums combined
+    pairwise and the rest added one after another; above, the two halves (the first a
+    multiple of 8) summed so and added."""
+    cdef int i, j, half
+    cdef double total, r[8]
+    if k < 8:
+        total = 0.0
+        for i in range(k):
+            total += u[i]
+        return total
+    if k > 128:
+        half = k // 2
+        half -= half % 8
+        return _row_sum(u, half) + _row_sum(u + half, k - half)
+    for j in range(8):
+        r[j] = u[j]
+    i = 8
+    while i < k - (k % 8):
+        for j in range(8):
+            r[j] += u[i + j]
+        i += 8
+    total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < k:
+        total += u[i]
+        i += 1
+    return total
+
+
 cdef inline void _centred(double* u, int k, double kappa) noexcept nogil:
-    """u <- -kappa (u - mean(u)) in place (``centre_and_scale_in_place`` on one row)."""
+    """u <- -kappa (u - mean(u)) in place (``centre_and_scale_in_place`` on one row: the
+    mean as NumPy's, :func:`_row_sum` / k)."""
     cdef int j
-    cdef double total = u[0], mean, scale = -kappa
-    for j in range(1, k):
-        total += u[j]
-    mean = total / k
+    cdef double mean = _row_sum(u, k) / k, scale = -kappa
     for j in range(k):
         u[j] = (u[j] - mean) * scale
 
