@@ -342,9 +342,10 @@ def _verdict(ok):
     return "met" if ok else "NOT met"
 
 
-def _rows_table(rows, by_estimator=False, with_data=False):
+def _rows_table(rows, by_estimator=False, with_data=False, with_c=False):
     head = (["estimator"] if by_estimator else ["data", "C"]) + (["data"] if with_data
-                                                                  else []) + [
+                                                                  else []) + (
+        ["C"] if with_c else []) + [
         "n", "fits", "one fit (ms)", "before (ms)", "after (ms)", "x one fit: before / after",
         "Platt (ms)", "x Platt: before / after", "score after (Platt)", "largest diff",
         "argmax = predict"]
@@ -354,7 +355,8 @@ def _rows_table(rows, by_estimator=False, with_data=False):
         score = (f"MAE {a['mae']:.4f} ({r['platt']['mae']:.4f})" if "mae" in a
                  else f"log loss {a['log_loss']:.4f} ({r['platt']['log_loss']:.4f})")
         body.append(([r["estimator"]] if by_estimator else [r["data"], f"{r['C']:g}"])
-                    + ([r["data"]] if with_data else []) + [
+                    + ([r["data"]] if with_data else []) + ([f"{r['C']:g}"] if with_c
+                                                            else []) + [
             f"{r['n']:,}", f"{a['n_fits']}", f"{1e3 * one:.1f}", f"{1e3 * b['cpu']:.1f}",
             f"{1e3 * a['cpu']:.1f}", f"{b['cpu'] / one:.1f}x / {a['cpu'] / one:.1f}x",
             f"{1e3 * r['platt_cpu']:.0f}",
@@ -363,12 +365,14 @@ def _rows_table(rows, by_estimator=False, with_data=False):
     return markdown_table(head, body)
 
 
-def _targets(rows, by_estimator=False):
+def _targets(rows, by_estimator=False, with_c=False):
     lines = []
     for r in rows:
         a, one = r["after"], r["one_fit"]
         what = (f"{r['estimator']} on {r['data']}" if by_estimator
                 else f"{r['data']} (n = {r['n']:,}, C = {r['C']:g})")
+        if by_estimator and with_c:
+            what += f" (C = {r['C']:g})"
         lines.append(f"- {what}: {a['cpu'] / one:.1f}x one fit "
                      f"({_verdict(a['cpu'] <= 10 * one)}), {a['cpu'] / r['platt_cpu']:.2f}x "
                      f"Platt ({_verdict(a['cpu'] <= 2 * r['platt_cpu'])}), probabilities "
@@ -543,8 +547,9 @@ def _profiled_section(res, before, parts, estimators=False):
     """The text of a section of :func:`_profiled_runs`: conditions (``before``: what
     'before' is), the profile over ``parts``, the tables and the targets."""
     head = "\n\n#### WestonWatkinsMSVM and AngleBasedMSVM\n\n" + _rows_table(
-        res["estimators"], by_estimator=True, with_data=True) if estimators else ""
-    tail = "\n" + _targets(res["estimators"], by_estimator=True) if estimators else ""
+        res["estimators"], by_estimator=True, with_data=True, with_c=True) if estimators else ""
+    tail = ("\n" + _targets(res["estimators"], by_estimator=True, with_c=True) if estimators
+            else "")
     return (
         _conditions(res, "three", before)
         + "#### Where the time of a probability fit goes (ReinforcedMSVM, CPU ms per "
