@@ -21,6 +21,12 @@ against the builder at the first levels of a state, :meth:`LevelState._verified`
 warm start, penalty rho, seed (drawn per level from the chain's ``random_state``), plan and
 row source, so the same solves and the same intercepts.
 
+Around the compiled solve a level's work is two compiled calls (msvm/_core/_level_loop.pyx,
+:meth:`LevelState._compiled_solve`, ``COMPILED_LEVELS``): the rows whose slot sums moved
+from the previous level's solution to this level's start (``moved_scores``), and of the
+solution the exact intercepts, the coefficients V, the support and the settled test in one
+pass (``level_tail``); the same values as the Python step, bit for bit.
+
 Where it applies (:func:`applies`): a model whose fit is its one convex solve
 (``BaseMSVM._fit_dual`` and ``_fit_model`` as they are), kernel rows computed in the core
 (not the linear kernel or an approximate kernel's explicit features, not a Gram matrix

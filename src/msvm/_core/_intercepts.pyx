@@ -14,7 +14,9 @@
 # search.  At 400 samples and k = 3 the Python search took 90 to 200 us of a weighted
 # probability refit (its NumPy calls on arrays of a few hundred values), the compiled one a
 # few us.  The union of the candidates is scanned in increasing order with one pointer per
-# slot (the test is nondecreasing in lam), O(n k) in all.
+# slot (the test is nondecreasing in lam), O(n k) in all.  ``slot_search`` (declared in
+# _intercepts.pxd) is the search on C arrays, which ``plain_slot_search`` and the probability
+# chains' compiled level step (_level_loop.pyx) call.
 
 import numpy as np
 from libc.math cimport isfinite, INFINITY, fabs
