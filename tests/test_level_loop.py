@@ -314,3 +314,23 @@ def test_lean_top_fits_switch_gives_the_same_probabilities(name, params, monkeyp
         out[lean] = est
     assert np.array_equal(out[True].predict_proba(X), out[False].predict_proba(X))
     assert out[True].n_probability_fits_ == out[False].n_probability_fits_
+
+
+def test_level_tail_stays_interruptible():
+    """The compiled level step polls Python's signal handlers: a signal during one long
+    call interrupts it from inside (its frame in the traceback), as Ctrl-C would."""
+    from msvm._problem import reinforced_problem
+    from _signals import Alarm, alarm_after
+
+    rng = np.random.default_rng(0)
+    n, k = 400_000, 3
+    y = rng.integers(0, k, n)
+    problem = reinforced_problem(y, k, np.ones(n), 0.5)
+    alpha = problem.clip_feasible(rng.uniform(0.0, 1.0, problem.n_vars))
+    F = rng.normal(size=(n, k))
+    is_label = (y == 0).view(np.uint8)
+    with pytest.raises(Alarm) as caught:
+        with alarm_after(0.002, clock="cpu"):
+            for _ in range(50):
+                level_tail(problem, alpha, F, np.zeros(k), True, is_label)
+    assert any(entry.name.endswith("level_tail") for entry in caught.traceback)

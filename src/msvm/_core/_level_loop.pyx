@@ -26,7 +26,8 @@
 # rounding of the slopes between them; where two tied breakpoints of a slot have different
 # rises, or a breakpoint is NaN, ``level_tail`` leaves the intercepts to the Python step
 # (None), as it does wherever the compiled search does not apply (k >= 8, a slope or b0
-# not finite, no candidate: ``plain_slot_search``'s rule).
+# not finite, no candidate: ``plain_slot_search``'s rule).  The passes count their work and
+# poll Python's signal handlers (``tick``, as the solver's loops do): Ctrl-C stays prompt.
 
 import numpy as np
 from libc.math cimport isfinite
@@ -36,6 +37,16 @@ from libc.string cimport memcpy
 from ._types cimport Prob, v_s1, v_c1, v_s2, v_c2, v_lin, v_lo, v_hi, v_grp
 from ._problem cimport ProblemArrays
 from ._intercepts cimport Slot, slot_search
+from ._signals cimport tick, reraise
+
+# status of an interrupted pass (a signal handler ran: its exception is raised once the work
+# arrays are freed, as the solver does)
+DEF INTERRUPTED = -2
+# the work counted per variable of a pass and per breakpoint sorted, in the solver's units
+# (about a multiply-add; a check every CHECK_WORK units): a pass over a variable costs some
+# 20 ns here, a breakpoint's share of the sort some 60 ns
+DEF VAR_WORK = 16
+DEF SORT_WORK = 64
 
 # below this many slots the compiled search's sums are NumPy's (``_intercepts.pyx``)
 DEF PLAIN_SUM_SLOTS = 8
@@ -68,7 +79,8 @@ cdef double _row_sum(const double* u, int k) noexcept nogil:
     pairwise and the rest added one after another; above, the two halves (the first a
     multiple of 8) summed so and added."""
     cdef int i, j, half
-    cdef double total, r[8]
+    cdef double total
+    cdef double r[8]
     if k < 8:
         total = 0.0
         for i in range(k):
@@ -110,7 +122,8 @@ def moved_scores(problem, const double[::1] alpha, const double[::1] alpha_now,
     cdef const Prob* p = &pa.p
     cdef int i, j, k = p.k, m = 0
     cdef double d
-    cdef bint moved
+    cdef bint moved, interrupted = False
+    cdef long long work = 0
     if alpha.shape[0] != p.nv or alpha_now.shape[0] != p.nv:
         raise ValueError("alpha does not match the problem")
     rows = np.empty(p.n, dtype=np.int32)
@@ -138,7 +151,12 @@ def moved_scores(problem, const double[::1] alpha, const double[::1] alpha_now,
             if moved:
                 r[m] = i
                 m += 1
+            if tick(&work, VAR_WORK * (p.ptr[i + 1] - p.ptr[i]) + k):
+                interrupted = True
+                break
     free(u)
+    if interrupted:
+        reraise()
     return rows[:m], dU[:m]
 
 
@@ -195,10 +213,10 @@ cdef void _merge_sort(Breakpoint* a, Breakpoint* tmp, Py_ssize_t m) noexcept nog
 
 
 cdef int _exact_intercepts(const Prob* p, const double[:, :] F, const double* b0,
-                           double* b) noexcept nogil:
+                           double* b, long long* work) noexcept nogil:
     """The exact intercepts of the slot functions h = -kappa F P into ``b``: 1; 0 where the
     Python step decides (a NaN breakpoint, tied breakpoints of different rises, the
-    compiled search's own refusals); -1: no memory."""
+    compiled search's own refusals); -1: no memory; INTERRUPTED: a signal handler ran."""
     cdef int i, v, j, k = p.k, status = 0
     cdef Py_ssize_t n_bp = p.nv, c, at
     cdef double sig, cv
@@ -206,17 +224,17 @@ cdef int _exact_intercepts(const Prob* p, const double[:, :] F, const double* b0
     cdef double* cum = <double*> malloc((n_bp + k) * sizeof(double) + 1)
     cdef double* t = <double*> malloc(n_bp * sizeof(double) + 1)
     cdef Py_ssize_t* start = <Py_ssize_t*> malloc((2 * k + 1) * sizeof(Py_ssize_t))
-    cdef double* work = <double*> malloc(2 * k * sizeof(double) + 1)
+    cdef double* scratch = <double*> malloc(2 * k * sizeof(double) + 1)
     cdef Slot* slots = <Slot*> malloc(k * sizeof(Slot) + 1)
     cdef Py_ssize_t* fill
     cdef double* h
     cdef double* base
-    if (bp == NULL or cum == NULL or t == NULL or start == NULL or work == NULL
+    if (bp == NULL or cum == NULL or t == NULL or start == NULL or scratch == NULL
             or slots == NULL):
         status = -1
     else:
         fill = start + k + 1
-        h, base = work, work + k
+        h, base = scratch, scratch + k
         # slot j's breakpoints at bp[start[j]:start[j + 1]], in the order of the variables
         for j in range(k + 1):
             start[j] = 0
@@ -242,11 +260,17 @@ cdef int _exact_intercepts(const Prob* p, const double[:, :] F, const double* b0
                     status = 0
                 base[j] += v_lo(p, v) if sig > 0.0 else -v_hi(p, v)
                 fill[j] += 1
+            if tick(work, VAR_WORK * (p.ptr[i + 1] - p.ptr[i]) + k):
+                status = INTERRUPTED
+                break
         for j in range(k):
             if status != 1:
                 break
             c = start[j + 1] - start[j]
             _merge_sort(&bp[start[j]], &bp[n_bp], c)
+            if tick(work, SORT_WORK * c):
+                status = INTERRUPTED
+                break
             # cum[start[j] + j: ...]: the slot's m + 1 cumulative slopes
             at = start[j] + j
             cum[at] = 0.0
@@ -265,7 +289,7 @@ cdef int _exact_intercepts(const Prob* p, const double[:, :] F, const double* b0
             slots[j].cum = &cum[at]
             slots[j].m = c
         for j in range(k):
-            if not isfinite(b0[j]):
+            if status == 1 and not isfinite(b0[j]):
                 status = 0
         if status == 1:
             status = slot_search(slots, k, b0, b)
@@ -273,15 +297,16 @@ cdef int _exact_intercepts(const Prob* p, const double[:, :] F, const double* b0
     free(cum)
     free(t)
     free(start)
-    free(work)
+    free(scratch)
     free(slots)
     return status
 
 
-cdef void _level_arrays(const Prob* p, const double* alpha, const unsigned char* is_label,
-                        double* V, unsigned char* support, bint* settled,
-                        double* group_sums) noexcept nogil:
-    """V = -kappa U P (n, k), the support and the settled test of a level's solution."""
+cdef int _level_arrays(const Prob* p, const double* alpha, const unsigned char* is_label,
+                       double* V, unsigned char* support, bint* settled,
+                       double* group_sums, long long* work) noexcept nogil:
+    """V = -kappa U P (n, k), the support and the settled test of a level's solution: 0;
+    INTERRUPTED where a signal handler ran."""
     cdef int i, v, g, k = p.k
     cdef double a, lo, hi
     cdef bint moving
@@ -309,6 +334,9 @@ cdef void _level_arrays(const Prob* p, const double* alpha, const unsigned char*
                 moving = True
         if moving and is_label[i]:
             settled[0] = False
+        if tick(work, VAR_WORK * (p.ptr[i + 1] - p.ptr[i]) + k):
+            return INTERRUPTED
+    return 0
 
 
 def level_tail(problem, const double[::1] alpha, const double[:, :] F, const double[::1] b0,
@@ -347,6 +375,7 @@ def level_tail(problem, const double[::1] alpha, const double[:, :] F, const dou
     cdef const Prob* p = &pa.p
     cdef int k = p.k, status = 0
     cdef bint settled = True
+    cdef long long work = 0
     if (alpha.shape[0] != p.nv or F.shape[0] != p.n or F.shape[1] != k
             or b0.shape[0] != k or is_label.shape[0] != p.n):
         raise ValueError("the level's arrays do not match the problem")
@@ -360,12 +389,14 @@ def level_tail(problem, const double[::1] alpha, const double[:, :] F, const dou
     if sums == NULL:
         raise MemoryError()
     with nogil:
-        _level_arrays(p, &alpha[0] if p.nv else NULL, &is_label[0] if p.n else NULL,
-                      &v_view[0, 0] if p.n else NULL, &s_view[0] if p.n else NULL,
-                      &settled, sums)
-        if exact and 0 < k < PLAIN_SUM_SLOTS and p.equality:
-            status = _exact_intercepts(p, F, &b0[0], &b_view[0])
+        status = _level_arrays(p, &alpha[0] if p.nv else NULL, &is_label[0] if p.n else NULL,
+                               &v_view[0, 0] if p.n else NULL, &s_view[0] if p.n else NULL,
+                               &settled, sums, &work)
+        if status == 0 and exact and 0 < k < PLAIN_SUM_SLOTS and p.equality:
+            status = _exact_intercepts(p, F, &b0[0], &b_view[0], &work)
     free(sums)
+    if status == INTERRUPTED:
+        reraise()
     if status < 0:
         raise MemoryError()
     return (b if status == 1 else None), V, support, bool(settled)
