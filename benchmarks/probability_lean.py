@@ -18,6 +18,13 @@ Round 14, later (section 9e, ``--only 9e``): the rest of the fixed cost, cheaper
 same numbers (the held-out blocks' distances without scikit-learn's input checks, the drift
 test of a row source found once): the same profile and table, before (main d3d7ab4,
 restored by :func:`main_d3d7ab4`) and after.
+
+Round 15 (section 9f, ``--only 9f``): a lean level's work around its compiled solve in
+compiled calls (msvm/_core/_level_loop.pyx: the scores moved to the start; the exact
+intercepts, coefficients, support and settled test of the solution) and the top fits at
+the calibration's 3 C as lean steps: the same profile before (main 080c064:
+:func:`python_levels`) and after, and the before / after table of ReinforcedMSVM on the
+sets and of WestonWatkinsMSVM and AngleBasedMSVM on wine, breast cancer and the examples.
 """
 
 import contextlib
@@ -335,9 +342,10 @@ def _verdict(ok):
     return "met" if ok else "NOT met"
 
 
-def _rows_table(rows, by_estimator=False, with_data=False):
+def _rows_table(rows, by_estimator=False, with_data=False, with_c=False):
     head = (["estimator"] if by_estimator else ["data", "C"]) + (["data"] if with_data
-                                                                  else []) + [
+                                                                  else []) + (
+        ["C"] if with_c else []) + [
         "n", "fits", "one fit (ms)", "before (ms)", "after (ms)", "x one fit: before / after",
         "Platt (ms)", "x Platt: before / after", "score after (Platt)", "largest diff",
         "argmax = predict"]
@@ -347,7 +355,8 @@ def _rows_table(rows, by_estimator=False, with_data=False):
         score = (f"MAE {a['mae']:.4f} ({r['platt']['mae']:.4f})" if "mae" in a
                  else f"log loss {a['log_loss']:.4f} ({r['platt']['log_loss']:.4f})")
         body.append(([r["estimator"]] if by_estimator else [r["data"], f"{r['C']:g}"])
-                    + ([r["data"]] if with_data else []) + [
+                    + ([r["data"]] if with_data else []) + ([f"{r['C']:g}"] if with_c
+                                                            else []) + [
             f"{r['n']:,}", f"{a['n_fits']}", f"{1e3 * one:.1f}", f"{1e3 * b['cpu']:.1f}",
             f"{1e3 * a['cpu']:.1f}", f"{b['cpu'] / one:.1f}x / {a['cpu'] / one:.1f}x",
             f"{1e3 * r['platt_cpu']:.0f}",
@@ -356,12 +365,14 @@ def _rows_table(rows, by_estimator=False, with_data=False):
     return markdown_table(head, body)
 
 
-def _targets(rows, by_estimator=False):
+def _targets(rows, by_estimator=False, with_c=False):
     lines = []
     for r in rows:
         a, one = r["after"], r["one_fit"]
         what = (f"{r['estimator']} on {r['data']}" if by_estimator
                 else f"{r['data']} (n = {r['n']:,}, C = {r['C']:g})")
+        if by_estimator and with_c:
+            what += f" (C = {r['C']:g})"
         lines.append(f"- {what}: {a['cpu'] / one:.1f}x one fit "
                      f"({_verdict(a['cpu'] <= 10 * one)}), {a['cpu'] / r['platt_cpu']:.2f}x "
                      f"Platt ({_verdict(a['cpu'] <= 2 * r['platt_cpu'])}), probabilities "
@@ -517,25 +528,88 @@ def _drift_at_every_solve(sequence):
 def bench_fixed_cost(quick):
     """Section 9e: the profile of a probability fit on small data, before (main d3d7ab4)
     and after (this branch), and the before / after table of ReinforcedMSVM on the sets."""
+    return _profiled_runs("9e", quick, LEVEL_PARTS, main_d3d7ab4, set(), ())
+
+
+def _profiled_runs(tag, quick, parts, before, estimator_sets, estimator_names):
+    """:func:`_section_runs` with the profile over ``parts`` (a PARTS tuple), before
+    (``before``) and after."""
     saved = globals()["PARTS"]
-    globals()["PARTS"] = LEVEL_PARTS
+    globals()["PARTS"] = parts
     try:
-        return _section_runs("9e", quick, functools.partial(part_times, before=main_d3d7ab4),
-                             main_d3d7ab4, set(), ())
+        return _section_runs(tag, quick, functools.partial(part_times, before=before),
+                             before, estimator_sets, estimator_names)
     finally:
         globals()["PARTS"] = saved
 
 
-def render_fixed_cost(res):
+def _profiled_section(res, before, parts, estimators=False):
+    """The text of a section of :func:`_profiled_runs`: conditions (``before``: what
+    'before' is), the profile over ``parts``, the tables and the targets."""
+    head = "\n\n#### WestonWatkinsMSVM and AngleBasedMSVM\n\n" + _rows_table(
+        res["estimators"], by_estimator=True, with_data=True, with_c=True) if estimators else ""
+    tail = ("\n" + _targets(res["estimators"], by_estimator=True, with_c=True) if estimators
+            else "")
     return (
-        _conditions(res, "three", "main d3d7ab4 restored in this process "
-                    "(`benchmarks.probability_lean.main_d3d7ab4`: "
-                    "`msvm._kernels.FAST_DISTANCES` off and the drift test of a row "
-                    "source at every solve), 'after' this branch")
+        _conditions(res, "three", before)
         + "#### Where the time of a probability fit goes (ReinforcedMSVM, CPU ms per "
         "probability fit, the mean of 5; exclusive time of each part, measured through "
         "wrappers, which add about 2 us a call)\n\n"
-        + _profile_table(res["profile"], LEVEL_PARTS) + "\n\n" + _floor_lines(res["profile"])
+        + _profile_table(res["profile"], parts) + "\n\n" + _floor_lines(res["profile"])
         + "\n\n#### Before and after (ReinforcedMSVM)\n\n" + _rows_table(res["rows"])
+        + head
         + "\n\nTargets of issue 25 (at most 10x one fit, at most 2x Platt; log loss and MAE "
-        "limits hold wherever the probabilities are identical):\n\n" + _targets(res["rows"]))
+        "limits hold wherever the probabilities are identical):\n\n" + _targets(res["rows"])
+        + tail)
+
+
+def render_fixed_cost(res):
+    return _profiled_section(res, "main d3d7ab4 restored in this process "
+                             "(`benchmarks.probability_lean.main_d3d7ab4`: "
+                             "`msvm._kernels.FAST_DISTANCES` off and the drift test of a row "
+                             "source at every solve), 'after' this branch", LEVEL_PARTS)
+
+
+# --------------------------------------------------- 9f. the level's work compiled
+@contextlib.contextmanager
+def python_levels():
+    """msvm's probability fit as on main 080c064 in this process: a lean level's scores
+    moved and its solution formed by the Python step (``msvm._level_chain.COMPILED_LEVELS``
+    off), the top fits at the calibration's 3 C refits of their own
+    (``msvm._probability.LEAN_TOP_FITS`` off).  The same probabilities bit for bit."""
+    from msvm import _level_chain, _probability
+
+    with module_settings((_level_chain, "COMPILED_LEVELS", False),
+                         (_probability, "LEAN_TOP_FITS", False)):
+        yield
+
+
+LOOP_PARTS = (  # LEVEL_PARTS with the compiled level step's calls
+    *LEVEL_PARTS[:5],
+    ("msvm._level_chain", "level_tail", "compiled level tail (intercepts, V, support, "
+                                        "settled)"),
+    ("msvm._level_chain", "moved_scores", "compiled moved rows of the scores"),
+    ("msvm._level_chain.LevelState", "_compiled_solve", "rest of a compiled level's solve"),
+    ("msvm._probability", "_lean_top", "top fit as a lean step (rest)"),
+    *LEVEL_PARTS[5:],
+)
+LOOP_SETS = {(name, C) for name in ("wine", "breast cancer", "example 4.1.1",
+                                    "example 4.1.2") for C in (1.0, 10.0)}
+
+
+def bench_level_loop(quick):
+    """Section 9f: the profile of a probability fit on small data, before (main 080c064's
+    Python level step) and after (the compiled one), and the before / after tables of
+    ReinforcedMSVM on the sets and of WestonWatkinsMSVM and AngleBasedMSVM on wine, breast
+    cancer and the examples at C = 1 and 10."""
+    return _profiled_runs("9f", quick, LOOP_PARTS, python_levels, LOOP_SETS,
+                          ("WestonWatkinsMSVM", "AngleBasedMSVM"))
+
+
+def render_level_loop(res):
+    return _profiled_section(res, "main 080c064 restored in this process "
+                             "(`benchmarks.probability_lean.python_levels`: "
+                             "`msvm._level_chain.COMPILED_LEVELS` and "
+                             "`msvm._probability.LEAN_TOP_FITS` off), 'after' this branch's "
+                             "compiled level step and lean top fits", LOOP_PARTS,
+                             estimators=True)

@@ -63,8 +63,9 @@ import warnings
 
 import numpy as np
 
-from benchmarks.probability_lean import (bench_fixed_cost, bench_lean_levels,
+from benchmarks.probability_lean import (bench_fixed_cost, bench_lean_levels, bench_level_loop,
                                          bench_level_steps, render_fixed_cost,
+                                         render_level_loop,
                                          render_lean_levels, render_level_steps)
 from benchmarks.probability_paths import bench_paths, render_paths
 from benchmarks.harness import (fmt, markdown_table, pendigits_split, sectioned_main,
@@ -1207,11 +1208,20 @@ SETUPS["9e"] = (
     "once per source instead of twice per solve; then the probability fit before and after "
     "on the sets of section 9b (ReinforcedMSVM). Written by "
     "`benchmarks/probability_lean.py`.")
+SETUPS["9f"] = (
+    "9f. A lean level's work around its solve compiled (issue 25 item 1, round 15)",
+    "Where a probability fit's CPU time goes on wine, breast cancer and example 4.1.1 (as in "
+    "section 9c) before (main 080c064: the Python level step) and after (the scores moved "
+    "to a level's start and its exact intercepts, coefficients, support and settled test "
+    "formed in compiled calls, msvm/_core/_level_loop.pyx); then the probability fit "
+    "before and after on the sets of section 9b (ReinforcedMSVM) and WestonWatkinsMSVM and "
+    "AngleBasedMSVM on wine, breast cancer and the examples 4.1.1 and 4.1.2 at C = 1 and "
+    "10. Written by `benchmarks/probability_lean.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
           "7": render_settled, "8": render_shared_rows, "9": render_lean_refits,
           "9b": render_lean_levels, "9c": render_level_steps,
-          "9d": render_paths, "9e": render_fixed_cost}
+          "9d": render_paths, "9e": render_fixed_cost, "9f": render_level_loop}
 
 
 def render_report(data):
@@ -1248,7 +1258,8 @@ def main(argv=None):
                            "5": bench_approx, "6": bench_fold_cap, "7": bench_settled,
                            "8": bench_shared_rows, "9": bench_lean_refits,
                            "9b": bench_lean_levels, "9c": bench_level_steps,
-                           "9d": bench_paths, "9e": bench_fixed_cost},
+                           "9d": bench_paths, "9e": bench_fixed_cost,
+                           "9f": bench_level_loop},
                           SETUPS, RENDER, render_report)
 
 

@@ -21,6 +21,12 @@ against the builder at the first levels of a state, :meth:`LevelState._verified`
 warm start, penalty rho, seed (drawn per level from the chain's ``random_state``), plan and
 row source, so the same solves and the same intercepts.
 
+Around the compiled solve a level's work is two compiled calls (msvm/_core/_level_loop.pyx,
+:meth:`LevelState._compiled_solve`, ``COMPILED_LEVELS``): the rows whose slot sums moved
+from the previous level's solution to this level's start (``moved_scores``), and of the
+solution the exact intercepts, the coefficients V, the support and the settled test in one
+pass (``level_tail``); the same values as the Python step, bit for bit.
+
 Where it applies (:func:`applies`): a model whose fit is its one convex solve
 (``BaseMSVM._fit_dual`` and ``_fit_model`` as they are), kernel rows computed in the core
 (not the linear kernel or an approximate kernel's explicit features, not a Gram matrix
@@ -35,16 +41,26 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ._core._level_loop import level_tail, moved_scores
+from ._core._solver import add_scores
 from ._dask import is_dask_collection
+from ._plan import SolveStep
 from ._products import times_small
-from ._sequence import CONVERGED, path_start
-from ._snapshot import level_solution, output_map, support_rows
+from ._sequence import CONVERGED, ROUNDING, SOLVER_STOP_REASONS, path_start
+from ._snapshot import (_Solution, exact_intercepts_in_place, intercept_solver,
+                        level_solution, output_map, support_rows, training_scores)
 from ._validation import class_weight_factors
 from ._warm_start import KeptRows
 
 # The chains of the models where it applies run as lean steps (False: the refits of main
 # 10578f8, the same probabilities bit for bit: tests and the benchmark's "before").
 LEAN_STEPS = True
+# A lean step's work around its compiled solve (the scores moved to its start; the exact
+# intercepts, coefficients, support and settled test of its solution) in one compiled call
+# each (msvm/_core/_level_loop.pyx), where :meth:`LevelState._compiled_applies`; False: the
+# Python of main 080c064 (the same probabilities bit for bit: tests and the benchmark's
+# "before").
+COMPILED_LEVELS = True
 # The bounds set in place are compared with the model's own builder at this many first
 # steps of a state; a difference makes the state build the problem at every level.
 VERIFIED_STEPS = 2
@@ -98,6 +114,12 @@ class LevelState:
                               class_weight_factors(est.class_weight, est.classes_, y_enc))
         self.seeds = {}     # the seed of an integer random_state (the same at every level)
         self.prototype = self._prototype()
+        # the settled test and the support of the last step's solution, where the compiled
+        # level step made them (None: the caller's ``msvm._probability._settled``, the
+        # problem's ``support_mask``)
+        self.settled = self.support = None
+        self._compiled = None   # whether the compiled level step applies (found once)
+        self._inner, self._plans = None, {}     # the kept problem's solver, recorded plans
 
     def _prototype(self):
         """The unfitted part of every level's fit: the estimator with its input attributes
@@ -175,15 +197,17 @@ class LevelState:
                                      "or rescale sample_weight.")
 
     # ------------------------------------------------------------------ a level
-    def step(self, level_sw, start, random_state):
+    def step(self, level_sw, start, random_state, is_label=None):
         """Solve the dual at the sample weights ``level_sw`` from ``start`` (a
         ``DualStart``: the previous level's, or the chains' start fit's), on the kept row
         source, as the refit ``BaseMSVM._fit_dual`` makes (its ``_start``); the level's
         solution (``msvm._snapshot.level_solution``).  The seed is drawn from
-        ``random_state`` (the chain's), as every refit's new sequence drew it."""
+        ``random_state`` (the chain's), as every refit's new sequence drew it.  With
+        ``is_label`` (boolean, the samples of the chain's class) and where it applies
+        (:meth:`_compiled_applies`), the solve and its solution go through the compiled
+        level step (:meth:`_compiled_solve`), which also sets ``settled``."""
         est, sequence = self.est, self.sequence
         problem = self.problem_at(self._weights(level_sw))
-        alpha0, mu0 = np.zeros(problem.n_vars), np.zeros(self.k)
         if start is not None and start.fits(problem):
             # at the same C the start itself (``path_start``: a copy, which
             # ``clip_feasible`` makes)
@@ -192,15 +216,106 @@ class LevelState:
                 alpha0 = path_start(problem, start.alpha, start.C, est.C_)
                 if sequence.problem is not None:
                     sequence.scale(est.C_ / start.C)
+        else:
+            alpha0, mu0 = np.zeros(problem.n_vars), np.zeros(self.k)
         alpha0 = problem.clip_feasible(alpha0)
         if sequence.rho is None:
             sequence._fix_penalty_and_seed(problem)      # rho, fixed for the state
         sequence.plan, sequence.stop_reasons = self.plan, []
         sequence.seed = self._seed(random_state)
-        sol = sequence.solve(problem, alpha0, mu0 - mu0.mean(), copy=False)
+        self.settled = self.support = None
+        if is_label is not None and self._compiled_applies():
+            sol = self._compiled_solve(problem, alpha0, mu0 - mu0.mean(), is_label)
+        else:
+            sol = sequence.solve(problem, alpha0, mu0 - mu0.mean(), copy=False)
         est.converged_ = sequence.stop_reason() == CONVERGED
+        if self.settled is not None:
+            self.settled = self.settled and est.converged_
         est._row_state = KeptRows(None, self.src, problem, sol.alpha)     # ``_settled``
         return sol
+
+    # ------------------------------------------------------------ the compiled level step
+    def _compiled_applies(self):
+        """Whether a level's solve is the plain one that :meth:`_compiled_solve` makes: kernel
+        rows computed in the core (no explicit features, so no primal start and no
+        'dual first' budget), whose scores cannot drift (``DualSequence._scores_can_drift``:
+        no certification on fresh scores, no refresh at the end); with
+        ``COMPILED_LEVELS``."""
+        if self._compiled is None:
+            sequence = self.sequence
+            self._compiled = (sequence.features is None and self.src.weights is None
+                              and type(self.src).__name__ != "GramRows"
+                              and not sequence._scores_can_drift())
+        return COMPILED_LEVELS and self._compiled
+
+    def _compiled_solve(self, problem, alpha, mu, is_label):
+        """``DualSequence.solve`` of a level where :meth:`_compiled_applies` (the same solver
+        runs, finishing steps and record), with the scores moved to the start by
+        ``moved_scores`` and the level's solution formed by ``level_tail``
+        (msvm/_core/_level_loop.pyx): the values of ``move_to`` and
+        ``msvm._snapshot.level_solution``, bit for bit, and the settled test of the
+        chain's class ``is_label`` (``settled``)."""
+        sequence = self.sequence
+        alpha = np.require(alpha, dtype=np.float64, requirements=["C", "W"])
+        mu = np.array(mu, dtype=np.float64)
+        self._move_scores(problem, alpha)
+        method, working_set = self._inner_solver(problem)
+        alpha, mu, result, finished, late = sequence._solve_and_finish(
+            problem, alpha, mu, sequence.tol, False, method, working_set)
+        sequence.plan = self._recorded(method, working_set, finished, late)
+        sequence.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
+        sol = self._level_solution(problem, alpha, mu, int(result.n_iter),
+                                   float(result.residual), is_label)
+        sequence._warn_if_stopped_early(result.status, result.residual, result.gap,
+                                        sequence.tol, sol.gap)
+        return sol
+
+    def _inner_solver(self, problem):
+        """``SolvePlan.inner_solver`` of the state's plan: found once for the kept problem
+        (the solver's choice reads the row source and the directions, not the bounds)."""
+        if problem is not self.problem or self.unit is None:
+            return self.plan.inner_solver(self.src, problem)
+        if self._inner is None:
+            self._inner = self.plan.inner_solver(self.src, problem)
+        return self._inner
+
+    def _recorded(self, method, working_set, finished, late):
+        """The state's plan with a level's solve recorded (``SolvePlan.record``): one
+        frozen plan per kind of solve, shared by the levels that ran it."""
+        key = (method, working_set, finished, late)
+        if key not in self._plans:
+            self._plans[key] = self.plan.record(SolveStep(method, working_set, False,
+                                                          finished, late))
+        return self._plans[key]
+
+    def _move_scores(self, problem, alpha):
+        """``DualSequence.move_to(problem, alpha)``, compiled where the sequence is at a dual
+        of the same kept problem (every level after the state's first)."""
+        sequence = self.sequence
+        if sequence.problem is not problem:
+            sequence.move_to(problem, alpha)
+            return
+        rows, dU = moved_scores(problem, alpha, np.ascontiguousarray(sequence.alpha,
+                                                                     dtype=np.float64),
+                                ROUNDING)
+        if len(rows):
+            add_scores(self.src, rows, dU)
+        sequence.problem, sequence.alpha = problem, alpha
+
+    def _level_solution(self, problem, alpha, mu, n_iter, resid, is_label):
+        """``msvm._snapshot.level_solution`` by ``level_tail`` (its intercepts by the Python
+        step where the compiled one leaves them), and the settled test (``settled``)."""
+        solver = intercept_solver(self.est, problem)
+        b0 = -mu
+        b_slot, V, self.support, self.settled = level_tail(
+            problem, alpha, self.src.scores, b0, solver == "exact",
+            np.asarray(is_label).view(np.uint8))
+        if b_slot is None:
+            b_slot = b0 if solver is None else exact_intercepts_in_place(
+                problem, training_scores(None, None, self.src), b0, solver)[1]
+        return _Solution(problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter,
+                         resid=resid, V=V, W=None, intercept=self.T @ b_slot, G=None,
+                         penalty=np.nan)
 
     def _seed(self, random_state):
         """The seed a new sequence draws from ``random_state``; for an integer, drawn once."""
@@ -216,7 +331,8 @@ class LevelState:
         intercepts, convergence; not the objective, duality gap or ``alpha_``."""
         fit = object.__new__(type(self.prototype))       # copy.copy without __reduce_ex__
         fit.__dict__.update(self.prototype.__dict__)
-        support = np.flatnonzero(sol.problem.support_mask(sol.alpha))
+        mask = sol.problem.support_mask(sol.alpha) if self.support is None else self.support
+        support = np.flatnonzero(mask)
         V, sol.V = sol.V, None
         fit.support_ = support
         fit.n_support_ = np.bincount(self.y_enc[support], minlength=self.k).astype(np.int32)

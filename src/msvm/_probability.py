@@ -358,6 +358,10 @@ CHAIN_GROUP_CLASSES = 5
 # without the attributes nobody reads.  False restores round 12's path (the same
 # probabilities: tests and the benchmark's "before").
 LEAN_LEVELS = True
+# The top fit of a task's chains at a C other than the own fit's (the calibration's 3 C) as
+# the first lean step of their state (round 15, ``_ChainRunner._top_inline``); False: a
+# refit of its own (the same probabilities: tests and the benchmark's "before").
+LEAN_TOP_FITS = True
 
 PROBABILITY_PARAMETER_CONSTRAINTS = {
     "probability": ["boolean"],
@@ -907,22 +911,60 @@ def _task_chains(template, start, X, y, sample_weight, levels, labels, features=
     return chains
 
 
-def _level_chains(template, start, X, y, sample_weight, levels, labels, checked=None):
+def _level_chains(template, start, X, y, sample_weight, levels, labels, checked=None,
+                  top=False):
     """:func:`_task_chains` as lean steps on one kept state (msvm/_level_chain.py): the
     dual problem built once for the group's chains, each level's bounds set in place, its
     solve warm-started from the previous level's dual on the kept row source, and of each
     level kept only what the bracketing reads (``LevelState.level_fit``).  The same
     iterates as the refits of :func:`_weighted_chain`, the same settled levels.
 
+    With ``top`` (``start`` is then the own fit, at another C than ``template``'s), the
+    unweighted fit at the template's C that the chains start from is the state's first
+    lean step (:func:`_lean_top`) instead of a refit of its own (:func:`_top_fit`).
+
     Returns
     -------
     chains : list of one chain (list of m fits, t_1 first) per label
+    top : the top fit (with ``top`` only)
     """
     est = _fresh_copy(template)
     est._plan_overrides = _chain_overrides(template, X, start)
     state = LevelState(est, X, y, sample_weight, checked)
-    return [_level_chain(state, template, start, y, sample_weight, levels, label)
-            for label in labels]
+    if top:
+        start = _lean_top(state, template, start, y, sample_weight)
+    chains = [_level_chain(state, template, start, y, sample_weight, levels, label)
+              for label in labels]
+    return (chains, start) if top else chains
+
+
+def _lean_top(state, template, own, y, sample_weight):
+    """The unweighted fit at the template's C warm-started from ``own`` (the own fit at
+    another C), as :func:`_top_fit` makes it, as the first lean step of ``state``: the same
+    start (the own fit's dual rescaled, ``path_start``), seed, plan and solve, so the same
+    solution; kept as a level's fit (``LevelState.level_fit``) that later fits start from
+    (``_warm_start_state``).  It saves the refit's model step and a second row source on
+    the same X (with its kernel rows computed again)."""
+    random_state = _fresh_copy(template).random_state
+    sol = state.step(sample_weight, own._warm_start_state(), random_state,
+                     np.zeros(len(y), dtype=bool))
+    start = DualStart(sol.alpha, sol.mu.copy(), state.est.C_, sol.problem.n_samples)
+    top = state.level_fit(sol)._start_from(start)
+    # the chains' first level forms its scores from scratch, as on the state of their own
+    # that they had when the top fit was a refit (the kernel-row cache is kept)
+    state.sequence.problem = None
+    return top
+
+
+def _chains_with_top(template, own, X, y, sample_weight, levels, labels, features=None,
+                     checked=None):
+    """(chains, top): :func:`_task_chains` of a task whose top fit is not the own fit and
+    runs as the first lean step of its chains' state (``_ChainRunner._top_inline``)."""
+    dtype = resolve_cache_dtype(template.cache_dtype, template.kernel, template.tol,
+                                template.C, sample_weight)
+    template = _with_params(template, cache_dtype=dtype)
+    return _level_chains(template, own, X, y, sample_weight, levels, labels, checked,
+                         top=True)
 
 
 def _level_chain(state, template, start, y, sample_weight, levels, label):
@@ -936,11 +978,15 @@ def _level_chain(state, template, start, y, sample_weight, levels, label):
     def step(t):
         nonlocal previous
         sol = state.step(sample_weight * np.where(is_label, 1.0 / t, 1.0), previous,
-                         random_state)
+                         random_state, is_label)
         previous = DualStart(sol.alpha, sol.mu.copy(), state.est.C_, sol.problem.n_samples)
         return state.level_fit(sol)
 
-    return _down_the_levels(levels, step, lambda: _settled(state.est, is_label))
+    def settled():
+        # the compiled level step's test where it made one (the same rule, its values)
+        return _settled(state.est, is_label) if state.settled is None else state.settled
+
+    return _down_the_levels(levels, step, settled)
 
 
 def _settled(est, is_label):
@@ -1152,18 +1198,37 @@ class _ChainRunner:
         brackets, the start of every chain of the task).
         """
         tops = [own if refit.C == own.C_ else None for refit, own, *_ in tasks]
-        need = [i for i, top in enumerate(tops) if top is None]
+        inline = [top is None and self._top_inline(task) for task, top in zip(tasks, tops)]
+        need = [i for i, top in enumerate(tops) if top is None and not inline[i]]
         shared = self._shared_features(tasks)
         top_fit = self.fits.top_fit
         for i, top in zip(need, self._run([(top_fit, *tasks[i], *shared[i]) for i in need])):
             tops[i] = top
-        calls = [(self.fits.task_chains, refit, top, X, y, sw, levels, labels, *features)
-                 for (refit, own, X, y, sw), top, features in zip(tasks, tops, shared)
+        calls = [(_chains_with_top if lean else self.fits.task_chains, refit,
+                  own if lean else top, X, y, sw, levels, labels, *features)
+                 for (refit, own, X, y, sw), top, features, lean in zip(tasks, tops, shared,
+                                                                         inline)
                  for labels in _class_groups(own.classes_)]
         results = iter(self._run(calls))
-        return [[chain + ([] if top is own else [top])
-                 for _ in _class_groups(own.classes_) for chain in next(results)]
-                for (_, own, *_), top in zip(tasks, tops)]
+        out = []
+        for (_, own, *_), top, lean in zip(tasks, tops, inline):
+            chains = []
+            for _ in _class_groups(own.classes_):
+                found = next(results)
+                if lean:
+                    found, top = found
+                chains += found
+            out.append([chain + ([] if top is own else [top]) for chain in chains])
+        return out
+
+    def _top_inline(self, task):
+        """Whether the top fit of ``task`` (refit template, own fit, X, y, sample_weight)
+        runs as the first lean step of its chains (:func:`_chains_with_top`): fits in
+        memory, the chains' lean steps apply, and one group of classes (one state; more
+        groups would each need the top as their start)."""
+        refit, own, X = task[:3]
+        return (LEAN_TOP_FITS and self.fits is self and len(_class_groups(own.classes_)) == 1
+                and level_steps_apply(refit, X))
 
     def _shared_features(self, tasks):
         """For each task, () for chunked fits, else (features, checked): the feature map

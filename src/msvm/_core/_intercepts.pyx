@@ -14,7 +14,9 @@
 # search.  At 400 samples and k = 3 the Python search took 90 to 200 us of a weighted
 # probability refit (its NumPy calls on arrays of a few hundred values), the compiled one a
 # few us.  The union of the candidates is scanned in increasing order with one pointer per
-# slot (the test is nondecreasing in lam), O(n k) in all.
+# slot (the test is nondecreasing in lam), O(n k) in all.  ``slot_search`` (declared in
+# _intercepts.pxd) is the search on C arrays, which ``plain_slot_search`` and the probability
+# chains' compiled level step (_level_loop.pyx) call.
 
 import numpy as np
 from libc.math cimport isfinite, INFINITY, fabs
@@ -24,12 +26,6 @@ from libc.stdlib cimport malloc, free
 DEF MAX_HALVINGS = 200
 # below this many slots the sums are the plain ones (``msvm._intercept.SCALAR_SHIFT_SLOTS``)
 DEF PLAIN_SUM_SLOTS = 8
-
-
-cdef struct Slot:
-    const double* t      # m sorted breakpoints
-    const double* cum    # m + 1 cumulative slopes
-    Py_ssize_t m
 
 
 cdef Py_ssize_t _search_right(const double* a, Py_ssize_t n, double x) noexcept nogil:
@@ -215,6 +211,43 @@ cdef double _slope_search(const Slot* s, int k, Py_ssize_t* pos, bint* found) no
     return _common_slope(s, k, lam_min, lam_max, pos, found)
 
 
+cdef int slot_search(const Slot* s, int k, const double* b0, double* b) noexcept nogil:
+    """The search of :func:`plain_slot_search` on C arrays: the intercepts into ``b`` (k);
+    1 where found and finite, 0 where the caller runs the Python search (no candidate,
+    intercepts that are not finite), -1 where the work arrays cannot be allocated.  The
+    slots' cum values must be finite and k below PLAIN_SUM_SLOTS (the caller checks)."""
+    cdef int j
+    cdef double lam, shift, y, total = 0.0
+    cdef bint found = False
+    cdef Py_ssize_t* pos = <Py_ssize_t*> malloc(2 * k * sizeof(Py_ssize_t)
+                                                + 2 * k * sizeof(double) + 1)
+    cdef double* bmin
+    cdef double* bmax
+    if pos == NULL:
+        return -1
+    bmin = <double*> (pos + 2 * k)
+    bmax = bmin + k
+    lam = _slope_search(s, k, pos, &found)
+    if not found:
+        free(pos)
+        return 0
+    for j in range(k):
+        _minimizer_interval(&s[j], lam, &bmin[j], &bmax[j])
+    shift = _common_shift(b0, bmin, bmax, k, 2.0 * (_largest_finite(b0, bmin, bmax, k) + 1.0))
+    for j in range(k):
+        y = b0[j] + shift                    # np.clip(y, bmin, bmax)
+        y = y if y > bmin[j] else bmin[j]
+        b[j] = y if y < bmax[j] else bmax[j]
+        if not isfinite(b[j]):
+            free(pos)
+            return 0
+    for j in range(k):
+        total += b[j]
+    b[_residue_slot(b, bmin, bmax, k)] -= total
+    free(pos)
+    return 1
+
+
 def plain_slot_search(list slots, const double[::1] b0):
     """The intercepts of ``msvm._intercept.slot_intercepts_from_breakpoints`` (the same
     bits), or None where the compiled search does not apply (8 or more slots, a slope or a
@@ -233,50 +266,27 @@ def plain_slot_search(list slots, const double[::1] b0):
     -------
     b : ndarray of shape (k,) or None
     """
-    cdef int k = len(slots), j
-    cdef double lam = 0.0, shift = 0.0, y, total = 0.0
-    cdef bint found = False
+    cdef int k = len(slots), j, status = 0
     cdef Slot* s
-    cdef Py_ssize_t* pos
     cdef double[::1] b
-    cdef double* bmin
-    cdef double* bmax
     if k < 1 or k >= PLAIN_SUM_SLOTS or b0.shape[0] != k:
         return None
     for j in range(k):
         if not isfinite(b0[j]):
             return None
     views = []
-    s = <Slot*> malloc(k * sizeof(Slot) + 2 * k * sizeof(Py_ssize_t)
-                       + 2 * k * sizeof(double) + 1)
+    s = <Slot*> malloc(k * sizeof(Slot) + 1)
     if s == NULL:
         raise MemoryError()
-    pos = <Py_ssize_t*> (s + k)
-    bmin = <double*> (pos + 2 * k)
-    bmax = bmin + k
+    out = np.empty(k)
+    b = out
     try:
         if not _kept_slots(slots, s, views):
             return None
         with nogil:
-            lam = _slope_search(s, k, pos, &found)
-            if found:
-                for j in range(k):
-                    _minimizer_interval(&s[j], lam, &bmin[j], &bmax[j])
-                shift = _common_shift(&b0[0], bmin, bmax, k,
-                                      2.0 * (_largest_finite(&b0[0], bmin, bmax, k) + 1.0))
-        if not found:
-            return None
-        out = np.empty(k)
-        b = out
-        for j in range(k):
-            y = b0[j] + shift                    # np.clip(y, bmin, bmax)
-            y = y if y > bmin[j] else bmin[j]
-            b[j] = y if y < bmax[j] else bmax[j]
-            if not isfinite(b[j]):
-                return None
-        for j in range(k):
-            total += b[j]
-        b[_residue_slot(&b[0], bmin, bmax, k)] -= total
-        return out
+            status = slot_search(s, k, &b0[0], &b[0])
+        if status < 0:
+            raise MemoryError()
+        return out if status == 1 else None
     finally:
         free(s)
