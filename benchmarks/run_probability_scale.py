@@ -42,12 +42,15 @@ this process, so that ratios are of the same run:
   scores and kernel rows are not computed afresh and a chain stops where it is settled;
   since round 15: a calibration fold's fits on an approximate kernel's features solve on
   them from the smoothed primal where the fold's box bound C n / 1,000 reaches
-  ``msvm._plan.REFIT_FOLD_MIN_BOUND``, ``msvm._plan.fold_overrides``;
+  ``msvm._plan.REFIT_FOLD_MIN_BOUND``, ``msvm._plan.fold_overrides``, and a weighted
+  refit's Newton steps compute dF = X s in single precision on the float32 features,
+  ``msvm._primal.SINGLE_STEPS``;
   in the sections of rounds 8 and 9, 'after' was the library of that round);
 - 'r14': the code path of main at the start of round 15 (080c064): ``msvm._plan.
   REFIT_FOLD_PRIMAL = False`` (a calibration fold's fits on the features' Gram rows, as a
-  fit from zero on 1,000 samples, whatever the weights n / 1,000 do to the box bound);
-  'before', 'main' and 'r11' have it too;
+  fit from zero on 1,000 samples, whatever the weights n / 1,000 do to the box bound) and
+  ``msvm._primal.SINGLE_STEPS = False`` (a weighted refit's Newton steps' dF = X s in double
+  precision); 'before', 'main' and 'r11' have both too;
 - 'unshared': as 'after' with every fit scoring the held-out and test inputs through its own
   phi(X) (the path before the shared-map scoring of round 8);
 - 'uncapped': as 'after' with the calibration folds' training parts not capped
@@ -184,9 +187,10 @@ def mode_switches(mode):
     saved = (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
              _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"],
              _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
-             _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL)
+             _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS)
     if mode in ("before", "main", "r11", "r14"):
         _plan.REFIT_FOLD_PRIMAL = False
+        _primal.SINGLE_STEPS = False
     if mode in ("before", "main", "r11"):
         _plan.PRIMAL_SLOT_ROUTE = False
         _primal.BALANCED_WARM_DESCENT = True
@@ -208,7 +212,7 @@ def mode_switches(mode):
          _plan.REFIT_DUAL_FIRST) = saved[:3]
         BaseMSVM._row_source_key = saved[3]
         (_plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
-         _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL) = saved[4:]
+         _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS) = saved[4:]
 
 
 def _no_kept_rows(key):
