@@ -22,15 +22,19 @@ ROUTE = {"rows": "explicit features", "primal_start": "on"}
 
 
 def test_the_rule_of_the_fold_route(monkeypatch):
-    """The route from REFIT_FOLD_MIN_BOUND up, for an approximate kernel only, never with the
-    switch off."""
+    """The route from REFIT_FOLD_MIN_BOUND up, for an approximate kernel whose features the
+    fold's samples outnumber PRIMAL_MIN_RATIO times (per row of a slot block) only, never
+    with the switch off."""
     bound = _plan.REFIT_FOLD_MIN_BOUND
-    assert _plan.fold_overrides("nystroem", bound) == ROUTE
-    assert _plan.fold_overrides("rff", 10 * bound) == ROUTE
-    assert _plan.fold_overrides("nystroem", 0.99 * bound) == {}
-    assert _plan.fold_overrides(None, 10 * bound) == {}
+    assert _plan.fold_overrides("nystroem", bound, 1000, 200) == ROUTE
+    assert _plan.fold_overrides("rff", 10 * bound, 1000, 200) == ROUTE
+    assert _plan.fold_overrides("nystroem", 0.99 * bound, 1000, 200) == {}
+    assert _plan.fold_overrides(None, 10 * bound, 1000, 200) == {}
+    # as many features as samples: the Gram rows (the fold's chains settle at once there)
+    assert _plan.fold_overrides("nystroem", 10 * bound, 1000, 1000) == {}
+    assert _plan.fold_overrides("nystroem", 10 * bound, 1000, 250) == {}
     monkeypatch.setattr(_plan, "REFIT_FOLD_PRIMAL", False)
-    assert _plan.fold_overrides("nystroem", 10 * bound) == {}
+    assert _plan.fold_overrides("nystroem", 10 * bound, 1000, 200) == {}
 
 
 @pytest.fixture(scope="module")

@@ -853,8 +853,9 @@ def _fold_template(template, parts, runner):
     override, or chunked fits).  The fold's own fit, its top fits and its chains (through
     :func:`_chain_overrides`) copy them from it."""
     heaviest = max((float(np.max(part[2])) for part in parts if len(part[2])), default=0.0)
+    n = min((len(part[2]) for part in parts), default=0)
     overrides = fold_overrides(getattr(template, "kernel_approximation", None),
-                               template.C * heaviest)
+                               template.C * heaviest, n, getattr(template, "n_components", n))
     if not overrides or runner.fits is not runner:
         return template
     template = _with_params(template)
