@@ -40,7 +40,17 @@ this process, so that ratios are of the same run:
   ``msvm._primal._balanced``; the linear kernel's chains on explicit features from 500
   samples, ``msvm._plan.refit_rows``; the chain keeps its row source, so that a level's
   scores and kernel rows are not computed afresh and a chain stops where it is settled;
+  since round 15: a calibration fold's fits on an approximate kernel's features solve on
+  them from the smoothed primal where the fold's box bound C n / 1,000 reaches
+  ``msvm._plan.REFIT_FOLD_MIN_BOUND``, ``msvm._plan.fold_overrides``, and a weighted
+  refit's Newton steps compute dF = X s in single precision on the float32 features,
+  ``msvm._primal.SINGLE_STEPS``;
   in the sections of rounds 8 and 9, 'after' was the library of that round);
+- 'r14': the code path of main at the start of round 15 (080c064): ``msvm._plan.
+  REFIT_FOLD_PRIMAL = False`` (a calibration fold's fits on the features' Gram rows, as a
+  fit from zero on 1,000 samples, whatever the weights n / 1,000 do to the box bound) and
+  ``msvm._primal.SINGLE_STEPS = False`` (a weighted refit's Newton steps' dF = X s in double
+  precision); 'before', 'main' and 'r11' have both too;
 - 'unshared': as 'after' with every fit scoring the held-out and test inputs through its own
   phi(X) (the path before the shared-map scoring of round 8);
 - 'uncapped': as 'after' with the calibration folds' training parts not capped
@@ -70,7 +80,7 @@ SEED = 0
 TEST = 5000
 GRID = 8
 STEM = "probability_scale"
-MODES = ("before", "main", "r11", "after", "unshared", "uncapped")
+MODES = ("before", "main", "r11", "r14", "after", "unshared", "uncapped")
 LINEAR = 0          # the "components" of the linear-kernel case (a size N:linear)
 LINEAR20 = -20      # the linear kernel on section 5's d = 20 problem (a size N:linear20)
 LINEARS = (LINEAR, LINEAR20)
@@ -177,7 +187,10 @@ def mode_switches(mode):
     saved = (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
              _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"],
              _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
-             _primal.BALANCED_WARM_DESCENT)
+             _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS)
+    if mode in ("before", "main", "r11", "r14"):
+        _plan.REFIT_FOLD_PRIMAL = False
+        _primal.SINGLE_STEPS = False
     if mode in ("before", "main", "r11"):
         _plan.PRIMAL_SLOT_ROUTE = False
         _primal.BALANCED_WARM_DESCENT = True
@@ -199,7 +212,7 @@ def mode_switches(mode):
          _plan.REFIT_DUAL_FIRST) = saved[:3]
         BaseMSVM._row_source_key = saved[3]
         (_plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
-         _primal.BALANCED_WARM_DESCENT) = saved[4:]
+         _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS) = saved[4:]
 
 
 def _no_kept_rows(key):
@@ -440,6 +453,8 @@ def main(argv=None):
     parser.add_argument("--modes", default="before,after", help="of " + ",".join(MODES))
     parser.add_argument("--section", default="Round 11: the chains' start and rows",
                         help="the section of the page the results go to")
+    parser.add_argument("--note", default=None,
+                        help="the section's note (replaces the one stored for it)")
     parser.add_argument("--quick", action="store_true", help="n = 2,000, 100 components")
     parser.add_argument("--chain", action="store_true",
                         help="profile one class's chain per mode instead (chain_profile)")
@@ -465,6 +480,12 @@ def main(argv=None):
                                                        stored.get("notes", {}),
                                                        stored.get("chains")))
         return
+    if args.note is not None:
+        stored = json.loads(json_path.read_text()) if json_path.exists() else {"results": []}
+        stored.setdefault("notes", {})[SECTION] = args.note
+        write_json(json_path, stored)
+        (RESULTS / f"{stem}.md").write_text(render(stored["results"], machine,
+                                                   stored["notes"], stored.get("chains")))
     for n, components in sizes:
         res = measure(n, components, modes)
         res["machine"] = machine

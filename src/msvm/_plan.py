@@ -21,7 +21,8 @@ shape and kind of its data with tuned thresholds:
   dual coordinate descent from the neighbouring level's dual for that start's estimated
   cost before it
   (``refit_dual_epochs``; off since round 11, ``REFIT_DUAL_FIRST``), and the row source of
-  a probability chain on the linear kernel (``refit_rows``);
+  a probability chain on the linear kernel (``refit_rows``) and of a calibration fold's fits
+  on an approximate kernel's features (``fold_overrides``);
 * the start of a large computed-kernel fit of a per-class-hinge model from its dual solved
   on k-means clusters of the samples (msvm/_cluster_start.py,
   ``SolvePlan.starts_from_clusters``, from ``CLUSTER_MIN_SAMPLES`` samples).
@@ -131,6 +132,21 @@ REFIT_NEWTON_STEPS = 40          # about the mean of the 10-97 measured at n = 5
 # 6.2 s).
 REFIT_EXPLICIT_LINEAR = True
 REFIT_EXPLICIT_MIN_SAMPLES = 500
+# Round 15: a calibration fold's fits on an approximate kernel's features (msvm/_probability.py:
+# its own fit, its top fit at 3 C and its weighted chains) solve on the explicit features
+# from the smoothed primal ('on': whatever the ratio of samples to unknowns) where the
+# fold's box bound C n / n_train (the weights that keep the full fit's balance of loss and
+# penalty) reaches REFIT_FOLD_MIN_BOUND; on the features' Gram rows the solver then ran
+# into its epoch budget and the exact finishing step.  Measured (CPU, one process each,
+# make_classification d = 20, k = 5, 200 Nystroem components, 1,000 samples, C = 5, load
+# 2-6): at weight 200 (a fold of n = 200,000) the own fit 5.0 -> 1.8 s, one chain 2.8 ->
+# 0.7 s (101, 101 and 4 epochs with a finishing step -> every level certified at once); at
+# weight 100 the own fit 2.5 -> 0.9 s but a chain 0.3 -> 0.6 s (69, 68, 16 epochs); at
+# weight 20 both slower (own fit 0.36 -> 0.85 s, chain 0.17 -> 0.46 s).  The threshold lies
+# between the bounds 500 (a loss) and 1,000 (a gain) measured.  False restores the route of
+# round 14 (benchmarks).
+REFIT_FOLD_PRIMAL = True
+REFIT_FOLD_MIN_BOUND = 750.0
 # how much faster per flop the Newton system's dense factorization runs than an epoch of
 # dual coordinate descent (BLAS level 3 against vector updates; measured about 3-4)
 FACTOR_SPEEDUP = 3.0
@@ -249,6 +265,21 @@ def refit_rows(kernel, n, d, k):
             and n >= max(PRIMAL_MIN_RATIO * unknowns, REFIT_EXPLICIT_MIN_SAMPLES)):
         return "explicit features"
     return None
+
+
+def fold_overrides(kernel_approximation, bound, n, d):
+    """The plan overrides of a calibration fold's fits (see ``REFIT_FOLD_PRIMAL``): rows
+    'explicit features' and primal_start 'on' for an approximate kernel's d features of n
+    samples when the fold's largest box bound ``bound`` (C times its heaviest sample weight)
+    reaches ``REFIT_FOLD_MIN_BOUND`` and the samples outnumber the rows d + 1 of a slot
+    block ``PRIMAL_MIN_RATIO`` times; {} (the plan's own rules) otherwise.  With as many
+    features as samples (1,000 Nystroem components on a fold's 1,000 samples, weight 200)
+    the fold's chains settle at their first level on the Gram rows (0.27 s a chain) and took
+    1.9 s from the primal."""
+    if (REFIT_FOLD_PRIMAL and kernel_approximation is not None
+            and bound >= REFIT_FOLD_MIN_BOUND and n >= PRIMAL_MIN_RATIO * (d + 1)):
+        return {"rows": "explicit features", "primal_start": "on"}
+    return {}
 
 
 def primal_start_possible(problem, X):

@@ -140,6 +140,13 @@ BALANCE_POWER = 0.5
 # twice each): 110 Newton steps and 3.39-3.46 s with it, 92 steps and 2.83-2.88 s without,
 # every level certified at once either way
 BALANCED_WARM_DESCENT = False
+# whether a balanced (weighted refit's) start on a float32 X (an approximate kernel's features)
+# computes each Newton step's dF = X s in single precision (``SmoothedPrimal.step_values``;
+# the gradient's X^T U stays in double), from SINGLE_STEPS_MIN_TOL up: F drifts from X V + b
+# by the rounding of the steps (about 1e-7 of their size), far below the refits' tolerance;
+# the dual point the solver certifies is read from F either way
+SINGLE_STEPS = True
+SINGLE_STEPS_MIN_TOL = 1e-2
 # the Newton steps a DC step's shifted groups may take at the last stage's mu from a warm
 # start (`primal_start`) before the continuation from zero takes over
 WARM_MAX_STEPS = 10
@@ -171,6 +178,8 @@ class SmoothedPrimal:
     # whether the Newton directions are solved on the curvature's slot blocks by
     # msvm/_newton_cg.py instead of the dense Newton matrix (``slot_route``)
     slot_route = False
+    # whether a step's dF is one single-precision product on a float32 X (``step_values``)
+    single_steps = False
 
     def __init__(self, problem, X, slot_route=False):
         self.problem, self.X = problem, X
@@ -204,6 +213,20 @@ class SmoothedPrimal:
         F = np.ascontiguousarray(rows_times(self.X, V), dtype=np.float64)
         F += b
         return F
+
+    def step_values(self, sV, sb):
+        """dF = X sV + sb of a Newton step: `decision`, or with ``single_steps`` on a dense
+        float32 X one single-precision product (``SINGLE_STEPS``)."""
+        X = self.X
+        if not (self.single_steps and isinstance(X, np.ndarray) and X.dtype == np.float32):
+            return self.decision(sV, sb)
+        dF = np.empty((X.shape[0], self.k))
+        step = chunk_rows(X.shape[1])
+        s32 = np.asarray(sV, dtype=np.float32)
+        for start in range(0, X.shape[0], step):
+            dF[start:start + step] = X[start:start + step] @ s32
+        dF += sb
+        return dF
 
     def value_and_gradient(self, V, b, F, track_free=False):
         """The smoothed objective and its gradient (gV, gb) at (V, b) with values F: the
@@ -431,7 +454,7 @@ class SmoothedPrimal:
             slope = float(gV.ravel() @ sV.ravel() + gb @ sb)
             if not slope > 0:
                 sV, sb, slope = gV, gb, float(g @ g)
-            dF = self.decision(sV, sb if self.problem.equality else np.zeros(self.k))
+            dF = self.step_values(sV, sb if self.problem.equality else np.zeros(self.k))
             step = self._exact_step(V, sV, F, dF, -slope)
             V1, b1 = V - step * sV, b - step * sb
             dF *= step
@@ -650,6 +673,7 @@ def primal_start(problem, X, W, mu0, tol, diag, max_steps, out=None):
     balanced = _balanced(problem, tol)
     if balanced is not None:
         primal, target, scale = _new_primal(balanced[0], X), balanced[1], balanced[2]
+        primal.single_steps = SINGLE_STEPS and tol >= SINGLE_STEPS_MIN_TOL
         V, b, F = _continuation(primal, balanced[0], V, b, target, gtol, max_steps,
                                 descend_first=BALANCED_WARM_DESCENT)
         alpha = primal.dual_point(F, out)

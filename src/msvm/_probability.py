@@ -310,7 +310,7 @@ from ._kernels import kernel_matrix
 from ._level_chain import LevelState
 from ._level_chain import applies as level_steps_apply
 from ._losses import margins as generalized_margins
-from ._plan import refit_rows, resolve_cache_dtype
+from ._plan import fold_overrides, refit_rows, resolve_cache_dtype
 from ._thread_pools import one_blas_thread
 from ._validation import check_finite_decision
 from ._warm_start import DualStart
@@ -838,14 +838,33 @@ def _down_the_levels(levels, fit_at, settled):
 def _chain_overrides(template, X, start):
     """The plan overrides of a chain's refits: ``refit_start='dual first'`` (see
     :func:`_weighted_chain`) and, on the linear kernel where the smoothed-primal start can run
-    on explicit features, those as the row source (``msvm._plan.refit_rows``)."""
-    overrides = {"refit_start": "dual first"}
+    on explicit features, those as the row source (``msvm._plan.refit_rows``); a calibration
+    fold's chains keep its route (:func:`_fold_template`)."""
+    overrides = {**(getattr(template, "_plan_overrides", None) or {}),
+                 "refit_start": "dual first"}
     shape = getattr(X, "shape", None)
     rows = None if shape is None or len(shape) != 2 else refit_rows(
         template.kernel, shape[0], shape[1], len(start.classes_))
     if rows is not None:
         overrides["rows"] = rows
     return overrides
+
+
+def _fold_template(template, parts, runner):
+    """The template of a calibration fold's fits with their plan overrides
+    (``msvm._plan.fold_overrides``: on an approximate kernel's features, the smoothed-primal
+    route where the weights n / n_train blow the box bound up), or ``template`` itself (no
+    override, or chunked fits).  The fold's own fit, its top fits and its chains (through
+    :func:`_chain_overrides`) copy them from it."""
+    heaviest = max((float(np.max(part[2])) for part in parts if len(part[2])), default=0.0)
+    n = min((len(part[2]) for part in parts), default=0)
+    overrides = fold_overrides(getattr(template, "kernel_approximation", None),
+                               template.C * heaviest, n, getattr(template, "n_components", n))
+    if not overrides or runner.fits is not runner:
+        return template
+    template = _with_params(template)
+    template._plan_overrides = overrides
+    return template
 
 
 def _with_params(template, **params):
@@ -1498,6 +1517,7 @@ class ProbabilityMixin:
             # the folds' fits are read through their decision functions alone
             template = _with_params(template)
             template._fold_fit = True
+        template = _fold_template(template, parts, runner)
         owns = runner.own_fits(template, parts)
         held = _HeldOutRatios(template, X_rows, y, splits, levels, runner)
         held.add(REFIT_C_FACTORS, owns, parts)
