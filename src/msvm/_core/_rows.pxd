@@ -6,6 +6,15 @@ ctypedef void (*range_fn)(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noe
 cdef int thread_parts(Py_ssize_t n, int threads) noexcept nogil
 cdef void run_parts(Py_ssize_t n, int parts, int threads, range_fn fn, void* ctx) noexcept nogil
 
+cdef extern from "_threads.h":
+    # a loop handed to the pool while the caller works on (begin_parts / end_parts)
+    ctypedef struct msvm_job_t:
+        int pooled
+
+cdef void begin_parts(msvm_job_t* job, Py_ssize_t n, int parts, int threads, range_fn fn,
+                      void* ctx) noexcept nogil
+cdef void end_parts(msvm_job_t* job) noexcept nogil
+
 
 cdef class RowSource:
     cdef readonly int n, d, k
@@ -34,6 +43,7 @@ cdef class RowSource:
     cdef void block_entries(self, const int* idx, int m, double* out) noexcept nogil
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil
     cdef const void* row_ref(self, int i, bint* single) noexcept nogil
+    cdef Py_ssize_t update_tile(self) noexcept nogil
     cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
                          int nt, double* S=*) noexcept nogil
     cdef double* slot_scores(self) noexcept nogil

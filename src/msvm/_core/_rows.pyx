@@ -85,6 +85,10 @@ cdef extern from "_threads.h":
     int msvm_parts(Py_ssize_t n, int threads) noexcept nogil
     void msvm_parallel(Py_ssize_t n, int parts, Py_ssize_t align, int threads, range_fn fn,
                        void* ctx) noexcept nogil
+    void msvm_parallel_begin(msvm_job_t* job, Py_ssize_t n, int parts, Py_ssize_t align,
+                             int threads, range_fn fn, void* ctx) noexcept nogil
+    void msvm_parallel_end(msvm_job_t* job) noexcept nogil
+    double msvm_worker_seconds(int on) noexcept nogil
 
 cdef extern from "_dense_dots.h":
     void msvm_sqnorms(const double* X, Py_ssize_t n, Py_ssize_t d,
@@ -315,6 +319,20 @@ cdef void run_parts(Py_ssize_t n, int parts, int threads, range_fn fn,
     msvm_parallel(n, parts, 16, threads, fn, ctx)
 
 
+cdef void begin_parts(msvm_job_t* job, Py_ssize_t n, int parts, int threads, range_fn fn,
+                      void* ctx) noexcept nogil:
+    """Hand the parts of run_parts's loop to the pool's workers and return at once: the
+    caller works on meanwhile (on nothing the parts touch), then end_parts(job) takes the
+    parts left and waits for the rest (_threads.h: msvm_parallel_begin; one thread or a busy
+    pool: every part runs in end_parts)."""
+    msvm_parallel_begin(job, n, parts, 16, threads, fn, ctx)
+
+
+cdef void end_parts(msvm_job_t* job) noexcept nogil:
+    """The end of a begin_parts job: every part has run when it returns."""
+    msvm_parallel_end(job)
+
+
 cdef struct GatherTask:
     # a working set's kernel block from its cached rows (CachedRows.block_entries)
     const void* store
@@ -344,6 +362,13 @@ cdef void _gather_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexce
             row64 = <const double*> w.store + w.offs[a]
             for b in range(a if w.upper else 0, m):
                 out[b] = row64[w.idx[b]]
+
+
+def _worker_seconds(on=None):
+    """The pool's workers' wall time inside parts since the last call (for the solver's
+    timeline: benchmarks.run_threads --timeline), then reset; timing switched on or off
+    where ``on`` is given."""
+    return msvm_worker_seconds(-1 if on is None else int(bool(on)))
 
 
 def threads_available():
@@ -533,6 +558,11 @@ cdef class RowSource:
         """Kernel row i where the source holds it (float32 when ``single``), or NULL."""
         return NULL
 
+    cdef Py_ssize_t update_tile(self) noexcept nogil:
+        """The column tile of a score update (_row_updates.h): UPDATE_TILE samples where
+        the cache cannot hold every row, else 0 (one pass)."""
+        return UPDATE_TILE if self.capacity < self.n else 0
+
     cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
                          int nt, double* S=NULL) noexcept nogil:
         """ys[t] += sum_a coef[a * ld + t] K[idx[a], :] for t < nt (sources with rows; the
@@ -556,7 +586,7 @@ cdef class RowSource:
                     break
             else:
                 msvm_rows_axpys(refs, single, m, coef, ld, ys, nt, self.n, S, self.n_threads,
-                                UPDATE_TILE if self.capacity < self.n else 0)
+                                self.update_tile())
                 free(refs)
                 return
             free(refs)
