@@ -57,7 +57,7 @@
 # Every source refuses, at construction, an X whose kernel values would overflow double
 # precision (bounds through the squared norms, O(nnz)).
 
-from libc.math cimport exp, fabs
+from libc.math cimport exp, fabs, sqrt
 from libc.stdlib cimport malloc, free, realloc
 from libc.string cimport memcpy, memset
 
@@ -340,18 +340,33 @@ cdef struct GatherTask:
     const Py_ssize_t* offs      # m: the store offsets of the block's rows
     const int* idx
     int m
-    bint upper                  # only the entries b >= a (the block mirrored after)
+    int parts
+    bint upper                  # only the entries b >= a, each written to (a, b) and (b, a)
     double* out                 # m x m
 
 
+cdef inline Py_ssize_t _upper_row(int m, int parts, int t) noexcept nogil:
+    """The first block row of part t of `parts` when only the entries on and above the
+    diagonal are read: rows [r_t, r_t+1) hold about equal shares of the triangle."""
+    if t >= parts:
+        return m
+    return <Py_ssize_t> (m * (1.0 - sqrt(1.0 - t / <double> parts)))
+
+
 cdef void _gather_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    """Rows lo .. hi - 1 of a GatherTask's block (from its diagonal on where w.upper)."""
+    """Rows lo .. hi - 1 of a GatherTask's block; where w.upper, the part's rows of equal
+    shares of the triangle (_upper_row) from the diagonal on, each entry also written to
+    its mirror (b, a): every entry of the block written once, by the part of its row or
+    column on and above the diagonal, so the parts write disjoint entries."""
     cdef const GatherTask* w = <const GatherTask*> ctx
     cdef Py_ssize_t a
     cdef int b, m = w.m
     cdef const float* row32
     cdef const double* row64
     cdef double* out
+    if w.upper:
+        lo = _upper_row(m, w.parts, part)
+        hi = _upper_row(m, w.parts, part + 1)
     for a in range(lo, hi):
         out = w.out + a * m
         if w.single:
@@ -362,6 +377,9 @@ cdef void _gather_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexce
             row64 = <const double*> w.store + w.offs[a]
             for b in range(a if w.upper else 0, m):
                 out[b] = row64[w.idx[b]]
+        if w.upper:
+            for b in range(a + 1, m):
+                w.out[<Py_ssize_t> b * m + a] = out[b]
 
 
 def _worker_seconds(on=None):
@@ -965,10 +983,12 @@ cdef class CachedRows(ScoreRows):
         (_gather_part; at least BLOCK_PART_MIN entries a part).  Where the kernel matrix is
         exactly symmetric by construction (self.symmetric: a dense X's rows, whatever their
         path, tests/test_dense_dots.py and test_row_batches.py), only the entries on and above
-        the diagonal are gathered and the block mirrored: the same values, half the reads
-        of rows mostly out of the core's caches (n = 40,000: the gather was 10 % of a fit)."""
+        the diagonal are gathered, each written to its mirror too, in parts of equal shares
+        of the triangle: the same values, half the reads of rows mostly out of the core's
+        caches (n = 40,000: the gather was 10 % of a fit), and the mirror split between the
+        threads with the gather (it was the calling thread's alone)."""
         cdef GatherTask w
-        cdef int a, b, parts = 1
+        cdef int a, parts = 1
         for a in range(m):
             self.boffs[a] = self._cached(idx[a])
         w.store = self.store
@@ -980,11 +1000,8 @@ cdef class CachedRows(ScoreRows):
         w.out = out
         if self.n_threads > 1:
             parts = max(1, min(4 * self.n_threads, <int> ((<Py_ssize_t> m * m) // BLOCK_PART_MIN)))
+        w.parts = parts
         run_parts(m, parts, self.n_threads, _gather_part, &w)
-        if w.upper:
-            for a in range(1, m):
-                for b in range(a):
-                    out[<Py_ssize_t> a * m + b] = out[<Py_ssize_t> b * m + a]
 
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
         cdef Py_ssize_t off = self._cached(i)
