@@ -33,8 +33,10 @@ benchmarks/results/threads.md and .json.
 ``--overlap`` adds a third configuration, 2 threads with each block's local SMO overlapped
 with the previous block's score update and the next scan (``_smo._block_pipeline(True)``,
 off by default: its iterates differ from one thread's), alternating with the other two in
-the same process; then epochs and the objective's relative difference from the 1-thread
-fit are reported too.  ``--timeline`` records, per fit, the calling thread's wall and CPU
+the same process; then epochs and the objective's relative difference from the 1-thread fit
+are reported too. ``--before`` adds 2 threads with the working set's kernel block gathered
+before the block's scores and variables (``_smo._gather_overlap(False)``, main 080c064's
+order; the same values). ``--timeline`` records, per fit, the calling thread's wall and CPU
 time in each phase of the block loop (``_smo._timeline``: scan, load = rows, kernel block
 and scores of the working set, local SMO, update, join = the workers' parts after an
 overlapped local SMO) and the pool's workers' busy wall time (``_rows._worker_seconds``).
@@ -67,9 +69,12 @@ def _load():
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
 
 
-# (label, threads, overlapped blocks)
-CONFIGS = [("1", 1, False), ("2", 2, False)]
-OVERLAP = ("2 overlap", 2, True)
+# (label, threads, module switches of msvm._core._smo: block_pipeline = the overlapped
+# blocks, gather_overlap = the kernel block gathered by the workers while the calling
+# thread gathers the block's scores and variables)
+CONFIGS = [("1", 1, {}), ("2", 2, {})]
+BEFORE = ("2 before", 2, {"gather_overlap": False})
+OVERLAP = ("2 overlap", 2, {"block_pipeline": True})
 
 
 def _cases(budget, full_40k):
@@ -95,9 +100,10 @@ def _cases(budget, full_40k):
 def _fit(make, config, X, y, timeline):
     from msvm._core import _rows, _smo
 
-    label, threads, overlap = config
+    label, threads, switches = config
     est = make(threads)
-    previous = _smo._block_pipeline(overlap)
+    previous = (_smo._block_pipeline(switches.get("block_pipeline", False)),
+                _smo._gather_overlap(switches.get("gather_overlap", True)))
     _smo._timeline(timeline)
     _rows._worker_seconds(timeline)
     load = _load()
@@ -109,10 +115,11 @@ def _fit(make, config, X, y, timeline):
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             own = time.thread_time() - own
     finally:
-        _smo._block_pipeline(previous[0])
+        _smo._block_pipeline(previous[0][0])
+        _smo._gather_overlap(previous[1])
         phases = _smo._timeline(False)
         worker = _rows._worker_seconds(False)
-    record = {"config": label, "threads": threads, "overlap": overlap, "wall": wall,
+    record = {"config": label, "threads": threads, "switches": switches, "wall": wall,
               "cpu": cpu, "own": own, "load": load, "epochs": int(est.n_iter_),
               "objective": float(est.objective_)}
     if timeline:
@@ -127,13 +134,15 @@ def _same(a, b):
                 and a.objective_ == b.objective_)
 
 
-def run(repeats, budget, full_40k, overlap=False, timeline=False):
+def run(repeats, budget, full_40k, overlap=False, timeline=False, before=False, only=""):
     from threadpoolctl import threadpool_limits
 
-    configs = CONFIGS + ([OVERLAP] if overlap else [])
+    configs = CONFIGS + ([BEFORE] if before else []) + ([OVERLAP] if overlap else [])
     out = []
     with threadpool_limits(1, user_api="blas"):
         for name, X, y, make in _cases(budget, full_40k):
+            if only not in name:
+                continue
             runs, fits = [], {}
             for _ in range(repeats):
                 for config in configs:
@@ -262,15 +271,20 @@ def main(argv=None):
                         help="fit the n = 40k case to convergence instead")
     parser.add_argument("--overlap", action="store_true",
                         help="also 2 threads with the blocks overlapped")
+    parser.add_argument("--before", action="store_true",
+                        help="also 2 threads with the kernel block gathered first")
     parser.add_argument("--timeline", action="store_true",
                         help="record each fit's timeline of the block loop")
+    parser.add_argument("--only", default="",
+                        help="the cases whose name contains this text (default: all)")
     parser.add_argument("--tag", default=None,
                         help="write the run as its own section of threads.md")
     parser.add_argument("--notes", default="",
                         help="a file whose text goes into the tagged section")
     args = parser.parse_args(argv)
     info = machine_info()
-    cases = run(args.repeats, args.budget, args.full_40k, args.overlap, args.timeline)
+    cases = run(args.repeats, args.budget, args.full_40k, args.overlap, args.timeline,
+                args.before, args.only)
     data = {"machine": info, "cases": cases}
     if args.tag:
         notes = open(args.notes).read().strip() if args.notes else ""

@@ -333,18 +333,6 @@ cdef void end_parts(msvm_job_t* job) noexcept nogil:
     msvm_parallel_end(job)
 
 
-cdef struct GatherTask:
-    # a working set's kernel block from its cached rows (CachedRows.block_entries)
-    const void* store
-    bint single
-    const Py_ssize_t* offs      # m: the store offsets of the block's rows
-    const int* idx
-    int m
-    int parts
-    bint upper                  # only the entries b >= a, each written to (a, b) and (b, a)
-    double* out                 # m x m
-
-
 cdef inline Py_ssize_t _upper_row(int m, int parts, int t) noexcept nogil:
     """The first block row of part t of `parts` when only the entries on and above the
     diagonal are read: rows [r_t, r_t+1) hold about equal shares of the triangle."""
@@ -564,6 +552,18 @@ cdef class RowSource:
         cdef int a
         for a in range(m):
             self.row_entries(idx[a], idx, m, out + <Py_ssize_t> a * m)
+
+    cdef void block_entries_begin(self, const int* idx, int m, double* out) noexcept nogil:
+        """block_entries begun: where the source splits the gather between threads, the
+        pool's workers start on it and this returns at once; block_entries_end (always
+        called next, before out, idx or the rows are read or changed) completes it.  The
+        caller may meanwhile work on anything else but the row cache's rows (no row
+        fetched, so none evicted).  Here: block_entries, whole."""
+        self.block_entries(idx, m, out)
+
+    cdef void block_entries_end(self) noexcept nogil:
+        """The end of block_entries_begin: the block is complete when it returns."""
+        pass
 
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
         """ys[t] += coef[t] K[i, :] for t < m (sources with rows)."""
@@ -978,16 +978,22 @@ cdef class CachedRows(ScoreRows):
                 out[b] = row64[idx[b]]
 
     cdef void block_entries(self, const int* idx, int m, double* out) noexcept nogil:
+        """block_entries_begin, then block_entries_end."""
+        self.block_entries_begin(idx, m, out)
+        self.block_entries_end()
+
+    cdef void block_entries_begin(self, const int* idx, int m, double* out) noexcept nogil:
         """The block's rows looked up (or computed) in order, as row_entries does them, then
         their entries gathered with the block's rows split between n_threads threads
-        (_gather_part; at least BLOCK_PART_MIN entries a part).  Where the kernel matrix is
+        (_gather_part; at least BLOCK_PART_MIN entries a part), the workers started here and
+        the calling thread's share taken in block_entries_end.  Where the kernel matrix is
         exactly symmetric by construction (self.symmetric: a dense X's rows, whatever their
         path, tests/test_dense_dots.py and test_row_batches.py), only the entries on and above
         the diagonal are gathered, each written to its mirror too, in parts of equal shares
         of the triangle: the same values, half the reads of rows mostly out of the core's
         caches (n = 40,000: the gather was 10 % of a fit), and the mirror split between the
         threads with the gather (it was the calling thread's alone)."""
-        cdef GatherTask w
+        cdef GatherTask* w = &self.gather
         cdef int a, parts = 1
         for a in range(m):
             self.boffs[a] = self._cached(idx[a])
@@ -1001,7 +1007,12 @@ cdef class CachedRows(ScoreRows):
         if self.n_threads > 1:
             parts = max(1, min(4 * self.n_threads, <int> ((<Py_ssize_t> m * m) // BLOCK_PART_MIN)))
         w.parts = parts
-        run_parts(m, parts, self.n_threads, _gather_part, &w)
+        begin_parts(&self.gather_job, m, parts, self.n_threads, _gather_part, w)
+
+    cdef void block_entries_end(self) noexcept nogil:
+        """The gather begun by block_entries_begin completed (the parts no worker took run
+        here)."""
+        end_parts(&self.gather_job)
 
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
         cdef Py_ssize_t off = self._cached(i)

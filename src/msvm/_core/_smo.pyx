@@ -219,6 +219,10 @@ cdef int PIPELINE_MIN_N = 2048
 # (_fresh_candidates); 2 the late scan's top qmax candidates checked on current scores
 # (_recheck_candidates); 3 both.  0 took the fewest epochs on pendigits
 cdef int SELECT_MODE = 0
+# with 2 threads, the working set's kernel block gathered by the pool's workers while the
+# calling thread gathers the block's scores and variables (_load_block; the same values).
+# Off: the gather first, then the rest (main 080c064's order)
+cdef bint GATHER_OVERLAP = True
 # the timeline of the block loop (for benchmarks.run_threads --timeline): the calling
 # thread's wall and CPU time per phase (_tl_mark), summed over every solve of the process
 # while on (one fit at a time: the sums are process-wide, unguarded)
@@ -263,6 +267,16 @@ def _timeline(on=None):
     if on is not None:
         TIMELINE = bool(on)
     return out
+
+
+def _gather_overlap(value=None):
+    """GATHER_OVERLAP (_load_block), set where given (for benchmarks: off, the kernel
+    block gathered before the block's scores and variables); returns the previous value."""
+    global GATHER_OVERLAP
+    old = GATHER_OVERLAP
+    if value is not None:
+        GATHER_OVERLAP = bool(value)
+    return old
 
 
 def _select_mode(value=None):
@@ -1138,12 +1152,18 @@ cdef class SMOSolver(InnerSolver):
                 m += 1
         qb = m
         B.q = qb
-        # the block's missing rows computed together (_rows.pyx: prefetch)
+        # the block's missing rows computed together (_rows.pyx: prefetch); its kernel block
+        # gathered by the pool's workers (with 2 threads) while this thread gathers the
+        # block's scores and variables, which read no row (block_entries_begin / _end)
         self.src.prefetch(self.cand, qb)
-        self.src.block_entries(self.cand, qb, B.K)
+        self.src.block_entries_begin(self.cand, qb, B.K)
+        if not GATHER_OVERLAP:
+            self.src.block_entries_end()
         for a in range(qb):
             i = self.cand[a]
             if tick(&self.work, self.src.row_cost):
+                if GATHER_OVERLAP:
+                    self.src.block_entries_end()
                 return STATUS_INTERRUPTED
             B.kd[a] = self.src.diag(i)
             for j in range(k):
@@ -1160,6 +1180,8 @@ cdef class SMOSolver(InnerSolver):
             # 154,374
             self.src.demote(self.settled, B.loc)
         self._block_variables()
+        if GATHER_OVERLAP:
+            self.src.block_entries_end()
         return STATUS_CONVERGED
 
     cdef bint _settled_variable(self, int v, int a) noexcept nogil:
