@@ -50,7 +50,10 @@
 # (prefetch: dot products, kernel values and storage), a working set's kernel block
 # (block_entries) and its score update (rows_axpys, with the row sums) are split between
 # threads by samples (block rows for the block), on the process's one pool of _threads.h;
-# the LRU bookkeeping stays in the calling thread, in the order of one thread.  Each value
+# the LRU bookkeeping stays in the calling thread, in the order of one thread.  The block's
+# gather can be begun and ended apart (block_entries_begin / _end, begin_parts / end_parts):
+# the calling thread works on meanwhile, on nothing that fetches a row (which could evict
+# one the gather reads).  Each value
 # is computed by one thread from the same operations, so every thread count gives the same
 # values; the coordinate-descent path (apply, row) runs one thread.
 #

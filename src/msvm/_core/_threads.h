@@ -27,6 +27,13 @@
  * reaches the calling thread, which checks for it between calls (a call lasts
  * milliseconds).  Without POSIX threads (Windows), the parts run one after another in the
  * calling thread (msvm_threads_available() is 0).
+ *
+ * msvm_parallel is msvm_parallel_begin (the parts handed to the workers, returning at once)
+ * then msvm_parallel_end (the caller takes the parts left, waits for the rest).  Between the
+ * two the caller may do work of its own that touches nothing the parts touch: the SMO path
+ * gathers a working set's scores and variables while the workers gather its kernel block
+ * (_smo.pyx: _load_block).  A job ends before the caller begins another; with one thread or
+ * the pool busy, msvm_parallel_end runs every part in the calling thread.
  */
 #ifndef MSVM_THREADS_H
 #define MSVM_THREADS_H
@@ -104,15 +111,20 @@ static void msvm_job_record(msvm_job_t *job, ptrdiff_t n, int parts, ptrdiff_t a
     job->pooled = 0;
 }
 
+/* part t of a job */
+static void msvm_job_part(const msvm_job_t *job, int t)
+{
+    ptrdiff_t lo, hi;
+    msvm_part(job->n, job->parts, t, job->align, &lo, &hi);
+    job->fn(job->ctx, t, lo, hi);
+}
+
 /* every part of a job, one after another, in the calling thread */
 static void msvm_job_serial(const msvm_job_t *job)
 {
-    ptrdiff_t lo, hi;
     int t;
-    for (t = 0; t < job->parts; t++) {
-        msvm_part(job->n, job->parts, t, job->align, &lo, &hi);
-        job->fn(job->ctx, t, lo, hi);
-    }
+    for (t = 0; t < job->parts; t++)
+        msvm_job_part(job, t);
 }
 
 #ifdef MSVM_POSIX_THREADS
@@ -126,11 +138,8 @@ typedef struct {
     pthread_mutex_t busy;       /* one call at a time */
     int workers;                /* started */
     int forked;                 /* pthread_atfork handler installed */
-    /* the current call */
-    msvm_range_fn fn;
-    void *ctx;
-    ptrdiff_t n, align;
-    int parts, next, finished, seats;
+    msvm_job_t job;             /* the current call */
+    int next, finished, seats;
     /* the timeline: the workers' wall time inside parts, summed, while timing is on */
     int timing;
     double worker_busy;
@@ -138,39 +147,32 @@ typedef struct {
 
 static msvm_pool_t msvm_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
                                 PTHREAD_COND_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-                                0, 0, NULL, NULL, 0, 1, 0, 0, 0, 0, 0, 0.0};
+                                0, 0, {NULL, NULL, 0, 1, 0, 0}, 0, 0, 0, 0, 0.0};
 
 static void *msvm_worker(void *arg)
 {
     msvm_pool_t *P = &msvm_pool;
-    msvm_range_fn fn;
-    void *ctx;
-    ptrdiff_t n, align, lo, hi;
-    int parts, t, timing;
+    msvm_job_t job;
+    int t, timing;
     double t0 = 0.0;
     (void)arg;
     pthread_mutex_lock(&P->lock);
     for (;;) {
-        while (P->next >= P->parts || P->seats <= 0)
+        while (P->next >= P->job.parts || P->seats <= 0)
             pthread_cond_wait(&P->wake, &P->lock);
         P->seats--;
-        while (P->next < P->parts) {
+        while (P->next < P->job.parts) {
             t = P->next++;
-            fn = P->fn;
-            ctx = P->ctx;
-            n = P->n;
-            align = P->align;
-            parts = P->parts;
+            job = P->job;
             timing = P->timing;
             pthread_mutex_unlock(&P->lock);
             if (timing)
                 t0 = msvm_clock(0);
-            msvm_part(n, parts, t, align, &lo, &hi);
-            fn(ctx, t, lo, hi);
+            msvm_job_part(&job, t);
             pthread_mutex_lock(&P->lock);
             if (timing)
                 P->worker_busy += msvm_clock(0) - t0;
-            if (++P->finished == P->parts)
+            if (++P->finished == P->job.parts)
                 pthread_cond_signal(&P->done);
         }
     }
@@ -186,7 +188,7 @@ static void msvm_pool_after_fork(void)
     pthread_cond_init(&P->wake, NULL);
     pthread_cond_init(&P->done, NULL);
     P->workers = 0;
-    P->parts = 0;
+    P->job.parts = 0;
     P->next = 0;
     P->finished = 0;
     P->seats = 0;
@@ -253,11 +255,7 @@ static void msvm_parallel_begin(msvm_job_t *job, ptrdiff_t n, int parts, ptrdiff
     job->pooled = 1;
     pthread_mutex_lock(&P->lock);
     msvm_pool_grow(threads - 1);
-    P->fn = fn;
-    P->ctx = ctx;
-    P->n = n;
-    P->align = align;
-    P->parts = parts;
+    P->job = *job;
     P->next = 0;
     P->finished = 0;
     P->seats = threads - 1;
@@ -269,22 +267,20 @@ static void msvm_parallel_begin(msvm_job_t *job, ptrdiff_t n, int parts, ptrdiff
 static void msvm_parallel_end(msvm_job_t *job)
 {
     msvm_pool_t *P = &msvm_pool;
-    ptrdiff_t lo, hi;
     int t;
     if (!job->pooled) {
         msvm_job_serial(job);
         return;
     }
     pthread_mutex_lock(&P->lock);
-    while (P->next < P->parts) {
+    while (P->next < job->parts) {
         t = P->next++;
         pthread_mutex_unlock(&P->lock);
-        msvm_part(job->n, job->parts, t, job->align, &lo, &hi);
-        job->fn(job->ctx, t, lo, hi);
+        msvm_job_part(job, t);
         pthread_mutex_lock(&P->lock);
         P->finished++;
     }
-    while (P->finished < P->parts)
+    while (P->finished < job->parts)
         pthread_cond_wait(&P->done, &P->lock);
     P->seats = 0;
     pthread_mutex_unlock(&P->lock);
