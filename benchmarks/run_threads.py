@@ -41,7 +41,9 @@ time in each phase of the block loop (``_smo._timeline``: scan, load = rows, ker
 and scores of the working set, local SMO, update, join = the workers' parts after an
 overlapped local SMO) and the pool's workers' busy wall time (``_rows._worker_seconds``).
 ``--tag TAG`` writes the run as a section of its own at the end of threads.md (replacing
-that tag's section if present) and to threads-TAG.json, leaving the rest of the file.
+that tag's section if present) and to threads-TAG.json, leaving the rest of the file;
+``--notes FILE`` adds that file's text to the section, ``--render-only`` rewrites the
+section from threads-TAG.json.
 """
 
 import argparse
@@ -281,7 +283,17 @@ def main(argv=None):
                         help="write the run as its own section of threads.md")
     parser.add_argument("--notes", default="",
                         help="a file whose text goes into the tagged section")
+    parser.add_argument("--render-only", action="store_true",
+                        help="rewrite the tagged section from its JSON (with --notes)")
     args = parser.parse_args(argv)
+    if args.render_only:
+        import json
+
+        data = json.loads((RESULTS / f"threads-{args.tag}.json").read_text())
+        notes = open(args.notes).read().strip() if args.notes else ""
+        write_section(args.tag, render_section(args.tag, data["cases"], data["machine"],
+                                               notes))
+        return
     info = machine_info()
     cases = run(args.repeats, args.budget, args.full_40k, args.overlap, args.timeline,
                 args.before, args.only)

@@ -40,6 +40,12 @@ def _data(n=900, k=4, seed=0):
                                n_clusters_per_class=1, random_state=seed)
 
 
+def _working_set(est, size):
+    """est with its working set fixed at ``size`` samples (the plan's override)."""
+    est._plan_overrides = {"working_set": size}
+    return est
+
+
 def _converged_fit(est, X, y):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
@@ -50,12 +56,14 @@ def _converged_fit(est, X, y):
     lambda t: ReinforcedMSVM(C=1.0, n_threads=t),
     lambda t: ReinforcedMSVM(C=10.0, gamma=0.5, n_threads=t),
     lambda t: ReinforcedMSVM(C=10.0, reinforcement=0.0, cache_dtype="float64", n_threads=t),
-    # a cache of 2.5 working sets: rows evicted and recomputed between blocks
-    lambda t: ReinforcedMSVM(C=1.0, cache_size=1.9, cache_dtype="float64", n_threads=t),
+    # a cache of about 4 working sets of 64 (263 rows of 900): rows evicted and recomputed
+    # between blocks while the pending update still reads the last block's
+    lambda t: _working_set(ReinforcedMSVM(C=1.0, cache_size=1.9, cache_dtype="float64",
+                                          n_threads=t), 64),
     lambda t: ReinforcedMSVM(kernel="poly", degree=2, C=1.0, n_threads=t),
     lambda t: AngleBasedMSVM(C=10.0, n_threads=t),
     lambda t: RobustMSVM(C=1.0, n_threads=t),
-    # groups: the blocks are not overlapped, the fit equals one thread's
+    # two slots a direction, no groups: overlapped too
     lambda t: WestonWatkinsMSVM(C=1.0, n_threads=t),
 ], ids=["reinforced", "reinforced-C10", "llw-float64", "small-cache", "poly", "angle",
         "robust-dc", "weston-watkins"])
@@ -65,7 +73,8 @@ def test_overlapped_fit_reaches_the_one_thread_objective(make, overlapped):
     than their duality gaps certify (and by at most tol relative)."""
     X, y = _data()
     one = _converged_fit(make(1), X, y)
-    two = _converged_fit(make(2), X, y)
+    two = make(2)
+    assert _joined(lambda: _converged_fit(two, X, y))
     assert two.kkt_residual_ <= TOL
     scale = abs(one.objective_)
     gap = abs(one.duality_gap_) + abs(two.duality_gap_) + 1e-9 * scale
