@@ -102,10 +102,11 @@
 # Threads (the row source's n_threads; _threads.h): the scans, the kernel rows, the kernel
 # block and the score update are split between threads by samples, every value computed as
 # with one thread.  With 2 threads the workers gather the kernel block while this thread
-# gathers the block's scores and picks its variables (GATHER_OVERLAP).  The local SMO (step
-# 3) and the choice of the block's variables stay on this thread: on pendigits (round 15,
-# benchmarks/results/threads.md) they are a quarter of the 1-thread time, so the calling
-# thread keeps about 0.7 of it.
+# gathers the block's scores and picks its variables (GATHER_OVERLAP; its gain was not
+# resolved on a shared machine).  The local SMO (step 3), the choice of the block's
+# variables and the candidates' sort stay on this thread: on pendigits (round 15,
+# benchmarks/results/threads.md) about a quarter of the 1-thread time (the local SMO 16 %),
+# so the calling thread keeps at least about 0.6 of it.
 #
 # Not kept (issue 24, round 15; threads.md, r15-overlap and r15-blockthreads): the blocks
 # overlapped (BLOCK_PIPELINE, off; _run_overlapped): block t's local SMO on this thread
@@ -114,7 +115,7 @@
 # pending rows, _catch_up; convergence declared only on a full scan of current scores).
 # Correct, but the late choice makes weaker blocks: pendigits ReinforcedMSVM took about
 # twice the blocks (2,470-2,831 against 1,380) and 68-71 epochs against 58, so more work
-# than the overlap hides (calling thread 2 / CPU 1 about 1.0 against 0.7).  Variants of the
+# than the overlap hides (calling thread 2 / CPU 1 0.9-1.1 against 0.6-0.8 at load 4).  Variants of the
 # choice (SELECT_MODE: the last block's samples left out, the top candidates rechecked on
 # current scores, both) took 71, 78 and 119 epochs.
 from libc.math cimport fabs, INFINITY
