@@ -43,7 +43,9 @@ overlapped local SMO) and the pool's workers' busy wall time (``_rows._worker_se
 ``--tag TAG`` writes the run as a section of its own at the end of threads.md (replacing
 that tag's section if present) and to threads-TAG.json, leaving the rest of the file;
 ``--notes FILE`` adds that file's text to the section, ``--render-only`` rewrites the
-section from threads-TAG.json.
+section from threads-TAG.json.  ``--fingerprint --tag TAG`` fits the objectives
+fingerprint's problems with working sets of 32 samples, 1 thread against 2 threads with the
+overlapped blocks, and reports epochs, objectives and convergence.
 """
 
 import argparse
@@ -231,6 +233,71 @@ def render_section(tag, cases, info, notes):
             f"{notes}\n\nEvery fit:\n\n{_every_fit(cases)}\n")
 
 
+def fingerprint_overlap(working_set=32):
+    """The fingerprint's fits (benchmarks.objectives_fingerprint) with working sets of
+    ``working_set`` samples, each with 1 thread and with 2 threads and the overlapped blocks
+    on from 1 sample: epochs, the objective's relative difference, convergence (no
+    ConvergenceWarning), whether the overlapped loop ran (the timeline's join phase)."""
+    from sklearn.base import clone
+    from sklearn.exceptions import ConvergenceWarning
+
+    from benchmarks.objectives_fingerprint import _cases
+    from msvm._core import _smo
+
+    def fit(est, X, y):
+        _smo._timeline(True)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                est.fit(X, y)
+        finally:
+            joined = _smo._timeline(False)["join"][0] > 0.0
+        return (not any(issubclass(w.category, ConvergenceWarning) for w in caught)), joined
+
+    rows = []
+    previous = _smo._block_pipeline()
+    try:
+        for name, est, X, y, _ in _cases():
+            fits = []
+            for threads, overlap in ((1, False), (2, True)):
+                one = clone(est).set_params(n_threads=threads)
+                one._plan_overrides = {"working_set": working_set}
+                _smo._block_pipeline(overlap, min_n=1)
+                fits.append((one, *fit(one, X, y)))
+            (a, conv_a, _), (b, conv_b, joined) = fits
+            oa, ob = getattr(a, "objective_", np.nan), getattr(b, "objective_", np.nan)
+            rows.append({"case": name, "epochs": [str(a.n_iter_), str(b.n_iter_)],
+                         "objective_rel": float((ob - oa) / abs(oa)) if oa else np.nan,
+                         "converged": [conv_a, conv_b], "overlapped": joined})
+            print(rows[-1], flush=True)
+    finally:
+        _smo._block_pipeline(*previous)
+    return rows
+
+
+def render_fingerprint(tag, rows, info, working_set=32):
+    """The Markdown section of --fingerprint."""
+    table = markdown_table(
+        ["fit", "epochs 1 / 2", "objective 2 vs 1 (rel.)", "converged 1 / 2", "overlapped"],
+        [[r["case"], " / ".join(r["epochs"]), f"{r['objective_rel']:.1e}",
+          " / ".join("yes" if c else "NO" for c in r["converged"]),
+          "yes" if r["overlapped"] else "no"] for r in rows])
+    over = [r for r in rows if r["overlapped"]]
+    worst = max((abs(r["objective_rel"]) for r in over if np.isfinite(r["objective_rel"])),
+                default=float("nan"))
+    return (f"## {tag}\n\n"
+            f"The fingerprint's fits (benchmarks/objectives_fingerprint.py) with working "
+            f"sets of {working_set} samples, 1 thread against 2 threads with the overlapped "
+            f"blocks on from 1 sample (``_smo._block_pipeline(True, min_n=1)``; the loop "
+            f"needs a row cache of 2 working sets, so with the default working set these "
+            f"120-sample fits never overlap).  msvm {info['msvm']} ({info['git']}), "
+            f"{info['date']}.  Overlapped in {len(over)} of {len(rows)} fits (the others: "
+            f"group caps, the linear path, or no kernel rows); every fit converged "
+            f"({sum(all(r['converged']) for r in rows)} of {len(rows)}); the largest "
+            f"relative objective difference where overlapped {worst:.1e} (tol 1e-3).\n\n"
+            f"{table}\n")
+
+
 def write_section(tag, section):
     """threads.md with the tagged section replaced, or appended at its end."""
     path = RESULTS / "threads.md"
@@ -283,6 +350,8 @@ def main(argv=None):
                         help="write the run as its own section of threads.md")
     parser.add_argument("--notes", default="",
                         help="a file whose text goes into the tagged section")
+    parser.add_argument("--fingerprint", action="store_true",
+                        help="the fingerprint's fits, 1 thread against 2 overlapped (--tag)")
     parser.add_argument("--render-only", action="store_true",
                         help="rewrite the tagged section from its JSON (with --notes)")
     args = parser.parse_args(argv)
@@ -295,6 +364,11 @@ def main(argv=None):
                                                notes))
         return
     info = machine_info()
+    if args.fingerprint:
+        rows = fingerprint_overlap()
+        write_json(RESULTS / f"threads-{args.tag}.json", {"machine": info, "fits": rows})
+        write_section(args.tag, render_fingerprint(args.tag, rows, info))
+        return
     cases = run(args.repeats, args.budget, args.full_40k, args.overlap, args.timeline,
                 args.before, args.only)
     data = {"machine": info, "cases": cases}
