@@ -3,6 +3,9 @@
     python -m benchmarks.run_threads                 # the three cases below, ~2-3 min idle
     python -m benchmarks.run_threads --repeats 3     # more alternations (the best is kept)
     python -m benchmarks.run_threads --full-40k      # the n = 40k fit to convergence (long)
+    python -m benchmarks.run_threads --overlap --timeline --tag r15-overlap
+        # 2 threads also with the blocks overlapped (_smo._block_pipeline), each fit's
+        # timeline, as a new section of threads.md (threads-r15-overlap.json)
 
 (from the repository root)
 
@@ -26,6 +29,23 @@ bit.  The targets: wall at most 0.6x, CPU at most 1.1x.  On a machine shared wit
 work (the load column: more runnable threads than cores), the second thread waits for a
 core and the wall ratio says little; rerun it idle.  Results go to
 benchmarks/results/threads.md and .json.
+
+``--overlap`` adds a third configuration, 2 threads with each block's local SMO overlapped
+with the previous block's score update and the next scan (``_smo._block_pipeline(True)``,
+off by default: its iterates differ from one thread's), alternating with the other two in
+the same process; then epochs and the objective's relative difference from the 1-thread fit
+are reported too. ``--before`` adds 2 threads with the working set's kernel block gathered
+before the block's scores and variables (``_smo._gather_overlap(False)``, main 080c064's
+order; the same values). ``--timeline`` records, per fit, the calling thread's wall and CPU
+time in each phase of the block loop (``_smo._timeline``: scan, load = rows, kernel block
+and scores of the working set, local SMO, update, join = the workers' parts after an
+overlapped local SMO) and the pool's workers' busy wall time (``_rows._worker_seconds``).
+``--tag TAG`` writes the run as a section of its own at the end of threads.md (replacing
+that tag's section if present) and to threads-TAG.json, leaving the rest of the file;
+``--notes FILE`` adds that file's text to the section, ``--render-only`` rewrites the
+section from threads-TAG.json.  ``--fingerprint --tag TAG`` fits the objectives
+fingerprint's problems with working sets of 32 samples, 1 thread against 2 threads with the
+overlapped blocks, and reports epochs, objectives and convergence.
 """
 
 import argparse
@@ -53,6 +73,14 @@ def _load():
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
 
 
+# (label, threads, module switches of msvm._core._smo: block_pipeline = the overlapped
+# blocks, gather_overlap = the kernel block gathered by the workers while the calling
+# thread gathers the block's scores and variables)
+CONFIGS = [("1", 1, {}), ("2", 2, {})]
+BEFORE = ("2 before", 2, {"gather_overlap": False})
+OVERLAP = ("2 overlap", 2, {"block_pipeline": True})
+
+
 def _cases(budget, full_40k):
     from sklearn.datasets import make_classification
 
@@ -73,17 +101,35 @@ def _cases(budget, full_40k):
     ]
 
 
-def _fit(make, threads, X, y):
+def _fit(make, config, X, y, timeline):
+    from msvm._core import _rows, _smo
+
+    label, threads, switches = config
     est = make(threads)
+    previous = (_smo._block_pipeline(switches.get("block_pipeline", False)),
+                _smo._gather_overlap(switches.get("gather_overlap", True)))
+    _smo._timeline(timeline)
+    _rows._worker_seconds(timeline)
     load = _load()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        wall, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
-        est.fit(X, y)
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        own = time.thread_time() - own
-    return {"threads": threads, "wall": wall, "cpu": cpu, "own": own, "load": load,
-            "epochs": int(est.n_iter_)}, est
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            wall, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
+            est.fit(X, y)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            own = time.thread_time() - own
+    finally:
+        _smo._block_pipeline(previous[0][0])
+        _smo._gather_overlap(previous[1])
+        phases = _smo._timeline(False)
+        worker = _rows._worker_seconds(False)
+    record = {"config": label, "threads": threads, "switches": switches, "wall": wall,
+              "cpu": cpu, "own": own, "load": load, "epochs": int(est.n_iter_),
+              "objective": float(est.objective_)}
+    if timeline:
+        record["timeline"] = {name: {"wall": w, "cpu": c} for name, (w, c) in phases.items()}
+        record["worker_busy"] = worker
+    return record, est
 
 
 def _same(a, b):
@@ -92,46 +138,181 @@ def _same(a, b):
                 and a.objective_ == b.objective_)
 
 
-def run(repeats, budget, full_40k):
+def run(repeats, budget, full_40k, overlap=False, timeline=False, before=False, only=""):
     from threadpoolctl import threadpool_limits
 
+    configs = CONFIGS + ([BEFORE] if before else []) + ([OVERLAP] if overlap else [])
     out = []
     with threadpool_limits(1, user_api="blas"):
         for name, X, y, make in _cases(budget, full_40k):
+            if only not in name:
+                continue
             runs, fits = [], {}
             for _ in range(repeats):
-                for threads in (1, 2):
-                    record, fits[threads] = _fit(make, threads, X, y)
+                for config in configs:
+                    record, fits[config[0]] = _fit(make, config, X, y, timeline)
                     runs.append(record)
-                    print(f"{name}: {threads} thread(s) wall {record['wall']:.2f} s, "
+                    print(f"{name}: {config[0]} wall {record['wall']:.2f} s, "
                           f"CPU {record['cpu']:.2f} s (calling thread {record['own']:.2f} s), "
-                          f"load {record['load']}", flush=True)
-            best = {t: min((r for r in runs if r["threads"] == t), key=lambda r: r["wall"])
-                    for t in (1, 2)}
+                          f"{record['epochs']} epochs, load {record['load']}", flush=True)
+            best = {c[0]: min((r for r in runs if r["config"] == c[0]),
+                              key=lambda r: r["wall"]) for c in configs}
+            one = best["1"]
             out.append({"case": name, "n": len(y), "runs": runs, "best": best,
-                        "identical": _same(fits[1], fits[2]),
-                        "wall_ratio": best[2]["wall"] / best[1]["wall"],
-                        "cpu_ratio": best[2]["cpu"] / best[1]["cpu"],
-                        "own_ratio": best[2]["own"] / best[1]["cpu"]})
+                        "configs": [c[0] for c in configs],
+                        "identical": {c[0]: _same(fits["1"], fits[c[0]]) for c in configs},
+                        "wall_ratio": {c: best[c]["wall"] / one["wall"] for c in best},
+                        "cpu_ratio": {c: best[c]["cpu"] / one["cpu"] for c in best},
+                        "own_ratio": {c: best[c]["own"] / one["cpu"] for c in best},
+                        "objective_rel": {c: (best[c]["objective"] - one["objective"])
+                                          / abs(one["objective"]) for c in best}})
     return out
 
 
+def _summary(cases):
+    """The table of the best fits: one row per case and configuration but 1 thread."""
+    rows = []
+    for c in cases:
+        one = c["best"]["1"]
+        for label in c["configs"][1:]:
+            b = c["best"][label]
+            rows.append([c["case"], label, f"{one['epochs']} / {b['epochs']}",
+                         f"{one['wall']:.2f}", f"{b['wall']:.2f}",
+                         f"{c['wall_ratio'][label]:.2f}", f"{one['cpu']:.2f}",
+                         f"{b['cpu']:.2f}", f"{c['cpu_ratio'][label]:.2f}",
+                         f"{b['own']:.2f}", f"{c['own_ratio'][label]:.2f}",
+                         f"{c['objective_rel'][label]:.1e}",
+                         f"{one['load']:.1f} / {b['load']:.1f}"
+                         if one["load"] is not None else "-",
+                         "yes" if c["identical"][label] else "no"])
+    return markdown_table(["case", "threads", "epochs 1 / 2", "wall 1 (s)", "wall 2 (s)",
+                           "wall 2/1", "CPU 1 (s)", "CPU 2 (s)", "CPU 2/1",
+                           "calling thread 2 (s)", "calling thread 2 / CPU 1",
+                           "objective 2 vs 1 (rel.)", "load at start (1 / 2)",
+                           "identical"], rows)
+
+
+def _timelines(cases):
+    """The timeline of each case's best fits (calling thread wall / CPU per phase)."""
+    names = None
+    rows = []
+    for c in cases:
+        for label in c["configs"]:
+            b = c["best"][label]
+            if "timeline" not in b:
+                return ""
+            names = list(b["timeline"])
+            rows.append([c["case"], label, f"{b['wall']:.2f}"]
+                        + [f"{b['timeline'][k]['wall']:.2f} / {b['timeline'][k]['cpu']:.2f}"
+                           for k in names]
+                        + [f"{b['worker_busy']:.2f}"])
+    return markdown_table(["case", "threads", "wall (s)"]
+                          + [f"{k} (s, wall / CPU)" for k in names]
+                          + ["workers busy (s)"], rows)
+
+
+def _every_fit(cases):
+    return markdown_table(
+        ["case", "threads", "wall (s)", "CPU (s)", "calling thread (s)", "epochs", "load"],
+        [[c["case"], r["config"], f"{r['wall']:.2f}", f"{r['cpu']:.2f}", f"{r['own']:.2f}",
+          r["epochs"], "-" if r["load"] is None else f"{r['load']:.1f}"]
+         for c in cases for r in c["runs"]])
+
+
+def render_section(tag, cases, info, notes):
+    """The Markdown section of a tagged run (--tag)."""
+    timeline = _timelines(cases)
+    timeline = (f"Timeline of the best fits (the calling thread's wall / CPU time per phase "
+                f"of the block loop; workers busy: the pool's workers' wall time inside "
+                f"parts):\n\n{timeline}\n\n" if timeline else "")
+    return (f"## {tag}\n\n"
+            f"Machine: {info['cpu']}, {info['logical_cpus']} logical CPUs, msvm "
+            f"{info['msvm']} ({info['git']}), {info['date']}; the columns as above, best of "
+            f"the repeats (least wall time) per configuration, the configurations "
+            f"alternating in one process.\n\n{_summary(cases)}\n\n{timeline}"
+            f"{notes}\n\nEvery fit:\n\n{_every_fit(cases)}\n")
+
+
+def fingerprint_overlap(working_set=32):
+    """The fingerprint's fits (benchmarks.objectives_fingerprint) with working sets of
+    ``working_set`` samples, each with 1 thread and with 2 threads and the overlapped blocks
+    on from 1 sample: epochs, the objective's relative difference, convergence (no
+    ConvergenceWarning), whether the overlapped loop ran (the timeline's join phase)."""
+    from sklearn.base import clone
+    from sklearn.exceptions import ConvergenceWarning
+
+    from benchmarks.objectives_fingerprint import _cases
+    from msvm._core import _smo
+
+    def fit(est, X, y):
+        _smo._timeline(True)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                est.fit(X, y)
+        finally:
+            joined = _smo._timeline(False)["join"][0] > 0.0
+        return (not any(issubclass(w.category, ConvergenceWarning) for w in caught)), joined
+
+    rows = []
+    previous = _smo._block_pipeline()
+    try:
+        for name, est, X, y, _ in _cases():
+            fits = []
+            for threads, overlap in ((1, False), (2, True)):
+                one = clone(est).set_params(n_threads=threads)
+                one._plan_overrides = {"working_set": working_set}
+                _smo._block_pipeline(overlap, min_n=1)
+                fits.append((one, *fit(one, X, y)))
+            (a, conv_a, _), (b, conv_b, joined) = fits
+            oa, ob = getattr(a, "objective_", np.nan), getattr(b, "objective_", np.nan)
+            rows.append({"case": name, "epochs": [str(a.n_iter_), str(b.n_iter_)],
+                         "objective_rel": float((ob - oa) / abs(oa)) if oa else np.nan,
+                         "converged": [conv_a, conv_b], "overlapped": joined})
+            print(rows[-1], flush=True)
+    finally:
+        _smo._block_pipeline(*previous)
+    return rows
+
+
+def render_fingerprint(tag, rows, info, working_set=32):
+    """The Markdown section of --fingerprint."""
+    table = markdown_table(
+        ["fit", "epochs 1 / 2", "objective 2 vs 1 (rel.)", "converged 1 / 2", "overlapped"],
+        [[r["case"], " / ".join(r["epochs"]), f"{r['objective_rel']:.1e}",
+          " / ".join("yes" if c else "NO" for c in r["converged"]),
+          "yes" if r["overlapped"] else "no"] for r in rows])
+    over = [r for r in rows if r["overlapped"]]
+    worst = max((abs(r["objective_rel"]) for r in over if np.isfinite(r["objective_rel"])),
+                default=float("nan"))
+    return (f"## {tag}\n\n"
+            f"The fingerprint's fits (benchmarks/objectives_fingerprint.py) with working "
+            f"sets of {working_set} samples, 1 thread against 2 threads with the overlapped "
+            f"blocks on from 1 sample (``_smo._block_pipeline(True, min_n=1)``; the loop "
+            f"needs a row cache of 2 working sets, so with the default working set these "
+            f"120-sample fits never overlap).  msvm {info['msvm']} ({info['git']}), "
+            f"{info['date']}.  Overlapped in {len(over)} of {len(rows)} fits (the others: "
+            f"group caps, the linear path, or no kernel rows); every fit converged "
+            f"({sum(all(r['converged']) for r in rows)} of {len(rows)}); the largest "
+            f"relative objective difference where overlapped {worst:.1e} (tol 1e-3).\n\n"
+            f"{table}\n")
+
+
+def write_section(tag, section):
+    """threads.md with the tagged section replaced, or appended at its end."""
+    path = RESULTS / "threads.md"
+    text = path.read_text() if path.exists() else ""
+    head = f"\n## {tag}\n"
+    if head in text:
+        start = text.index(head)
+        end = text.find("\n## r", start + len(head))
+        text = text[:start] + (text[end:] if end >= 0 else "\n")
+    path.write_text(text.rstrip("\n") + "\n\n" + section)
+
+
 def render(cases, info):
-    rows = [[c["case"], c["best"][1]["epochs"], f"{c['best'][1]['wall']:.2f}",
-             f"{c['best'][2]['wall']:.2f}", f"{c['wall_ratio']:.2f}",
-             f"{c['best'][1]['cpu']:.2f}", f"{c['best'][2]['cpu']:.2f}",
-             f"{c['cpu_ratio']:.2f}", f"{c['best'][2]['own']:.2f}", f"{c['own_ratio']:.2f}",
-             f"{c['best'][1]['load']:.1f} / {c['best'][2]['load']:.1f}"
-             if c['best'][1]['load'] is not None else "-",
-             "yes" if c["identical"] else "NO"] for c in cases]
-    table = markdown_table(["case", "epochs", "wall 1 (s)", "wall 2 (s)", "wall 2/1",
-                            "CPU 1 (s)", "CPU 2 (s)", "CPU 2/1", "calling thread 2 (s)",
-                            "calling thread 2 / CPU 1", "load at start (1 / 2)",
-                            "identical"], rows)
-    runs = markdown_table(
-        ["case", "threads", "wall (s)", "CPU (s)", "calling thread (s)", "load"],
-        [[c["case"], r["threads"], f"{r['wall']:.2f}", f"{r['cpu']:.2f}", f"{r['own']:.2f}",
-          "-" if r["load"] is None else f"{r['load']:.1f}"] for c in cases for r in c["runs"]])
+    table = _summary(cases)
+    runs = _every_fit(cases)
     return (f"# The kernel solver's threads (n_threads = 1 and 2)\n\n"
             f"Written by `python -m benchmarks.run_threads` ({__doc__.split(chr(10))[0]}); "
             f"see the script's docstring for the cases.\n\n"
@@ -157,10 +338,47 @@ def main(argv=None):
                         help="epochs (max_iter) of the n = 40k fit (default 2)")
     parser.add_argument("--full-40k", action="store_true",
                         help="fit the n = 40k case to convergence instead")
+    parser.add_argument("--overlap", action="store_true",
+                        help="also 2 threads with the blocks overlapped")
+    parser.add_argument("--before", action="store_true",
+                        help="also 2 threads with the kernel block gathered first")
+    parser.add_argument("--timeline", action="store_true",
+                        help="record each fit's timeline of the block loop")
+    parser.add_argument("--only", default="",
+                        help="the cases whose name contains this text (default: all)")
+    parser.add_argument("--tag", default=None,
+                        help="write the run as its own section of threads.md")
+    parser.add_argument("--notes", default="",
+                        help="a file whose text goes into the tagged section")
+    parser.add_argument("--fingerprint", action="store_true",
+                        help="the fingerprint's fits, 1 thread against 2 overlapped (--tag)")
+    parser.add_argument("--render-only", action="store_true",
+                        help="rewrite the tagged section from its JSON (with --notes)")
     args = parser.parse_args(argv)
+    if args.render_only:
+        import json
+
+        data = json.loads((RESULTS / f"threads-{args.tag}.json").read_text())
+        notes = open(args.notes).read().strip() if args.notes else ""
+        write_section(args.tag, render_section(args.tag, data["cases"], data["machine"],
+                                               notes))
+        return
     info = machine_info()
-    cases = run(args.repeats, args.budget, args.full_40k)
+    if args.fingerprint:
+        rows = fingerprint_overlap()
+        write_json(RESULTS / f"threads-{args.tag}.json", {"machine": info, "fits": rows})
+        write_section(args.tag, render_fingerprint(args.tag, rows, info))
+        return
+    cases = run(args.repeats, args.budget, args.full_40k, args.overlap, args.timeline,
+                args.before, args.only)
     data = {"machine": info, "cases": cases}
+    if args.tag:
+        notes = open(args.notes).read().strip() if args.notes else ""
+        write_json(RESULTS / f"threads-{args.tag}.json", data)
+        section = render_section(args.tag, cases, info, notes)
+        write_section(args.tag, section)
+        print(section)
+        return
     write_json(RESULTS / "threads.json", data)
     (RESULTS / "threads.md").write_text(render(cases, info))
     print(render(cases, info))

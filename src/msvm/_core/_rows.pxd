@@ -6,6 +6,28 @@ ctypedef void (*range_fn)(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noe
 cdef int thread_parts(Py_ssize_t n, int threads) noexcept nogil
 cdef void run_parts(Py_ssize_t n, int parts, int threads, range_fn fn, void* ctx) noexcept nogil
 
+cdef extern from "_threads.h":
+    # a loop handed to the pool while the caller works on (begin_parts / end_parts)
+    ctypedef struct msvm_job_t:
+        int pooled
+
+cdef void begin_parts(msvm_job_t* job, Py_ssize_t n, int parts, int threads, range_fn fn,
+                      void* ctx) noexcept nogil
+cdef void end_parts(msvm_job_t* job) noexcept nogil
+
+
+cdef struct GatherTask:
+    # a working set's kernel block from its cached rows (CachedRows.block_entries)
+    const void* store
+    bint single
+    const Py_ssize_t* offs      # m: the store offsets of the block's rows
+    const int* idx
+    int m
+    int parts
+    bint upper                  # only the entries b >= a, each written to (a, b) and (b, a)
+    double* out                 # m x m
+
+
 
 cdef class RowSource:
     cdef readonly int n, d, k
@@ -32,8 +54,11 @@ cdef class RowSource:
     cdef bint cached(self, int i) noexcept nogil
     cdef void row_entries(self, int i, const int* idx, int m, double* out) noexcept nogil
     cdef void block_entries(self, const int* idx, int m, double* out) noexcept nogil
+    cdef void block_entries_begin(self, const int* idx, int m, double* out) noexcept nogil
+    cdef void block_entries_end(self) noexcept nogil
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil
     cdef const void* row_ref(self, int i, bint* single) noexcept nogil
+    cdef Py_ssize_t update_tile(self) noexcept nogil
     cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
                          int nt, double* S=*) noexcept nogil
     cdef double* slot_scores(self) noexcept nogil
@@ -101,6 +126,8 @@ cdef class CachedRows(ScoreRows):
     cdef int* pending               # capacity: the rows prefetch has to compute
     cdef Py_ssize_t* offs           # batch: the store offsets of the rows being computed
     cdef Py_ssize_t* boffs          # capacity: the store offsets of a block's rows
+    cdef GatherTask gather          # a block gather under way (block_entries_begin / _end)
+    cdef msvm_job_t gather_job
 
     cdef void dots(self, int i, double* out) noexcept nogil
     cdef void dots_block(self, const int* idx, int m, double* out) noexcept nogil

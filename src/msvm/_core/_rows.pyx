@@ -50,14 +50,17 @@
 # (prefetch: dot products, kernel values and storage), a working set's kernel block
 # (block_entries) and its score update (rows_axpys, with the row sums) are split between
 # threads by samples (block rows for the block), on the process's one pool of _threads.h;
-# the LRU bookkeeping stays in the calling thread, in the order of one thread.  Each value
+# the LRU bookkeeping stays in the calling thread, in the order of one thread.  The block's
+# gather can be begun and ended apart (block_entries_begin / _end, begin_parts / end_parts):
+# the calling thread works on meanwhile, on nothing that fetches a row (which could evict
+# one the gather reads).  Each value
 # is computed by one thread from the same operations, so every thread count gives the same
 # values; the coordinate-descent path (apply, row) runs one thread.
 #
 # Every source refuses, at construction, an X whose kernel values would overflow double
 # precision (bounds through the squared norms, O(nnz)).
 
-from libc.math cimport exp, fabs
+from libc.math cimport exp, fabs, sqrt
 from libc.stdlib cimport malloc, free, realloc
 from libc.string cimport memcpy, memset
 
@@ -93,6 +96,10 @@ cdef extern from "_threads.h":
     int msvm_parts(Py_ssize_t n, int threads) noexcept nogil
     void msvm_parallel(Py_ssize_t n, int parts, Py_ssize_t align, int threads, range_fn fn,
                        void* ctx) noexcept nogil
+    void msvm_parallel_begin(msvm_job_t* job, Py_ssize_t n, int parts, Py_ssize_t align,
+                             int threads, range_fn fn, void* ctx) noexcept nogil
+    void msvm_parallel_end(msvm_job_t* job) noexcept nogil
+    double msvm_worker_seconds(int on) noexcept nogil
 
 cdef extern from "_dense_dots.h":
     void msvm_sqnorms(const double* X, Py_ssize_t n, Py_ssize_t d,
@@ -336,15 +343,26 @@ cdef void run_parts(Py_ssize_t n, int parts, int threads, range_fn fn,
     msvm_parallel(n, parts, 16, threads, fn, ctx)
 
 
-cdef struct GatherTask:
-    # a working set's kernel block from its cached rows (CachedRows.block_entries)
-    const void* store
-    bint single
-    const Py_ssize_t* offs      # m: the store offsets of the block's rows
-    const int* idx
-    int m
-    bint upper                  # only the entries b >= a (the block mirrored after)
-    double* out                 # m x m
+cdef void begin_parts(msvm_job_t* job, Py_ssize_t n, int parts, int threads, range_fn fn,
+                      void* ctx) noexcept nogil:
+    """Hand the parts of run_parts's loop to the pool's workers and return at once: the
+    caller works on meanwhile (on nothing the parts touch), then end_parts(job) takes the
+    parts left and waits for the rest (_threads.h: msvm_parallel_begin; one thread or a busy
+    pool: every part runs in end_parts)."""
+    msvm_parallel_begin(job, n, parts, 16, threads, fn, ctx)
+
+
+cdef void end_parts(msvm_job_t* job) noexcept nogil:
+    """The end of a begin_parts job: every part has run when it returns."""
+    msvm_parallel_end(job)
+
+
+cdef inline Py_ssize_t _upper_row(int m, int parts, int t) noexcept nogil:
+    """The first block row of part t of `parts` when only the entries on and above the
+    diagonal are read: rows [r_t, r_t+1) hold about equal shares of the triangle."""
+    if t >= parts:
+        return m
+    return <Py_ssize_t> (m * (1.0 - sqrt(1.0 - t / <double> parts)))
 
 
 cdef void _mirror_upper(double* out, int m, int tile) noexcept nogil:
@@ -367,13 +385,21 @@ cdef void _mirror_upper(double* out, int m, int tile) noexcept nogil:
 
 
 cdef void _gather_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    """Rows lo .. hi - 1 of a GatherTask's block (from its diagonal on where w.upper)."""
+    """Rows lo .. hi - 1 of a GatherTask's block; where w.upper, the part's rows of equal
+    shares of the triangle (_upper_row) from the diagonal on, each entry also written to
+    its mirror (b, a): every entry of the block written once, by the part of its row or
+    column on and above the diagonal, so the parts write disjoint entries.  A block in one
+    part (one thread) is mirrored after its gather instead, in tiles (block_entries_end:
+    faster than these strided writes on one thread)."""
     cdef const GatherTask* w = <const GatherTask*> ctx
     cdef Py_ssize_t a
     cdef int b, m = w.m
     cdef const float* row32
     cdef const double* row64
     cdef double* out
+    if w.upper:
+        lo = _upper_row(m, w.parts, part)
+        hi = _upper_row(m, w.parts, part + 1)
     for a in range(lo, hi):
         out = w.out + a * m
         if w.single:
@@ -384,6 +410,16 @@ cdef void _gather_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexce
             row64 = <const double*> w.store + w.offs[a]
             for b in range(a if w.upper else 0, m):
                 out[b] = row64[w.idx[b]]
+        if w.upper and w.parts > 1:
+            for b in range(a + 1, m):
+                w.out[<Py_ssize_t> b * m + a] = out[b]
+
+
+def _worker_seconds(on=None):
+    """The pool's workers' wall time inside parts since the last call (for the solver's
+    timeline: benchmarks.run_threads --timeline), then reset; timing switched on or off
+    where ``on`` is given."""
+    return msvm_worker_seconds(-1 if on is None else int(bool(on)))
 
 
 def threads_available():
@@ -562,6 +598,18 @@ cdef class RowSource:
         for a in range(m):
             self.row_entries(idx[a], idx, m, out + <Py_ssize_t> a * m)
 
+    cdef void block_entries_begin(self, const int* idx, int m, double* out) noexcept nogil:
+        """block_entries begun: where the source splits the gather between threads, the
+        pool's workers start on it and this returns at once; block_entries_end (always
+        called next, before out, idx or the rows are read or changed) completes it.  The
+        caller may meanwhile work on anything else but the row cache's rows (no row
+        fetched, so none evicted).  Here: block_entries, whole."""
+        self.block_entries(idx, m, out)
+
+    cdef void block_entries_end(self) noexcept nogil:
+        """The end of block_entries_begin: the block is complete when it returns."""
+        pass
+
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
         """ys[t] += coef[t] K[i, :] for t < m (sources with rows)."""
         cdef const double* r = self.row(i)
@@ -572,6 +620,11 @@ cdef class RowSource:
     cdef const void* row_ref(self, int i, bint* single) noexcept nogil:
         """Kernel row i where the source holds it (float32 when ``single``), or NULL."""
         return NULL
+
+    cdef Py_ssize_t update_tile(self) noexcept nogil:
+        """The column tile of a score update (_row_updates.h): UPDATE_TILE samples where
+        the cache cannot hold every row, else 0 (one pass)."""
+        return UPDATE_TILE if self.capacity < self.n else 0
 
     cdef void rows_axpys(self, const int* idx, int m, const double* coef, int ld, double** ys,
                          int nt, double* S=NULL) noexcept nogil:
@@ -596,7 +649,7 @@ cdef class RowSource:
                     break
             else:
                 msvm_rows_axpys(refs, single, m, coef, ld, ys, nt, self.n, S, self.n_threads,
-                                UPDATE_TILE if self.capacity < self.n else 0)
+                                self.update_tile())
                 free(refs)
                 return
             free(refs)
@@ -974,15 +1027,23 @@ cdef class CachedRows(ScoreRows):
                 out[b] = row64[idx[b]]
 
     cdef void block_entries(self, const int* idx, int m, double* out) noexcept nogil:
+        """block_entries_begin, then block_entries_end."""
+        self.block_entries_begin(idx, m, out)
+        self.block_entries_end()
+
+    cdef void block_entries_begin(self, const int* idx, int m, double* out) noexcept nogil:
         """The block's rows looked up (or computed) in order, as row_entries does them, then
         their entries gathered with the block's rows split between n_threads threads
-        (_gather_part; at least BLOCK_PART_MIN entries a part).  Where the kernel matrix is
+        (_gather_part; at least BLOCK_PART_MIN entries a part), the workers started here and
+        the calling thread's share taken in block_entries_end.  Where the kernel matrix is
         exactly symmetric by construction (self.symmetric: a dense X's rows, whatever their
         path, tests/test_dense_dots.py and test_row_batches.py), only the entries on and above
-        the diagonal are gathered and the block mirrored: the same values, half the reads
-        of rows mostly out of the core's caches (n = 40,000: the gather was 10 % of a fit)."""
-        cdef GatherTask w
-        cdef int a, b, parts = 1
+        the diagonal are gathered, each written to its mirror too, in parts of equal shares
+        of the triangle: the same values, half the reads of rows mostly out of the core's
+        caches (n = 40,000: the gather was 10 % of a fit), and the mirror split between the
+        threads with the gather (it was the calling thread's alone)."""
+        cdef GatherTask* w = &self.gather
+        cdef int a, parts = 1
         for a in range(m):
             self.boffs[a] = self._cached(idx[a])
         w.store = self.store
@@ -994,9 +1055,16 @@ cdef class CachedRows(ScoreRows):
         w.out = out
         if self.n_threads > 1:
             parts = max(1, min(4 * self.n_threads, <int> ((<Py_ssize_t> m * m) // BLOCK_PART_MIN)))
-        run_parts(m, parts, self.n_threads, _gather_part, &w)
-        if w.upper:
-            _mirror_upper(out, m, MIRROR_TILE)
+        w.parts = parts
+        begin_parts(&self.gather_job, m, parts, self.n_threads, _gather_part, w)
+
+    cdef void block_entries_end(self) noexcept nogil:
+        """The gather begun by block_entries_begin completed (the parts no worker took run
+        here); a block gathered in one part is mirrored here, in tiles (_mirror_upper)."""
+        cdef GatherTask* w = &self.gather
+        end_parts(&self.gather_job)
+        if w.upper and w.parts == 1:
+            _mirror_upper(w.out, w.m, MIRROR_TILE)
 
     cdef void row_axpys(self, int i, const double* coef, double** ys, int m) noexcept nogil:
         cdef Py_ssize_t off = self._cached(i)

@@ -1,4 +1,5 @@
 from ._alm cimport InnerSolver
+from ._types cimport Prob, State
 
 
 cdef struct Canon:
@@ -63,6 +64,37 @@ cdef struct Extremes:
     int* ua
 
 
+# most parts of a scan split between threads (_threads.h: MSVM_MAX_PARTS)
+cdef enum:
+    MAX_SCAN_PARTS = 256
+
+
+cdef struct ScanTask:
+    # a scan of the samples without groups, split between threads (SMOSolver._scan_flat):
+    # its inputs, and per part t its largest violation, candidates (written into score /
+    # cand from the part's first sample on), sum of S and counts
+    const Prob* p
+    const State* st
+    const Canon* cn
+    const double* Ft
+    const double* S
+    unsigned char* vsettled
+    unsigned char* settled
+    double* score
+    int* cand
+    bint skip_vars, shrinking, full
+    double eps, thr
+    double viol[MAX_SCAN_PARTS]
+    double Ssum[MAX_SCAN_PARTS]
+    int m[MAX_SCAN_PARTS]
+    Py_ssize_t first[MAX_SCAN_PARTS]
+    long long skipped[MAX_SCAN_PARTS]
+    long long vars_seen[MAX_SCAN_PARTS]
+    long long scanned[MAX_SCAN_PARTS]
+    long long active[MAX_SCAN_PARTS]
+    long long unsettled[MAX_SCAN_PARTS]
+
+
 cdef inline int ce(const Canon* cn, int v) noexcept nogil:
     """The Canon index of variable v."""
     return v if cn.ent == NULL else cn.ent[v]
@@ -107,6 +139,18 @@ cdef class SMOSolver(InnerSolver):
     cdef int* frows
     cdef int* fidx
     cdef int nfree
+    # 2 threads (_run_overlapped): the pending update, the last block's changes not yet in
+    # the scores (its changed samples pcand[:npend], their rows of dU in pdU and kernel rows
+    # by reference in prefs, float32 when psingle; psums: their row sums moved), the block's
+    # samples while a scan fills cand (blk, qmax), the shift s the late scan reads (ssnap, k)
+    cdef int npend
+    cdef bint psums, psingle
+    cdef int* pcand
+    cdef double* pdU
+    cdef const void** prefs
+    cdef int* blk
+    cdef double* ssnap
+    cdef double* pK            # qmax x qmax: the pending rows at the block's samples (_catch_up)
     cdef bint interrupted      # a signal check inside _block_smo (after a Newton step) saw
                                # a signal: the round stops as INTERRUPTED
     cdef Canon cn
@@ -120,7 +164,7 @@ cdef class SMOSolver(InnerSolver):
     cdef int _scan_flat(self, double eps, double* viol, int* m, bint full) noexcept nogil
     cdef int _scan(self, double eps, double* viol, int* m) noexcept nogil
     cdef int _load_block(self, int m) noexcept nogil
-    cdef bint _settled_variable(self, int v, int i) noexcept nogil
+    cdef bint _settled_variable(self, int v, int a) noexcept nogil
     cdef void _block_variables(self) noexcept nogil
     cdef void _block_groups(self) noexcept nogil
     cdef void _sync_group(self, int b) noexcept nogil
@@ -135,6 +179,24 @@ cdef class SMOSolver(InnerSolver):
     cdef long long _block_smo(self, double eps, long long max_steps,
                               bint partial) noexcept nogil
     cdef int _write_back(self) noexcept nogil
+    cdef int _collect_changes(self, const int* bs, int* chg, bint* sums_moved) noexcept nogil
+    cdef void _apply_changes(self, const int* idx, int changed, double* dU,
+                             bint sums_moved) noexcept nogil
+    cdef bint _overlaps(self) noexcept nogil
+    cdef void _catch_up(self, const int* idx, int cnt, double* Ft, double* S) noexcept nogil
+    cdef int _recheck_candidates(self, int m, double eps) noexcept nogil
+    cdef int _pend_changes(self) noexcept nogil
+    cdef int _drain(self) noexcept nogil
+    cdef long long _overlapped_block(self, double eps, long long budget, bint partial,
+                                     double* viol, int* m, int* status,
+                                     bint* full) noexcept nogil
+    cdef int _fresh_candidates(self, int m) noexcept nogil
+    cdef int _run_overlapped(self, double eps, double* viol) noexcept nogil
+    cdef int _scan_parts(self) noexcept nogil
+    cdef void _scan_task(self, ScanTask* w, const State* st, double eps,
+                         bint full) noexcept nogil
+    cdef int _scan_joined(self, ScanTask* w, int parts, bint full, double* viol,
+                          int* m) noexcept nogil
     cdef void _group_values(self, int x0, int x1) noexcept nogil
     cdef bint _free_newton_step(self) noexcept nogil
     cdef void _project_full(self, double* v, const double* free_) noexcept nogil

@@ -27,11 +27,19 @@
  * reaches the calling thread, which checks for it between calls (a call lasts
  * milliseconds).  Without POSIX threads (Windows), the parts run one after another in the
  * calling thread (msvm_threads_available() is 0).
+ *
+ * msvm_parallel is msvm_parallel_begin (the parts handed to the workers, returning at once)
+ * then msvm_parallel_end (the caller takes the parts left, waits for the rest).  Between the
+ * two the caller may do work of its own that touches nothing the parts touch: the SMO path
+ * gathers a working set's scores and variables while the workers gather its kernel block
+ * (_smo.pyx: _load_block).  A job ends before the caller begins another; with one thread or
+ * the pool busy, msvm_parallel_end runs every part in the calling thread.
  */
 #ifndef MSVM_THREADS_H
 #define MSVM_THREADS_H
 
 #include <stddef.h>
+#include <time.h>
 
 #if !defined(_WIN32) && (defined(__unix__) || defined(__APPLE__))
 #define MSVM_POSIX_THREADS 1
@@ -69,6 +77,56 @@ static void msvm_part(ptrdiff_t n, int parts, int t, ptrdiff_t align, ptrdiff_t 
     *hi = *lo + chunk < n ? *lo + chunk : n;
 }
 
+/* Seconds on the calling thread's CPU clock (thread_cpu) or the monotonic wall clock (for
+ * the solver's timeline, _smo.pyx: TIMELINE); 0 where the clock is missing. */
+static double msvm_clock(int thread_cpu)
+{
+#if defined(CLOCK_THREAD_CPUTIME_ID) && defined(CLOCK_MONOTONIC)
+    struct timespec ts;
+    if (clock_gettime(thread_cpu ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts) != 0)
+        return 0.0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+#else
+    (void)thread_cpu;
+    return 0.0;
+#endif
+}
+
+/* A loop handed out by msvm_parallel_begin: its parts, and whether the pool took it. */
+typedef struct {
+    msvm_range_fn fn;
+    void *ctx;
+    ptrdiff_t n, align;
+    int parts, pooled;
+} msvm_job_t;
+
+static void msvm_job_record(msvm_job_t *job, ptrdiff_t n, int parts, ptrdiff_t align,
+                            msvm_range_fn fn, void *ctx)
+{
+    job->fn = fn;
+    job->ctx = ctx;
+    job->n = n;
+    job->parts = parts;
+    job->align = align;
+    job->pooled = 0;
+}
+
+/* part t of a job */
+static void msvm_job_part(const msvm_job_t *job, int t)
+{
+    ptrdiff_t lo, hi;
+    msvm_part(job->n, job->parts, t, job->align, &lo, &hi);
+    job->fn(job->ctx, t, lo, hi);
+}
+
+/* every part of a job, one after another, in the calling thread */
+static void msvm_job_serial(const msvm_job_t *job)
+{
+    int t;
+    for (t = 0; t < job->parts; t++)
+        msvm_job_part(job, t);
+}
+
 #ifdef MSVM_POSIX_THREADS
 
 #define MSVM_MAX_WORKERS 255
@@ -80,42 +138,41 @@ typedef struct {
     pthread_mutex_t busy;       /* one call at a time */
     int workers;                /* started */
     int forked;                 /* pthread_atfork handler installed */
-    /* the current call */
-    msvm_range_fn fn;
-    void *ctx;
-    ptrdiff_t n, align;
-    int parts, next, finished, seats;
+    msvm_job_t job;             /* the current call */
+    int next, finished, seats;
+    /* the timeline: the workers' wall time inside parts, summed, while timing is on */
+    int timing;
+    double worker_busy;
 } msvm_pool_t;
 
 static msvm_pool_t msvm_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
                                 PTHREAD_COND_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-                                0, 0, NULL, NULL, 0, 1, 0, 0, 0, 0};
+                                0, 0, {NULL, NULL, 0, 1, 0, 0}, 0, 0, 0, 0, 0.0};
 
 static void *msvm_worker(void *arg)
 {
     msvm_pool_t *P = &msvm_pool;
-    msvm_range_fn fn;
-    void *ctx;
-    ptrdiff_t n, align, lo, hi;
-    int parts, t;
+    msvm_job_t job;
+    int t, timing;
+    double t0 = 0.0;
     (void)arg;
     pthread_mutex_lock(&P->lock);
     for (;;) {
-        while (P->next >= P->parts || P->seats <= 0)
+        while (P->next >= P->job.parts || P->seats <= 0)
             pthread_cond_wait(&P->wake, &P->lock);
         P->seats--;
-        while (P->next < P->parts) {
+        while (P->next < P->job.parts) {
             t = P->next++;
-            fn = P->fn;
-            ctx = P->ctx;
-            n = P->n;
-            align = P->align;
-            parts = P->parts;
+            job = P->job;
+            timing = P->timing;
             pthread_mutex_unlock(&P->lock);
-            msvm_part(n, parts, t, align, &lo, &hi);
-            fn(ctx, t, lo, hi);
+            if (timing)
+                t0 = msvm_clock(0);
+            msvm_job_part(&job, t);
             pthread_mutex_lock(&P->lock);
-            if (++P->finished == P->parts)
+            if (timing)
+                P->worker_busy += msvm_clock(0) - t0;
+            if (++P->finished == P->job.parts)
                 pthread_cond_signal(&P->done);
         }
     }
@@ -131,7 +188,7 @@ static void msvm_pool_after_fork(void)
     pthread_cond_init(&P->wake, NULL);
     pthread_cond_init(&P->done, NULL);
     P->workers = 0;
-    P->parts = 0;
+    P->job.parts = 0;
     P->next = 0;
     P->finished = 0;
     P->seats = 0;
@@ -167,43 +224,68 @@ static int msvm_threads_available(void)
     return 1;
 }
 
-static void msvm_parallel(ptrdiff_t n, int parts, ptrdiff_t align, int threads,
-                          msvm_range_fn fn, void *ctx)
+/* The workers' busy seconds since the last call (then reset to 0); on: timing from now on
+ * (1), off (0), unchanged (-1). */
+static double msvm_worker_seconds(int on)
 {
     msvm_pool_t *P = &msvm_pool;
-    ptrdiff_t lo, hi;
-    int t;
-    if (parts <= 1 || threads <= 1 || pthread_mutex_trylock(&P->busy) != 0) {
-        for (t = 0; t < parts; t++) {
-            msvm_part(n, parts, t, align, &lo, &hi);
-            fn(ctx, t, lo, hi);
-        }
+    double busy;
+    pthread_mutex_lock(&P->lock);
+    busy = P->worker_busy;
+    P->worker_busy = 0.0;
+    if (on >= 0)
+        P->timing = on;
+    pthread_mutex_unlock(&P->lock);
+    return busy;
+}
+
+/* Hand the parts of a loop to the pool's workers and return at once (job: its record, on
+ * the caller's stack until msvm_parallel_end): the caller meanwhile does work of its own
+ * that touches nothing the parts touch, then msvm_parallel_end takes the parts no worker
+ * has taken yet and waits for the others.  With one thread, or with the pool busy (another
+ * call under way), nothing is handed out: msvm_parallel_end runs every part in the calling
+ * thread. */
+static void msvm_parallel_begin(msvm_job_t *job, ptrdiff_t n, int parts, ptrdiff_t align,
+                                int threads, msvm_range_fn fn, void *ctx)
+{
+    msvm_pool_t *P = &msvm_pool;
+    msvm_job_record(job, n, parts, align, fn, ctx);
+    if (parts < 1 || threads <= 1 || pthread_mutex_trylock(&P->busy) != 0)
         return;
-    }
+    job->pooled = 1;
     pthread_mutex_lock(&P->lock);
     msvm_pool_grow(threads - 1);
-    P->fn = fn;
-    P->ctx = ctx;
-    P->n = n;
-    P->align = align;
-    P->parts = parts;
+    P->job = *job;
     P->next = 0;
     P->finished = 0;
     P->seats = threads - 1;
     pthread_cond_broadcast(&P->wake);
-    while (P->next < P->parts) {
+    pthread_mutex_unlock(&P->lock);
+}
+
+/* The end of a job begun by msvm_parallel_begin: every part has run when it returns. */
+static void msvm_parallel_end(msvm_job_t *job)
+{
+    msvm_pool_t *P = &msvm_pool;
+    int t;
+    if (!job->pooled) {
+        msvm_job_serial(job);
+        return;
+    }
+    pthread_mutex_lock(&P->lock);
+    while (P->next < job->parts) {
         t = P->next++;
         pthread_mutex_unlock(&P->lock);
-        msvm_part(n, parts, t, align, &lo, &hi);
-        fn(ctx, t, lo, hi);
+        msvm_job_part(job, t);
         pthread_mutex_lock(&P->lock);
         P->finished++;
     }
-    while (P->finished < P->parts)
+    while (P->finished < job->parts)
         pthread_cond_wait(&P->done, &P->lock);
     P->seats = 0;
     pthread_mutex_unlock(&P->lock);
     pthread_mutex_unlock(&P->busy);
+    job->pooled = 0;
 }
 
 #else
@@ -213,18 +295,35 @@ static int msvm_threads_available(void)
     return 0;
 }
 
-static void msvm_parallel(ptrdiff_t n, int parts, ptrdiff_t align, int threads,
-                          msvm_range_fn fn, void *ctx)
+static double msvm_worker_seconds(int on)
 {
-    ptrdiff_t lo, hi;
-    int t;
+    (void)on;
+    return 0.0;
+}
+
+static void msvm_parallel_begin(msvm_job_t *job, ptrdiff_t n, int parts, ptrdiff_t align,
+                                int threads, msvm_range_fn fn, void *ctx)
+{
     (void)threads;
-    for (t = 0; t < parts; t++) {
-        msvm_part(n, parts, t, align, &lo, &hi);
-        fn(ctx, t, lo, hi);
-    }
+    msvm_job_record(job, n, parts, align, fn, ctx);
+}
+
+static void msvm_parallel_end(msvm_job_t *job)
+{
+    msvm_job_serial(job);
 }
 
 #endif
+
+/* fn(ctx, t, lo, hi) for every part t < parts of [0, n) (msvm_part), on up to `threads`
+ * threads: the caller takes parts too, and returns when every part has run.  One part, or
+ * one thread: the calling thread alone. */
+static void msvm_parallel(ptrdiff_t n, int parts, ptrdiff_t align, int threads,
+                          msvm_range_fn fn, void *ctx)
+{
+    msvm_job_t job;
+    msvm_parallel_begin(&job, n, parts, align, parts <= 1 ? 1 : threads, fn, ctx);
+    msvm_parallel_end(&job);
+}
 
 #endif
