@@ -52,6 +52,7 @@ source and the scores of the current step); :func:`truncated_fit` is the whole f
 truncated model (its untruncated start, then the loop).
 """
 
+import copy
 import numbers
 import warnings
 
@@ -81,6 +82,14 @@ GAP_SCALE = 1e-2
 # DC iteration on the smoothed primal (``_SequenceSteps._smoothed_start``); benchmarks turn it
 # off to measure the path before.
 SMOOTHED_DC = True
+
+# The DC steps' problems as copies of the base problem with their bounds moved (no second
+# validation of values that are valid by construction; the structure's caches shared), and
+# a probability chain's untruncated duals as its kept dual with the bounds scaled
+# (msvm._level_chain.ScaledDual); False: every problem built and checked anew (main
+# 51483cd; the same values, so the same fits bit for bit: tests and the benchmark's
+# "before").
+LEAN_DC_STEPS = True
 
 DC_PARAMETER_CONSTRAINTS = {
     "dc_tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -224,7 +233,7 @@ class _SequenceSteps:
             (self.new_shift, alpha0, mu0), step_tol = start, self.tol
             self.weighed[:] = True
         sol = self.pending = self.sequence.solve(
-            shifted(self.base, self.new_shift), alpha0, mu0, tol=step_tol,
+            step_problem(self.base, self.new_shift), alpha0, mu0, tol=step_tol,
             gap_scale=gap_scale)
         self.epochs += sol.n_iter
         self.weighed |= weighed_samples(sol.problem, sol.alpha, self.new_shift)
@@ -293,6 +302,38 @@ def _objective_rose(owner, step, obj, new, *, tol, dc_tol):
     return "dc_objective_rose"
 
 
+def step_problem(base, shift):
+    """``msvm._problem.shifted(base, shift)``, the DC step's problem: with
+    ``LEAN_DC_STEPS`` a copy of ``base`` with the same bounds and caps (the same
+    arithmetic) and its other arrays and their caches shared, without the constructor's
+    checks.  They hold by construction: ``base`` passed them, a shift is finite (a multiple
+    of a finite bound) and moves both bounds of a variable by the same amount (a rounded
+    difference keeps lo <= hi)."""
+    if not LEAN_DC_STEPS:
+        return shifted(base, shift)
+    shift = np.asarray(shift, dtype=np.float64)
+    cap = base.cap.copy()
+    if len(cap):
+        group = base.expand("group")
+        grouped = group >= 0
+        cap -= np.bincount(group[grouped], weights=shift[grouped], minlength=len(cap))
+    lo, hi = base.expanded_bounds()
+    problem = copy.copy(base)
+    problem.box_lo, problem.box_hi, problem.cap = lo - shift, hi - shift, cap
+    problem.lo_per_entry = problem.hi_per_entry = False
+    return problem
+
+
+def untruncated_problem(estimator, y, k, weights):
+    """The model's untruncated dual at the weights C w_i: ``estimator._dual_problem``, or
+    with ``LEAN_DC_STEPS`` on a probability chain's estimator the chain's kept dual at these
+    weights (``_kept_dual``, a ``msvm._level_chain.ScaledDual``: the same values)."""
+    kept = getattr(estimator, "_kept_dual", None)
+    if kept is None or not LEAN_DC_STEPS:
+        return estimator._dual_problem(y, k, weights)
+    return kept.at(weights, lambda w: estimator._dual_problem(y, k, w))
+
+
 def weighed_samples(problem, alpha, shift=None):
     """Boolean (n,): the samples whose weights a solve of a fit's path read, at its
     solution ``alpha`` of ``problem``: those with a variable at a bound that moves with
@@ -323,7 +364,7 @@ def truncated_fit(estimator, sequence, y, sw, log):
     """
     k = len(estimator.classes_)
     is_truncated = estimator._truncation_value(k) is not None
-    problem = estimator._dual_problem(y, k, estimator.C_ * sw)
+    problem = untruncated_problem(estimator, y, k, estimator.C_ * sw)
     # the DC algorithm starts from a loose untruncated solve (see the module docstring),
     # except where it starts from a previous fit's dual (warm_start, a lambda path): that
     # start is solved to tol, so that a refit at the same C repeats the DC path it stored
