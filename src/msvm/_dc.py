@@ -53,6 +53,7 @@ truncated model (its untruncated start, then the loop).
 """
 
 import copy
+import functools
 import numbers
 import warnings
 
@@ -61,10 +62,16 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from ._capped_terms import capped_terms_possible
+from ._core._level_loop import level_tail
 from ._primal import smoothed_dc_start
 from ._problem import shifted
 from ._progress import n_epochs
 from ._sequence import CONVERGED, SequenceFit
+from ._snapshot import (_Solution, centre_and_scale_in_place, duality_gap,
+                        exact_intercepts_in_place, intercept_solver, output_map,
+                        slot_penalty, training_scores)
+from ._snapshot import snapshot as full_snapshot
+from ._validation import check_finite_objective
 
 # Inner tolerance of the early DC steps, and the relative decrease below which the steps are
 # solved to the estimator's tol (only those decide convergence).
@@ -88,7 +95,8 @@ SMOOTHED_DC = True
 # a probability chain's untruncated duals as its kept dual with the bounds scaled
 # (msvm._level_chain.ScaledDual); False: every problem built and checked anew (main
 # 51483cd; the same values, so the same fits bit for bit: tests and the benchmark's
-# "before").
+# "before").  With it, the solutions of a DC fit on kernel rows computed in the core, with
+# exact intercepts, are formed by the compiled level tail (``step_solution``).
 LEAN_DC_STEPS = True
 
 DC_PARAMETER_CONSTRAINTS = {
@@ -324,6 +332,47 @@ def step_problem(base, shift):
     return problem
 
 
+def lean_snapshot(estimator, sequence):
+    """Set ``sequence``'s snapshot to :func:`step_solution` where it gives the values of
+    ``msvm._snapshot.snapshot``: with ``LEAN_DC_STEPS``, kernel rows computed in the core
+    (no explicit features, no Gram matrix from outside), the identity output map, and
+    exact intercepts for its problems (every loss term on one slot: RobustMSVM's)."""
+    src = sequence.src
+    if (not LEAN_DC_STEPS or estimator._explicit_features() or sequence.features is not None
+            or getattr(src, "gram", None) is not None or getattr(src, "weights", None)
+            is not None or getattr(estimator, "intercept_solver", "exact") != "exact"
+            or not output_map(estimator, len(estimator.classes_))[1]
+            or estimator._decision_only()):
+        return
+    sequence._snapshot = functools.partial(step_solution, estimator, src)
+
+
+def step_solution(model, src, problem, alpha, mu, n_iter, resid):
+    """``msvm._snapshot.snapshot`` of a solve (the decision values at the training points,
+    the penalty, the duality gap), its exact intercepts and coefficients V formed by the
+    compiled level tail (msvm/_core/_level_loop.pyx ``level_tail``: the values of the
+    Python step, bit for bit), where :func:`lean_snapshot` set it; a problem without exact
+    intercepts (some direction with two slots) goes to ``snapshot``'s own steps."""
+    solver = intercept_solver(model, problem)
+    if solver != "exact":
+        return full_snapshot(model, None, src, problem, alpha, mu, n_iter, resid)
+    b_slot, V, _, _ = level_tail(problem, alpha, src.scores, -mu, True,
+                                 np.zeros(problem.n_samples, dtype=np.uint8))
+    if b_slot is None:
+        b_slot = exact_intercepts_in_place(problem, training_scores(None, None, src), -mu,
+                                           solver)[1]
+    gap = duality_gap(problem, alpha, training_scores(None, None, src), b_slot)
+    H = centre_and_scale_in_place(training_scores(None, None, src), problem.kappa)
+    penalty = slot_penalty(V, H)
+    intercept = np.eye(problem.k) @ b_slot       # T @ b_slot of ``snapshot`` (T = I)
+    f_train = np.add(H, intercept, out=H)
+    check_finite_objective(model, penalty, "the penalty 1/2 sum_j ||h_j||^2")
+    return _Solution(problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
+                     V=V, W=None, intercept=intercept,
+                     G=model._decision_from_output(f_train),
+                     penalty=max(0.0, penalty), gap=gap)
+
+
 def untruncated_problem(estimator, y, k, weights):
     """The model's untruncated dual at the weights C w_i: ``estimator._dual_problem``, or
     with ``LEAN_DC_STEPS`` on a probability chain's estimator the chain's kept dual at these
@@ -364,6 +413,7 @@ def truncated_fit(estimator, sequence, y, sw, log):
     """
     k = len(estimator.classes_)
     is_truncated = estimator._truncation_value(k) is not None
+    lean_snapshot(estimator, sequence)
     problem = untruncated_problem(estimator, y, k, estimator.C_ * sw)
     # the DC algorithm starts from a loose untruncated solve (see the module docstring),
     # except where it starts from a previous fit's dual (warm_start, a lambda path): that
