@@ -373,6 +373,29 @@ def step_solution(model, src, problem, alpha, mu, n_iter, resid):
                      penalty=max(0.0, penalty), gap=gap)
 
 
+def kept_penalty_and_seed(estimator, sequence, problem):
+    """Give the new ``sequence`` of a probability chain's refit (``_kept_dual``) the penalty
+    rho and seed that its first solve would fix (``DualSequence._fix_penalty_and_seed``:
+    a median of the kernel diagonal, and a draw from an integer ``random_state``), kept
+    from the chains' first refit on the same row source (the same values); with
+    ``LEAN_DC_STEPS``.  A ``random_state`` that is not an integer draws anew at every
+    refit, as before."""
+    kept = getattr(estimator, "_kept_dual", None)
+    if (kept is None or not LEAN_DC_STEPS or sequence.rho is not None
+            or not isinstance(sequence.random_state, numbers.Integral)):
+        return
+    key = (sequence.src, problem.kappa, int(sequence.random_state))
+    if kept.settings is None or not _same_settings(kept.settings[0], key):
+        sequence._fix_penalty_and_seed(problem)
+        kept.settings = (key, sequence.rho, sequence.seed)
+    else:
+        sequence.rho, sequence.seed = kept.settings[1:]
+
+
+def _same_settings(a, b):
+    return a[0] is b[0] and a[1:] == b[1:]
+
+
 def untruncated_problem(estimator, y, k, weights):
     """The model's untruncated dual at the weights C w_i: ``estimator._dual_problem``, or
     with ``LEAN_DC_STEPS`` on a probability chain's estimator the chain's kept dual at these
@@ -422,6 +445,7 @@ def truncated_fit(estimator, sequence, y, sw, log):
     state = estimator._warm_start_state()
     warm = estimator.warm_start and state is not None and state.fits(problem)
     first_tol = max(estimator.tol, LOOSE_TOL) if is_truncated and not warm else None
+    kept_penalty_and_seed(estimator, sequence, problem)
     first = estimator._start(sequence, problem, tol=first_tol)
 
     def objective(sol):

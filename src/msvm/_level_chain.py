@@ -367,10 +367,13 @@ class ScaledDual:
     bounds and caps C w_i times their values at unit weight (:func:`bound_scaling`; each
     product the one the builder forms), sharing its other arrays and their caches;
     compared with the builder at the first ``VERIFIED_STEPS`` copies, and built by it
-    wherever the bounds do not scale so (the same values either way)."""
+    wherever the bounds do not scale so (the same values either way).  ``settings``: the
+    solver's penalty rho and seed of the chains' refits, kept by ``msvm._dc`` (None until
+    the first refit)."""
 
     def __init__(self):
         self.template, self.owner, self.unit, self.copies = None, None, None, 0
+        self.settings = None
 
     def at(self, weights, build):
         """The dual at the weights C w_i (``weights``); ``build(weights)``: the model's."""
