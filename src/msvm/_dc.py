@@ -64,7 +64,7 @@ from sklearn.utils._param_validation import Interval
 from ._capped_terms import capped_terms_possible
 from ._core._level_loop import level_tail
 from ._primal import smoothed_dc_start
-from ._problem import shifted
+from ._problem import shifted, shifted_bounds
 from ._progress import n_epochs
 from ._sequence import CONVERGED, SequenceFit
 from ._snapshot import (_Solution, centre_and_scale_in_place, duality_gap,
@@ -319,15 +319,8 @@ def step_problem(base, shift):
     difference keeps lo <= hi)."""
     if not LEAN_DC_STEPS:
         return shifted(base, shift)
-    shift = np.asarray(shift, dtype=np.float64)
-    cap = base.cap.copy()
-    if len(cap):
-        group = base.expand("group")
-        grouped = group >= 0
-        cap -= np.bincount(group[grouped], weights=shift[grouped], minlength=len(cap))
-    lo, hi = base.expanded_bounds()
     problem = copy.copy(base)
-    problem.box_lo, problem.box_hi, problem.cap = lo - shift, hi - shift, cap
+    problem.box_lo, problem.box_hi, problem.cap = shifted_bounds(base, shift)
     problem.lo_per_entry = problem.hi_per_entry = False
     return problem
 
