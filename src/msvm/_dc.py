@@ -389,10 +389,11 @@ def _same_settings(a, b):
     return a[0] is b[0] and a[1:] == b[1:]
 
 
-def untruncated_problem(estimator, y, k, weights):
-    """The model's untruncated dual at the weights C w_i: ``estimator._dual_problem``, or
-    with ``LEAN_DC_STEPS`` on a probability chain's estimator the chain's kept dual at these
-    weights (``_kept_dual``, a ``msvm._level_chain.ScaledDual``: the same values)."""
+def chain_dual_problem(estimator, y, k, weights):
+    """The model's dual at the weights C w_i: ``estimator._dual_problem``, or with
+    ``LEAN_DC_STEPS`` on a probability chain's estimator the chain's kept dual at these
+    weights (``_kept_dual``, a ``msvm._level_chain.ScaledDual``: the same values).  A DC
+    model's untruncated dual, a reweighting's first one (at v = 1)."""
     kept = getattr(estimator, "_kept_dual", None)
     if kept is None or not LEAN_DC_STEPS:
         return estimator._dual_problem(y, k, weights)
@@ -430,7 +431,7 @@ def truncated_fit(estimator, sequence, y, sw, log):
     k = len(estimator.classes_)
     is_truncated = estimator._truncation_value(k) is not None
     lean_snapshot(estimator, sequence)
-    problem = untruncated_problem(estimator, y, k, estimator.C_ * sw)
+    problem = chain_dual_problem(estimator, y, k, estimator.C_ * sw)
     # the DC algorithm starts from a loose untruncated solve (see the module docstring),
     # except where it starts from a previous fit's dual (warm_start, a lambda path): that
     # start is solved to tol, so that a refit at the same C repeats the DC path it stored

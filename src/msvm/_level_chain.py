@@ -361,8 +361,9 @@ def _check_finite(values):
 
 
 class ScaledDual:
-    """The model's dual problem at changing sample weights, for the refits of one chain
-    (a DC model's untruncated dual at each level, ``msvm._dc.untruncated_problem``): built
+    """The model's dual problem at changing sample weights, for the refits of the chains of a
+    task (the dual of a DC model's or a reweighting's first solve at each level,
+    ``msvm._dc.chain_dual_problem``): built
     by the model's builder at the first weights, then a copy of that problem with its
     bounds and caps C w_i times their values at unit weight (:func:`bound_scaling`; each
     product the one the builder forms), sharing its other arrays and their caches;

@@ -777,8 +777,9 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
     a row source on the same X kept by an earlier fit (``_kept_rows``), whose kernel-row
     cache the chain's first fit reuses (its scores are moved to the start), or None.
     ``kept_dual``: a ``msvm._level_chain.ScaledDual`` of the chains on the same X and y
-    (None: one of the chain's own), whose copies a DC model's refits take as their
-    untruncated dual (``msvm._dc.untruncated_problem``; the same values as its builder).
+    (None: one of the chain's own), whose copies the refits of a DC model or a reweighting
+    take as the dual of their first solve (``msvm._dc.chain_dual_problem``; the same values
+    as its builder), with the solver's penalty and seed (``msvm._dc.kept_penalty_and_seed``).
 
     The refits are lean (``BaseMSVM._refit``): the template's parameters are validated once
     for the chain (by the caller, :func:`_task_chains`, once for its group), X and y once
@@ -806,7 +807,8 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
     est = _fresh_copy(template)._start_from(start._warm_start_state())._join_path(keep_rows=True)
     est._share_features(features)._take_rows(rows)
     est._plan_overrides = _chain_overrides(template, X, start)
-    # a DC model's untruncated dual, kept for the chain (msvm._dc.untruncated_problem)
+    # the dual of a DC model's or a reweighting's first solve, kept for the chains of a task
+    # (msvm._dc.chain_dual_problem)
     est._kept_dual = ScaledDual() if kept_dual is None else kept_dual
     is_label = np.asarray(y == label)
 
