@@ -169,3 +169,17 @@ def test_pickled_probability_fit(monkeypatch):
     assert b"ScaledDual" not in data
     loaded = pickle.loads(data)
     assert np.array_equal(loaded.predict_proba(X), est.predict_proba(X))
+
+
+@pytest.mark.parametrize("kernel", ["precomputed", "linear"])
+def test_other_kernels_and_zero_weights(kernel, monkeypatch):
+    """Where the compiled tail does not apply (a Gram matrix from outside, explicit
+    features) and with samples at weight 0: the same probabilities as main's steps."""
+    X, y, sw = _data(7, n=90)
+    sw[::9] = 0.0
+    if kernel == "precomputed":
+        X = np.exp(-0.1 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=-1))
+    fits = [_probability_fit(msvm.RobustMSVM(C=1.0, kernel=kernel, random_state=0), X, y, sw,
+                             lean, monkeypatch) for lean in (False, True)]
+    assert np.array_equal(fits[0].predict_proba(X), fits[1].predict_proba(X))
+    assert fits[0].n_probability_fits_ == fits[1].n_probability_fits_
