@@ -317,15 +317,15 @@ def render_paths(res):
 
 
 # ------------------------------------------------------------------ section 9g (round 15)
-LEAN_ESTIMATORS = ("RobustMSVM", "WeightedRobustMSVM")
+LEAN_ESTIMATORS = ("RobustMSVM", "WeightedRobustMSVM", "AdaptiveWeightedSVM")
 LEAN_SETS = ("example 4.1.1", "example 4.1.2", "wine", "breast cancer")
 
 
 @contextlib.contextmanager
 def main_dc_steps():
-    """main 51483cd's DC refits in this process: every problem built and checked anew, the
-    snapshot's Python intercept search, the solver's penalty and seed found at every refit
-    (``msvm._dc.LEAN_DC_STEPS = False``)."""
+    """main 51483cd's DC and reweighting refits in this process: every problem built and
+    checked anew, the snapshot's Python intercept search, the solver's penalty and seed
+    found at every refit (``msvm._dc.LEAN_DC_STEPS = False``)."""
     from msvm import _dc
 
     with module_settings((_dc, "LEAN_DC_STEPS", False)):

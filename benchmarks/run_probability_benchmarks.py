@@ -1220,7 +1220,8 @@ SETUPS["9f"] = (
     "10. Written by `benchmarks/probability_lean.py`.")
 SETUPS["9g"] = (
     "9g. The DC models' refits with a lean fixed cost (issue 25 item 1, round 15)",
-    "RobustMSVM and WeightedRobustMSVM (truncation 'auto'): where a probability fit's CPU "
+    "RobustMSVM and WeightedRobustMSVM (truncation 'auto'), and AdaptiveWeightedSVM (its "
+    "first solve's dual kept, the penalty and seed kept): where a probability fit's CPU "
     "time goes on Liu and Yuan's examples 4.1.1 and 4.1.2 (n = 400) at C = 1, and the "
     "probability fit before (main 51483cd) and after the lean DC steps (msvm/_dc.py: the "
     "steps' problems as copies with moved bounds, a chain's untruncated duals as one kept "
