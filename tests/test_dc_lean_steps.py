@@ -6,8 +6,9 @@ kept for a chain's refits (``kept_penalty_and_seed``; also a reweighting's first
 
 Each gives the values of the step it replaces, so the fits and the probabilities are the
 same bit for bit: checked against ``LEAN_DC_STEPS = False`` (main 51483cd's steps) over the
-DC models and the reweighting (AdaptiveWeightedSVM) with class and sample weights, with the marks that the settled rule reads
-(``_weight_bound_samples_``), and pickling.
+DC models and the reweighting (AdaptiveWeightedSVM) with class and sample weights, with the
+marks that the settled rule reads (``_weight_bound_samples_``), other kernels, samples at
+weight 0, and pickling.
 """
 
 import pickle
