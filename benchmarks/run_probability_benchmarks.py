@@ -67,7 +67,8 @@ from benchmarks.probability_lean import (bench_fixed_cost, bench_lean_levels, be
                                          bench_level_steps, render_fixed_cost,
                                          render_level_loop,
                                          render_lean_levels, render_level_steps)
-from benchmarks.probability_paths import bench_paths, render_paths
+from benchmarks.probability_paths import (bench_dc_levels, bench_paths, render_dc_levels,
+                                          render_paths)
 from benchmarks.harness import (fmt, markdown_table, pendigits_split, sectioned_main,
                                 sectioned_report, wall_cpu_fit)
 
@@ -1217,11 +1218,22 @@ SETUPS["9f"] = (
     "before and after on the sets of section 9b (ReinforcedMSVM) and WestonWatkinsMSVM and "
     "AngleBasedMSVM on wine, breast cancer and the examples 4.1.1 and 4.1.2 at C = 1 and "
     "10. Written by `benchmarks/probability_lean.py`.")
+SETUPS["9g"] = (
+    "9g. The DC models' refits with a lean fixed cost (issue 25 item 1, round 15)",
+    "RobustMSVM and WeightedRobustMSVM (truncation 'auto'), and AdaptiveWeightedSVM (its "
+    "first solve's dual kept, the penalty and seed kept): where a probability fit's CPU "
+    "time goes on Liu and Yuan's examples 4.1.1 and 4.1.2 (n = 400) at C = 1, and the "
+    "probability fit before (main 51483cd) and after the lean DC steps (msvm/_dc.py: the "
+    "steps' problems as copies with moved bounds, a chain's untruncated duals as one kept "
+    "dual with scaled bounds, the solutions formed by the compiled level tail, the "
+    "solver's penalty and seed kept for a chain) on those, wine and breast cancer. Written "
+    "by `benchmarks/probability_paths.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
           "7": render_settled, "8": render_shared_rows, "9": render_lean_refits,
           "9b": render_lean_levels, "9c": render_level_steps,
-          "9d": render_paths, "9e": render_fixed_cost, "9f": render_level_loop}
+          "9d": render_paths, "9e": render_fixed_cost, "9f": render_level_loop,
+          "9g": render_dc_levels}
 
 
 def render_report(data):
@@ -1259,7 +1271,7 @@ def main(argv=None):
                            "8": bench_shared_rows, "9": bench_lean_refits,
                            "9b": bench_lean_levels, "9c": bench_level_steps,
                            "9d": bench_paths, "9e": bench_fixed_cost,
-                           "9f": bench_level_loop},
+                           "9f": bench_level_loop, "9g": bench_dc_levels},
                           SETUPS, RENDER, render_report)
 
 

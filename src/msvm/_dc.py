@@ -52,6 +52,8 @@ source and the scores of the current step); :func:`truncated_fit` is the whole f
 truncated model (its untruncated start, then the loop).
 """
 
+import copy
+import functools
 import numbers
 import warnings
 
@@ -60,10 +62,16 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from ._capped_terms import capped_terms_possible
+from ._core._level_loop import level_tail
 from ._primal import smoothed_dc_start
-from ._problem import shifted
+from ._problem import shifted, shifted_bounds
 from ._progress import n_epochs
 from ._sequence import CONVERGED, SequenceFit
+from ._snapshot import (_Solution, centre_and_scale_in_place, duality_gap,
+                        exact_intercepts_in_place, intercept_solver, output_map,
+                        slot_penalty, training_scores)
+from ._snapshot import snapshot as full_snapshot
+from ._validation import check_finite_objective
 
 # Inner tolerance of the early DC steps, and the relative decrease below which the steps are
 # solved to the estimator's tol (only those decide convergence).
@@ -81,6 +89,15 @@ GAP_SCALE = 1e-2
 # DC iteration on the smoothed primal (``_SequenceSteps._smoothed_start``); benchmarks turn it
 # off to measure the path before.
 SMOOTHED_DC = True
+
+# The DC steps' problems as copies of the base problem with their bounds moved (no second
+# validation of values that are valid by construction; the structure's caches shared), and
+# a probability chain's untruncated duals as its kept dual with the bounds scaled
+# (msvm._level_chain.ScaledDual); False: every problem built and checked anew (main
+# 51483cd; the same values, so the same fits bit for bit: tests and the benchmark's
+# "before").  With it, the solutions of a DC fit on kernel rows computed in the core, with
+# exact intercepts, are formed by the compiled level tail (``step_solution``).
+LEAN_DC_STEPS = True
 
 DC_PARAMETER_CONSTRAINTS = {
     "dc_tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -224,7 +241,7 @@ class _SequenceSteps:
             (self.new_shift, alpha0, mu0), step_tol = start, self.tol
             self.weighed[:] = True
         sol = self.pending = self.sequence.solve(
-            shifted(self.base, self.new_shift), alpha0, mu0, tol=step_tol,
+            step_problem(self.base, self.new_shift), alpha0, mu0, tol=step_tol,
             gap_scale=gap_scale)
         self.epochs += sol.n_iter
         self.weighed |= weighed_samples(sol.problem, sol.alpha, self.new_shift)
@@ -293,6 +310,96 @@ def _objective_rose(owner, step, obj, new, *, tol, dc_tol):
     return "dc_objective_rose"
 
 
+def step_problem(base, shift):
+    """``msvm._problem.shifted(base, shift)``, the DC step's problem: with
+    ``LEAN_DC_STEPS`` a copy of ``base`` with the same bounds and caps (the same
+    arithmetic) and its other arrays and their caches shared, without the constructor's
+    checks.  They hold by construction: ``base`` passed them, a shift is finite (a multiple
+    of a finite bound) and moves both bounds of a variable by the same amount (a rounded
+    difference keeps lo <= hi)."""
+    if not LEAN_DC_STEPS:
+        return shifted(base, shift)
+    problem = copy.copy(base)
+    problem.box_lo, problem.box_hi, problem.cap = shifted_bounds(base, shift)
+    problem.lo_per_entry = problem.hi_per_entry = False
+    return problem
+
+
+def lean_snapshot(estimator, sequence):
+    """Set ``sequence``'s snapshot to :func:`step_solution` where it gives the values of
+    ``msvm._snapshot.snapshot``: with ``LEAN_DC_STEPS``, kernel rows computed in the core
+    (no explicit features, no Gram matrix from outside), the identity output map, and
+    exact intercepts for its problems (every loss term on one slot: RobustMSVM's)."""
+    src = sequence.src
+    if (not LEAN_DC_STEPS or estimator._explicit_features() or sequence.features is not None
+            or getattr(src, "gram", None) is not None or getattr(src, "weights", None)
+            is not None or getattr(estimator, "intercept_solver", "exact") != "exact"
+            or not output_map(estimator, len(estimator.classes_))[1]
+            or estimator._decision_only()):
+        return
+    sequence._snapshot = functools.partial(step_solution, estimator, src)
+
+
+def step_solution(model, src, problem, alpha, mu, n_iter, resid):
+    """``msvm._snapshot.snapshot`` of a solve (the decision values at the training points,
+    the penalty, the duality gap), its exact intercepts and coefficients V formed by the
+    compiled level tail (msvm/_core/_level_loop.pyx ``level_tail``: the values of the
+    Python step, bit for bit), where :func:`lean_snapshot` set it; a problem without exact
+    intercepts (some direction with two slots) goes to ``snapshot``'s own steps."""
+    solver = intercept_solver(model, problem)
+    if solver != "exact":
+        return full_snapshot(model, None, src, problem, alpha, mu, n_iter, resid)
+    b_slot, V, _, _ = level_tail(problem, alpha, src.scores, -mu, True,
+                                 np.zeros(problem.n_samples, dtype=np.uint8))
+    if b_slot is None:
+        b_slot = exact_intercepts_in_place(problem, training_scores(None, None, src), -mu,
+                                           solver)[1]
+    gap = duality_gap(problem, alpha, training_scores(None, None, src), b_slot)
+    H = centre_and_scale_in_place(training_scores(None, None, src), problem.kappa)
+    penalty = slot_penalty(V, H)
+    intercept = np.eye(problem.k) @ b_slot       # T @ b_slot of ``snapshot`` (T = I)
+    f_train = np.add(H, intercept, out=H)
+    check_finite_objective(model, penalty, "the penalty 1/2 sum_j ||h_j||^2")
+    return _Solution(problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
+                     V=V, W=None, intercept=intercept,
+                     G=model._decision_from_output(f_train),
+                     penalty=max(0.0, penalty), gap=gap)
+
+
+def kept_penalty_and_seed(estimator, sequence, problem):
+    """Give the new ``sequence`` of a probability chain's refit (``_kept_dual``) the penalty
+    rho and seed that its first solve would fix (``DualSequence._fix_penalty_and_seed``:
+    a median of the kernel diagonal, and a draw from an integer ``random_state``), kept
+    from the chains' first refit on the same row source (the same values); with
+    ``LEAN_DC_STEPS``.  A ``random_state`` that is not an integer draws anew at every
+    refit, as before."""
+    kept = getattr(estimator, "_kept_dual", None)
+    if (kept is None or not LEAN_DC_STEPS or sequence.rho is not None
+            or not isinstance(sequence.random_state, numbers.Integral)):
+        return
+    key = (sequence.src, problem.kappa, int(sequence.random_state))
+    if kept.settings is None or not _same_settings(kept.settings[0], key):
+        sequence._fix_penalty_and_seed(problem)
+        kept.settings = (key, sequence.rho, sequence.seed)
+    else:
+        sequence.rho, sequence.seed = kept.settings[1:]
+
+
+def _same_settings(a, b):
+    return a[0] is b[0] and a[1:] == b[1:]
+
+
+def chain_dual_problem(estimator, y, k, weights):
+    """The model's dual at the weights C w_i: ``estimator._dual_problem``, or with
+    ``LEAN_DC_STEPS`` on a probability chain's estimator the chain's kept dual at these
+    weights (``_kept_dual``, a ``msvm._level_chain.ScaledDual``: the same values).  A DC
+    model's untruncated dual, a reweighting's first one (at v = 1)."""
+    kept = getattr(estimator, "_kept_dual", None)
+    if kept is None or not LEAN_DC_STEPS:
+        return estimator._dual_problem(y, k, weights)
+    return kept.at(weights, lambda w: estimator._dual_problem(y, k, w))
+
+
 def weighed_samples(problem, alpha, shift=None):
     """Boolean (n,): the samples whose weights a solve of a fit's path read, at its
     solution ``alpha`` of ``problem``: those with a variable at a bound that moves with
@@ -323,7 +430,8 @@ def truncated_fit(estimator, sequence, y, sw, log):
     """
     k = len(estimator.classes_)
     is_truncated = estimator._truncation_value(k) is not None
-    problem = estimator._dual_problem(y, k, estimator.C_ * sw)
+    lean_snapshot(estimator, sequence)
+    problem = chain_dual_problem(estimator, y, k, estimator.C_ * sw)
     # the DC algorithm starts from a loose untruncated solve (see the module docstring),
     # except where it starts from a previous fit's dual (warm_start, a lambda path): that
     # start is solved to tol, so that a refit at the same C repeats the DC path it stored
@@ -331,6 +439,7 @@ def truncated_fit(estimator, sequence, y, sw, log):
     state = estimator._warm_start_state()
     warm = estimator.warm_start and state is not None and state.fits(problem)
     first_tol = max(estimator.tol, LOOSE_TOL) if is_truncated and not warm else None
+    kept_penalty_and_seed(estimator, sequence, problem)
     first = estimator._start(sequence, problem, tol=first_tol)
 
     def objective(sol):

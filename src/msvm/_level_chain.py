@@ -165,24 +165,8 @@ class LevelState:
         for name in _BOUNDS:
             setattr(problem, name, np.array(getattr(problem, name)))
         self.problem = problem
-        unit = self._built(np.ones(len(self.y_enc)))
-        sample = problem.sample_of_var()
-        groups = problem.var_group if problem.var_group is not None else np.zeros(0, np.int32)
-        first = np.unique(groups[groups >= 0], return_index=True)[1]
-        self.owner = {"box_lo": None if problem.lo_per_entry else sample,
-                      "box_hi": None if problem.hi_per_entry else sample,
-                      "cap": sample[np.flatnonzero(groups >= 0)[first]]}
-        self.unit = {name: np.array(getattr(unit, name)) for name in self.owner}
-        same = (_same_problem(problem, unit, bounds=False)
-                and len(self.owner["cap"]) == len(problem.cap)
-                and all(self.owner[name] is not None
-                        or np.array_equal(getattr(problem, name), self.unit[name])
-                        for name in _BOUNDS)
-                and all(np.array_equal(weights[owner] * self.unit[name],
-                                       getattr(problem, name))
-                        for name, owner in self.owner.items() if owner is not None))
-        if not same:
-            self.unit = None
+        self.owner, self.unit = bound_scaling(problem, self._built(np.ones(len(self.y_enc))),
+                                              weights)
 
     def _scale_bounds(self, weights):
         """The kept problem's bounds (per variable) and caps set to C w_i times their
@@ -191,10 +175,7 @@ class LevelState:
             if owner is not None and len(owner):
                 values = getattr(self.problem, name)
                 np.multiply(weights[owner], self.unit[name], out=values)
-                if not np.all(np.isfinite(values)):
-                    raise ValueError("the dual's bounds are not finite: C times the sample "
-                                     "weights overflows double precision. Use a smaller C "
-                                     "or rescale sample_weight.")
+                _check_finite(values)
 
     # ------------------------------------------------------------------ a level
     def step(self, level_sw, start, random_state, is_label=None):
@@ -346,6 +327,77 @@ class LevelState:
         fit.converged_ = fit.stop_reason_ == CONVERGED
         fit.solver_plan_ = self.sequence.plan
         return fit
+
+
+def bound_scaling(problem, unit_problem, weights):
+    """(owner, unit) where the bounds and caps of ``problem`` (the model's dual at the
+    weights C w_i) are C w_i times those of ``unit_problem`` (its dual at unit weights):
+    ``owner[name]``, the sample whose weight scales each bound of ``name`` ('box_lo',
+    'box_hi', 'cap'; None: stored per entry, not holding weights, equal at every weight),
+    and ``unit[name]``, its value at unit weight.  (None, None) where the two problems
+    differ otherwise or the bounds do not scale so."""
+    sample = problem.sample_of_var()
+    groups = problem.var_group if problem.var_group is not None else np.zeros(0, np.int32)
+    first = np.unique(groups[groups >= 0], return_index=True)[1]
+    owner = {"box_lo": None if problem.lo_per_entry else sample,
+             "box_hi": None if problem.hi_per_entry else sample,
+             "cap": sample[np.flatnonzero(groups >= 0)[first]]}
+    unit = {name: np.array(getattr(unit_problem, name)) for name in owner}
+    same = (_same_problem(problem, unit_problem, bounds=False)
+            and len(owner["cap"]) == len(problem.cap)
+            and all(owner[name] is not None
+                    or np.array_equal(getattr(problem, name), unit[name])
+                    for name in _BOUNDS)
+            and all(np.array_equal(weights[rows] * unit[name], getattr(problem, name))
+                    for name, rows in owner.items() if rows is not None))
+    return (owner, unit) if same else (None, None)
+
+
+def _check_finite(values):
+    if not np.all(np.isfinite(values)):
+        raise ValueError("the dual's bounds are not finite: C times the sample "
+                         "weights overflows double precision. Use a smaller C "
+                         "or rescale sample_weight.")
+
+
+class ScaledDual:
+    """The model's dual problem at changing sample weights, for the refits of the chains of a
+    task (the dual of a DC model's or a reweighting's first solve at each level,
+    ``msvm._dc.chain_dual_problem``): built
+    by the model's builder at the first weights, then a copy of that problem with its
+    bounds and caps C w_i times their values at unit weight (:func:`bound_scaling`; each
+    product the one the builder forms), sharing its other arrays and their caches;
+    compared with the builder at the first ``VERIFIED_STEPS`` copies, and built by it
+    wherever the bounds do not scale so (the same values either way).  ``settings``: the
+    solver's penalty rho and seed of the chains' refits, kept by ``msvm._dc`` (None until
+    the first refit)."""
+
+    def __init__(self):
+        self.template, self.owner, self.unit, self.copies = None, None, None, 0
+        self.settings = None
+
+    def at(self, weights, build):
+        """The dual at the weights C w_i (``weights``); ``build(weights)``: the model's."""
+        if self.template is None:
+            self.template = build(weights)
+            self.owner, self.unit = bound_scaling(self.template, build(np.ones(len(weights))),
+                                                  weights)
+            return self.template
+        if self.owner is None or len(weights) != self.template.n_samples:
+            return build(weights)
+        problem = copy.copy(self.template)
+        for name, owner in self.owner.items():
+            if owner is not None:
+                values = np.multiply(weights[owner], self.unit[name])
+                _check_finite(values)
+                setattr(problem, name, values)
+        if self.copies < VERIFIED_STEPS:
+            self.copies += 1
+            built = build(weights)
+            if not _same_problem(problem, built):
+                self.owner = None
+                return built
+        return problem
 
 
 def _same_problem(a, b, bounds=True):

@@ -307,7 +307,7 @@ from ._approx import shared_map_decision_values
 from ._available import probability_method
 from ._dask import chunkwise, is_dask_collection
 from ._kernels import kernel_matrix
-from ._level_chain import LevelState
+from ._level_chain import LevelState, ScaledDual
 from ._level_chain import applies as level_steps_apply
 from ._losses import margins as generalized_margins
 from ._plan import fold_overrides, refit_rows, resolve_cache_dtype
@@ -762,7 +762,7 @@ def _top_fit(template, start, X, y, sample_weight, features=None, checked=None):
 
 
 def _weighted_chain(template, start, X, y, sample_weight, levels, label, features=None,
-                    rows=None, checked=None):
+                    rows=None, checked=None, kept_dual=None):
     """The weighted fits of one class along the levels, t_m first, t_1 last.
 
     One estimator (a copy of ``template``, ``warm_start=True``: :func:`_fresh_copy`) is
@@ -776,6 +776,10 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
     neither y nor the weights, so it is fitted once for X, not once per chain.  ``rows``:
     a row source on the same X kept by an earlier fit (``_kept_rows``), whose kernel-row
     cache the chain's first fit reuses (its scores are moved to the start), or None.
+    ``kept_dual``: a ``msvm._level_chain.ScaledDual`` of the chains on the same X and y
+    (None: one of the chain's own), whose copies the refits of a DC model or a reweighting
+    take as the dual of their first solve (``msvm._dc.chain_dual_problem``; the same values
+    as its builder), with the solver's penalty and seed (``msvm._dc.kept_penalty_and_seed``).
 
     The refits are lean (``BaseMSVM._refit``): the template's parameters are validated once
     for the chain (by the caller, :func:`_task_chains`, once for its group), X and y once
@@ -803,12 +807,15 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
     est = _fresh_copy(template)._start_from(start._warm_start_state())._join_path(keep_rows=True)
     est._share_features(features)._take_rows(rows)
     est._plan_overrides = _chain_overrides(template, X, start)
+    # the dual of a DC model's or a reweighting's first solve, kept for the chains of a task
+    # (msvm._dc.chain_dual_problem)
+    est._kept_dual = ScaledDual() if kept_dual is None else kept_dual
     is_label = np.asarray(y == label)
 
     def refit(t):
         est._refit(X, y, sample_weight * np.where(is_label, 1.0 / t, 1.0))
         fit = copy.copy(est)                # __getstate__: without the kept row source
-        del fit._plan_overrides             # the chain's, not the fitted estimator's
+        del fit._plan_overrides, fit._kept_dual     # the chain's, not the fitted estimator's
         if any(step.late_primal_start for step in est.solver_plan_.steps):
             est._plan_overrides["refit_start"] = "primal"
         return fit
@@ -817,7 +824,7 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
         chain = _down_the_levels(levels, refit, lambda: _settled(est, is_label))
     rows = est._kept_rows()
     est._leave_path()
-    del est._plan_overrides
+    del est._plan_overrides, est._kept_dual
     return chain, rows
 
 
@@ -922,10 +929,10 @@ def _task_chains(template, start, X, y, sample_weight, levels, labels, features=
     from ._base import CheckedInput
 
     checked = CheckedInput(X, y) if checked is None else checked
-    rows, chains = None, []
+    rows, chains, kept_dual = None, [], ScaledDual()
     for label in labels:
         chain, rows = _weighted_chain(template, start, X, y, sample_weight, levels, label,
-                                      features, rows, checked=checked)
+                                      features, rows, checked=checked, kept_dual=kept_dual)
         chains.append(chain)
     return chains
 

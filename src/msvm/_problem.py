@@ -386,6 +386,18 @@ def shifted(problem, shift):
     [lo - shift, hi - shift] and the cap of a group drops by the shifts of its members, while
     offsets and directions stay.  The original multipliers are alpha' + shift.
     """
+    lo, hi, cap = shifted_bounds(problem, shift)
+    return DualProblem(
+        k=problem.k, var_ptr=problem.var_ptr, var_entry=problem.var_entry,
+        slot1=problem.entry_slot1, coef1=problem.entry_coef1, lin=problem.entry_lin,
+        slot2=problem.entry_slot2, coef2=problem.entry_coef2,
+        lo=lo, hi=hi, group=problem.var_group, cap=cap,
+        kappa=problem.kappa, equality=problem.equality)
+
+
+def shifted_bounds(problem, shift):
+    """(lo, hi, cap) of :func:`shifted`: every variable's box (per variable) and its group's
+    cap moved down by ``shift``; new arrays."""
     shift = np.asarray(shift, dtype=np.float64)
     cap = problem.cap.copy()
     if len(cap):
@@ -393,12 +405,7 @@ def shifted(problem, shift):
         grouped = group >= 0
         cap -= np.bincount(group[grouped], weights=shift[grouped], minlength=len(cap))
     lo, hi = problem.expanded_bounds()
-    return DualProblem(
-        k=problem.k, var_ptr=problem.var_ptr, var_entry=problem.var_entry,
-        slot1=problem.entry_slot1, coef1=problem.entry_coef1, lin=problem.entry_lin,
-        slot2=problem.entry_slot2, coef2=problem.entry_coef2,
-        lo=lo - shift, hi=hi - shift, group=problem.var_group, cap=cap,
-        kappa=problem.kappa, equality=problem.equality)
+    return lo - shift, hi - shift, cap
 
 
 def margin_problem(y, k, weights, utility):

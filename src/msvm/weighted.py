@@ -8,8 +8,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
-from ._dc import (DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, truncated_fit,
-                  weighed_samples)
+from ._dc import (DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, chain_dual_problem,
+                  kept_penalty_and_seed, truncated_fit, weighed_samples)
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._losses import margin_hinge_loss, margins, utility_margin_loss
@@ -293,7 +293,9 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
         """The reweighting loop: refits warm-started from the previous weights' solution."""
         k = len(self.classes_)
         v = np.ones(len(y))
-        first = sol = self._start(sequence, self._dual_problem(y, k, self.C_ * sw))
+        problem = chain_dual_problem(self, y, k, self.C_ * sw)
+        kept_penalty_and_seed(self, sequence, problem)      # a probability chain's refit
+        first = sol = self._start(sequence, problem)
         weighed = weighed_samples(sol.problem, sol.alpha)      # msvm._probability._settled
         fits, epochs = 1, sol.n_iter
         log.step("fit 1 (v = 1)", self._objective(sol, y, sw), sol.resid, n_epochs(sol.n_iter))
