@@ -118,6 +118,12 @@
 # than the overlap hides (calling thread 2 / CPU 1 0.9-1.1 against 0.6-0.8 at load 4).  Variants of the
 # choice (SELECT_MODE: the last block's samples left out, the top candidates rechecked on
 # current scores, both) took 71, 78 and 119 epochs.
+#
+# Not kept (issue 25 item 1, round 15; probability.md, 9h): convergence confirmed by the
+# rest of a full scan (the settled samples and the unsettled ones holding a settled
+# variable) where the scan of the unsettled samples found none above eps.  Exact, but at
+# the probability levels' n nearly every sample is settled or holds a settled variable: the
+# scans' CPU did not move (example 4.1.1, 6.7-6.9 ms a probability fit either way).
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memmove
