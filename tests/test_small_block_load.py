@@ -4,14 +4,13 @@ variables picked with the problem's fields in locals (``_smo.FLAT_PICK``) give t
 fits bit for bit as the triangle-and-mirror gather and the per-variable rule, and the same
 probabilities; the block loop's profile counts what it ran while on and nothing once off."""
 
-import contextlib
-
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
 from msvm import AngleBasedMSVM, ReinforcedMSVM, WestonWatkinsMSVM
-from msvm._core import _rows, _smo
+from benchmarks.probability_lean import main_0fa54fe_load as _old_load
+from msvm._core import _smo
 
 
 def _data(n, k, seed):
@@ -19,18 +18,6 @@ def _data(n, k, seed):
                                n_classes=k, n_clusters_per_class=1, class_sep=0.8,
                                random_state=seed)
     return (X - X.mean(0)) / X.std(0), y
-
-
-@contextlib.contextmanager
-def _old_load():
-    """main 0fa54fe's load: the triangle gathered and mirrored at every n, the block's
-    variables picked by the per-variable rule."""
-    upper, pick = _rows._upper_min_n(0), _smo._flat_pick(False)
-    try:
-        yield
-    finally:
-        _rows._upper_min_n(upper)
-        _smo._flat_pick(pick)
 
 
 def _fit_values(est, X, y):
