@@ -650,18 +650,26 @@ def _profiled_fit(make, X, y):
     return cpu, est, {p: phases[p][1] for p in SOLVE_PHASES}, counts, parts
 
 
+SOLVE_REPEATS = 5          # section 9h: before / after pairs, in turn first, the least of each
+
+
 def _solve_row(make, X, y, X_test, repeats):
-    """Before (:func:`main_0fa54fe_load`) and after, alternating ``repeats`` times: the
-    least CPU time of the fit and of each phase of the block loop, the profile's counts
-    (one run's), and whether the test probabilities are identical."""
+    """Before (:func:`main_0fa54fe_load`) and after, ``repeats`` pairs, each side first in
+    every other pair, the garbage collector run before each fit (a probability fit
+    allocates enough for a collection to fall systematically on one side of a fixed
+    order): the least CPU time of the fit and of each phase of the block loop, the
+    profile's counts (one run's), and whether the test probabilities are identical."""
+    import gc
+
     best = {}
     probas = {}
+    sides = (("before", main_0fa54fe_load), ("after", contextlib.nullcontext))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for _ in range(repeats):
-            for name, context in (("before", main_0fa54fe_load),
-                                  ("after", contextlib.nullcontext)):
+        for rep in range(repeats):
+            for name, context in sides if rep % 2 == 0 else sides[::-1]:
                 with context():
+                    gc.collect()
                     cpu, est, phases, counts, parts = _profiled_fit(make, X, y)
                 run = {"cpu": cpu, **phases, **{f"load: {k}": v for k, v in parts.items()}}
                 old = best.setdefault(name, {"counts": counts})
@@ -719,7 +727,7 @@ def bench_small_solve(quick):
         print(f"  9h: {est_name} {name} C={C:g}", flush=True)
         make = functools.partial(_maker(getattr(msvm, est_name), C, gamma), True)
         rows.append({"estimator": est_name, "data": name, "C": C,
-                     **_solve_row(make, X, y, X_test, 1 if quick else TIMED_REPEATS)})
+                     **_solve_row(make, X, y, X_test, 1 if quick else SOLVE_REPEATS)})
     load.append(os.getloadavg()[0])
     pendigits = None if quick else _pendigits_row(3)
     load.append(os.getloadavg()[0])
@@ -772,8 +780,10 @@ def render_small_solve(res):
         f"`msvm._core._smo._timeline` and `_block_profile`, which add two clock reads a "
         f"phase); 'before' is main 0fa54fe's block load restored in this process "
         f"(`benchmarks.probability_lean.main_0fa54fe_load`: `_rows.UPPER_MIN_N` 0 and "
-        f"`_smo.FLAT_PICK` off), 'after' this branch, alternating, the least of "
-        f"{TIMED_REPEATS} each. probability_grid={GRID}.\n\n"
+        f"`_smo.FLAT_PICK` off), 'after' this branch: {SOLVE_REPEATS} pairs, each side first "
+        f"in every other pair, the garbage collector run before each fit (in a fixed order "
+        f"a collection fell on one side: whole fits 83 against 119 ms in a first run), the "
+        f"least of {SOLVE_REPEATS} each. probability_grid={GRID}.\n\n"
         "#### The block loop of every solve of a probability fit, before and after\n\n"
         + markdown_table(head, body)
         + "\n\n#### Where the block loop's time goes (after; the least of the runs, ms per "
