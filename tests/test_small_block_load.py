@@ -60,6 +60,19 @@ def test_small_block_load_gives_the_same_fit(model, kernel, C, k, cache_size):
 
 
 @pytest.mark.parametrize("cache_dtype", ["float32", "float64"])
+def test_small_block_load_gives_the_same_fit_on_two_threads(cache_dtype):
+    """With 2 threads the whole block is gathered in parts of rows: the same fit as the
+    triangle's parts and as one thread."""
+    X, y = _data(800, 4, seed=7)
+    kw = dict(C=10.0, gamma=0.3, cache_dtype=cache_dtype, random_state=0)
+    new = _fit_values(ReinforcedMSVM(n_threads=2, **kw), X, y)
+    with _old_load():
+        old = _fit_values(ReinforcedMSVM(n_threads=2, **kw), X, y)
+    _assert_same(new, old)
+    _assert_same(_fit_values(ReinforcedMSVM(n_threads=1, **kw), X, y), new)
+
+
+@pytest.mark.parametrize("cache_dtype", ["float32", "float64"])
 def test_small_block_load_gives_the_same_probabilities(cache_dtype):
     """A probability fit (its weight levels: warm solves at small n) gives the same
     probabilities with the switches on and off."""
