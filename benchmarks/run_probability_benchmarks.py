@@ -64,9 +64,10 @@ import warnings
 import numpy as np
 
 from benchmarks.probability_lean import (bench_fixed_cost, bench_lean_levels, bench_level_loop,
-                                         bench_level_steps, render_fixed_cost,
-                                         render_level_loop,
-                                         render_lean_levels, render_level_steps)
+                                         bench_level_steps, bench_small_solve,
+                                         render_fixed_cost, render_level_loop,
+                                         render_lean_levels, render_level_steps,
+                                         render_small_solve)
 from benchmarks.probability_paths import (bench_dc_levels, bench_paths, render_dc_levels,
                                           render_paths)
 from benchmarks.harness import (fmt, markdown_table, pendigits_split, sectioned_main,
@@ -1228,12 +1229,21 @@ SETUPS["9g"] = (
     "dual with scaled bounds, the solutions formed by the compiled level tail, the "
     "solver's penalty and seed kept for a chain) on those, wine and breast cancer. Written "
     "by `benchmarks/probability_paths.py`.")
+SETUPS["9h"] = (
+    "9h. The warm solve of a probability level at small n (issue 25 item 1, round 15)",
+    "The block loop of the compiled SMO over every solve of a probability fit (the weight "
+    "levels' warm solves at n = 83-400) on example 4.1.1 (C = 1 and 10), breast cancer and "
+    "wine (ReinforcedMSVM; WestonWatkinsMSVM and AngleBasedMSVM on example 4.1.1), before "
+    "(main 0fa54fe's block load) and after (the working set's kernel block gathered whole "
+    "on rows under 1,024 entries instead of its triangle and mirror; the block's variables "
+    "picked with the problem's fields in locals); then pendigits ReinforcedMSVM one fit. "
+    "Written by `benchmarks/probability_lean.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
           "7": render_settled, "8": render_shared_rows, "9": render_lean_refits,
           "9b": render_lean_levels, "9c": render_level_steps,
           "9d": render_paths, "9e": render_fixed_cost, "9f": render_level_loop,
-          "9g": render_dc_levels}
+          "9g": render_dc_levels, "9h": render_small_solve}
 
 
 def render_report(data):
@@ -1271,7 +1281,8 @@ def main(argv=None):
                            "8": bench_shared_rows, "9": bench_lean_refits,
                            "9b": bench_lean_levels, "9c": bench_level_steps,
                            "9d": bench_paths, "9e": bench_fixed_cost,
-                           "9f": bench_level_loop, "9g": bench_dc_levels},
+                           "9f": bench_level_loop, "9g": bench_dc_levels,
+                           "9h": bench_small_solve},
                           SETUPS, RENDER, render_report)
 
 

@@ -158,11 +158,13 @@ def test_block_gathered_on_its_upper_triangle_gives_the_same_fit(cache_dtype, n_
     fits = []
     for upper in (True, False):
         old = _rows._gather_upper(upper)
+        min_n = _rows._upper_min_n(0)       # the triangle at this n too (UPPER_MIN_N)
         try:
             est = ReinforcedMSVM(C=10.0, cache_dtype=cache_dtype, n_threads=n_threads,
                                  random_state=0).fit(X, y)
         finally:
             _rows._gather_upper(old)
+            _rows._upper_min_n(min_n)
         fits.append((est.objective_, est.n_iter_, est.decision_function(X[:50])))
     assert fits[0][0] == fits[1][0] and fits[0][1] == fits[1][1]
     np.testing.assert_array_equal(fits[0][2], fits[1][2])

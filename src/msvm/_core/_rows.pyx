@@ -127,6 +127,13 @@ cdef Py_ssize_t BLOCK_PART_MIN = 16384
 # the source's kernel matrix is exactly symmetric (CachedRows.block_entries); False: every
 # entry gathered (for benchmarks: the same values)
 cdef bint GATHER_UPPER = True
+# ... on rows of at least UPPER_MIN_N entries: shorter rows (a block's rows within the core's
+# caches) gather every entry faster than the triangle and its mirror (the same values).
+# ReinforcedMSVM RBF, one process, alternating: the probability fit's kernel blocks
+# (example 4.1.1, n = 267-400) 3.77 -> 3.08 ms, breast cancer 0.98 -> 0.56, wine 0.27 ->
+# 0.19; one fit on pendigits samples (q = 256), every entry against the triangle: 15.6
+# against 20.0 ms at n = 1,000, 48.0 against 44.2 at 2,000, 503 against 338 at 7,694
+cdef Py_ssize_t UPPER_MIN_N = 1024
 # the mirror of such a block in square tiles of MIRROR_TILE entries a side (each tile's
 # column-wise reads within a few kB; 0: one row at a time across the block, round 14's,
 # reading every entry of a 256-sample block's column 2 kB from the last).  Pendigits
@@ -1037,8 +1044,8 @@ cdef class CachedRows(ScoreRows):
         (_gather_part; at least BLOCK_PART_MIN entries a part), the workers started here and
         the calling thread's share taken in block_entries_end.  Where the kernel matrix is
         exactly symmetric by construction (self.symmetric: a dense X's rows, whatever their
-        path, tests/test_dense_dots.py and test_row_batches.py), only the entries on and above
-        the diagonal are gathered, each written to its mirror too, in parts of equal shares
+        path, tests/test_dense_dots.py and test_row_batches.py) and rows have at least
+        UPPER_MIN_N entries, only the entries on and above the diagonal are gathered, each written to its mirror too, in parts of equal shares
         of the triangle: the same values, half the reads of rows mostly out of the core's
         caches (n = 40,000: the gather was 10 % of a fit), and the mirror split between the
         threads with the gather (it was the calling thread's alone)."""
@@ -1051,7 +1058,7 @@ cdef class CachedRows(ScoreRows):
         w.offs = self.boffs
         w.idx = idx
         w.m = m
-        w.upper = self.symmetric and GATHER_UPPER
+        w.upper = self.symmetric and GATHER_UPPER and self.n >= UPPER_MIN_N
         w.out = out
         if self.n_threads > 1:
             parts = max(1, min(4 * self.n_threads, <int> ((<Py_ssize_t> m * m) // BLOCK_PART_MIN)))
@@ -1442,6 +1449,17 @@ def _batches(block_rows=None, block_bytes=None):
         BLOCK_ROWS = _at_least(block_rows, 1, "block_rows")
     if block_bytes is not None:
         BLOCK_BYTES = block_bytes
+    return old
+
+
+def _upper_min_n(value=None):
+    """UPPER_MIN_N (CachedRows.block_entries_begin), set where given (for benchmarks and
+    tests: the same values either way; 0: the triangle at every n, main 0fa54fe's rule);
+    returns the previous value."""
+    global UPPER_MIN_N
+    old = UPPER_MIN_N
+    if value is not None:
+        UPPER_MIN_N = int(value)
     return old
 
 

@@ -118,6 +118,12 @@
 # than the overlap hides (calling thread 2 / CPU 1 0.9-1.1 against 0.6-0.8 at load 4).  Variants of the
 # choice (SELECT_MODE: the last block's samples left out, the top candidates rechecked on
 # current scores, both) took 71, 78 and 119 epochs.
+#
+# Not kept (issue 25 item 1, round 15; probability.md, 9h): convergence confirmed by the
+# rest of a full scan (the settled samples and the unsettled ones holding a settled
+# variable) where the scan of the unsettled samples found none above eps.  Exact, but at
+# the probability levels' n nearly every sample is settled or holds a settled variable: the
+# scans' CPU did not move (example 4.1.1, 6.7-6.9 ms a probability fit either way).
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memmove
@@ -287,6 +293,127 @@ def _timeline(on=None):
     if on is not None:
         TIMELINE = bool(on)
     return out
+
+
+# the block loop's counts and the working set's load split in parts (for
+# benchmarks.probability_lean --only 9h): process-wide sums while on, unguarded (one fit at
+# a time); off, one test of a flag per block
+cdef bint BLOCK_PROFILE = False
+cdef enum:
+    BP_RUNS = 0          # inner solves (SMOSolver.run)
+    BP_SCANS = 1         # scans
+    BP_FULL = 2          # full scans
+    BP_BLOCKS = 3        # working sets
+    BP_Q = 4             # their samples
+    BP_QQ = 5            # their kernel blocks' entries
+    BP_NB = 6            # their variables
+    BP_STEPS = 7         # local SMO steps
+    BP_CHANGED = 8       # samples changed (score-update rows)
+    BP_COUNTS = 9
+cdef enum:
+    BP_T_ROWS = 0        # the block's missing rows (prefetch)
+    BP_T_PICK = 1        # its scores, diagonal and variables (_block_variables)
+    BP_T_GATHER = 2      # its kernel block (the gather's end)
+    BP_TIMES = 3
+cdef long long BP_COUNT[BP_COUNTS]
+cdef double BP_TIME[BP_TIMES]
+BP_COUNT_NAMES = ("runs", "scans", "full scans", "blocks", "block samples",
+                  "block entries", "block variables", "steps", "changed samples")
+BP_TIME_NAMES = ("rows", "scores and variables", "kernel block")
+
+
+cdef inline void _bp_count(int what, long long by) noexcept nogil:
+    if BLOCK_PROFILE:
+        BP_COUNT[what] += by
+
+
+cdef inline double _bp_time(int what, double since) noexcept nogil:
+    """The calling thread's CPU time since ``since`` counted to ``what``; returns now (0
+    when BLOCK_PROFILE is off)."""
+    cdef double c
+    if not BLOCK_PROFILE:
+        return 0.0
+    c = msvm_clock(1)
+    if what >= 0:
+        BP_TIME[what] += c - since
+    return c
+
+
+def _block_profile(on=None):
+    """The block loop's counts and the working set's load parts since the last call
+    ({name: count}, {part: CPU seconds of the calling thread}), then reset; BLOCK_PROFILE
+    switched where ``on`` is given."""
+    global BLOCK_PROFILE
+    cdef int t
+    counts = {BP_COUNT_NAMES[t]: BP_COUNT[t] for t in range(BP_COUNTS)}
+    times = {BP_TIME_NAMES[t]: BP_TIME[t] for t in range(BP_TIMES)}
+    for t in range(BP_COUNTS):
+        BP_COUNT[t] = 0
+    for t in range(BP_TIMES):
+        BP_TIME[t] = 0.0
+    if on is not None:
+        BLOCK_PROFILE = bool(on)
+    return counts, times
+
+
+# without groups, the working set's variables picked by _flat_block_variables (the loop
+# invariants in locals, as _flat_violation): the same variables as _settled_variable's rule
+# (example 4.1.1 probability fit: the block's scores and variables 3.4 ms of 72).  Off: the
+# rule per variable (main 0fa54fe)
+cdef bint FLAT_PICK = True
+
+
+cdef int _flat_block_variables(const Prob* p, const State* st, const Canon* cn, Block* B,
+                               const int* cand, double margin, int* bv) noexcept nogil:
+    """SMOSolver._block_variables's first pass on problems without groups: the variables of
+    the block's samples cand[:B.q] with a box that SMOSolver._settled_variable keeps (not
+    at a bound with z pointing out of its box by more than ``margin``), into bv in order,
+    each counted in B.start[bucket + 1]; returns how many.  The same tests on the same
+    values, with the problem's fields held in locals."""
+    cdef int a, v, e, i, nb = 0
+    cdef const int* ent = p.ent
+    cdef const int* cent = cn.ent
+    cdef const int* bucket = cn.bucket
+    cdef const double* csg = cn.sg
+    cdef const double* lin = p.lin
+    cdef const double* plo = p.lo
+    cdef const double* phi = p.hi
+    cdef const double* alpha = st.alpha
+    cdef bint lo_ent = p.lo_ent, hi_ent = p.hi_ent, keep
+    cdef double lo, hi, sig, U, rup, rdown, z
+    for a in range(B.q):
+        i = cand[a]
+        for v in range(p.ptr[i], p.ptr[i + 1]):
+            e = v if ent == NULL else ent[v]
+            lo = plo[e if lo_ent else v]
+            hi = phi[e if hi_ent else v]
+            if not hi > lo:
+                continue
+            e = v if cent == NULL else cent[v]
+            sig = csg[e]
+            U = sig * alpha[v]
+            rup = (hi if sig > 0 else -lo) - U
+            rdown = U - (lo if sig > 0 else -hi)
+            if rup > 0.0 and rdown > 0.0:
+                keep = True
+            else:
+                z = _zval(p, st, cn, v, B.Ft, B.S, B.q, a, -sig * v_lin(p, v))
+                keep = not (z > margin if rup > 0.0 else -z > margin)
+            if keep:
+                bv[nb] = v
+                nb += 1
+                B.start[bucket[e] + 1] += 1
+    return nb
+
+
+def _flat_pick(value=None):
+    """FLAT_PICK (SMOSolver._block_variables), set where given; returns the previous
+    value."""
+    global FLAT_PICK
+    old = FLAT_PICK
+    if value is not None:
+        FLAT_PICK = bool(value)
+    return old
 
 
 def _gather_overlap(value=None):
@@ -1222,9 +1349,13 @@ cdef class SMOSolver(InnerSolver):
         between."""
         cdef bint full = not self.shrinking or self.since_full >= SHRINK_EVERY
         cdef int status = self._scan_samples(eps, viol, m, full)
+        _bp_count(BP_SCANS, 1)
+        _bp_count(BP_FULL, full)
         if status == STATUS_CONVERGED and not full and viol[0] <= eps:
             full = True
             status = self._scan_samples(eps, viol, m, True)
+            _bp_count(BP_SCANS, 1)
+            _bp_count(BP_FULL, 1)
         self.since_full = 0 if full else self.since_full + 1
         return status
 
@@ -1239,6 +1370,7 @@ cdef class SMOSolver(InnerSolver):
         cdef Block* B = &self.B
         cdef int a, i, j, n = self.p.n, k = self.p.k, qmax = self.qmax, qb
         cdef int keep = qmax - self.nprev // 2
+        cdef double bp_at
         if m > keep:
             if 2 * self.src.capacity < n:
                 # the cache holds under half the rows: a candidate whose row is cached
@@ -1260,10 +1392,15 @@ cdef class SMOSolver(InnerSolver):
                 m += 1
         qb = m
         B.q = qb
+        _bp_count(BP_BLOCKS, 1)
+        _bp_count(BP_Q, qb)
+        _bp_count(BP_QQ, <long long> qb * qb)
+        bp_at = _bp_time(-1, 0.0)
         # the block's missing rows computed together (_rows.pyx: prefetch); its kernel block
         # gathered by the pool's workers (with 2 threads) while this thread gathers the
         # block's scores and variables, which read no row (block_entries_begin / _end)
         self.src.prefetch(self.cand, qb)
+        bp_at = _bp_time(BP_T_ROWS, bp_at)
         self.src.block_entries_begin(self.cand, qb, B.K)
         if not GATHER_OVERLAP:
             self.src.block_entries_end()
@@ -1288,8 +1425,11 @@ cdef class SMOSolver(InnerSolver):
             # 154,374
             self.src.demote(self.settled, B.loc)
         self._block_variables()
+        _bp_count(BP_NB, self.B.nb)
+        bp_at = _bp_time(BP_T_PICK, bp_at)
         if GATHER_OVERLAP:
             self.src.block_entries_end()
+            _bp_time(BP_T_GATHER, bp_at)
         return STATUS_CONVERGED
 
     cdef bint _settled_variable(self, int v, int a) noexcept nogil:
@@ -1323,12 +1463,16 @@ cdef class SMOSolver(InnerSolver):
         cdef double sig
         for j in range(nbk + 1):
             B.start[j] = 0
-        for a in range(B.q):
-            for v in range(p.ptr[self.cand[a]], p.ptr[self.cand[a] + 1]):
-                if v_hi(p, v) > v_lo(p, v) and not self._settled_variable(v, a):
-                    self.bv[nb] = v
-                    nb += 1
-                    B.start[cn.bucket[ce(cn, v)] + 1] += 1
+        if FLAT_PICK and not self.grouped:
+            nb = _flat_block_variables(p, self.st, cn, B, self.cand, self._settle_margin(),
+                                       self.bv)
+        else:
+            for a in range(B.q):
+                for v in range(p.ptr[self.cand[a]], p.ptr[self.cand[a] + 1]):
+                    if v_hi(p, v) > v_lo(p, v) and not self._settled_variable(v, a):
+                        self.bv[nb] = v
+                        nb += 1
+                        B.start[cn.bucket[ce(cn, v)] + 1] += 1
         for j in range(nbk):
             B.start[j + 1] += B.start[j]
         for x in range(nb):
@@ -2075,6 +2219,7 @@ cdef class SMOSolver(InnerSolver):
         (after the update is complete) or CONVERGED."""
         cdef bint sums_moved = False
         cdef int changed = self._collect_changes(self.cand, self.cand, &sums_moved)
+        _bp_count(BP_CHANGED, changed)
         if changed == 0:
             return STATUS_CONVERGED
         self._apply_changes(self.cand, changed, self.dU, sums_moved)
@@ -2392,6 +2537,7 @@ cdef class SMOSolver(InnerSolver):
         self.since_full = SHRINK_EVERY       # the shift s moved: every sample is scanned
         self.last_viol = INFINITY
         _tl_mark(-1)
+        _bp_count(BP_RUNS, 1)
         while True:
             status = self._scan(eps, viol, &m)
             _tl_mark(TL_SCAN)
@@ -2415,6 +2561,7 @@ cdef class SMOSolver(InnerSolver):
             _tl_mark(TL_SMO)
             self.steps += taken if taken > 0 else 1
             self.blocks += 1
+            _bp_count(BP_STEPS, taken)
             if self.interrupted or tick(&self.work, (taken + 1) * self.B.q):
                 return STATUS_INTERRUPTED
             status = self._write_back()
