@@ -51,6 +51,11 @@ this process, so that ratios are of the same run:
   fit from zero on 1,000 samples, whatever the weights n / 1,000 do to the box bound) and
   ``msvm._primal.SINGLE_STEPS = False`` (a weighted refit's Newton steps' dF = X s in double
   precision); 'before', 'main' and 'r11' have both too;
+- 'r15': the code path of main at the end of round 15 (0fa54fe): ``msvm._sequence.
+  SKIP_SAME_MOVE = False`` (a solve's move to its warm start forms and compares the slot
+  sums even where they are those the scores hold) and ``msvm._snapshot.SHARED_PASS = False``
+  (a fit's snapshot forms X Wh and X W in two passes over the float32 features); every
+  earlier mode has both too; 'after' since round 15b skips the one and shares the other;
 - 'unshared': as 'after' with every fit scoring the held-out and test inputs through its own
   phi(X) (the path before the shared-map scoring of round 8);
 - 'uncapped': as 'after' with the calibration folds' training parts not capped
@@ -80,7 +85,7 @@ SEED = 0
 TEST = 5000
 GRID = 8
 STEM = "probability_scale"
-MODES = ("before", "main", "r11", "r14", "after", "unshared", "uncapped")
+MODES = ("before", "main", "r11", "r14", "r15", "after", "unshared", "uncapped")
 LINEAR = 0          # the "components" of the linear-kernel case (a size N:linear)
 LINEAR20 = -20      # the linear kernel on section 5's d = 20 problem (a size N:linear20)
 LINEARS = (LINEAR, LINEAR20)
@@ -180,14 +185,18 @@ class StageClock:
 @contextmanager
 def mode_switches(mode):
     """The library as in ``mode`` (see the module note), restored on exit."""
-    from msvm import _plan, _primal, _probability
+    from msvm import _plan, _primal, _probability, _sequence, _snapshot
 
     from msvm._base import BaseMSVM
 
     saved = (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
              _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"],
              _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
-             _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS)
+             _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS,
+             _sequence.SKIP_SAME_MOVE, _snapshot.SHARED_PASS)
+    if mode in ("before", "main", "r11", "r14", "r15"):
+        _sequence.SKIP_SAME_MOVE = False
+        _snapshot.SHARED_PASS = False
     if mode in ("before", "main", "r11", "r14"):
         _plan.REFIT_FOLD_PRIMAL = False
         _primal.SINGLE_STEPS = False
@@ -212,7 +221,8 @@ def mode_switches(mode):
          _plan.REFIT_DUAL_FIRST) = saved[:3]
         BaseMSVM._row_source_key = saved[3]
         (_plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
-         _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS) = saved[4:]
+         _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS,
+         _sequence.SKIP_SAME_MOVE, _snapshot.SHARED_PASS) = saved[4:]
 
 
 def _no_kept_rows(key):
