@@ -54,9 +54,8 @@ this process, so that ratios are of the same run:
 - 'r15': the code path of main at the end of round 15 (0fa54fe): ``msvm._sequence.
   SKIP_SAME_MOVE = False`` (a solve's move to its warm start forms and compares the slot
   sums even where they are those the scores hold) and ``msvm._snapshot.SHARED_PASS = False``
-  (a fit's snapshot forms X Wh and X W in two passes over the float32 features) and
-  ``msvm._approx.STACKED_SCORING = False`` (a calibration fold's held-out samples scored
-  by one product per fit of the fold); every earlier mode has these too;
+  (a fit's snapshot forms X Wh and X W in two passes over the float32 features); every
+  earlier mode has both too; 'after' since round 15b skips the one and shares the other;
 - 'unshared': as 'after' with every fit scoring the held-out and test inputs through its own
   phi(X) (the path before the shared-map scoring of round 8);
 - 'uncapped': as 'after' with the calibration folds' training parts not capped
@@ -186,7 +185,7 @@ class StageClock:
 @contextmanager
 def mode_switches(mode):
     """The library as in ``mode`` (see the module note), restored on exit."""
-    from msvm import _approx, _plan, _primal, _probability, _sequence, _snapshot
+    from msvm import _plan, _primal, _probability, _sequence, _snapshot
 
     from msvm._base import BaseMSVM
 
@@ -194,11 +193,10 @@ def mode_switches(mode):
              _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"],
              _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
              _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS,
-             _sequence.SKIP_SAME_MOVE, _snapshot.SHARED_PASS, _approx.STACKED_SCORING)
+             _sequence.SKIP_SAME_MOVE, _snapshot.SHARED_PASS)
     if mode in ("before", "main", "r11", "r14", "r15"):
         _sequence.SKIP_SAME_MOVE = False
         _snapshot.SHARED_PASS = False
-        _approx.STACKED_SCORING = False
     if mode in ("before", "main", "r11", "r14"):
         _plan.REFIT_FOLD_PRIMAL = False
         _primal.SINGLE_STEPS = False
@@ -213,7 +211,7 @@ def mode_switches(mode):
         _plan.REFIT_DUAL_FIRST = False
         BaseMSVM._row_source_key = _no_kept_rows(BaseMSVM._row_source_key)
     if mode == "unshared":
-        _probability._mapped_ratios = lambda *args, **kwargs: None
+        _probability._mapped_ratios = lambda *args: None
     if mode == "uncapped":
         _probability.CALIBRATION_TRAIN_MAX = None
     try:
@@ -224,7 +222,7 @@ def mode_switches(mode):
         BaseMSVM._row_source_key = saved[3]
         (_plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
          _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS,
-         _sequence.SKIP_SAME_MOVE, _snapshot.SHARED_PASS, _approx.STACKED_SCORING) = saved[4:]
+         _sequence.SKIP_SAME_MOVE, _snapshot.SHARED_PASS) = saved[4:]
 
 
 def _no_kept_rows(key):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from msvm import ReinforcedMSVM, _approx, _probability, _sequence, _snapshot
+from msvm import ReinforcedMSVM, _sequence, _snapshot
 from msvm._products import rows_times
 
 ATTRIBUTES = ("objective_", "duality_gap_", "kkt_residual_", "intercept_", "coef_",
@@ -122,42 +122,3 @@ def test_same_slot_map():
     assert _sequence.same_slot_map(a, a.replace(hi=np.full(4, 5.0), lin=np.zeros(4)))
     assert not _sequence.same_slot_map(a, a.replace(coef1=np.array([1.0, 1.0, 1.0, 1.0])))
     assert not _sequence.same_slot_map(a, a.replace(slot1=np.array([0, 1, 2, 2])))
-
-
-def test_fold_scoring_stacked(monkeypatch):
-    """A fold's held-out ratios (``bracketed_ratios(..., own_stacked=True)``) take the
-    stacked product and agree with one product per fit to its rounding; the ratios of
-    ``predict_proba`` (``own_stacked=False``) do not take it.  The decision values of the
-    stacked blocks agree with each fit's ``decision_values`` to 1e-12 of their size."""
-    X, y = make_classification(900, 10, n_informative=6, n_classes=3,
-                               n_clusters_per_class=1, random_state=3)
-    template = _probability._with_params(ReinforcedMSVM(
-        kernel_approximation="nystroem", n_components=30, C=5.0, random_state=0,
-        warm_start=True))
-    levels = _probability.probability_levels(4)
-    own = _probability._own_fit(template, X[:300], y[:300], np.ones(300))
-    refit = _probability._refit_template(template, 1.0)
-    chains = _probability._task_chains(refit, own, X[:300], y[:300], np.ones(300), levels,
-                                       own.classes_, own._kept_feature_state(X[:300]))
-    taken = []
-    stacked_blocks = _approx._stacked_blocks
-    monkeypatch.setattr(_approx, "_stacked_blocks",
-                        lambda *args: taken.append(1) or stacked_blocks(*args))
-    X_test = X[300:]
-    ratios = {}
-    for on in (False, True):
-        monkeypatch.setattr(_approx, "STACKED_SCORING", on)
-        del taken[:]
-        ratios[on] = _probability.bracketed_ratios(own, chains, levels, X_test, n_train=300,
-                                                   own_stacked=True)
-        assert bool(taken) == on
-    np.testing.assert_allclose(ratios[True], ratios[False], rtol=1e-12, atol=1e-12)
-    del taken[:]
-    _probability.bracketed_ratios(own, chains, levels, X_test)
-    assert not taken
-    fits = [own, *{id(f): f for chain in chains for f in chain}.values()]
-    for rows, values in _approx.shared_map_decision_values(fits, X_test, stacked=True):
-        for fit, G in zip(fits, values):
-            expected = fit.decision_values(X_test[rows])
-            np.testing.assert_allclose(G, expected, rtol=0,
-                                       atol=1e-12 * np.abs(expected).max())

@@ -211,20 +211,13 @@ def test_weighted_fits_reuse_the_feature_map(data, approximation):
 
 def test_feature_map_reuse_leaves_the_probabilities_unchanged(data, monkeypatch):
     """The probabilities with the map kept along each chain equal those with the map fitted
-    again in every weighted fit (what fit did before the map was kept): bit for bit where
-    the folds' held-out samples are scored one product per fit, to the rounding of the
-    stacked product where they are scored in one (``msvm._approx.STACKED_SCORING``, which
-    needs the shared map)."""
-    from msvm import _approx
+    again in every weighted fit (what fit did before the map was kept)."""
     from msvm._base import BaseMSVM
 
     X, y, X_test = data
     est = ReinforcedMSVM(kernel_approximation="nystroem", n_components=40, random_state=0,
                          probability=True, probability_grid=2, C=3.0)
-    stacked = clone(est).fit(X, y).predict_proba(X_test)
-    monkeypatch.setattr(_approx, "STACKED_SCORING", False)
     kept = clone(est).fit(X, y).predict_proba(X_test)
-    np.testing.assert_allclose(stacked, kept, rtol=0, atol=1e-8)
     monkeypatch.setattr(BaseMSVM, "_feature_map_key", lambda self, X, dtype: None)
     np.testing.assert_array_equal(clone(est).fit(X, y).predict_proba(X_test), kept)
 

@@ -48,14 +48,6 @@ EIGEN_RTOL = 1e-12
 # The k-means++ seeding runs on a uniform subsample of at most this many training rows.
 KMEANS_MAX_SAMPLES = 50_000
 
-# Whether ``shared_map_decision_values(..., stacked=True)`` (a calibration fold's held-out
-# samples) multiplies a block of phi(X) by every fit's weights side by side in one product:
-# the k m + 1 fits of a fold are one product of width (k m + 1) k instead of k m + 1 products
-# of width k (n = 199,000 held-out rows, 200 components, 41 fits of 5 columns: 5.0-6.2 s ->
-# 0.5 s CPU besides the map's 1.0 s), the values equal up to the rounding of the product
-# (about 1e-14 of them: the wider product sums in another order).  False: one product a fit.
-STACKED_SCORING = True
-
 
 def check_approximation(method, kernel):
     """Refuse combinations of ``kernel_approximation`` and ``kernel`` that have no map."""
@@ -120,7 +112,7 @@ class FeatureMap:
             yield slice(start, start + step), self._block(X[start:start + step])
 
 
-def shared_map_decision_values(estimators, X, stacked=False):
+def shared_map_decision_values(estimators, X):
     """Decision values of fits that share one feature map (the same ``feature_map_`` object,
     explicit weights ``feature_coef_``), block by block of rows, phi of each block computed
     once for all of them; None when they do not share one.
@@ -137,10 +129,6 @@ def shared_map_decision_values(estimators, X, stacked=False):
     estimators : list of fitted estimators
     X : ndarray or CSR matrix of shape (n_samples, n_features)
         Validated inputs.
-    stacked : bool, default=False
-        Multiply each block by all the fits' weights in one product (``STACKED_SCORING``;
-        a calibration fold's held-out samples): the same values up to the rounding of the
-        product.
 
     Returns
     -------
@@ -152,24 +140,9 @@ def shared_map_decision_values(estimators, X, stacked=False):
     if fmap is None or any(getattr(est, "feature_map_", None) is not fmap
                            or getattr(est, "feature_coef_", None) is None for est in estimators):
         return None
-    if stacked and STACKED_SCORING:
-        return _stacked_blocks(estimators, fmap, X)
     return ((rows, [est._decision_from_output(check_finite_decision(
         Z @ est.feature_coef_.T + est.intercept_)) for est in estimators])
         for rows, Z in fmap.blocks(X))
-
-
-def _stacked_blocks(estimators, fmap, X):
-    """The blocks of :func:`shared_map_decision_values` with ``stacked``: each block of
-    phi(X) times the fits' weights side by side (one product), then each fit's columns plus
-    its intercepts, checked finite, through its output map."""
-    weights = np.ascontiguousarray(np.concatenate([est.feature_coef_ for est in estimators]).T)
-    bounds = np.cumsum([0] + [len(est.feature_coef_) for est in estimators])
-    for rows, Z in fmap.blocks(X):
-        values = Z @ weights
-        yield rows, [est._decision_from_output(check_finite_decision(
-            values[:, lo:hi] + est.intercept_))
-            for est, lo, hi in zip(estimators, bounds[:-1], bounds[1:])]
 
 
 class NystroemMap(FeatureMap):

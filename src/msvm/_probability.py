@@ -469,7 +469,7 @@ def bracketed_ratios(own_fit, chains, levels, X, n_train=None, own_stacked=False
     """
     # each fit once (a settled chain repeats its last fit at the levels below it)
     fits = list({id(est): est for chain in chains for est in chain}.values())
-    mapped = _mapped_ratios(own_fit, chains, fits, levels, X, stacked=own_stacked)
+    mapped = _mapped_ratios(own_fit, chains, fits, levels, X)
     if mapped is not None:
         return mapped
     own_first = own_stacked and id(own_fit) not in {id(est) for est in fits}
@@ -483,18 +483,17 @@ def bracketed_ratios(own_fit, chains, levels, X, n_train=None, own_stacked=False
     return ratios_from_decision_values(G, values, levels)
 
 
-def _mapped_ratios(own_fit, chains, fits, levels, X, stacked=False):
+def _mapped_ratios(own_fit, chains, fits, levels, X):
     """``bracketed_ratios`` of fits that share the own fit's feature map (the approximate
     path: ``_kept_feature_state``), phi(X) computed once per block of rows for all of them
     (``msvm._approx.shared_map_decision_values``: the values each fit's
-    ``decision_values`` gives; with ``stacked``, a calibration fold's held-out samples, all
-    the fits' in one product, the same up to its rounding); None when they do not share it.
-    ``fits``: the chains' fits, each once."""
+    ``decision_values`` gives); None when they do not share it.  ``fits``: the chains' fits,
+    each once."""
     if getattr(own_fit, "feature_coef_", None) is None:
         return None
     X = validate_data(own_fit, X, dtype=np.float64, order="C", reset=False,
                       accept_sparse="csr", ensure_all_finite=True)
-    blocks = shared_map_decision_values([own_fit, *fits], X, stacked=stacked)
+    blocks = shared_map_decision_values([own_fit, *fits], X)
     if blocks is None:
         return None
     out = np.empty((X.shape[0], len(own_fit.classes_)))
