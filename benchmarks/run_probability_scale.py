@@ -310,11 +310,12 @@ def one_fit(components, mode, X, y):
         return one, time.process_time() - cpu, counter.starts
 
 
-def chain_profile(n, components, modes, label_=0):
+def chain_profile(n, components, modes, label_=0, repeat=1):
     """One class's chain of weighted refits (``msvm._probability._weighted_chain`` at the
     refits' C and tol, from the estimator's own fit) per mode, in this process: its CPU
     time and per level the epochs of the dual solver after the start, and the start's
-    Newton steps, products and CPU time.  Returns a dict per mode."""
+    Newton steps, products and CPU time.  Returns a dict per mode; with ``repeat`` > 1 the
+    modes run that many rounds, alternating, keyed 'mode (round)'."""
     from msvm import _probability
 
     X, y, _, _ = data(n, components)
@@ -323,7 +324,9 @@ def chain_profile(n, components, modes, label_=0):
         _probability._fresh_copy(estimator(components)), warm_start=True, C=own.C_), 1.0)
     features = own._kept_feature_state(X) if components not in LINEARS else None
     out = {}
-    for mode in modes:
+    rounds = [(mode, mode if repeat == 1 else f"{mode} ({i + 1})")
+              for i in range(repeat) for mode in modes]
+    for mode, key in rounds:
         counter = StartCounter()
         with mode_switches(mode), counter.installed():
             cpu = time.process_time()
@@ -332,11 +335,11 @@ def chain_profile(n, components, modes, label_=0):
                 label_, features)
             cpu = time.process_time() - cpu
         unique = list({id(fit): fit for fit in fits[::-1]}.values())
-        out[mode] = {"cpu": round(cpu, 2), "levels": len(unique),
-                     "epochs": [int(fit.n_iter_) for fit in unique],
-                     "converged": all(fit.converged_ for fit in unique),
-                     "starts": counter.starts}
-        print(f"chain n={n} components={label(components)} {mode}: {out[mode]}", flush=True)
+        out[key] = {"cpu": round(cpu, 2), "levels": len(unique),
+                    "epochs": [int(fit.n_iter_) for fit in unique],
+                    "converged": all(fit.converged_ for fit in unique),
+                    "starts": counter.starts}
+        print(f"chain n={n} components={label(components)} {key}: {out[key]}", flush=True)
     return out
 
 
@@ -468,6 +471,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="n = 2,000, 100 components")
     parser.add_argument("--chain", action="store_true",
                         help="profile one class's chain per mode instead (chain_profile)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="with --chain: rounds of the modes, alternating")
     args = parser.parse_args(argv)
     SECTION = args.section
     sizes = [(2000, 100)] if args.quick else parse_sizes(args.sizes)
@@ -482,7 +487,8 @@ def main(argv=None):
     if args.chain:
         for n, components in sizes:
             entry = {"n": n, "components": components, "git": machine.get("git"),
-                     "date": machine.get("date"), "modes": chain_profile(n, components, modes)}
+                     "date": machine.get("date"), "modes": chain_profile(n, components, modes,
+                                                          repeat=args.repeat)}
             stored = json.loads(json_path.read_text()) if json_path.exists() else {"results": []}
             stored.setdefault("chains", {}).setdefault(SECTION, []).append(entry)
             write_json(json_path, stored)
