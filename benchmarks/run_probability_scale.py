@@ -51,11 +51,12 @@ this process, so that ratios are of the same run:
   fit from zero on 1,000 samples, whatever the weights n / 1,000 do to the box bound) and
   ``msvm._primal.SINGLE_STEPS = False`` (a weighted refit's Newton steps' dF = X s in double
   precision); 'before', 'main' and 'r11' have both too;
-- 'r15': the code path of main at the end of round 15 (0fa54fe): ``msvm._sequence.
-  SKIP_SAME_MOVE = False`` (a solve's move to its warm start forms and compares the slot
-  sums even where they are those the scores hold) and ``msvm._snapshot.SHARED_PASS = False``
-  (a fit's snapshot forms X Wh and X W in two passes over the float32 features); every
-  earlier mode has both too; 'after' since round 15b skips the one and shares the other;
+- 'r15': the code path of main at the end of round 15 (0fa54fe), measured in section
+  "Round 15b" against 'after' = commit f39f460 of branch approxprob2 (kept on branch
+  approxprob2-exact-passes): ``msvm._sequence.SKIP_SAME_MOVE`` (a solve's move to the dual
+  the sequence holds skipped) and ``msvm._snapshot.SHARED_PASS`` (the explicit snapshot's
+  X Wh and X W in one pass over float32 features), both exact; neither gained, so neither
+  is in the library and 'r15' now runs as 'after';
 - 'unshared': as 'after' with every fit scoring the held-out and test inputs through its own
   phi(X) (the path before the shared-map scoring of round 8);
 - 'uncapped': as 'after' with the calibration folds' training parts not capped
@@ -185,18 +186,14 @@ class StageClock:
 @contextmanager
 def mode_switches(mode):
     """The library as in ``mode`` (see the module note), restored on exit."""
-    from msvm import _plan, _primal, _probability, _sequence, _snapshot
+    from msvm import _plan, _primal, _probability
 
     from msvm._base import BaseMSVM
 
     saved = (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
              _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"],
              _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
-             _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS,
-             _sequence.SKIP_SAME_MOVE, _snapshot.SHARED_PASS)
-    if mode in ("before", "main", "r11", "r14", "r15"):
-        _sequence.SKIP_SAME_MOVE = False
-        _snapshot.SHARED_PASS = False
+             _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS)
     if mode in ("before", "main", "r11", "r14"):
         _plan.REFIT_FOLD_PRIMAL = False
         _primal.SINGLE_STEPS = False
@@ -221,8 +218,7 @@ def mode_switches(mode):
          _plan.REFIT_DUAL_FIRST) = saved[:3]
         BaseMSVM._row_source_key = saved[3]
         (_plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
-         _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS,
-         _sequence.SKIP_SAME_MOVE, _snapshot.SHARED_PASS) = saved[4:]
+         _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS) = saved[4:]
 
 
 def _no_kept_rows(key):

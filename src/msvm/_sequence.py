@@ -50,14 +50,6 @@ ROUNDING = 4 * np.finfo(np.float64).eps
 # ``DualSequence._solve_and_finish``); every fit that converges within them is unchanged.
 FINISH_AFTER = 100
 
-# Whether ``DualSequence.move_to`` returns at once when asked for the dual variables it holds
-# under the same slot map (the next level of a probability chain warm-started from the last:
-# only the bounds differ, so the slot sums and the scores are the same, bit for bit).  False:
-# the slot sums of both are formed and compared (two O(n k) passes and their temporaries,
-# about 0.05 s a level at n = 200,000, k = 5; benchmarks/results/probability_scale.md,
-# "Round 15b").
-SKIP_SAME_MOVE = True
-
 # Relative tolerance of a warm start's bounds and equalities (see ``path_start``).
 FEASIBLE = 1e-12
 
@@ -251,18 +243,6 @@ def _feasible(problem, alpha, lo, hi):
     return True
 
 
-def same_slot_map(a, b):
-    """Whether the duals ``a`` and ``b`` map dual variables to slot sums alike: the same
-    variables per sample and the same directions (what ``DualProblem.slot_sums`` reads),
-    whatever their bounds and linear terms.  The arrays are compared by identity first, then
-    by value."""
-    def same(x, y):
-        return x is y or (x is not None and y is not None and np.array_equal(x, y))
-    return (a.k == b.k and same(a.var_ptr, b.var_ptr) and same(a.var_entry, b.var_entry)
-            and all(same(getattr(a, name), getattr(b, name))
-                    for name in ("entry_slot1", "entry_coef1", "entry_slot2", "entry_coef2")))
-
-
 def _finish_due(problem, alpha, free_before, last):
     """(free variables now, whether to try the finishing step of msvm/_finish.py now).
 
@@ -344,10 +324,6 @@ class DualSequence:
         the sequence is at are updated (``add_scores``).
         """
         alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-        if not fresh and self._holds(problem, alpha):
-            # the same slot sums, so the same scores: ``add_scores`` would get no row
-            self.problem, self.alpha = problem, alpha
-            return
         if self.problem is None or fresh:
             if fresh or alpha.any():    # alpha = 0 (a cold start) has zero slot sums
                 U = problem.slot_sums(alpha)
@@ -370,13 +346,6 @@ class DualSequence:
             if len(rows):
                 add_scores(self.src, rows, np.ascontiguousarray(dU[rows]))
         self.problem, self.alpha = problem, alpha
-
-    def _holds(self, problem, alpha):
-        """Whether the sequence is at ``alpha`` already under the slot map of ``problem``
-        (``SKIP_SAME_MOVE``): its slot sums, formed by the same loop from the same values,
-        are then bit for bit those the scores hold, and ``move_to`` has nothing to update."""
-        return (SKIP_SAME_MOVE and self.problem is not None and len(alpha) == len(self.alpha)
-                and same_slot_map(problem, self.problem) and np.array_equal(alpha, self.alpha))
 
     def resume(self, problem, alpha):
         """Declare that ``src`` already holds the scores of ``alpha`` (a dual of ``problem``).

@@ -23,19 +23,11 @@ to one at 1e-300 from cancelling digits of the objective.
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from ._core._solver import primal_dual
 from ._intercept import fitted_intercepts
 from ._products import centered_slots, chunk_rows, feature_weights, rows_times, times_small
 from ._validation import check_finite_objective
-
-# Whether :func:`explicit_snapshot` forms X Wh and X W of float32 features in one pass over
-# X (each chunk of rows converted to float64 once, then the two products that
-# :func:`rows_times` would form, the same BLAS calls on the same chunk: the same values).
-# False: two passes, each converting every chunk (about 0.02 s a level at n = 200,000 with
-# 200 features; benchmarks/results/probability_scale.md, "Round 15b").
-SHARED_PASS = True
 
 
 def support_rows(V, support):
@@ -88,22 +80,6 @@ def slot_weights(X, src, U):
 def training_scores(X, W, src):
     """The scores F = K U at the training points (a new C-contiguous (n, k) array)."""
     return rows_times(X, W) if W is not None else np.array(src.scores, order="C")
-
-
-def rows_times_pair(X, A, B):
-    """(X @ A, X @ B), each as :func:`rows_times` forms it (the same values).  A dense
-    float32 X (with ``SHARED_PASS``) is read and converted to float64 once per chunk of rows
-    for both products; any other X goes through :func:`rows_times` twice."""
-    if not (SHARED_PASS and isinstance(X, np.ndarray) and not sp.issparse(X)
-            and X.dtype == np.float32):
-        return rows_times(X, A), rows_times(X, B)
-    XA, XB = np.empty((X.shape[0], A.shape[1])), np.empty((X.shape[0], B.shape[1]))
-    step = chunk_rows(X.shape[1])
-    for start in range(0, X.shape[0], step):
-        rows = X[start:start + step].astype(np.float64)
-        XA[start:start + step] = rows @ A
-        XB[start:start + step] = rows @ B
-    return XA, XB
 
 
 def centre_and_scale_in_place(A, kappa):
@@ -241,11 +217,9 @@ def explicit_snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
     U = problem.slot_sums(alpha) if src.weights is None else None
     W = slot_weights(X, src, U)
     Wh = -problem.kappa * centered_slots(W)
-    # the slot functions h at the points, and the scores X W of the gap (one pass over X)
-    H, F = rows_times_pair(X, np.ascontiguousarray(Wh), W)
+    H = rows_times(X, np.ascontiguousarray(Wh))      # the slot functions h at the points
     b_slot = slot_intercepts(model, problem, H, mu)
-    gap = duality_gap(problem, alpha, F, b_slot)
-    del F
+    gap = duality_gap(problem, alpha, training_scores(X, W, src), b_slot)
     if not identity:
         H = rows_times(X, np.ascontiguousarray(times_small(Wh, T.T)))   # output functions
     V = centre_and_scale_in_place(problem.slot_sums(alpha) if U is None else U, problem.kappa)
