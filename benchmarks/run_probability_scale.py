@@ -51,6 +51,12 @@ this process, so that ratios are of the same run:
   fit from zero on 1,000 samples, whatever the weights n / 1,000 do to the box bound) and
   ``msvm._primal.SINGLE_STEPS = False`` (a weighted refit's Newton steps' dF = X s in double
   precision); 'before', 'main' and 'r11' have both too;
+- 'r15': the code path of main at the end of round 15 (0fa54fe), measured in section
+  "Round 15b" against 'after' = commit f39f460 of branch approxprob2 (kept on branch
+  approxprob2-exact-passes): ``msvm._sequence.SKIP_SAME_MOVE`` (a solve's move to the dual
+  the sequence holds skipped) and ``msvm._snapshot.SHARED_PASS`` (the explicit snapshot's
+  X Wh and X W in one pass over float32 features), both exact; neither gained, so neither
+  is in the library and 'r15' now runs as 'after';
 - 'unshared': as 'after' with every fit scoring the held-out and test inputs through its own
   phi(X) (the path before the shared-map scoring of round 8);
 - 'uncapped': as 'after' with the calibration folds' training parts not capped
@@ -80,7 +86,7 @@ SEED = 0
 TEST = 5000
 GRID = 8
 STEM = "probability_scale"
-MODES = ("before", "main", "r11", "r14", "after", "unshared", "uncapped")
+MODES = ("before", "main", "r11", "r14", "r15", "after", "unshared", "uncapped")
 LINEAR = 0          # the "components" of the linear-kernel case (a size N:linear)
 LINEAR20 = -20      # the linear kernel on section 5's d = 20 problem (a size N:linear20)
 LINEARS = (LINEAR, LINEAR20)
@@ -300,11 +306,12 @@ def one_fit(components, mode, X, y):
         return one, time.process_time() - cpu, counter.starts
 
 
-def chain_profile(n, components, modes, label_=0):
+def chain_profile(n, components, modes, label_=0, repeat=1):
     """One class's chain of weighted refits (``msvm._probability._weighted_chain`` at the
     refits' C and tol, from the estimator's own fit) per mode, in this process: its CPU
     time and per level the epochs of the dual solver after the start, and the start's
-    Newton steps, products and CPU time.  Returns a dict per mode."""
+    Newton steps, products and CPU time.  Returns a dict per mode; with ``repeat`` > 1 the
+    modes run that many rounds, alternating, keyed 'mode (round)'."""
     from msvm import _probability
 
     X, y, _, _ = data(n, components)
@@ -313,7 +320,9 @@ def chain_profile(n, components, modes, label_=0):
         _probability._fresh_copy(estimator(components)), warm_start=True, C=own.C_), 1.0)
     features = own._kept_feature_state(X) if components not in LINEARS else None
     out = {}
-    for mode in modes:
+    rounds = [(mode, mode if repeat == 1 else f"{mode} ({i + 1})")
+              for i in range(repeat) for mode in modes]
+    for mode, key in rounds:
         counter = StartCounter()
         with mode_switches(mode), counter.installed():
             cpu = time.process_time()
@@ -322,11 +331,11 @@ def chain_profile(n, components, modes, label_=0):
                 label_, features)
             cpu = time.process_time() - cpu
         unique = list({id(fit): fit for fit in fits[::-1]}.values())
-        out[mode] = {"cpu": round(cpu, 2), "levels": len(unique),
-                     "epochs": [int(fit.n_iter_) for fit in unique],
-                     "converged": all(fit.converged_ for fit in unique),
-                     "starts": counter.starts}
-        print(f"chain n={n} components={label(components)} {mode}: {out[mode]}", flush=True)
+        out[key] = {"cpu": round(cpu, 2), "levels": len(unique),
+                    "epochs": [int(fit.n_iter_) for fit in unique],
+                    "converged": all(fit.converged_ for fit in unique),
+                    "starts": counter.starts}
+        print(f"chain n={n} components={label(components)} {key}: {out[key]}", flush=True)
     return out
 
 
@@ -458,6 +467,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="n = 2,000, 100 components")
     parser.add_argument("--chain", action="store_true",
                         help="profile one class's chain per mode instead (chain_profile)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="with --chain: rounds of the modes, alternating")
     args = parser.parse_args(argv)
     SECTION = args.section
     sizes = [(2000, 100)] if args.quick else parse_sizes(args.sizes)
@@ -472,7 +483,8 @@ def main(argv=None):
     if args.chain:
         for n, components in sizes:
             entry = {"n": n, "components": components, "git": machine.get("git"),
-                     "date": machine.get("date"), "modes": chain_profile(n, components, modes)}
+                     "date": machine.get("date"), "modes": chain_profile(n, components, modes,
+                                                          repeat=args.repeat)}
             stored = json.loads(json_path.read_text()) if json_path.exists() else {"results": []}
             stored.setdefault("chains", {}).setdefault(SECTION, []).append(entry)
             write_json(json_path, stored)
