@@ -62,14 +62,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from ._capped_terms import capped_terms_possible
-from ._core._level_loop import level_tail
 from ._primal import smoothed_dc_start
 from ._problem import shifted, shifted_bounds
 from ._progress import n_epochs
 from ._sequence import CONVERGED, SequenceFit
-from ._snapshot import (_Solution, centre_and_scale_in_place, duality_gap,
-                        exact_intercepts_in_place, intercept_solver, output_map,
-                        slot_penalty, training_scores)
+from ._snapshot import (_Solution, centre_and_scale_in_place, duality_gap, intercept_solver,
+                        output_map, slot_penalty, tail_intercepts, training_scores)
 from ._snapshot import snapshot as full_snapshot
 from ._validation import check_finite_objective
 
@@ -349,11 +347,8 @@ def step_solution(model, src, problem, alpha, mu, n_iter, resid):
     solver = intercept_solver(model, problem)
     if solver != "exact":
         return full_snapshot(model, None, src, problem, alpha, mu, n_iter, resid)
-    b_slot, V, _, _ = level_tail(problem, alpha, src.scores, -mu, True,
-                                 np.zeros(problem.n_samples, dtype=np.uint8))
-    if b_slot is None:
-        b_slot = exact_intercepts_in_place(problem, training_scores(None, None, src), -mu,
-                                           solver)[1]
+    b_slot, V, _, _ = tail_intercepts(problem, alpha, src, -mu, solver,
+                                      np.zeros(problem.n_samples, dtype=np.uint8))
     gap = duality_gap(problem, alpha, training_scores(None, None, src), b_slot)
     H = centre_and_scale_in_place(training_scores(None, None, src), problem.kappa)
     penalty = slot_penalty(V, H)

@@ -41,14 +41,14 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._core._level_loop import level_tail, moved_scores
+from ._core._level_loop import moved_scores
 from ._core._solver import add_scores
 from ._dask import is_dask_collection
 from ._plan import SolveStep
 from ._products import times_small
 from ._sequence import CONVERGED, ROUNDING, SOLVER_STOP_REASONS, path_start
-from ._snapshot import (_Solution, exact_intercepts_in_place, intercept_solver,
-                        level_solution, output_map, support_rows, training_scores)
+from ._snapshot import (_Solution, intercept_solver, level_solution, output_map, support_rows,
+                        tail_intercepts)
 from ._validation import class_weight_factors
 from ._warm_start import KeptRows
 
@@ -286,14 +286,9 @@ class LevelState:
     def _level_solution(self, problem, alpha, mu, n_iter, resid, is_label):
         """``msvm._snapshot.level_solution`` by ``level_tail`` (its intercepts by the Python
         step where the compiled one leaves them), and the settled test (``settled``)."""
-        solver = intercept_solver(self.est, problem)
-        b0 = -mu
-        b_slot, V, self.support, self.settled = level_tail(
-            problem, alpha, self.src.scores, b0, solver == "exact",
+        b_slot, V, self.support, self.settled = tail_intercepts(
+            problem, alpha, self.src, -mu, intercept_solver(self.est, problem),
             np.asarray(is_label).view(np.uint8))
-        if b_slot is None:
-            b_slot = b0 if solver is None else exact_intercepts_in_place(
-                problem, training_scores(None, None, self.src), b0, solver)[1]
         return _Solution(problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter,
                          resid=resid, V=V, W=None, intercept=self.T @ b_slot, G=None,
                          penalty=np.nan)

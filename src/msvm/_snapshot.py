@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._core._level_loop import level_tail
 from ._core._solver import primal_dual
 from ._intercept import fitted_intercepts
 from ._products import centered_slots, chunk_rows, feature_weights, rows_times, times_small
@@ -287,6 +288,19 @@ def snapshot(model, X, src, problem, alpha, mu, n_iter, resid):
         # a squared norm: a negative value can only be rounding (NaN: not computed)
         penalty=penalty if lean else max(0.0, penalty),
         gap=gap)
+
+
+def tail_intercepts(problem, alpha, src, b0, solver, is_label):
+    """A solve's exact intercepts, slot coefficients V, support and settled test by the
+    compiled level tail (msvm/_core/_level_loop.pyx ``level_tail``: the values of the Python
+    steps, bit for bit), the intercepts by the Python step where the compiled one leaves them
+    (b0 itself where ``solver`` is None); for kernel rows computed in the core."""
+    b_slot, V, support, settled = level_tail(problem, alpha, src.scores, b0, solver == "exact",
+                                             is_label)
+    if b_slot is None:
+        b_slot = b0 if solver is None else exact_intercepts_in_place(
+            problem, training_scores(None, None, src), b0, solver)[1]
+    return b_slot, V, support, settled
 
 
 def level_solution(model, src, problem, alpha, mu, n_iter, resid):
