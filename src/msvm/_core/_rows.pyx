@@ -1045,10 +1045,11 @@ cdef class CachedRows(ScoreRows):
         the calling thread's share taken in block_entries_end.  Where the kernel matrix is
         exactly symmetric by construction (self.symmetric: a dense X's rows, whatever their
         path, tests/test_dense_dots.py and test_row_batches.py) and rows have at least
-        UPPER_MIN_N entries, only the entries on and above the diagonal are gathered, each written to its mirror too, in parts of equal shares
-        of the triangle: the same values, half the reads of rows mostly out of the core's
-        caches (n = 40,000: the gather was 10 % of a fit), and the mirror split between the
-        threads with the gather (it was the calling thread's alone)."""
+        UPPER_MIN_N entries, only the entries on and above the diagonal are gathered: the
+        same values, half the reads of rows mostly out of the core's caches (n = 40,000: the
+        gather was 10 % of a fit).  In several parts (threads) they are parts of equal
+        shares of the triangle, each writing its entries' mirrors too; in one part the
+        block is mirrored in tiles in block_entries_end."""
         cdef GatherTask* w = &self.gather
         cdef int a, parts = 1
         for a in range(m):
