@@ -448,3 +448,182 @@ def render_dc_levels(res):
         + _targets(res["rows"]) + "\n\n"
         f"The test probabilities before and after are "
         f"{'identical (bit for bit) in every row' if identical else 'NOT identical in every row'}.")
+
+
+# ------------------------------------------------------------------ section 9i (round 16)
+DC_LOOP_ESTIMATORS = ("RobustMSVM", "WeightedRobustMSVM")
+# (owner path, attribute, label): exclusive CPU time of each in one probability fit;
+# "_fit_dual" is the estimator class's own (wrapped per model)
+DC_PARTS = (
+    ("msvm._sequence.DualSequence", "_solve_and_finish", "compiled solve (with finishing)"),
+    ("msvm._dc", "tail_intercepts", "exact intercepts and V (compiled tail)"),
+    ("msvm._dc", "step_solution", "rest of a solution (decision values, penalty, gap)"),
+    ("msvm._sequence.DualSequence", "move_to", "scores moved to the start"),
+    ("msvm._sequence.DualSequence", "solve", "rest of DualSequence.solve"),
+    ("msvm._dc._SequenceSteps", "_solve", "rest of a DC step's solve"),
+    ("msvm._base.BaseMSVM", "_objective", "objective of a solution"),
+    ("msvm._dc._SequenceSteps", "changed", "linearization and its test"),
+    ("msvm._dc", "weighed_samples", "settled marks (weighed samples)"),
+    ("msvm._dc", "dc_loop", "rest of the DC loop (step problems, starts)"),
+    (None, "_fit_dual", "rest of a refit's DC fit (untruncated dual, its solve's setup)"),
+    ("msvm._base.BaseMSVM", "_fit_model", "rest of the refit (checks, sequence, attributes)"),
+    ("msvm._base.BaseMSVM", "fit", "the rest (chains, calibration, held-out scoring)"),
+)
+
+
+@contextlib.contextmanager
+def main_dc_loop():
+    """main 5c4386a's DC steps in this process: every step through ``DualSequence.solve``,
+    the scores moved by NumPy slot sums, a chain's rho and drift test found at every refit
+    without an integer random_state (``msvm._dc.LEAN_DC_LOOP`` and
+    ``msvm._sequence.COMPILED_MOVES`` False)."""
+    from msvm import _dc, _sequence
+
+    with module_settings((_dc, "LEAN_DC_LOOP", False), (_sequence, "COMPILED_MOVES", False)):
+        yield
+
+
+@contextlib.contextmanager
+def _exclusive_times(acc, parts):
+    """Every function of ``parts`` ((owner, attribute, label)) wrapped to add its exclusive
+    CPU time and its calls to ``acc[label]``."""
+    import functools
+    import time
+
+    stack, saved = [], []
+
+    def wrap(owner, name, label):
+        real = getattr(owner, name)
+        saved.append((owner, name, real))
+
+        @functools.wraps(real)
+        def timed(*args, **kwargs):
+            start = time.process_time()
+            stack.append(0.0)
+            try:
+                return real(*args, **kwargs)
+            finally:
+                spent = time.process_time() - start
+                inner = stack.pop()
+                entry = acc.setdefault(label, [0, 0.0])
+                entry[0] += 1
+                entry[1] += spent - inner
+                if stack:
+                    stack[-1] += spent
+
+        setattr(owner, name, timed)
+
+    try:
+        for owner, name, label in parts:
+            wrap(owner, name, label)
+        yield
+    finally:
+        for owner, name, real in reversed(saved):
+            setattr(owner, name, real)
+
+
+def dc_parts(make, X, y, repeats=3):
+    """Exclusive CPU time per part of one probability fit (the fit of least CPU time of
+    ``repeats``, before and after alternating), with the refits and the compiled solves
+    counted."""
+    import time
+
+    from benchmarks.probability_lean import _owner
+
+    cls = type(make(True))
+    parts = [((cls if path is None else _owner(path)), name, label)
+             for path, name, label in DC_PARTS]
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(repeats):
+            for side, context in (("before", main_dc_loop), ("after", contextlib.nullcontext)):
+                acc = {}
+                with context(), _exclusive_times(acc, parts):
+                    start = time.process_time()
+                    make(True).fit(X, y)
+                    cpu = time.process_time() - start
+                if side not in out or cpu < out[side]["cpu"]:
+                    out[side] = {"cpu": cpu, "parts": acc}
+    return out
+
+
+def bench_dc_loop(quick):
+    """Section 9i: the DC models' probability fits before (main 5c4386a) and after the lean
+    DC steps of round 16, with the exclusive CPU time of each part on the examples."""
+    load = [os.getloadavg()[0]]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=os.path.dirname(__file__)).stdout.strip()
+    rows, profiles = [], []
+    for data, gamma, X, y, X_test, y_test, truth in _sets(quick, LEAN_SETS):
+        for name in DC_LOOP_ESTIMATORS:
+            print(f"  9i: {data} {name}", flush=True)
+            make = _maker(name, 1.0, gamma)
+            rows.append({"data": data, "C": 1.0, "estimator": name,
+                         **compare_row(make, X, y, X_test, y_test, truth,
+                                       before=main_dc_loop)})
+            if data.startswith("example"):
+                profiles.append({"data": data, "estimator": name,
+                                 **dc_parts(make, X, y)})
+    load.append(os.getloadavg()[0])
+    return {"commit": commit, "load": load, "rows": rows, "profiles": profiles}
+
+
+def _parts_table(profiles):
+    labels = [label for _, _, label in DC_PARTS]
+    head = ["part"] + [f"{p['data']} {p['estimator']}: before / after (ms)" for p in profiles]
+    body = []
+    for label in labels:
+        cells = [label]
+        for p in profiles:
+            b, a = (p[side]["parts"].get(label, [0, 0.0]) for side in ("before", "after"))
+            cells.append(f"{1e3 * b[1]:.1f} / {1e3 * a[1]:.1f}")
+        body.append(cells)
+    cells = ["whole fit"]
+    for p in profiles:
+        cells.append(f"{1e3 * p['before']['cpu']:.1f} / {1e3 * p['after']['cpu']:.1f}")
+    body.append(cells)
+    counts = []
+    for p in profiles:
+        a = p["after"]["parts"]
+        refits = a["rest of the refit (checks, sequence, attributes)"][0]
+        solves = a["compiled solve (with finishing)"][0]
+        solver = a["compiled solve (with finishing)"][1]
+        fixed = p["after"]["cpu"] - solver
+        fixed_before = p["before"]["cpu"] - p["before"]["parts"][
+            "compiled solve (with finishing)"][1]
+        counts.append(f"{p['data']} {p['estimator']}: {refits} refits, {solves} compiled "
+                      f"solves ({solves / refits:.1f} a refit); outside the compiled solve "
+                      f"{1e3 * fixed_before:.0f} -> {1e3 * fixed:.0f} ms, "
+                      f"{1e3 * fixed_before / refits:.2f} -> {1e3 * fixed / refits:.2f} ms a "
+                      f"refit, {1e3 * fixed_before / solves:.2f} -> {1e3 * fixed / solves:.2f} "
+                      f"ms a solve")
+    return markdown_table(head, body) + "\n\n" + "\n".join(f"- {c}" for c in counts)
+
+
+def render_dc_loop(res):
+    load = ", ".join(f"{v:.1f}" for v in res["load"])
+    identical = all(r["identical"] for r in res["rows"])
+    return (
+        f"Commit {res['commit']}; load average (1 min) at the start and at the end: {load} "
+        f"(2 cores shared with three other engineers' builds and benchmarks). CPU time "
+        f"(`time.process_time`); 'before' is main 5c4386a's DC steps restored in this "
+        f"process (`msvm._dc.LEAN_DC_LOOP = False`, `msvm._sequence.COMPILED_MOVES = "
+        f"False`), 'after' this branch, alternating, the least of {TIMED_REPEATS} CPU times "
+        f"each; one fit (probability=False) the least of {ONE_FIT_REPEATS}; Platt: "
+        f"CalibratedClassifierCV(same estimator, method='sigmoid', cv=5). "
+        f"probability_grid={GRID}, C = 1, default parameters otherwise (random_state None; "
+        f"gamma 'median' on the examples (n = 400, 5000 test samples), 'scale' on the real "
+        f"sets). 'largest diff': the largest difference of the test probabilities, before "
+        f"against after.\n\n"
+        "#### Where a DC probability fit's time goes, per part\n\n"
+        "One probability fit (the least CPU time of 3, before and after alternating), each "
+        "part's exclusive CPU time (timing wrappers, about 2 us a call, counted in the "
+        "parts); a part that does not run on a side reads 0.\n\n"
+        + _parts_table(res["profiles"]) + "\n\n"
+        "#### Before and after (C = 1)\n\n" + _rows_table(res["rows"]) + "\n\n"
+        "Targets of issue 25 (at most 10x one fit, at most 2x Platt, log loss at most "
+        "+0.01 on real data, MAE at most +0.002 on the example, argmax = predict):\n\n"
+        + _targets(res["rows"]) + "\n\n"
+        f"The test probabilities before and after are "
+        f"{'identical (bit for bit) in every row' if identical else 'NOT identical in every row'}.")
