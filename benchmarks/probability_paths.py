@@ -386,20 +386,27 @@ def dc_profile(make, X, y, repeats=3):
 def bench_dc_levels(quick):
     """Section 9g: the DC models' probability fits before (main 51483cd) and after the lean
     DC steps, with a profile of the fit on examples 4.1.1 and 4.1.2."""
+    return _dc_section(quick, "9g", LEAN_ESTIMATORS, main_dc_steps, dc_profile)
+
+
+def _dc_section(quick, tag, estimators, before, profile, load_after=()):
+    """The runs of sections 9g and 9i: the before (``before``: a context manager) / after
+    rows of ``estimators`` on ``LEAN_SETS``, and ``profile(make, X, y)`` on the examples;
+    the load read at the start, after each set of ``load_after`` and at the end."""
     load = [os.getloadavg()[0]]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=os.path.dirname(__file__)).stdout.strip()
     rows, profiles = [], []
     for data, gamma, X, y, X_test, y_test, truth in _sets(quick, LEAN_SETS):
-        for name in LEAN_ESTIMATORS:
-            print(f"  9g: {data} {name}", flush=True)
+        for name in estimators:
+            print(f"  {tag}: {data} {name}", flush=True)
             make = _maker(name, 1.0, gamma)
             rows.append({"data": data, "C": 1.0, "estimator": name,
-                         **compare_row(make, X, y, X_test, y_test, truth,
-                                       before=main_dc_steps)})
+                         **compare_row(make, X, y, X_test, y_test, truth, before=before)})
             if data.startswith("example"):
-                profiles.append({"data": data, "estimator": name,
-                                 **dc_profile(make, X, y)})
+                profiles.append({"data": data, "estimator": name, **profile(make, X, y)})
+        if data in load_after:
+            load.append(os.getloadavg()[0])
     load.append(os.getloadavg()[0])
     return {"commit": commit, "load": load, "rows": rows, "profiles": profiles}
 
@@ -422,9 +429,20 @@ def _profile_table(profiles):
     return markdown_table(head, body)
 
 
+def _rows_and_targets(rows):
+    """The before / after table of sections 9g and 9i, the targets and the identity."""
+    identical = all(r["identical"] for r in rows)
+    return (
+        "#### Before and after (C = 1)\n\n" + _rows_table(rows) + "\n\n"
+        "Targets of issue 25 (at most 10x one fit, at most 2x Platt, log loss at most "
+        "+0.01 on real data, MAE at most +0.002 on the example, argmax = predict):\n\n"
+        + _targets(rows) + "\n\n"
+        f"The test probabilities before and after are "
+        f"{'identical (bit for bit) in every row' if identical else 'NOT identical in every row'}.")
+
+
 def render_dc_levels(res):
     load = ", ".join(f"{v:.1f}" for v in res["load"])
-    identical = all(r["identical"] for r in res["rows"])
     return (
         f"Commit {res['commit']}; load average (1 min) at the start and at the end: {load} "
         f"(2 cores shared with other engineers' builds and benchmarks). CPU time "
@@ -442,12 +460,7 @@ def render_dc_levels(res):
         "compiled solver's CPU time counted (timing wrappers: their own cost, about 2 us a "
         "call, is in 'fixed cost'); 'fixed cost' is everything but the compiled solver.\n\n"
         + _profile_table(res["profiles"]) + "\n\n"
-        "#### Before and after (C = 1)\n\n" + _rows_table(res["rows"]) + "\n\n"
-        "Targets of issue 25 (at most 10x one fit, at most 2x Platt, log loss at most "
-        "+0.01 on real data, MAE at most +0.002 on the example, argmax = predict):\n\n"
-        + _targets(res["rows"]) + "\n\n"
-        f"The test probabilities before and after are "
-        f"{'identical (bit for bit) in every row' if identical else 'NOT identical in every row'}.")
+        + _rows_and_targets(res["rows"]))
 
 
 # ------------------------------------------------------------------ section 9i (round 16)
@@ -483,147 +496,99 @@ def main_dc_loop():
         yield
 
 
-@contextlib.contextmanager
-def _exclusive_times(acc, parts):
-    """Every function of ``parts`` ((owner, attribute, label)) wrapped to add its exclusive
-    CPU time and its calls to ``acc[label]``."""
-    import functools
-    import time
-
-    stack, saved = [], []
-
-    def wrap(owner, name, label):
-        real = getattr(owner, name)
-        saved.append((owner, name, real))
-
-        @functools.wraps(real)
-        def timed(*args, **kwargs):
-            start = time.process_time()
-            stack.append(0.0)
-            try:
-                return real(*args, **kwargs)
-            finally:
-                spent = time.process_time() - start
-                inner = stack.pop()
-                entry = acc.setdefault(label, [0, 0.0])
-                entry[0] += 1
-                entry[1] += spent - inner
-                if stack:
-                    stack[-1] += spent
-
-        setattr(owner, name, timed)
-
-    try:
-        for owner, name, label in parts:
-            wrap(owner, name, label)
-        yield
-    finally:
-        for owner, name, real in reversed(saved):
-            setattr(owner, name, real)
-
-
 def dc_parts(make, X, y, repeats=3):
-    """Exclusive CPU time per part of one probability fit (the fit of least CPU time of
-    ``repeats``, before and after alternating), with the refits and the compiled solves
-    counted."""
+    """Exclusive CPU time per part of one probability fit (``DC_PARTS`` through
+    ``benchmarks.probability_lean._timed_parts``; the fit of least CPU time of ``repeats``,
+    before and after alternating), with the refits and the compiled solves counted."""
     import time
 
-    from benchmarks.probability_lean import _owner
+    from benchmarks import probability_lean
+    from msvm import _base, _sequence
 
-    cls = type(make(True))
-    parts = [((cls if path is None else _owner(path)), name, label)
-             for path, name, label in DC_PARTS]
+    parts = tuple(part for part in DC_PARTS if part[0] is not None)
     out = {}
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), module_settings((probability_lean, "PARTS", parts)):
         warnings.simplefilter("ignore")
         for _ in range(repeats):
             for side, context in (("before", main_dc_loop), ("after", contextlib.nullcontext)):
-                acc = {}
-                with context(), _exclusive_times(acc, parts):
+                acc, counts = {}, {}
+                with (context(), probability_lean._timed_parts(acc) as wrap,
+                      _counted(counts, (_base.BaseMSVM, "_fit_model"),
+                               (_sequence.DualSequence, "_solve_and_finish"))):
+                    for path, name, label in DC_PARTS:
+                        if path is None:
+                            wrap(type(make(True)), name, label)
                     start = time.process_time()
                     make(True).fit(X, y)
                     cpu = time.process_time() - start
                 if side not in out or cpu < out[side]["cpu"]:
-                    out[side] = {"cpu": cpu, "parts": acc}
+                    out[side] = {"cpu": cpu, "parts": acc, "refits": counts["_fit_model"],
+                                 "solves": counts["_solve_and_finish"]}
     return out
+
+
+def _counted(counts, *methods):
+    """Count the calls of each (owner, name) of ``methods`` in ``counts[name]`` (a context
+    manager)."""
+    def counting(real, name):
+        def wrapper(*args, **kwargs):
+            counts[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    counts.update({name: 0 for _, name in methods})
+    return module_settings(*[(owner, name, counting(getattr(owner, name), name))
+                             for owner, name in methods])
 
 
 def bench_dc_loop(quick):
     """Section 9i: the DC models' probability fits before (main 5c4386a) and after the lean
     DC steps of round 16, with the exclusive CPU time of each part on the examples."""
-    load = [os.getloadavg()[0]]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=os.path.dirname(__file__)).stdout.strip()
-    rows, profiles = [], []
-    for data, gamma, X, y, X_test, y_test, truth in _sets(quick, LEAN_SETS):
-        for name in DC_LOOP_ESTIMATORS:
-            print(f"  9i: {data} {name}", flush=True)
-            make = _maker(name, 1.0, gamma)
-            rows.append({"data": data, "C": 1.0, "estimator": name,
-                         **compare_row(make, X, y, X_test, y_test, truth,
-                                       before=main_dc_loop)})
-            if data.startswith("example"):
-                profiles.append({"data": data, "estimator": name,
-                                 **dc_parts(make, X, y)})
-    load.append(os.getloadavg()[0])
-    return {"commit": commit, "load": load, "rows": rows, "profiles": profiles}
+    return _dc_section(quick, "9i", DC_LOOP_ESTIMATORS, main_dc_loop, dc_parts,
+                       load_after=("example 4.1.2",))
 
 
 def _parts_table(profiles):
-    labels = [label for _, _, label in DC_PARTS]
+    labels = [label for _, _, label in DC_PARTS] + ["exact intercepts"]
     head = ["part"] + [f"{p['data']} {p['estimator']}: before / after (ms)" for p in profiles]
     body = []
-    for label in labels:
+    for label in labels + ["whole fit"]:
         cells = [label]
         for p in profiles:
-            b, a = (p[side]["parts"].get(label, [0, 0.0]) for side in ("before", "after"))
-            cells.append(f"{1e3 * b[1]:.1f} / {1e3 * a[1]:.1f}")
+            b, a = ((p[side]["cpu"] if label == "whole fit" else p[side]["parts"].get(label, 0.0))
+                    for side in ("before", "after"))
+            cells.append(f"{1e3 * b:.1f} / {1e3 * a:.1f}")
         body.append(cells)
-    cells = ["whole fit"]
+    lines = []
     for p in profiles:
-        cells.append(f"{1e3 * p['before']['cpu']:.1f} / {1e3 * p['after']['cpu']:.1f}")
-    body.append(cells)
-    counts = []
-    for p in profiles:
-        a = p["after"]["parts"]
-        refits = a["rest of the refit (checks, sequence, attributes)"][0]
-        solves = a["compiled solve (with finishing)"][0]
-        solver = a["compiled solve (with finishing)"][1]
-        fixed = p["after"]["cpu"] - solver
-        fixed_before = p["before"]["cpu"] - p["before"]["parts"][
-            "compiled solve (with finishing)"][1]
-        counts.append(f"{p['data']} {p['estimator']}: {refits} refits, {solves} compiled "
-                      f"solves ({solves / refits:.1f} a refit); outside the compiled solve "
-                      f"{1e3 * fixed_before:.0f} -> {1e3 * fixed:.0f} ms, "
-                      f"{1e3 * fixed_before / refits:.2f} -> {1e3 * fixed / refits:.2f} ms a "
-                      f"refit, {1e3 * fixed_before / solves:.2f} -> {1e3 * fixed / solves:.2f} "
-                      f"ms a solve")
-    return markdown_table(head, body) + "\n\n" + "\n".join(f"- {c}" for c in counts)
+        solver = {side: p[side]["parts"]["compiled solve (with finishing)"]
+                  for side in ("before", "after")}
+        fixed = {side: p[side]["cpu"] - solver[side] for side in ("before", "after")}
+        refits, solves = p["after"]["refits"], p["after"]["solves"]
+        lines.append(
+            f"- {p['data']} {p['estimator']}: {refits} refits, {solves} compiled solves "
+            f"({solves / refits:.1f} a refit); the compiled solves {1e3 * solver['before']:.0f}"
+            f" / {1e3 * solver['after']:.0f} ms, the rest {1e3 * fixed['before']:.0f} -> "
+            f"{1e3 * fixed['after']:.0f} ms: {1e3 * fixed['before'] / refits:.2f} -> "
+            f"{1e3 * fixed['after'] / refits:.2f} ms a refit, "
+            f"{1e3 * fixed['before'] / solves:.2f} -> {1e3 * fixed['after'] / solves:.2f} ms "
+            f"a solve")
+    return markdown_table(head, body) + "\n\n" + "\n".join(lines)
 
 
 def render_dc_loop(res):
-    load = ", ".join(f"{v:.1f}" for v in res["load"])
-    identical = all(r["identical"] for r in res["rows"])
+    from benchmarks.probability_lean import _conditions
+
     return (
-        f"Commit {res['commit']}; load average (1 min) at the start and at the end: {load} "
-        f"(2 cores shared with three other engineers' builds and benchmarks). CPU time "
-        f"(`time.process_time`); 'before' is main 5c4386a's DC steps restored in this "
-        f"process (`msvm._dc.LEAN_DC_LOOP = False`, `msvm._sequence.COMPILED_MOVES = "
-        f"False`), 'after' this branch, alternating, the least of {TIMED_REPEATS} CPU times "
-        f"each; one fit (probability=False) the least of {ONE_FIT_REPEATS}; Platt: "
-        f"CalibratedClassifierCV(same estimator, method='sigmoid', cv=5). "
-        f"probability_grid={GRID}, C = 1, default parameters otherwise (random_state None; "
-        f"gamma 'median' on the examples (n = 400, 5000 test samples), 'scale' on the real "
-        f"sets). 'largest diff': the largest difference of the test probabilities, before "
-        f"against after.\n\n"
+        _conditions(res, "three", "main 5c4386a's DC steps restored in this process "
+                    "(`msvm._dc.LEAN_DC_LOOP = False`, `msvm._sequence.COMPILED_MOVES = "
+                    "False`), 'after' this branch")
+        + "C = 1, default parameters otherwise (random_state None; gamma 'median' on the "
+        "examples (n = 400, 5000 test samples), 'scale' on the real sets). 'largest diff': "
+        "the largest difference of the test probabilities, before against after.\n\n"
         "#### Where a DC probability fit's time goes, per part\n\n"
         "One probability fit (the least CPU time of 3, before and after alternating), each "
         "part's exclusive CPU time (timing wrappers, about 2 us a call, counted in the "
         "parts); a part that does not run on a side reads 0.\n\n"
         + _parts_table(res["profiles"]) + "\n\n"
-        "#### Before and after (C = 1)\n\n" + _rows_table(res["rows"]) + "\n\n"
-        "Targets of issue 25 (at most 10x one fit, at most 2x Platt, log loss at most "
-        "+0.01 on real data, MAE at most +0.002 on the example, argmax = predict):\n\n"
-        + _targets(res["rows"]) + "\n\n"
-        f"The test probabilities before and after are "
-        f"{'identical (bit for bit) in every row' if identical else 'NOT identical in every row'}.")
+        + _rows_and_targets(res["rows"]))

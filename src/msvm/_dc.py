@@ -66,6 +66,7 @@ from ._primal import smoothed_dc_start
 from ._problem import shifted, shifted_bounds
 from ._progress import n_epochs
 from ._plan import SolveStep
+from ._core._solver import Status
 from ._sequence import CONVERGED, SOLVER_STOP_REASONS, SequenceFit
 from ._snapshot import (_Solution, centre_and_scale_in_place, duality_gap, intercept_solver,
                         output_map, slot_penalty, tail_intercepts, training_scores)
@@ -159,7 +160,7 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
     history, reason = dc_loop(steps, obj, tol=tol, first_tol=tol if first_tol is None
                               else first_tol, dc_tol=dc_tol, max_dc_iter=max_dc_iter,
                               owner=sequence.owner)
-    return steps.sol, history, steps.epochs, reason, steps.weighed
+    return with_gap(steps.sol), history, steps.epochs, reason, steps.weighed
 
 
 def dc_loop(steps, obj, *, tol, first_tol, dc_tol, max_dc_iter, owner):
@@ -237,6 +238,10 @@ class _SequenceSteps:
         # the samples whose weights the path has read so far (weighed_samples)
         self.weighed = weighed_samples(first.problem, first.alpha)
         self.lean, self.inner = lean_steps_apply(sequence), None
+        # a lean step's duality gap formed only where it is read (``step_solution``)
+        snap = sequence._snapshot
+        self.defer_gap = (self.lean and isinstance(snap, functools.partial)
+                          and snap.func is step_solution)
 
     def changed(self):
         self.new_shift, _ = self.linearize(self.base, self.sol.G)
@@ -327,8 +332,14 @@ class _SequenceSteps:
             problem, alpha, mu, tol, False, method, working_set, gap_scale)
         seq.plan = seq.plan.record(SolveStep(method, working_set, False, finished, late))
         seq.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
-        sol = seq._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual))
-        seq._warn_if_stopped_early(result.status, result.residual, result.gap, tol, sol.gap)
+        if self.defer_gap:
+            sol = seq._snapshot(problem, alpha, mu, int(result.n_iter),
+                                float(result.residual), defer_gap=True)
+        else:
+            sol = seq._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual))
+        if result.status != Status.CONVERGED:
+            seq._warn_if_stopped_early(result.status, result.residual, result.gap, tol,
+                                       with_gap(sol).gap)
         return sol
 
 
@@ -388,27 +399,44 @@ def lean_snapshot(estimator, sequence):
     sequence._snapshot = functools.partial(step_solution, estimator, src)
 
 
-def step_solution(model, src, problem, alpha, mu, n_iter, resid):
+def step_solution(model, src, problem, alpha, mu, n_iter, resid, defer_gap=False):
     """``msvm._snapshot.snapshot`` of a solve (the decision values at the training points,
     the penalty, the duality gap), its exact intercepts and coefficients V formed by the
     compiled level tail (msvm/_core/_level_loop.pyx ``level_tail``: the values of the
     Python step, bit for bit), where :func:`lean_snapshot` set it; a problem without exact
-    intercepts (some direction with two slots) goes to ``snapshot``'s own steps."""
+    intercepts (some direction with two slots) goes to ``snapshot``'s own steps.  With
+    ``defer_gap`` the duality gap is left NaN and its inputs kept (the scores' copy and the
+    intercepts), formed by :func:`with_gap` where it is read: the one of a DC fit's returned
+    step and of a solve stopped early, not those of the steps the loop passes through."""
     solver = intercept_solver(model, problem)
     if solver != "exact":
         return full_snapshot(model, None, src, problem, alpha, mu, n_iter, resid)
     b_slot, V, _, _ = tail_intercepts(problem, alpha, src, -mu, solver,
                                       np.zeros(problem.n_samples, dtype=np.uint8))
-    gap = duality_gap(problem, alpha, training_scores(None, None, src), b_slot)
+    F = training_scores(None, None, src)
+    gap = np.nan if defer_gap else duality_gap(problem, alpha, F, b_slot)
     H = centre_and_scale_in_place(training_scores(None, None, src), problem.kappa)
     penalty = slot_penalty(V, H)
     intercept = np.eye(problem.k) @ b_slot       # T @ b_slot of ``snapshot`` (T = I)
     f_train = np.add(H, intercept, out=H)
     check_finite_objective(model, penalty, "the penalty 1/2 sum_j ||h_j||^2")
-    return _Solution(problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
-                     V=V, W=None, intercept=intercept,
-                     G=model._decision_from_output(f_train),
-                     penalty=max(0.0, penalty), gap=gap)
+    sol = _Solution(problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
+                    V=V, W=None, intercept=intercept,
+                    G=model._decision_from_output(f_train),
+                    penalty=max(0.0, penalty), gap=gap)
+    if defer_gap:
+        sol.gap_inputs = (F, b_slot)
+    return sol
+
+
+def with_gap(sol):
+    """``sol`` with its duality gap formed where :func:`step_solution` deferred it (the
+    value it would have formed: the same scores and intercepts)."""
+    inputs = getattr(sol, "gap_inputs", None)
+    if inputs is not None:
+        sol.gap = duality_gap(sol.problem, sol.alpha, *inputs)
+        del sol.gap_inputs
+    return sol
 
 
 def kept_penalty_and_seed(estimator, sequence, problem):
