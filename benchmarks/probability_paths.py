@@ -582,8 +582,8 @@ def render_dc_loop(res):
     return (
         _conditions(res, "three", "main 5c4386a's DC steps restored in this process "
                     "(`msvm._dc.LEAN_DC_LOOP = False`, `msvm._sequence.COMPILED_MOVES = "
-                    "False`), 'after' this branch")
-        + "C = 1, default parameters otherwise (random_state None; gamma 'median' on the "
+                    "False`), 'after' this branch").rstrip()
+        + " C = 1, default parameters otherwise (random_state None; gamma 'median' on the "
         "examples (n = 400, 5000 test samples), 'scale' on the real sets). 'largest diff': "
         "the largest difference of the test probabilities, before against after.\n\n"
         "#### Where a DC probability fit's time goes, per part\n\n"

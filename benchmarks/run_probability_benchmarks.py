@@ -1245,8 +1245,9 @@ SETUPS["9i"] = (
     "and the probability fit before (main 5c4386a) and after the DC steps as lean solves "
     "(msvm/_dc.py `LEAN_DC_LOOP`: the scores moved by one compiled pass where two duals "
     "share their directions, the inner solver found once per fit, the checks of "
-    "`DualSequence.solve` that cannot apply skipped, a chain's penalty and drift test kept "
-    "also without an integer random_state) on those, wine and breast cancer. Written by "
+    "`DualSequence.solve` that cannot apply skipped, a step's duality gap formed only "
+    "where it is read, a chain's penalty and drift test kept also without an integer "
+    "random_state) on those, wine and breast cancer. Written by "
     "`benchmarks/probability_paths.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,

@@ -49,7 +49,10 @@ After a rejected step the loop goes on without it (the linearization at the solu
 
 The loop is :func:`dc_fit`, a function over a :class:`msvm._sequence.DualSequence` (the row
 source and the scores of the current step); :func:`truncated_fit` is the whole fit of a
-truncated model (its untruncated start, then the loop).
+truncated model (its untruncated start, then the loop).  On kernel rows computed in the core
+its steps are lean solves on the kept sequence (``LEAN_DC_LOOP``, :func:`lean_steps_apply`):
+the scores moved to a step's start by one compiled pass (the rows whose slot sums moved),
+the inner solver found once, the duality gap formed only for the step returned.
 """
 
 import copy
