@@ -386,20 +386,27 @@ def dc_profile(make, X, y, repeats=3):
 def bench_dc_levels(quick):
     """Section 9g: the DC models' probability fits before (main 51483cd) and after the lean
     DC steps, with a profile of the fit on examples 4.1.1 and 4.1.2."""
+    return _dc_section(quick, "9g", LEAN_ESTIMATORS, main_dc_steps, dc_profile)
+
+
+def _dc_section(quick, tag, estimators, before, profile, load_after=()):
+    """The runs of sections 9g and 9i: the before (``before``: a context manager) / after
+    rows of ``estimators`` on ``LEAN_SETS``, and ``profile(make, X, y)`` on the examples;
+    the load read at the start, after each set of ``load_after`` and at the end."""
     load = [os.getloadavg()[0]]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=os.path.dirname(__file__)).stdout.strip()
     rows, profiles = [], []
     for data, gamma, X, y, X_test, y_test, truth in _sets(quick, LEAN_SETS):
-        for name in LEAN_ESTIMATORS:
-            print(f"  9g: {data} {name}", flush=True)
+        for name in estimators:
+            print(f"  {tag}: {data} {name}", flush=True)
             make = _maker(name, 1.0, gamma)
             rows.append({"data": data, "C": 1.0, "estimator": name,
-                         **compare_row(make, X, y, X_test, y_test, truth,
-                                       before=main_dc_steps)})
+                         **compare_row(make, X, y, X_test, y_test, truth, before=before)})
             if data.startswith("example"):
-                profiles.append({"data": data, "estimator": name,
-                                 **dc_profile(make, X, y)})
+                profiles.append({"data": data, "estimator": name, **profile(make, X, y)})
+        if data in load_after:
+            load.append(os.getloadavg()[0])
     load.append(os.getloadavg()[0])
     return {"commit": commit, "load": load, "rows": rows, "profiles": profiles}
 
@@ -422,9 +429,20 @@ def _profile_table(profiles):
     return markdown_table(head, body)
 
 
+def _rows_and_targets(rows):
+    """The before / after table of sections 9g and 9i, the targets and the identity."""
+    identical = all(r["identical"] for r in rows)
+    return (
+        "#### Before and after (C = 1)\n\n" + _rows_table(rows) + "\n\n"
+        "Targets of issue 25 (at most 10x one fit, at most 2x Platt, log loss at most "
+        "+0.01 on real data, MAE at most +0.002 on the example, argmax = predict):\n\n"
+        + _targets(rows) + "\n\n"
+        f"The test probabilities before and after are "
+        f"{'identical (bit for bit) in every row' if identical else 'NOT identical in every row'}.")
+
+
 def render_dc_levels(res):
     load = ", ".join(f"{v:.1f}" for v in res["load"])
-    identical = all(r["identical"] for r in res["rows"])
     return (
         f"Commit {res['commit']}; load average (1 min) at the start and at the end: {load} "
         f"(2 cores shared with other engineers' builds and benchmarks). CPU time "
@@ -442,9 +460,135 @@ def render_dc_levels(res):
         "compiled solver's CPU time counted (timing wrappers: their own cost, about 2 us a "
         "call, is in 'fixed cost'); 'fixed cost' is everything but the compiled solver.\n\n"
         + _profile_table(res["profiles"]) + "\n\n"
-        "#### Before and after (C = 1)\n\n" + _rows_table(res["rows"]) + "\n\n"
-        "Targets of issue 25 (at most 10x one fit, at most 2x Platt, log loss at most "
-        "+0.01 on real data, MAE at most +0.002 on the example, argmax = predict):\n\n"
-        + _targets(res["rows"]) + "\n\n"
-        f"The test probabilities before and after are "
-        f"{'identical (bit for bit) in every row' if identical else 'NOT identical in every row'}.")
+        + _rows_and_targets(res["rows"]))
+
+
+# ------------------------------------------------------------------ section 9i (round 16)
+DC_LOOP_ESTIMATORS = ("RobustMSVM", "WeightedRobustMSVM")
+# (owner path, attribute, label): exclusive CPU time of each in one probability fit;
+# "_fit_dual" is the estimator class's own (wrapped per model)
+DC_PARTS = (
+    ("msvm._sequence.DualSequence", "_solve_and_finish", "compiled solve (with finishing)"),
+    ("msvm._dc", "tail_intercepts", "exact intercepts and V (compiled tail)"),
+    ("msvm._dc", "step_solution", "rest of a solution (decision values, penalty, gap)"),
+    ("msvm._sequence.DualSequence", "move_to", "scores moved to the start"),
+    ("msvm._sequence.DualSequence", "solve", "rest of DualSequence.solve"),
+    ("msvm._dc._SequenceSteps", "_solve", "rest of a DC step's solve"),
+    ("msvm._base.BaseMSVM", "_objective", "objective of a solution"),
+    ("msvm._dc._SequenceSteps", "changed", "linearization and its test"),
+    ("msvm._dc", "weighed_samples", "settled marks (weighed samples)"),
+    ("msvm._dc", "dc_loop", "rest of the DC loop (step problems, starts)"),
+    (None, "_fit_dual", "rest of a refit's DC fit (untruncated dual, its solve's setup)"),
+    ("msvm._base.BaseMSVM", "_fit_model", "rest of the refit (checks, sequence, attributes)"),
+    ("msvm._base.BaseMSVM", "fit", "the rest (chains, calibration, held-out scoring)"),
+)
+
+
+@contextlib.contextmanager
+def main_dc_loop():
+    """main 5c4386a's DC steps in this process: every step through ``DualSequence.solve``,
+    the scores moved by NumPy slot sums, a chain's rho and drift test found at every refit
+    without an integer random_state (``msvm._dc.LEAN_DC_LOOP`` and
+    ``msvm._sequence.COMPILED_MOVES`` False)."""
+    from msvm import _dc, _sequence
+
+    with module_settings((_dc, "LEAN_DC_LOOP", False), (_sequence, "COMPILED_MOVES", False)):
+        yield
+
+
+def dc_parts(make, X, y, repeats=3):
+    """Exclusive CPU time per part of one probability fit (``DC_PARTS`` through
+    ``benchmarks.probability_lean._timed_parts``; the fit of least CPU time of ``repeats``,
+    before and after alternating), with the refits and the compiled solves counted."""
+    import time
+
+    from benchmarks import probability_lean
+    from msvm import _base, _sequence
+
+    parts = tuple(part for part in DC_PARTS if part[0] is not None)
+    out = {}
+    with warnings.catch_warnings(), module_settings((probability_lean, "PARTS", parts)):
+        warnings.simplefilter("ignore")
+        for _ in range(repeats):
+            for side, context in (("before", main_dc_loop), ("after", contextlib.nullcontext)):
+                acc, counts = {}, {}
+                with (context(), probability_lean._timed_parts(acc) as wrap,
+                      _counted(counts, (_base.BaseMSVM, "_fit_model"),
+                               (_sequence.DualSequence, "_solve_and_finish"))):
+                    for path, name, label in DC_PARTS:
+                        if path is None:
+                            wrap(type(make(True)), name, label)
+                    start = time.process_time()
+                    make(True).fit(X, y)
+                    cpu = time.process_time() - start
+                if side not in out or cpu < out[side]["cpu"]:
+                    out[side] = {"cpu": cpu, "parts": acc, "refits": counts["_fit_model"],
+                                 "solves": counts["_solve_and_finish"]}
+    return out
+
+
+def _counted(counts, *methods):
+    """Count the calls of each (owner, name) of ``methods`` in ``counts[name]`` (a context
+    manager)."""
+    def counting(real, name):
+        def wrapper(*args, **kwargs):
+            counts[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    counts.update({name: 0 for _, name in methods})
+    return module_settings(*[(owner, name, counting(getattr(owner, name), name))
+                             for owner, name in methods])
+
+
+def bench_dc_loop(quick):
+    """Section 9i: the DC models' probability fits before (main 5c4386a) and after the lean
+    DC steps of round 16, with the exclusive CPU time of each part on the examples."""
+    return _dc_section(quick, "9i", DC_LOOP_ESTIMATORS, main_dc_loop, dc_parts,
+                       load_after=("example 4.1.2",))
+
+
+def _parts_table(profiles):
+    labels = [label for _, _, label in DC_PARTS] + ["exact intercepts"]
+    head = ["part"] + [f"{p['data']} {p['estimator']}: before / after (ms)" for p in profiles]
+    body = []
+    for label in labels + ["whole fit"]:
+        cells = [label]
+        for p in profiles:
+            b, a = ((p[side]["cpu"] if label == "whole fit" else p[side]["parts"].get(label, 0.0))
+                    for side in ("before", "after"))
+            cells.append(f"{1e3 * b:.1f} / {1e3 * a:.1f}")
+        body.append(cells)
+    lines = []
+    for p in profiles:
+        solver = {side: p[side]["parts"]["compiled solve (with finishing)"]
+                  for side in ("before", "after")}
+        fixed = {side: p[side]["cpu"] - solver[side] for side in ("before", "after")}
+        refits, solves = p["after"]["refits"], p["after"]["solves"]
+        lines.append(
+            f"- {p['data']} {p['estimator']}: {refits} refits, {solves} compiled solves "
+            f"({solves / refits:.1f} a refit); the compiled solves {1e3 * solver['before']:.0f}"
+            f" / {1e3 * solver['after']:.0f} ms, the rest {1e3 * fixed['before']:.0f} -> "
+            f"{1e3 * fixed['after']:.0f} ms: {1e3 * fixed['before'] / refits:.2f} -> "
+            f"{1e3 * fixed['after'] / refits:.2f} ms a refit, "
+            f"{1e3 * fixed['before'] / solves:.2f} -> {1e3 * fixed['after'] / solves:.2f} ms "
+            f"a solve")
+    return markdown_table(head, body) + "\n\n" + "\n".join(lines)
+
+
+def render_dc_loop(res):
+    from benchmarks.probability_lean import _conditions
+
+    return (
+        _conditions(res, "three", "main 5c4386a's DC steps restored in this process "
+                    "(`msvm._dc.LEAN_DC_LOOP = False`, `msvm._sequence.COMPILED_MOVES = "
+                    "False`), 'after' this branch").rstrip()
+        + " C = 1, default parameters otherwise (random_state None; gamma 'median' on the "
+        "examples (n = 400, 5000 test samples), 'scale' on the real sets). 'largest diff': "
+        "the largest difference of the test probabilities, before against after.\n\n"
+        "#### Where a DC probability fit's time goes, per part\n\n"
+        "One probability fit (the least CPU time of 3, before and after alternating), each "
+        "part's exclusive CPU time (timing wrappers, about 2 us a call, counted in the "
+        "parts); a part that does not run on a side reads 0.\n\n"
+        + _parts_table(res["profiles"]) + "\n\n"
+        + _rows_and_targets(res["rows"]))

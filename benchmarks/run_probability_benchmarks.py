@@ -68,8 +68,8 @@ from benchmarks.probability_lean import (bench_fixed_cost, bench_lean_levels, be
                                          render_fixed_cost, render_level_loop,
                                          render_lean_levels, render_level_steps,
                                          render_small_solve)
-from benchmarks.probability_paths import (bench_dc_levels, bench_paths, render_dc_levels,
-                                          render_paths)
+from benchmarks.probability_paths import (bench_dc_levels, bench_dc_loop, bench_paths,
+                                          render_dc_levels, render_dc_loop, render_paths)
 from benchmarks.harness import (fmt, markdown_table, pendigits_split, sectioned_main,
                                 sectioned_report, wall_cpu_fit)
 
@@ -1238,12 +1238,23 @@ SETUPS["9h"] = (
     "on rows under 1,024 entries instead of its triangle and mirror; the block's variables "
     "picked with the problem's fields in locals); then pendigits ReinforcedMSVM one fit. "
     "Written by `benchmarks/probability_lean.py`.")
+SETUPS["9i"] = (
+    "9i. A DC model's refits as lean steps on the kept sequence (issue 25 item 1, round 16)",
+    "RobustMSVM and WeightedRobustMSVM (truncation 'auto'): where a probability fit's CPU "
+    "time goes, part by part, on Liu and Yuan's examples 4.1.1 and 4.1.2 (n = 400) at C = 1, "
+    "and the probability fit before (main 5c4386a) and after the DC steps as lean solves "
+    "(msvm/_dc.py `LEAN_DC_LOOP`: the scores moved by one compiled pass where two duals "
+    "share their directions, the inner solver found once per fit, the checks of "
+    "`DualSequence.solve` that cannot apply skipped, a step's duality gap formed only "
+    "where it is read, a chain's penalty and drift test kept also without an integer "
+    "random_state) on those, wine and breast cancer. Written by "
+    "`benchmarks/probability_paths.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
           "7": render_settled, "8": render_shared_rows, "9": render_lean_refits,
           "9b": render_lean_levels, "9c": render_level_steps,
           "9d": render_paths, "9e": render_fixed_cost, "9f": render_level_loop,
-          "9g": render_dc_levels, "9h": render_small_solve}
+          "9g": render_dc_levels, "9h": render_small_solve, "9i": render_dc_loop}
 
 
 def render_report(data):
@@ -1282,7 +1293,7 @@ def main(argv=None):
                            "9b": bench_lean_levels, "9c": bench_level_steps,
                            "9d": bench_paths, "9e": bench_fixed_cost,
                            "9f": bench_level_loop, "9g": bench_dc_levels,
-                           "9h": bench_small_solve},
+                           "9h": bench_small_solve, "9i": bench_dc_loop},
                           SETUPS, RENDER, render_report)
 
 

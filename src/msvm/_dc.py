@@ -49,7 +49,10 @@ After a rejected step the loop goes on without it (the linearization at the solu
 
 The loop is :func:`dc_fit`, a function over a :class:`msvm._sequence.DualSequence` (the row
 source and the scores of the current step); :func:`truncated_fit` is the whole fit of a
-truncated model (its untruncated start, then the loop).
+truncated model (its untruncated start, then the loop).  On kernel rows computed in the core
+its steps are lean solves on the kept sequence (``LEAN_DC_LOOP``, :func:`lean_steps_apply`):
+the scores moved to a step's start by one compiled pass (the rows whose slot sums moved),
+the inner solver found once, the duality gap formed only for the step returned.
 """
 
 import copy
@@ -65,7 +68,9 @@ from ._capped_terms import capped_terms_possible
 from ._primal import smoothed_dc_start
 from ._problem import shifted, shifted_bounds
 from ._progress import n_epochs
-from ._sequence import CONVERGED, SequenceFit
+from ._plan import SolveStep
+from ._core._solver import Status
+from ._sequence import CONVERGED, SOLVER_STOP_REASONS, SequenceFit
 from ._snapshot import (_Solution, centre_and_scale_in_place, duality_gap, intercept_solver,
                         output_map, slot_penalty, tail_intercepts, training_scores)
 from ._snapshot import snapshot as full_snapshot
@@ -96,6 +101,17 @@ SMOOTHED_DC = True
 # "before").  With it, the solutions of a DC fit on kernel rows computed in the core, with
 # exact intercepts, are formed by the compiled level tail (``step_solution``).
 LEAN_DC_STEPS = True
+
+# The DC steps after a fit's first solve, on kernel rows computed in the core whose scores
+# cannot drift, run as lean solves (``_SequenceSteps._lean_solve``): the scores moved by the
+# compiled pass (``DualSequence.move_to``), the inner solver found once for the fit's
+# problems (it reads the row source and the directions, which the steps share), none of
+# ``DualSequence.solve``'s checks that cannot apply there (a primal start, a refit's budget,
+# certification on fresh scores, a refresh); and a probability chain's refits keep the
+# row source's drift test (``DualSequence._scores_can_drift``) with the solver's penalty and
+# seed.  The same solves, so the same fits bit for bit; False: main 5c4386a's steps (tests
+# and the benchmark's "before").
+LEAN_DC_LOOP = True
 
 DC_PARAMETER_CONSTRAINTS = {
     "dc_tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -147,7 +163,7 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
     history, reason = dc_loop(steps, obj, tol=tol, first_tol=tol if first_tol is None
                               else first_tol, dc_tol=dc_tol, max_dc_iter=max_dc_iter,
                               owner=sequence.owner)
-    return steps.sol, history, steps.epochs, reason, steps.weighed
+    return with_gap(steps.sol), history, steps.epochs, reason, steps.weighed
 
 
 def dc_loop(steps, obj, *, tol, first_tol, dc_tol, max_dc_iter, owner):
@@ -224,6 +240,11 @@ class _SequenceSteps:
         self.rejected, self.tol = False, tol
         # the samples whose weights the path has read so far (weighed_samples)
         self.weighed = weighed_samples(first.problem, first.alpha)
+        self.lean, self.inner = lean_steps_apply(sequence), None
+        # a lean step's duality gap formed only where it is read (``step_solution``)
+        snap = sequence._snapshot
+        self.defer_gap = (self.lean and isinstance(snap, functools.partial)
+                          and snap.func is step_solution)
 
     def changed(self):
         self.new_shift, _ = self.linearize(self.base, self.sol.G)
@@ -238,9 +259,8 @@ class _SequenceSteps:
             # linearization and start depend on every sample's weight
             (self.new_shift, alpha0, mu0), step_tol = start, self.tol
             self.weighed[:] = True
-        sol = self.pending = self.sequence.solve(
-            step_problem(self.base, self.new_shift), alpha0, mu0, tol=step_tol,
-            gap_scale=gap_scale)
+        sol = self.pending = self._solve(step_problem(self.base, self.new_shift), alpha0,
+                                         mu0, step_tol, gap_scale)
         self.epochs += sol.n_iter
         self.weighed |= weighed_samples(sol.problem, sol.alpha, self.new_shift)
         return self.objective(sol)
@@ -281,8 +301,8 @@ class _SequenceSteps:
                          f"{step - 1})", obj, self.pending)
 
     def polish(self, step, tol, gap_scale):
-        sol = self.sol = self.sequence.solve(self.sol.problem, self.sol.alpha, self.sol.mu,
-                                             tol=tol, gap_scale=gap_scale)
+        sol = self.sol = self._solve(self.sol.problem, self.sol.alpha, self.sol.mu, tol,
+                                     gap_scale)
         self.epochs += sol.n_iter
         self.weighed |= weighed_samples(sol.problem, sol.alpha)
         obj = self.objective(sol)
@@ -292,6 +312,50 @@ class _SequenceSteps:
 
     def _report(self, what, obj, sol):
         self.log.step(what, obj, sol.resid, n_epochs(sol.n_iter))
+
+    def _solve(self, problem, alpha0, mu0, tol, gap_scale):
+        """``DualSequence.solve`` of a step (a copy of alpha0 and mu0 solved), lean where
+        ``lean_steps_apply`` (:meth:`_lean_solve`)."""
+        if not self.lean:
+            return self.sequence.solve(problem, alpha0, mu0, tol=tol, gap_scale=gap_scale)
+        return self._lean_solve(problem, alpha0, mu0, tol, gap_scale)
+
+    def _lean_solve(self, problem, alpha0, mu0, tol, gap_scale):
+        """``DualSequence.solve(problem, alpha0, mu0, tol, gap_scale=gap_scale)`` where
+        :func:`lean_steps_apply`: the same solver runs, finishing steps, record and snapshot,
+        without the steps that do nothing there, and the inner solver of the fit's first
+        step kept (the steps' problems share the base's directions)."""
+        seq = self.sequence
+        alpha, mu = np.array(alpha0, dtype=np.float64), np.array(mu0, dtype=np.float64)
+        seq.move_to(problem, alpha)
+        if self.inner is None:
+            self.inner = seq.plan.inner_solver(seq.src, problem)
+        method, working_set = self.inner
+        alpha, mu, result, finished, late = seq._solve_and_finish(
+            problem, alpha, mu, tol, False, method, working_set, gap_scale)
+        seq.plan = seq.plan.record(SolveStep(method, working_set, False, finished, late))
+        seq.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
+        if self.defer_gap:
+            sol = seq._snapshot(problem, alpha, mu, int(result.n_iter),
+                                float(result.residual), defer_gap=True)
+        else:
+            sol = seq._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual))
+        if result.status != Status.CONVERGED:
+            seq._warn_if_stopped_early(result.status, result.residual, result.gap, tol,
+                                       with_gap(sol).gap)
+        return sol
+
+
+def lean_steps_apply(sequence):
+    """Whether the DC steps on ``sequence`` are lean solves (``LEAN_DC_LOOP``): after a
+    first solve (its plan has a step, so no step is a warm-started refit's first solve), on
+    kernel rows computed in the core (no explicit features, so no primal start; not a Gram
+    matrix from outside) whose scores cannot drift (``DualSequence._scores_can_drift``: no
+    certification on fresh scores, no refresh)."""
+    src = sequence.src
+    return (LEAN_DC_LOOP and bool(sequence.plan.steps) and sequence.features is None
+            and getattr(src, "weights", None) is None and type(src).__name__ != "GramRows"
+            and not sequence._scores_can_drift())
 
 
 def _objective_rose(owner, step, obj, new, *, tol, dc_tol):
@@ -338,27 +402,44 @@ def lean_snapshot(estimator, sequence):
     sequence._snapshot = functools.partial(step_solution, estimator, src)
 
 
-def step_solution(model, src, problem, alpha, mu, n_iter, resid):
+def step_solution(model, src, problem, alpha, mu, n_iter, resid, defer_gap=False):
     """``msvm._snapshot.snapshot`` of a solve (the decision values at the training points,
     the penalty, the duality gap), its exact intercepts and coefficients V formed by the
     compiled level tail (msvm/_core/_level_loop.pyx ``level_tail``: the values of the
     Python step, bit for bit), where :func:`lean_snapshot` set it; a problem without exact
-    intercepts (some direction with two slots) goes to ``snapshot``'s own steps."""
+    intercepts (some direction with two slots) goes to ``snapshot``'s own steps.  With
+    ``defer_gap`` the duality gap is left NaN and its inputs kept (the scores' copy and the
+    intercepts), formed by :func:`with_gap` where it is read: the one of a DC fit's returned
+    step and of a solve stopped early, not those of the steps the loop passes through."""
     solver = intercept_solver(model, problem)
     if solver != "exact":
         return full_snapshot(model, None, src, problem, alpha, mu, n_iter, resid)
     b_slot, V, _, _ = tail_intercepts(problem, alpha, src, -mu, solver,
                                       np.zeros(problem.n_samples, dtype=np.uint8))
-    gap = duality_gap(problem, alpha, training_scores(None, None, src), b_slot)
+    F = training_scores(None, None, src)
+    gap = np.nan if defer_gap else duality_gap(problem, alpha, F, b_slot)
     H = centre_and_scale_in_place(training_scores(None, None, src), problem.kappa)
     penalty = slot_penalty(V, H)
     intercept = np.eye(problem.k) @ b_slot       # T @ b_slot of ``snapshot`` (T = I)
     f_train = np.add(H, intercept, out=H)
     check_finite_objective(model, penalty, "the penalty 1/2 sum_j ||h_j||^2")
-    return _Solution(problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
-                     V=V, W=None, intercept=intercept,
-                     G=model._decision_from_output(f_train),
-                     penalty=max(0.0, penalty), gap=gap)
+    sol = _Solution(problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
+                    V=V, W=None, intercept=intercept,
+                    G=model._decision_from_output(f_train),
+                    penalty=max(0.0, penalty), gap=gap)
+    if defer_gap:
+        sol.gap_inputs = (F, b_slot)
+    return sol
+
+
+def with_gap(sol):
+    """``sol`` with its duality gap formed where :func:`step_solution` deferred it (the
+    value it would have formed: the same scores and intercepts)."""
+    inputs = getattr(sol, "gap_inputs", None)
+    if inputs is not None:
+        sol.gap = duality_gap(sol.problem, sol.alpha, *inputs)
+        del sol.gap_inputs
+    return sol
 
 
 def kept_penalty_and_seed(estimator, sequence, problem):
@@ -367,17 +448,26 @@ def kept_penalty_and_seed(estimator, sequence, problem):
     a median of the kernel diagonal, and a draw from an integer ``random_state``), kept
     from the chains' first refit on the same row source (the same values); with
     ``LEAN_DC_STEPS``.  A ``random_state`` that is not an integer draws anew at every
-    refit, as before."""
+    refit, as before; with ``LEAN_DC_LOOP`` its rho (a function of the source) is kept
+    all the same, and so is the source's drift test (``DualSequence._scores_can_drift``,
+    another median of the diagonal)."""
     kept = getattr(estimator, "_kept_dual", None)
-    if (kept is None or not LEAN_DC_STEPS or sequence.rho is not None
-            or not isinstance(sequence.random_state, numbers.Integral)):
+    if kept is None or not LEAN_DC_STEPS or sequence.rho is not None:
         return
-    key = (sequence.src, problem.kappa, int(sequence.random_state))
+    seeded = isinstance(sequence.random_state, numbers.Integral)
+    if not (seeded or LEAN_DC_LOOP):
+        return
+    key = (sequence.src, problem.kappa, int(sequence.random_state) if seeded else None)
     if kept.settings is None or not _same_settings(kept.settings[0], key):
         sequence._fix_penalty_and_seed(problem)
-        kept.settings = (key, sequence.rho, sequence.seed)
-    else:
-        sequence.rho, sequence.seed = kept.settings[1:]
+        sequence._scores_can_drift()
+        kept.settings = (key, sequence.rho, sequence.seed, sequence._drift)
+        return
+    sequence.rho, sequence.seed = kept.settings[1:3]
+    if not seeded:
+        sequence.seed = sequence.drawn_seed()
+    if LEAN_DC_LOOP:
+        sequence._drift = kept.settings[3]
 
 
 def _same_settings(a, b):

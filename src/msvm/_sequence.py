@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from ._core._level_loop import moved_scores
 from ._core._solver import Status, add_scores, init_scores, solve
 from ._finish import MAX_FREE, finish_dual
 from ._finish_groups import finish_grouped
@@ -66,6 +67,12 @@ DRIFT_SPREAD = 1e8
 
 # Every value of ``stop_reason_``: the solver's, then those of the loops around it.
 CONVERGED = "tol"
+# ``move_to`` between two duals with the same directions (a DC step's problem and the one
+# before it, a probability chain's refits on their kept dual: copies sharing the arrays)
+# forms the moved rows and their differences in one compiled pass (msvm/_core/_level_loop.pyx
+# ``moved_scores``: the values of the NumPy step, bit for bit); False: the NumPy step (main
+# 5c4386a; tests and the benchmark's "before").
+COMPILED_MOVES = True
 STOP_REASONS = ("tol", "max_iter", "gap_floor", "max_dc_iter", "dc_objective_rose",
                 "max_reweight")
 
@@ -329,6 +336,12 @@ class DualSequence:
                 U = problem.slot_sums(alpha)
                 if fresh or np.any(U != 0):
                     init_scores(self.src, np.ascontiguousarray(U))
+        elif COMPILED_MOVES and same_directions(problem, self.problem):
+            rows, dU = moved_scores(problem, alpha, np.ascontiguousarray(self.alpha,
+                                                                         dtype=np.float64),
+                                    ROUNDING)
+            if len(rows):
+                add_scores(self.src, rows, dU)
         else:
             U, U_now = problem.slot_sums(alpha), self.problem.slot_sums(self.alpha)
             dU = U - U_now
@@ -385,7 +398,12 @@ class DualSequence:
             if self.src.weights is not None:
                 rho /= np.sqrt(max(self.src.features_per_row, 1.0))
             self.rho = rho if rho > 0 else 1.0
-            self.seed = check_random_state(self.random_state).randint(0, 2 ** 31 - 1)
+            self.seed = self.drawn_seed()
+
+    def drawn_seed(self):
+        """A coordinate-order seed drawn from ``random_state`` (an integer: always the same
+        one)."""
+        return check_random_state(self.random_state).randint(0, 2 ** 31 - 1)
 
     def solve(self, problem, alpha0, mu0, tol=None, *, copy=True, gap_scale=0.0):
         """Solve ``problem`` from (alpha0, mu0); the fitted function of its solution.
@@ -673,3 +691,15 @@ class DualSequence:
     def stop_reason(self, loop_reason=CONVERGED):
         """The stop reason of a fit over this sequence (see :func:`fit_stop_reason`)."""
         return fit_stop_reason(loop_reason, self.stop_reasons)
+
+
+_DIRECTION_ARRAYS = ("var_ptr", "var_entry", "entry_slot1", "entry_coef1", "entry_slot2",
+                     "entry_coef2")
+
+
+def same_directions(a, b):
+    """Whether the duals ``a`` and ``b`` have the same variables and directions by
+    construction: the same arrays (copies of one problem with other bounds), so that the
+    slot sums of a dual of either are formed by ``a``'s."""
+    return a is b or (a.k == b.k and all(getattr(a, name) is getattr(b, name)
+                                         for name in _DIRECTION_ARRAYS))
