@@ -85,6 +85,8 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
 
     # how a fit on Dask input runs (msvm._dask._chunked_kind)
     _dask_fit = "dc"
+    # a probability chain's DC start for its next level (msvm._dc.ChainDCStart): transient
+    _transient_state = (*BaseMSVM._transient_state, "_dc_chain_start")
 
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,
