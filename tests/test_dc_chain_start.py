@@ -16,7 +16,8 @@ import pickle
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_blobs
+from test_dc_lean_steps import _data
+from test_dc_lean_steps import _models as lean_step_models
 
 import msvm
 from msvm import _dc
@@ -29,19 +30,9 @@ from msvm import _probability as probability
 MEAN_TOLERANCE, LARGEST_TOLERANCE = 0.03, 0.5
 
 
-def _data(seed=0, n=150):
-    """Three overlapping blobs (some samples truncated at C = 1) and positive weights."""
-    X, y = make_blobs(n, centers=3, cluster_std=2.0, random_state=seed)
-    sw = np.random.default_rng(seed).uniform(0.5, 2.0, n)
-    return X, y, sw
-
-
 def _models():
-    return [msvm.RobustMSVM(C=1.0, random_state=0),
-            msvm.RobustMSVM(C=1.0, random_state=0, class_weight="balanced"),
-            msvm.WeightedRobustMSVM(C=1.0, random_state=0),
-            msvm.WeightedRobustMSVM(C=1.0, truncation=0, random_state=0,
-                                    class_weight={0: 2.0, 1: 1.0, 2: 0.5})]
+    """The DC models of tests/test_dc_lean_steps.py (class and sample weights)."""
+    return lean_step_models()[:4]
 
 
 def _probability_fit(est, X, y, sw, chain_start, monkeypatch, calls=None):

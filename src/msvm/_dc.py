@@ -52,7 +52,9 @@ source and the scores of the current step); :func:`truncated_fit` is the whole f
 truncated model (its untruncated start, then the loop).  On kernel rows computed in the core
 its steps are lean solves on the kept sequence (``LEAN_DC_LOOP``, :func:`lean_steps_apply`):
 the scores moved to a step's start by one compiled pass (the rows whose slot sums moved),
-the inner solver found once, the duality gap formed only for the step returned.
+the inner solver found once, the duality gap formed only for the step returned.  A
+probability chain's refit of WeightedRobustMSVM starts its DC path from the previous level's
+last step (``CHAIN_DC_START``, :func:`chain_dc_start`) instead of an untruncated solve.
 """
 
 import copy
@@ -559,13 +561,6 @@ def truncated_fit(estimator, sequence, y, sw, log):
     is_truncated = estimator._truncation_value(k) is not None
     lean_snapshot(estimator, sequence)
     problem = chain_dual_problem(estimator, y, k, estimator.C_ * sw)
-    # the DC algorithm starts from a loose untruncated solve (see the module docstring),
-    # except where it starts from a previous fit's dual (warm_start, a lambda path): that
-    # start is solved to tol, so that a refit at the same C repeats the DC path it stored
-    # (the local minimum depends on the start) instead of moving a loose start again
-    state = estimator._warm_start_state()
-    warm = estimator.warm_start and state is not None and state.fits(problem)
-    first_tol = max(estimator.tol, LOOSE_TOL) if is_truncated and not warm else None
     kept_penalty_and_seed(estimator, sequence, problem)
     chained = is_truncated and chain_start_applies(estimator, sequence)
 
@@ -574,10 +569,10 @@ def truncated_fit(estimator, sequence, y, sw, log):
 
     start = chain_dc_start(estimator, sequence, problem, linearize, sw) if chained else None
     if start is None:
+        first_tol = _first_tol(estimator, problem, is_truncated)
         first = estimator._start(sequence, problem, tol=first_tol)
     else:
-        first, start = start[0], start[1:]
-        first_tol = None
+        (first, *start), first_tol = start, None
 
     def objective(sol):
         return estimator._objective(sol, y, sw)
@@ -598,6 +593,17 @@ def truncated_fit(estimator, sequence, y, sw, log):
         "dc_objectives_": np.array(history), "truncated_": truncated,
         "n_iter_": len(history), "n_solver_iter_": epochs,
         "_weight_bound_samples_": weighed})
+
+
+def _first_tol(estimator, problem, is_truncated):
+    """The tolerance of a DC fit's untruncated start: loose (see the module docstring),
+    except where it starts from a previous fit's dual (warm_start, a lambda path): that
+    start is solved to tol (None), so that a refit at the same C repeats the DC path it
+    stored (the local minimum depends on the start) instead of moving a loose start
+    again."""
+    state = estimator._warm_start_state()
+    warm = estimator.warm_start and state is not None and state.fits(problem)
+    return max(estimator.tol, LOOSE_TOL) if is_truncated and not warm else None
 
 
 class ChainDCStart:
