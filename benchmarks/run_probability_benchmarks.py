@@ -68,8 +68,9 @@ from benchmarks.probability_lean import (bench_fixed_cost, bench_lean_levels, be
                                          render_fixed_cost, render_level_loop,
                                          render_lean_levels, render_level_steps,
                                          render_small_solve)
-from benchmarks.probability_paths import (bench_dc_levels, bench_dc_loop, bench_paths,
-                                          render_dc_levels, render_dc_loop, render_paths)
+from benchmarks.probability_paths import (bench_chain_dc, bench_dc_levels, bench_dc_loop,
+                                          bench_paths, render_chain_dc, render_dc_levels,
+                                          render_dc_loop, render_paths)
 from benchmarks.harness import (fmt, markdown_table, pendigits_split, sectioned_main,
                                 sectioned_report, wall_cpu_fit)
 
@@ -1249,12 +1250,22 @@ SETUPS["9i"] = (
     "where it is read, a chain's penalty and drift test kept also without an integer "
     "random_state) on those, wine and breast cancer. Written by "
     "`benchmarks/probability_paths.py`.")
+SETUPS["9k"] = (
+    "9k. A DC chain's levels from the previous level's last step (issue 25 item 1, round 16)",
+    "RobustMSVM and WeightedRobustMSVM (truncation 'auto'): the probability fit before "
+    "(main 107ffe2: every level of a chain refitted from an untruncated solve) and after "
+    "(msvm/_dc.py `CHAIN_DC_START`: a level's DC path starts from the previous level's last "
+    "step, its linearization with this level's bounds and the up-weighted class "
+    "untruncated) on Liu and Yuan's examples 4.1.1 and 4.1.2 (n = 400), wine and breast "
+    "cancer at C = 1, the refits and solves counted, and the scores over three splits. "
+    "Written by `benchmarks/probability_paths.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
           "7": render_settled, "8": render_shared_rows, "9": render_lean_refits,
           "9b": render_lean_levels, "9c": render_level_steps,
           "9d": render_paths, "9e": render_fixed_cost, "9f": render_level_loop,
-          "9g": render_dc_levels, "9h": render_small_solve, "9i": render_dc_loop}
+          "9g": render_dc_levels, "9h": render_small_solve, "9i": render_dc_loop,
+          "9k": render_chain_dc}
 
 
 def render_report(data):
@@ -1293,7 +1304,8 @@ def main(argv=None):
                            "9b": bench_lean_levels, "9c": bench_level_steps,
                            "9d": bench_paths, "9e": bench_fixed_cost,
                            "9f": bench_level_loop, "9g": bench_dc_levels,
-                           "9h": bench_small_solve, "9i": bench_dc_loop},
+                           "9h": bench_small_solve, "9i": bench_dc_loop,
+                           "9k": bench_chain_dc},
                           SETUPS, RENDER, render_report)
 
 

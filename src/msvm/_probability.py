@@ -1089,7 +1089,12 @@ def _path_settled(marks, is_label):
        DC fixed point at the larger weights: a truncated variable sits at its zero bound.)
        Where a step takes its start and linearization from the smoothed primal (grouped
        duals on explicit features, ``msvm._dc.SMOOTHED_DC``), both depend on every weight:
-       every sample is marked.
+       every sample is marked.  Where a chain's refit starts from this fit's last step
+       instead (``msvm._dc.CHAIN_DC_START``: WeightedRobustMSVM on kernel rows), that step
+       with the same indicators (an unmarked sample's shift is zero) is by 1 the refit's
+       first solution, and the loop reads the linearization at it as this fit's loop did
+       last: it repeats, or gives the same step, which rises again and is dropped; a fit
+       whose loop did not read it marks every sample (``msvm._dc.chain_dc_start``).
     4. AdaptiveWeightedSVM: the weights v of each refit are read from the decision values
        (``next_weights``): the same; each refit starts from the previous solution clipped
        to the new caps C w_i v_i, which moves a sample's variables only where its group

@@ -85,6 +85,12 @@ class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
 
     # how a fit on Dask input runs (msvm._dask._chunked_kind)
     _dask_fit = "dc"
+    # a probability chain's levels each from an untruncated solve (msvm._dc.CHAIN_DC_START:
+    # from the previous level's last step the mean absolute error of the probabilities on
+    # Liu and Yuan's examples rose by 0.0020-0.0022, over issue 25's limit)
+    _levels_from_last_step = False
+    # a probability chain's DC start for its next level (msvm._dc.ChainDCStart): transient
+    _transient_state = (*BaseMSVM._transient_state, "_dc_chain_start")
 
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,

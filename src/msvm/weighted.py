@@ -134,6 +134,11 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
     # how a fit on Dask input runs (msvm._dask._chunked_kind): the DC steps of
     # msvm/_dask_dc.py, the group caps smoothed per group (msvm/_dask_groups.py)
     _dask_fit = "dc"
+    # a probability chain's levels each from the previous level's last DC step
+    # (msvm._dc.CHAIN_DC_START; section 9k of benchmarks/results/probability.md)
+    _levels_from_last_step = True
+    # a probability chain's DC start for its next level (msvm._dc.ChainDCStart): transient
+    _transient_state = (*BaseMSVM._transient_state, "_dc_chain_start")
 
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,
