@@ -308,8 +308,11 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         parameters are validated, the model's own fit runs (``_fit_model``: the input checks,
         the solve sequence, the fitted attributes), then, when ``probability=True``, the
         weighted fits of the probability estimate (``_fit_probability``).  A fit that raises
-        in any step (or is interrupted) leaves the estimator unfitted.  A fit that predicts
-        one class for every training sample raises a
+        in any step (or is interrupted) leaves the estimator unfitted.  Ctrl-C stops a fit
+        running in the main thread with KeyboardInterrupt (also when Python code swallowed
+        the first one: ``msvm._core._signals.ctrl_c_kept``); Python runs signal handlers in
+        the main thread only, so a fit running in another thread goes on to its end.  A fit
+        that predicts one class for every training sample raises a
         :class:`~msvm.exceptions.DegenerateFitWarning` naming the cause.
 
         Parameters
