@@ -2,6 +2,7 @@
 
     python -m benchmarks.run_interrupt_latency               # every case, ~5-8 min
     python -m benchmarks.run_interrupt_latency --delays 0.5 --cases dask-gc-callback
+    python -m benchmarks.run_interrupt_latency --render   # the .md again from the .json
 
 (from the repository root)
 
@@ -25,6 +26,7 @@ benchmarks/results/interrupt_latency.md and .json.
 """
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -145,7 +147,14 @@ def main(argv=None):
     parser.add_argument("--before-cases", nargs="+",
                         default=["dask-local", "dask-cluster", "dask-gc-callback"],
                         help="cases also run with KEEP_CTRL_C off (before)")
+    parser.add_argument("--render", action="store_true",
+                        help="write the .md from the .json of the last run")
     args = parser.parse_args(argv)
+    if args.render:
+        with open(os.path.join(RESULTS, "interrupt_latency.json")) as f:
+            saved = json.load(f)
+        write(saved["runs"], saved["header"])
+        return
     runs = []
     for case in args.cases:
         modes = ["before", "after"] if case in args.before_cases else ["after"]
@@ -156,31 +165,46 @@ def main(argv=None):
                 runs.append(dict(case=case, mode=mode, delay=delay, load=load, wall=wall,
                                  cpu=cpu, swallowed=swallowed, outcome=outcome))
                 print(runs[-1], flush=True)
-    write(runs, args)
+    header = dict(commit=git_commit(), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                  command=" ".join(["python -m benchmarks.run_interrupt_latency", *sys.argv[1:]]))
+    write(runs, header)
 
 
-def write(runs, args):
-    def ms(v):
-        return "-" if v is None else f"{1e3 * v:.0f}"
+def ms(v):
+    return "-" if v is None else f"{1e3 * v:.0f}"
 
+
+def summary(runs):
+    """Per case and mode: runs, Ctrl-Cs lost, median and largest wall latency (ms)."""
+    rows = []
+    for key in dict.fromkeys((r["case"], r["mode"]) for r in runs):
+        group = [r for r in runs if (r["case"], r["mode"]) == key]
+        walls = sorted(r["wall"] for r in group if r["wall"] is not None)
+        median = walls[len(walls) // 2] if walls else None
+        rows.append([*key, len(group), len(group) - len(walls), ms(median),
+                     ms(walls[-1] if walls else None)])
+    return markdown_table(["case", "mode", "runs", "lost", "median wall ms", "max wall ms"],
+                          rows)
+
+
+def write(runs, header):
     rows = [[r["case"], r["mode"], r["delay"], f"{r['load']:.1f}", ms(r["wall"]),
              ms(r["cpu"]), r["swallowed"], r["outcome"]] for r in runs]
     table = markdown_table(["case", "mode", "delay s", "load", "wall ms", "CPU ms",
                             "KeyboardInterrupts swallowed", "outcome"], rows)
     text = (f"# Ctrl-C latency (real SIGINT from another process)\n\n"
-            f"Commit {git_commit()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-            f"`python -m benchmarks.run_interrupt_latency "
-            f"{' '.join(sys.argv[1:])}`.\n"
+            f"Commit {header['commit']}, {header['date']}, `{header['command']}`, "
+            f"load (1-minute average) in the table: a machine shared with other work.\n"
             f"SIGINT sent `delay` s after the child starts its fit; latency = time from "
             f"the signal to KeyboardInterrupt in the child (wall, and the child's CPU time, "
             f"10 ms ticks).  before = `KEEP_CTRL_C = False` (main 5c4386a's behaviour), "
             f"after = this commit; alternating runs.  See the script's docstring.\n\n"
-            f"{table}\n")
+            f"{summary(runs)}\n\nEvery run:\n\n{table}\n")
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "interrupt_latency.md"), "w") as f:
         f.write(text)
     with open(os.path.join(RESULTS, "interrupt_latency.json"), "w") as f:
-        f.write(to_json(runs))
+        f.write(to_json(dict(header=header, runs=runs)))
 
 
 if __name__ == "__main__":
