@@ -33,6 +33,7 @@ from ._kernels import (KERNELS, check_callable_kernel, check_gram, kernel_matrix
 from ._losses import losses_in_blocks
 from ._plan import plan_solve, report_plan
 from ._products import chunk_rows, feature_weights, times_small, weighted_sum
+from ._core._signals import ctrl_c_kept
 from ._progress import StepLog, fit_progress, n_epochs
 from ._sequence import CONVERGED, DualSequence, SequenceFit, path_start
 from ._snapshot import snapshot, support_rows
@@ -307,8 +308,11 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         parameters are validated, the model's own fit runs (``_fit_model``: the input checks,
         the solve sequence, the fitted attributes), then, when ``probability=True``, the
         weighted fits of the probability estimate (``_fit_probability``).  A fit that raises
-        in any step (or is interrupted) leaves the estimator unfitted.  A fit that predicts
-        one class for every training sample raises a
+        in any step (or is interrupted) leaves the estimator unfitted.  Ctrl-C stops a fit
+        running in the main thread with KeyboardInterrupt (also when Python code swallowed
+        the first one: ``msvm._core._signals.ctrl_c_kept``); Python runs signal handlers in
+        the main thread only, so a fit running in another thread goes on to its end.  A fit
+        that predicts one class for every training sample raises a
         :class:`~msvm.exceptions.DegenerateFitWarning` naming the cause.
 
         Parameters
@@ -328,14 +332,17 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
         self : object
         """
         try:
-            self._validate_params()
-            probability = self._probability_requested()
-            # with probabilities, X and y validated once for the own fit and the refits
-            inputs = self._checked_refits(X, y) if probability else contextlib.nullcontext()
-            with fit_progress(type(self).__name__, self.verbose), inputs as checked:
-                self._fit_model(X, y, sample_weight)
-            if probability:
-                self._fit_probability(X, y, sample_weight, checked)
+            # a Ctrl-C raises KeyboardInterrupt even if Python code swallowed it (ctrl_c_kept)
+            with ctrl_c_kept():
+                self._validate_params()
+                probability = self._probability_requested()
+                # with probabilities, X and y validated once for the own fit and the refits
+                inputs = (self._checked_refits(X, y) if probability
+                          else contextlib.nullcontext())
+                with fit_progress(type(self).__name__, self.verbose), inputs as checked:
+                    self._fit_model(X, y, sample_weight)
+                if probability:
+                    self._fit_probability(X, y, sample_weight, checked)
         except BaseException:
             # whatever a step raises (KeyboardInterrupt included), no mix of old and new
             # fitted attributes is left behind

@@ -71,6 +71,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
+from ._core._signals import raise_lost_ctrl_c
 from ._thread_pools import one_blas_thread
 from ._dask_passes import (ChunkModel, breakpoint_pass, certificate_pass, gradient_pass,
                            line_pass, merge_breakpoints, merge_setup, setup_pass,
@@ -217,10 +218,16 @@ def _compute(task):
         from distributed import default_client
         client = default_client()
     except (ImportError, ValueError):
-        return task.compute()
+        result = task.compute()
+        raise_lost_ctrl_c()         # (see below)
+        return result
     future = client.compute(task)
     try:
-        return future.result()
+        result = future.result()
+        # a Ctrl-C whose KeyboardInterrupt Python code swallowed while the client waited
+        # (e.g. the scheduler's garbage collector callback) stops the fit here
+        raise_lost_ctrl_c()
+        return result
     except BaseException:
         client.cancel(future, force=True)
         raise

@@ -14,6 +14,8 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
+from ._core._signals import ctrl_c_kept
+
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -64,7 +66,8 @@ def unfitted_on_error(fit):
     @functools.wraps(fit)
     def fit_or_reset(self, *args, **kwargs):
         try:
-            return fit(self, *args, **kwargs)
+            with ctrl_c_kept():     # a Ctrl-C swallowed by Python code still stops the fit
+                return fit(self, *args, **kwargs)
         except BaseException:
             reset_fit_state(self)
             raise

@@ -30,11 +30,25 @@
 # report is due (the solver's state is consistent there, and alive: a report made later,
 # from a check, only reads the number), and the report waits for that note, up to one more
 # interval (a solve that notes nothing for that long is reported without an estimate, NaN).
+#
+# A Ctrl-C is never lost.  Python runs the SIGINT handler in the main thread at its next
+# check of pending work, whatever Python code runs there, and that can be a garbage
+# collector callback (distributed's scheduler registers one in the client's process: a
+# LocalCluster's) or a finalizer: the handler's KeyboardInterrupt is then "ignored" (handed to
+# sys.unraisablehook) and the fit runs to its end.  While a fit runs in the main thread
+# (`ctrl_c_kept`, entered by every estimator's fit), SIGINT's handler is `_note_ctrl_c`:
+# Python's default_int_handler that also notes the Ctrl-C.  A noted Ctrl-C still pending
+# when the next signal check runs (the solvers' `signal_raised`, the chunked passes'
+# `raise_lost_ctrl_c`, the block's exit) raises KeyboardInterrupt there.  Only the main
+# thread installs, notes and raises (Python runs signal handlers there only; a fit in another
+# thread is not stopped by Ctrl-C), only over Python's default handler (a handler of the
+# user's is left alone), and the block restores the handler it replaced on every exit.
 
+import signal
 import threading
 import time
 
-from cpython.exc cimport PyErr_SetObject
+from cpython.exc cimport PyErr_SetNone, PyErr_SetObject
 from libc.math cimport NAN
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
@@ -42,6 +56,7 @@ from ._types cimport MAX_CLASSES, v_s1, v_c1, v_s2, v_c2, v_lin
 
 cdef extern from "Python.h":
     int _py_check_signals "PyErr_CheckSignals" ()
+    unsigned long _thread_ident "PyThread_get_thread_ident" ()
 
 cdef long _off_blocks = 0          # open signal_checks_off() blocks (checks run when 0)
 cdef long long _checks_made = 0     # signal checks since import (for measuring their cost)
@@ -56,6 +71,11 @@ cdef double _estimate_epochs = 0.0  # with that note's epochs and violation
 cdef double _estimate_violation = -1.0
 cdef bint _estimate_due = False     # a report is due and has that note's estimate
 _report_callback = None            # the innermost open block's callback
+
+# False: fits keep Python's SIGINT handler, and a swallowed Ctrl-C is lost (for measuring)
+KEEP_CTRL_C = True
+cdef bint _ctrl_c_noted = False    # a Ctrl-C noted by _note_ctrl_c, not yet known delivered
+cdef unsigned long _main_thread_ident = threading.main_thread().ident
 
 
 cdef double _monotonic() noexcept nogil:
@@ -150,9 +170,92 @@ cdef bint signal_raised() noexcept nogil:
     _checks_made += 1
     with gil:
         r = _py_check_signals()
+        if r == 0 and _ctrl_c_noted and _take_noted_ctrl_c():
+            PyErr_SetNone(KeyboardInterrupt)
+            r = -1
         if r == 0 and _report_blocks > 0 and _report_ready():
             r = _report()
     return r != 0
+
+
+cdef bint _take_noted_ctrl_c() noexcept:
+    """In the main thread: True, once, for a noted Ctrl-C whose KeyboardInterrupt was lost."""
+    global _ctrl_c_noted
+    if not _ctrl_c_noted or _thread_ident() != _main_thread_ident:
+        return False
+    _ctrl_c_noted = False
+    return True
+
+
+def _note_ctrl_c(signum, frame):
+    """SIGINT's handler inside `ctrl_c_kept`: note the Ctrl-C, raise KeyboardInterrupt."""
+    global _ctrl_c_noted
+    _ctrl_c_noted = True
+    raise KeyboardInterrupt
+
+
+def raise_lost_ctrl_c():
+    """Raise KeyboardInterrupt for a Ctrl-C whose own KeyboardInterrupt was lost.
+
+    In the main thread, inside a `ctrl_c_kept` block: a Ctrl-C noted by its handler whose
+    exception no code has let through since (a garbage collector callback or finalizer
+    swallowed it) raises here.  Elsewhere, and with no Ctrl-C lost, it does nothing.  The
+    solvers' signal checks make the same test; Python code that waits (the chunked passes)
+    calls this between its waits.
+    """
+    if _take_noted_ctrl_c():
+        raise KeyboardInterrupt
+
+
+class ctrl_c_kept:
+    """Context manager: a Ctrl-C during the block raises KeyboardInterrupt in it, always.
+
+    Every estimator's fit runs inside one.  Entered in the main thread while SIGINT's
+    handler is Python's ``signal.default_int_handler``, the block installs a handler that
+    raises KeyboardInterrupt as that one does and notes the Ctrl-C; a KeyboardInterrupt that
+    Python code in the main thread swallowed (a garbage collector callback, a finalizer:
+    Python reports it as "Exception ignored") is raised again at the next signal check of a
+    solver, the next wait of a chunked pass, or at the latest on the block's exit.  The exit
+    restores the handler it replaced (unless SIGINT's handler was changed meanwhile: that
+    one stays), whatever the block raised.  Nested blocks and blocks in other threads, or
+    over a handler that is not Python's default, change nothing (Python runs signal handlers
+    in the main thread only: a Ctrl-C never stops a fit running in another thread).
+
+    Examples
+    --------
+    >>> import signal
+    >>> from msvm._core._signals import ctrl_c_kept
+    >>> before = signal.getsignal(signal.SIGINT)
+    >>> with ctrl_c_kept():
+    ...     pass
+    >>> signal.getsignal(signal.SIGINT) is before
+    True
+    """
+
+    def __enter__(self):
+        global _ctrl_c_noted
+        self._replaced = None
+        if (KEEP_CTRL_C and _thread_ident() == _main_thread_ident
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            try:
+                signal.signal(signal.SIGINT, _note_ctrl_c)
+            except ValueError:          # not the main interpreter: Python's handler stays
+                return self
+            self._replaced = signal.default_int_handler
+            _ctrl_c_noted = False
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        global _ctrl_c_noted
+        if self._replaced is None:
+            return False
+        if signal.getsignal(signal.SIGINT) is _note_ctrl_c:
+            signal.signal(signal.SIGINT, self._replaced)
+        lost = _ctrl_c_noted and exc_type is None
+        _ctrl_c_noted = False
+        if lost:
+            raise KeyboardInterrupt
+        return False
 
 
 cdef int reraise() except -1:
