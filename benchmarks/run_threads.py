@@ -32,7 +32,7 @@ benchmarks/results/threads.md and .json.
 ``--before`` adds 2 threads with the working set's kernel block gathered
 before the block's scores and variables (``_smo._gather_overlap(False)``, main 080c064's
 order; the same values). ``--timeline`` records, per fit, the calling thread's wall and CPU
-time in each phase of the block loop (``_smo._timeline``: scan, load = rows, kernel block
+time in each phase of the block loop (``_smo._profile``'s phases: scan, load = rows, kernel block
 and scores of the working set, local SMO, update)
 and the pool's workers' busy wall time (``_rows._worker_seconds``).
 ``--tag TAG`` writes the run as a section of its own at the end of threads.md (replacing
@@ -101,7 +101,7 @@ def _fit(make, config, X, y, timeline):
     label, threads, switches = config
     est = make(threads)
     previous = _smo._gather_overlap(switches.get("gather_overlap", True))
-    _smo._timeline(timeline)
+    _smo._profile(timeline)
     _rows._worker_seconds(timeline)
     load = _load()
     try:
@@ -113,13 +113,14 @@ def _fit(make, config, X, y, timeline):
             own = time.thread_time() - own
     finally:
         _smo._gather_overlap(previous)
-        phases = _smo._timeline(False)
+        profile = _smo._profile(False)
         worker = _rows._worker_seconds(False)
     record = {"config": label, "threads": threads, "switches": switches, "wall": wall,
               "cpu": cpu, "own": own, "load": load, "epochs": int(est.n_iter_),
               "objective": float(est.objective_)}
     if timeline:
-        record["timeline"] = {name: {"wall": w, "cpu": c} for name, (w, c) in phases.items()}
+        record["timeline"] = {name: dict(zip(("wall", "cpu"), profile[name]))
+                              for name in _smo.PROFILE_PHASES}
         record["worker_busy"] = worker
     return record, est
 

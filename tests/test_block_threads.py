@@ -107,19 +107,21 @@ def test_two_thread_fit_stops_promptly():
     assert small.kkt_residual_ <= TOL
 
 
-def test_timeline_counts_the_phases():
-    """_smo._timeline records the calling thread's time per phase of the block loop while
+def test_profile_times_the_phases():
+    """_smo._profile records the calling thread's time per phase of the block loop while
     on, and nothing once off; _rows._worker_seconds the workers' busy time."""
     X, y = _data(n=1200)
-    _smo._timeline(True)
+    _smo._profile(True)
     _rows._worker_seconds(True)
     try:
         ReinforcedMSVM(C=1.0, n_threads=2).fit(X, y)
     finally:
-        phases = _smo._timeline(False)
+        profile = _smo._profile(False)
         busy = _rows._worker_seconds(False)
+    phases = {name: profile[name] for name in _smo.PROFILE_PHASES}
     assert set(phases) == {"scan", "load", "local SMO", "update"}
     assert all(w >= 0.0 and c >= 0.0 for w, c in phases.values())
     assert phases["local SMO"][1] > 0.0 and busy >= 0.0
     ReinforcedMSVM(C=1.0, n_threads=2).fit(X, y)
-    assert all(w == 0.0 and c == 0.0 for w, c in _smo._timeline().values())
+    profile = _smo._profile()
+    assert all(profile[name] == (0.0, 0.0) for name in _smo.PROFILE_PHASES)

@@ -223,55 +223,18 @@ cdef double CG_FLAT = 1e-12
 # calling thread gathers the block's scores and variables (_load_block; the same values).
 # Off: the gather first, then the rest (main 080c064's order)
 cdef bint GATHER_OVERLAP = True
-# the timeline of the block loop (for benchmarks.run_threads --timeline): the calling
-# thread's wall and CPU time per phase (_tl_mark), summed over every solve of the process
-# while on (one fit at a time: the sums are process-wide, unguarded)
-cdef bint TIMELINE = False
+# the block loop's profile (for benchmarks: run_threads --timeline, probability_lean --only
+# 9h), summed over every solve of the process while PROFILE is on (one fit at a time: the
+# sums are process-wide, unguarded; off, one test of the flag per phase and count): the
+# calling thread's wall and CPU time per phase (_tl_mark), the loop's counts (_bp_count) and
+# the working set's load split in parts, CPU time of the calling thread (_bp_time)
+cdef bint PROFILE = False
 cdef enum:
     TL_SCAN = 0          # scans
     TL_LOAD = 1          # the working set: rows, kernel block, scores, variables
     TL_SMO = 2           # the local SMO
     TL_UPDATE = 3        # the score update
     TL_PHASES = 4
-cdef double TL_WALL[TL_PHASES]
-cdef double TL_CPU[TL_PHASES]
-cdef double TL_MARK[2]
-TL_NAMES = ("scan", "load", "local SMO", "update")
-
-
-cdef void _tl_mark(int phase) noexcept nogil:
-    """The calling thread's wall and CPU time since the last mark counted to ``phase``
-    (none when negative), when TIMELINE is on."""
-    cdef double w, c
-    if not TIMELINE:
-        return
-    w = msvm_clock(0)
-    c = msvm_clock(1)
-    if phase >= 0:
-        TL_WALL[phase] += w - TL_MARK[0]
-        TL_CPU[phase] += c - TL_MARK[1]
-    TL_MARK[0] = w
-    TL_MARK[1] = c
-
-
-def _timeline(on=None):
-    """The block loop's timeline since the last call, {phase: (wall, CPU of the calling
-    thread)} (then reset), and TIMELINE switched on or off where ``on`` is given."""
-    global TIMELINE
-    cdef int t
-    out = {TL_NAMES[t]: (TL_WALL[t], TL_CPU[t]) for t in range(TL_PHASES)}
-    for t in range(TL_PHASES):
-        TL_WALL[t] = 0.0
-        TL_CPU[t] = 0.0
-    if on is not None:
-        TIMELINE = bool(on)
-    return out
-
-
-# the block loop's counts and the working set's load split in parts (for
-# benchmarks.probability_lean --only 9h): process-wide sums while on, unguarded (one fit at
-# a time); off, one test of a flag per block
-cdef bint BLOCK_PROFILE = False
 cdef enum:
     BP_RUNS = 0          # inner solves (SMOSolver.run)
     BP_SCANS = 1         # scans
@@ -288,23 +251,43 @@ cdef enum:
     BP_T_PICK = 1        # its scores, diagonal and variables (_block_variables)
     BP_T_GATHER = 2      # its kernel block (the gather's end)
     BP_TIMES = 3
+cdef double TL_WALL[TL_PHASES]
+cdef double TL_CPU[TL_PHASES]
+cdef double TL_MARK[2]
 cdef long long BP_COUNT[BP_COUNTS]
 cdef double BP_TIME[BP_TIMES]
-BP_COUNT_NAMES = ("runs", "scans", "full scans", "blocks", "block samples",
-                  "block entries", "block variables", "steps", "changed samples")
-BP_TIME_NAMES = ("rows", "scores and variables", "kernel block")
+# the profile's keys (_profile): phases (wall, CPU), counts, and the load's parts (CPU)
+PROFILE_PHASES = ("scan", "load", "local SMO", "update")
+PROFILE_COUNTS = ("runs", "scans", "full scans", "blocks", "block samples", "block entries",
+                  "block variables", "steps", "changed samples")
+PROFILE_LOAD_PARTS = ("load: rows", "load: scores and variables", "load: kernel block")
+
+
+cdef void _tl_mark(int phase) noexcept nogil:
+    """The calling thread's wall and CPU time since the last mark counted to ``phase``
+    (none when negative), when PROFILE is on."""
+    cdef double w, c
+    if not PROFILE:
+        return
+    w = msvm_clock(0)
+    c = msvm_clock(1)
+    if phase >= 0:
+        TL_WALL[phase] += w - TL_MARK[0]
+        TL_CPU[phase] += c - TL_MARK[1]
+    TL_MARK[0] = w
+    TL_MARK[1] = c
 
 
 cdef inline void _bp_count(int what, long long by) noexcept nogil:
-    if BLOCK_PROFILE:
+    if PROFILE:
         BP_COUNT[what] += by
 
 
 cdef inline double _bp_time(int what, double since) noexcept nogil:
     """The calling thread's CPU time since ``since`` counted to ``what``; returns now (0
-    when BLOCK_PROFILE is off)."""
+    when PROFILE is off)."""
     cdef double c
-    if not BLOCK_PROFILE:
+    if not PROFILE:
         return 0.0
     c = msvm_clock(1)
     if what >= 0:
@@ -312,21 +295,26 @@ cdef inline double _bp_time(int what, double since) noexcept nogil:
     return c
 
 
-def _block_profile(on=None):
-    """The block loop's counts and the working set's load parts since the last call
-    ({name: count}, {part: CPU seconds of the calling thread}), then reset; BLOCK_PROFILE
-    switched where ``on`` is given."""
-    global BLOCK_PROFILE
+def _profile(on=None):
+    """The block loop's profile since the last call, then reset; PROFILE switched on or off
+    where ``on`` is given.  One dict: per phase (PROFILE_PHASES) the calling thread's
+    (wall, CPU) seconds, per count (PROFILE_COUNTS) an int, per part of the working set's
+    load (PROFILE_LOAD_PARTS) the calling thread's CPU seconds."""
+    global PROFILE
     cdef int t
-    counts = {BP_COUNT_NAMES[t]: BP_COUNT[t] for t in range(BP_COUNTS)}
-    times = {BP_TIME_NAMES[t]: BP_TIME[t] for t in range(BP_TIMES)}
+    out = {PROFILE_PHASES[t]: (TL_WALL[t], TL_CPU[t]) for t in range(TL_PHASES)}
+    out.update({PROFILE_COUNTS[t]: BP_COUNT[t] for t in range(BP_COUNTS)})
+    out.update({PROFILE_LOAD_PARTS[t]: BP_TIME[t] for t in range(BP_TIMES)})
+    for t in range(TL_PHASES):
+        TL_WALL[t] = 0.0
+        TL_CPU[t] = 0.0
     for t in range(BP_COUNTS):
         BP_COUNT[t] = 0
     for t in range(BP_TIMES):
         BP_TIME[t] = 0.0
     if on is not None:
-        BLOCK_PROFILE = bool(on)
-    return counts, times
+        PROFILE = bool(on)
+    return out
 
 
 # without groups, the working set's variables picked by _flat_block_variables (the loop
