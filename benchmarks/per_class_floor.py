@@ -45,6 +45,16 @@ def set_mode(mode):
     _rows._update_group(4 if main else 8)
 
 
+R16_MODES = ("r15", "r16")
+
+
+def set_r16_mode(mode):
+    """The round-16 switches off ('r15': main 5c4386a's behaviour) or at their defaults
+    ('r16'); every setting gives the same values."""
+    from msvm._core import _smo
+    _smo._grouped_scan_fused(mode != "r15")
+
+
 def pendigits_fit(name):
     """A fit on the pendigits training split (RBF C = 10, gamma = 1/16) of SVC or a model of
     run_per_class_speed._models(): a function returning the fitted estimator."""
@@ -141,8 +151,8 @@ def _child(mode, what, models=()):
     return json.loads(res.stdout.splitlines()[-1])
 
 
-def _order(r):
-    return MODES if r % 2 == 0 else MODES[::-1]
+def _order(r, modes=MODES):
+    return modes if r % 2 == 0 else modes[::-1]
 
 
 def fresh(rounds, models=("SVC",) + PENDIGITS):
@@ -156,8 +166,10 @@ def fresh(rounds, models=("SVC",) + PENDIGITS):
     return out
 
 
-def in_process(rounds, models=PENDIGITS):
-    """mode -> model -> list over rounds of [fit] (this process; SVC's fits between)."""
+def in_process(rounds, models=PENDIGITS, modes=MODES, setter=set_mode):
+    """mode -> model -> list over rounds of [fit] (this process; SVC's fits between): the
+    modes in turn (each set by ``setter``), the order reversed every other round; the last
+    mode set at the end."""
     from sklearn.svm import SVC
     from threadpoolctl import threadpool_limits
 
@@ -167,13 +179,13 @@ def in_process(rounds, models=PENDIGITS):
     fits = {"SVC": lambda: SVC(C=10.0, gamma=1 / 16).fit(X, y)}
     fits.update({name: (lambda m=makers[name]: m(C=10.0, gamma=1 / 16, random_state=0)
                         .fit(X, y)) for name in models})
-    out = {m: {} for m in MODES}
+    out = {m: {} for m in modes}
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for r in range(rounds):
             for name, fit in fits.items():
-                for mode in _order(r):
-                    set_mode(mode)
+                for mode in _order(r, modes):
+                    setter(mode)
                     f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
                     t0 = time.process_time()
                     est = fit()
@@ -183,7 +195,7 @@ def in_process(rounds, models=PENDIGITS):
                         [{"cpu_s": t, "faults": f,
                           "objective": float(getattr(est, "objective_", 0.0))}])
             print("in process, round", r, flush=True)
-    set_mode("r15")
+    setter(modes[-1])
     return out
 
 
@@ -240,39 +252,39 @@ def _med(vals):
     return float(np.median(vals)) if vals else float("nan")
 
 
-def render(r15):
-    """Markdown of an --r15 run's tables."""
+def render(r15, modes=MODES):
+    """Markdown of an --r15 run's tables (an --r16 run's: modes R16_MODES)."""
     from benchmarks.harness import markdown_table
     lines = []
+    a, b = modes
     for kind in ("fresh", "in_process"):
         fits = r15.get(kind)
         if not fits:
             continue
-        rounds = len(fits["main"]["SVC"])
+        rounds = len(fits[a]["SVC"])
         how = (f"medians of {rounds} fresh processes per mode, alternating; 'first' is the "
                "first fit of a process, 'second' the next one" if kind == "fresh" else
                f"medians of {rounds} rounds in one process, every model's fits in the two "
                "modes in turn, SVC's between")
         lines += [f"Pendigits (RBF C = 10, gamma = 1/16), {how}.  x_svc: against SVC's median "
                   "in the same mode (its second fit in fresh processes).", ""]
-        cols = ["model", "fit", "main cpu_s", "r15 cpu_s", "r15 / main", "main x_svc",
-                "r15 x_svc", "main faults", "r15 faults", "objectives equal"]
+        cols = ["model", "fit", f"{a} cpu_s", f"{b} cpu_s", f"{b} / {a}", f"{a} x_svc",
+                f"{b} x_svc", f"{a} faults", f"{b} faults", "objectives equal"]
         rows = []
         which = ("first", "second") if kind == "fresh" else ("any",)
-        for name in fits["main"]:
+        for name in fits[a]:
             for i, label in enumerate(which):
                 cpu = {m: _med([p[i]["cpu_s"] for p in fits[m][name] if len(p) > i])
-                       for m in MODES}
+                       for m in modes}
                 flt = {m: _med([p[i]["faults"] for p in fits[m][name] if len(p) > i])
-                       for m in MODES}
+                       for m in modes}
                 svc = {m: _med([p[len(p) - 1]["cpu_s"] for p in fits[m]["SVC"]])
-                       for m in MODES}
-                objs = {p[i]["objective"] for m in MODES for p in fits[m][name] if len(p) > i}
-                rows.append([name, label, f"{cpu['main']:.4f}", f"{cpu['r15']:.4f}",
-                             f"{cpu['r15'] / cpu['main']:.3f}",
-                             f"{cpu['main'] / svc['main']:.2f}",
-                             f"{cpu['r15'] / svc['r15']:.2f}", f"{flt['main']:.0f}",
-                             f"{flt['r15']:.0f}", "yes" if len(objs) == 1 else "NO"])
+                       for m in modes}
+                objs = {p[i]["objective"] for m in modes for p in fits[m][name] if len(p) > i}
+                rows.append([name, label, f"{cpu[a]:.4f}", f"{cpu[b]:.4f}",
+                             f"{cpu[b] / cpu[a]:.3f}", f"{cpu[a] / svc[a]:.2f}",
+                             f"{cpu[b] / svc[b]:.2f}", f"{flt[a]:.0f}",
+                             f"{flt[b]:.0f}", "yes" if len(objs) == 1 else "NO"])
         lines += [markdown_table(cols, rows), ""]
     ch = r15.get("checks")
     if ch:

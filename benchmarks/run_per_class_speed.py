@@ -1076,6 +1076,11 @@ def _render(runs):
         if run.get("r15"):
             from benchmarks.per_class_floor import render
             lines += render(run["r15"])
+        if run.get("r16"):
+            from benchmarks.per_class_floor import R16_MODES, render
+            if "load_end" in run:
+                lines[-2] = lines[-2][:-1] + f", {run['load_end']:.1f} at the end."
+            lines += render(run["r16"], R16_MODES)
         if run.get("grouped_plain"):
             lines += ["The grouped SMO blocks' plain loops (--grouped-plain: main 10578f8's; "
                       "the same values as the vectorized passes).", ""]
@@ -1184,6 +1189,10 @@ def main(argv=None):
     parser.add_argument("--r15-latency", type=int, metavar="ROUNDS",
                         help="only round 15's Ctrl-C latency per mode (ROUNDS children each, "
                              "per_class_floor.latency), into the --tag run's checks")
+    parser.add_argument("--r16", type=int, metavar="ROUNDS",
+                        help="round 16: the pendigits models in this process, modes 'r15' "
+                             "(round 16's switches off) and 'r16' alternating, SVC's fits "
+                             "between (per_class_floor.in_process)")
     parser.add_argument("--grouped-plain", action="store_true",
                         help="the grouped SMO blocks' plain loops (main 10578f8's) instead "
                              "of the vectorized passes of round 14 (the same values)")
@@ -1268,6 +1277,17 @@ def main(argv=None):
                     args.r15_in_process, per_class_floor.PENDIGITS[:2])}
             if args.r15_checks:
                 run["r15"]["checks"] = per_class_floor.checks(args.r15_checks)
+        runs[args.tag] = run
+        write_json(path, {"runs": runs})
+        with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:
+            fh.write(_render(runs) + "\n")
+        return
+    if args.r16:
+        from benchmarks import per_class_floor
+        run["r16"] = {"in_process": per_class_floor.in_process(
+            args.r16, per_class_floor.PENDIGITS, per_class_floor.R16_MODES,
+            per_class_floor.set_r16_mode)}
+        run["load_end"] = os.getloadavg()[0]
         runs[args.tag] = run
         write_json(path, {"runs": runs})
         with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:

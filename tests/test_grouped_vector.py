@@ -5,7 +5,9 @@ block.  Every value is the plain loops', so every fit is the same, bit for bit, 
 switch on and off; the product adds each sum's terms in the plain loop's order.  The same
 for the grouped scan of round 15 (_smo.pyx GROUPED_SCAN_ONCE, _grouped_violation: each
 variable's z formed once and kept for its full group's pair test, each group's fullness
-tested once, the loop's invariants in locals).
+tested once, the loop's invariants in locals), and for its one-pass form of round 16
+(_smo.pyx GROUPED_SCAN_FUSED, _grouped_violation_fused: each group's room and pair test
+formed as the pass goes).
 """
 
 import warnings
@@ -45,6 +47,11 @@ CASES = {
     "WRM-truncated": (lambda: WeightedRobustMSVM(kernel="rbf", C=100.0, max_iter=50),
                       dict(n=300, centers=4, seed=3)),
     "Adaptive-rbf-1e4": (lambda: AdaptiveWeightedSVM(kernel="rbf", C=1e4, max_iter=30), {}),
+    # a cost matrix: several groups a sample (one per predicted class with utility)
+    "WRM-cost-k4": (lambda: WeightedRobustMSVM(kernel="rbf", C=1.0, truncation=None, max_iter=30,
+                                                cost=np.array([[0, 1, 2, 3], [1, 0, 1, 2],
+                                                               [4, 1, 0, 1], [1, 1, 1, 0]])),
+                    dict(n=300, centers=4, seed=4)),
 }
 
 
@@ -68,6 +75,33 @@ def test_grouped_scan_leaves_every_iterate_unchanged(case):
     assert once.kkt_residual_ == plain.kkt_residual_
     np.testing.assert_array_equal(once.dual_coef_, plain.dual_coef_)
     np.testing.assert_array_equal(once.intercept_, plain.intercept_)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_fused_grouped_scan_leaves_every_iterate_unchanged(case):
+    """The one-pass grouped scan gives the fits of round 15's two passes and of round
+    14's plain loops, bit for bit."""
+    make, data = CASES[case]
+    two_pass = _fit(make, False, switch=_smo._grouped_scan_fused, **data)
+    fused = _fit(make, True, switch=_smo._grouped_scan_fused, **data)
+    plain = _fit(make, False, switch=_smo._grouped_scan, **data)
+    for other in (two_pass, plain):
+        assert fused.objective_ == other.objective_
+        assert fused.n_iter_ == other.n_iter_
+        assert fused.kkt_residual_ == other.kkt_residual_
+        np.testing.assert_array_equal(fused.dual_coef_, other.dual_coef_)
+        np.testing.assert_array_equal(fused.intercept_, other.intercept_)
+
+
+def test_grouped_scan_fused_switch():
+    old = _smo._grouped_scan_fused()
+    try:
+        assert _smo._grouped_scan_fused(False) == old
+        assert _smo._grouped_scan_fused() is False
+        assert _smo._grouped_scan_fused(True) is False
+    finally:
+        _smo._grouped_scan_fused(old)
+    assert old is True          # the default
 
 
 def test_grouped_scan_switch():
