@@ -371,3 +371,39 @@ partition 1.5 ms, against np.median's 1.7 ms: introselect's branches on fresh da
 the per-class scan of another engineer's files this round), the kernel rows' dot products
 and exponentials (at their floor for the same values: 0.8 and 0.85 ns a value).
 """
+
+
+R16_TEXT = """## r16: the SMO without its overlapped loop; WRM's grouped scan (issue 24)
+
+Main 5c4386a.  Removed, exact (fingerprint 38 of 38 identical): round 15's overlapped block
+loop (BLOCK_PIPELINE, off by default and measured slower; branch blockthreads keeps it) and
+everything only it used.  Folded, exact: the two process-wide block-loop profiles into one
+(_smo._profile: the phases' wall / CPU, the counts, the load's parts).
+
+WeightedRobustMSVM(truncation=None) on pendigits (RBF C = 10, gamma = 1/16, one thread):
+perf over 30 fits in one process (main 5c4386a, load 5-6): the grouped scan
+(SMOSolver._sample_violation with _grouped_violation inlined) 14 % of all samples and the
+score update (msvm_group_axpy32) 11.5 %, with the process's imports in the samples: about
+19 % and 15 % of the fits.  _smo._profile per fit (the calling thread's CPU, medians of 6
+alternating fits, load 6): scan 29.0 ms, load (rows, kernel block, scores, variables)
+38.8 ms, local SMO 27.2 ms, update 25.3 ms of a 135 ms fit (97 scans, 16 full, 87 blocks,
+9,520 changed samples updated); Python around the solve about 20 ms (cProfile).
+
+Built (exact, behind _smo._grouped_scan_fused, 'r15' in the table r16-in-process above):
+the grouped scan in one pass over a sample's variables (_grouped_violation_fused): each
+group's fullness and room cap - gsum formed once when the pass enters it (round 15 formed the
+room again in every variable's _room_up / _room_down), a full group's pair extremes kept
+in locals and closed when the pass leaves it (round 15 kept every variable's gradient and
+alpha in buffers and ran group_pair in a second pass, which read every bound again).  The
+scan 29.0 -> 25.9 ms a fit; the fit 0.1371 -> 0.1330 s (9 rounds, in the table), 1.36x ->
+1.32x SVC; WestonWatkinsMSVM and ReinforcedMSVM, whose scans are flat, unchanged (0.1032 /
+0.1039 s, 1.91 / 1.94 s: noise at load 5-7).
+
+Target (issue 24 item 1: WRM(truncation=None) at most 1x SVC) missed: 1.32x.  What is left
+is spread over four phases of similar size (scan 26, load 39, local SMO 27, update 26 ms;
+SVC's whole fit 101 ms), none of which an exact change of one loop brings down by the 32 ms
+missing.  The score update is at its floor for its values (every changed sample's kernel
+row read once per nonzero slot, eight terms a pass, each entry's terms added one at a time
+in the samples' order); making it cheaper means fewer changed samples or terms, which moves
+the iterates.
+"""

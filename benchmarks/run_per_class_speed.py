@@ -36,7 +36,7 @@ from benchmarks.run_row_batches import add_row_switches, apply_row_switches
 from benchmarks.harness import RESULTS, git_commit, machine_info, markdown_table, write_json
 from benchmarks.per_class_large_c import R10
 from benchmarks.per_class_pages import R14_PAGES
-from benchmarks.per_class_floor import R15_TEXT
+from benchmarks.per_class_floor import R15_TEXT, R16_TEXT
 from benchmarks.run_row_batches import build_commit
 
 # measured once on this branch with temporary knobs (not rerun by this script): ReinforcedMSVM
@@ -1136,7 +1136,7 @@ def _render(runs):
                       f"{li['cpu_s']:.2f} s, {li['epochs']} epochs.", ""]
     return ("\n".join(lines) + "\n" + TRIED + "\n" + R5 + "\n" + R6 + "\n" + R7 + "\n"
             + R8 + "\n" + R9 + "\n" + R10 + "\n" + R10_SCALING + "\n" + R12_ROWS + "\n"
-            + R13_ROWS + "\n" + R14_PAGES + "\n" + R15_TEXT)
+            + R13_ROWS + "\n" + R14_PAGES + "\n" + R15_TEXT + "\n" + R16_TEXT)
 
 
 def main(argv=None):

@@ -93,25 +93,16 @@ def test_fused_grouped_scan_leaves_every_iterate_unchanged(case):
         np.testing.assert_array_equal(fused.intercept_, other.intercept_)
 
 
-def test_grouped_scan_fused_switch():
-    old = _smo._grouped_scan_fused()
+@pytest.mark.parametrize("switch", [_smo._grouped_scan, _smo._grouped_scan_fused],
+                         ids=["once", "fused"])
+def test_grouped_scan_switch(switch):
+    old = switch()
     try:
-        assert _smo._grouped_scan_fused(False) == old
-        assert _smo._grouped_scan_fused() is False
-        assert _smo._grouped_scan_fused(True) is False
+        assert switch(False) == old
+        assert switch() is False
+        assert switch(True) is False
     finally:
-        _smo._grouped_scan_fused(old)
-    assert old is True          # the default
-
-
-def test_grouped_scan_switch():
-    old = _smo._grouped_scan()
-    try:
-        assert _smo._grouped_scan(False) == old
-        assert _smo._grouped_scan() is False
-        assert _smo._grouped_scan(True) is False
-    finally:
-        _smo._grouped_scan(old)
+        switch(old)
     assert old is True          # the default
 
 
