@@ -45,6 +45,51 @@ def set_mode(mode):
     _rows._update_group(4 if main else 8)
 
 
+def build_child(*models):
+    """A fresh process's pendigits fits (each model twice, SVC first) with the msvm it
+    imports (build_fresh: another build's), its printed JSON the last line, with the path
+    of the msvm imported."""
+    import msvm
+    from threadpoolctl import threadpool_limits
+    warnings.simplefilter("ignore")
+    out = {"msvm": os.path.dirname(msvm.__file__)}
+    with threadpool_limits(1):
+        for name in models:
+            fit = pendigits_fit(name)
+            out[name] = [measure(fit) for _ in range(2)]
+    print(json.dumps(out), flush=True)
+
+
+# a child fitting with this build, or (MSVM_BASE_SITE set) with the msvm of the directory
+# first on PYTHONPATH: the editable install's finder (which maps msvm to this worktree
+# whatever the path) taken out first
+BUILD_CHILD = ("import os, sys; sys.meta_path = [f for f in sys.meta_path if 'editable' not in "
+               "type(f).__module__ or not os.environ.get('MSVM_BASE_SITE')]; "
+               "from benchmarks.per_class_floor import build_child; build_child(*sys.argv[1:])")
+
+
+def build_fresh(rounds, base_site, models=("SVC",) + PENDIGITS):
+    """{'base': ..., 'this': ...} -> model -> list over rounds of [first, second fit]: fresh
+    children alternating (the order reversed every other round) between the msvm installed
+    in ``base_site`` (pip install --target of another commit) and this build."""
+    root, env = _env()
+    envs = {"base": dict(env, PYTHONPATH=base_site + os.pathsep + env["PYTHONPATH"],
+                         MSVM_BASE_SITE="1"),
+            "this": env}
+    out = {m: {} for m in envs}
+    for r in range(rounds):
+        for which in _order(r, tuple(envs)):
+            res = subprocess.run([sys.executable, "-c", BUILD_CHILD, *models],
+                                 env=envs[which], capture_output=True, text=True, check=True,
+                                 cwd=root)
+            fits = json.loads(res.stdout.splitlines()[-1])
+            out.setdefault("msvm", {})[which] = fits.pop("msvm")
+            for name, pair in fits.items():
+                out[which].setdefault(name, []).append(pair)
+        print("builds, round", r, flush=True)
+    return out
+
+
 R16_MODES = ("r15", "r16")
 
 
@@ -399,7 +444,12 @@ scan 29.0 -> 25.9 ms a fit; the fit 0.1371 -> 0.1330 s (9 rounds, in the table),
 1.32x SVC; WestonWatkinsMSVM and ReinforcedMSVM, whose scans are flat, unchanged (0.1032 /
 0.1039 s, 1.91 / 1.94 s: noise at load 5-7).
 
-Target (issue 24 item 1: WRM(truncation=None) at most 1x SVC) missed: 1.32x.  What is left
+Against main 5c4386a built apart (table r16-builds above: fresh processes alternating, 5
+each, load 11-12 with the test suite running): WRM 0.1361 -> 0.1267 s (1.40x -> 1.30x SVC,
+a process's second fit), WestonWatkinsMSVM 0.1050 -> 0.1028 s, ReinforcedMSVM 1.910 ->
+1.864 s (first fits 1.906 -> 1.955 s: noise at that load); every objective the same.
+
+Target (issue 24 item 1: WRM(truncation=None) at most 1x SVC) missed: 1.30-1.32x.  What is left
 is spread over four phases of similar size (scan 26, load 39, local SMO 27, update 26 ms;
 SVC's whole fit 101 ms), none of which an exact change of one loop brings down by the 32 ms
 missing.  The score update is at its floor for its values (every changed sample's kernel

@@ -1081,6 +1081,14 @@ def _render(runs):
             if "load_end" in run:
                 lines[-2] = lines[-2][:-1] + f", {run['load_end']:.1f} at the end."
             lines += render(run["r16"], R16_MODES)
+        if run.get("r16_base"):
+            from benchmarks.per_class_floor import render
+            if "load_end" in run:
+                lines[-2] = lines[-2][:-1] + f", {run['load_end']:.1f} at the end."
+            lines += [f"'base': main {run['r16_base']['base_commit']} installed apart "
+                      f"(pip install --target, its own build), 'this': this commit's build; "
+                      f"the same script, fresh processes alternating.", ""]
+            lines += render(run["r16_base"], ("base", "this"))
         if run.get("grouped_plain"):
             lines += ["The grouped SMO blocks' plain loops (--grouped-plain: main 10578f8's; "
                       "the same values as the vectorized passes).", ""]
@@ -1193,6 +1201,11 @@ def main(argv=None):
                         help="round 16: the pendigits models in this process, modes 'r15' "
                              "(round 16's switches off) and 'r16' alternating, SVC's fits "
                              "between (per_class_floor.in_process)")
+    parser.add_argument("--r16-base", metavar="SITE",
+                        help="round 16: fresh children alternating between the msvm "
+                             "installed in SITE (pip install --target of the base commit) "
+                             "and this build (per_class_floor.build_fresh)")
+    parser.add_argument("--base-commit", help="with --r16-base: the commit installed there")
     parser.add_argument("--grouped-plain", action="store_true",
                         help="the grouped SMO blocks' plain loops (main 10578f8's) instead "
                              "of the vectorized passes of round 14 (the same values)")
@@ -1277,6 +1290,17 @@ def main(argv=None):
                     args.r15_in_process, per_class_floor.PENDIGITS[:2])}
             if args.r15_checks:
                 run["r15"]["checks"] = per_class_floor.checks(args.r15_checks)
+        runs[args.tag] = run
+        write_json(path, {"runs": runs})
+        with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:
+            fh.write(_render(runs) + "\n")
+        return
+    if args.r16_base:
+        from benchmarks import per_class_floor
+        run["r16_base"] = {"fresh": per_class_floor.build_fresh(args.repeats,
+                                                                args.r16_base),
+                           "base_commit": args.base_commit}
+        run["load_end"] = os.getloadavg()[0]
         runs[args.tag] = run
         write_json(path, {"runs": runs})
         with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:

@@ -54,7 +54,7 @@ def _converged_fit(est, X, y):
     lambda t: ReinforcedMSVM(kernel="poly", degree=2, C=1.0, n_threads=t),
     lambda t: AngleBasedMSVM(C=10.0, n_threads=t),
     lambda t: RobustMSVM(C=1.0, n_threads=t),
-    # two slots a direction, and group caps
+    # two slots a direction; with group caps
     lambda t: WestonWatkinsMSVM(C=1.0, n_threads=t),
     lambda t: WeightedRobustMSVM(truncation=None, C=1.0, n_threads=t),
 ], ids=["reinforced", "reinforced-C10", "llw-float64", "small-cache", "poly", "angle",
