@@ -98,6 +98,7 @@ def set_r16_mode(mode):
     ('r16'); every setting gives the same values."""
     from msvm._core import _smo
     _smo._grouped_scan_fused(mode != "r15")
+    _smo._grouped_pick(mode != "r15")
 
 
 def pendigits_fit(name):
@@ -442,14 +443,20 @@ in locals and closed when the pass leaves it (round 15 kept every variable's gra
 alpha in buffers and ran group_pair in a second pass, which read every bound again).  The
 scan 29.0 -> 25.9 ms a fit; the fit 0.1371 -> 0.1330 s (9 rounds, in the table), 1.36x ->
 1.32x SVC; WestonWatkinsMSVM and ReinforcedMSVM, whose scans are flat, unchanged (0.1032 /
-0.1039 s, 1.91 / 1.94 s: noise at load 5-7).
+0.1039 s, 1.91 / 1.94 s: noise at load 5-7).  Then (exact, _smo._grouped_pick, both
+switches off for 'r15' in table r16-in-process-b): the working set's variables of a
+grouped problem picked per group (_grouped_block_variables: each group's fullness and room
+formed once, the loop invariants in locals, as _flat_block_variables does without groups;
+round 15 ran _settled_variable for every variable): the load phase 37.9 -> 36.1 ms a fit
+(medians of 8 alternating fits, load 10), the fit with both 0.1371 -> 0.1327 s (9 rounds,
+load 10).
 
 Against main 5c4386a built apart (table r16-builds above: fresh processes alternating, 5
 each, load 11-12 with the test suite running): WRM 0.1361 -> 0.1267 s (1.40x -> 1.30x SVC,
 a process's second fit), WestonWatkinsMSVM 0.1050 -> 0.1028 s, ReinforcedMSVM 1.910 ->
 1.864 s (first fits 1.906 -> 1.955 s: noise at that load); every objective the same.
 
-Target (issue 24 item 1: WRM(truncation=None) at most 1x SVC) missed: 1.30-1.32x.  What is left
+Target (issue 24 item 1: WRM(truncation=None) at most 1x SVC) missed: 1.30-1.37x.  What is left
 is spread over four phases of similar size (scan 26, load 39, local SMO 27, update 26 ms;
 SVC's whole fit 101 ms), none of which an exact change of one loop brings down by the 32 ms
 missing.  The score update is at its floor for its values (every changed sample's kernel

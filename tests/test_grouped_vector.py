@@ -93,8 +93,22 @@ def test_fused_grouped_scan_leaves_every_iterate_unchanged(case):
         np.testing.assert_array_equal(fused.intercept_, other.intercept_)
 
 
-@pytest.mark.parametrize("switch", [_smo._grouped_scan, _smo._grouped_scan_fused],
-                         ids=["once", "fused"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_grouped_pick_leaves_every_iterate_unchanged(case):
+    """The working set's variables picked per group (_grouped_block_variables) give the
+    fits of the rule per variable (_settled_variable), bit for bit."""
+    make, data = CASES[case]
+    per_variable = _fit(make, False, switch=_smo._grouped_pick, **data)
+    per_group = _fit(make, True, switch=_smo._grouped_pick, **data)
+    assert per_group.objective_ == per_variable.objective_
+    assert per_group.n_iter_ == per_variable.n_iter_
+    assert per_group.kkt_residual_ == per_variable.kkt_residual_
+    np.testing.assert_array_equal(per_group.dual_coef_, per_variable.dual_coef_)
+    np.testing.assert_array_equal(per_group.intercept_, per_variable.intercept_)
+
+
+@pytest.mark.parametrize("switch", [_smo._grouped_scan, _smo._grouped_scan_fused,
+                                    _smo._grouped_pick], ids=["once", "fused", "pick"])
 def test_grouped_scan_switch(switch):
     old = switch()
     try:
