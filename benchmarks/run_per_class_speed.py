@@ -1076,15 +1076,13 @@ def _render(runs):
         if run.get("r15"):
             from benchmarks.per_class_floor import render
             lines += render(run["r15"])
+        if "load_end" in run:
+            lines[-2] = lines[-2][:-1] + f", {run['load_end']:.1f} at the end."
         if run.get("r16"):
             from benchmarks.per_class_floor import R16_MODES, render
-            if "load_end" in run:
-                lines[-2] = lines[-2][:-1] + f", {run['load_end']:.1f} at the end."
             lines += render(run["r16"], R16_MODES)
         if run.get("r16_base"):
             from benchmarks.per_class_floor import render
-            if "load_end" in run:
-                lines[-2] = lines[-2][:-1] + f", {run['load_end']:.1f} at the end."
             lines += [f"'base': main {run['r16_base']['base_commit']} installed apart "
                       f"(pip install --target, its own build), 'this': this commit's build; "
                       f"the same script, fresh processes alternating.", ""]
@@ -1295,22 +1293,16 @@ def main(argv=None):
         with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:
             fh.write(_render(runs) + "\n")
         return
-    if args.r16_base:
+    if args.r16_base or args.r16:
         from benchmarks import per_class_floor
-        run["r16_base"] = {"fresh": per_class_floor.build_fresh(args.repeats,
-                                                                args.r16_base),
-                           "base_commit": args.base_commit}
-        run["load_end"] = os.getloadavg()[0]
-        runs[args.tag] = run
-        write_json(path, {"runs": runs})
-        with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:
-            fh.write(_render(runs) + "\n")
-        return
-    if args.r16:
-        from benchmarks import per_class_floor
-        run["r16"] = {"in_process": per_class_floor.in_process(
-            args.r16, per_class_floor.PENDIGITS, per_class_floor.R16_MODES,
-            per_class_floor.set_r16_mode)}
+        if args.r16_base:
+            run["r16_base"] = {"fresh": per_class_floor.build_fresh(args.repeats,
+                                                                    args.r16_base),
+                               "base_commit": args.base_commit}
+        else:
+            run["r16"] = {"in_process": per_class_floor.in_process(
+                args.r16, per_class_floor.PENDIGITS, per_class_floor.R16_MODES,
+                per_class_floor.set_r16_mode)}
         run["load_end"] = os.getloadavg()[0]
         runs[args.tag] = run
         write_json(path, {"runs": runs})

@@ -55,6 +55,16 @@ CASES = {
 }
 
 
+def _assert_same_fit(a, b):
+    """Two fits the same to the last bit: objective, epochs, KKT residual, duals and
+    intercepts."""
+    assert a.objective_ == b.objective_
+    assert a.n_iter_ == b.n_iter_
+    assert a.kkt_residual_ == b.kkt_residual_
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_vectorized_grouped_passes_leave_every_iterate_unchanged(case):
     make, data = CASES[case]
@@ -70,11 +80,7 @@ def test_grouped_scan_leaves_every_iterate_unchanged(case):
     make, data = CASES[case]
     plain = _fit(make, False, switch=_smo._grouped_scan, **data)
     once = _fit(make, True, switch=_smo._grouped_scan, **data)
-    assert once.objective_ == plain.objective_
-    assert once.n_iter_ == plain.n_iter_
-    assert once.kkt_residual_ == plain.kkt_residual_
-    np.testing.assert_array_equal(once.dual_coef_, plain.dual_coef_)
-    np.testing.assert_array_equal(once.intercept_, plain.intercept_)
+    _assert_same_fit(once, plain)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -85,12 +91,8 @@ def test_fused_grouped_scan_leaves_every_iterate_unchanged(case):
     two_pass = _fit(make, False, switch=_smo._grouped_scan_fused, **data)
     fused = _fit(make, True, switch=_smo._grouped_scan_fused, **data)
     plain = _fit(make, False, switch=_smo._grouped_scan, **data)
-    for other in (two_pass, plain):
-        assert fused.objective_ == other.objective_
-        assert fused.n_iter_ == other.n_iter_
-        assert fused.kkt_residual_ == other.kkt_residual_
-        np.testing.assert_array_equal(fused.dual_coef_, other.dual_coef_)
-        np.testing.assert_array_equal(fused.intercept_, other.intercept_)
+    _assert_same_fit(fused, two_pass)
+    _assert_same_fit(fused, plain)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -100,11 +102,7 @@ def test_grouped_pick_leaves_every_iterate_unchanged(case):
     make, data = CASES[case]
     per_variable = _fit(make, False, switch=_smo._grouped_pick, **data)
     per_group = _fit(make, True, switch=_smo._grouped_pick, **data)
-    assert per_group.objective_ == per_variable.objective_
-    assert per_group.n_iter_ == per_variable.n_iter_
-    assert per_group.kkt_residual_ == per_variable.kkt_residual_
-    np.testing.assert_array_equal(per_group.dual_coef_, per_variable.dual_coef_)
-    np.testing.assert_array_equal(per_group.intercept_, per_variable.intercept_)
+    _assert_same_fit(per_group, per_variable)
 
 
 @pytest.mark.parametrize("switch", [_smo._grouped_scan, _smo._grouped_scan_fused,
