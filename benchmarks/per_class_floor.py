@@ -45,6 +45,62 @@ def set_mode(mode):
     _rows._update_group(4 if main else 8)
 
 
+def build_child(*models):
+    """A fresh process's pendigits fits (each model twice, SVC first) with the msvm it
+    imports (build_fresh: another build's), its printed JSON the last line, with the path
+    of the msvm imported."""
+    import msvm
+    from threadpoolctl import threadpool_limits
+    warnings.simplefilter("ignore")
+    out = {"msvm": os.path.dirname(msvm.__file__)}
+    with threadpool_limits(1):
+        for name in models:
+            fit = pendigits_fit(name)
+            out[name] = [measure(fit) for _ in range(2)]
+    print(json.dumps(out), flush=True)
+
+
+# a child fitting with this build, or (MSVM_BASE_SITE set) with the msvm of the directory
+# first on PYTHONPATH: the editable install's finder (which maps msvm to this worktree
+# whatever the path) taken out first
+BUILD_CHILD = ("import os, sys; sys.meta_path = [f for f in sys.meta_path if 'editable' not in "
+               "type(f).__module__ or not os.environ.get('MSVM_BASE_SITE')]; "
+               "from benchmarks.per_class_floor import build_child; build_child(*sys.argv[1:])")
+
+
+def build_fresh(rounds, base_site, models=("SVC",) + PENDIGITS):
+    """{'base': ..., 'this': ...} -> model -> list over rounds of [first, second fit]: fresh
+    children alternating (the order reversed every other round) between the msvm installed
+    in ``base_site`` (pip install --target of another commit) and this build."""
+    root, env = _env()
+    envs = {"base": dict(env, PYTHONPATH=base_site + os.pathsep + env["PYTHONPATH"],
+                         MSVM_BASE_SITE="1"),
+            "this": env}
+    out = {m: {} for m in envs}
+    for r in range(rounds):
+        for which in _order(r, tuple(envs)):
+            res = subprocess.run([sys.executable, "-c", BUILD_CHILD, *models],
+                                 env=envs[which], capture_output=True, text=True, check=True,
+                                 cwd=root)
+            fits = json.loads(res.stdout.splitlines()[-1])
+            out.setdefault("msvm", {})[which] = fits.pop("msvm")
+            for name, pair in fits.items():
+                out[which].setdefault(name, []).append(pair)
+        print("builds, round", r, flush=True)
+    return out
+
+
+R16_MODES = ("r15", "r16")
+
+
+def set_r16_mode(mode):
+    """The round-16 switches off ('r15': main 5c4386a's behaviour) or at their defaults
+    ('r16'); every setting gives the same values."""
+    from msvm._core import _smo
+    _smo._grouped_scan_fused(mode != "r15")
+    _smo._grouped_pick(mode != "r15")
+
+
 def pendigits_fit(name):
     """A fit on the pendigits training split (RBF C = 10, gamma = 1/16) of SVC or a model of
     run_per_class_speed._models(): a function returning the fitted estimator."""
@@ -141,8 +197,8 @@ def _child(mode, what, models=()):
     return json.loads(res.stdout.splitlines()[-1])
 
 
-def _order(r):
-    return MODES if r % 2 == 0 else MODES[::-1]
+def _order(r, modes=MODES):
+    return modes if r % 2 == 0 else modes[::-1]
 
 
 def fresh(rounds, models=("SVC",) + PENDIGITS):
@@ -156,8 +212,10 @@ def fresh(rounds, models=("SVC",) + PENDIGITS):
     return out
 
 
-def in_process(rounds, models=PENDIGITS):
-    """mode -> model -> list over rounds of [fit] (this process; SVC's fits between)."""
+def in_process(rounds, models=PENDIGITS, modes=MODES, setter=set_mode):
+    """mode -> model -> list over rounds of [fit] (this process; SVC's fits between): the
+    modes in turn (each set by ``setter``), the order reversed every other round; the last
+    mode set at the end."""
     from sklearn.svm import SVC
     from threadpoolctl import threadpool_limits
 
@@ -167,13 +225,13 @@ def in_process(rounds, models=PENDIGITS):
     fits = {"SVC": lambda: SVC(C=10.0, gamma=1 / 16).fit(X, y)}
     fits.update({name: (lambda m=makers[name]: m(C=10.0, gamma=1 / 16, random_state=0)
                         .fit(X, y)) for name in models})
-    out = {m: {} for m in MODES}
+    out = {m: {} for m in modes}
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for r in range(rounds):
             for name, fit in fits.items():
-                for mode in _order(r):
-                    set_mode(mode)
+                for mode in _order(r, modes):
+                    setter(mode)
                     f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
                     t0 = time.process_time()
                     est = fit()
@@ -183,7 +241,7 @@ def in_process(rounds, models=PENDIGITS):
                         [{"cpu_s": t, "faults": f,
                           "objective": float(getattr(est, "objective_", 0.0))}])
             print("in process, round", r, flush=True)
-    set_mode("r15")
+    setter(modes[-1])
     return out
 
 
@@ -240,39 +298,39 @@ def _med(vals):
     return float(np.median(vals)) if vals else float("nan")
 
 
-def render(r15):
-    """Markdown of an --r15 run's tables."""
+def render(r15, modes=MODES):
+    """Markdown of an --r15 run's tables (an --r16 run's: modes R16_MODES)."""
     from benchmarks.harness import markdown_table
     lines = []
+    a, b = modes
     for kind in ("fresh", "in_process"):
         fits = r15.get(kind)
         if not fits:
             continue
-        rounds = len(fits["main"]["SVC"])
+        rounds = len(fits[a]["SVC"])
         how = (f"medians of {rounds} fresh processes per mode, alternating; 'first' is the "
                "first fit of a process, 'second' the next one" if kind == "fresh" else
                f"medians of {rounds} rounds in one process, every model's fits in the two "
                "modes in turn, SVC's between")
         lines += [f"Pendigits (RBF C = 10, gamma = 1/16), {how}.  x_svc: against SVC's median "
                   "in the same mode (its second fit in fresh processes).", ""]
-        cols = ["model", "fit", "main cpu_s", "r15 cpu_s", "r15 / main", "main x_svc",
-                "r15 x_svc", "main faults", "r15 faults", "objectives equal"]
+        cols = ["model", "fit", f"{a} cpu_s", f"{b} cpu_s", f"{b} / {a}", f"{a} x_svc",
+                f"{b} x_svc", f"{a} faults", f"{b} faults", "objectives equal"]
         rows = []
         which = ("first", "second") if kind == "fresh" else ("any",)
-        for name in fits["main"]:
+        for name in fits[a]:
             for i, label in enumerate(which):
                 cpu = {m: _med([p[i]["cpu_s"] for p in fits[m][name] if len(p) > i])
-                       for m in MODES}
+                       for m in modes}
                 flt = {m: _med([p[i]["faults"] for p in fits[m][name] if len(p) > i])
-                       for m in MODES}
+                       for m in modes}
                 svc = {m: _med([p[len(p) - 1]["cpu_s"] for p in fits[m]["SVC"]])
-                       for m in MODES}
-                objs = {p[i]["objective"] for m in MODES for p in fits[m][name] if len(p) > i}
-                rows.append([name, label, f"{cpu['main']:.4f}", f"{cpu['r15']:.4f}",
-                             f"{cpu['r15'] / cpu['main']:.3f}",
-                             f"{cpu['main'] / svc['main']:.2f}",
-                             f"{cpu['r15'] / svc['r15']:.2f}", f"{flt['main']:.0f}",
-                             f"{flt['r15']:.0f}", "yes" if len(objs) == 1 else "NO"])
+                       for m in modes}
+                objs = {p[i]["objective"] for m in modes for p in fits[m][name] if len(p) > i}
+                rows.append([name, label, f"{cpu[a]:.4f}", f"{cpu[b]:.4f}",
+                             f"{cpu[b] / cpu[a]:.3f}", f"{cpu[a] / svc[a]:.2f}",
+                             f"{cpu[b] / svc[b]:.2f}", f"{flt[a]:.0f}",
+                             f"{flt[b]:.0f}", "yes" if len(objs) == 1 else "NO"])
         lines += [markdown_table(cols, rows), ""]
     ch = r15.get("checks")
     if ch:
@@ -358,4 +416,51 @@ partition 1.5 ms, against np.median's 1.7 ms: introselect's branches on fresh da
 90 us a column).  Left alone: WestonWatkinsMSVM's flat scan (_scan_part, 15 % of its fit,
 the per-class scan of another engineer's files this round), the kernel rows' dot products
 and exponentials (at their floor for the same values: 0.8 and 0.85 ns a value).
+"""
+
+
+R16_TEXT = """## r16: the SMO without its overlapped loop; WRM's grouped scan (issue 24)
+
+Main 5c4386a.  Removed, exact (fingerprint 38 of 38 identical): round 15's overlapped block
+loop (BLOCK_PIPELINE, off by default and measured slower; branch blockthreads keeps it) and
+everything only it used.  Folded, exact: the two process-wide block-loop profiles into one
+(_smo._profile: the phases' wall / CPU, the counts, the load's parts).
+
+WeightedRobustMSVM(truncation=None) on pendigits (RBF C = 10, gamma = 1/16, one thread):
+perf over 30 fits in one process (main 5c4386a, load 5-6): the grouped scan
+(SMOSolver._sample_violation with _grouped_violation inlined) 14 % of all samples and the
+score update (msvm_group_axpy32) 11.5 %, with the process's imports in the samples: about
+19 % and 15 % of the fits.  _smo._profile per fit (the calling thread's CPU, medians of 6
+alternating fits, load 6): scan 29.0 ms, load (rows, kernel block, scores, variables)
+38.8 ms, local SMO 27.2 ms, update 25.3 ms of a 135 ms fit (97 scans, 16 full, 87 blocks,
+9,520 changed samples updated); Python around the solve about 20 ms (cProfile).
+
+Built (exact, behind _smo._grouped_scan_fused, 'r15' in the table r16-in-process above):
+the grouped scan in one pass over a sample's variables (_grouped_violation_fused): each
+group's fullness and room cap - gsum formed once when the pass enters it (round 15 formed the
+room again in every variable's _room_up / _room_down), a full group's pair extremes kept
+in locals and closed when the pass leaves it (round 15 kept every variable's gradient and
+alpha in buffers and ran group_pair in a second pass, which read every bound again).  The
+scan 29.0 -> 25.9 ms a fit; the fit 0.1371 -> 0.1330 s (9 rounds, in the table), 1.36x ->
+1.32x SVC; WestonWatkinsMSVM and ReinforcedMSVM, whose scans are flat, unchanged (0.1032 /
+0.1039 s, 1.91 / 1.94 s: noise at load 5-7).  Then (exact, _smo._grouped_pick, both
+switches off for 'r15' in table r16-in-process-b): the working set's variables of a
+grouped problem picked per group (_grouped_block_variables: each group's fullness and room
+formed once, the loop invariants in locals, as _flat_block_variables does without groups;
+round 15 ran _settled_variable for every variable): the load phase 37.9 -> 36.1 ms a fit
+(medians of 8 alternating fits, load 10), the fit with both 0.1371 -> 0.1327 s (9 rounds,
+load 10).
+
+Against main 5c4386a built apart (table r16-builds above: fresh processes alternating, 5
+each, load 11-12 with the test suite running): WRM 0.1361 -> 0.1267 s (1.40x -> 1.30x SVC,
+a process's second fit), WestonWatkinsMSVM 0.1050 -> 0.1028 s, ReinforcedMSVM 1.910 ->
+1.864 s (first fits 1.906 -> 1.955 s: noise at that load); every objective the same.
+
+Target (issue 24 item 1: WRM(truncation=None) at most 1x SVC) missed: 1.30-1.37x.  What is left
+is spread over four phases of similar size (scan 26, load 39, local SMO 27, update 26 ms;
+SVC's whole fit 101 ms), none of which an exact change of one loop brings down by the 32 ms
+missing.  The score update is at its floor for its values (every changed sample's kernel
+row read once per nonzero slot, eight terms a pass, each entry's terms added one at a time
+in the samples' order); making it cheaper means fewer changed samples or terms, which moves
+the iterates.
 """

@@ -636,18 +636,19 @@ SOLVE_PHASES = ("scan", "load", "local SMO", "update")
 
 
 def _profiled_fit(make, X, y):
-    """One fit with the block loop's timeline and profile on: (CPU s of the fit, the
-    estimator, {phase: CPU s of the calling thread}, the profile's counts, its load parts)."""
+    """One fit with the block loop's profile on: (CPU s of the fit, the estimator, {phase:
+    CPU s of the calling thread}, the profile's counts, its load parts)."""
     from msvm._core import _smo
 
-    _smo._timeline(True)
-    _smo._block_profile(True)
+    _smo._profile(True)
     try:
         cpu, est = _cpu_fit(make(), X, y)
     finally:
-        phases = _smo._timeline(False)
-        counts, parts = _smo._block_profile(False)
-    return cpu, est, {p: phases[p][1] for p in SOLVE_PHASES}, counts, parts
+        profile = _smo._profile(False)
+    counts = {name: profile[name] for name in _smo.PROFILE_COUNTS}
+    # the load's parts under their names of round 15 (the report's columns)
+    parts = {name.removeprefix("load: "): profile[name] for name in _smo.PROFILE_LOAD_PARTS}
+    return cpu, est, {p: profile[p][1] for p in SOLVE_PHASES}, counts, parts
 
 
 SOLVE_REPEATS = 5          # section 9h: before / after pairs, in turn first, the least of each
@@ -777,7 +778,7 @@ def render_small_solve(res):
         f"Commit {res['commit']}; load average (1 min) at the start, after the sets and at "
         f"the end: {load} (2 cores shared with three other engineers). CPU time "
         f"(`time.process_time`; the block loop's phases: the calling thread's CPU clock, "
-        f"`msvm._core._smo._timeline` and `_block_profile`, which add two clock reads a "
+        f"`msvm._core._smo._profile`, which adds two clock reads a "
         f"phase); 'before' is main 0fa54fe's block load restored in this process "
         f"(`benchmarks.probability_lean.main_0fa54fe_load`: `_rows.UPPER_MIN_N` 0 and "
         f"`_smo.FLAT_PICK` off), 'after' this branch: {SOLVE_REPEATS} pairs, each side first "

@@ -36,7 +36,7 @@ from benchmarks.run_row_batches import add_row_switches, apply_row_switches
 from benchmarks.harness import RESULTS, git_commit, machine_info, markdown_table, write_json
 from benchmarks.per_class_large_c import R10
 from benchmarks.per_class_pages import R14_PAGES
-from benchmarks.per_class_floor import R15_TEXT
+from benchmarks.per_class_floor import R15_TEXT, R16_TEXT
 from benchmarks.run_row_batches import build_commit
 
 # measured once on this branch with temporary knobs (not rerun by this script): ReinforcedMSVM
@@ -1076,6 +1076,17 @@ def _render(runs):
         if run.get("r15"):
             from benchmarks.per_class_floor import render
             lines += render(run["r15"])
+        if "load_end" in run:
+            lines[-2] = lines[-2][:-1] + f", {run['load_end']:.1f} at the end."
+        if run.get("r16"):
+            from benchmarks.per_class_floor import R16_MODES, render
+            lines += render(run["r16"], R16_MODES)
+        if run.get("r16_base"):
+            from benchmarks.per_class_floor import render
+            lines += [f"'base': main {run['r16_base']['base_commit']} installed apart "
+                      f"(pip install --target, its own build), 'this': this commit's build; "
+                      f"the same script, fresh processes alternating.", ""]
+            lines += render(run["r16_base"], ("base", "this"))
         if run.get("grouped_plain"):
             lines += ["The grouped SMO blocks' plain loops (--grouped-plain: main 10578f8's; "
                       "the same values as the vectorized passes).", ""]
@@ -1131,7 +1142,7 @@ def _render(runs):
                       f"{li['cpu_s']:.2f} s, {li['epochs']} epochs.", ""]
     return ("\n".join(lines) + "\n" + TRIED + "\n" + R5 + "\n" + R6 + "\n" + R7 + "\n"
             + R8 + "\n" + R9 + "\n" + R10 + "\n" + R10_SCALING + "\n" + R12_ROWS + "\n"
-            + R13_ROWS + "\n" + R14_PAGES + "\n" + R15_TEXT)
+            + R13_ROWS + "\n" + R14_PAGES + "\n" + R15_TEXT + "\n" + R16_TEXT)
 
 
 def main(argv=None):
@@ -1184,6 +1195,15 @@ def main(argv=None):
     parser.add_argument("--r15-latency", type=int, metavar="ROUNDS",
                         help="only round 15's Ctrl-C latency per mode (ROUNDS children each, "
                              "per_class_floor.latency), into the --tag run's checks")
+    parser.add_argument("--r16", type=int, metavar="ROUNDS",
+                        help="round 16: the pendigits models in this process, modes 'r15' "
+                             "(round 16's switches off) and 'r16' alternating, SVC's fits "
+                             "between (per_class_floor.in_process)")
+    parser.add_argument("--r16-base", metavar="SITE",
+                        help="round 16: fresh children alternating between the msvm "
+                             "installed in SITE (pip install --target of the base commit) "
+                             "and this build (per_class_floor.build_fresh)")
+    parser.add_argument("--base-commit", help="with --r16-base: the commit installed there")
     parser.add_argument("--grouped-plain", action="store_true",
                         help="the grouped SMO blocks' plain loops (main 10578f8's) instead "
                              "of the vectorized passes of round 14 (the same values)")
@@ -1268,6 +1288,22 @@ def main(argv=None):
                     args.r15_in_process, per_class_floor.PENDIGITS[:2])}
             if args.r15_checks:
                 run["r15"]["checks"] = per_class_floor.checks(args.r15_checks)
+        runs[args.tag] = run
+        write_json(path, {"runs": runs})
+        with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:
+            fh.write(_render(runs) + "\n")
+        return
+    if args.r16_base or args.r16:
+        from benchmarks import per_class_floor
+        if args.r16_base:
+            run["r16_base"] = {"fresh": per_class_floor.build_fresh(args.repeats,
+                                                                    args.r16_base),
+                               "base_commit": args.base_commit}
+        else:
+            run["r16"] = {"in_process": per_class_floor.in_process(
+                args.r16, per_class_floor.PENDIGITS, per_class_floor.R16_MODES,
+                per_class_floor.set_r16_mode)}
+        run["load_end"] = os.getloadavg()[0]
         runs[args.tag] = run
         write_json(path, {"runs": runs})
         with open(os.path.join(RESULTS, "per_class_speed.md"), "w") as fh:

@@ -3,9 +3,8 @@
     python -m benchmarks.run_threads                 # the three cases below, ~2-3 min idle
     python -m benchmarks.run_threads --repeats 3     # more alternations (the best is kept)
     python -m benchmarks.run_threads --full-40k      # the n = 40k fit to convergence (long)
-    python -m benchmarks.run_threads --overlap --timeline --tag r15-overlap
-        # 2 threads also with the blocks overlapped (_smo._block_pipeline), each fit's
-        # timeline, as a new section of threads.md (threads-r15-overlap.json)
+    python -m benchmarks.run_threads --timeline --tag r16-timeline
+        # each fit's timeline, as a new section of threads.md (threads-r16-timeline.json)
 
 (from the repository root)
 
@@ -30,22 +29,18 @@ work (the load column: more runnable threads than cores), the second thread wait
 core and the wall ratio says little; rerun it idle.  Results go to
 benchmarks/results/threads.md and .json.
 
-``--overlap`` adds a third configuration, 2 threads with each block's local SMO overlapped
-with the previous block's score update and the next scan (``_smo._block_pipeline(True)``,
-off by default: its iterates differ from one thread's), alternating with the other two in
-the same process; then epochs and the objective's relative difference from the 1-thread fit
-are reported too. ``--before`` adds 2 threads with the working set's kernel block gathered
+``--before`` adds 2 threads with the working set's kernel block gathered
 before the block's scores and variables (``_smo._gather_overlap(False)``, main 080c064's
 order; the same values). ``--timeline`` records, per fit, the calling thread's wall and CPU
-time in each phase of the block loop (``_smo._timeline``: scan, load = rows, kernel block
-and scores of the working set, local SMO, update, join = the workers' parts after an
-overlapped local SMO) and the pool's workers' busy wall time (``_rows._worker_seconds``).
+time in each phase of the block loop (``_smo._profile``'s phases: scan, load = rows, kernel block
+and scores of the working set, local SMO, update)
+and the pool's workers' busy wall time (``_rows._worker_seconds``).
 ``--tag TAG`` writes the run as a section of its own at the end of threads.md (replacing
 that tag's section if present) and to threads-TAG.json, leaving the rest of the file;
 ``--notes FILE`` adds that file's text to the section, ``--render-only`` rewrites the
-section from threads-TAG.json.  ``--fingerprint --tag TAG`` fits the objectives
-fingerprint's problems with working sets of 32 samples, 1 thread against 2 threads with the
-overlapped blocks, and reports epochs, objectives and convergence.
+section from threads-TAG.json.  (Round 15's ``--overlap`` and ``--fingerprint``, which
+measured the overlapped block loop, went with it in round 16: see the script on branch
+blockthreads.)
 """
 
 import argparse
@@ -73,12 +68,11 @@ def _load():
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
 
 
-# (label, threads, module switches of msvm._core._smo: block_pipeline = the overlapped
-# blocks, gather_overlap = the kernel block gathered by the workers while the calling
-# thread gathers the block's scores and variables)
+# (label, threads, module switches of msvm._core._smo: gather_overlap = the kernel block
+# gathered by the workers while the calling thread gathers the block's scores and
+# variables)
 CONFIGS = [("1", 1, {}), ("2", 2, {})]
 BEFORE = ("2 before", 2, {"gather_overlap": False})
-OVERLAP = ("2 overlap", 2, {"block_pipeline": True})
 
 
 def _cases(budget, full_40k):
@@ -106,9 +100,8 @@ def _fit(make, config, X, y, timeline):
 
     label, threads, switches = config
     est = make(threads)
-    previous = (_smo._block_pipeline(switches.get("block_pipeline", False)),
-                _smo._gather_overlap(switches.get("gather_overlap", True)))
-    _smo._timeline(timeline)
+    previous = _smo._gather_overlap(switches.get("gather_overlap", True))
+    _smo._profile(timeline)
     _rows._worker_seconds(timeline)
     load = _load()
     try:
@@ -119,15 +112,15 @@ def _fit(make, config, X, y, timeline):
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             own = time.thread_time() - own
     finally:
-        _smo._block_pipeline(previous[0][0])
-        _smo._gather_overlap(previous[1])
-        phases = _smo._timeline(False)
+        _smo._gather_overlap(previous)
+        profile = _smo._profile(False)
         worker = _rows._worker_seconds(False)
     record = {"config": label, "threads": threads, "switches": switches, "wall": wall,
               "cpu": cpu, "own": own, "load": load, "epochs": int(est.n_iter_),
               "objective": float(est.objective_)}
     if timeline:
-        record["timeline"] = {name: {"wall": w, "cpu": c} for name, (w, c) in phases.items()}
+        record["timeline"] = {name: dict(zip(("wall", "cpu"), profile[name]))
+                              for name in _smo.PROFILE_PHASES}
         record["worker_busy"] = worker
     return record, est
 
@@ -138,10 +131,10 @@ def _same(a, b):
                 and a.objective_ == b.objective_)
 
 
-def run(repeats, budget, full_40k, overlap=False, timeline=False, before=False, only=""):
+def run(repeats, budget, full_40k, timeline=False, before=False, only=""):
     from threadpoolctl import threadpool_limits
 
-    configs = CONFIGS + ([BEFORE] if before else []) + ([OVERLAP] if overlap else [])
+    configs = CONFIGS + ([BEFORE] if before else [])
     out = []
     with threadpool_limits(1, user_api="blas"):
         for name, X, y, make in _cases(budget, full_40k):
@@ -233,71 +226,6 @@ def render_section(tag, cases, info, notes):
             f"{notes}\n\nEvery fit:\n\n{_every_fit(cases)}\n")
 
 
-def fingerprint_overlap(working_set=32):
-    """The fingerprint's fits (benchmarks.objectives_fingerprint) with working sets of
-    ``working_set`` samples, each with 1 thread and with 2 threads and the overlapped blocks
-    on from 1 sample: epochs, the objective's relative difference, convergence (no
-    ConvergenceWarning), whether the overlapped loop ran (the timeline's join phase)."""
-    from sklearn.base import clone
-    from sklearn.exceptions import ConvergenceWarning
-
-    from benchmarks.objectives_fingerprint import _cases
-    from msvm._core import _smo
-
-    def fit(est, X, y):
-        _smo._timeline(True)
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                est.fit(X, y)
-        finally:
-            joined = _smo._timeline(False)["join"][0] > 0.0
-        return (not any(issubclass(w.category, ConvergenceWarning) for w in caught)), joined
-
-    rows = []
-    previous = _smo._block_pipeline()
-    try:
-        for name, est, X, y, _ in _cases():
-            fits = []
-            for threads, overlap in ((1, False), (2, True)):
-                one = clone(est).set_params(n_threads=threads)
-                one._plan_overrides = {"working_set": working_set}
-                _smo._block_pipeline(overlap, min_n=1)
-                fits.append((one, *fit(one, X, y)))
-            (a, conv_a, _), (b, conv_b, joined) = fits
-            oa, ob = getattr(a, "objective_", np.nan), getattr(b, "objective_", np.nan)
-            rows.append({"case": name, "epochs": [str(a.n_iter_), str(b.n_iter_)],
-                         "objective_rel": float((ob - oa) / abs(oa)) if oa else np.nan,
-                         "converged": [conv_a, conv_b], "overlapped": joined})
-            print(rows[-1], flush=True)
-    finally:
-        _smo._block_pipeline(*previous)
-    return rows
-
-
-def render_fingerprint(tag, rows, info, working_set=32):
-    """The Markdown section of --fingerprint."""
-    table = markdown_table(
-        ["fit", "epochs 1 / 2", "objective 2 vs 1 (rel.)", "converged 1 / 2", "overlapped"],
-        [[r["case"], " / ".join(r["epochs"]), f"{r['objective_rel']:.1e}",
-          " / ".join("yes" if c else "NO" for c in r["converged"]),
-          "yes" if r["overlapped"] else "no"] for r in rows])
-    over = [r for r in rows if r["overlapped"]]
-    worst = max((abs(r["objective_rel"]) for r in over if np.isfinite(r["objective_rel"])),
-                default=float("nan"))
-    return (f"## {tag}\n\n"
-            f"The fingerprint's fits (benchmarks/objectives_fingerprint.py) with working "
-            f"sets of {working_set} samples, 1 thread against 2 threads with the overlapped "
-            f"blocks on from 1 sample (``_smo._block_pipeline(True, min_n=1)``; the loop "
-            f"needs a row cache of 2 working sets, so with the default working set these "
-            f"120-sample fits never overlap).  msvm {info['msvm']} ({info['git']}), "
-            f"{info['date']}.  Overlapped in {len(over)} of {len(rows)} fits (the others: "
-            f"group caps, the linear path, or no kernel rows); every fit converged "
-            f"({sum(all(r['converged']) for r in rows)} of {len(rows)}); the largest "
-            f"relative objective difference where overlapped {worst:.1e} (tol 1e-3).\n\n"
-            f"{table}\n")
-
-
 def write_section(tag, section):
     """threads.md with the tagged section replaced, or appended at its end."""
     path = RESULTS / "threads.md"
@@ -338,8 +266,6 @@ def main(argv=None):
                         help="epochs (max_iter) of the n = 40k fit (default 2)")
     parser.add_argument("--full-40k", action="store_true",
                         help="fit the n = 40k case to convergence instead")
-    parser.add_argument("--overlap", action="store_true",
-                        help="also 2 threads with the blocks overlapped")
     parser.add_argument("--before", action="store_true",
                         help="also 2 threads with the kernel block gathered first")
     parser.add_argument("--timeline", action="store_true",
@@ -350,8 +276,6 @@ def main(argv=None):
                         help="write the run as its own section of threads.md")
     parser.add_argument("--notes", default="",
                         help="a file whose text goes into the tagged section")
-    parser.add_argument("--fingerprint", action="store_true",
-                        help="the fingerprint's fits, 1 thread against 2 overlapped (--tag)")
     parser.add_argument("--render-only", action="store_true",
                         help="rewrite the tagged section from its JSON (with --notes)")
     args = parser.parse_args(argv)
@@ -364,13 +288,8 @@ def main(argv=None):
                                                notes))
         return
     info = machine_info()
-    if args.fingerprint:
-        rows = fingerprint_overlap()
-        write_json(RESULTS / f"threads-{args.tag}.json", {"machine": info, "fits": rows})
-        write_section(args.tag, render_fingerprint(args.tag, rows, info))
-        return
-    cases = run(args.repeats, args.budget, args.full_40k, args.overlap, args.timeline,
-                args.before, args.only)
+    cases = run(args.repeats, args.budget, args.full_40k, args.timeline, args.before,
+                args.only)
     data = {"machine": info, "cases": cases}
     if args.tag:
         notes = open(args.notes).read().strip() if args.notes else ""

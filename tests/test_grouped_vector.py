@@ -5,7 +5,9 @@ block.  Every value is the plain loops', so every fit is the same, bit for bit, 
 switch on and off; the product adds each sum's terms in the plain loop's order.  The same
 for the grouped scan of round 15 (_smo.pyx GROUPED_SCAN_ONCE, _grouped_violation: each
 variable's z formed once and kept for its full group's pair test, each group's fullness
-tested once, the loop's invariants in locals).
+tested once, the loop's invariants in locals), and for its one-pass form of round 16
+(_smo.pyx GROUPED_SCAN_FUSED, _grouped_violation_fused: each group's room and pair test
+formed as the pass goes).
 """
 
 import warnings
@@ -45,7 +47,22 @@ CASES = {
     "WRM-truncated": (lambda: WeightedRobustMSVM(kernel="rbf", C=100.0, max_iter=50),
                       dict(n=300, centers=4, seed=3)),
     "Adaptive-rbf-1e4": (lambda: AdaptiveWeightedSVM(kernel="rbf", C=1e4, max_iter=30), {}),
+    # a cost matrix: several groups a sample (one per predicted class with utility)
+    "WRM-cost-k4": (lambda: WeightedRobustMSVM(kernel="rbf", C=1.0, truncation=None, max_iter=30,
+                                                cost=np.array([[0, 1, 2, 3], [1, 0, 1, 2],
+                                                               [4, 1, 0, 1], [1, 1, 1, 0]])),
+                    dict(n=300, centers=4, seed=4)),
 }
+
+
+def _assert_same_fit(a, b):
+    """Two fits the same to the last bit: objective, epochs, KKT residual, duals and
+    intercepts."""
+    assert a.objective_ == b.objective_
+    assert a.n_iter_ == b.n_iter_
+    assert a.kkt_residual_ == b.kkt_residual_
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -63,21 +80,41 @@ def test_grouped_scan_leaves_every_iterate_unchanged(case):
     make, data = CASES[case]
     plain = _fit(make, False, switch=_smo._grouped_scan, **data)
     once = _fit(make, True, switch=_smo._grouped_scan, **data)
-    assert once.objective_ == plain.objective_
-    assert once.n_iter_ == plain.n_iter_
-    assert once.kkt_residual_ == plain.kkt_residual_
-    np.testing.assert_array_equal(once.dual_coef_, plain.dual_coef_)
-    np.testing.assert_array_equal(once.intercept_, plain.intercept_)
+    _assert_same_fit(once, plain)
 
 
-def test_grouped_scan_switch():
-    old = _smo._grouped_scan()
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_fused_grouped_scan_leaves_every_iterate_unchanged(case):
+    """The one-pass grouped scan gives the fits of round 15's two passes and of round
+    14's plain loops, bit for bit."""
+    make, data = CASES[case]
+    two_pass = _fit(make, False, switch=_smo._grouped_scan_fused, **data)
+    fused = _fit(make, True, switch=_smo._grouped_scan_fused, **data)
+    plain = _fit(make, False, switch=_smo._grouped_scan, **data)
+    _assert_same_fit(fused, two_pass)
+    _assert_same_fit(fused, plain)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_grouped_pick_leaves_every_iterate_unchanged(case):
+    """The working set's variables picked per group (_grouped_block_variables) give the
+    fits of the rule per variable (_settled_variable), bit for bit."""
+    make, data = CASES[case]
+    per_variable = _fit(make, False, switch=_smo._grouped_pick, **data)
+    per_group = _fit(make, True, switch=_smo._grouped_pick, **data)
+    _assert_same_fit(per_group, per_variable)
+
+
+@pytest.mark.parametrize("switch", [_smo._grouped_scan, _smo._grouped_scan_fused,
+                                    _smo._grouped_pick], ids=["once", "fused", "pick"])
+def test_grouped_scan_switch(switch):
+    old = switch()
     try:
-        assert _smo._grouped_scan(False) == old
-        assert _smo._grouped_scan() is False
-        assert _smo._grouped_scan(True) is False
+        assert switch(False) == old
+        assert switch() is False
+        assert switch(True) is False
     finally:
-        _smo._grouped_scan(old)
+        switch(old)
     assert old is True          # the default
 
 

@@ -85,19 +85,28 @@ def test_small_block_load_gives_the_same_probabilities(cache_dtype):
     np.testing.assert_array_equal(new.predict_proba(X), old.predict_proba(X))
 
 
-def test_block_profile_counts_while_on_only():
-    """_smo._block_profile counts solves, scans, blocks and steps and times the load's
-    parts while on; nothing once off."""
+def _profile_parts(profile):
+    """The counts and the load's parts of an _smo._profile() dict."""
+    return ({name: profile[name] for name in _smo.PROFILE_COUNTS},
+            {name: profile[name] for name in _smo.PROFILE_LOAD_PARTS})
+
+
+def test_profile_counts_while_on_only():
+    """_smo._profile counts solves, scans, blocks and steps and times the load's parts
+    while on; nothing once off.  Its keys are the phases', the counts' and the parts'."""
     X, y = _data(300, 3, seed=2)
-    _smo._block_profile(True)
+    _smo._profile(True)
     try:
         ReinforcedMSVM(C=1.0, gamma=0.5, random_state=0).fit(X, y)
     finally:
-        counts, times = _smo._block_profile(False)
+        profile = _smo._profile(False)
+    assert set(profile) == set(_smo.PROFILE_PHASES + _smo.PROFILE_COUNTS
+                               + _smo.PROFILE_LOAD_PARTS)
+    counts, times = _profile_parts(profile)
     assert counts["runs"] >= 1 and counts["blocks"] >= 1 and counts["steps"] >= 1
     assert counts["full scans"] <= counts["scans"]
     assert counts["block entries"] >= counts["block samples"] >= counts["blocks"]
     assert all(t >= 0.0 for t in times.values()) and sum(times.values()) > 0.0
     ReinforcedMSVM(C=1.0, gamma=0.5, random_state=0).fit(X, y)
-    counts, times = _smo._block_profile()
+    counts, times = _profile_parts(_smo._profile())
     assert not any(counts.values()) and not any(times.values())

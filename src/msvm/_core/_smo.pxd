@@ -139,18 +139,6 @@ cdef class SMOSolver(InnerSolver):
     cdef int* frows
     cdef int* fidx
     cdef int nfree
-    # 2 threads (_run_overlapped): the pending update, the last block's changes not yet in
-    # the scores (its changed samples pcand[:npend], their rows of dU in pdU and kernel rows
-    # by reference in prefs, float32 when psingle; psums: their row sums moved), the block's
-    # samples while a scan fills cand (blk, qmax), the shift s the late scan reads (ssnap, k)
-    cdef int npend
-    cdef bint psums, psingle
-    cdef int* pcand
-    cdef double* pdU
-    cdef const void** prefs
-    cdef int* blk
-    cdef double* ssnap
-    cdef double* pK            # qmax x qmax: the pending rows at the block's samples (_catch_up)
     cdef bint interrupted      # a signal check inside _block_smo (after a Newton step) saw
                                # a signal: the round stops as INTERRUPTED
     cdef Canon cn
@@ -179,22 +167,10 @@ cdef class SMOSolver(InnerSolver):
     cdef long long _block_smo(self, double eps, long long max_steps,
                               bint partial) noexcept nogil
     cdef int _write_back(self) noexcept nogil
-    cdef int _collect_changes(self, const int* bs, int* chg, bint* sums_moved) noexcept nogil
-    cdef void _apply_changes(self, const int* idx, int changed, double* dU,
-                             bint sums_moved) noexcept nogil
-    cdef bint _overlaps(self) noexcept nogil
-    cdef void _catch_up(self, const int* idx, int cnt, double* Ft, double* S) noexcept nogil
-    cdef int _recheck_candidates(self, int m, double eps) noexcept nogil
-    cdef int _pend_changes(self) noexcept nogil
-    cdef int _drain(self) noexcept nogil
-    cdef long long _overlapped_block(self, double eps, long long budget, bint partial,
-                                     double* viol, int* m, int* status,
-                                     bint* full) noexcept nogil
-    cdef int _fresh_candidates(self, int m) noexcept nogil
-    cdef int _run_overlapped(self, double eps, double* viol) noexcept nogil
+    cdef int _collect_changes(self, bint* sums_moved) noexcept nogil
+    cdef void _apply_changes(self, int changed, bint sums_moved) noexcept nogil
     cdef int _scan_parts(self) noexcept nogil
-    cdef void _scan_task(self, ScanTask* w, const State* st, double eps,
-                         bint full) noexcept nogil
+    cdef void _scan_task(self, ScanTask* w, double eps, bint full) noexcept nogil
     cdef int _scan_joined(self, ScanTask* w, int parts, bint full, double* viol,
                           int* m) noexcept nogil
     cdef void _group_values(self, int x0, int x1) noexcept nogil

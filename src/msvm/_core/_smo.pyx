@@ -15,8 +15,10 @@
 # 1. a global scan of every variable (O(n k), no kernel rows) measures the violation of the
 #    inner KKT conditions per sample: z >= 0 where U can only increase, z <= 0 where it can
 #    only decrease, z = 0 for free variables (room counted with the group caps), and, in a
-#    full group, max g <= min g over the members that can decrease / increase (g = sigma z).
-#    Shrinking (libsvm's rule): a sample that does not violate, whose variables are all at a
+#    full group, max g <= min g over the members that can decrease / increase (g = sigma z);
+#    with groups in one pass over a sample's variables, each group's room and pair test
+#    formed as the pass goes (_grouped_violation_fused; pendigits WeightedRobustMSVM
+#    0.137 -> 0.133 s, the same values).  Shrinking (libsvm's rule): a sample that does not violate, whose variables are all at a
 #    bound and further from violating than the last scan's largest violation, and whose
 #    groups are below their caps (a full group moves by pairs: never settled), is settled and
 #    left out of the scans until the next full one (every SHRINK_EVERY scans, at the start of
@@ -108,16 +110,15 @@
 # benchmarks/results/threads.md) about a quarter of the 1-thread time (the local SMO 16 %),
 # so the calling thread keeps at least about 0.6 of it.
 #
-# Not kept (issue 24, round 15; threads.md, r15-overlap and r15-blockthreads): the blocks
-# overlapped (BLOCK_PIPELINE, off; _run_overlapped): block t's local SMO on this thread
-# while the workers apply block t - 1's changes to every score and scan, so block t + 1 is
-# chosen from scores one block late (the block's own scores caught up exactly from the
-# pending rows, _catch_up; convergence declared only on a full scan of current scores).
-# Correct, but the late choice makes weaker blocks: pendigits ReinforcedMSVM took about
-# twice the blocks (2,470-2,831 against 1,380) and 68-71 epochs against 58, so more work
-# than the overlap hides (calling thread 2 / CPU 1 0.9-1.1 against 0.6-0.8 at load 4).  Variants of the
-# choice (SELECT_MODE: the last block's samples left out, the top candidates rechecked on
-# current scores, both) took 71, 78 and 119 epochs.
+# Not kept (issue 24, round 15; threads.md, r15-overlap and r15-blockthreads; removed in
+# round 16, the code on branch blockthreads): the blocks overlapped, block t's local SMO on
+# this thread while the workers applied block t - 1's changes to every score and scanned,
+# so block t + 1 was chosen from scores one block late (its own scores caught up exactly,
+# convergence declared only on a full scan of current scores).  Correct, but the late
+# choice made weaker blocks: pendigits ReinforcedMSVM took about twice the blocks (2,470-
+# 2,831 against 1,380) and 68-71 epochs against 58, more work than the overlap hid; three
+# variants of the choice (the last block's samples left out, the top candidates rechecked
+# on current scores, both) took 71, 78 and 119 epochs.
 #
 # Not kept (issue 25 item 1, round 15; probability.md, 9h): convergence confirmed by the
 # rest of a full scan (the settled samples and the unsettled ones holding a settled
@@ -126,7 +127,7 @@
 # scans' CPU did not move (example 4.1.1, 6.7-6.9 ms a probability fit either way).
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy, memmove
+from libc.string cimport memmove
 
 from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
                       STATUS_INTERRUPTED, CURV_MIN, CAP_RTOL, MAX_CLASSES, SHRINK_EVERY,
@@ -134,8 +135,7 @@ from ._types cimport (Prob, State, STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NON
 from ._state cimport (move_sums, pair_pnorm2, group_full, group_end, group_pair,
                       sums_finite)
 from ._signals cimport tick, progress_note
-from ._rows cimport (RowSource, thread_parts, run_parts, begin_parts, end_parts,
-                     msvm_job_t)
+from ._rows cimport RowSource, thread_parts, run_parts
 from ._problem cimport ProblemArrays
 from ._state cimport DualState
 
@@ -158,17 +158,6 @@ cdef extern from "_block_scan.h":
 
 cdef extern from "_threads.h":
     double msvm_clock(int thread_cpu) noexcept nogil
-
-cdef extern from "_row_updates.h":
-    # a score update over a range of samples (the overlapped block's workers)
-    ctypedef struct msvm_axpys_task:
-        const void* const* rows
-        const double* coef
-        double* const* ys
-        double* S
-        int single, m, ld, nt
-        Py_ssize_t tile
-    void msvm_axpys_part(void* ctx, int part, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
 
 cdef extern from "_group_block.h":
     void msvm_group_masks(const double* z, const double* U, const double* Ulo,
@@ -232,73 +221,22 @@ cdef bint GROUPED_VECTOR = True
 cdef long long NEWTON_MADDS = 8192
 # a conjugate-gradient direction of curvature below CG_FLAT ||p||^2 max(kappa K_ii) is flat
 cdef double CG_FLAT = 1e-12
-# with 2 or more threads, on problems without groups: each block's local SMO overlapped with
-# the previous block's score update and the next scan (SMOSolver._run_overlapped), from
-# PIPELINE_MIN_N samples on (below, the scans and updates run one part, in one thread).
-# Off: measured slower (round 15, benchmarks/results/threads.md, r15-overlap): the blocks
-# chosen from scores one block late do less, pendigits ReinforcedMSVM took about twice the
-# blocks and 17-22 % more epochs, more than the overlap saves
-cdef bint BLOCK_PIPELINE = False
-cdef int PIPELINE_MIN_N = 2048
-# how _run_overlapped picks the next block from its late scan (measured, round 15, see
-# benchmarks/results/threads.md): 0 as run() picks; 1 less the last block's samples
-# (_fresh_candidates); 2 the late scan's top qmax candidates checked on current scores
-# (_recheck_candidates); 3 both.  0 took the fewest epochs on pendigits
-cdef int SELECT_MODE = 0
 # with 2 threads, the working set's kernel block gathered by the pool's workers while the
 # calling thread gathers the block's scores and variables (_load_block; the same values).
 # Off: the gather first, then the rest (main 080c064's order)
 cdef bint GATHER_OVERLAP = True
-# the timeline of the block loop (for benchmarks.run_threads --timeline): the calling
-# thread's wall and CPU time per phase (_tl_mark), summed over every solve of the process
-# while on (one fit at a time: the sums are process-wide, unguarded)
-cdef bint TIMELINE = False
+# the block loop's profile (for benchmarks: run_threads --timeline, probability_lean --only
+# 9h), summed over every solve of the process while PROFILE is on (one fit at a time: the
+# sums are process-wide, unguarded; off, one test of the flag per phase and count): the
+# calling thread's wall and CPU time per phase (_tl_mark), the loop's counts (_bp_count) and
+# the working set's load split in parts, CPU time of the calling thread (_bp_time)
+cdef bint PROFILE = False
 cdef enum:
-    TL_SCAN = 0          # scans (and, overlapped, the pending update before a full scan)
+    TL_SCAN = 0          # scans
     TL_LOAD = 1          # the working set: rows, kernel block, scores, variables
     TL_SMO = 2           # the local SMO
-    TL_UPDATE = 3        # the score update (overlapped: the block's changes made pending)
-    TL_JOIN = 4          # overlapped: the workers' parts after the local SMO
-    TL_PHASES = 5
-cdef double TL_WALL[TL_PHASES]
-cdef double TL_CPU[TL_PHASES]
-cdef double TL_MARK[2]
-TL_NAMES = ("scan", "load", "local SMO", "update", "join")
-
-
-cdef void _tl_mark(int phase) noexcept nogil:
-    """The calling thread's wall and CPU time since the last mark counted to ``phase``
-    (none when negative), when TIMELINE is on."""
-    cdef double w, c
-    if not TIMELINE:
-        return
-    w = msvm_clock(0)
-    c = msvm_clock(1)
-    if phase >= 0:
-        TL_WALL[phase] += w - TL_MARK[0]
-        TL_CPU[phase] += c - TL_MARK[1]
-    TL_MARK[0] = w
-    TL_MARK[1] = c
-
-
-def _timeline(on=None):
-    """The block loop's timeline since the last call, {phase: (wall, CPU of the calling
-    thread)} (then reset), and TIMELINE switched on or off where ``on`` is given."""
-    global TIMELINE
-    cdef int t
-    out = {TL_NAMES[t]: (TL_WALL[t], TL_CPU[t]) for t in range(TL_PHASES)}
-    for t in range(TL_PHASES):
-        TL_WALL[t] = 0.0
-        TL_CPU[t] = 0.0
-    if on is not None:
-        TIMELINE = bool(on)
-    return out
-
-
-# the block loop's counts and the working set's load split in parts (for
-# benchmarks.probability_lean --only 9h): process-wide sums while on, unguarded (one fit at
-# a time); off, one test of a flag per block
-cdef bint BLOCK_PROFILE = False
+    TL_UPDATE = 3        # the score update
+    TL_PHASES = 4
 cdef enum:
     BP_RUNS = 0          # inner solves (SMOSolver.run)
     BP_SCANS = 1         # scans
@@ -315,23 +253,43 @@ cdef enum:
     BP_T_PICK = 1        # its scores, diagonal and variables (_block_variables)
     BP_T_GATHER = 2      # its kernel block (the gather's end)
     BP_TIMES = 3
+cdef double TL_WALL[TL_PHASES]
+cdef double TL_CPU[TL_PHASES]
+cdef double TL_MARK[2]
 cdef long long BP_COUNT[BP_COUNTS]
 cdef double BP_TIME[BP_TIMES]
-BP_COUNT_NAMES = ("runs", "scans", "full scans", "blocks", "block samples",
-                  "block entries", "block variables", "steps", "changed samples")
-BP_TIME_NAMES = ("rows", "scores and variables", "kernel block")
+# the profile's keys (_profile): phases (wall, CPU), counts, and the load's parts (CPU)
+PROFILE_PHASES = ("scan", "load", "local SMO", "update")
+PROFILE_COUNTS = ("runs", "scans", "full scans", "blocks", "block samples", "block entries",
+                  "block variables", "steps", "changed samples")
+PROFILE_LOAD_PARTS = ("load: rows", "load: scores and variables", "load: kernel block")
+
+
+cdef void _tl_mark(int phase) noexcept nogil:
+    """The calling thread's wall and CPU time since the last mark counted to ``phase``
+    (none when negative), when PROFILE is on."""
+    cdef double w, c
+    if not PROFILE:
+        return
+    w = msvm_clock(0)
+    c = msvm_clock(1)
+    if phase >= 0:
+        TL_WALL[phase] += w - TL_MARK[0]
+        TL_CPU[phase] += c - TL_MARK[1]
+    TL_MARK[0] = w
+    TL_MARK[1] = c
 
 
 cdef inline void _bp_count(int what, long long by) noexcept nogil:
-    if BLOCK_PROFILE:
+    if PROFILE:
         BP_COUNT[what] += by
 
 
 cdef inline double _bp_time(int what, double since) noexcept nogil:
     """The calling thread's CPU time since ``since`` counted to ``what``; returns now (0
-    when BLOCK_PROFILE is off)."""
+    when PROFILE is off)."""
     cdef double c
-    if not BLOCK_PROFILE:
+    if not PROFILE:
         return 0.0
     c = msvm_clock(1)
     if what >= 0:
@@ -339,21 +297,26 @@ cdef inline double _bp_time(int what, double since) noexcept nogil:
     return c
 
 
-def _block_profile(on=None):
-    """The block loop's counts and the working set's load parts since the last call
-    ({name: count}, {part: CPU seconds of the calling thread}), then reset; BLOCK_PROFILE
-    switched where ``on`` is given."""
-    global BLOCK_PROFILE
+def _profile(on=None):
+    """The block loop's profile since the last call, then reset; PROFILE switched on or off
+    where ``on`` is given.  One dict: per phase (PROFILE_PHASES) the calling thread's
+    (wall, CPU) seconds, per count (PROFILE_COUNTS) an int, per part of the working set's
+    load (PROFILE_LOAD_PARTS) the calling thread's CPU seconds."""
+    global PROFILE
     cdef int t
-    counts = {BP_COUNT_NAMES[t]: BP_COUNT[t] for t in range(BP_COUNTS)}
-    times = {BP_TIME_NAMES[t]: BP_TIME[t] for t in range(BP_TIMES)}
+    out = {PROFILE_PHASES[t]: (TL_WALL[t], TL_CPU[t]) for t in range(TL_PHASES)}
+    out.update({PROFILE_COUNTS[t]: BP_COUNT[t] for t in range(BP_COUNTS)})
+    out.update({PROFILE_LOAD_PARTS[t]: BP_TIME[t] for t in range(BP_TIMES)})
+    for t in range(TL_PHASES):
+        TL_WALL[t] = 0.0
+        TL_CPU[t] = 0.0
     for t in range(BP_COUNTS):
         BP_COUNT[t] = 0
     for t in range(BP_TIMES):
         BP_TIME[t] = 0.0
     if on is not None:
-        BLOCK_PROFILE = bool(on)
-    return counts, times
+        PROFILE = bool(on)
+    return out
 
 
 # without groups, the working set's variables picked by _flat_block_variables (the loop
@@ -406,6 +369,74 @@ cdef int _flat_block_variables(const Prob* p, const State* st, const Canon* cn, 
     return nb
 
 
+# with groups, the working set's variables picked by _grouped_block_variables (each group's
+# fullness and room formed once, the loop invariants in locals): the same variables as
+# _settled_variable's rule (pendigits WeightedRobustMSVM: the working sets' load 37.9 ->
+# 36.1 ms a fit).  Off: the rule per variable (main 5c4386a)
+cdef bint GROUPED_PICK = True
+
+
+cdef int _grouped_block_variables(const Prob* p, const State* st, const Canon* cn, Block* B,
+                                  const int* cand, double margin, int* bv) noexcept nogil:
+    """SMOSolver._block_variables's first pass on problems with groups: the variables of
+    the block's samples cand[:B.q] with a box that SMOSolver._settled_variable keeps (in
+    a full group, or able to move both ways, or at a bound with z pointing out of its box
+    by at most ``margin``), into bv in order, each counted in B.start[bucket + 1]; returns
+    how many.  The same tests on the same values, each group's fullness and room
+    (cap - gsum) formed once per sample's run of its variables."""
+    cdef int a, v, e, g, gprev, i, nb = 0
+    cdef const int* ent = p.ent
+    cdef const int* grp = p.grp
+    cdef const int* bucket = cn.bucket
+    cdef const double* csg = cn.sg
+    cdef const double* lin = p.lin
+    cdef const double* plo = p.lo
+    cdef const double* phi = p.hi
+    cdef const double* alpha = st.alpha
+    cdef bint lo_ent = p.lo_ent, hi_ent = p.hi_ent, keep, full = False, up, down
+    cdef double lo, hi, sig, U, z, groom = 0.0
+    for a in range(B.q):
+        i = cand[a]
+        gprev = -2
+        for v in range(p.ptr[i], p.ptr[i + 1]):
+            e = v if ent == NULL else ent[v]
+            lo = plo[e if lo_ent else v]
+            hi = phi[e if hi_ent else v]
+            if not hi > lo:
+                continue
+            g = -1 if grp == NULL else grp[v]
+            if g != gprev:
+                full = group_full(p, st, g)
+                if g >= 0:
+                    groom = p.cap[g] - st.gsum[g]
+                gprev = g
+            sig = csg[e]
+            U = sig * alpha[v]
+            up = _has_room((hi if sig > 0 else -lo) - U, groom, g >= 0 and sig > 0)
+            down = _has_room(U - (lo if sig > 0 else -hi), groom, g >= 0 and sig < 0)
+            if full or (up and down):
+                keep = True
+            else:
+                z = _z_canon(p.kappa, B.Ft, B.q, a, cn.p[e], cn.q[e], cn.r[e], B.S[a] / p.k,
+                             st.s, -sig * lin[e])
+                keep = not (z > margin if up else -z > margin)
+            if keep:
+                bv[nb] = v
+                nb += 1
+                B.start[bucket[e] + 1] += 1
+    return nb
+
+
+def _grouped_pick(value=None):
+    """GROUPED_PICK (SMOSolver._block_variables), set where given; returns the previous
+    value."""
+    global GROUPED_PICK
+    old = GROUPED_PICK
+    if value is not None:
+        GROUPED_PICK = bool(value)
+    return old
+
+
 def _flat_pick(value=None):
     """FLAT_PICK (SMOSolver._block_variables), set where given; returns the previous
     value."""
@@ -426,16 +457,6 @@ def _gather_overlap(value=None):
     return old
 
 
-def _select_mode(value=None):
-    """SELECT_MODE (_run_overlapped's choice of the next block), set where given (for
-    benchmarks); returns the previous value."""
-    global SELECT_MODE
-    old = SELECT_MODE
-    if value is not None:
-        if value not in (0, 1, 2, 3):
-            raise ValueError("the mode is 0, 1, 2 or 3")
-        SELECT_MODE = int(value)
-    return old
 # where the row cache holds under half the rows, a candidate of the working set whose kernel
 # row is cached counts with this many times its violation (_load_block).  make_classification
 # n = 40,000, d = 20, k = 5, ReinforcedMSVM C = 1 (CPU, one fit each, shared machine):
@@ -759,6 +780,119 @@ cdef double _grouped_violation(const Prob* p, const State* st, const Canon* cn,
     return sc
 
 
+# SMOSolver._sample_violation by _grouped_violation_fused (True: one pass over a sample's
+# variables, each group's room and pair test kept in locals) or by _grouped_violation
+# (False: round 15's two passes); the same values (_grouped_scan_fused switches it, for
+# benchmarks)
+cdef bint GROUPED_SCAN_FUSED = True
+
+
+cdef inline double _pair_closed(double sc, bint full, double ga, double gb, int xa,
+                                int xb) noexcept nogil:
+    """sc raised to a full group's pair violation ga - gb (group_pair's value: 0 without
+    two distinct members xa, xb), as _grouped_violation's second pass raises it."""
+    cdef double gv
+    if not full:
+        return sc
+    gv = 0.0 if xa < 0 or xb < 0 or xa == xb else ga - gb
+    return gv if gv > sc else sc
+
+
+cdef inline bint _has_room(double room, double groom, bint capped) noexcept nogil:
+    """Whether a variable can move (_room_up / _room_down > 0): its box room, lowered to its
+    group's room groom (cap - gsum) where the move grows the group's sum (capped)."""
+    if capped and groom < room:
+        room = groom
+    return room > 0.0
+
+
+cdef double _grouped_violation_fused(const Prob* p, const State* st, const Canon* cn,
+                                     const double* Ft, const double* S, int i,
+                                     double* margin) noexcept nogil:
+    """_grouped_violation's value and margin in one pass over sample i's variables: each
+    group's fullness and room (cap - gsum) formed once when the pass enters the group (a
+    sample's variables of one group are contiguous), a full group's pair extremes kept in
+    locals as the pass goes (group_pair's tests on the same alpha-space gradients, in its
+    order) and closed when it leaves the group.  Every z, room, comparison and minimum is
+    _grouped_violation's (the largest violation does not depend on the order in which its
+    candidates are met: they only raise it, on strict comparisons)."""
+    cdef int v, e, g, gprev = -2, xa = -1, xb = -1, n = p.n, v0 = p.ptr[i], v1 = p.ptr[i + 1]
+    cdef const int* ent = p.ent
+    cdef const int* grp = p.grp
+    cdef const int* cp = cn.p
+    cdef const int* cq = cn.q
+    cdef const double* cr = cn.r
+    cdef const double* csg = cn.sg
+    cdef const double* lin = p.lin
+    cdef const double* plo = p.lo
+    cdef const double* phi = p.hi
+    cdef const double* alpha = st.alpha
+    cdef const double* s = st.s
+    cdef bint lo_ent = p.lo_ent, hi_ent = p.hi_ent, full = False, grouped = False
+    cdef double kappa = p.kappa, Si = S[i] / p.k
+    cdef double sc = 0.0, z, sig, gz, lo, hi, room = INFINITY, off, al, U, Uhi, Ulo
+    cdef double groom = 0.0, ga = -INFINITY, gb = INFINITY
+    for v in range(v0, v1):
+        e = v if ent == NULL else ent[v]        # v_ent, and ce (Canon.ent is Prob.ent)
+        sig = csg[e]
+        off = -sig * lin[e]
+        z = _z_canon(kappa, Ft, n, i, cp[e], cq[e], cr[e], Si, s, off)
+        al = alpha[v]
+        g = -1 if grp == NULL else grp[v]
+        lo = plo[e if lo_ent else v]
+        hi = phi[e if hi_ent else v]
+        if g != gprev:
+            sc = _pair_closed(sc, full, ga, gb, xa, xb)
+            full = group_full(p, st, g)
+            grouped = g >= 0
+            if grouped:
+                groom = p.cap[g] - st.gsum[g]
+            ga = -INFINITY
+            gb = INFINITY
+            xa = -1
+            xb = -1
+            gprev = g
+        if full:
+            # group_pair's tests, on the gradient _grouped_violation keeps (zg)
+            gz = sig * z
+            if al > lo and gz > ga:
+                ga = gz
+                xa = v
+            if al < hi and gz < gb:
+                gb = gz
+                xb = v
+        if hi <= lo:
+            continue
+        # _grouped_variable, with the group's room formed once
+        U = sig * al
+        Uhi = hi if sig > 0 else -lo
+        Ulo = lo if sig > 0 else -hi
+        if z < -sc and _has_room(Uhi - U, groom, grouped and sig > 0):
+            sc = -z
+        elif z > sc and _has_room(U - Ulo, groom, grouped and sig < 0):
+            sc = z
+        if room == -INFINITY:
+            continue
+        if full or (U < Uhi and U > Ulo):
+            room = -INFINITY
+        elif U < Uhi:
+            room = min(room, z)
+        elif U > Ulo:
+            room = min(room, -z)
+    margin[0] = room
+    return _pair_closed(sc, full, ga, gb, xa, xb)
+
+
+def _grouped_scan_fused(value=None):
+    """GROUPED_SCAN_FUSED, set where given (for benchmarks: the values do not depend on
+    it); returns the previous value."""
+    global GROUPED_SCAN_FUSED
+    old = GROUPED_SCAN_FUSED
+    if value is not None:
+        GROUPED_SCAN_FUSED = bool(value)
+    return old
+
+
 def _grouped_scan(value=None):
     """GROUPED_SCAN_ONCE, set where given (for benchmarks: the values do not depend on it);
     returns the previous value."""
@@ -816,23 +950,6 @@ cdef inline bint _sums_afresh(bint sums_moved, int changed, int k) noexcept nogi
     them) rather than adding every changed sample's row to them (pendigits
     ReinforcedMSVM: 3 % less time)."""
     return sums_moved and changed >= 2 * k
-
-
-cdef struct OverlapTask:
-    # the workers' part of an overlapped block (SMOSolver._overlapped_block): the pending
-    # score update (when ``update``) and the scan after it
-    ScanTask scan
-    msvm_axpys_task upd
-    double* ys[MAX_CLASSES + 1]
-    bint update
-
-
-cdef void _overlap_part(void* ctx, int t, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    """Samples lo .. hi - 1 of an OverlapTask: their scores updated, then scanned."""
-    cdef OverlapTask* w = <OverlapTask*> ctx
-    if w.update:
-        msvm_axpys_part(&w.upd, t, lo, hi)
-    _scan_part(&w.scan, t, lo, hi)
 
 
 def _block_choices(const double[::1] z, double[::1] U, double[::1] Ulo, double[::1] Uhi,
@@ -925,21 +1042,6 @@ def _sparse_hmul(value=None):
     return old
 
 
-def _block_pipeline(value=None, min_n=None):
-    """(BLOCK_PIPELINE, PIPELINE_MIN_N), each set where given (for benchmarks and tests:
-    off, every thread count runs the blocks in one order, main 080c064's); returns the
-    previous values."""
-    global BLOCK_PIPELINE, PIPELINE_MIN_N
-    old = (BLOCK_PIPELINE, PIPELINE_MIN_N)
-    if value is not None:
-        BLOCK_PIPELINE = bool(value)
-    if min_n is not None:
-        if not min_n >= 1:
-            raise ValueError("min_n must be >= 1")
-        PIPELINE_MIN_N = int(min_n)
-    return old
-
-
 def smo_applies(RowSource src, problem):
     """Whether the working-set SMO path serves this source and problem: kernel rows, and
     directions whose coefficients are +-1 on each slot."""
@@ -986,12 +1088,6 @@ cdef class SMOSolver(InnerSolver):
 
     def __cinit__(self):
         self.S = NULL
-        self.pdU = NULL
-        self.pcand = NULL
-        self.blk = NULL
-        self.prefs = NULL
-        self.ssnap = NULL
-        self.pK = NULL
         self.vsettled = NULL
         self.settled = NULL
         self.stamp = NULL
@@ -1036,15 +1132,6 @@ cdef class SMOSolver(InnerSolver):
         self.vsettled = <unsigned char*> malloc(nv + 1)
         self.bv = <int*> malloc(nbmax * sizeof(int))
         self.dU = <double*> malloc(<Py_ssize_t> qmax * (k + 1) * sizeof(double))
-        self.pdU = <double*> malloc(<Py_ssize_t> qmax * (k + 1) * sizeof(double))
-        self.pcand = <int*> malloc(qmax * sizeof(int))
-        self.blk = <int*> malloc(qmax * sizeof(int))
-        self.prefs = <const void**> malloc(qmax * sizeof(void*))
-        self.ssnap = <double*> malloc((k + 1) * sizeof(double))
-        self.pK = <double*> malloc(<Py_ssize_t> qmax * qmax * sizeof(double))
-        self.npend = 0
-        self.psums = False
-        self.psingle = False
         self.zg = <double*> malloc((maxper + 1) * sizeof(double))
         self.ag = <double*> malloc((maxper + 1) * sizeof(double))
         self.gvars = <int*> malloc((maxper + 1) * sizeof(int))
@@ -1095,9 +1182,7 @@ cdef class SMOSolver(InnerSolver):
                 or self.vsettled == NULL
                 or self.sample == NULL or self.settled == NULL or self.bv == NULL
                 or self.stamp == NULL
-                or self.dU == NULL or self.pdU == NULL or self.pcand == NULL
-                or self.blk == NULL or self.prefs == NULL or self.ssnap == NULL
-                or self.pK == NULL
+                or self.dU == NULL
                 or self.zg == NULL or self.ag == NULL or self.gvars == NULL
                 or self.drift == NULL
                 or self.ex.l == NULL or self.ex.u == NULL or self.ex.la == NULL
@@ -1144,15 +1229,12 @@ cdef class SMOSolver(InnerSolver):
                 self.S[i] += self.Ft[<Py_ssize_t> j * n + i]
         for j in range(qmax * (k + 1)):
             self.dU[j] = 0.0
-            self.pdU[j] = 0.0
 
     def __dealloc__(self):
         free(self.S); free(self.score); free(self.cand); free(self.prev); free(self.sample)
         free(self.settled)
         free(self.stamp)
         free(self.vsettled)
-        free(self.pdU); free(self.pcand); free(self.blk); free(self.prefs); free(self.ssnap)
-        free(self.pK)
         free(self.bv); free(self.dU); free(self.zg); free(self.ag); free(self.gvars)
         free(self.drift)
         free(self.ex.l); free(self.ex.u); free(self.ex.la); free(self.ex.ua)
@@ -1206,6 +1288,8 @@ cdef class SMOSolver(InnerSolver):
         cdef const Canon* cn = &self.cn
         cdef int v, v0 = p.ptr[i], v1 = p.ptr[i + 1], g, w, va, vb, n = p.n
         cdef double sc = 0.0, z, sig, gv, lo, hi, room = INFINITY
+        if GROUPED_SCAN_ONCE and GROUPED_SCAN_FUSED:
+            return _grouped_violation_fused(p, st, cn, self.Ft, self.S, i, margin)
         if GROUPED_SCAN_ONCE:
             return _grouped_violation(p, st, cn, self.Ft, self.S, i, self.gvars, self.zg,
                                       self.ag, margin)
@@ -1291,19 +1375,18 @@ cdef class SMOSolver(InnerSolver):
         variables are passed over too."""
         cdef ScanTask w
         cdef int parts = self._scan_parts()
-        self._scan_task(&w, self.st, eps, full)
+        self._scan_task(&w, eps, full)
         run_parts(self.p.n, parts, self.src.n_threads, _scan_part, &w)
         return self._scan_joined(&w, parts, full, viol, m)
 
     cdef int _scan_parts(self) noexcept nogil:
-        """The parts of a scan over the samples (and of the overlapped block's update)."""
+        """The parts of a scan over the samples."""
         return min(thread_parts(self.p.n, self.src.n_threads), MAX_SCAN_PARTS)
 
-    cdef void _scan_task(self, ScanTask* w, const State* st, double eps,
-                         bint full) noexcept nogil:
-        """A scan's inputs (_scan_flat), its z from the state ``st``."""
+    cdef void _scan_task(self, ScanTask* w, double eps, bint full) noexcept nogil:
+        """A scan's inputs (_scan_flat)."""
         w.p = self.p
-        w.st = st
+        w.st = self.st
         w.cn = &self.cn
         w.Ft = self.Ft
         w.S = self.S
@@ -1414,8 +1497,6 @@ cdef class SMOSolver(InnerSolver):
             for j in range(k):
                 B.Ft[j * qb + a] = self.Ft[<Py_ssize_t> j * n + i]
             B.S[a] = self.S[i]
-        if self.npend > 0:
-            self._catch_up(self.cand, qb, B.Ft, B.S)
         if self.src.capacity < n:
             # the cache cannot hold every row: the rows of settled samples outside the block
             # are evicted first (partial scans pass over settled samples, so none enters a
@@ -1466,6 +1547,9 @@ cdef class SMOSolver(InnerSolver):
         if FLAT_PICK and not self.grouped:
             nb = _flat_block_variables(p, self.st, cn, B, self.cand, self._settle_margin(),
                                        self.bv)
+        elif GROUPED_PICK and self.grouped:
+            nb = _grouped_block_variables(p, self.st, cn, B, self.cand,
+                                          self._settle_margin(), self.bv)
         else:
             for a in range(B.q):
                 for v in range(p.ptr[self.cand[a]], p.ptr[self.cand[a] + 1]):
@@ -2218,20 +2302,20 @@ cdef class SMOSolver(InnerSolver):
         the samples that changed (one grouped pass, RowSource.rows_axpys).  INTERRUPTED
         (after the update is complete) or CONVERGED."""
         cdef bint sums_moved = False
-        cdef int changed = self._collect_changes(self.cand, self.cand, &sums_moved)
+        cdef int changed = self._collect_changes(&sums_moved)
         _bp_count(BP_CHANGED, changed)
         if changed == 0:
             return STATUS_CONVERGED
-        self._apply_changes(self.cand, changed, self.dU, sums_moved)
+        self._apply_changes(changed, sums_moved)
         if tick(&self.work, changed * self.src.row_cost):
             return STATUS_INTERRUPTED
         return STATUS_CONVERGED
 
-    cdef int _collect_changes(self, const int* bs, int* chg, bint* sums_moved) noexcept nogil:
-        """The block's alphas written back (its samples bs[:q], in block order) and the
-        changed samples' rows of dU compacted in block order into chg and the first rows of
-        dU, each with its row sum (the change of S) in column k; whether a row sum moved
-        into sums_moved.  bs and chg may be one array.  Returns how many changed."""
+    cdef int _collect_changes(self, bint* sums_moved) noexcept nogil:
+        """The block's alphas written back (its samples cand[:q], in block order) and the
+        changed samples compacted in block order into cand and their rows into the first
+        rows of dU, each with its row sum (the change of S) in column k; whether a row sum
+        moved into sums_moved.  Returns how many changed."""
         cdef const Canon* cn = &self.cn
         cdef Block* B = &self.B
         cdef int b, v, a, i, j, k = self.p.k, ld = self.p.k + 1, changed = 0
@@ -2249,7 +2333,7 @@ cdef class SMOSolver(InnerSolver):
         self.nprev = B.q
         sums_moved[0] = False
         for a in range(B.q):
-            i = bs[a]
+            i = self.cand[a]
             self.prev[a] = i
             B.loc[i] = -1
             du = self.dU + <Py_ssize_t> a * ld
@@ -2267,18 +2351,19 @@ cdef class SMOSolver(InnerSolver):
                 for j in range(ld):
                     self.dU[<Py_ssize_t> changed * ld + j] = du[j]
                     du[j] = 0.0
-            chg[changed] = i
+            self.cand[changed] = i
             changed += 1
             if self.stamp[i] != self.full_scans:
                 self.stamp[i] = <int> self.full_scans
                 self.changed_sum += 1
         return changed
 
-    cdef void _apply_changes(self, const int* idx, int changed, double* dU,
-                             bint sums_moved) noexcept nogil:
+    cdef void _apply_changes(self, int changed, bint sums_moved) noexcept nogil:
         """Every score (and row sum) updated with the changes dU[:changed] of the samples
-        idx (_collect_changes's rows), then those rows of dU zeroed."""
+        cand[:changed] (_collect_changes's rows), then those rows of dU zeroed."""
         cdef int j, n = self.p.n, k = self.p.k, ld = self.p.k + 1
+        cdef const int* idx = self.cand
+        cdef double* dU = self.dU
         cdef double* ys[MAX_CLASSES + 1]
         for j in range(k):
             ys[j] = self.Ft + <Py_ssize_t> j * n
@@ -2290,250 +2375,12 @@ cdef class SMOSolver(InnerSolver):
         for j in range(changed * ld):
             dU[j] = 0.0
 
-    # ------------------------------------------------------------------ 2 threads: overlap
-    cdef bint _overlaps(self) noexcept nogil:
-        """Whether this solve overlaps each block's local SMO with the previous block's
-        score update and the next scan (_run_overlapped): BLOCK_PIPELINE, 2 or more
-        threads, no groups, at least PIPELINE_MIN_N samples, and a row cache of at least
-        2 qmax rows (the rows of the pending update stay cached while the next block's are
-        fetched: the LRU keeps the 2 qmax rows used last)."""
-        return (BLOCK_PIPELINE and self.src.n_threads >= 2 and not self.grouped
-                and self.p.n >= PIPELINE_MIN_N and self.src.capacity >= 2 * self.qmax)
-
-    cdef void _catch_up(self, const int* idx, int cnt, double* Ft, double* S) noexcept nogil:
-        """The scores Ft (k x cnt, slot-major) and row sums S of the samples idx[:cnt],
-        gathered from the global ones, plus the pending update at those samples: each
-        entry's nonzero terms added one at a time in the changed samples' order, as the
-        update adds them (_row_updates.h), and the row sums formed afresh where the update
-        forms them so: the values the global scores take.  The pending rows' entries at the
-        samples are gathered first (pK, npend x cnt, cnt <= qmax), then each target takes
-        them row by row (loops the compiler vectorizes)."""
-        cdef int k = self.p.k, ld = self.p.k + 1, a, c, j
-        cdef int nt = k if _sums_afresh(self.psums, self.npend, k) else ld
-        cdef double coef
-        cdef double* y
-        cdef double* kc
-        cdef const float* r32
-        cdef const double* r64
-        for c in range(self.npend):
-            kc = self.pK + <Py_ssize_t> c * cnt
-            if self.psingle:
-                r32 = <const float*> self.prefs[c]
-                for a in range(cnt):
-                    kc[a] = r32[idx[a]]
-            else:
-                r64 = <const double*> self.prefs[c]
-                for a in range(cnt):
-                    kc[a] = r64[idx[a]]
-        for j in range(nt):
-            y = Ft + <Py_ssize_t> j * cnt if j < k else S
-            for c in range(self.npend):
-                coef = self.pdU[<Py_ssize_t> c * ld + j]
-                if coef != 0.0:
-                    kc = self.pK + <Py_ssize_t> c * cnt
-                    for a in range(cnt):
-                        y[a] = y[a] + coef * kc[a]
-        if nt == k:
-            for a in range(cnt):
-                S[a] = Ft[a]
-            for j in range(1, k):
-                for a in range(cnt):
-                    S[a] += Ft[<Py_ssize_t> j * cnt + a]
-
-    cdef int _recheck_candidates(self, int m, double eps) noexcept nogil:
-        """The late scan's (at most qmax) most violating candidates with their violations
-        now (_catch_up of their scores, then _flat_violation on the current state), those
-        still above eps kept, in order (cand and score; returns how many).  The working
-        set is chosen from these: a late candidate that the last block already solved, or
-        whose violation it lowered, goes down the list."""
-        cdef int a, kept = 0, cnt = min(m, self.qmax), i, j, k = self.p.k, n = self.p.n
-        cdef double* Ft = self.drift           # grouped blocks' scratch, free here
-        cdef double* S = self.drift + <Py_ssize_t> k * self.qmax
-        cdef double sc, margin
-        if self.npend == 0 or m == 0:
-            return m
-        if m > cnt:
-            _top_q(self.score, self.cand, m, cnt)
-        for a in range(cnt):
-            i = self.cand[a]
-            for j in range(k):
-                Ft[<Py_ssize_t> j * cnt + a] = self.Ft[<Py_ssize_t> j * n + i]
-            S[a] = self.S[i]
-        self._catch_up(self.cand, cnt, Ft, S)
-        for a in range(cnt):
-            sc = _flat_violation(self.p, self.st, &self.cn, Ft, S, cnt, a, self.vsettled,
-                                 self.cand[a], False, False, INFINITY, &margin)
-            if sc > eps:
-                self.cand[kept] = self.cand[a]
-                self.score[kept] = sc
-                kept += 1
-        return kept
-
-    cdef int _pend_changes(self) noexcept nogil:
-        """After an overlapped block: the applied pending update cleared, and the block's
-        changes (_collect_changes) made the pending update, their rows' kernel rows held by
-        reference (row_ref), applied by the next block's overlap or by _drain.  A source
-        that holds no row in place gets the update at once.  INTERRUPTED or CONVERGED."""
-        cdef int changed, a, ld = self.p.k + 1
-        cdef bint sums_moved = False
-        cdef double* t
-        for a in range(self.npend * ld):
-            self.pdU[a] = 0.0
-        self.npend = 0
-        changed = self._collect_changes(self.blk, self.pcand, &sums_moved)
-        t = self.dU
-        self.dU = self.pdU
-        self.pdU = t
-        self.psums = sums_moved
-        for a in range(changed):
-            self.prefs[a] = self.src.row_ref(self.pcand[a], &self.psingle)
-            if self.prefs[a] == NULL:
-                self._apply_changes(self.pcand, changed, self.pdU, sums_moved)
-                changed = 0
-                break
-        self.npend = changed
-        if tick(&self.work, changed * self.src.row_cost):
-            return STATUS_INTERRUPTED
-        return STATUS_CONVERGED
-
-    cdef int _drain(self) noexcept nogil:
-        """The pending update applied now (every score current again); INTERRUPTED or
-        CONVERGED."""
-        cdef int changed = self.npend
-        if changed == 0:
-            return STATUS_CONVERGED
-        self.npend = 0
-        self._apply_changes(self.pcand, changed, self.pdU, self.psums)
-        if tick(&self.work, changed * self.src.row_cost):
-            return STATUS_INTERRUPTED
-        return STATUS_CONVERGED
-
-    cdef long long _overlapped_block(self, double eps, long long budget, bint partial,
-                                     double* viol, int* m, int* status,
-                                     bint* full) noexcept nogil:
-        """The loaded block's local SMO in this thread while the pool's workers apply the
-        pending update (the previous block's changes) to every score and scan the samples
-        (_overlap_part, sample ranges: each range's scores updated, then scanned): the
-        scan sees the state after the previous block (its shift s as it was then), one
-        block late.  Its violation, candidates and status into viol, m and status, whether
-        it was full into full; returns the block's steps."""
-        cdef OverlapTask w
-        cdef State late = self.st[0]
-        cdef msvm_job_t job
-        cdef int j, k = self.p.k, ld = self.p.k + 1, parts = self._scan_parts()
-        cdef long long taken
-        full[0] = not self.shrinking or self.since_full >= SHRINK_EVERY
-        for j in range(k):
-            self.ssnap[j] = self.st.s[j]
-        late.s = self.ssnap
-        memcpy(self.blk, self.cand, self.B.q * sizeof(int))
-        self._scan_task(&w.scan, &late, eps, full[0])
-        w.update = self.npend > 0
-        for j in range(k):
-            w.ys[j] = self.Ft + <Py_ssize_t> j * self.p.n
-        w.ys[k] = self.S
-        w.upd.rows = self.prefs
-        w.upd.single = self.psingle
-        w.upd.m = self.npend
-        w.upd.coef = self.pdU
-        w.upd.ld = ld
-        w.upd.ys = w.ys
-        if _sums_afresh(self.psums, self.npend, k):
-            w.upd.nt = k
-            w.upd.S = self.S
-        else:
-            w.upd.nt = ld
-            w.upd.S = NULL
-        w.upd.tile = self.src.update_tile()
-        begin_parts(&job, self.p.n, parts, self.src.n_threads, _overlap_part, &w)
-        taken = self._block_smo(eps, budget, partial)
-        _tl_mark(TL_SMO)
-        end_parts(&job)
-        _tl_mark(TL_JOIN)
-        status[0] = self._scan_joined(&w.scan, parts, full[0], viol, m)
-        self.since_full = 0 if full[0] else self.since_full + 1
-        return taken
-
-    cdef int _fresh_candidates(self, int m) noexcept nogil:
-        """The late scan's candidates less the last block's samples (cand and score
-        compacted in order; returns how many are left): their violations are from before
-        that block solved them, and the working set keeps them anyway (_load_block's top-up
-        with the previous block)."""
-        cdef Block* B = &self.B
-        cdef int a, kept = 0
-        for a in range(self.nprev):
-            B.loc[self.prev[a]] = 0
-        for a in range(m):
-            if B.loc[self.cand[a]] < 0:
-                self.cand[kept] = self.cand[a]
-                self.score[kept] = self.score[a]
-                kept += 1
-        for a in range(self.nprev):
-            B.loc[self.prev[a]] = -1
-        return kept
-
-    cdef int _run_overlapped(self, double eps, double* viol) noexcept nogil:
-        """run() with the blocks overlapped (_overlaps): the local SMO of block t runs while
-        the workers apply block t - 1's changes and scan, so block t + 1 is chosen from
-        scores one block late (the iterates differ from one thread's).  Convergence is
-        declared on a full scan of current scores only: a late scan at or below eps is
-        followed by the pending update and a full scan."""
-        cdef int m = 0, status, status2
-        cdef long long budget, taken
-        cdef bint partial, full = True
-        self.since_full = SHRINK_EVERY       # the shift s moved: every sample is scanned
-        self.last_viol = INFINITY
-        _tl_mark(-1)
-        status = self._scan(eps, viol, &m)
-        _tl_mark(TL_SCAN)
-        while True:
-            progress_note(self.steps / <double> max(self.p.n, 1), viol[0], self.src, self.p,
-                          self.st)
-            if status == STATUS_CONVERGED and viol[0] <= eps and (self.npend > 0 or not full):
-                status = self._drain()
-                self.since_full = SHRINK_EVERY
-                if status == STATUS_CONVERGED:
-                    status = self._scan(eps, viol, &m)
-                full = True
-                _tl_mark(TL_SCAN)
-                continue
-            if status != STATUS_CONVERGED or viol[0] <= eps:
-                self._drain()
-                return status
-            if self.steps >= self.max_steps:
-                status = self._drain()
-                return STATUS_MAX_ITER if status == STATUS_CONVERGED else status
-            if SELECT_MODE & 1:
-                m = self._fresh_candidates(m)
-            partial = m > self.qmax - self.nprev // 2
-            if SELECT_MODE & 2:
-                m = self._recheck_candidates(m, eps)
-            status = self._load_block(m)
-            _tl_mark(TL_LOAD)
-            if status != STATUS_CONVERGED:
-                self._drain()
-                return status
-            budget = min(self.max_steps - self.steps, 50 * <long long> self.B.q + 100)
-            taken = self._overlapped_block(eps, budget, partial, viol, &m, &status, &full)
-            self.steps += taken if taken > 0 else 1
-            self.blocks += 1
-            if self.interrupted or tick(&self.work, (taken + 1) * self.B.q):
-                self._drain()
-                return STATUS_INTERRUPTED
-            status2 = self._pend_changes()
-            _tl_mark(TL_UPDATE)
-            if status2 != STATUS_CONVERGED:
-                self._drain()
-                return STATUS_INTERRUPTED
-
     cdef int run(self, double eps, double* viol) noexcept nogil:
         """Working-set rounds until the violation is <= eps: CONVERGED, MAX_ITER (the step
         budget is spent), NONFINITE or INTERRUPTED."""
         cdef int m, status
         cdef long long budget, taken
         cdef bint partial
-        if self._overlaps():
-            return self._run_overlapped(eps, viol)
         self.since_full = SHRINK_EVERY       # the shift s moved: every sample is scanned
         self.last_viol = INFINITY
         _tl_mark(-1)

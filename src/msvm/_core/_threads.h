@@ -78,7 +78,7 @@ static void msvm_part(ptrdiff_t n, int parts, int t, ptrdiff_t align, ptrdiff_t 
 }
 
 /* Seconds on the calling thread's CPU clock (thread_cpu) or the monotonic wall clock (for
- * the solver's timeline, _smo.pyx: TIMELINE); 0 where the clock is missing. */
+ * the solver's profile, _smo.pyx: PROFILE); 0 where the clock is missing. */
 static double msvm_clock(int thread_cpu)
 {
 #if defined(CLOCK_THREAD_CPUTIME_ID) && defined(CLOCK_MONOTONIC)
