@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 from benchmarks.harness import git_commit, markdown_table, module_settings
-from benchmarks.probability_lean import ONE_FIT_REPEATS, TIMED_REPEATS, _cpu_fit, _platt
+from benchmarks.probability_lean import _cpu_fit, compare_row
 
 RESULTS = pathlib.Path(__file__).parent / "results"
 HEADING = "## 9j. TargetedLocalMSVM's weighted refits on the linear kernel's rows"
@@ -107,19 +107,6 @@ def _maker(C):
     return make
 
 
-def _scores(est, X_test, y_test, truth):
-    from sklearn.metrics import log_loss
-
-    proba = est.predict_proba(X_test)
-    y_enc = np.searchsorted(est.classes_, y_test)
-    out = {"log_loss": float(log_loss(y_enc, proba, labels=np.arange(len(est.classes_)))),
-           "agreement": float(np.mean(np.argmax(proba, axis=1)
-                                      == np.searchsorted(est.classes_, est.predict(X_test))))}
-    if truth is not None:
-        out["mae"] = float(np.mean(np.abs(proba - truth)))
-    return out, proba
-
-
 def _counted_fit(make, X, y):
     """A probability fit with its grid solves counted and its smoothed-primal starts and
     grid solves timed (CPU)."""
@@ -153,32 +140,14 @@ def _counted_fit(make, X, y):
 
 
 def compare(make, X, y, X_test, y_test, truth):
-    """One fit, before and after alternating, Platt, scores and the profile of each side."""
+    """``compare_row`` (one fit, before and after alternating, Platt, scores) and the
+    profile of one more probability fit of each side."""
+    row = compare_row(make, X, y, X_test, y_test, truth, before=main_plan)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        one = min(_cpu_fit(make(False), X, y)[0] for _ in range(ONE_FIT_REPEATS))
-        times, fits = {"before": [], "after": []}, {}
-        for _ in range(TIMED_REPEATS):
-            for name, context in (("before", main_plan), ("after", contextlib.nullcontext)):
-                with context():
-                    cpu, est = _cpu_fit(make(True), X, y)
-                times[name].append(cpu)
-                fits[name] = est
-        profiles = {}
         for name, context in (("before", main_plan), ("after", contextlib.nullcontext)):
             with context():
-                profiles[name] = _counted_fit(make, X, y)
-        platt_cpu, platt = _platt(make, X, y)
-    row = {"n": len(y), "k": len(np.unique(y)), "one_fit": one, "platt_cpu": platt_cpu}
-    probas = {}
-    for name, est in fits.items():
-        scores, probas[name] = _scores(est, X_test, y_test, truth)
-        row[name] = {"cpu": min(times[name]), "cpus": times[name],
-                     "n_fits": int(est.n_probability_fits_),
-                     "factor": float(est.probability_C_factor_), **scores,
-                     "profile": profiles[name]}
-    row["platt"], _ = _scores(platt, X_test, y_test, truth)
-    row["max_diff"] = float(np.max(np.abs(probas["before"] - probas["after"])))
+                row[name]["profile"] = _counted_fit(make, X, y)
     return row
 
 
