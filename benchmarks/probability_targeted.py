@@ -15,9 +15,10 @@ standardized, its first column targeted):
   grid solves.
 
 Run ``python -m benchmarks.probability_targeted`` (``--quick``: S1 at n = 300 only, nothing
-written; ``--no-S2``: S1 and wine); it writes benchmarks/results/probability_targeted.json
-and puts the section into benchmarks/results/probability.md after section 9h (or in place
-of an earlier 9j), leaving the other sections as they are.
+written; ``--no-S2``: S1 and wine; ``--render``: the section again from the JSON).  It
+writes benchmarks/results/probability_targeted.json and puts the section into
+benchmarks/results/probability.md after section 9h (or in place of an earlier 9j), leaving
+the other sections as they are.
 """
 
 import contextlib
@@ -221,12 +222,19 @@ def _targets(rows):
     return "\n".join(lines)
 
 
+def _scenarios(rows):
+    """The scenarios measured, in words (a run with ``--no-S2`` has S1 only)."""
+    named = {"S1": "scenario S1 (k = 3)", "S2": "scenario S2 (k = 5)"}
+    found = [text for key, text in named.items() if any(row.startswith(key) for row in rows)]
+    return " and ".join(found) if found else "no scenario"
+
+
 def render(res):
     load = ", ".join(f"{v:.1f}" for v in res["load"])
     return (
         f"{HEADING} (issue 25 item 1, round 16)\n\n"
         "TargetedLocalMSVM (linear kernel, n_grid = 20, probability_grid = 8, random_state = "
-        "0) on Kang, Lin and Zhang's scenarios S1 (k = 3) and S2 (k = 5) of "
+        f"0) on Kang, Lin and Zhang's {_scenarios(res['rows'])} of "
         "`make_targeted_example` (draw 0 at the default n; 2000 test samples of draw 1, MAE "
         "against their true probabilities) at the default C ('auto': k - 1) and the README's "
         "C = 1, and on wine (its first column targeted; log loss on the 30 % test part). "
@@ -263,6 +271,12 @@ def splice(report, section):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if "--render" in argv:
+        # the section again from the last run's numbers (probability_targeted.json)
+        res = json.loads((RESULTS / "probability_targeted.json").read_text())
+        md = RESULTS / "probability.md"
+        md.write_text(splice(md.read_text(), render(res)))
+        return 0
     quick = "--quick" in argv
     # --no-S2: S1 and wine only (S2's rows took over 20 minutes at a load of 10)
     res = bench(quick, ("S1",) if "--no-S2" in argv else ("S1", "S2"))
