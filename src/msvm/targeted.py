@@ -21,6 +21,7 @@ from ._dask import is_dask_collection
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._kernels import dense, kernel_matrix, make_row_source
+from ._plan import plan_solve
 from ._losses import reinforced_loss
 from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import reinforced_problem
@@ -64,6 +65,15 @@ class _GridFit:
     weighed: Optional[np.ndarray] = None
 
 
+
+
+# Whether the weighted refits of probability=True (a chain's levels and its top fit, warm-started
+# from a fit of the same grid) on the linear kernel solve every grid point by the dual solver on
+# the linear kernel's rows from that point's previous fit, where the refits' plan
+# (``msvm._plan.refit_rows``) put them on explicit features, whose smoothed-primal start runs
+# its whole continuation again at every grid point and discards the warm start (round 16,
+# benchmarks/results/probability.md section 9j); False: main 5c4386a's plan.
+LEVELS_ON_LINEAR_ROWS = True
 
 
 # Whether a warm-started refit takes a grid point's previous fit as it is where that fit is
@@ -423,6 +433,25 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                               shift=shift, cache_dtype=plan.cache_dtype, rows=plan.rows)
         src.set_threads(self._solver_threads())
         return src_X, src, plan
+
+    def _solve_plan(self, source, n_samples, weights):
+        """The base's plan (:meth:`BaseMSVM._solve_plan`), except for a warm-started
+        probability refit on the linear kernel (:meth:`_warm_level`): the linear kernel's
+        rows (``LEVELS_ON_LINEAR_ROWS``)."""
+        if not (source == "linear" and self._warm_level()):
+            return super()._solve_plan(source, n_samples, weights)
+        overrides = {**(getattr(self, "_plan_overrides", None) or {}), "rows": "linear rows"}
+        return plan_solve(source, n_samples, kernel=self.kernel, cache_size=self.cache_size,
+                          cache_dtype=self.cache_dtype, tol=self.tol, C=self.C_,
+                          weights=weights, overrides=overrides)
+
+    def _warm_level(self):
+        """Whether this fit is a weighted refit of ``probability=True`` (a chain's level or
+        its top fit) warm-started from a fit of the same grid, with ``LEVELS_ON_LINEAR_ROWS``:
+        each grid point's solve starts next to its solution, which dual coordinate descent
+        reaches in a few epochs."""
+        return (LEVELS_ON_LINEAR_ROWS and getattr(self, "_probability_refit", False)
+                and self.warm_start and self._warm_start_state() is not None)
 
     def _grid_key(self, src_X, y):
         """What a grid point's fit is of besides its weights: the training rows (a hash), the
