@@ -491,9 +491,8 @@ class DualSequence:
         total, done, certify, finished = self.max_iter, 0, started, 0
         started = started or self.features is None
         finish = finish_dual if problem.var_group is None else finish_grouped
-        first = self.plan.finish_after or FINISH_AFTER     # a calibration fold's: later
         finishing = finish is not None and total > FINISH_AFTER
-        budget = min(first, total) if finishing else total
+        budget = min(self.plan.finish_after or FINISH_AFTER, total) if finishing else total
         if dual_first and finishing:
             budget = min(dual_first, total)
         late = False
