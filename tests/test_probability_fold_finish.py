@@ -31,13 +31,16 @@ def data():
 def test_fold_finish_overrides_rule(monkeypatch):
     assert _plan.FOLD_FINISH_AFTER > FINISH_AFTER
     expected = {"finish_after": _plan.FOLD_FINISH_AFTER}
-    assert _plan.fold_finish_overrides("rbf", None) == expected
-    assert _plan.fold_finish_overrides("precomputed", None) == expected
+    big = _plan.FOLD_FINISH_MIN_VARIABLES
+    assert _plan.fold_finish_overrides("rbf", None, big // 10, 10) == expected
+    assert _plan.fold_finish_overrides("precomputed", None, big, 2) == expected
+    # small folds keep the sequence's budget
+    assert _plan.fold_finish_overrides("rbf", None, big // 10 - 1, 10) == {}
     # explicit features or the linear kernel: the first stop is also the late primal start's
-    assert _plan.fold_finish_overrides("linear", None) == {}
-    assert _plan.fold_finish_overrides("rbf", "nystroem") == {}
+    assert _plan.fold_finish_overrides("linear", None, big, 10) == {}
+    assert _plan.fold_finish_overrides("rbf", "nystroem", big, 10) == {}
     monkeypatch.setattr(_plan, "FOLD_FINISH_AFTER", 0)
-    assert _plan.fold_finish_overrides("rbf", None) == {}
+    assert _plan.fold_finish_overrides("rbf", None, big, 10) == {}
 
 
 def test_finish_after_override_validated():
@@ -85,6 +88,8 @@ def _spied_own_fits(monkeypatch):
 
 
 def _probability_fit(X, y, fold_finish_after, monkeypatch, cls=ReinforcedMSVM):
+    # the folds here (133 samples, 4 classes) are below the size the rule takes; lowered
+    monkeypatch.setattr(_plan, "FOLD_FINISH_MIN_VARIABLES", 100)
     monkeypatch.setattr(_plan, "FOLD_FINISH_AFTER", fold_finish_after)
     own = _spied_own_fits(monkeypatch)
     est = cls(C=100.0, gamma="scale", probability=True, probability_grid=4).fit(X, y)
@@ -111,6 +116,14 @@ def test_fold_fits_take_the_later_stop(data, monkeypatch):
     assert np.max(np.abs(p_after - p_before)) < 0.05
     np.testing.assert_array_equal(after.classes_[np.argmax(p_after, axis=1)], after.predict(X))
     np.testing.assert_allclose(p_after.sum(axis=1), 1.0)
+
+
+def test_small_folds_keep_the_budget(data, monkeypatch):
+    X, y = data
+    own = _spied_own_fits(monkeypatch)
+    ReinforcedMSVM(C=100.0, gamma="scale", probability=True, probability_grid=4).fit(X, y)
+    assert len(own) == _probability.REFITTED_FOLDS
+    assert all(fit.solver_plan_.finish_after == 0 for fit in own)
 
 
 def test_switch_off_restores_the_former_fits(data, monkeypatch):

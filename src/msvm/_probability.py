@@ -869,12 +869,18 @@ def _fold_template(template, parts, runner):
     approximation = getattr(template, "kernel_approximation", None)
     overrides = {**fold_overrides(approximation, template.C * heaviest, n,
                                   getattr(template, "n_components", n)),
-                 **fold_finish_overrides(template.kernel, approximation)}
+                 **fold_finish_overrides(template.kernel, approximation, n,
+                                         _n_classes(parts))}
     if not overrides or runner.fits is not runner:
         return template
     template = _with_params(template)
     template._plan_overrides = overrides
     return template
+
+
+def _n_classes(parts):
+    """The most classes among the training parts (X, y, sample_weight) of the folds."""
+    return max((len(np.unique(part[1])) for part in parts), default=0)
 
 
 def _with_params(template, **params):
