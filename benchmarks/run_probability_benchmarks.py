@@ -1270,7 +1270,8 @@ SETUPS["9l"] = (
     "held-out scoring, the shape fit, the full data's chains; the compiled solves, exact "
     "finishing steps and epochs of each), and the probability fit before (main 7372d01: a "
     "fold's fits take their first exact finishing step after 100 epochs) and after "
-    "(`msvm._plan.FOLD_FINISH_AFTER`: after 400 epochs on kernel rows). Written by "
+    "(`msvm._plan.FOLD_FINISH_AFTER`: after 400 epochs on kernel rows, on folds of at "
+    "least 2,000 samples times classes). Written by "
     "`benchmarks/probability_lean.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
