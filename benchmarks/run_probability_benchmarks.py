@@ -63,11 +63,12 @@ import warnings
 
 import numpy as np
 
-from benchmarks.probability_lean import (bench_fixed_cost, bench_lean_levels, bench_level_loop,
+from benchmarks.probability_lean import (bench_fixed_cost, bench_fold_finish,
+                                         bench_lean_levels, bench_level_loop,
                                          bench_level_steps, bench_small_solve,
-                                         render_fixed_cost, render_level_loop,
-                                         render_lean_levels, render_level_steps,
-                                         render_small_solve)
+                                         render_fixed_cost, render_fold_finish,
+                                         render_level_loop, render_lean_levels,
+                                         render_level_steps, render_small_solve)
 from benchmarks.probability_paths import (bench_chain_dc, bench_dc_levels, bench_dc_loop,
                                           bench_paths, render_chain_dc, render_dc_levels,
                                           render_dc_loop, render_paths)
@@ -1259,13 +1260,26 @@ SETUPS["9k"] = (
     "untruncated) on Liu and Yuan's examples 4.1.1 and 4.1.2 (n = 400), wine and breast "
     "cancer at C = 1, the refits and solves counted, and the scores over three splits. "
     "Written by `benchmarks/probability_paths.py`.")
+SETUPS["9l"] = (
+    "9l. The calibration folds' first finishing step on pendigits 2,000 (issue 25 item 1, "
+    "round 16)",
+    "ReinforcedMSVM, WestonWatkinsMSVM and AngleBasedMSVM on a stratified 2,000-sample part "
+    "of pendigits (the split of section 9b, C = 10, gamma 'scale'; ReinforcedMSVM also on "
+    "all 7,694 samples): where ReinforcedMSVM's probability fit spends its CPU time by "
+    "phase (the estimator's own fit, the calibration folds' own fits and chains, the "
+    "held-out scoring, the shape fit, the full data's chains; the compiled solves, exact "
+    "finishing steps and epochs of each), and the probability fit before (main 7372d01: a "
+    "fold's fits take their first exact finishing step after 100 epochs) and after "
+    "(`msvm._plan.FOLD_FINISH_AFTER`: after 400 epochs on kernel rows, on folds of at "
+    "least 2,000 samples times classes). Written by "
+    "`benchmarks/probability_lean.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
           "7": render_settled, "8": render_shared_rows, "9": render_lean_refits,
           "9b": render_lean_levels, "9c": render_level_steps,
           "9d": render_paths, "9e": render_fixed_cost, "9f": render_level_loop,
           "9g": render_dc_levels, "9h": render_small_solve, "9i": render_dc_loop,
-          "9k": render_chain_dc}
+          "9k": render_chain_dc, "9l": render_fold_finish}
 
 
 def render_report(data):
@@ -1305,7 +1319,7 @@ def main(argv=None):
                            "9d": bench_paths, "9e": bench_fixed_cost,
                            "9f": bench_level_loop, "9g": bench_dc_levels,
                            "9h": bench_small_solve, "9i": bench_dc_loop,
-                           "9k": bench_chain_dc},
+                           "9k": bench_chain_dc, "9l": bench_fold_finish},
                           SETUPS, RENDER, render_report)
 
 

@@ -147,6 +147,24 @@ REFIT_EXPLICIT_MIN_SAMPLES = 500
 # round 14 (benchmarks).
 REFIT_FOLD_PRIMAL = True
 REFIT_FOLD_MIN_BOUND = 750.0
+# Round 16: a calibration fold's fits (at most 1,000 samples, msvm._probability.
+# CALIBRATION_TRAIN_MAX) try the exact finishing step (msvm/_finish.py) only after
+# FOLD_FINISH_AFTER epochs instead of msvm._sequence.FINISH_AFTER (100): on their weights
+# n / n_train (2 on pendigits at 2,000 samples, C = 10: box bounds 20) the own fits ran into
+# the 100 epochs, and one finishing step on their ~2,000 free variables (a dense LU) cost
+# 0.5-0.8 s, where the solver alone converged at 119-124 epochs (0.21-0.24 s against
+# 0.70-0.96 s a fold's own fit, CPU, one process, alternating; ReinforcedMSVM, RBF
+# gamma='scale').  An epoch on 1,000 samples costs a few ms, so the epochs up to the later
+# first stop cost at most about one such finishing step where the solver still does not
+# converge.  0 restores the sequence's own budget (benchmarks: section 9l).  Only on folds of
+# at least FOLD_FINISH_MIN_VARIABLES samples times classes: the finishing step's dense
+# factorization grows as the cube of the free set, an epoch as n^2 k, and on small folds the
+# step costs little and its exact solution keeps the calibration where it was (example
+# 4.1.2, n = 400, C = 10, WestonWatkinsMSVM, folds of 266 samples and 3 classes: the same
+# CPU time, mean absolute error 0.0486 -> 0.0541 with the later stop, over issue 25's
+# +0.002; on every other small set of section 9f the probabilities were identical).
+FOLD_FINISH_AFTER = 400
+FOLD_FINISH_MIN_VARIABLES = 2000
 # how much faster per flop the Newton system's dense factorization runs than an epoch of
 # dual coordinate descent (BLAS level 3 against vector updates; measured about 3-4)
 FACTOR_SPEEDUP = 3.0
@@ -282,6 +300,19 @@ def fold_overrides(kernel_approximation, bound, n, d):
     return {}
 
 
+def fold_finish_overrides(kernel, kernel_approximation, n, k):
+    """The ``finish_after`` override of a calibration fold's fits of n samples and k classes
+    on kernel rows (a computed or precomputed kernel, neither the linear kernel nor an
+    approximate kernel's features, whose first budget stop is also where a late
+    smoothed-primal start is made): ``FOLD_FINISH_AFTER`` epochs before the first exact
+    finishing step where n k reaches ``FOLD_FINISH_MIN_VARIABLES``; {} otherwise or when
+    ``FOLD_FINISH_AFTER`` is 0."""
+    if (not FOLD_FINISH_AFTER or kernel == "linear" or kernel_approximation is not None
+            or n * k < FOLD_FINISH_MIN_VARIABLES):
+        return {}
+    return {"finish_after": FOLD_FINISH_AFTER}
+
+
 def primal_start_possible(problem, X):
     """Whether the smoothed-primal start can run at all (whether it pays aside): explicit
     features, terms it can smooth (``_smoothable``), a Newton system of at most
@@ -370,6 +401,10 @@ class SolvePlan:
         (``refit_dual_budget``).
     clusters : int
         Clusters the start of the first solve was built on (0: no cluster start made).
+    finish_after : int
+        Epochs the solver runs before its first exact finishing step (0: the sequence's
+        ``msvm._sequence.FINISH_AFTER``); a calibration fold's fits set
+        ``FOLD_FINISH_AFTER`` (``fold_overrides``).
     steps : tuple of SolveStep
         What each solve of the fit ran, in order (empty before the first solve).
     """
@@ -384,6 +419,7 @@ class SolvePlan:
     cluster_size: int = CLUSTER_SIZE
     clusters: int = 0
     refit_start: str = "primal"
+    finish_after: int = 0
 
     def inner_solver(self, src, problem):
         """(solver, working_set) of a solve of ``problem`` on the row source ``src``."""
@@ -463,11 +499,11 @@ class SolvePlan:
 
 def _check_overrides(overrides, source):
     unknown = set(overrides) - {"rows", "solver", "primal_start", "cache_dtype", "working_set",
-                                "cluster_start", "cluster_size", "refit_start"}
+                                "cluster_start", "cluster_size", "refit_start", "finish_after"}
     if unknown:
         raise ValueError(f"unknown plan overrides {sorted(unknown)}; use rows, solver, "
                          f"primal_start, cache_dtype, working_set, cluster_start, "
-                         f"cluster_size or refit_start")
+                         f"cluster_size, refit_start or finish_after")
     choices = {"solver": SOLVERS, "primal_start": PRIMAL_STARTS, "cache_dtype": CACHE_DTYPES,
                "cluster_start": CLUSTER_STARTS, "refit_start": REFIT_STARTS,
                "rows": ("linear rows", "explicit features") if source == "linear" else ()}
@@ -475,9 +511,10 @@ def _check_overrides(overrides, source):
         if name in overrides and overrides[name] not in allowed:
             raise ValueError(f"plan override {name}={overrides[name]!r} is not possible for "
                              f"a {source!r} row source; choose one of {list(allowed)}")
-    ws = overrides.get("working_set", 0)
-    if not isinstance(ws, (int, np.integer)) or ws < 0:
-        raise ValueError(f"plan override working_set must be an int >= 0; got {ws!r}")
+    for name in ("working_set", "finish_after"):
+        value = overrides.get(name, 0)
+        if not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"plan override {name} must be an int >= 0; got {value!r}")
     size = overrides.get("cluster_size", CLUSTER_SIZE)
     if not isinstance(size, (int, np.integer)) or size < 1:
         raise ValueError(f"plan override cluster_size must be an int >= 1; got {size!r}")
@@ -503,8 +540,9 @@ def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype=
     overrides : dict, default=None
         Forced decisions (tests, benchmarks): ``rows`` ('linear rows' or 'explicit
         features', for the 'linear' source), ``solver``, ``primal_start``, ``cache_dtype``,
-        ``working_set``, ``cluster_start``, ``cluster_size`` and ``refit_start`` (see
-        :class:`SolvePlan`; a probability chain's refits set ``refit_start``).
+        ``working_set``, ``cluster_start``, ``cluster_size``, ``refit_start`` and
+        ``finish_after`` (see :class:`SolvePlan`; a probability chain's refits set
+        ``refit_start``, a calibration fold's fits ``finish_after``).
 
     Returns
     -------
@@ -531,7 +569,8 @@ def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype=
     return SolvePlan(rows, dtype, solver, primal, int(overrides.get("working_set", 0)),
                      cluster_start=clusters,
                      cluster_size=int(overrides.get("cluster_size", CLUSTER_SIZE)),
-                     refit_start=overrides.get("refit_start", "primal"))
+                     refit_start=overrides.get("refit_start", "primal"),
+                     finish_after=int(overrides.get("finish_after", 0)))
 
 
 def source_plan(src, explicit_features):

@@ -310,7 +310,7 @@ from ._kernels import kernel_matrix
 from ._level_chain import LevelState, ScaledDual
 from ._level_chain import applies as level_steps_apply
 from ._losses import margins as generalized_margins
-from ._plan import fold_overrides, refit_rows, resolve_cache_dtype
+from ._plan import fold_finish_overrides, fold_overrides, refit_rows, resolve_cache_dtype
 from ._thread_pools import one_blas_thread
 from ._validation import check_finite_decision
 from ._warm_start import DualStart
@@ -860,18 +860,27 @@ def _chain_overrides(template, X, start):
 def _fold_template(template, parts, runner):
     """The template of a calibration fold's fits with their plan overrides
     (``msvm._plan.fold_overrides``: on an approximate kernel's features, the smoothed-primal
-    route where the weights n / n_train blow the box bound up), or ``template`` itself (no
-    override, or chunked fits).  The fold's own fit, its top fits and its chains (through
-    :func:`_chain_overrides`) copy them from it."""
+    route where the weights n / n_train blow the box bound up; ``fold_finish_overrides``: on
+    kernel rows, the first exact finishing step after ``msvm._plan.FOLD_FINISH_AFTER``
+    epochs), or ``template`` itself (no override, or chunked fits).  The fold's own fit, its
+    top fits and its chains (through :func:`_chain_overrides`) copy them from it."""
     heaviest = max((float(np.max(part[2])) for part in parts if len(part[2])), default=0.0)
     n = min((len(part[2]) for part in parts), default=0)
-    overrides = fold_overrides(getattr(template, "kernel_approximation", None),
-                               template.C * heaviest, n, getattr(template, "n_components", n))
+    approximation = getattr(template, "kernel_approximation", None)
+    overrides = {**fold_overrides(approximation, template.C * heaviest, n,
+                                  getattr(template, "n_components", n)),
+                 **fold_finish_overrides(template.kernel, approximation, n,
+                                         _n_classes(parts))}
     if not overrides or runner.fits is not runner:
         return template
     template = _with_params(template)
     template._plan_overrides = overrides
     return template
+
+
+def _n_classes(parts):
+    """The most classes among the training parts (X, y, sample_weight) of the folds."""
+    return max((len(np.unique(part[1])) for part in parts), default=0)
 
 
 def _with_params(template, **params):

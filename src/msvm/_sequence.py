@@ -475,10 +475,11 @@ class DualSequence:
         """The compiled solve, interleaved with exact finishing steps (msvm/_finish.py).
 
         Where the finishing step applies (no group caps), the solver first runs for at most
-        FINISH_AFTER epochs; each time it stops at that budget, the dual is solved exactly
-        on its free set from the solver's iterate and the solver goes on from the result
-        (a proposal that its own stopping rule certifies, in its first augmented-Lagrangian
-        round, or not), with a budget twice the work done so far, up to max_iter in all.
+        FINISH_AFTER epochs (the plan's ``finish_after`` where set: a calibration fold's
+        fits); each time it stops at that budget, the dual is solved exactly on its free set
+        from the solver's iterate and the solver goes on from the result (a proposal that
+        its own stopping rule certifies, in its first augmented-Lagrangian round, or not),
+        with a budget twice the work done so far, up to max_iter in all.
         A free set above MAX_FREE variables is finished only when `_finish_due` says so.
         Returns (alpha, mu, result, finishing steps taken, whether a 'dual first' refit went
         on from the late primal start), the result's epochs summed over the runs.
@@ -491,7 +492,7 @@ class DualSequence:
         started = started or self.features is None
         finish = finish_dual if problem.var_group is None else finish_grouped
         finishing = finish is not None and total > FINISH_AFTER
-        budget = FINISH_AFTER if finishing else total
+        budget = min(self.plan.finish_after or FINISH_AFTER, total) if finishing else total
         if dual_first and finishing:
             budget = min(dual_first, total)
         late = False
