@@ -1,0 +1,337 @@
+"""Where "exact at any C" stands: one (model, kernel, n, C) matrix of fits (issue 23 item 1).
+
+Run from the repository root, under ``nice``:
+``nice -n 10 python -m benchmarks.run_convergence_matrix [--cells small,large]
+[--n 5,30] [--models A,B] [--cap 120] [--dry]``.
+
+Every cell is one fit at the defaults (tol, max_iter) on make_blobs (3 classes, d = 3,
+cluster_std = 2.0 so the classes overlap, random_state 0; n = 5 has 2 classes), run in a
+worker process with one BLAS thread; a fit still running after ``--cap`` wall seconds is
+ended with its worker (the cell says "capped") and a new worker takes the next cell.  Per
+cell: ``converged_``, ``stop_reason_`` and the first ConvergenceWarning's text, CPU seconds
+of the fit (``time.process_time`` in the worker), ``n_iter_`` and, for n <= 300 and the
+convex models, the relative gap of ``objective_`` to the optimum of the independent
+reference (``oracle``: cvxpy + Clarabel on the primal, as tests/test_objective_accuracy.py
+computes it; "ref failed" where the reference does not solve).  For the DC fits
+(RobustMSVM, AdaptiveWeightedSVM) ``converged_`` is True only when the outer loop stopped
+on its rule and every convex step converged (``stop_reason_`` names the loop's stop, or
+else the last convex step that stopped early); there is no global reference for them.
+
+The small cells (models x kernels x C x n in SMALL_N) and the large ones (rbf, n in
+LARGE_N, C in LARGE_C) are merged into benchmarks/results/convergence_matrix.json by key,
+so the two can be run (or rerun) separately; the Markdown page is written from the JSON.
+"""
+
+import argparse
+import multiprocessing
+import os
+import time
+import warnings
+from collections import Counter, defaultdict
+
+import numpy as np
+
+from benchmarks.harness import RESULTS, git_commit, markdown_table, write_json
+
+MD_PATH, JSON_PATH = RESULTS / "convergence_matrix.md", RESULTS / "convergence_matrix.json"
+MODELS = ("ReinforcedMSVM", "LLW", "WestonWatkinsMSVM", "AngleBasedMSVM",
+          "WeightedRobustMSVM", "AdaptiveWeightedSVM", "RobustMSVM")
+DC_MODELS = ("AdaptiveWeightedSVM", "RobustMSVM")
+KERNELS = ("linear", "rbf", "poly", "precomputed")
+C_GRID = (1e-4, 1e-2, 1.0, 1e2, 1e4, 1e6, 1e8)
+SMALL_N = (5, 30, 300, 3000)
+LARGE_N = (10_000, 30_000)
+LARGE_C = (1.0, 1e2, 1e4)
+# up to this n the cell is compared with the reference optimum
+REFERENCE_MAX_N = 300
+# the utility matrix of WeightedRobustMSVM (rows: true class), for k = 3 and k = 2
+UTILITY = {3: np.array([[1.0, 0.3, 0.1], [0.2, 1.0, 0.4], [0.3, 0.1, 1.0]]),
+           2: np.array([[1.0, 0.3], [0.2, 1.0]])}
+
+
+# --------------------------------------------------------------------------- one cell
+def cell_data(n):
+    """(X, y, k) of a cell: make_blobs, 3 overlapping classes in d = 3 (2 classes at n = 5)."""
+    from sklearn.datasets import make_blobs
+
+    k = 2 if n <= 5 else 3
+    X, y = make_blobs(n_samples=n, centers=k, n_features=3, cluster_std=2.0, random_state=0)
+    return X, y, k
+
+
+def make_estimator(model, C, kernel, k):
+    """The estimator of a cell (kernel 'precomputed' takes the linear Gram matrix)."""
+    from msvm import (AdaptiveWeightedSVM, AngleBasedMSVM, ReinforcedMSVM, RobustMSVM,
+                      WeightedRobustMSVM, WestonWatkinsMSVM)
+
+    common = dict(C=C, kernel=kernel, degree=2)
+    if model == "LLW":
+        return ReinforcedMSVM(reinforcement=0.0, **common)
+    if model == "WeightedRobustMSVM":
+        return WeightedRobustMSVM(utility=UTILITY[k], truncation=None, **common)
+    return {"ReinforcedMSVM": ReinforcedMSVM, "WestonWatkinsMSVM": WestonWatkinsMSVM,
+            "AngleBasedMSVM": AngleBasedMSVM, "AdaptiveWeightedSVM": AdaptiveWeightedSVM,
+            "RobustMSVM": RobustMSVM}[model](**common)
+
+
+def reference_optimum(model, est, X, y, k, C, kernel):
+    """The optimum of the cell's convex problem from the independent reference."""
+    from oracle import (cvx_angle_loss, cvx_weighted_loss, cvx_ww_loss, kernel_matrix,
+                        penalty, primal_fit, reference_fit, reinforced_loss, vertices,
+                        weighted_loss, ww_loss)
+
+    n = len(y)
+    w = np.ones(n)
+    if kernel in ("linear", "precomputed"):
+        K = X @ X.T
+    else:
+        K = kernel_matrix(X, X, kernel, gamma=est.gamma_, degree=est.degree, coef0=est.coef0)
+    if model in ("ReinforcedMSVM", "LLW"):
+        return reference_fit(K, y, w, C, est.reinforcement, k=k)[0]
+    if model == "WestonWatkinsMSVM":
+        V, b, F = primal_fit(K, k, cvx_ww_loss(y, w, C))
+        return penalty(V, K) + C * ww_loss(F, y, w)
+    if model == "WeightedRobustMSVM":
+        U = UTILITY[k]
+        V, b, F = primal_fit(K, k, cvx_weighted_loss(y, w, C, U))
+        return penalty(V, K) + C * weighted_loss(F, y, w, U, None)
+    V, b, F = primal_fit(K, k - 1, cvx_angle_loss(y, w, C, est.reinforcement, k),
+                         sum_to_zero=False)
+    return penalty(V, K) + C * reinforced_loss(F @ vertices(k), y, w, est.reinforcement)
+
+
+def run_cell(cell):
+    """Fit one cell; a dict of what the matrix records."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    model, kernel, n, C = cell
+    X, y, k = cell_data(n)
+    est = make_estimator(model, C, kernel, k)
+    data = X @ X.T if kernel == "precomputed" else X
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cpu = time.process_time()
+        est.fit(data, y)
+        cpu = time.process_time() - cpu
+    conv = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    res = {"converged": bool(est.converged_), "stop_reason": str(est.stop_reason_),
+           "warnings": len(conv), "warning": conv[0][:300] if conv else "",
+           "cpu": cpu, "n_iter": int(est.n_iter_), "objective": float(est.objective_),
+           "duality_gap": float(getattr(est, "duality_gap_", np.nan)),
+           "kkt_residual": float(getattr(est, "kkt_residual_", np.nan)),
+           "plan": str(getattr(est, "solver_plan_", ""))[:200]}
+    if n <= REFERENCE_MAX_N and model not in DC_MODELS:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                optimum = float(reference_optimum(model, est, X, y, k, C, kernel))
+            res["optimum"] = optimum
+            res["rel_gap"] = (res["objective"] - optimum) / max(abs(optimum), 1e-12)
+        except Exception as exc:                   # the reference itself did not solve
+            res["ref_error"] = f"{type(exc).__name__}: {str(exc)[:120]}"
+    return res
+
+
+def _worker(conn):
+    """Fit the cells sent on ``conn`` one after another, sending each result back."""
+    while True:
+        cell = conn.recv()
+        if cell is None:
+            return
+        try:
+            conn.send(run_cell(cell))
+        except Exception as exc:                   # a fit that raised: recorded, not fatal
+            conn.send({"error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+
+
+class Worker:
+    """A spawned worker process (one BLAS thread) that fits cells; restarted after a cap."""
+
+    def __init__(self):
+        os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker, args=(child,), daemon=True)
+        self.proc.start()
+
+    def fit(self, cell, cap):
+        """The cell's result, or {'capped': True} after ``cap`` wall seconds."""
+        start = time.perf_counter()
+        self.conn.send(cell)
+        if self.conn.poll(cap):
+            res = self.conn.recv()
+        else:
+            res = {"capped": True}
+            self.close(kill=True)
+        res["wall"] = time.perf_counter() - start
+        return res
+
+    def close(self, kill=False):
+        if kill:
+            self.proc.kill()
+        else:
+            self.conn.send(None)
+        self.proc.join()
+
+
+# --------------------------------------------------------------------------- the matrix
+def small_cells(ns, models):
+    return [(m, kern, n, C) for n in ns for m in models for kern in KERNELS for C in C_GRID]
+
+
+def large_cells(ns, models):
+    return [(m, "rbf", n, C) for n in ns for m in models for C in LARGE_C]
+
+
+def key(cell):
+    model, kernel, n, C = cell
+    return f"{model}|{kernel}|{n}|{C:g}"
+
+
+def load_results():
+    import json
+
+    if JSON_PATH.exists():
+        return json.loads(JSON_PATH.read_text())
+    return {"runs": [], "cells": {}}
+
+
+def run_matrix(cells, cap, data, skip_after_cap=True):
+    """Fit every cell (a worker per cap); write the JSON and Markdown after each n."""
+    worker = Worker()
+    capped_families = set()
+    last_n = None
+    for cell in cells:
+        model, kernel, n, C = cell
+        family = (model, kernel, n)
+        if last_n is not None and n != last_n:
+            write_reports(data)
+        last_n = n
+        if skip_after_cap and family in capped_families:
+            res = {"skipped": "a smaller C of this row was capped"}
+        else:
+            res = worker.fit(cell, cap)
+            if res.get("capped"):
+                capped_families.add(family)
+                worker = Worker()
+        data["cells"][key(cell)] = {"model": model, "kernel": kernel, "n": n, "C": C, **res}
+        print(key(cell), _status(data["cells"][key(cell)]), f"{res.get('cpu', 0):.2f}s",
+              flush=True)
+    worker.close()
+    write_reports(data)
+
+
+# --------------------------------------------------------------------------- the report
+def _status(c):
+    """A cell's one-word state: ok, capped, skipped, error or its stop reason."""
+    if c.get("capped"):
+        return "capped"
+    if c.get("skipped"):
+        return "skipped"
+    if c.get("error"):
+        return "error"
+    if not c["converged"]:
+        return c["stop_reason"]
+    gap = c.get("rel_gap")
+    if gap is not None and gap > 1e-3:
+        return "inexact"
+    return "ok"
+
+
+def _cell_text(c):
+    """The Markdown of a cell: state, CPU s, n_iter, relative gap."""
+    state = _status(c)
+    if state in ("capped", "skipped", "error"):
+        return state
+    text = f"{'ok' if state == 'ok' else '**' + state + '**'} {c['cpu']:.2g}s/{c['n_iter']}"
+    if "rel_gap" in c:
+        text += f" {c['rel_gap']:.0e}"
+    elif "ref_error" in c:
+        text += " ref-fail"
+    return text
+
+
+def summary_lines(cells):
+    """How many cells converge, and the failing ones grouped by (model, kernel, state)."""
+    states = Counter(_status(c) for c in cells)
+    lines = [f"{len(cells)} cells: " + ", ".join(f"{v} {k}" for k, v in states.most_common())
+             + ".", ""]
+    groups = defaultdict(list)
+    for c in cells:
+        s = _status(c)
+        if s != "ok":
+            groups[(s, c["model"], c["kernel"])].append(f"n={c['n']} C={c['C']:g}")
+    if groups:
+        rows = [[s, m, k, len(v), "; ".join(v)] for (s, m, k), v in sorted(groups.items())]
+        lines += [markdown_table(["state", "model", "kernel", "cells", "where"], rows), ""]
+    return lines
+
+
+def tables(cells):
+    """One table per (n): rows model x kernel, columns C."""
+    lines = []
+    for n in sorted({c["n"] for c in cells}):
+        these = [c for c in cells if c["n"] == n]
+        Cs = sorted({c["C"] for c in these})
+        by = {(c["model"], c["kernel"], c["C"]): c for c in these}
+        rows = []
+        for m in MODELS:
+            for kern in KERNELS:
+                if any((m, kern, C) in by for C in Cs):
+                    rows.append([m, kern] + [_cell_text(by[(m, kern, C)])
+                                             if (m, kern, C) in by else "" for C in Cs])
+        lines += [f"### n = {n}", "",
+                  markdown_table(["model", "kernel"] + [f"C={C:g}" for C in Cs], rows), ""]
+    return lines
+
+
+def write_reports(data):
+    """Write the JSON and the Markdown page from ``data``."""
+    write_json(JSON_PATH, data)
+    cells = list(data["cells"].values())
+    runs = "; ".join(f"{r['part']} at {r['commit']}, {r['date']}, load {r['load']}"
+                     for r in data["runs"])
+    lines = ["# Convergence matrix: where exact at any C stands (issue 23 item 1)", "",
+             "Generated by `nice -n 10 python -m benchmarks.run_convergence_matrix`; raw "
+             "numbers in `convergence_matrix.json`.", "", f"Runs: {runs}.", "",
+             __doc__.split("\n\n", 1)[1].split("\n\n")[0].replace("\n", " "), "",
+             "A cell reads `state cpu_s/n_iter gap`: state 'ok' (converged_ True and, where "
+             "measured, objective_ within 1e-3 of the reference optimum), a stop reason "
+             "(converged_ False), 'inexact' (converged but more than 1e-3 above the "
+             "optimum), 'capped' (the fit still ran at the wall-clock cap) or 'skipped' (a "
+             "smaller C of the row was capped); CPU seconds of the fit; `n_iter_` (epochs or "
+             "Newton steps of a convex fit, convex solves of a DC fit); the relative gap "
+             "(objective_ - optimum) / optimum for n <= 300 (negative: below the "
+             "reference's own 1e-10 accuracy), 'ref-fail' where the reference did not "
+             "solve.", "", "## Summary", ""]
+    lines += summary_lines(cells)
+    lines += data.get("notes", [])
+    lines += ["## The matrix", ""] + tables(cells)
+    MD_PATH.write_text("\n".join(lines) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cells", default="small", help="small, large or small,large")
+    parser.add_argument("--n", default=None, help="comma-separated n (default: the part's)")
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--cap", type=float, default=120.0)
+    parser.add_argument("--rerun", action="store_true", help="refit cells already recorded")
+    args = parser.parse_args()
+    models = args.models.split(",")
+    data = load_results()
+    for part in args.cells.split(","):
+        ns = [int(v) for v in args.n.split(",")] if args.n else \
+            (SMALL_N if part == "small" else LARGE_N)
+        cells = small_cells(ns, models) if part == "small" else large_cells(ns, models)
+        if not args.rerun:
+            cells = [c for c in cells if key(c) not in data["cells"]]
+        data["runs"].append({"part": f"{part} n={','.join(map(str, ns))}",
+                             "commit": git_commit(),
+                             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                             "load": f"{os.getloadavg()[0]:.1f}", "cap_s": args.cap})
+        run_matrix(cells, args.cap, data)
+
+
+if __name__ == "__main__":
+    main()
