@@ -34,6 +34,8 @@ import numpy as np
 from benchmarks.harness import RESULTS, git_commit, markdown_table, write_json
 
 MD_PATH, JSON_PATH = RESULTS / "convergence_matrix.md", RESULTS / "convergence_matrix.json"
+# the before/after refits of compare_cells (a file of their own: they may run beside the matrix)
+COMPARE_PATH = RESULTS / "convergence_matrix_compare.json"
 MODELS = ("ReinforcedMSVM", "LLW", "WestonWatkinsMSVM", "AngleBasedMSVM",
           "WeightedRobustMSVM", "AdaptiveWeightedSVM", "RobustMSVM")
 DC_MODELS = ("AdaptiveWeightedSVM", "RobustMSVM")
@@ -100,9 +102,15 @@ def reference_optimum(model, est, X, y, k, C, kernel):
     return penalty(V, K) + C * reinforced_loss(F @ vertices(k), y, w, est.reinforcement)
 
 
-def run_cell(cell):
-    """Fit one cell; a dict of what the matrix records."""
+def run_cell(cell, ref_max_n=REFERENCE_MAX_N, before=False):
+    """Fit one cell (and up to n = ``ref_max_n`` compare it with the reference); a dict of
+    what the matrix records.  ``before``: with main 5c4386a's finishing-step budget
+    (msvm._finish.SETTLE_FRESH off)."""
     from sklearn.exceptions import ConvergenceWarning
+
+    import msvm._finish
+
+    msvm._finish.SETTLE_FRESH = not before
 
     model, kernel, n, C = cell
     X, y, k = cell_data(n)
@@ -120,7 +128,7 @@ def run_cell(cell):
            "duality_gap": float(getattr(est, "duality_gap_", np.nan)),
            "kkt_residual": float(getattr(est, "kkt_residual_", np.nan)),
            "plan": str(getattr(est, "solver_plan_", ""))[:200]}
-    if n <= REFERENCE_MAX_N and model not in DC_MODELS:
+    if n <= ref_max_n and model not in DC_MODELS and not before:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -135,11 +143,11 @@ def run_cell(cell):
 def _worker(conn):
     """Fit the cells sent on ``conn`` one after another, sending each result back."""
     while True:
-        cell = conn.recv()
-        if cell is None:
+        job = conn.recv()
+        if job is None:
             return
         try:
-            conn.send(run_cell(cell))
+            conn.send(run_cell(*job))
         except Exception as exc:                   # a fit that raised: recorded, not fatal
             conn.send({"error": f"{type(exc).__name__}: {str(exc)[:300]}"})
 
@@ -154,10 +162,10 @@ class Worker:
         self.proc = ctx.Process(target=_worker, args=(child,), daemon=True)
         self.proc.start()
 
-    def fit(self, cell, cap):
+    def fit(self, cell, cap, ref_max_n, before=False):
         """The cell's result, or {'capped': True} after ``cap`` wall seconds."""
         start = time.perf_counter()
-        self.conn.send(cell)
+        self.conn.send((cell, ref_max_n, before))
         if self.conn.poll(cap):
             res = self.conn.recv()
         else:
@@ -188,16 +196,52 @@ def key(cell):
     return f"{model}|{kernel}|{n}|{C:g}"
 
 
-def load_results():
+def compare_cells(data, cap, ref_max_n):
+    """Refit, alternating main's finishing-step budget ('before') and this branch's, every
+    recorded cell whose fit the change can move: a model without group caps whose solve
+    reached a budget stop (n_iter_ above FINISH_AFTER = 100 epochs, where the finishing step
+    is tried), and every RobustMSVM cell from n = 300 (its convex steps, n_iter_ counts
+    them).  The cell keeps the branch's result, its 'before' the other."""
+    todo = [c for c in data["cells"].values()
+            if c["model"] not in ("WeightedRobustMSVM", "AdaptiveWeightedSVM")
+            and not c.get("skipped") and "before" not in c
+            and (c.get("capped") or c.get("n_iter", 0) > 100
+                 or (c["model"] == "RobustMSVM" and c["n"] >= 300))]
+    compared = _load(COMPARE_PATH, {})
+    todo = [c for c in todo if key((c["model"], c["kernel"], c["n"], c["C"])) not in compared]
+    worker = Worker()
+    for c in todo:
+        cell = (c["model"], c["kernel"], c["n"], c["C"])
+        both = {}
+        for before in (True, False):
+            res = worker.fit(cell, cap, ref_max_n, before)
+            if res.get("capped"):
+                worker = Worker()
+            both[before] = res
+        compared[key(cell)] = {"model": cell[0], "kernel": cell[1], "n": cell[2],
+                               "C": cell[3], **both[False], "before": both[True]}
+        print(key(cell), _status(both[True]), "->", _status(both[False]), flush=True)
+        write_json(COMPARE_PATH, compared)
+    worker.close()
+
+
+def _has_reference(c):
+    return "rel_gap" in c or "ref_error" in c or c.get("capped") or c.get("skipped")
+
+
+def _load(path, empty):
     import json
 
-    if JSON_PATH.exists():
-        return json.loads(JSON_PATH.read_text())
-    return {"runs": [], "cells": {}}
+    return json.loads(path.read_text()) if path.exists() else empty
 
 
-def run_matrix(cells, cap, data, skip_after_cap=True):
-    """Fit every cell (a worker per cap); write the JSON and Markdown after each n."""
+def load_results():
+    return _load(JSON_PATH, {"runs": [], "cells": {}})
+
+
+def run_matrix(cells, cap, data, ref_max_n, stop_at=None, before=False, skip_after_cap=True):
+    """Fit every cell (a worker per cap); write the JSON and Markdown after each n.  From
+    ``stop_at`` (a time.time()) on the cells left are recorded as not run."""
     worker = Worker()
     capped_families = set()
     last_n = None
@@ -207,10 +251,12 @@ def run_matrix(cells, cap, data, skip_after_cap=True):
         if last_n is not None and n != last_n:
             write_reports(data)
         last_n = n
-        if skip_after_cap and family in capped_families:
+        if stop_at is not None and time.time() > stop_at:
+            res = {"skipped": "not run: the run's time ran out"}
+        elif skip_after_cap and family in capped_families:
             res = {"skipped": "a smaller C of this row was capped"}
         else:
-            res = worker.fit(cell, cap)
+            res = worker.fit(cell, cap, ref_max_n, before)
             if res.get("capped"):
                 capped_families.add(family)
                 worker = Worker()
@@ -227,7 +273,7 @@ def _status(c):
     if c.get("capped"):
         return "capped"
     if c.get("skipped"):
-        return "skipped"
+        return "not run" if "time" in c["skipped"] else "skipped"
     if c.get("error"):
         return "error"
     if not c["converged"]:
@@ -241,7 +287,7 @@ def _status(c):
 def _cell_text(c):
     """The Markdown of a cell: state, CPU s, n_iter, relative gap."""
     state = _status(c)
-    if state in ("capped", "skipped", "error"):
+    if state in ("capped", "skipped", "not run", "error"):
         return state
     text = f"{'ok' if state == 'ok' else '**' + state + '**'} {c['cpu']:.2g}s/{c['n_iter']}"
     if "rel_gap" in c:
@@ -285,10 +331,26 @@ def tables(cells):
     return lines
 
 
+def compare_lines(compared):
+    """The before/after table of the refitted cells."""
+    rows = []
+    for c in sorted(compared.values(), key=lambda c: (c["n"], MODELS.index(c["model"]),
+                                                      KERNELS.index(c["kernel"]), c["C"])):
+        b = c["before"]
+        rows.append([c["model"], c["kernel"], c["n"], f"{c['C']:g}", _cell_text(b),
+                     _cell_text(c), b.get("kkt_residual", ""), c.get("kkt_residual", "")])
+    changed = sum(_status(c["before"]) != _status(c) for c in compared.values())
+    return [f"{len(compared)} cells refitted, {changed} changed state.", "",
+            markdown_table(["model", "kernel", "n", "C", "before (main's budget)",
+                            "after", "kkt before", "kkt after"], rows), ""]
+
+
 def write_reports(data):
-    """Write the JSON and the Markdown page from ``data``."""
+    """Write the JSON and the Markdown page from ``data`` (and the compared cells)."""
     write_json(JSON_PATH, data)
-    cells = list(data["cells"].values())
+    compared = _load(COMPARE_PATH, {})
+    main_cells = list(data["cells"].values())
+    cells = list({**data["cells"], **compared}.values())
     runs = "; ".join(f"{r['part']} at {r['commit']}, {r['date']}, load {r['load']}"
                      for r in data["runs"])
     lines = ["# Convergence matrix: where exact at any C stands (issue 23 item 1)", "",
@@ -303,9 +365,14 @@ def write_reports(data):
              "Newton steps of a convex fit, convex solves of a DC fit); the relative gap "
              "(objective_ - optimum) / optimum for n <= 300 (negative: below the "
              "reference's own 1e-10 accuracy), 'ref-fail' where the reference did not "
-             "solve.", "", "## Summary", ""]
+             "solve.", "", "## Summary", "", "### This branch (main's matrix with the "
+             "refitted cells of the next section)", ""]
     lines += summary_lines(cells)
+    lines += ["### main 5c4386a", ""] + summary_lines(main_cells)
     lines += data.get("notes", [])
+    if compared:
+        lines += ["## The fix: the fresh finishing steps get the settling budget", "",
+                  data.get("compare_note", ""), ""] + compare_lines(compared)
     lines += ["## The matrix", ""] + tables(cells)
     MD_PATH.write_text("\n".join(lines) + "\n")
 
@@ -317,20 +384,41 @@ def main():
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--cap", type=float, default=120.0)
     parser.add_argument("--rerun", action="store_true", help="refit cells already recorded")
+    parser.add_argument("--refs", action="store_true",
+                        help="refit the recorded cells up to --ref-max-n that have no "
+                             "reference gap yet, with it (a second pass after the fits)")
+    parser.add_argument("--ref-max-n", type=int, default=REFERENCE_MAX_N)
+    parser.add_argument("--before", action="store_true",
+                        help="fit with main's finishing-step budget (SETTLE_FRESH off)")
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="record the cells left after this many minutes as not run")
+    parser.add_argument("--compare", action="store_true",
+                        help="refit the cells the finishing-step change can move, main's "
+                             "budget and this branch's alternating (compare_cells)")
     args = parser.parse_args()
     models = args.models.split(",")
     data = load_results()
+    if args.compare:
+        data["runs"].append({"part": "compare (before/after)", "commit": git_commit(),
+                             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                             "load": f"{os.getloadavg()[0]:.1f}", "cap_s": args.cap})
+        compare_cells(data, args.cap, args.ref_max_n)
+        return
     for part in args.cells.split(","):
         ns = [int(v) for v in args.n.split(",")] if args.n else \
             (SMALL_N if part == "small" else LARGE_N)
         cells = small_cells(ns, models) if part == "small" else large_cells(ns, models)
-        if not args.rerun:
+        if args.refs:
+            cells = [c for c in cells if c[2] <= args.ref_max_n and c[0] not in DC_MODELS
+                     and key(c) in data["cells"] and not _has_reference(data["cells"][key(c)])]
+        elif not args.rerun:
             cells = [c for c in cells if key(c) not in data["cells"]]
         data["runs"].append({"part": f"{part} n={','.join(map(str, ns))}",
                              "commit": git_commit(),
                              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                              "load": f"{os.getloadavg()[0]:.1f}", "cap_s": args.cap})
-        run_matrix(cells, args.cap, data)
+        run_matrix(cells, args.cap, data, args.ref_max_n,
+                   time.time() + 60 * args.minutes if args.minutes else None, args.before)
 
 
 if __name__ == "__main__":
