@@ -34,8 +34,10 @@ import numpy as np
 from benchmarks.harness import RESULTS, git_commit, markdown_table, write_json
 
 MD_PATH, JSON_PATH = RESULTS / "convergence_matrix.md", RESULTS / "convergence_matrix.json"
-# the before/after refits of compare_cells (a file of their own: they may run beside the matrix)
+# the before/after refits of compare_cells, and the reference gaps of reference_pass (files of
+# their own: they may run beside the matrix)
 COMPARE_PATH = RESULTS / "convergence_matrix_compare.json"
+REFS_PATH = RESULTS / "convergence_matrix_refs.json"
 MODELS = ("ReinforcedMSVM", "LLW", "WestonWatkinsMSVM", "AngleBasedMSVM",
           "WeightedRobustMSVM", "AdaptiveWeightedSVM", "RobustMSVM")
 DC_MODELS = ("AdaptiveWeightedSVM", "RobustMSVM")
@@ -44,8 +46,10 @@ C_GRID = (1e-4, 1e-2, 1.0, 1e2, 1e4, 1e6, 1e8)
 SMALL_N = (5, 30, 300, 3000)
 LARGE_N = (10_000, 30_000)
 LARGE_C = (1.0, 1e2, 1e4)
-# up to this n the cell is compared with the reference optimum
+# up to this n the cell is compared with the reference optimum, which gets this many wall
+# seconds after the fit
 REFERENCE_MAX_N = 300
+REFERENCE_CAP = 900.0
 # the utility matrix of WeightedRobustMSVM (rows: true class), for k = 3 and k = 2
 UTILITY = {3: np.array([[1.0, 0.3, 0.1], [0.2, 1.0, 0.4], [0.3, 0.1, 1.0]]),
            2: np.array([[1.0, 0.3], [0.2, 1.0]])}
@@ -102,16 +106,14 @@ def reference_optimum(model, est, X, y, k, C, kernel):
     return penalty(V, K) + C * reinforced_loss(F @ vertices(k), y, w, est.reinforcement)
 
 
-def run_cell(cell, ref_max_n=REFERENCE_MAX_N, before=False):
-    """Fit one cell (and up to n = ``ref_max_n`` compare it with the reference); a dict of
-    what the matrix records.  ``before``: with main 5c4386a's finishing-step budget
-    (msvm._finish.SETTLE_FRESH off)."""
+def fit_cell(cell, before=False):
+    """Fit one cell: (what the matrix records, the fitted estimator).  ``before``: with main
+    5c4386a's finishing-step budget (msvm._finish.SETTLE_FRESH off)."""
     from sklearn.exceptions import ConvergenceWarning
 
     import msvm._finish
 
     msvm._finish.SETTLE_FRESH = not before
-
     model, kernel, n, C = cell
     X, y, k = cell_data(n)
     est = make_estimator(model, C, kernel, k)
@@ -128,28 +130,46 @@ def run_cell(cell, ref_max_n=REFERENCE_MAX_N, before=False):
            "duality_gap": float(getattr(est, "duality_gap_", np.nan)),
            "kkt_residual": float(getattr(est, "kkt_residual_", np.nan)),
            "plan": str(getattr(est, "solver_plan_", ""))[:200]}
-    if n <= ref_max_n and model not in DC_MODELS and not before:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                optimum = float(reference_optimum(model, est, X, y, k, C, kernel))
-            res["optimum"] = optimum
-            res["rel_gap"] = (res["objective"] - optimum) / max(abs(optimum), 1e-12)
-        except Exception as exc:                   # the reference itself did not solve
-            res["ref_error"] = f"{type(exc).__name__}: {str(exc)[:120]}"
-    return res
+    return res, est
+
+
+def reference_gap(cell, est):
+    """The cell's reference optimum and the relative gap of ``est.objective_`` to it, or
+    the reference's error."""
+    model, kernel, n, C = cell
+    X, y, k = cell_data(n)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            optimum = float(reference_optimum(model, est, X, y, k, C, kernel))
+    except Exception as exc:                       # the reference itself did not solve
+        return {"ref_error": f"{type(exc).__name__}: {str(exc)[:120]}"}
+    return {"optimum": optimum,
+            "rel_gap": (est.objective_ - optimum) / max(abs(optimum), 1e-12)}
+
+
+def wants_reference(cell, ref_max_n, before, reference):
+    """Whether the cell is compared with the reference: n up to ``ref_max_n``, a convex
+    model, and the branch's fit (``before`` only with ``reference``)."""
+    return cell[2] <= ref_max_n and cell[0] not in DC_MODELS and (reference or not before)
 
 
 def _worker(conn):
-    """Fit the cells sent on ``conn`` one after another, sending each result back."""
+    """Fit the cells sent on ``conn`` one after another: each fit's result, then (where
+    asked) its reference gap as a second message."""
     while True:
         job = conn.recv()
         if job is None:
             return
+        cell, before, with_reference = job
         try:
-            conn.send(run_cell(*job))
+            res, est = fit_cell(cell, before)
         except Exception as exc:                   # a fit that raised: recorded, not fatal
             conn.send({"error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+            continue
+        conn.send(res)
+        if with_reference:
+            conn.send(reference_gap(cell, est))
 
 
 class Worker:
@@ -161,17 +181,34 @@ class Worker:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker, args=(child,), daemon=True)
         self.proc.start()
+        self.alive = True
 
-    def fit(self, cell, cap, ref_max_n, before=False):
-        """The cell's result, or {'capped': True} after ``cap`` wall seconds."""
-        start = time.perf_counter()
-        self.conn.send((cell, ref_max_n, before))
+    def cpu(self):
+        """CPU seconds the worker has used (user + system)."""
+        import psutil
+
+        times = psutil.Process(self.proc.pid).cpu_times()
+        return times.user + times.system
+
+    def fit(self, cell, cap, ref_max_n, before=False, reference=False):
+        """The cell's result, or {'capped': True, 'cpu': CPU seconds used by then} after
+        ``cap`` wall seconds (the worker is then ended: ``alive`` False).  The reference,
+        where the cell wants one, gets REFERENCE_CAP wall seconds of its own."""
+        start, cpu = time.perf_counter(), self.cpu()
+        with_reference = wants_reference(cell, ref_max_n, before, reference)
+        self.conn.send((cell, before, with_reference))
         if self.conn.poll(cap):
             res = self.conn.recv()
         else:
-            res = {"capped": True}
+            res = {"capped": True, "cpu": self.cpu() - cpu}
             self.close(kill=True)
         res["wall"] = time.perf_counter() - start
+        if with_reference and self.alive and "error" not in res:
+            if self.conn.poll(REFERENCE_CAP):
+                res.update(self.conn.recv())
+            else:
+                res["ref_error"] = f"the reference took more than {REFERENCE_CAP:.0f} s"
+                self.close(kill=True)
         return res
 
     def close(self, kill=False):
@@ -180,6 +217,7 @@ class Worker:
         else:
             self.conn.send(None)
         self.proc.join()
+        self.alive = False
 
 
 # --------------------------------------------------------------------------- the matrix
@@ -215,7 +253,7 @@ def compare_cells(data, cap, ref_max_n):
         both = {}
         for before in (True, False):
             res = worker.fit(cell, cap, ref_max_n, before)
-            if res.get("capped"):
+            if not worker.alive:
                 worker = Worker()
             both[before] = res
         compared[key(cell)] = {"model": cell[0], "kernel": cell[1], "n": cell[2],
@@ -223,6 +261,33 @@ def compare_cells(data, cap, ref_max_n):
         print(key(cell), _status(both[True]), "->", _status(both[False]), flush=True)
         write_json(COMPARE_PATH, compared)
     worker.close()
+
+
+def reference_pass(data, cells, cap, ref_max_n):
+    """Refit the recorded ``cells`` as the matrix did (main's budget) with the reference, and
+    keep their optimum and gap in REFS_PATH (merged into the cells by `write_reports`)."""
+    refs = _load(REFS_PATH, {})
+    worker = Worker()
+    for cell in cells:
+        if key(cell) in refs:
+            continue
+        res = worker.fit(cell, cap, ref_max_n, True, True)
+        if not worker.alive:
+            worker = Worker()
+        refs[key(cell)] = {f: res[f] for f in ("objective", "optimum", "rel_gap", "ref_error")
+                           if f in res}
+        print(key(cell), refs[key(cell)], flush=True)
+        write_json(REFS_PATH, refs)
+    worker.close()
+
+
+def _with_reference(cell, refs):
+    """A matrix cell with the reference gap of the reference pass, where its fit gave the
+    same objective."""
+    ref = refs.get(key((cell["model"], cell["kernel"], cell["n"], cell["C"])))
+    if ref is None or _has_reference(cell) or ref.get("objective") != cell.get("objective"):
+        return cell
+    return {**cell, **{f: v for f, v in ref.items() if f != "objective"}}
 
 
 def _has_reference(c):
@@ -244,13 +309,9 @@ def run_matrix(cells, cap, data, ref_max_n, stop_at=None, before=False, skip_aft
     ``stop_at`` (a time.time()) on the cells left are recorded as not run."""
     worker = Worker()
     capped_families = set()
-    last_n = None
     for cell in cells:
         model, kernel, n, C = cell
         family = (model, kernel, n)
-        if last_n is not None and n != last_n:
-            write_reports(data)
-        last_n = n
         if stop_at is not None and time.time() > stop_at:
             res = {"skipped": "not run: the run's time ran out"}
         elif skip_after_cap and family in capped_families:
@@ -259,10 +320,12 @@ def run_matrix(cells, cap, data, ref_max_n, stop_at=None, before=False, skip_aft
             res = worker.fit(cell, cap, ref_max_n, before)
             if res.get("capped"):
                 capped_families.add(family)
+            if not worker.alive:
                 worker = Worker()
         data["cells"][key(cell)] = {"model": model, "kernel": kernel, "n": n, "C": C, **res}
         print(key(cell), _status(data["cells"][key(cell)]), f"{res.get('cpu', 0):.2f}s",
               flush=True)
+        write_json(JSON_PATH, data)
     worker.close()
     write_reports(data)
 
@@ -287,7 +350,9 @@ def _status(c):
 def _cell_text(c):
     """The Markdown of a cell: state, CPU s, n_iter, relative gap."""
     state = _status(c)
-    if state in ("capped", "skipped", "not run", "error"):
+    if state == "capped":
+        return f"**capped** ({c['cpu']:.0f} s CPU)" if "cpu" in c else "**capped**"
+    if state in ("skipped", "not run", "error"):
         return state
     text = f"{'ok' if state == 'ok' else '**' + state + '**'} {c['cpu']:.2g}s/{c['n_iter']}"
     if "rel_gap" in c:
@@ -349,8 +414,10 @@ def write_reports(data):
     """Write the JSON and the Markdown page from ``data`` (and the compared cells)."""
     write_json(JSON_PATH, data)
     compared = _load(COMPARE_PATH, {})
-    main_cells = list(data["cells"].values())
-    cells = list({**data["cells"], **compared}.values())
+    refs = _load(REFS_PATH, {})
+    main_cells = [_with_reference(c, refs) for c in data["cells"].values()]
+    cells = list({**{key((c["model"], c["kernel"], c["n"], c["C"])): c for c in main_cells},
+                  **compared}.values())
     runs = "; ".join(f"{r['part']} at {r['commit']}, {r['date']}, load {r['load']}"
                      for r in data["runs"])
     lines = ["# Convergence matrix: where exact at any C stands (issue 23 item 1)", "",
@@ -409,9 +476,12 @@ def main():
             (SMALL_N if part == "small" else LARGE_N)
         cells = small_cells(ns, models) if part == "small" else large_cells(ns, models)
         if args.refs:
-            cells = [c for c in cells if c[2] <= args.ref_max_n and c[0] not in DC_MODELS
-                     and key(c) in data["cells"] and not _has_reference(data["cells"][key(c)])]
-        elif not args.rerun:
+            reference_pass(data, [c for c in cells if c[2] <= args.ref_max_n
+                                  and c[0] not in DC_MODELS and key(c) in data["cells"]
+                                  and not _has_reference(data["cells"][key(c)])],
+                           args.cap, args.ref_max_n)
+            continue
+        if not args.rerun:
             cells = [c for c in cells if key(c) not in data["cells"]]
         data["runs"].append({"part": f"{part} n={','.join(map(str, ns))}",
                              "commit": git_commit(),
