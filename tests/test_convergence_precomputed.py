@@ -6,7 +6,8 @@ duals on the precomputed linear Gram matrix stopped at max_iter at C = 1e4-1e6 (
 duality gap 0.67), while the same problem on the linear kernel converged: every exact
 finishing step (msvm/_finish.py) from the 135-147 free variables of the solver's iterate
 ran out of its SMALL_STEPS fresh steps before the 913-989 steps its bound changes need, and
-returned nothing.  Settling now gives the fresh steps the budget of the Schur-updated ones.
+returned nothing.  Where the face is settled, the fresh steps now get LAST_STEPS_PER_FREE
+steps per free variable of the start (msvm._finish._system_for).
 """
 
 import warnings
