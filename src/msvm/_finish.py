@@ -133,7 +133,20 @@ import scipy.linalg
 # n = 1,000, d = 3, RBF, C = 1e6-1e8: 426-624 free variables at every budget stop, 5 of 10
 # fits of the per-class models stopped at max_iter, KKT residual 2-8); from there up the
 # Schur-updated face system below serves (one factorization, O(m^2) a step), and those fits
-# converge in 101-201 epochs.
+# converge in 101-201 epochs.  Where the face is settled (``settle``, every try from the
+# solver's sequence) the fresh steps get LAST_STEPS_PER_FREE steps per free variable of the
+# start, at least SMALL_STEPS, within SMALL_FLOPS (`_system_for`).  SMALL_STEPS alone ran
+# out: precomputed linear Gram, make_blobs n = 300, d = 3, cluster_std 2, C = 1e4-1e6
+# (ReinforcedMSVM, AngleBasedMSVM): 913-989 steps (4e7 flops) from 135-147 free variables
+# to 8 free and 184 at the upper bound, so every try returned nothing and the fits stopped
+# at max_iter (3.1-4.1 s CPU, relative duality gap 0.67); now the first try settles the
+# face and the fit converges in 101 epochs (0.3 s).  The Schur-updated steps' settling
+# budget (at least MAX_STEPS steps and MAX_FLOPS) was tried and not kept: at n = 3,000,
+# C = 100 the tries from 28-53 free variables ran 3,000 steps each without settling (the
+# optimum has 2,421 variables at the upper bound) and the fit took 8.2 s CPU instead of
+# 4.6 s; with this budget 5.3-5.5 s, the same 3,201 epochs.  SETTLE_FRESH False restores
+# main 5c4386a's budget (SMALL_STEPS, SMALL_FLOPS) for benchmarks.
+SETTLE_FRESH = True
 SMALL_FREE = 600
 SMALL_STEPS = 400
 SMALL_FLOPS = 1e9
@@ -760,9 +773,16 @@ def _system_for(lay, cols, m, settle, last):
     free set, flop budget, steps).  Up to FRESH_FREE a fresh factorization per step; up to
     MAX_FREE Schur updates; above (``settle`` and ``last`` only, up to PROX_FREE) Schur
     updates of the proximally regularized face (see `_settled_on_face`), while m is at most
-    PROX_PER_SAMPLE per sample."""
+    PROX_PER_SAMPLE per sample.  Where the face is settled (``settle``) the Schur-updated
+    system gets max(MAX_FLOPS, LAST_CUBES m^3) flops and max(MAX_STEPS, LAST_STEPS_PER_FREE
+    m) steps, the fresh one SMALL_FLOPS and max(SMALL_STEPS, LAST_STEPS_PER_FREE m) steps:
+    the steps a start needs follow the bound changes to the optimum, not the size of its
+    free set (see SMALL_STEPS)."""
     E = _slot_basis(lay.k)
     if m <= FRESH_FREE:
+        if settle and SETTLE_FRESH:
+            return (_FreshSystem(lay, cols, E), SMALL_FREE, SMALL_FLOPS,
+                    max(SMALL_STEPS, LAST_STEPS_PER_FREE * m))
         return _FreshSystem(lay, cols, E), SMALL_FREE, SMALL_FLOPS, SMALL_STEPS
     if m <= MAX_FREE or not (settle and last) or m > PROX_PER_SAMPLE * lay.n_samples:
         if not settle:
