@@ -798,4 +798,24 @@ def render_adaptive_lean(res):
         "part's exclusive CPU time (timing wrappers, about 2 us a call, counted in the "
         "parts); a part that does not run on a side reads 0.\n\n"
         + _parts_table(res["profiles"], ADAPTIVE_PARTS) + "\n\n"
-        + _rows_and_targets(res["rows"]))
+        + _rows_and_targets(res["rows"]) + "\n\n" + ADAPTIVE_NOT_KEPT)
+
+
+# measured once at commit 3b0ae8e (load 11-12, alternating in one process, the least of 3
+# CPU times, random_state 0), not kept
+ADAPTIVE_NOT_KEPT = (
+    "#### Measured, not kept\n\n"
+    "A chain level's first solve warm from the previous level's reweighted solution (the "
+    "solution of the one-step refit at weights sw v, instead of the previous level's first "
+    "solve at v = 1; the SequenceFit's `start` on a chain's refit): slower everywhere but "
+    "wine and over the log-loss limit on breast cancer. Example 4.1.1 307 -> 528 ms "
+    "(89 -> 93 fits), MAE 0.0290 -> 0.0286, largest diff 0.19; 4.1.2 354 -> 583 ms (89 -> "
+    "91 fits), MAE 0.0408 -> 0.0374, largest diff 0.13; wine 44 -> 43 ms, identical; breast "
+    "cancer 70 -> 79 ms (29 -> 30 fits), log loss 0.1564 -> 0.1784 (+0.022, over +0.01), "
+    "largest diff 0.31. The reweighted solution has the caps of weights v <= 1 at its "
+    "bounds: from it the v = 1 dual of the next level starts further away than from the "
+    "previous level's own v = 1 solution.\n\n"
+    "Why the 10x target is out of reach of the fixed cost alone: on example 4.1.1 the "
+    "compiled solves are 150 ms, already 9.0x one fit (16.7 ms); the fixed cost left "
+    "(1.81 ms a refit, 161 ms) is the first solve's snapshot and plan, the refit's checks "
+    "and attributes and the chains' own work, each 5-27 ms.")
