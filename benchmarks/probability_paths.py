@@ -812,10 +812,10 @@ ADAPTIVE_NOT_KEPT = (
     "(89 -> 93 fits), MAE 0.0290 -> 0.0286, largest diff 0.19; 4.1.2 354 -> 583 ms (89 -> "
     "91 fits), MAE 0.0408 -> 0.0374, largest diff 0.13; wine 44 -> 43 ms, identical; breast "
     "cancer 70 -> 79 ms (29 -> 30 fits), log loss 0.1564 -> 0.1784 (+0.022, over +0.01), "
-    "largest diff 0.31. The reweighted solution has the caps of weights v <= 1 at its "
-    "bounds: from it the v = 1 dual of the next level starts further away than from the "
+    "largest diff 0.31. Not investigated further; likely because the reweighted solution "
+    "sits at the caps of weights v <= 1, further from the next level's v = 1 dual than the "
     "previous level's own v = 1 solution.\n\n"
     "Why the 10x target is out of reach of the fixed cost alone: on example 4.1.1 the "
-    "compiled solves are 150 ms, already 9.0x one fit (16.7 ms); the fixed cost left "
-    "(1.81 ms a refit, 161 ms) is the first solve's snapshot and plan, the refit's checks "
-    "and attributes and the chains' own work, each 5-27 ms.")
+    "compiled solves are 151 ms, already 9.2x one fit (16.4 ms); the fixed cost left "
+    "(1.72 ms a refit, 153 ms) is spread over the snapshots and plan records of both "
+    "solves, the refit's checks and attributes and the chains' own work, each 5-24 ms.")

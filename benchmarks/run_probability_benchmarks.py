@@ -1280,8 +1280,8 @@ SETUPS["9m"] = (
     "by part, on Liu and Yuan's examples 4.1.1 and 4.1.2 (n = 400) at C = 1, and the "
     "probability fit before (main ff4354d) and after the reweighted solve as a lean solve "
     "(msvm/weighted.py `LEAN_REWEIGHT`: a chain's reweighted dual as its kept dual scaled, "
-    "so the scores move by the compiled pass; the start clipped with every over-full "
-    "group's first move made at once, `msvm._sequence.clipped_start`; the solve "
+    "so the scores move by the compiled pass; the start clipped with the over-full "
+    "groups' moves made at once, round by round, `msvm._sequence.clipped_start`; the solve "
     "`msvm._dc.lean_solve`; the objective formed only where the log prints) on those, wine "
     "and breast cancer. Written by `benchmarks/probability_paths.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
