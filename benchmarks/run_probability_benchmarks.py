@@ -69,9 +69,10 @@ from benchmarks.probability_lean import (bench_fixed_cost, bench_fold_finish,
                                          render_fixed_cost, render_fold_finish,
                                          render_level_loop, render_lean_levels,
                                          render_level_steps, render_small_solve)
-from benchmarks.probability_paths import (bench_chain_dc, bench_dc_levels, bench_dc_loop,
-                                          bench_paths, render_chain_dc, render_dc_levels,
-                                          render_dc_loop, render_paths)
+from benchmarks.probability_paths import (bench_adaptive_lean, bench_chain_dc, bench_dc_levels,
+                                          bench_dc_loop, bench_paths, render_adaptive_lean,
+                                          render_chain_dc, render_dc_levels, render_dc_loop,
+                                          render_paths)
 from benchmarks.harness import (fmt, markdown_table, pendigits_split, sectioned_main,
                                 sectioned_report, wall_cpu_fit)
 
@@ -1273,13 +1274,23 @@ SETUPS["9l"] = (
     "(`msvm._plan.FOLD_FINISH_AFTER`: after 400 epochs on kernel rows, on folds of at "
     "least 2,000 samples times classes). Written by "
     "`benchmarks/probability_lean.py`.")
+SETUPS["9m"] = (
+    "9m. AdaptiveWeightedSVM's reweighted solves as lean solves (issue 25 item 1, round 16)",
+    "AdaptiveWeightedSVM (scheme 'one-step'): where a probability fit's CPU time goes, part "
+    "by part, on Liu and Yuan's examples 4.1.1 and 4.1.2 (n = 400) at C = 1, and the "
+    "probability fit before (main ff4354d) and after the reweighted solve as a lean solve "
+    "(msvm/weighted.py `LEAN_REWEIGHT`: a chain's reweighted dual as its kept dual scaled, "
+    "so the scores move by the compiled pass; the start clipped with the over-full "
+    "groups' moves made at once, round by round, `msvm._sequence.clipped_start`; the solve "
+    "`msvm._dc.lean_solve`; the objective formed only where the log prints) on those, wine "
+    "and breast cancer. Written by `benchmarks/probability_paths.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
           "7": render_settled, "8": render_shared_rows, "9": render_lean_refits,
           "9b": render_lean_levels, "9c": render_level_steps,
           "9d": render_paths, "9e": render_fixed_cost, "9f": render_level_loop,
           "9g": render_dc_levels, "9h": render_small_solve, "9i": render_dc_loop,
-          "9k": render_chain_dc, "9l": render_fold_finish}
+          "9k": render_chain_dc, "9l": render_fold_finish, "9m": render_adaptive_lean}
 
 
 def render_report(data):
@@ -1319,7 +1330,8 @@ def main(argv=None):
                            "9d": bench_paths, "9e": bench_fixed_cost,
                            "9f": bench_level_loop, "9g": bench_dc_levels,
                            "9h": bench_small_solve, "9i": bench_dc_loop,
-                           "9k": bench_chain_dc, "9l": bench_fold_finish},
+                           "9k": bench_chain_dc, "9l": bench_fold_finish,
+                           "9m": bench_adaptive_lean},
                           SETUPS, RENDER, render_report)
 
 

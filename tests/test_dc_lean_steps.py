@@ -149,7 +149,12 @@ def test_probability_fit_is_the_refits(index, switches, monkeypatch):
     X_test = X[::3] + 0.3
     fits = {lean: _probability_fit(_models()[index], X, y, sw, lean, monkeypatch, switches)
             for lean in (False, True)}
-    old, new = fits[False], fits[True]
+    assert_same_probability_fits(fits[False], fits[True], X_test)
+
+
+def assert_same_probability_fits(old, new, X_test):
+    """The same probabilities at X_test, fits made, fitted attributes and, for every level
+    of every chain, settled marks, objectives, intercepts and epochs, bit for bit."""
     assert np.array_equal(old.predict_proba(X_test), new.predict_proba(X_test))
     assert old.n_probability_fits_ == new.n_probability_fits_
     assert np.array_equal(old.dual_coef_, new.dual_coef_)

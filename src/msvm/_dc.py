@@ -365,29 +365,38 @@ class _SequenceSteps:
         return self._lean_solve(problem, alpha0, mu0, tol, gap_scale)
 
     def _lean_solve(self, problem, alpha0, mu0, tol, gap_scale):
-        """``DualSequence.solve(problem, alpha0, mu0, tol, gap_scale=gap_scale)`` where
-        :func:`lean_steps_apply`: the same solver runs, finishing steps, record and snapshot,
-        without the steps that do nothing there, and the inner solver of the fit's first
-        step kept (the steps' problems share the base's directions)."""
-        seq = self.sequence
-        alpha, mu = np.array(alpha0, dtype=np.float64), np.array(mu0, dtype=np.float64)
-        seq.move_to(problem, alpha)
-        if self.inner is None:
-            self.inner = seq.plan.inner_solver(seq.src, problem)
-        method, working_set = self.inner
-        alpha, mu, result, finished, late = seq._solve_and_finish(
-            problem, alpha, mu, tol, False, method, working_set, gap_scale)
-        seq.plan = seq.plan.record(SolveStep(method, working_set, False, finished, late))
-        seq.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
-        if self.defer_gap:
-            sol = seq._snapshot(problem, alpha, mu, int(result.n_iter),
-                                float(result.residual), defer_gap=True)
-        else:
-            sol = seq._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual))
-        if result.status != Status.CONVERGED:
-            seq._warn_if_stopped_early(result.status, result.residual, result.gap, tol,
-                                       with_gap(sol).gap)
+        """:func:`lean_solve` of a step, the inner solver of the fit's first step kept (the
+        steps' problems share the base's directions)."""
+        sol, self.inner = lean_solve(self.sequence, problem, alpha0, mu0, tol, gap_scale,
+                                     self.inner, self.defer_gap)
         return sol
+
+
+def lean_solve(seq, problem, alpha0, mu0, tol, gap_scale, inner=None, defer_gap=False):
+    """``DualSequence.solve(problem, alpha0, mu0, tol, gap_scale=gap_scale)`` on ``seq``
+    where :func:`lean_steps_apply`: the same solver runs, finishing steps, record and
+    snapshot, without the steps that do nothing there (a primal start, a refit's budget,
+    certification on fresh scores, a refresh).  ``inner``: the (method, working set) found
+    for an earlier problem with the same directions (None: found here); ``defer_gap``: the
+    snapshot's duality gap left to :func:`with_gap`.  Returns (the solution, ``inner``)."""
+    alpha, mu = np.array(alpha0, dtype=np.float64), np.array(mu0, dtype=np.float64)
+    seq.move_to(problem, alpha)
+    if inner is None:
+        inner = seq.plan.inner_solver(seq.src, problem)
+    method, working_set = inner
+    alpha, mu, result, finished, late = seq._solve_and_finish(
+        problem, alpha, mu, tol, False, method, working_set, gap_scale)
+    seq.plan = seq.plan.record(SolveStep(method, working_set, False, finished, late))
+    seq.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
+    if defer_gap:
+        sol = seq._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual),
+                            defer_gap=True)
+    else:
+        sol = seq._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual))
+    if result.status != Status.CONVERGED:
+        seq._warn_if_stopped_early(result.status, result.residual, result.gap, tol,
+                                   with_gap(sol).gap)
+    return sol, inner
 
 
 def lean_steps_apply(sequence):

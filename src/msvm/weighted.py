@@ -9,14 +9,26 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
 from ._dc import (DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, chain_dual_problem,
-                  kept_penalty_and_seed, truncated_fit, weighed_samples)
+                  kept_penalty_and_seed, lean_solve, lean_steps_apply, truncated_fit,
+                  weighed_samples)
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._losses import margin_hinge_loss, margins, utility_margin_loss
 from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import alpha_by_slots, margin_problem
 from ._progress import n_epochs
-from ._sequence import CONVERGED, SequenceFit, warn_unsettled_weights
+from ._sequence import CONVERGED, SequenceFit, clipped_start, warn_unsettled_weights
+
+
+# AdaptiveWeightedSVM's reweighted solves as lean solves (``_reweighted_solve``): on a
+# probability chain's refit the reweighted dual is the chain's kept dual at the new weights
+# (``msvm._dc.chain_dual_problem``: a copy with the bounds scaled, so the scores move by the
+# compiled pass), the start clipped to it with the over-full groups moved at once
+# (``msvm._sequence.clipped_start``), the solve ``msvm._dc.lean_solve`` where
+# ``lean_steps_apply``; and every fit's objective formed for the log only where it prints.
+# The same values, so the same fits bit for bit; False: main ff4354d's refits (tests and the
+# benchmark's "before", benchmarks/results/probability.md section 9m).
+LEAN_REWEIGHT = True
 
 
 def cost_to_utility(cost):
@@ -303,7 +315,7 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
         first = sol = self._start(sequence, problem)
         weighed = weighed_samples(sol.problem, sol.alpha)      # msvm._probability._settled
         fits, epochs = 1, sol.n_iter
-        log.step("fit 1 (v = 1)", self._objective(sol, y, sw), sol.resid, n_epochs(sol.n_iter))
+        self._log_fit(log, "fit 1 (v = 1)", sol, y, sw)
         reason = CONVERGED
         while True:
             v_new = self.next_weights(sol.G, y)
@@ -313,24 +325,43 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
                 reason = "max_reweight"
                 break
             v = v_new
-            problem = self._dual_problem(y, k, self.C_ * sw * v)
-            start = problem.clip_feasible(sol.alpha)
+            previous = sol
+            sol, start = self._reweighted_solve(sequence, y, k, self.C_ * sw * v, sol)
             # the samples the clip to the new caps moved: the start depends on their weights
-            weighed |= problem.samples_with(start != sol.alpha)
-            sol = sequence.solve(problem, start, sol.mu)
+            weighed |= sol.problem.samples_with(start != previous.alpha)
             weighed |= weighed_samples(sol.problem, sol.alpha)
             fits += 1
             epochs += sol.n_iter
             dropped = (f", {int(np.sum(v == 0))} of {len(v)} samples at weight 0"
                        if self.scheme == "iterative" else "")
-            log.step(f"reweighting {fits - 1}", self._objective(sol, y, sw * v), sol.resid,
-                     n_epochs(sol.n_iter) + dropped)
+            self._log_fit(log, f"reweighting {fits - 1}", sol, y, sw * v, dropped)
             if self.scheme == "one-step":
                 break
         warn_unsettled_weights(reason, self.max_reweight)
         return SequenceFit(sol, sw * v, sequence.stop_reason(reason), start=first, attributes={
             "adaptive_weights_": v, "n_iter_": fits, "n_solver_iter_": epochs,
             "_weight_bound_samples_": weighed})
+
+    def _reweighted_solve(self, sequence, y, k, weights, sol):
+        """(solution, start): the dual at the weights ``weights`` (C sw v) solved from the
+        previous solution ``sol`` clipped to its bounds; lean where ``LEAN_REWEIGHT`` (the
+        module's comment)."""
+        if not LEAN_REWEIGHT:
+            problem = self._dual_problem(y, k, weights)
+            start = problem.clip_feasible(sol.alpha)
+            return sequence.solve(problem, start, sol.mu), start
+        problem = chain_dual_problem(self, y, k, weights)
+        start = clipped_start(problem, sol.alpha)
+        if not lean_steps_apply(sequence):
+            return sequence.solve(problem, start, sol.mu), start
+        return lean_solve(sequence, problem, start, sol.mu, sequence.tol, 0.0)[0], start
+
+    def _log_fit(self, log, name, sol, y, sw, detail=""):
+        """Report one fit of the loop to ``log``; its objective formed only where the line
+        prints (``LEAN_REWEIGHT``)."""
+        if LEAN_REWEIGHT and log.level < 1:
+            return
+        log.step(name, self._objective(sol, y, sw), sol.resid, n_epochs(sol.n_iter) + detail)
 
     def _degenerate_cause(self):
         dropped = int(np.sum(self.adaptive_weights_ == 0))
