@@ -193,7 +193,10 @@ def mode_switches(mode):
     saved = (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
              _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"],
              _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
-             _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS)
+             _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS,
+             _primal.SINGLE_GRADIENT)
+    if mode in ("before", "main", "r11", "r14", "r15"):
+        _primal.SINGLE_GRADIENT = False
     if mode in ("before", "main", "r11", "r14"):
         _plan.REFIT_FOLD_PRIMAL = False
         _primal.SINGLE_STEPS = False
@@ -218,7 +221,8 @@ def mode_switches(mode):
          _plan.REFIT_DUAL_FIRST) = saved[:3]
         BaseMSVM._row_source_key = saved[3]
         (_plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
-         _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS) = saved[4:]
+         _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS,
+         _primal.SINGLE_GRADIENT) = saved[4:]
 
 
 def _no_kept_rows(key):
@@ -265,6 +269,7 @@ class StartCounter:
 
     def __init__(self):
         self.starts, self._steps, self._products = [], 0, 0
+        self._stages, self._first, self._last = [], None, None
 
     @contextmanager
     def installed(self):
@@ -272,29 +277,56 @@ class StartCounter:
 
         start, newton = _sequence.primal_start, _primal.SmoothedPrimal.newton
 
-        def counted_newton(primal, *args, **kwargs):
-            before = primal.products
+        def counted_newton(primal, V, *args, **kwargs):
+            before, cpu = primal.products, time.process_time()
+            if self._first is None:
+                self._first = np.array(V, dtype=np.float64)
+            out = None
             try:
-                return newton(primal, *args, **kwargs)
+                out = newton(primal, V, *args, **kwargs)
+                return out
             finally:
                 self._steps += primal.steps
                 self._products += primal.products - before
+                self._stages.append((float(primal.mu), primal.steps,
+                                     round(time.process_time() - cpu, 3)))
+                if out is not None:
+                    self._last = out[0]
 
         def counted_start(*args, **kwargs):
             self._steps = self._products = 0
+            self._stages, self._first, self._last = [], None, None
             cpu = time.process_time()
             try:
                 return start(*args, **kwargs)
             finally:
                 self.starts.append({"cpu": round(time.process_time() - cpu, 3),
                                     "newton steps": self._steps,
-                                    "products": self._products})
+                                    "products": self._products,
+                                    "stages": self._stage_record(),
+                                    "moved": self._moved()})
 
         _sequence.primal_start, _primal.SmoothedPrimal.newton = counted_start, counted_newton
         try:
             yield self
         finally:
             _sequence.primal_start, _primal.SmoothedPrimal.newton = start, newton
+
+
+    def _stage_record(self):
+        """Per smoothing stage of the last start: [mu over the last stage's mu, Newton
+        steps, CPU s]."""
+        last = self._stages[-1][0] if self._stages else 1.0
+        return [[round(mu / last, 1), steps, cpu] for mu, steps, cpu in self._stages]
+
+    def _moved(self):
+        """||V_end - V_start|| / ||V_end|| of the last start (its first stage's V against
+        its last stage's), None without a stage."""
+        if self._first is None or self._last is None:
+            return None
+        end = np.asarray(self._last, dtype=np.float64)
+        return round(float(np.linalg.norm(end - self._first) / max(np.linalg.norm(end),
+                                                                     1e-300)), 4)
 
 
 def one_fit(components, mode, X, y):
@@ -318,6 +350,10 @@ def chain_profile(n, components, modes, label_=0, repeat=1):
     own = estimator(components).fit(X, y)
     template = _probability._refit_template(_probability._with_params(
         _probability._fresh_copy(estimator(components)), warm_start=True, C=own.C_), 1.0)
+    # as the probability fit marks its refits (``ProbabilityMixin``): no degenerate-fit
+    # check of the training inputs (0.5 s a chain at n = 200,000 in the profiles of rounds
+    # 15b and before, which the probability fit never spent)
+    template._probability_refit = True
     features = own._kept_feature_state(X) if components not in LINEARS else None
     out = {}
     rounds = [(mode, mode if repeat == 1 else f"{mode} ({i + 1})")
