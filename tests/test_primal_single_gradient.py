@@ -1,0 +1,74 @@
+"""The gradient's X^T U in single precision on float32 features (round 16).
+
+A weighted refit's smoothed-primal start on an approximate kernel's float32 features maps
+the gradient's slot sums back by float32 products over row blocks, each block's sum added in
+double (``msvm._primal.SINGLE_GRADIENT``, with ``SINGLE_STEPS``).  Checked here: that the
+product is X^T U to single-precision rounding, that the chains' starts use it, and that
+every level of a chain is still started from the primal and certified, its decision values
+within 1e-4 of the double-precision gradient's (measured 3e-5: the same Newton steps a
+level, each stopping at a slightly other point within the gradient tolerance).
+"""
+
+import numpy as np
+from sklearn.datasets import make_classification
+
+from msvm import ReinforcedMSVM, _primal, _probability
+from msvm._products import transposed_times
+
+
+def test_mapped_back_is_x_transpose_u_to_single_rounding():
+    """``mapped_back`` on a float32 X: X^T U within 1e-5 of the double product's size (the
+    float64 conversion's product with the switch off, bit for bit)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30000, 40)).astype(np.float32)
+    U = rng.standard_normal((30000, 5))
+    primal = _primal.SmoothedPrimal.__new__(_primal.SmoothedPrimal)
+    exact = transposed_times(X, U)
+    primal.single_gradient = False
+    np.testing.assert_array_equal(primal.mapped_back(X, U), exact)
+    primal.single_gradient = True
+    single = primal.mapped_back(X, U)
+    assert single.dtype == np.float64
+    assert not np.array_equal(single, exact)
+    scale = np.abs(X).astype(np.float64).T @ np.abs(U)
+    assert np.max(np.abs(single - exact) / scale) < 1e-5
+    # a float64 X keeps the double product
+    np.testing.assert_array_equal(primal.mapped_back(X.astype(np.float64), U),
+                                  transposed_times(X.astype(np.float64), U))
+
+
+def test_single_precision_gradient_leaves_the_chains_certified(monkeypatch):
+    """On a chain of the full data (3,000 samples, the levels below t = 0.1 balanced) the
+    balanced starts map the gradient back in single precision, every level is started from
+    the smoothed primal and certified, and the decision values agree with the
+    double-precision gradient's within 1e-4 of their size (measured 3e-5)."""
+    X, y = make_classification(3300, 20, n_informative=10, n_classes=3,
+                               n_clusters_per_class=1, random_state=3)
+    X, y, X_test = X[:3000], y[:3000], X[3000:]
+    est = ReinforcedMSVM(kernel_approximation="nystroem", n_components=60, C=5.0,
+                         random_state=0).fit(X, y)
+    template = _probability._refit_template(_probability._with_params(
+        ReinforcedMSVM(kernel_approximation="nystroem", n_components=60, random_state=0),
+        C=est.C_, warm_start=True), 1.0)
+    features = est._kept_feature_state(X)
+    used = []
+    real = _primal.SmoothedPrimal.mapped_back
+
+    def counted(primal, Xc, U):
+        used.append(primal.single_gradient)
+        return real(primal, Xc, U)
+
+    monkeypatch.setattr(_primal.SmoothedPrimal, "mapped_back", counted)
+    chains = {}
+    for single in (False, True):
+        monkeypatch.setattr(_primal, "SINGLE_GRADIENT", single)
+        used.clear()
+        chains[single], _ = _probability._weighted_chain(
+            template, est, X, y, np.ones(len(y)), _probability.probability_levels(4),
+            est.classes_[0], features)
+        assert any(used) == single
+    for fit, fit0 in zip(chains[True], chains[False]):
+        assert any(step.primal_start for step in fit.solver_plan_.steps)
+        assert fit.converged_ and fit.kkt_residual_ <= fit.tol
+        G, G0 = fit.decision_values(X_test), fit0.decision_values(X_test)
+        np.testing.assert_allclose(G, G0, atol=1e-4 * np.abs(G0).max())
