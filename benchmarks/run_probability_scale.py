@@ -397,9 +397,12 @@ def measure(n, components, modes):
               f"{rows[mode]['x one fit']:.1f}x one fit ({mode_one[1]:.2f} s)", flush=True)
     same = ({mode: bool(np.array_equal(probas[mode], probas["after"])) for mode in probas}
             if "after" in probas else {})
+    largest = ({mode: float(np.abs(probas[mode] - probas["after"]).max()) for mode in probas}
+               if "after" in probas else {})
     return {"n": n, "components": components, "section": SECTION, "one fit CPU": one_cpu,
             "one fit epochs": int(one.n_iter_), "one fit plan": str(one.solver_plan_),
-            "feature map CPU": map_cpu, "modes": rows, "probabilities = after": same}
+            "feature map CPU": map_cpu, "modes": rows, "probabilities = after": same,
+            "largest probability difference to after": largest}
 
 
 def _section_lines(results, note):
@@ -431,7 +434,10 @@ def _section_lines(results, note):
                      f"{res['one fit CPU']:.2f} s ({res['one fit epochs']} epochs; "
                      f"{res['one fit plan']}), feature map and phi(X) "
                      f"{res['feature map CPU']:.2f} s; probabilities equal to 'after': "
-                     f"{res['probabilities = after']}.")
+                     f"{res['probabilities = after']}" + (
+                         f"; largest probability difference to 'after': "
+                         f"{res['largest probability difference to after']}"
+                         if "largest probability difference to after" in res else "") + ".")
         lines.append("")
         for mode, row in res["modes"].items():
             stages = "; ".join(f"{k} {v}" for k, v in row["stages"].items())
@@ -458,6 +464,13 @@ def _chain_lines(chains):
                                for s in row["starts"]) or "none"
             lines.append(f"- {mode}: {row['cpu']} s, {row['levels']} levels, converged "
                          f"{row['converged']}, epochs {row['epochs']}; starts: {starts}")
+            if any("stages" in s for s in row["starts"]):
+                stages = "; ".join(
+                    " + ".join(f"{steps} at {ratio:g} mu_end ({cpu} s)"
+                               for ratio, steps, cpu in s["stages"]) + f", moved {s['moved']}"
+                    for s in row["starts"])
+                lines.append(f"  per start, Newton steps per smoothing stage (mu over the "
+                             f"last stage's) and ||V_end - V_start|| / ||V_end||: {stages}")
         lines.append("")
     return lines
 
@@ -550,7 +563,7 @@ def main(argv=None):
         (RESULTS / f"{stem}.md").write_text(render(stored["results"], machine,
                                                    stored.get("notes", {}),
                                                    stored.get("chains")))
-    print(to_json(res)[:2000])
+        print(to_json(res)[:2000])
 
 
 if __name__ == "__main__":
