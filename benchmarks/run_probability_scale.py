@@ -44,7 +44,8 @@ this process, so that ratios are of the same run:
   them from the smoothed primal where the fold's box bound C n / 1,000 reaches
   ``msvm._plan.REFIT_FOLD_MIN_BOUND``, ``msvm._plan.fold_overrides``, and a weighted
   refit's Newton steps compute dF = X s in single precision on the float32 features,
-  ``msvm._primal.SINGLE_STEPS``;
+  ``msvm._primal.SINGLE_STEPS``; since round 16: their gradient's X^T U too,
+  ``msvm._primal.SINGLE_GRADIENT``;
   in the sections of rounds 8 and 9, 'after' was the library of that round);
 - 'r14': the code path of main at the start of round 15 (080c064): ``msvm._plan.
   REFIT_FOLD_PRIMAL = False`` (a calibration fold's fits on the features' Gram rows, as a
@@ -56,7 +57,9 @@ this process, so that ratios are of the same run:
   approxprob2-exact-passes): ``msvm._sequence.SKIP_SAME_MOVE`` (a solve's move to the dual
   the sequence holds skipped) and ``msvm._snapshot.SHARED_PASS`` (the explicit snapshot's
   X Wh and X W in one pass over float32 features), both exact; neither gained, so neither
-  is in the library and 'r15' now runs as 'after';
+  is in the library; since round 16 'r15' is main at the start of that round (bf63961):
+  ``msvm._primal.SINGLE_GRADIENT = False`` (a balanced start's gradient X^T U converts each
+  float32 block of the features to float64; 'before' to 'r14' have it too);
 - 'unshared': as 'after' with every fit scoring the held-out and test inputs through its own
   phi(X) (the path before the shared-map scoring of round 8);
 - 'uncapped': as 'after' with the calibration folds' training parts not capped
@@ -496,7 +499,7 @@ def render(results, machine, notes, chains=None):
 def parse_sizes(text):
     """[(n, components)] from "N:COMPONENTS,..." (COMPONENTS 'linear': the linear case)."""
     sizes = []
-    for item in text.split(","):
+    for item in filter(None, text.split(",")):      # "": no size (--note alone)
         n, components = item.split(":")
         linear = {"linear": LINEAR, "linear20": LINEAR20}
         sizes.append((int(n), linear[components] if components in linear
