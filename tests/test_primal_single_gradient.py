@@ -10,9 +10,9 @@ level, each stopping at a slightly other point within the gradient tolerance).
 """
 
 import numpy as np
-from sklearn.datasets import make_classification
+from _approx_chain import full_data_chain
 
-from msvm import ReinforcedMSVM, _primal, _probability
+from msvm import _primal, _probability
 from msvm._products import transposed_times
 
 
@@ -42,15 +42,7 @@ def test_single_precision_gradient_leaves_the_chains_certified(monkeypatch):
     balanced starts map the gradient back in single precision, every level is started from
     the smoothed primal and certified, and the decision values agree with the
     double-precision gradient's within 1e-4 of their size (measured 3e-5)."""
-    X, y = make_classification(3300, 20, n_informative=10, n_classes=3,
-                               n_clusters_per_class=1, random_state=3)
-    X, y, X_test = X[:3000], y[:3000], X[3000:]
-    est = ReinforcedMSVM(kernel_approximation="nystroem", n_components=60, C=5.0,
-                         random_state=0).fit(X, y)
-    template = _probability._refit_template(_probability._with_params(
-        ReinforcedMSVM(kernel_approximation="nystroem", n_components=60, random_state=0),
-        C=est.C_, warm_start=True), 1.0)
-    features = est._kept_feature_state(X)
+    X, y, X_test, est, template, levels, features = full_data_chain()
     used = []
     real = _primal.SmoothedPrimal.mapped_back
 
@@ -64,8 +56,8 @@ def test_single_precision_gradient_leaves_the_chains_certified(monkeypatch):
         monkeypatch.setattr(_primal, "SINGLE_GRADIENT", single)
         used.clear()
         chains[single], _ = _probability._weighted_chain(
-            template, est, X, y, np.ones(len(y)), _probability.probability_levels(4),
-            est.classes_[0], features)
+            template, est, X, y, np.ones(len(y)), levels, est.classes_[0],
+            features)
         assert any(used) == single
     for fit, fit0 in zip(chains[True], chains[False]):
         assert any(step.primal_start for step in fit.solver_plan_.steps)
