@@ -193,6 +193,9 @@ def test_single_precision_steps_leave_the_chains_certified(monkeypatch):
         return dF
 
     monkeypatch.setattr(_primal.SmoothedPrimal, "step_values", counted)
+    # the steps alone: the gradient's product in double in both (SINGLE_GRADIENT: its test
+    # in tests/test_primal_single_gradient.py)
+    monkeypatch.setattr(_primal, "SINGLE_GRADIENT", False)
     for single in (False, True):
         monkeypatch.setattr(_primal, "SINGLE_STEPS", single)
         chains[single], _ = _probability._weighted_chain(
