@@ -143,8 +143,8 @@ BALANCED_WARM_DESCENT = False
 # whether a balanced (weighted refit's) start on a float32 X (an approximate kernel's features)
 # computes each Newton step's dF = X s in single precision (``SmoothedPrimal.step_values``;
 # the gradient's X^T U too with SINGLE_GRADIENT), from SINGLE_STEPS_MIN_TOL up: F drifts
-# from X V + b by the rounding of the steps (about 1e-7 of their size), far below the refits' tolerance;
-# the dual point the solver certifies is read from F either way
+# from X V + b by the rounding of the steps (about 1e-7 of their size), far below the
+# refits' tolerance; the dual point the solver certifies is read from F either way
 SINGLE_STEPS = True
 SINGLE_STEPS_MIN_TOL = 1e-2
 # whether such a start (``single_steps``) also maps the gradient's slot sums back in single
