@@ -60,6 +60,10 @@ this process, so that ratios are of the same run:
   is in the library; since round 16 'r15' is main at the start of that round (bf63961):
   ``msvm._primal.SINGLE_GRADIENT = False`` (a balanced start's gradient X^T U converts each
   float32 block of the features to float64; 'before' to 'r14' have it too);
+- 'r16': round 16's first change alone (section "Round 16"): ``msvm._primal.
+  WEIGHTED_AS_BALANCED = False`` (a chain's levels whose boxes differ by at most
+  ``BALANCE_MIN_RATIO`` start from the warm start with a steepest-descent step and double-
+  precision steps, as a fit from zero would); 'r15' and earlier have it too;
 - 'unshared': as 'after' with every fit scoring the held-out and test inputs through its own
   phi(X) (the path before the shared-map scoring of round 8);
 - 'uncapped': as 'after' with the calibration folds' training parts not capped
@@ -89,7 +93,7 @@ SEED = 0
 TEST = 5000
 GRID = 8
 STEM = "probability_scale"
-MODES = ("before", "main", "r11", "r14", "r15", "after", "unshared", "uncapped")
+MODES = ("before", "main", "r11", "r14", "r15", "r16", "after", "unshared", "uncapped")
 LINEAR = 0          # the "components" of the linear-kernel case (a size N:linear)
 LINEAR20 = -20      # the linear kernel on section 5's d = 20 problem (a size N:linear20)
 LINEARS = (LINEAR, LINEAR20)
@@ -197,7 +201,9 @@ def mode_switches(mode):
              _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"],
              _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
              _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS,
-             _primal.SINGLE_GRADIENT)
+             _primal.SINGLE_GRADIENT, _primal.WEIGHTED_AS_BALANCED)
+    if mode in ("before", "main", "r11", "r14", "r15", "r16"):
+        _primal.WEIGHTED_AS_BALANCED = False
     if mode in ("before", "main", "r11", "r14", "r15"):
         _primal.SINGLE_GRADIENT = False
     if mode in ("before", "main", "r11", "r14"):
@@ -225,7 +231,7 @@ def mode_switches(mode):
         BaseMSVM._row_source_key = saved[3]
         (_plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
          _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS,
-         _primal.SINGLE_GRADIENT) = saved[4:]
+         _primal.SINGLE_GRADIENT, _primal.WEIGHTED_AS_BALANCED) = saved[4:]
 
 
 def _no_kept_rows(key):

@@ -156,6 +156,11 @@ SINGLE_STEPS_MIN_TOL = 1e-2
 # 1e-6 of the sums of |x_i| |u_i|), far below the Newton steps' tolerance at the refits' tol;
 # the dual point the solver certifies is read from F either way
 SINGLE_GRADIENT = True
+# whether a dual whose samples' boxes differ by at most BALANCE_MIN_RATIO (a probability
+# chain's upper levels, t = 0.42 and 0.18, box ratios 2.4 and 5.6) is started as a balanced
+# one without its rescaling (``_balanced`` returns it as it is): from a warm start no
+# steepest-descent step first, and the single-precision steps and gradient
+WEIGHTED_AS_BALANCED = True
 # the Newton steps a DC step's shifted groups may take at the last stage's mu from a warm
 # start (`primal_start`) before the continuation from zero takes over
 WARM_MAX_STEPS = 10
@@ -750,7 +755,11 @@ def _balanced(problem, tol):
         return None
     ratio = np.where(positive, width / width[positive].min(), 1.0)
     if ratio.max() <= BALANCE_MIN_RATIO:
-        return None
+        if not (WEIGHTED_AS_BALANCED and ratio.max() > 1.0):
+            return None
+        # boxes that differ, within BALANCE_MIN_RATIO: the dual as it is, started as the
+        # balanced ones are (WEIGHTED_AS_BALANCED)
+        return problem, TARGET_SHARE * max(tol, TOL_FLOOR) / problem.max_abs_bound(), 1.0
     scale = (ratio ** BALANCE_POWER)[problem.sample_of_var()]
     _, coef1, _, coef2 = problem.expanded_directions()
     balanced = problem.replace(coef1=coef1 * scale, coef2=coef2 * scale,
