@@ -37,12 +37,31 @@ def test_mapped_back_is_x_transpose_u_to_single_rounding():
                                   transposed_times(X.astype(np.float64), U))
 
 
+def _chains_both_ways(monkeypatch, switch, seen, check, rtol):
+    """One class's chain of ``full_data_chain`` with ``msvm._primal.<switch>`` off and on;
+    ``check(on)`` is asserted after each (``seen`` cleared before it); then every level of
+    the chain with the switch on is started from the primal and certified, its decision
+    values within ``rtol`` of the chain's with it off (relative to their largest)."""
+    X, y, X_test, est, template, levels, features = full_data_chain()
+    chains = {}
+    for on in (False, True):
+        monkeypatch.setattr(_primal, switch, on)
+        seen.clear()
+        chains[on], _ = _probability._weighted_chain(
+            template, est, X, y, np.ones(len(y)), levels, est.classes_[0], features)
+        assert check(on)
+    for fit, fit0 in zip(chains[True], chains[False]):
+        assert any(step.primal_start for step in fit.solver_plan_.steps)
+        assert fit.converged_ and fit.kkt_residual_ <= fit.tol
+        G, G0 = fit.decision_values(X_test), fit0.decision_values(X_test)
+        np.testing.assert_allclose(G, G0, atol=rtol * np.abs(G0).max())
+
+
 def test_single_precision_gradient_leaves_the_chains_certified(monkeypatch):
     """On a chain of the full data (3,000 samples, the levels below t = 0.1 balanced) the
     balanced starts map the gradient back in single precision, every level is started from
     the smoothed primal and certified, and the decision values agree with the
     double-precision gradient's within 1e-4 of their size (measured 3e-5)."""
-    X, y, X_test, est, template, levels, features = full_data_chain()
     used = []
     real = _primal.SmoothedPrimal.mapped_back
 
@@ -51,19 +70,7 @@ def test_single_precision_gradient_leaves_the_chains_certified(monkeypatch):
         return real(primal, Xc, U)
 
     monkeypatch.setattr(_primal.SmoothedPrimal, "mapped_back", counted)
-    chains = {}
-    for single in (False, True):
-        monkeypatch.setattr(_primal, "SINGLE_GRADIENT", single)
-        used.clear()
-        chains[single], _ = _probability._weighted_chain(
-            template, est, X, y, np.ones(len(y)), levels, est.classes_[0],
-            features)
-        assert any(used) == single
-    for fit, fit0 in zip(chains[True], chains[False]):
-        assert any(step.primal_start for step in fit.solver_plan_.steps)
-        assert fit.converged_ and fit.kkt_residual_ <= fit.tol
-        G, G0 = fit.decision_values(X_test), fit0.decision_values(X_test)
-        np.testing.assert_allclose(G, G0, atol=1e-4 * np.abs(G0).max())
+    _chains_both_ways(monkeypatch, "SINGLE_GRADIENT", used, lambda on: any(used) == on, 1e-4)
 
 
 def test_lightly_weighted_levels_start_as_the_balanced(monkeypatch):
@@ -72,7 +79,6 @@ def test_lightly_weighted_levels_start_as_the_balanced(monkeypatch):
     steepest-descent step from the warm start, the single-precision steps; every level
     certified, the decision values within 1e-3 of the double-precision start's with its
     descent step (measured 3e-4 at n = 200,000)."""
-    X, y, X_test, est, template, levels, features = full_data_chain()
     seen = []
     step, newton = _primal.SmoothedPrimal.gradient_step, _primal.SmoothedPrimal.newton
 
@@ -86,16 +92,5 @@ def test_lightly_weighted_levels_start_as_the_balanced(monkeypatch):
 
     monkeypatch.setattr(_primal.SmoothedPrimal, "gradient_step", descent)
     monkeypatch.setattr(_primal.SmoothedPrimal, "newton", counted)
-    chains = {}
-    for on in (False, True):
-        monkeypatch.setattr(_primal, "WEIGHTED_AS_BALANCED", on)
-        seen.clear()
-        chains[on], _ = _probability._weighted_chain(
-            template, est, X, y, np.ones(len(y)), levels, est.classes_[0], features)
-        assert ("descent" in seen) != on
-        assert all(seen) == on
-    for fit, fit0 in zip(chains[True], chains[False]):
-        assert any(s.primal_start for s in fit.solver_plan_.steps)
-        assert fit.converged_ and fit.kkt_residual_ <= fit.tol
-        G, G0 = fit.decision_values(X_test), fit0.decision_values(X_test)
-        np.testing.assert_allclose(G, G0, atol=1e-3 * np.abs(G0).max())
+    _chains_both_ways(monkeypatch, "WEIGHTED_AS_BALANCED", seen,
+                      lambda on: ("descent" in seen) != on and all(seen) == on, 1e-3)
