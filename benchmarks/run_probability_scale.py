@@ -44,7 +44,8 @@ this process, so that ratios are of the same run:
   them from the smoothed primal where the fold's box bound C n / 1,000 reaches
   ``msvm._plan.REFIT_FOLD_MIN_BOUND``, ``msvm._plan.fold_overrides``, and a weighted
   refit's Newton steps compute dF = X s in single precision on the float32 features,
-  ``msvm._primal.SINGLE_STEPS``;
+  ``msvm._primal.SINGLE_STEPS``; since round 16: their gradient's X^T U too,
+  ``msvm._primal.SINGLE_GRADIENT``;
   in the sections of rounds 8 and 9, 'after' was the library of that round);
 - 'r14': the code path of main at the start of round 15 (080c064): ``msvm._plan.
   REFIT_FOLD_PRIMAL = False`` (a calibration fold's fits on the features' Gram rows, as a
@@ -56,7 +57,13 @@ this process, so that ratios are of the same run:
   approxprob2-exact-passes): ``msvm._sequence.SKIP_SAME_MOVE`` (a solve's move to the dual
   the sequence holds skipped) and ``msvm._snapshot.SHARED_PASS`` (the explicit snapshot's
   X Wh and X W in one pass over float32 features), both exact; neither gained, so neither
-  is in the library and 'r15' now runs as 'after';
+  is in the library; since round 16 'r15' is main at the start of that round (bf63961):
+  ``msvm._primal.SINGLE_GRADIENT = False`` (a balanced start's gradient X^T U converts each
+  float32 block of the features to float64; 'before' to 'r14' have it too);
+- 'r16': round 16's first change alone (section "Round 16"): ``msvm._primal.
+  WEIGHTED_AS_BALANCED = False`` (a chain's levels whose boxes differ by at most
+  ``BALANCE_MIN_RATIO`` start from the warm start with a steepest-descent step and double-
+  precision steps, as a fit from zero would); 'r15' and earlier have it too;
 - 'unshared': as 'after' with every fit scoring the held-out and test inputs through its own
   phi(X) (the path before the shared-map scoring of round 8);
 - 'uncapped': as 'after' with the calibration folds' training parts not capped
@@ -86,7 +93,7 @@ SEED = 0
 TEST = 5000
 GRID = 8
 STEM = "probability_scale"
-MODES = ("before", "main", "r11", "r14", "r15", "after", "unshared", "uncapped")
+MODES = ("before", "main", "r11", "r14", "r15", "r16", "after", "unshared", "uncapped")
 LINEAR = 0          # the "components" of the linear-kernel case (a size N:linear)
 LINEAR20 = -20      # the linear kernel on section 5's d = 20 problem (a size N:linear20)
 LINEARS = (LINEAR, LINEAR20)
@@ -193,7 +200,12 @@ def mode_switches(mode):
     saved = (_probability._mapped_ratios, _probability.CALIBRATION_TRAIN_MAX,
              _plan.REFIT_DUAL_FIRST, BaseMSVM.__dict__["_row_source_key"],
              _plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
-             _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS)
+             _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS,
+             _primal.SINGLE_GRADIENT, _primal.WEIGHTED_AS_BALANCED)
+    if mode in ("before", "main", "r11", "r14", "r15", "r16"):
+        _primal.WEIGHTED_AS_BALANCED = False
+    if mode in ("before", "main", "r11", "r14", "r15"):
+        _primal.SINGLE_GRADIENT = False
     if mode in ("before", "main", "r11", "r14"):
         _plan.REFIT_FOLD_PRIMAL = False
         _primal.SINGLE_STEPS = False
@@ -218,7 +230,8 @@ def mode_switches(mode):
          _plan.REFIT_DUAL_FIRST) = saved[:3]
         BaseMSVM._row_source_key = saved[3]
         (_plan.REFIT_EXPLICIT_LINEAR, _primal.BALANCE_POWER, _plan.PRIMAL_SLOT_ROUTE,
-         _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS) = saved[4:]
+         _primal.BALANCED_WARM_DESCENT, _plan.REFIT_FOLD_PRIMAL, _primal.SINGLE_STEPS,
+         _primal.SINGLE_GRADIENT, _primal.WEIGHTED_AS_BALANCED) = saved[4:]
 
 
 def _no_kept_rows(key):
@@ -265,6 +278,7 @@ class StartCounter:
 
     def __init__(self):
         self.starts, self._steps, self._products = [], 0, 0
+        self._stages, self._first, self._last = [], None, None
 
     @contextmanager
     def installed(self):
@@ -272,29 +286,56 @@ class StartCounter:
 
         start, newton = _sequence.primal_start, _primal.SmoothedPrimal.newton
 
-        def counted_newton(primal, *args, **kwargs):
-            before = primal.products
+        def counted_newton(primal, V, *args, **kwargs):
+            before, cpu = primal.products, time.process_time()
+            if self._first is None:
+                self._first = np.array(V, dtype=np.float64)
+            out = None
             try:
-                return newton(primal, *args, **kwargs)
+                out = newton(primal, V, *args, **kwargs)
+                return out
             finally:
                 self._steps += primal.steps
                 self._products += primal.products - before
+                self._stages.append((float(primal.mu), primal.steps,
+                                     round(time.process_time() - cpu, 3)))
+                if out is not None:
+                    self._last = out[0]
 
         def counted_start(*args, **kwargs):
             self._steps = self._products = 0
+            self._stages, self._first, self._last = [], None, None
             cpu = time.process_time()
             try:
                 return start(*args, **kwargs)
             finally:
                 self.starts.append({"cpu": round(time.process_time() - cpu, 3),
                                     "newton steps": self._steps,
-                                    "products": self._products})
+                                    "products": self._products,
+                                    "stages": self._stage_record(),
+                                    "moved": self._moved()})
 
         _sequence.primal_start, _primal.SmoothedPrimal.newton = counted_start, counted_newton
         try:
             yield self
         finally:
             _sequence.primal_start, _primal.SmoothedPrimal.newton = start, newton
+
+
+    def _stage_record(self):
+        """Per smoothing stage of the last start: [mu over the last stage's mu, Newton
+        steps, CPU s]."""
+        last = self._stages[-1][0] if self._stages else 1.0
+        return [[round(mu / last, 1), steps, cpu] for mu, steps, cpu in self._stages]
+
+    def _moved(self):
+        """||V_end - V_start|| / ||V_end|| of the last start (its first stage's V against
+        its last stage's), None without a stage."""
+        if self._first is None or self._last is None:
+            return None
+        end = np.asarray(self._last, dtype=np.float64)
+        return round(float(np.linalg.norm(end - self._first) / max(np.linalg.norm(end),
+                                                                     1e-300)), 4)
 
 
 def one_fit(components, mode, X, y):
@@ -318,6 +359,10 @@ def chain_profile(n, components, modes, label_=0, repeat=1):
     own = estimator(components).fit(X, y)
     template = _probability._refit_template(_probability._with_params(
         _probability._fresh_copy(estimator(components)), warm_start=True, C=own.C_), 1.0)
+    # as the probability fit marks its refits (``ProbabilityMixin``): no degenerate-fit
+    # check of the training inputs (0.5 s a chain at n = 200,000 in the profiles of rounds
+    # 15b and before, which the probability fit never spent)
+    template._probability_refit = True
     features = own._kept_feature_state(X) if components not in LINEARS else None
     out = {}
     rounds = [(mode, mode if repeat == 1 else f"{mode} ({i + 1})")
@@ -361,9 +406,12 @@ def measure(n, components, modes):
               f"{rows[mode]['x one fit']:.1f}x one fit ({mode_one[1]:.2f} s)", flush=True)
     same = ({mode: bool(np.array_equal(probas[mode], probas["after"])) for mode in probas}
             if "after" in probas else {})
+    largest = ({mode: float(np.abs(probas[mode] - probas["after"]).max()) for mode in probas}
+               if "after" in probas else {})
     return {"n": n, "components": components, "section": SECTION, "one fit CPU": one_cpu,
             "one fit epochs": int(one.n_iter_), "one fit plan": str(one.solver_plan_),
-            "feature map CPU": map_cpu, "modes": rows, "probabilities = after": same}
+            "feature map CPU": map_cpu, "modes": rows, "probabilities = after": same,
+            "largest probability difference to after": largest}
 
 
 def _section_lines(results, note):
@@ -395,7 +443,10 @@ def _section_lines(results, note):
                      f"{res['one fit CPU']:.2f} s ({res['one fit epochs']} epochs; "
                      f"{res['one fit plan']}), feature map and phi(X) "
                      f"{res['feature map CPU']:.2f} s; probabilities equal to 'after': "
-                     f"{res['probabilities = after']}.")
+                     f"{res['probabilities = after']}" + (
+                         f"; largest probability difference to 'after': "
+                         f"{res['largest probability difference to after']}"
+                         if "largest probability difference to after" in res else "") + ".")
         lines.append("")
         for mode, row in res["modes"].items():
             stages = "; ".join(f"{k} {v}" for k, v in row["stages"].items())
@@ -422,6 +473,13 @@ def _chain_lines(chains):
                                for s in row["starts"]) or "none"
             lines.append(f"- {mode}: {row['cpu']} s, {row['levels']} levels, converged "
                          f"{row['converged']}, epochs {row['epochs']}; starts: {starts}")
+            if any("stages" in s for s in row["starts"]):
+                stages = "; ".join(
+                    " + ".join(f"{steps} at {ratio:g} mu_end ({cpu} s)"
+                               for ratio, steps, cpu in s["stages"]) + f", moved {s['moved']}"
+                    for s in row["starts"])
+                lines.append(f"  per start, Newton steps per smoothing stage (mu over the "
+                             f"last stage's) and ||V_end - V_start|| / ||V_end||: {stages}")
         lines.append("")
     return lines
 
@@ -447,7 +505,7 @@ def render(results, machine, notes, chains=None):
 def parse_sizes(text):
     """[(n, components)] from "N:COMPONENTS,..." (COMPONENTS 'linear': the linear case)."""
     sizes = []
-    for item in text.split(","):
+    for item in filter(None, text.split(",")):      # "": no size (--note alone)
         n, components = item.split(":")
         linear = {"linear": LINEAR, "linear20": LINEAR20}
         sizes.append((int(n), linear[components] if components in linear
@@ -514,7 +572,7 @@ def main(argv=None):
         (RESULTS / f"{stem}.md").write_text(render(stored["results"], machine,
                                                    stored.get("notes", {}),
                                                    stored.get("chains")))
-    print(to_json(res)[:2000])
+        print(to_json(res)[:2000])
 
 
 if __name__ == "__main__":

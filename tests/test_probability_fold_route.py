@@ -177,18 +177,11 @@ def test_single_precision_steps_leave_the_chains_certified(monkeypatch):
     certified, and the decision values agree with the double-precision steps' within 1e-5
     of their size (measured 2e-7 at n = 50,000); ``step_values`` is the product itself to
     single-precision rounding."""
+    from _approx_chain import full_data_chain
+
     from msvm import _primal
 
-    X, y = make_classification(3300, 20, n_informative=10, n_classes=3,
-                               n_clusters_per_class=1, random_state=3)
-    X, y, X_test = X[:3000], y[:3000], X[3000:]
-    est = ReinforcedMSVM(kernel_approximation="nystroem", n_components=60, C=5.0,
-                         random_state=0).fit(X, y)
-    template = _probability._refit_template(_probability._with_params(
-        ReinforcedMSVM(kernel_approximation="nystroem", n_components=60, random_state=0),
-        C=est.C_, warm_start=True), 1.0)
-    levels = _probability.probability_levels(4)
-    features = est._kept_feature_state(X)
+    X, y, X_test, est, template, levels, features = full_data_chain()
     chains, calls = {}, []
     real = _primal.SmoothedPrimal.step_values
 
@@ -200,6 +193,9 @@ def test_single_precision_steps_leave_the_chains_certified(monkeypatch):
         return dF
 
     monkeypatch.setattr(_primal.SmoothedPrimal, "step_values", counted)
+    # the steps alone: the gradient's product in double in both (SINGLE_GRADIENT: its test
+    # in tests/test_primal_single_gradient.py)
+    monkeypatch.setattr(_primal, "SINGLE_GRADIENT", False)
     for single in (False, True):
         monkeypatch.setattr(_primal, "SINGLE_STEPS", single)
         chains[single], _ = _probability._weighted_chain(

@@ -103,9 +103,20 @@ def test_balanced_smoothing_rescales_only_unequal_boxes():
     weights is as before); class 0 at weight 100: its variables scaled by 10 (the square root
     of the box ratio), their terms by 10 and their boxes by 1 / 10, the others' unchanged;
     the target mu bounds the smoothing's KKT violation by TARGET_SHARE tol in the original
-    margins (width / scale^2 = the unweighted width for every variable)."""
+    margins (width / scale^2 = the unweighted width for every variable).  Since round 16
+    boxes that differ within that ratio give the problem itself, unscaled, to be started as
+    the balanced ones are (``WEIGHTED_AS_BALANCED``; None with it off), and equal boxes
+    None."""
     problem, _, y = _weighted_problem(8.0)
-    assert _balanced(problem, 0.3) is None
+    same, target, scale = _balanced(problem, 0.3)
+    assert same is problem and scale == 1.0
+    assert target == pytest.approx(_primal.TARGET_SHARE * 0.3 / problem.max_abs_bound())
+    _primal.WEIGHTED_AS_BALANCED = False
+    try:
+        assert _balanced(problem, 0.3) is None
+    finally:
+        _primal.WEIGHTED_AS_BALANCED = True
+    assert _balanced(_weighted_problem(1.0)[0], 0.3) is None
     problem, _, y = _weighted_problem(100.0)
     balanced, target, scale = _balanced(problem, 0.3)
     heavy = (y == 0)[problem.sample_of_var()]

@@ -142,11 +142,25 @@ BALANCE_POWER = 0.5
 BALANCED_WARM_DESCENT = False
 # whether a balanced (weighted refit's) start on a float32 X (an approximate kernel's features)
 # computes each Newton step's dF = X s in single precision (``SmoothedPrimal.step_values``;
-# the gradient's X^T U stays in double), from SINGLE_STEPS_MIN_TOL up: F drifts from X V + b
-# by the rounding of the steps (about 1e-7 of their size), far below the refits' tolerance;
-# the dual point the solver certifies is read from F either way
+# the gradient's X^T U too with SINGLE_GRADIENT), from SINGLE_STEPS_MIN_TOL up: F drifts
+# from X V + b by the rounding of the steps (about 1e-7 of their size), far below the
+# refits' tolerance; the dual point the solver certifies is read from F either way
 SINGLE_STEPS = True
 SINGLE_STEPS_MIN_TOL = 1e-2
+# whether such a start (``single_steps``) also maps the gradient's slot sums back in single
+# precision, X^T U as float32 products over row blocks of ``chunk_rows`` (each block's sum in
+# single precision, the blocks added in double; ``SmoothedPrimal.mapped_back``) instead of
+# each float32 block converted to float64 first: at n = 200,000 with 200 features the
+# conversion was a third of the gradient's pass (cProfile of one chain: ``astype`` 1.96 of
+# the 5.56 s of X^T U).  The gradient then carries the rounding of the float32 sums (about
+# 1e-6 of the sums of |x_i| |u_i|), far below the Newton steps' tolerance at the refits' tol;
+# the dual point the solver certifies is read from F either way
+SINGLE_GRADIENT = True
+# whether a dual whose samples' boxes differ by at most BALANCE_MIN_RATIO (a probability
+# chain's upper levels, t = 0.42 and 0.18, box ratios 2.4 and 5.6) is started as a balanced
+# one without its rescaling (``_balanced`` returns it as it is): from a warm start no
+# steepest-descent step first, and the single-precision steps and gradient
+WEIGHTED_AS_BALANCED = True
 # the Newton steps a DC step's shifted groups may take at the last stage's mu from a warm
 # start (`primal_start`) before the continuation from zero takes over
 WARM_MAX_STEPS = 10
@@ -180,6 +194,8 @@ class SmoothedPrimal:
     slot_route = False
     # whether a step's dF is one single-precision product on a float32 X (``step_values``)
     single_steps = False
+    # whether the gradient's X^T U is too (``mapped_back``; set with ``single_steps``)
+    single_gradient = False
 
     def __init__(self, problem, X, slot_route=False):
         self.problem, self.X = problem, X
@@ -267,9 +283,22 @@ class SmoothedPrimal:
         for start, stop in zip(bounds[:-1], bounds[1:]):
             Uc = U[:stop - start]
             loss += chunk(Uc, start, stop)
-            XtU += transposed_times(self.X[start:stop], Uc)
+            XtU += self.mapped_back(self.X[start:stop], Uc)
             gb += Uc.sum(axis=0)
         return self._assembled(V, loss, XtU, gb)
+
+    def mapped_back(self, X, U):
+        """X^T U (float64) of a block of rows: ``transposed_times``, or with
+        ``single_gradient`` on a dense float32 X float32 products over row blocks of
+        ``chunk_rows``, each block's (d, k) sum added in double (``SINGLE_GRADIENT``)."""
+        if not (self.single_gradient and isinstance(X, np.ndarray) and X.dtype == np.float32):
+            return transposed_times(X, U)
+        out = np.zeros((X.shape[1], U.shape[1]))
+        step = chunk_rows(X.shape[1])
+        U32 = U.astype(np.float32)
+        for start in range(0, X.shape[0], step):
+            out += X[start:start + step].T @ U32[start:start + step]
+        return out
 
     def _assembled(self, V, loss, XtU, gb):
         """(penalty + loss, gV, gb) from the loss, X^T U and the column sums of the slot
@@ -674,6 +703,7 @@ def primal_start(problem, X, W, mu0, tol, diag, max_steps, out=None):
     if balanced is not None:
         primal, target, scale = _new_primal(balanced[0], X), balanced[1], balanced[2]
         primal.single_steps = SINGLE_STEPS and tol >= SINGLE_STEPS_MIN_TOL
+        primal.single_gradient = primal.single_steps and SINGLE_GRADIENT
         V, b, F = _continuation(primal, balanced[0], V, b, target, gtol, max_steps,
                                 descend_first=BALANCED_WARM_DESCENT)
         alpha = primal.dual_point(F, out)
@@ -725,7 +755,11 @@ def _balanced(problem, tol):
         return None
     ratio = np.where(positive, width / width[positive].min(), 1.0)
     if ratio.max() <= BALANCE_MIN_RATIO:
-        return None
+        if not (WEIGHTED_AS_BALANCED and ratio.max() > 1.0):
+            return None
+        # boxes that differ, within BALANCE_MIN_RATIO: the dual as it is, started as the
+        # balanced ones are (WEIGHTED_AS_BALANCED)
+        return problem, TARGET_SHARE * max(tol, TOL_FLOOR) / problem.max_abs_bound(), 1.0
     scale = (ratio ** BALANCE_POWER)[problem.sample_of_var()]
     _, coef1, _, coef2 = problem.expanded_directions()
     balanced = problem.replace(coef1=coef1 * scale, coef2=coef2 * scale,
