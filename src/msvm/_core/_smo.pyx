@@ -1040,15 +1040,20 @@ def _grouped_vector(value=None):
     return old
 
 
+def _checked_count(value, least, what):
+    """``value`` as an int, a ValueError where it is below ``least``."""
+    if not value >= least:
+        raise ValueError(f"the {what} must be >= {least}")
+    return int(value)
+
+
 def _newton_madds(value=None):
     """NEWTON_MADDS (_block_smo's Newton schedule), set where given (for experiments);
     returns the previous value."""
     global NEWTON_MADDS
     old = NEWTON_MADDS
     if value is not None:
-        if not value >= 1:
-            raise ValueError("the count must be >= 1")
-        NEWTON_MADDS = int(value)
+        NEWTON_MADDS = _checked_count(value, 1, "count")
     return old
 
 
@@ -1059,9 +1064,7 @@ def _multi_group_qmax(value=None):
     global MULTI_GROUP_QMAX
     old = MULTI_GROUP_QMAX
     if value is not None:
-        if not value >= 0:
-            raise ValueError("the bound must be >= 0")
-        MULTI_GROUP_QMAX = int(value)
+        MULTI_GROUP_QMAX = _checked_count(value, 0, "bound")
     return old
 
 
