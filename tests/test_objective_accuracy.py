@@ -32,12 +32,13 @@ from oracle import (cvx_angle_loss, cvx_weighted_loss, cvx_ww_loss, kernel_matri
 from msvm import (AngleBasedMSVM, ReinforcedMSVM, RobustMSVM, WeightedRobustMSVM,
                   WestonWatkinsMSVM)
 from msvm.exceptions import DegenerateFitWarning
+from msvm.weighted import cost_to_utility
 
 from _large_c import assert_within_tol, case_data, fit_converged, large_C_cases
 
 pytest.importorskip("cvxpy")
 
-MODELS = ["reinforced", "lee-lin-wahba", "weston-watkins", "weighted", "angle"]
+MODELS = ["reinforced", "lee-lin-wahba", "weston-watkins", "weighted", "weighted-cost", "angle"]
 # the default tol, and the accuracy it promises for objective_
 TOL = 1e-3
 # up to this C no fit of these problems may stop early
@@ -52,7 +53,7 @@ def _estimator(model, C, kernel, gamma, U):
         return RobustMSVM(truncation=None, **common)
     if model == "weston-watkins":
         return WestonWatkinsMSVM(**common)
-    if model == "weighted":
+    if model in ("weighted", "weighted-cost"):
         return WeightedRobustMSVM(utility=U, truncation=None, **common)
     return AngleBasedMSVM(reinforcement=0.5, **common)
 
@@ -65,7 +66,7 @@ def _optimum(model, K, y, w, C, k, U):
     if model == "weston-watkins":
         V, b, F = primal_fit(K, k, cvx_ww_loss(y, w, C))
         return penalty(V, K) + C * ww_loss(F, y, w)
-    if model == "weighted":
+    if model in ("weighted", "weighted-cost"):
         V, b, F = primal_fit(K, k, cvx_weighted_loss(y, w, C, U))
         return penalty(V, K) + C * weighted_loss(F, y, w, U, None)
     V, b, F = primal_fit(K, k - 1, cvx_angle_loss(y, w, C, 0.5, k), sum_to_zero=False)
@@ -98,6 +99,8 @@ def test_objective_within_tol_of_the_optimum(case):
         w[k:][rng.random(n - k) < 0.3] = 0.0      # every class keeps a weighted sample
     U = np.eye(k) + rng.uniform(0.0, 0.5, (k, k)) * (1 - np.eye(k)) if model == "weighted" \
         else None
+    if model == "weighted-cost":        # a cost matrix's utility: several groups per sample
+        U = cost_to_utility(rng.uniform(0.5, 2.0, (k, k)) * (1 - np.eye(k)))
     gamma = 0.5
     est = _estimator(model, C, kernel, gamma, U)
     with warnings.catch_warnings(record=True) as caught:

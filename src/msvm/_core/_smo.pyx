@@ -34,7 +34,8 @@
 #    WestonWatkinsMSVM, whose directions have two slots, was 6 % slower with it and keeps
 #    libsvm's rule).  The scores
 #    of every sample stay current, so a full scan reconstructs nothing;
-# 2. the (at most q) samples with the largest violation, topped up with the previous working
+# 2. the (at most q; MULTI_GROUP_QMAX where a sample holds several group caps: a cost
+#    matrix) samples with the largest violation, topped up with the previous working
 #    set, form the working set B; their kernel block K_BB (q x q), scores and variables are
 #    copied out, less the variables settled by the same rule (at a bound, outside a full
 #    group, z pointing out of the box by more than the margin of step 1: most of a sample's
@@ -219,6 +220,16 @@ cdef bint GROUPED_VECTOR = True
 # the multiply-adds a grouped local step counts as in the Newton steps' schedule
 # (_block_smo)
 cdef long long NEWTON_MADDS = 8192
+# the working set of a dual whose samples hold several groups (WeightedRobustMSVM with a
+# cost or utility matrix: one cap per (sample, class j) with U[y_i, j] > 0) holds at most
+# MULTI_GROUP_QMAX samples (0: no bound, main fd47237).  There most of the optimum's groups
+# are full and ~10 % of them split between tied members; the local SMO's moves are then
+# group pair steps, and at q = 256 a block took its whole budget of 50 q steps (make_blobs
+# n = 300, k = 4, RBF, C = 1: 541,523 group steps in 22,258 rounds, 2.26 s CPU without the
+# finishing step) while its Newton step on the free set, priced at q^2 k a product, came
+# every ~3,200 steps.  Small blocks take a cheap Newton step every round: 8 samples, the
+# same fit in 51,152 steps, 0.39 s (benchmarks/results/grouped_cost_matrix.md)
+cdef int MULTI_GROUP_QMAX = 8
 # a conjugate-gradient direction of curvature below CG_FLAT ||p||^2 max(kappa K_ii) is flat
 cdef double CG_FLAT = 1e-12
 # with 2 threads, the working set's kernel block gathered by the pool's workers while the
@@ -247,7 +258,14 @@ cdef enum:
     BP_NB = 6            # their variables
     BP_STEPS = 7         # local SMO steps
     BP_CHANGED = 8       # samples changed (score-update rows)
-    BP_COUNTS = 9
+    BP_PAIR = 9          # local steps: same-bucket pairs,
+    BP_PAIR_CLIP = 10    # those cut at a bound or cap,
+    BP_PAIR_FLAT = 11    # those of no curvature (one sample's opposite variables),
+    BP_SINGLE = 12       # single-variable Newton steps,
+    BP_GROUP = 13        # pair steps inside a full group,
+    BP_NEWTON = 14       # Newton steps on the free set
+    BP_ROUNDS = 15       # local SMO rounds
+    BP_COUNTS = 16
 cdef enum:
     BP_T_ROWS = 0        # the block's missing rows (prefetch)
     BP_T_PICK = 1        # its scores, diagonal and variables (_block_variables)
@@ -261,7 +279,9 @@ cdef double BP_TIME[BP_TIMES]
 # the profile's keys (_profile): phases (wall, CPU), counts, and the load's parts (CPU)
 PROFILE_PHASES = ("scan", "load", "local SMO", "update")
 PROFILE_COUNTS = ("runs", "scans", "full scans", "blocks", "block samples", "block entries",
-                  "block variables", "steps", "changed samples")
+                  "block variables", "steps", "changed samples", "pair steps", "pair steps to a bound",
+                  "flat pair steps", "single steps", "group pair steps", "Newton steps",
+                  "local rounds")
 PROFILE_LOAD_PARTS = ("load: rows", "load: scores and variables", "load: kernel block")
 
 
@@ -1020,16 +1040,42 @@ def _grouped_vector(value=None):
     return old
 
 
+def _checked_count(value, least, what):
+    """``value`` as an int, a ValueError where it is below ``least``."""
+    if not value >= least:
+        raise ValueError(f"the {what} must be >= {least}")
+    return int(value)
+
+
 def _newton_madds(value=None):
     """NEWTON_MADDS (_block_smo's Newton schedule), set where given (for experiments);
     returns the previous value."""
     global NEWTON_MADDS
     old = NEWTON_MADDS
     if value is not None:
-        if not value >= 1:
-            raise ValueError("the count must be >= 1")
-        NEWTON_MADDS = int(value)
+        NEWTON_MADDS = _checked_count(value, 1, "count")
     return old
+
+
+def _multi_group_qmax(value=None):
+    """MULTI_GROUP_QMAX (the working-set bound of duals with several groups per sample),
+    set where given (for benchmarks and tests; 0: no bound, main fd47237's blocks); returns
+    the previous value."""
+    global MULTI_GROUP_QMAX
+    old = MULTI_GROUP_QMAX
+    if value is not None:
+        MULTI_GROUP_QMAX = _checked_count(value, 0, "bound")
+    return old
+
+
+cdef bint _several_groups_per_sample(const Prob* p) noexcept nogil:
+    """Whether some sample's variables belong to more than one group cap."""
+    cdef int i, v
+    for i in range(p.n):
+        for v in range(p.ptr[i] + 1, p.ptr[i + 1]):
+            if v_grp(p, v) != v_grp(p, p.ptr[i]):
+                return True
+    return False
 
 
 def _sparse_hmul(value=None):
@@ -1117,6 +1163,8 @@ cdef class SMOSolver(InnerSolver):
         self.changed_sum = 0
         self.nprev = 0
         qmax = min(qmax, n, src.capacity)
+        if MULTI_GROUP_QMAX > 0 and _several_groups_per_sample(p):
+            qmax = min(qmax, MULTI_GROUP_QMAX)
         self.qmax = max(qmax, 1)
         qmax = self.qmax
         nkeys = k * (k + 1) * 3
@@ -1830,8 +1878,13 @@ cdef class SMOSolver(InnerSolver):
             room = min(_room_down(p, st, cn, B.gv[a], B.U[a], B.Ulo[a]),
                        _room_up(p, st, cn, B.gv[b], B.U[b], B.Uhi[b]))
             t = room
+            _bp_count(BP_PAIR, 1)
+            if curv <= CURV_MIN:
+                _bp_count(BP_PAIR_FLAT, 1)
             if curv > CURV_MIN and (za - zb) / curv < room:
                 t = (za - zb) / curv
+            else:
+                _bp_count(BP_PAIR_CLIP, 1)
             B.U[a] -= t
             B.U[b] += t
             _apply_pair(p, st, cn, B.gv[a], B.gv[b], t, B.Ft, B.S, row,
@@ -1840,6 +1893,7 @@ cdef class SMOSolver(InnerSolver):
             self._sync_group(b)
             return True
         # single Newton step on the bucket's most violating variable (moves c and s)
+        _bp_count(BP_SINGLE, 1)
         ia = B.li[vs]
         curv = (kappa * B.kd[ia] + st.rho * p.equality) * pn2
         z = za if vs == la else zu
@@ -1914,6 +1968,7 @@ cdef class SMOSolver(InnerSolver):
             gv = group_pair(p, self.gvars, x1 - x0, self.zg, self.ag, &va, &vb)
             if gv > eps:
                 steps += 1
+                _bp_count(BP_GROUP, 1)
                 pa = B.pos[x0 + va]
                 pb = B.pos[x0 + vb]
                 a = self.gvars[va]
@@ -2269,6 +2324,7 @@ cdef class SMOSolver(InnerSolver):
             if viol <= eps or steps >= max_steps:
                 break
             round_start = steps
+            _bp_count(BP_ROUNDS, 1)
             for j in range(nbk):
                 if (ex.l[j] <= eps and ex.u[j] >= -eps) or steps >= max_steps:
                     continue
@@ -2287,6 +2343,7 @@ cdef class SMOSolver(InnerSolver):
                     newton_at = steps + newton_cost
                     if self._free_newton_step():
                         steps += 1
+                        _bp_count(BP_NEWTON, 1)
                     # its conjugate gradients are many block products: check for signals
                     # here, not only after the block (Ctrl-C within a Newton step's time)
                     if tick(&self.work, newton_cost * NEWTON_MADDS):

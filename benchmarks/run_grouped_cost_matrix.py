@@ -1,0 +1,197 @@
+"""WeightedRobustMSVM with a cost matrix (several group caps per sample): the SMO's working
+set bounded for such duals (msvm._core._smo.MULTI_GROUP_QMAX) on and off.
+
+    python -m benchmarks.run_grouped_cost_matrix            # every case (several minutes)
+    python -m benchmarks.run_grouped_cost_matrix --quick    # the issue's two cases only
+
+(from the repository root)
+
+Each case is fitted in one process alternating 'before' (``_smo._multi_group_qmax(0)``: the
+working set as main fd47237 picks it) and 'after' (the bound, 8 samples), ``--repeat`` times
+(default 1); reported per arm: the least CPU time (``time.process_time``), whether the fit
+converged, its solver epochs (``n_solver_iter_`` where the fit has it, else ``n_iter_``), its
+objective, and for n <= 120 the relative excess over the independent reference
+(oracle.primal_fit, cvxpy + Clarabel).  The issue's case: make_blobs n = 300, 4 centers,
+d = 3 (random_state=0), cost = uniform(0.5, 2.0, 4 x 4) with a zero diagonal (numpy
+default_rng(0)), RBF, truncation=None.  Every fit has max_iter = MAX_ITER.  Writes
+benchmarks/results/grouped_cost_matrix.md and .json (--quick: quick_grouped_cost_matrix.*).
+Timings are measured and reported, never asserted.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import time
+import warnings
+from datetime import datetime, timezone
+
+import numpy as np
+from sklearn.datasets import make_blobs
+from sklearn.exceptions import ConvergenceWarning
+
+from msvm import WeightedRobustMSVM
+from msvm._core import _smo
+
+MAX_ITER = 3000
+# what was measured while finding the cause (round 16; CPU, load 9-12, one process per line)
+NOTES = """\
+Where the time went on main (make_blobs n = 300, k = 4, d = 3, RBF, cost matrix, C = 1;
+3.4 s CPU): the SMO ran its first FINISH_AFTER = 100 epochs without converging, then the
+exact finishing step (msvm/_finish_groups.py) took 1,083 face moves (about 3.5 s of the
+fit's 4 s, cProfile), and the solver certified its result 2 epochs later.  The SMO alone
+(finishing step off) converged in 1,843 epochs, 2.26 s: 552,819 local steps in 63 blocks of
+256 samples, of them 541,523 pair steps inside full groups, 22,258 local rounds (about 24
+violating full groups left per round), 5,129 same-bucket pairs, 5,995 single steps and 172
+Newton steps on the free set (block-loop profile counts, _smo._profile).  The optimum: 1,093
+of 1,125 groups full, 986 of them with one member at its cap, 107 split between 2-3 tied
+members (236 free variables of 3,375): the local SMO moves those ties one group pair at a
+time, each step exact for its own sample while the near-duplicate samples of a blob and
+the equality penalty couple them, and its Newton step (q^2 k per product at q = 256) came
+every ~3,200 steps.  Taken more often (_newton_madds(1e6)): 103,296 steps but 1,561 Newton
+steps, 8.2 s.  Smaller blocks take a cheap Newton step every round: SMO alone, C = 1,
+working set 8 / 16 / 32 / 256: 0.39 / 0.83 / 1.46 / 2.26 s (51,152 steps at 8); C = 50: 7.5
+/ 7.5 / - / max_iter (10,000 epochs, 6.7 s).  With the bound the SMO alone needs 123-523
+epochs on n = 40-120, C = 1-10 (main: 429-4,906), just past FINISH_AFTER, so the finishing
+step still runs once and is now most of the fit (n = 80, C = 1: 1.03 s of which the SMO
+0.07 s); at C >= 1e3 (RBF) the SMO alone stops at max_iter and the finishing step is what
+converges (n = 80, C = 1e3: 2.0 s; n = 300, C = 1e3: 6.3 s).  Not changed here (msvm/
+_sequence.py is not this task's file), measured with the bound for the lead: the finishing
+step first after 400 epochs instead of FINISH_AFTER = 100 (msvm._sequence.FINISH_AFTER set
+in the process), n = 300: C = 1 2.05 -> 0.37 s (170 epochs, the SMO converges first), C = 50
+9.90 -> 5.82 s, C = 1e3 7.36 -> 7.70 s.  The non-monotone objectives of early max_iter
+stops were not investigated further this round.
+"""
+RESULTS = os.path.join(os.path.dirname(__file__), "results")
+
+
+def cost_matrix(k, seed):
+    """uniform(0.5, 2.0, k x k) with a zero diagonal (numpy default_rng(seed))."""
+    cost = np.random.default_rng(seed).uniform(0.5, 2.0, (k, k))
+    np.fill_diagonal(cost, 0.0)
+    return cost
+
+
+def cases(quick):
+    """(name, X, y, cost, C, kernel) of every case."""
+    X, y = make_blobs(n_samples=300, centers=4, n_features=3, random_state=0)
+    out = [("blobs 300 k4 d3", X, y, cost_matrix(4, 0), 1.0, "rbf"),
+           ("blobs 300 k4 d3", X, y, cost_matrix(4, 0), 50.0, "rbf")]
+    if quick:
+        return out
+    out.append(("blobs 300 k4 d3 cost seed 1", X, y, cost_matrix(4, 1), 1.0, "rbf"))
+    for n, k, d, C, kernel, seed in [(100, 3, 2, 1e-2, "linear", 1), (100, 3, 2, 1e2, "linear", 1),
+                                     (100, 5, 3, 1.0, "rbf", 2), (100, 3, 2, 1e4, "rbf", 3),
+                                     (1000, 5, 3, 1.0, "rbf", 4), (1000, 3, 2, 10.0, "linear", 5)]:
+        X, y = make_blobs(n_samples=n, centers=k, n_features=d, random_state=seed)
+        out.append((f"blobs {n} k{k} d{d}", X, y, cost_matrix(k, seed), C, kernel))
+    return out
+
+
+def reference(X, y, cost, C, kernel, est):
+    """The optimum by the independent reference (cvxpy + Clarabel), or None."""
+    from oracle import cvx_weighted_loss, kernel_matrix, penalty, primal_fit, weighted_loss
+    K = kernel_matrix(X, X, kernel, gamma=est._gamma if hasattr(est, "_gamma") else None)
+    U, w, k = est.utility_, np.ones(len(y)), len(est.classes_)
+    try:
+        V, b, F = primal_fit(K, k, cvx_weighted_loss(y, w, C, U))
+    except RuntimeError:
+        return None
+    return penalty(V, K) + C * weighted_loss(F, y, w, U, None)
+
+
+def fit_once(X, y, cost, C, kernel, bound):
+    """One fit with the working-set bound set to ``bound``: (row, estimator)."""
+    old = _smo._multi_group_qmax(bound)
+    try:
+        est = WeightedRobustMSVM(C=C, cost=cost, truncation=None, kernel=kernel,
+                                 max_iter=MAX_ITER)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            t = time.process_time()
+            est.fit(X, y)
+            cpu = time.process_time() - t
+    finally:
+        _smo._multi_group_qmax(old)
+    warned = any(issubclass(c.category, ConvergenceWarning) for c in caught)
+    epochs = int(getattr(est, "n_solver_iter_", est.n_iter_))
+    return dict(cpu=cpu, converged=bool(est.converged_), warned=warned, epochs=epochs,
+                objective=float(est.objective_)), est
+
+
+def run_case(case, repeat):
+    name, X, y, cost, C, kernel = case
+    arms = {"before": (0, []), "after": (_smo._multi_group_qmax(), [])}
+    est = None
+    for _ in range(repeat):
+        for arm, (bound, rows) in arms.items():
+            row, est = fit_once(X, y, cost, C, kernel, bound)
+            rows.append(row)
+    out = dict(case=name, n=len(y), C=C, kernel=kernel)
+    for arm, (bound, rows) in arms.items():
+        best = min(rows, key=lambda r: r["cpu"])
+        out[arm] = dict(best, cpu_all=[round(r["cpu"], 3) for r in rows])
+    if len(y) <= 120:
+        X64 = np.asarray(X, dtype=np.float64)
+        if kernel == "rbf":
+            est._gamma = 1.0 / (X64.shape[1] * X64.var())
+        opt = reference(X64, y, cost, C, kernel, est)
+        out["reference"] = opt
+        for arm in arms:
+            if opt is not None:
+                out[arm]["excess"] = (out[arm]["objective"] - opt) / max(abs(opt), 1e-12)
+    return out
+
+
+def table(rows):
+    lines = ["| case | kernel | C | arm | CPU s (best) | converged | warned | epochs | "
+             "objective | rel. excess vs reference |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        for arm in ("before", "after"):
+            a = r[arm]
+            ex = f"{a['excess']:.1e}" if "excess" in a else "-"
+            lines.append(f"| {r['case']} | {r['kernel']} | {r['C']:g} | {arm} | {a['cpu']:.2f} | "
+                         f"{a['converged']} | {a['warned']} | {a['epochs']} | "
+                         f"{a['objective']:.6g} | {ex} |")
+    return "\n".join(lines)
+
+
+def write(rows, quick, repeat):
+    """The report (.md) and its rows (.json)."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    stem = ("quick_" if quick else "") + "grouped_cost_matrix"
+    head = (f"# WeightedRobustMSVM with a cost matrix: the working-set bound\n\n"
+            f"Commit {commit}, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, load "
+            f"{os.getloadavg()[0]:.1f} (2 cores, shared).  CPU time, one process, 'before' and "
+            f"'after' alternating, best of {repeat}.  'before': "
+            f"_smo._multi_group_qmax(0), main fd47237's working set (256 samples); 'after': at "
+            f"most {_smo._multi_group_qmax()} samples.  max_iter = {MAX_ITER}.\n\n")
+    with open(os.path.join(RESULTS, stem + ".md"), "w") as f:
+        f.write(head + table(rows) + "\n\n" + NOTES)
+    with open(os.path.join(RESULTS, stem + ".json"), "w") as f:
+        json.dump(rows, f, indent=1)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--rewrite", action="store_true",
+                        help="write the .md again from the .json (no fits)")
+    args = parser.parse_args()
+    if args.rewrite:
+        stem = ("quick_" if args.quick else "") + "grouped_cost_matrix"
+        with open(os.path.join(RESULTS, stem + ".json")) as f:
+            write(json.load(f), args.quick, args.repeat)
+        return
+    rows = []
+    for case in cases(args.quick):
+        rows.append(run_case(case, args.repeat))
+        print(table(rows[-1:]).splitlines()[-2:], flush=True)
+    write(rows, args.quick, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
