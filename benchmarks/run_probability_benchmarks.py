@@ -1294,11 +1294,30 @@ RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cance
 
 
 def render_report(data):
-    return sectioned_report(
+    report = sectioned_report(
         data, "msvm class-probability benchmark results",
         "python -m benchmarks.run_probability_benchmarks", SETUPS, RENDER,
         extra="The method is described in `docs/probability.md`.",
         quick_note="tiny sizes; the numbers say nothing about accuracy.")
+    return report if data.get("quick") else with_targeted_section(report)
+
+
+def with_targeted_section(report):
+    """``report`` with section 9j, which `benchmarks/probability_targeted.py` writes from its
+    own results file (probability_targeted.json), in its place before section 9k: a report
+    rendered from probability.json alone would drop it."""
+    import json
+    import pathlib
+
+    from benchmarks import probability_targeted as targeted
+
+    path = pathlib.Path(__file__).parent / "results" / "probability_targeted.json"
+    if targeted.HEADING in report or not path.exists():
+        return report
+    section = targeted.render(json.loads(path.read_text())).rstrip("\n") + "\n\n"
+    at = report.find("\n## 9k.")
+    at = len(report) if at < 0 else at + 1
+    return report[:at] + section + report[at:]
 
 
 def _approx_runs(text):
