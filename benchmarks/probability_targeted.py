@@ -19,11 +19,25 @@ written; ``--no-S2``: S1 and wine; ``--render``: the section again from the JSON
 writes benchmarks/results/probability_targeted.json and puts the section into
 benchmarks/results/probability.md after section 9h (or in place of an earlier 9j), leaving
 the other sections as they are.
+
+Round 16, later (issue 25 item 1, continued), two more parts of the section, each from its
+own run and JSON, rendered after the parts above:
+
+* ``--S2-after``: scenario S2 (n = 1,500, k = 5) on this commit only (no 'before'): one fit
+  the least of 3, one probability fit, its refits and grid solves counted, MAE and argmax
+  agreement, under a wall-clock cap (``S2_CAP`` seconds a row; a row over it is reported
+  as capped).  probability_targeted_s2.json.
+* ``--tried``: the alternatives to the refits' solves that were measured and not kept,
+  against the default, alternating in one process, the least of 3 (S1 at C = 'auto' and
+  1): ``msvm.targeted.FOLLOW_MOVED_BOUNDS`` (a grid point's start with its bound-held
+  variables moved to the grown bounds) and ``WARM_LEVEL_PLAN`` with dual coordinate
+  descent on the linear kernel's rows.  probability_targeted_tried.json.
 """
 
 import contextlib
 import json
 import pathlib
+import signal
 import sys
 import time
 import warnings
@@ -35,6 +49,8 @@ from benchmarks.probability_lean import _cpu_fit, compare_row
 
 RESULTS = pathlib.Path(__file__).parent / "results"
 HEADING = "## 9j. TargetedLocalMSVM's weighted refits on the linear kernel's rows"
+S2_CAP = 480            # seconds (wall) a row of --S2-after may take
+TRIED_REPEATS = 3
 
 
 @contextlib.contextmanager
@@ -114,16 +130,17 @@ def _counted_fit(make, X, y):
     from msvm import _sequence, targeted
 
     acc = {"grid_solves": 0, "solve_cpu": 0.0, "primal_starts": 0, "primal_cpu": 0.0}
+    epochs = []
     solve, start = targeted.TargetedLocalMSVM._solve_grid_point, \
         _sequence.DualSequence._primal_start
 
     def timed_solve(self, *args, **kwargs):
         t = time.process_time()
-        try:
-            return solve(self, *args, **kwargs)
-        finally:
-            acc["grid_solves"] += 1
-            acc["solve_cpu"] += time.process_time() - t
+        out = solve(self, *args, **kwargs)
+        acc["grid_solves"] += 1
+        acc["solve_cpu"] += time.process_time() - t
+        epochs.append(out[0].n_iter)
+        return out
 
     def timed_start(self, *args, **kwargs):
         t = time.process_time()
@@ -137,6 +154,10 @@ def _counted_fit(make, X, y):
         cpu, est = _cpu_fit(make(True), X, y)
     acc["cpu"] = cpu
     acc["refits"] = int(est.n_probability_fits_)
+    # the grid solves' epochs: their median and how many ran 50 or more
+    acc["epochs_median"] = float(np.median(epochs)) if epochs else 0.0
+    acc["epochs_50"] = int(np.sum(np.asarray(epochs) >= 50))
+    acc["estimator"] = est
     return acc
 
 
@@ -149,6 +170,7 @@ def compare(make, X, y, X_test, y_test, truth):
         for name, context in (("before", main_plan), ("after", contextlib.nullcontext)):
             with context():
                 row[name]["profile"] = _counted_fit(make, X, y)
+                del row[name]["profile"]["estimator"]
     return row
 
 
@@ -269,24 +291,217 @@ def splice(report, section):
     return report[:start] + section + ("\n" if end < len(report) else "") + report[end:]
 
 
+def _s2_row(C, X, y, X_test, truth):
+    """One row of ``--S2-after``: one fit (the least of 3) and one probability fit of this
+    commit, the refits and grid solves counted, MAE and argmax = predict."""
+    import os
+
+    make = _maker(C)
+    ones = [_cpu_fit(make(False), X, y)[0] for _ in range(3)]
+    wall = time.time()
+    profile = _counted_fit(make, X, y)
+    wall = time.time() - wall
+    est = profile.pop("estimator")
+    proba = est.predict_proba(X_test)
+    return {"one_fit": min(ones), "wall": wall, "profile": profile,
+            "mae": float(np.mean(np.abs(proba - truth))),
+            "agreement": float(np.mean(est.classes_[np.argmax(proba, axis=1)]
+                                       == est.predict(X_test))),
+            "load": os.getloadavg()[0]}
+
+
+def _capped(seconds, function, *args):
+    """``function(*args)``, or None when it runs longer than ``seconds`` (wall clock)."""
+    def alarm(signum, frame):
+        raise TimeoutError
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        return function(*args)
+    except TimeoutError:
+        return None
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _scenario(scenario):
+    """(X, y, X_test, truth): draw 0 of ``scenario`` at the default n, 2000 test samples of
+    draw 1 and their true probabilities."""
+    from msvm.datasets import make_targeted_example
+
+    X, y = make_targeted_example(None, scenario, random_state=0)
+    X_test, _ = make_targeted_example(2000, scenario, random_state=1)
+    return X, y, X_test, targeted_proba(X_test, scenario)
+
+
+def bench_s2():
+    """``--S2-after``: scenario S2 at C = 'auto' and 1, this commit only, capped."""
+    import os
+
+    X, y, X_test, truth = _scenario("S2")
+    rows, load = {}, [os.getloadavg()[0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for C in ("auto", 1.0):
+            print(f"S2, C = {C}", flush=True)
+            rows[f"S2 (n = {len(y)}), C = {C}"] = _capped(S2_CAP, _s2_row, C, X, y, X_test,
+                                                           truth)
+            load.append(os.getloadavg()[0])
+    return {"commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "load": load, "cap": S2_CAP, "rows": rows}
+
+
+TRIED = {
+    "default": (),
+    "bounds followed": (("FOLLOW_MOVED_BOUNDS", True),),
+    "cd on linear rows": (("WARM_LEVEL_PLAN", {"rows": "linear rows", "solver": "cd"}),),
+}
+
+
+def _tried_settings(name):
+    from msvm import targeted
+
+    return module_settings(*[(targeted, attr, value) for attr, value in TRIED[name]])
+
+
+def bench_tried():
+    """``--tried``: the default refits and the alternatives not kept, alternating in one
+    process, the least of 3, on S1 at C = 'auto' and 1; the test probabilities compared
+    with the default's."""
+    import os
+
+    X, y, X_test, truth = _scenario("S1")
+    rows, load = {}, [os.getloadavg()[0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for C in ("auto", 1.0):
+            make, row, probas = _maker(C), {}, {}
+            for _ in range(TRIED_REPEATS):
+                for name in TRIED:
+                    with _tried_settings(name):
+                        profile = _counted_fit(make, X, y)
+                    est = profile.pop("estimator")
+                    row.setdefault(name, {"cpu": [], "profile": profile})["cpu"].append(
+                        profile["cpu"])
+                    probas[name] = est.predict_proba(X_test)
+                    row[name]["agreement"] = float(np.mean(
+                        est.classes_[np.argmax(probas[name], axis=1)] == est.predict(X_test)))
+            for name, side in row.items():
+                side["mae"] = float(np.mean(np.abs(probas[name] - truth)))
+                side["max_diff"] = float(np.max(np.abs(probas[name] - probas["default"])))
+            rows[f"S1 (n = {len(y)}), C = {C}"] = row
+            load.append(os.getloadavg()[0])
+            print(f"S1, C = {C}: " + ", ".join(
+                f"{name} {min(side['cpu']):.2f} s" for name, side in row.items()), flush=True)
+    return {"commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "load": load, "rows": rows}
+
+
+def _run_line(res):
+    """The commit, date and load of a run (its JSON ``res``)."""
+    load = ", ".join(f"{v:.1f}" for v in res["load"])
+    return (f"Commit {res['commit']}, {res['date']}; load average (1 min) at the start and "
+            f"after each row: {load}.")
+
+
+def _s2_part(res):
+    out = []
+    for name, r in res["rows"].items():
+        if r is None:
+            out.append([name, f"over the cap ({res['cap']} s wall)", *[""] * 9])
+            continue
+        p = r["profile"]
+        out.append([name, f"{r['one_fit'] * 1e3:.0f}", f"{p['cpu']:.2f}", f"{r['wall']:.0f}",
+                    f"{p['cpu'] / r['one_fit']:.1f}x", p["refits"], p["grid_solves"],
+                    f"{p['solve_cpu'] / max(p['grid_solves'], 1) * 1e3:.1f}",
+                    f"{p.get('epochs_median', float('nan')):.0f} / {p.get('epochs_50', '-')}",
+                    f"{r['mae']:.4f}", f"{r['agreement']:.4f}"])
+    return (
+        "#### Scenario S2, this commit only\n\n" + _run_line(res)
+        + " Scenario S2 of `make_targeted_example` (k = 5, draw 0 at the "
+        "default n = 1,500; MAE against the true probabilities of 2000 test samples of draw "
+        "1), random_state = 0: one fit (probability=False) the least of 3 CPU times, one "
+        "probability fit (CPU, and wall for scale), its refits (`n_probability_fits_`) and "
+        f"grid points solved; each row under a wall-clock cap of {res['cap']} s. No 'before' "
+        "and no Platt here: round 16's first run of all modes on S2 had not finished one row "
+        "after 41 minutes at load 8-14. One fit is not pathological (every grid point "
+        "converges); the probability fit's grid solves are: a warm-started solve of S2 costs "
+        "20 times one of S1 (1.4-1.8 ms, 2 epochs the median), because most of them run as "
+        "many epochs as a cold one (the one fit's grid points: about 100 epochs each), the "
+        "warm start from the level before notwithstanding.\n\n"
+        + markdown_table(["data, C", "one fit (ms)", "probability fit CPU (s)",
+                          "its wall (s)", "x one fit", "fits", "grid points solved",
+                          "ms a grid solve", "epochs a grid solve: median / 50 or more",
+                          "MAE", "argmax = predict"], out) + "\n")
+
+
+def _tried_part(res):
+    out = []
+    for name, row in res["rows"].items():
+        for side_name, side in row.items():
+            p = side["profile"]
+            out.append([name, side_name, f"{min(side['cpu']):.2f}",
+                        f"{min(side['cpu']) / min(row['default']['cpu']):.2f}", p["refits"],
+                        p["grid_solves"], f"{side['mae']:.4f}", f"{side['max_diff']:.2g}",
+                        f"{side['agreement']:.4f}"])
+    return (
+        "#### Tried and not kept: other starts and solvers for a refit's grid points\n\n"
+        + _run_line(res) + " The probability fit of S1 (n = 1000, random_state = 0) with the "
+        "default refits and with each alternative (`benchmarks/probability_targeted.py "
+        "--tried`), alternating in one process, the least of "
+        f"{TRIED_REPEATS} CPU times; refits and grid points solved from one fit. 'bounds "
+        "followed': `msvm.targeted.FOLLOW_MOVED_BOUNDS = True` (every grid point starts from "
+        "its previous dual with the variables at their upper bound moved to the grown bound: "
+        "fewer epochs a solve, but fewer samples leave their bounds, so the chains settle "
+        "later); 'cd on linear rows': `WARM_LEVEL_PLAN = {'rows': 'linear rows', 'solver': "
+        "'cd'}` (dual coordinate descent instead of SMO on the same rows). 'largest diff': of "
+        "the test probabilities against the default's. Not measured here: the same on "
+        "explicit features without the smoothed-primal start (`{'rows': 'explicit "
+        "features', 'solver': 'cd', 'primal_start': 'off'}`), 77 s against 2.0 s in a "
+        "single trial (C = 'auto', load 10); every own fit keeping its grid (so that the "
+        "first refits could take settled grid points as they are), the same 925 grid "
+        "solves (the refits that solve every grid point are the top fits at the "
+        "calibration's C, whose weights all change).\n\n"
+        + markdown_table(["data, C", "variant", "CPU (s)", "/ default", "fits",
+                          "grid points solved", "MAE", "largest diff", "argmax = predict"],
+                         out) + "\n")
+
+
+def render_all(res):
+    """The section: :func:`render` and, where their runs wrote them, the S2 and 'tried'
+    parts."""
+    text = render(res)
+    for name, part in (("probability_targeted_s2.json", _s2_part),
+                       ("probability_targeted_tried.json", _tried_part)):
+        path = RESULTS / name
+        if path.exists():
+            text += "\n" + part(json.loads(path.read_text()))
+    return text
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    md = RESULTS / "probability.md"
+    for flag, run, name in (("--S2-after", bench_s2, "probability_targeted_s2.json"),
+                            ("--tried", bench_tried, "probability_targeted_tried.json")):
+        if flag in argv:
+            (RESULTS / name).write_text(json.dumps(run(), indent=2) + "\n")
+            argv = [*argv, "--render"]
     if "--render" in argv:
-        # the section again from the last run's numbers (probability_targeted.json)
+        # the section again from the last runs' numbers (probability_targeted*.json)
         res = json.loads((RESULTS / "probability_targeted.json").read_text())
-        md = RESULTS / "probability.md"
-        md.write_text(splice(md.read_text(), render(res)))
+        md.write_text(splice(md.read_text(), render_all(res)))
         return 0
     quick = "--quick" in argv
     # --no-S2: S1 and wine only (S2's rows took over 20 minutes at a load of 10)
     res = bench(quick, ("S1",) if "--no-S2" in argv else ("S1", "S2"))
-    text = render(res)
-    print(text)
+    print(render(res))
     if quick:
         return 0
     (RESULTS / "probability_targeted.json").write_text(json.dumps(res, indent=2) + "\n")
-    md = RESULTS / "probability.md"
-    md.write_text(splice(md.read_text(), text))
+    md.write_text(splice(md.read_text(), render_all(res)))
     return 0
 
 

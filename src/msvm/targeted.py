@@ -75,6 +75,18 @@ class _GridFit:
 # benchmarks/results/probability.md section 9j); False: main 5c4386a's plan.
 LEVELS_ON_LINEAR_ROWS = True
 
+# The plan overrides of those refits (``LEVELS_ON_LINEAR_ROWS``): the linear kernel's rows,
+# the solver left to the plan (SMO).  Round 16 (section 9j, "tried"): the same rows with
+# dual coordinate descent ({"rows": "linear rows", "solver": "cd"}) took 3x the CPU.
+WARM_LEVEL_PLAN = {"rows": "linear rows"}
+
+
+# Whether a chain's refit starts each grid point from its previous dual with the variables
+# that sat at their upper bound moved to the new (grown) bound (``_bounds_followed``).
+# Measured in round 16 (section 9j, "tried"): fewer epochs a solve, but the chains settle
+# later (more refits and grid solves) and the probability fit costs more: off.
+FOLLOW_MOVED_BOUNDS = False
+
 
 # Whether a warm-started refit takes a grid point's previous fit as it is where that fit is
 # the refit's (``_SolvedGrid.reusable``: a probability chain's weighted refits, round 14);
@@ -123,6 +135,34 @@ class _SolvedGrid:
         if np.any(weights < old) or np.any(fit.weighed[grown]):
             return None
         return replace(fit, n_iter=0)
+
+
+def _bounds_followed(problem, alpha, old_weights, g, weights):
+    """``alpha`` (grid point g's previous dual, at the weights ``old_weights[g]``) with every
+    variable that sat at its nonzero upper bound there moved to that bound at ``weights``.
+
+    A sample whose hinge is active stays active when its weight grows (a chain's next
+    level): its variables follow their bound, and the solve starts next to the new
+    solution.  Every bound is a multiple of its sample's weight (no equalities: the
+    intercept is a penalized feature), so the point stays feasible.  Unchanged where the
+    weights did not only grow (not a chain's next level of the same grid).
+    """
+    if g >= len(old_weights) or old_weights[g].shape != weights.shape:
+        return alpha
+    old = old_weights[g]
+    if np.any(weights < old):
+        return alpha
+    sample = problem.sample_of_var()
+    grown = (weights > old)[sample]
+    if not np.any(grown):
+        return alpha
+    hi = problem.expand("hi")
+    ratio = np.ones_like(alpha)
+    np.divide(old[sample], weights[sample], out=ratio, where=grown)
+    at_bound = grown & (hi > 0) & (alpha >= hi * ratio)
+    alpha = alpha.copy()
+    alpha[at_bound] = hi[at_bound]
+    return alpha
 
 
 def _weighed_on_grid(fits, n):
@@ -440,7 +480,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         rows (``LEVELS_ON_LINEAR_ROWS``)."""
         if not (source == "linear" and self._warm_level()):
             return super()._solve_plan(source, n_samples, weights)
-        overrides = {**(getattr(self, "_plan_overrides", None) or {}), "rows": "linear rows"}
+        overrides = {**(getattr(self, "_plan_overrides", None) or {}), **WARM_LEVEL_PLAN}
         return plan_solve(source, n_samples, kernel=self.kernel, cache_size=self.cache_size,
                           cache_dtype=self.cache_dtype, tol=self.tol, C=self.C_,
                           weights=weights, overrides=overrides)
@@ -506,6 +546,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                 previous = state.at(g, len(self.grid_), problem) if state is not None else None
                 if previous is not None:
                     alpha = problem.clip_feasible(rescaled_dual(previous, state.C, self.C_))
+                    if solved is not None and FOLLOW_MOVED_BOUNDS:
+                        alpha = _bounds_followed(problem, alpha, solved.weights, g, weights)
                 elif last is not None:
                     alpha = problem.clip_feasible(last)
                 else:
