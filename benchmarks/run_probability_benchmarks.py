@@ -1314,7 +1314,7 @@ def with_targeted_section(report):
     path = pathlib.Path(__file__).parent / "results" / "probability_targeted.json"
     if targeted.HEADING in report or not path.exists():
         return report
-    section = targeted.render(json.loads(path.read_text())).rstrip("\n") + "\n\n"
+    section = targeted.render_all(json.loads(path.read_text())).rstrip("\n") + "\n\n"
     at = report.find("\n## 9k.")
     at = len(report) if at < 0 else at + 1
     return report[:at] + section + report[at:]
