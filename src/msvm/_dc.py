@@ -405,10 +405,7 @@ def lean_steps_apply(sequence):
     kernel rows computed in the core (no explicit features, so no primal start; not a Gram
     matrix from outside) whose scores cannot drift (``DualSequence._scores_can_drift``: no
     certification on fresh scores, no refresh)."""
-    src = sequence.src
-    return (LEAN_DC_LOOP and bool(sequence.plan.steps) and sequence.features is None
-            and getattr(src, "weights", None) is None and type(src).__name__ != "GramRows"
-            and not sequence._scores_can_drift())
+    return LEAN_DC_LOOP and bool(sequence.plan.steps) and sequence.on_core_rows_without_drift()
 
 
 def _objective_rose(owner, step, obj, new, *, tol, dc_tol):

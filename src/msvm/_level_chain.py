@@ -41,12 +41,10 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._core._level_loop import moved_scores
-from ._core._solver import add_scores
 from ._dask import is_dask_collection
 from ._plan import SolveStep
 from ._products import times_small
-from ._sequence import CONVERGED, ROUNDING, SOLVER_STOP_REASONS, path_start
+from ._sequence import CONVERGED, SOLVER_STOP_REASONS, path_start
 from ._snapshot import (_Solution, intercept_solver, level_solution, output_map, support_rows,
                         tail_intercepts)
 from ._validation import class_weight_factors
@@ -223,23 +221,20 @@ class LevelState:
         no certification on fresh scores, no refresh at the end); with
         ``COMPILED_LEVELS``."""
         if self._compiled is None:
-            sequence = self.sequence
-            self._compiled = (sequence.features is None and self.src.weights is None
-                              and type(self.src).__name__ != "GramRows"
-                              and not sequence._scores_can_drift())
+            self._compiled = self.sequence.on_core_rows_without_drift()
         return COMPILED_LEVELS and self._compiled
 
     def _compiled_solve(self, problem, alpha, mu, is_label):
         """``DualSequence.solve`` of a level where :meth:`_compiled_applies` (the same solver
         runs, finishing steps and record), with the scores moved to the start by
-        ``moved_scores`` and the level's solution formed by ``level_tail``
+        ``DualSequence.move_to`` (its compiled ``moved_scores``) and the level's solution formed by ``level_tail``
         (msvm/_core/_level_loop.pyx): the values of ``move_to`` and
         ``msvm._snapshot.level_solution``, bit for bit, and the settled test of the
         chain's class ``is_label`` (``settled``)."""
         sequence = self.sequence
         alpha = np.require(alpha, dtype=np.float64, requirements=["C", "W"])
         mu = np.array(mu, dtype=np.float64)
-        self._move_scores(problem, alpha)
+        sequence.move_to(problem, alpha)
         method, working_set = self._inner_solver(problem)
         alpha, mu, result, finished, late = sequence._solve_and_finish(
             problem, alpha, mu, sequence.tol, False, method, working_set)
@@ -268,20 +263,6 @@ class LevelState:
             self._plans[key] = self.plan.record(SolveStep(method, working_set, False,
                                                           finished, late))
         return self._plans[key]
-
-    def _move_scores(self, problem, alpha):
-        """``DualSequence.move_to(problem, alpha)``, compiled where the sequence is at a dual
-        of the same kept problem (every level after the state's first)."""
-        sequence = self.sequence
-        if sequence.problem is not problem:
-            sequence.move_to(problem, alpha)
-            return
-        rows, dU = moved_scores(problem, alpha, np.ascontiguousarray(sequence.alpha,
-                                                                     dtype=np.float64),
-                                ROUNDING)
-        if len(rows):
-            add_scores(self.src, rows, dU)
-        sequence.problem, sequence.alpha = problem, alpha
 
     def _level_solution(self, problem, alpha, mu, n_iter, resid, is_label):
         """``msvm._snapshot.level_solution`` by ``level_tail`` (its intercepts by the Python

@@ -605,6 +605,17 @@ class DualSequence:
                      verbose=self.verbose, working_set=working_set, method=method,
                      certify_start=certify, gap_scale=float(gap_scale))
 
+    def on_core_rows_without_drift(self):
+        """Whether this sequence solves on kernel rows computed in the core (no explicit
+        features, so no primal start; unweighted rows, not a Gram matrix from outside) whose
+        scores cannot drift (:meth:`_scores_can_drift`): where a solve's certification on
+        fresh scores and its refresh do nothing, so that a lean solve (a DC step's,
+        ``msvm._dc.lean_solve``; a probability level's, ``LevelState``) gives
+        :meth:`solve`'s values."""
+        src = self.src
+        return (self.features is None and getattr(src, "weights", None) is None
+                and type(src).__name__ != "GramRows" and not self._scores_can_drift())
+
     def _scores_can_drift(self):
         """Whether the source's kernel diagonal spans more than ``DRIFT_SPREAD`` (its
         largest entry over the median of its positive entries), so that the rounding of a
