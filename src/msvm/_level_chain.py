@@ -227,8 +227,8 @@ class LevelState:
     def _compiled_solve(self, problem, alpha, mu, is_label):
         """``DualSequence.solve`` of a level where :meth:`_compiled_applies` (the same solver
         runs, finishing steps and record), with the scores moved to the start by
-        ``DualSequence.move_to`` (its compiled ``moved_scores``) and the level's solution formed by ``level_tail``
-        (msvm/_core/_level_loop.pyx): the values of ``move_to`` and
+        ``DualSequence.move_to`` (its compiled ``moved_scores``) and the level's solution
+        formed by ``level_tail`` (msvm/_core/_level_loop.pyx): the values of ``move_to`` and
         ``msvm._snapshot.level_solution``, bit for bit, and the settled test of the
         chain's class ``is_label`` (``settled``)."""
         sequence = self.sequence
