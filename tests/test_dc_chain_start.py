@@ -148,10 +148,13 @@ def test_robust_default_keeps_the_untruncated_start():
     assert np.array_equal(fits[0], fits[1])
 
 
-def test_unread_linearization_marks_every_sample():
+def test_unread_linearization_marks_every_sample(monkeypatch):
     """A DC fit whose loop did not read the linearization at its last step (a decrease
     below dc_tol) is marked everywhere: the next level may take a step this fit never
-    took, so its chain does not stop there."""
+    took, so its chain does not stop there (``LEVEL_DC_TOL`` off: the linearization is
+    not read after the loop; on: tests/test_dc_level_tol.py)."""
+    monkeypatch.setattr(_dc, "LEVEL_DC_TOL", False)
+
     class Steps:
         sol = type("Sol", (), {"alpha": np.zeros(3), "mu": np.zeros(2)})()
         lin_G, weighed = None, np.zeros(4, dtype=bool)
