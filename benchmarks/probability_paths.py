@@ -705,34 +705,46 @@ def _dc_splits_table(splits):
             before = np.array([r["before"][key] for r in rows])
             after = np.array([r["after"][key] for r in rows])
             fits = [np.mean([r[side]["n_fits"] for r in rows]) for side in ("before", "after")]
-            change = after.mean() - before.mean()
             body.append([data, name, f"{fits[0]:.0f} / {fits[1]:.0f}",
                          f"{key.replace('_', ' ')} {before.mean():.4f} / {after.mean():.4f}",
-                         f"{change:+.4f} ({_verdict(change <= limit)})",
-                         f"{np.max(after - before):+.4f}",
+                         *_change_cells(before, after, limit),
                          f"{max(r['max_diff'] for r in rows):.2g}",
                          f"{min(r['after']['agreement'] for r in rows):.4f}"])
     return markdown_table(head, body)
 
 
-def render_chain_dc(res):
+def _change_cells(before, after, limit):
+    """The change of the mean score with its verdict against ``limit``, and the largest
+    change of one split (table cells)."""
+    change = after.mean() - before.mean()
+    return [f"{change:+.4f} ({_verdict(change <= limit)})", f"{np.max(after - before):+.4f}"]
+
+
+def _chain_dc_head(res, others, before, against):
+    """The conditions, the solves table and the before / after rows of sections 9k and 9n
+    (``against``: what the largest difference compares)."""
     from benchmarks.probability_lean import _conditions
 
     return (
-        _conditions(res, "four", "main 107ffe2's chain refits restored in this process "
+        _conditions(res, others, before).rstrip()
+        + " C = 1, default parameters otherwise (random_state None; gamma 'median' on the "
+        "examples (n = 400, 5000 test samples), 'scale' on the real sets). 'largest diff': "
+        f"the largest difference of the test probabilities{against}.\n\n"
+        "#### Refits and compiled solves of one probability fit\n\n"
+        + _solves_table(res["profiles"]) + "\n\n"
+        + _rows_and_targets(res["rows"]) + "\n\n")
+
+
+def render_chain_dc(res):
+    return (
+        _chain_dc_head(res, "four", "main 107ffe2's chain refits restored in this process "
                     "(`msvm._dc.CHAIN_DC_START = False`: every level's DC path from an "
                     "untruncated solve), 'after' this branch's new start on both models "
                     "(each level from the previous level's last DC step, the up-weighted "
                     "class untruncated; for RobustMSVM through "
                     "`RobustMSVM._levels_from_last_step = True`: its default keeps the old "
-                    "path, because of the mean absolute errors below)").rstrip()
-        + " C = 1, default parameters otherwise (random_state None; gamma 'median' on the "
-        "examples (n = 400, 5000 test samples), 'scale' on the real sets). 'largest diff': "
-        "the largest difference of the test probabilities, before against after.\n\n"
-        "#### Refits and compiled solves of one probability fit\n\n"
-        + _solves_table(res["profiles"]) + "\n\n"
-        + _rows_and_targets(res["rows"]) + "\n\n"
-        "#### Scores over three splits (draws; n = 400 and 2000 test samples on the "
+                    "path, because of the mean absolute errors below)", ", before against after")
+        + "#### Scores over three splits (draws; n = 400 and 2000 test samples on the "
         "examples, stratified 70/30 splits of the real sets)\n\n"
         + _dc_splits_table(res["splits"]))
 
@@ -949,12 +961,10 @@ def _more_draws_table(draws):
             b = np.array([r["before"]["mae"] for r in rows])
             a = np.array([r["after"]["mae"] for r in rows])
             solves = [np.mean([r[side]["solves"] for r in rows]) for side in ("before", "after")]
-            change = a.mean() - b.mean()
             body.append([data, name, ", ".join(str(r["seed"]) for r in rows),
                          f"{solves[0]:.0f} / {solves[1]:.0f}",
-                         f"{b.mean():.4f} / {a.mean():.4f}",
-                         f"{change:+.4f} ({_verdict(change <= 0.002)})",
-                         f"{np.max(a - b):+.4f}", f"{int(np.sum(a < b))} of {len(rows)}"])
+                         f"{b.mean():.4f} / {a.mean():.4f}", *_change_cells(b, a, 0.002),
+                         f"{int(np.sum(a < b))} of {len(rows)}"])
     return markdown_table(head, body)
 
 
@@ -973,12 +983,10 @@ def _level_splits_table(splits):
                     continue
                 side = [r[label] for r in rows]
                 score = np.array([s[key] for s in side])
-                change = score.mean() - before.mean()
                 body.append([data, name, label, f"{np.mean([s['n_fits'] for s in side]):.0f}",
                              f"{np.mean([s['solves'] for s in side]):.0f}",
                              f"{key.replace('_', ' ')} {score.mean():.4f}",
-                             f"{change:+.4f} ({_verdict(change <= limit)})",
-                             f"{np.max(score - before):+.4f}",
+                             *_change_cells(before, score, limit),
                              f"{np.mean([s['brier'] for s in side]):.4f}",
                              f"{max(s['max_diff'] for s in side):.2g}",
                              f"{min(s['agreement'] for s in side):.4f}"])
@@ -986,21 +994,13 @@ def _level_splits_table(splits):
 
 
 def render_level_tol(res):
-    from benchmarks.probability_lean import _conditions
-
     return (
-        _conditions(res, "five", "main aae56db's DC chain refits restored in this process "
+        _chain_dc_head(res, "five", "main aae56db's DC chain refits restored in this process "
                     "(`msvm._dc.LEVEL_DC_TOL = False`: a level's DC loop stops on a decrease "
                     "below dc_tol = 1e-6, so in practice on a step that rose within tol), "
                     "'after' this branch (`LEVEL_DC_TOL = True`: on a decrease below "
-                    "max(dc_tol, tol) of the objective, tol the refits' 0.3)").rstrip()
-        + " C = 1, default parameters otherwise (random_state None; gamma 'median' on the "
-        "examples (n = 400, 5000 test samples), 'scale' on the real sets). 'largest diff': "
-        "the largest difference of the test probabilities against 'before'.\n\n"
-        "#### Refits and compiled solves of one probability fit\n\n"
-        + _solves_table(res["profiles"]) + "\n\n"
-        + _rows_and_targets(res["rows"]) + "\n\n"
-        "#### Every variant over three splits (draws; n = 400 and 2000 test samples on the "
+                    "max(dc_tol, tol) of the objective, tol the refits' 0.3)", " against 'before'")
+        + "#### Every variant over three splits (draws; n = 400 and 2000 test samples on the "
         "examples, stratified 70/30 splits of the real sets)\n\n"
         "'cap N': main's rule with at most N DC steps on a chain's levels after its first "
         "(`msvm._dc.LEVEL_DC_STEPS = N`); 'RobustMSVM from the last step': 'after' with "

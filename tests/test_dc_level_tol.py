@@ -11,12 +11,12 @@ tolerances of the old path's, a fit outside a chain the same bit for bit, the ch
 level counts not pickled.
 """
 
-import pickle
 import warnings
 
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
+from test_dc_chain_start import assert_chain_probabilities, assert_transient
 from test_dc_lean_steps import _data
 from test_dc_lean_steps import _models as lean_step_models
 
@@ -59,14 +59,7 @@ def test_level_tol_fewer_solves_same_probabilities(index, monkeypatch):
     old, old_solves = _probability_fit(lean_step_models()[index], X, y, sw, False,
                                        monkeypatch)
     assert new_solves < old_solves
-    proba = new.predict_proba(X_test)
-    assert np.array_equal(np.argmax(proba, axis=1),
-                          np.searchsorted(new.classes_, new.predict(X_test)))
-    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-    diff = np.abs(proba - old.predict_proba(X_test))
-    assert diff.mean() <= MEAN_TOLERANCE and diff.max() <= LARGEST_TOLERANCE
-    assert np.array_equal(old.dual_coef_, new.dual_coef_)
-    assert old.objective_ == new.objective_
+    assert_chain_probabilities(new, old, X_test, MEAN_TOLERANCE, LARGEST_TOLERANCE)
 
 
 @pytest.mark.parametrize("index", [0, 2])
@@ -180,11 +173,7 @@ def test_level_cap_fewer_solves(cap, monkeypatch):
     old, old_solves = _probability_fit(msvm.RobustMSVM(C=1.0, random_state=0), X, y, sw,
                                        False, monkeypatch)
     assert new_solves < old_solves
-    proba = new.predict_proba(X)
-    assert np.array_equal(np.argmax(proba, axis=1),
-                          np.searchsorted(new.classes_, new.predict(X)))
-    diff = np.abs(proba - old.predict_proba(X))
-    assert diff.mean() <= MEAN_TOLERANCE and diff.max() <= LARGEST_TOLERANCE
+    assert_chain_probabilities(new, old, X, MEAN_TOLERANCE, LARGEST_TOLERANCE)
 
 
 def test_pickle_keeps_no_level_count():
@@ -194,9 +183,4 @@ def test_pickle_keeps_no_level_count():
     est = msvm.WeightedRobustMSVM(C=1.0, random_state=0, probability=True,
                                   probability_grid=4).fit(X, y, sample_weight=sw)
     assert "_dc_levels" not in est.__dict__
-    for chain in est.probability_estimators_:
-        for fit in chain:
-            assert "_dc_levels" not in fit.__dict__
-            assert "_dc_levels" not in fit.__getstate__()
-    loaded = pickle.loads(pickle.dumps(est))
-    assert np.array_equal(loaded.predict_proba(X), est.predict_proba(X))
+    assert_transient(est, X, "_dc_levels")

@@ -54,7 +54,9 @@ its steps are lean solves on the kept sequence (``LEAN_DC_LOOP``, :func:`lean_st
 the scores moved to a step's start by one compiled pass (the rows whose slot sums moved),
 the inner solver found once, the duality gap formed only for the step returned.  A
 probability chain's refit of WeightedRobustMSVM starts its DC path from the previous level's
-last step (``CHAIN_DC_START``, :func:`chain_dc_start`) instead of an untruncated solve.
+last step (``CHAIN_DC_START``, :func:`chain_dc_start`) instead of an untruncated solve,
+and a chain's refit, whose steps are solved only to the refits' tol, stops once a step
+lowers the objective by at most that tol of it (``LEVEL_DC_TOL``, :func:`level_rules`).
 """
 
 import copy
