@@ -143,7 +143,8 @@ CHAIN_DC_RESET = True
 # a dropped rising step).  On examples 4.1.1 / 4.1.2 (three draws each) the compiled solves
 # of a probability fit fell from 344 / 377 to 178 / 173 (RobustMSVM) and from 282 / 271 to
 # 186 / 177 (WeightedRobustMSVM), the mean absolute error of the probabilities moved by
-# -0.0005 / -0.0015 and -0.0003 / -0.0038.  False: main aae56db's rule (dc_tol alone) for
+# -0.0004 / -0.0015 and -0.0004 / -0.0038 (over six more draws by -0.0012 / -0.0068 and
+# -0.0019 / -0.0038).  False: main aae56db's rule (dc_tol alone) for
 # every fit (tests and the benchmark's "before"; benchmarks/results/probability.md, 9n).
 LEVEL_DC_TOL = True
 # At most this many DC steps in a probability chain's refit after the chain's first level
