@@ -705,34 +705,46 @@ def _dc_splits_table(splits):
             before = np.array([r["before"][key] for r in rows])
             after = np.array([r["after"][key] for r in rows])
             fits = [np.mean([r[side]["n_fits"] for r in rows]) for side in ("before", "after")]
-            change = after.mean() - before.mean()
             body.append([data, name, f"{fits[0]:.0f} / {fits[1]:.0f}",
                          f"{key.replace('_', ' ')} {before.mean():.4f} / {after.mean():.4f}",
-                         f"{change:+.4f} ({_verdict(change <= limit)})",
-                         f"{np.max(after - before):+.4f}",
+                         *_change_cells(before, after, limit),
                          f"{max(r['max_diff'] for r in rows):.2g}",
                          f"{min(r['after']['agreement'] for r in rows):.4f}"])
     return markdown_table(head, body)
 
 
-def render_chain_dc(res):
+def _change_cells(before, after, limit):
+    """The change of the mean score with its verdict against ``limit``, and the largest
+    change of one split (table cells)."""
+    change = after.mean() - before.mean()
+    return [f"{change:+.4f} ({_verdict(change <= limit)})", f"{np.max(after - before):+.4f}"]
+
+
+def _chain_dc_head(res, others, before, against):
+    """The conditions, the solves table and the before / after rows of sections 9k and 9n
+    (``against``: what the largest difference compares)."""
     from benchmarks.probability_lean import _conditions
 
     return (
-        _conditions(res, "four", "main 107ffe2's chain refits restored in this process "
+        _conditions(res, others, before).rstrip()
+        + " C = 1, default parameters otherwise (random_state None; gamma 'median' on the "
+        "examples (n = 400, 5000 test samples), 'scale' on the real sets). 'largest diff': "
+        f"the largest difference of the test probabilities{against}.\n\n"
+        "#### Refits and compiled solves of one probability fit\n\n"
+        + _solves_table(res["profiles"]) + "\n\n"
+        + _rows_and_targets(res["rows"]) + "\n\n")
+
+
+def render_chain_dc(res):
+    return (
+        _chain_dc_head(res, "four", "main 107ffe2's chain refits restored in this process "
                     "(`msvm._dc.CHAIN_DC_START = False`: every level's DC path from an "
                     "untruncated solve), 'after' this branch's new start on both models "
                     "(each level from the previous level's last DC step, the up-weighted "
                     "class untruncated; for RobustMSVM through "
                     "`RobustMSVM._levels_from_last_step = True`: its default keeps the old "
-                    "path, because of the mean absolute errors below)").rstrip()
-        + " C = 1, default parameters otherwise (random_state None; gamma 'median' on the "
-        "examples (n = 400, 5000 test samples), 'scale' on the real sets). 'largest diff': "
-        "the largest difference of the test probabilities, before against after.\n\n"
-        "#### Refits and compiled solves of one probability fit\n\n"
-        + _solves_table(res["profiles"]) + "\n\n"
-        + _rows_and_targets(res["rows"]) + "\n\n"
-        "#### Scores over three splits (draws; n = 400 and 2000 test samples on the "
+                    "path, because of the mean absolute errors below)", ", before against after")
+        + "#### Scores over three splits (draws; n = 400 and 2000 test samples on the "
         "examples, stratified 70/30 splits of the real sets)\n\n"
         + _dc_splits_table(res["splits"]))
 
@@ -819,3 +831,182 @@ ADAPTIVE_NOT_KEPT = (
     "compiled solves are 151 ms, already 9.2x one fit (16.4 ms); the fixed cost left "
     "(1.72 ms a refit, 153 ms) is spread over the snapshots and plan records of both "
     "solves, the refit's checks and attributes and the chains' own work, each 5-24 ms.")
+
+
+# ------------------------------------------------------------------ section 9n (round 17)
+# the variants of section 9n's scores over three splits: (label, settings), each a list of
+# (module path, attribute, value) set for the fit; "before" is main aae56db's rule
+LEVEL_VARIANTS = (
+    ("before", (("msvm._dc", "LEVEL_DC_TOL", False),)),
+    ("after", ()),
+    ("cap 1 (not kept)", (("msvm._dc", "LEVEL_DC_TOL", False), ("msvm._dc", "LEVEL_DC_STEPS", 1))),
+    ("cap 2 (not kept)", (("msvm._dc", "LEVEL_DC_TOL", False), ("msvm._dc", "LEVEL_DC_STEPS", 2))),
+    ("after, RobustMSVM from the last step (not kept)",
+     (("msvm.robust", "RobustMSVM._levels_from_last_step", True),)),
+)
+
+
+@contextlib.contextmanager
+def level_variant(settings):
+    """The settings of one of ``LEVEL_VARIANTS`` for the block."""
+    import importlib
+
+    triples = []
+    for path, name, value in settings:
+        owner = importlib.import_module(path)
+        *attrs, name = name.split(".")
+        for attr in attrs:
+            owner = getattr(owner, attr)
+        triples.append((owner, name, value))
+    with module_settings(*triples):
+        yield
+
+
+def main_level_tol():
+    """main aae56db's DC chain refits in this process: a level's DC loop stops on a decrease
+    below dc_tol only (``msvm._dc.LEVEL_DC_TOL = False``)."""
+    return level_variant(LEVEL_VARIANTS[0][1])
+
+
+def level_solves(make, X, y, settings):
+    """The refits and compiled solves of one probability fit under ``settings``."""
+    from msvm import _base, _sequence
+
+    counts = {}
+    with warnings.catch_warnings(), level_variant(settings), _counted(
+            counts, (_base.BaseMSVM, "_fit_model"), (_sequence.DualSequence, "_solve_and_finish")):
+        warnings.simplefilter("ignore")
+        make(True).fit(X, y)
+    return {"refits": counts["_fit_model"], "solves": counts["_solve_and_finish"]}
+
+
+def _brier(proba, y_test, classes):
+    onehot = np.searchsorted(classes, y_test)[:, None] == np.arange(len(classes))
+    return float(np.mean(np.sum((proba - onehot) ** 2, axis=1)))
+
+
+def level_split_scores(quick):
+    """Every variant of ``LEVEL_VARIANTS`` on three splits (draws) of each set, for
+    RobustMSVM and WeightedRobustMSVM: fits, compiled solves, the score, the Brier score,
+    argmax = predict and the largest test probability difference against 'before'."""
+    out = []
+    for data, seed, gamma, X, y, X_test, y_test, truth in _dc_split_sets(quick):
+        for name in DC_LOOP_ESTIMATORS:
+            make = _maker(name, 1.0, gamma)
+            row, probas = {"data": data, "seed": seed, "estimator": name}, {}
+            for label, settings in LEVEL_VARIANTS:
+                counted = level_solves(make, X, y, settings)
+                with warnings.catch_warnings(), level_variant(settings):
+                    warnings.simplefilter("ignore")
+                    est = make(True).fit(X, y)
+                probas[label] = est.predict_proba(X_test)
+                row[label] = {"n_fits": int(est.n_probability_fits_), **counted,
+                              "brier": _brier(probas[label], y_test, est.classes_),
+                              **_scores(probas[label], y_test, est.classes_,
+                                        est.predict(X_test), truth),
+                              "max_diff": float(np.max(np.abs(probas[label]
+                                                              - probas["before"])))}
+            out.append(row)
+        print(f"  9n splits: {data} seed {seed}", flush=True)
+    return out
+
+
+def bench_level_tol(quick):
+    """Section 9n: the DC models' probability fits before (main aae56db: a chain level's DC
+    loop stops on a decrease below dc_tol) and after (``LEVEL_DC_TOL``: below the refit's
+    tol), timed on the four sets, and every variant's solves and scores over three splits."""
+    res = _dc_section(quick, "9n", DC_LOOP_ESTIMATORS, main_level_tol,
+                      lambda make, X, y: {side: level_solves(make, X, y, settings)
+                                          for side, settings in LEVEL_VARIANTS[:2]},
+                      load_after=("example 4.1.2",))
+    res["splits"] = level_split_scores(quick)
+    res["draws"] = level_more_draws(quick)
+    res["load"].append(os.getloadavg()[0])
+    return res
+
+
+def level_more_draws(quick, seeds=(3, 4, 5, 6, 7, 8)):
+    """Before and after on six more draws of the examples (n = 400, 2000 test samples):
+    the mean absolute error and the compiled solves of each."""
+    from msvm.datasets import make_reinforced_example, reinforced_example_proba
+
+    out = []
+    for example in ("4.1.1", "4.1.2"):
+        for seed in seeds[:1] if quick else seeds:
+            X, y = make_reinforced_example(200 if quick else 400, example, random_state=seed)
+            X_test, _ = make_reinforced_example(2000, example, random_state=1000 + seed)
+            truth = reinforced_example_proba(X_test, example)
+            for name in DC_LOOP_ESTIMATORS:
+                make = _maker(name, 1.0, "median")
+                row = {"data": f"example {example}", "seed": seed, "estimator": name}
+                for label, settings in LEVEL_VARIANTS[:2]:
+                    counted = level_solves(make, X, y, settings)
+                    with warnings.catch_warnings(), level_variant(settings):
+                        warnings.simplefilter("ignore")
+                        proba = make(True).fit(X, y).predict_proba(X_test)
+                    row[label] = {**counted, "mae": float(np.mean(np.abs(proba - truth)))}
+                out.append(row)
+        print(f"  9n more draws: example {example}", flush=True)
+    return out
+
+
+def _more_draws_table(draws):
+    head = ["data", "estimator", "draws", "compiled solves: before / after (mean)",
+            "mae: before / after (mean)", "change of the mean (limit)",
+            "largest change", "draws with a lower mae"]
+    body = []
+    for data in dict.fromkeys(r["data"] for r in draws):
+        for name in DC_LOOP_ESTIMATORS:
+            rows = [r for r in draws if r["data"] == data and r["estimator"] == name]
+            b = np.array([r["before"]["mae"] for r in rows])
+            a = np.array([r["after"]["mae"] for r in rows])
+            solves = [np.mean([r[side]["solves"] for r in rows]) for side in ("before", "after")]
+            body.append([data, name, ", ".join(str(r["seed"]) for r in rows),
+                         f"{solves[0]:.0f} / {solves[1]:.0f}",
+                         f"{b.mean():.4f} / {a.mean():.4f}", *_change_cells(b, a, 0.002),
+                         f"{int(np.sum(a < b))} of {len(rows)}"])
+    return markdown_table(head, body)
+
+
+def _level_splits_table(splits):
+    head = ["data", "estimator", "variant", "fits (mean)", "compiled solves (mean)",
+            "score (mean over the splits)", "change of the mean (limit)", "largest change",
+            "Brier (mean)", "largest diff", "argmax = predict (least)"]
+    body = []
+    for data in dict.fromkeys(r["data"] for r in splits):
+        for name in DC_LOOP_ESTIMATORS:
+            rows = [r for r in splits if r["data"] == data and r["estimator"] == name]
+            key, limit = (("mae", 0.002) if "mae" in rows[0]["before"] else ("log_loss", 0.01))
+            before = np.array([r["before"][key] for r in rows])
+            for label, _ in LEVEL_VARIANTS:
+                if "RobustMSVM from" in label and name != "RobustMSVM":
+                    continue
+                side = [r[label] for r in rows]
+                score = np.array([s[key] for s in side])
+                body.append([data, name, label, f"{np.mean([s['n_fits'] for s in side]):.0f}",
+                             f"{np.mean([s['solves'] for s in side]):.0f}",
+                             f"{key.replace('_', ' ')} {score.mean():.4f}",
+                             *_change_cells(before, score, limit),
+                             f"{np.mean([s['brier'] for s in side]):.4f}",
+                             f"{max(s['max_diff'] for s in side):.2g}",
+                             f"{min(s['agreement'] for s in side):.4f}"])
+    return markdown_table(head, body)
+
+
+def render_level_tol(res):
+    return (
+        _chain_dc_head(res, "five", "main aae56db's DC chain refits restored in this process "
+                    "(`msvm._dc.LEVEL_DC_TOL = False`: a level's DC loop stops on a decrease "
+                    "below dc_tol = 1e-6, so in practice on a step that rose within tol), "
+                    "'after' this branch (`LEVEL_DC_TOL = True`: on a decrease below "
+                    "max(dc_tol, tol) of the objective, tol the refits' 0.3)", " against 'before'")
+        + "#### Every variant over three splits (draws; n = 400 and 2000 test samples on the "
+        "examples, stratified 70/30 splits of the real sets)\n\n"
+        "'cap N': main's rule with at most N DC steps on a chain's levels after its first "
+        "(`msvm._dc.LEVEL_DC_STEPS = N`); 'RobustMSVM from the last step': 'after' with "
+        "RobustMSVM's levels started from the previous level's last DC step "
+        "(`RobustMSVM._levels_from_last_step = True`, `CHAIN_DC_START`, off on main because "
+        "of section 9k's MAE).\n\n"
+        + _level_splits_table(res["splits"]) + "\n\n"
+        "#### Before and after on six more draws of the examples (n = 400, 2000 test "
+        "samples)\n\n" + _more_draws_table(res["draws"]))

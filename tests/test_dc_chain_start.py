@@ -62,12 +62,20 @@ def test_chain_start_keeps_argmax_and_probabilities(index, monkeypatch):
     new = _probability_fit(_models()[index], X, y, sw, True, monkeypatch, calls)
     old = _probability_fit(_models()[index], X, y, sw, False, monkeypatch)
     assert calls and sum(calls) >= len(calls) / 3     # the levels after the first
+    assert_chain_probabilities(new, old, X_test, MEAN_TOLERANCE, LARGEST_TOLERANCE)
+
+
+def assert_chain_probabilities(new, old, X_test, mean_tolerance, largest_tolerance):
+    """The probability fit ``new`` (a chain rule changed) against ``old``: its argmax is
+    ``predict``, its probabilities sum to 1 and are within ``mean_tolerance`` (mean) and
+    ``largest_tolerance`` of ``old``'s, and the estimator's own fit is ``old``'s bit for
+    bit."""
     proba = new.predict_proba(X_test)
     assert np.array_equal(np.argmax(proba, axis=1),
                           np.searchsorted(new.classes_, new.predict(X_test)))
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     diff = np.abs(proba - old.predict_proba(X_test))
-    assert diff.mean() <= MEAN_TOLERANCE and diff.max() <= LARGEST_TOLERANCE
+    assert diff.mean() <= mean_tolerance and diff.max() <= largest_tolerance
     # the fit itself (the estimator's own) is the old path's
     assert np.array_equal(old.dual_coef_, new.dual_coef_)
     assert old.objective_ == new.objective_
@@ -96,10 +104,16 @@ def test_pickle_keeps_no_chain_start(monkeypatch):
     X, y, sw = _data(1)
     est = _probability_fit(msvm.RobustMSVM(C=1.0, random_state=0), X, y, sw, True,
                            monkeypatch)
+    assert_transient(est, X, "_dc_chain_start")
+
+
+def assert_transient(est, X, name):
+    """Neither the probability fit ``est`` nor its level fits carry or pickle ``name``, and
+    ``est`` pickled predicts the same on X."""
     for chain in est.probability_estimators_:
         for fit in chain:
-            assert "_dc_chain_start" not in fit.__dict__
-            assert "_dc_chain_start" not in fit.__getstate__()
+            assert name not in fit.__dict__
+            assert name not in fit.__getstate__()
     loaded = pickle.loads(pickle.dumps(est))
     assert np.array_equal(loaded.predict_proba(X), est.predict_proba(X))
 
@@ -148,10 +162,13 @@ def test_robust_default_keeps_the_untruncated_start():
     assert np.array_equal(fits[0], fits[1])
 
 
-def test_unread_linearization_marks_every_sample():
+def test_unread_linearization_marks_every_sample(monkeypatch):
     """A DC fit whose loop did not read the linearization at its last step (a decrease
     below dc_tol) is marked everywhere: the next level may take a step this fit never
-    took, so its chain does not stop there."""
+    took, so its chain does not stop there (``LEVEL_DC_TOL`` off: the linearization is
+    not read after the loop; on: tests/test_dc_level_tol.py)."""
+    monkeypatch.setattr(_dc, "LEVEL_DC_TOL", False)
+
     class Steps:
         sol = type("Sol", (), {"alpha": np.zeros(3), "mu": np.zeros(2)})()
         lin_G, weighed = None, np.zeros(4, dtype=bool)

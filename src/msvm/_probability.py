@@ -1094,7 +1094,9 @@ def _path_settled(marks, is_label):
        which depends on S's weights only through S's loss terms: a truncated term (a
        nonzero shift) or an active hinge (its variable at the upper bound) is marked, and
        an unmarked sample's hinges are inactive or at the hinge, zero up to the residual.
-       So the loop accepts, rejects and stops as it did, at this fit.  (The same fit is a
+       So the loop accepts, rejects and stops as it did, at this fit (also where a chain's
+       refit stops on a decrease within its tol, ``msvm._dc.LEVEL_DC_TOL``: the same
+       objectives).  (The same fit is a
        DC fixed point at the larger weights: a truncated variable sits at its zero bound.)
        Where a step takes its start and linearization from the smoothed primal (grouped
        duals on explicit features, ``msvm._dc.SMOOTHED_DC``), both depend on every weight:
