@@ -88,6 +88,15 @@ WARM_LEVEL_PLAN = {"rows": "linear rows"}
 FOLLOW_MOVED_BOUNDS = False
 
 
+# The share of the grid points (``n_grid``) that a calibration fold's fits of probability=True
+# solve (``msvm._probability``'s folds, ``_fold_fit``): their grid over the fold's range of U
+# has ``max(2, round(share * n_grid))`` points, the bandwidth unchanged.  The folds' fits are
+# read only through their decision values at the held-out samples, each interpolated between
+# the two grid points around its U; the estimator's own fit and the full data's chains keep
+# ``n_grid``.  None: every fit on ``n_grid`` points (main aae56db).  Round 17, section 9j.
+CALIBRATION_GRID_SHARE = 0.5
+
+
 # Whether a warm-started refit takes a grid point's previous fit as it is where that fit is
 # the refit's (``_SolvedGrid.reusable``: a probability chain's weighted refits, round 14);
 # False solves every grid point, as before.
@@ -447,8 +456,18 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                            else float(self.bandwidth))
         if not self.bandwidth_ > 0:
             raise ValueError("the bandwidth rule gave 0; give a positive bandwidth")
-        self.grid_ = np.linspace(U.min(), U.max(), self.n_grid) if self.n_grid > 1 \
+        n_grid = self._n_grid_points()
+        self.grid_ = np.linspace(U.min(), U.max(), n_grid) if n_grid > 1 \
             else np.array([np.median(U)])
+
+    def _n_grid_points(self):
+        """The number of grid points: ``n_grid``, or on a calibration fold of
+        ``probability=True`` (``_fold_fit``) its share ``CALIBRATION_GRID_SHARE`` (at least
+        2), a coarser grid over the same range."""
+        if CALIBRATION_GRID_SHARE is None or not getattr(self, "_fold_fit", False) \
+                or self.n_grid < 2:
+            return self.n_grid
+        return max(2, min(self.n_grid, round(CALIBRATION_GRID_SHARE * self.n_grid)))
 
     def _grid_row_source(self, Z, y, sw):
         """One row source for the whole grid, of the kernel of (1, z), i.e. K + 1.
