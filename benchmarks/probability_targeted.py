@@ -487,12 +487,15 @@ GRID_SIDES = {
     "after": (("BRACKET_SETTLED_POINTS", False),),
     "tried: bracket-settled points": (("BRACKET_SETTLED_POINTS", True),),
 }
+# the draws' check only: 'after' on folds of any size
+ANY_FOLD = (("BRACKET_SETTLED_POINTS", False), ("CALIBRATION_GRID_MIN_SAMPLES", 0))
 
 
 def _grid_side(name):
     from msvm import targeted
 
-    return module_settings(*[(targeted, attr, value) for attr, value in GRID_SIDES[name]])
+    settings = ANY_FOLD if name == "after, folds of any size" else GRID_SIDES[name]
+    return module_settings(*[(targeted, attr, value) for attr, value in settings])
 
 
 @contextlib.contextmanager
@@ -529,10 +532,15 @@ def _stages(counts):
         entry["cpu"] += time.process_time() - t
         return out
 
-    def counted_kept(*args, **kwargs):
-        out = kept(*args, **kwargs)
+    def counted_kept(solved, g, key, weights, *args, **kwargs):
+        out = kept(solved, g, key, weights, *args, **kwargs)
+        entry = counts.setdefault(where[0], {"solves": 0, "cpu": 0.0, "kept": 0})
         if out is not None:
-            counts.setdefault(where[0], {"solves": 0, "cpu": 0.0, "kept": 0})["kept"] += 1
+            entry["kept"] += 1
+        elif solved is not None:
+            thin = _thin_moved_weights(solved, g, weights)
+            if thin is not None:
+                entry["thin"] = entry.get("thin", 0) + thin
         return out
 
     def own(template, X, *args, **kwargs):
@@ -550,6 +558,26 @@ def _stages(counts):
                          (P._ChainRunner, "top_fit", staticmethod(top)),
                          (P, "_weighted_chain", chain)):
         yield
+
+
+THIN_WEIGHT = 0.1       # --grid-share: a grid point's moved samples' largest weight, relative
+
+
+def _thin_moved_weights(solved, g, weights):
+    """For grid point g of a refit that solves it: whether every sample at a moving bound
+    whose weight grew has a weight below ``THIN_WEIGHT`` times the largest grown weight
+    there (the brief's candidate 'kernel weights below a threshold'); None where the weights
+    did not only grow."""
+    if g >= len(solved.fits) or solved.fits[g].weighed is None:
+        return None
+    old = solved.weights[g]
+    if old.shape != weights.shape or np.any(weights < old):
+        return None
+    grown = weights > old
+    moved = grown & solved.fits[g].weighed
+    if not np.any(moved):
+        return None
+    return bool(weights[moved].max() < THIN_WEIGHT * weights[grown].max())
 
 
 STAGE_ORDER = ("estimator's own fit", "folds' own fits", "folds' top fits at 3 C",
@@ -612,6 +640,40 @@ def _s2_grid_row(X, y, X_test, y_test, truth):
     return row
 
 
+# --grid-share: (n, C, draws, the side against 'before') of the MAE check over draws (n None:
+# the default 1,000); n = 300 (folds of 200 samples) with every fold on the coarser grid
+GRID_DRAWS = ((300, "auto", range(6), "after, folds of any size"),
+              (800, 1.0, range(6), "after"), (None, "auto", range(10), "after"),
+              (None, 1.0, range(4), "after"), (2000, "auto", range(3), "after"))
+
+
+def _grid_draws():
+    """Before and after on several draws of S1 (``GRID_DRAWS``; one probability fit a side
+    and draw, before first): the MAE against the truth of 2000 test samples of draw 100, the
+    CPU time and the grid solves."""
+    from msvm.datasets import make_targeted_example
+
+    X_test, _ = make_targeted_example(2000, "S1", random_state=100)
+    truth = targeted_proba(X_test, "S1")
+    rows = []
+    for n, C, draws, after in GRID_DRAWS:
+        for draw in draws:
+            X, y = make_targeted_example(n, "S1", random_state=draw)
+            row = {"n": len(y), "C": C, "draw": draw, "side": after}
+            for name, side in (("before", "before"), ("after", after)):
+                counts = {}
+                with _grid_side(side), _stages(counts):
+                    cpu, est = _cpu_fit(_maker(C)(True), X, y)
+                proba = est.predict_proba(X_test)
+                row[name] = {"cpu": cpu, "mae": float(np.mean(np.abs(proba - truth))),
+                             "solves": sum(e["solves"] for e in counts.values()),
+                             "factor": float(est.probability_C_factor_)}
+            rows.append(row)
+            print(f"  S1 n = {len(y)}, C = {C}, draw {draw}: MAE "
+                  f"{row['after']['mae'] - row['before']['mae']:+.4f}", flush=True)
+    return rows
+
+
 def bench_grid(with_s2=True):
     """``--grid-share``: S1 at C = 'auto' and 1 and wine (every side), then S2 at C = 'auto'
     (before and after, capped)."""
@@ -624,6 +686,8 @@ def bench_grid(with_s2=True):
             print(f"{name}, C = {C}", flush=True)
             rows[f"{name}, C = {C}"] = _grid_row(_maker(C), X, y, X_test, y_test, truth)
             load.append(os.getloadavg()[0])
+        draws = _grid_draws()
+        load.append(os.getloadavg()[0])
         if with_s2:
             from msvm.datasets import make_targeted_example
 
@@ -634,7 +698,29 @@ def bench_grid(with_s2=True):
                 X, y, X_test, y_test, targeted_proba(X_test, "S2"))
             load.append(os.getloadavg()[0])
     return {"commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "load": load, "cap": S2_SIDE_CAP, "rows": rows}
+            "load": load, "cap": S2_SIDE_CAP, "rows": rows, "draws": draws}
+
+
+def _draws_table(draws):
+    groups = {}
+    for row in draws:
+        groups.setdefault((row["n"], row["C"], row["side"]), []).append(row)
+    out = []
+    for (n, C, side), rows in groups.items():
+        change = np.array([r["after"]["mae"] - r["before"]["mae"] for r in rows])
+        cpu = np.array([r["after"]["cpu"] / r["before"]["cpu"] for r in rows])
+        flips = sum(r["after"]["factor"] != r["before"]["factor"] for r in rows)
+        out.append([n, C, side, len(rows),
+                    f"{np.mean([r['before']['solves'] for r in rows]):.0f} / "
+                    f"{np.mean([r['after']['solves'] for r in rows]):.0f}",
+                    f"{np.median(cpu):.2f}",
+                    f"{np.mean([r['before']['mae'] for r in rows]):.4f}",
+                    f"{change.mean():+.4f}", f"{change.min():+.4f} .. {change.max():+.4f}",
+                    int(np.sum(change > 0.002)), flips])
+    return markdown_table(["n", "C", "side", "draws", "grid solves: before / after (mean)",
+                           "CPU after / before (median)", "MAE before (mean)",
+                           "MAE change (mean)", "MAE change (range)", "draws over +0.002",
+                           "C factor changed"], out)
 
 
 def _stage_table(res):
@@ -644,14 +730,15 @@ def _stage_table(res):
             side = row["sides"].get(side_name)
             if side is None:
                 continue
-            cells = [f"{side['stages'].get(stage, {}).get('solves', 0)} "
-                     f"({side['stages'].get(stage, {}).get('kept', 0)})"
-                     for stage in STAGE_ORDER]
+            cells = [f"{entry.get('solves', 0)} ({entry.get('kept', 0)}); "
+                     f"{entry.get('cpu', 0.0):.2f} s"
+                     for entry in (side["stages"].get(stage, {}) for stage in STAGE_ORDER)]
             total = sum(entry["solves"] for entry in side["stages"].values())
             cpu = sum(entry["cpu"] for entry in side["stages"].values())
-            out.append([name, side_name, *cells, total, f"{cpu:.2f}"])
-    return markdown_table(["data, C", "side", *STAGE_ORDER, "grid solves", "CPU in them (s)"],
-                          out)
+            thin = sum(entry.get("thin", 0) for entry in side["stages"].values())
+            out.append([name, side_name, *cells, total, f"{cpu:.2f}", thin])
+    return markdown_table(["data, C", "side", *STAGE_ORDER, "grid solves", "CPU in them (s)",
+                           f"thin (< {THIN_WEIGHT:g})"], out)
 
 
 def _grid_table(res):
@@ -726,14 +813,26 @@ def _grid_part(res):
         "test samples of draw 1; wine: log loss on its 30 % test part.\n\n"
         "Where the grid solves go: grid points solved in each stage of one probability fit "
         "(in brackets: grid points a warm-started refit took as they were, "
-        "`_SolvedGrid.reusable`). A fold's stages are its own fit (cold), its top fit at "
+        "`_SolvedGrid.reusable`; then the CPU time of the stage's grid solves). "
+        "A fold's stages are its own fit (cold), its top fit at "
         "3 C (every weight times 3: every grid point solved) and its chains at C and 3 C "
         "(each level's grid points where a sample of the up-weighted class sits at a bound "
         "that moves with its weight; a chain's first level from the own fit, which keeps "
         "no grid for a refit, solves every grid point); the full data's the same at the "
-        "chosen C factor.\n\n"
+        "chosen C factor. 'thin': the chains' grid solves where every sample at a moving "
+        f"bound whose weight grew has a weight below {THIN_WEIGHT:g} times the largest "
+        "grown weight there (the grid points a threshold on the moved samples' smoothing "
+        "weights could keep).\n\n"
         + _stage_table(res) + "\n\n" + _grid_table(res) + "\n\n"
-        "Targets of issue 25 (after):\n\n" + _grid_targets(res) + "\n")
+        "Targets of issue 25 (after):\n\n" + _grid_targets(res) + "\n"
+        + ("" if not res.get("draws") else
+           "\nThe MAE against the truth over draws of S1 (draws 0, 1, ... of "
+           "`make_targeted_example` at n; 2000 test samples of draw 100; one probability fit "
+           "a side and draw, before first; CPU of that one fit each, so noisier than the "
+           "table above). Folds of fewer than 500 training samples (n = 300: 200) keep "
+           "n_grid (`CALIBRATION_GRID_MIN_SAMPLES`): the n = 300 row's side is every fold "
+           "on the coarser grid (`CALIBRATION_GRID_MIN_SAMPLES = 0`), the reason for that "
+           "rule.\n\n" + _draws_table(res["draws"]) + "\n"))
 
 
 def render_all(res):
