@@ -487,7 +487,7 @@ GRID_SIDES = {
     "after": (("BRACKET_SETTLED_POINTS", False),),
     "tried: bracket-settled points": (("BRACKET_SETTLED_POINTS", True),),
 }
-# the draws' check only: 'after' on folds of any size
+# the draws' check only: 'after' on folds of any size (main aae56db's other switches)
 ANY_FOLD = (("BRACKET_SETTLED_POINTS", False), ("CALIBRATION_GRID_MIN_SAMPLES", 0))
 
 
@@ -641,9 +641,11 @@ def _s2_grid_row(X, y, X_test, y_test, truth):
 
 
 # --grid-share: (n, C, draws, the side against 'before') of the MAE check over draws (n None:
-# the default 1,000); n = 300 (folds of 200 samples) with every fold on the coarser grid
+# the default 1,000); n = 300 and 800 (folds of 200 and 533 samples, below
+# CALIBRATION_GRID_MIN_SAMPLES) with every fold on the coarser grid
 GRID_DRAWS = ((300, "auto", range(6), "after, folds of any size"),
-              (800, 1.0, range(6), "after"), (None, "auto", range(10), "after"),
+              (800, 1.0, range(6), "after, folds of any size"),
+              (None, "auto", range(10), "after"),
               (None, 1.0, range(4), "after"), (2000, "auto", range(3), "after"))
 
 
@@ -829,10 +831,10 @@ def _grid_part(res):
            "\nThe MAE against the truth over draws of S1 (draws 0, 1, ... of "
            "`make_targeted_example` at n; 2000 test samples of draw 100; one probability fit "
            "a side and draw, before first; CPU of that one fit each, so noisier than the "
-           "table above). Folds of fewer than 500 training samples (n = 300: 200) keep "
-           "n_grid (`CALIBRATION_GRID_MIN_SAMPLES`): the n = 300 row's side is every fold "
-           "on the coarser grid (`CALIBRATION_GRID_MIN_SAMPLES = 0`), the reason for that "
-           "rule.\n\n" + _draws_table(res["draws"]) + "\n"))
+           "table above). Folds of fewer than 600 training samples (n = 300: 200, n = 800: "
+           "533) keep n_grid (`CALIBRATION_GRID_MIN_SAMPLES`): the n = 300 and 800 rows' "
+           "side is every fold on the coarser grid (`CALIBRATION_GRID_MIN_SAMPLES = 0`), "
+           "the reason for that rule.\n\n" + _draws_table(res["draws"]) + "\n"))
 
 
 def render_all(res):

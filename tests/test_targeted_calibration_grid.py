@@ -6,6 +6,7 @@ probabilities within the tolerance stated, argmax = predict, pickling."""
 import contextlib
 import pickle
 import warnings
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -16,16 +17,9 @@ from msvm.datasets import make_targeted_example
 N_GRID = 10
 
 
-@contextlib.contextmanager
 def _settings(**values):
-    saved = {name: getattr(targeted, name) for name in values}
-    for name, value in values.items():
-        setattr(targeted, name, value)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(targeted, name, value)
+    """msvm.targeted's switches set to ``values`` within the block."""
+    return mock.patch.multiple(targeted, **values)
 
 
 @contextlib.contextmanager
@@ -47,14 +41,14 @@ def _counted(counts):
 
 @pytest.fixture(scope="module")
 def data():
-    # n = 800: the calibration folds train on 533 samples (CALIBRATION_GRID_MIN_SAMPLES)
-    X, y = make_targeted_example(800, "S1", random_state=0)
+    # n = 900: the calibration folds train on 600 samples (CALIBRATION_GRID_MIN_SAMPLES)
+    X, y = make_targeted_example(900, "S1", random_state=0)
     X_test, _ = make_targeted_example(400, "S1", random_state=1)
     return X, y, X_test
 
 
 def _fit(X, y, **switches):
-    est = TargetedLocalMSVM(probability=True, probability_grid=4, n_grid=N_GRID,
+    est = TargetedLocalMSVM(probability=True, probability_grid=3, n_grid=N_GRID,
                             random_state=0)
     counts = {"solves": 0, "grids": set()}
     with _settings(**switches), _counted(counts), warnings.catch_warnings():
@@ -67,26 +61,31 @@ def _fit(X, y, **switches):
 def fits(data):
     X, y, _ = data
     return {"main": _fit(X, y, CALIBRATION_GRID_SHARE=None, BRACKET_SETTLED_POINTS=False),
-            "coarse": _fit(X, y, CALIBRATION_GRID_SHARE=0.5, BRACKET_SETTLED_POINTS=False),
-            "bracket": _fit(X, y, CALIBRATION_GRID_SHARE=0.5, BRACKET_SETTLED_POINTS=True)}
+            "coarse": _fit(X, y, CALIBRATION_GRID_SHARE=0.5, BRACKET_SETTLED_POINTS=False)}
+
+
+@pytest.fixture(scope="module")
+def bracket_fit(data):
+    X, y, _ = data
+    return _fit(X, y, CALIBRATION_GRID_SHARE=0.5, BRACKET_SETTLED_POINTS=True)
 
 
 def test_defaults():
     """Round 17 (benchmarks/results/probability.md, section 9j): the folds on half the grid
     kept, the bracket-settled points not."""
     assert targeted.CALIBRATION_GRID_SHARE == 0.5
-    assert targeted.CALIBRATION_GRID_MIN_SAMPLES == 500
+    assert targeted.CALIBRATION_GRID_MIN_SAMPLES == 600
     assert targeted.BRACKET_SETTLED_POINTS is False
 
 
 @pytest.mark.parametrize("share, fold, n, expected", [
-    (0.5, True, 600, 10), (0.5, False, 600, 20), (None, True, 600, 20), (0.01, True, 600, 2),
-    (2.0, True, 600, 20), (0.5, True, 499, 20), (0.5, True, 500, 10)])
+    (0.5, True, 700, 10), (0.5, False, 700, 20), (None, True, 700, 20), (0.01, True, 700, 2),
+    (2.0, True, 700, 20), (0.5, True, 599, 20), (0.5, True, 600, 10)])
 def test_grid_points_of_a_fold(share, fold, n, expected):
     est = TargetedLocalMSVM(n_grid=20)
     if fold:
         est._fold_fit = True
-    with _settings(CALIBRATION_GRID_SHARE=share, CALIBRATION_GRID_MIN_SAMPLES=500):
+    with _settings(CALIBRATION_GRID_SHARE=share, CALIBRATION_GRID_MIN_SAMPLES=600):
         assert est._n_grid_points(n) == expected
 
 
@@ -129,13 +128,14 @@ def test_coarser_folds_move_the_probabilities_little(data, fits):
     np.testing.assert_array_equal(main.predict(X_test), coarse.predict(X_test))
 
 
-@pytest.mark.parametrize("name", ["coarse", "bracket"])
-def test_argmax_is_predict(data, fits, name):
-    _, _, X_test = data
-    est = fits[name][0]
+def _assert_argmax_is_predict(est, X_test):
     proba = est.predict_proba(X_test)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     np.testing.assert_array_equal(est.classes_[np.argmax(proba, axis=1)], est.predict(X_test))
+
+
+def test_argmax_is_predict(data, fits):
+    _assert_argmax_is_predict(fits["coarse"][0], data[2])
 
 
 def test_pickled_probability_fit_predicts_the_same(data, fits):
@@ -145,14 +145,17 @@ def test_pickled_probability_fit_predicts_the_same(data, fits):
     np.testing.assert_array_equal(back.predict_proba(X_test), est.predict_proba(X_test))
 
 
-def test_bracket_settled_points_keep_grid_points(data, fits):
+@pytest.mark.slow
+def test_bracket_settled_points_keep_grid_points(data, fits, bracket_fit):
     """With the tried switch on, a chain's levels keep some grid points as they are (fewer
-    grid solves than the same fit without it), the probabilities close to the default's."""
+    grid solves than the same fit without it), the probabilities close to the default's,
+    argmax = predict."""
     _, _, X_test = data
-    (coarse, counts), (bracket, bracket_counts) = fits["coarse"], fits["bracket"]
+    (coarse, counts), (bracket, bracket_counts) = fits["coarse"], bracket_fit
     assert bracket_counts["solves"] < counts["solves"]
     diff = np.abs(coarse.predict_proba(X_test) - bracket.predict_proba(X_test))
     assert diff.mean() < 0.02
+    _assert_argmax_is_predict(bracket, X_test)
 
 
 def test_interpolation_reads():
