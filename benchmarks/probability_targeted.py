@@ -32,6 +32,17 @@ own run and JSON, rendered after the parts above:
   1): ``msvm.targeted.FOLLOW_MOVED_BOUNDS`` (a grid point's start with its bound-held
   variables moved to the grown bounds) and ``WARM_LEVEL_PLAN`` with dual coordinate
   descent on the linear kernel's rows.  probability_targeted_tried.json.
+
+Round 17 (issue 25 item 1, fewer grid solves), one more part, from its own run and JSON:
+
+* ``--grid-share``: where a probability fit's grid solves go, stage by stage (the own fit,
+  the calibration folds' own fits, their top fits at 3 C, their chains, the full data's top
+  fit and chains), and the probability fit before (main aae56db: every fold's fit on
+  ``n_grid`` points, ``msvm.targeted.CALIBRATION_GRID_SHARE = None``) and after (the folds'
+  fits on half the grid points), with the tried and not kept
+  ``msvm.targeted.BRACKET_SETTLED_POINTS`` on top, alternating in one process, the least of
+  3, on S1 at C = 'auto' and 1 and wine; S2 at C = 'auto' once per side under a
+  wall-clock cap (``S2_SIDE_CAP``).  probability_targeted_grid.json.
 """
 
 import contextlib
@@ -50,6 +61,7 @@ from benchmarks.probability_lean import _cpu_fit, compare_row
 RESULTS = pathlib.Path(__file__).parent / "results"
 HEADING = "## 9j. TargetedLocalMSVM's weighted refits on the linear kernel's rows"
 S2_CAP = 480            # seconds (wall) a row of --S2-after may take
+S2_SIDE_CAP = 900       # seconds (wall) a side of --grid-share's S2 row may take
 TRIED_REPEATS = 3
 
 
@@ -469,12 +481,369 @@ def _tried_part(res):
                          out) + "\n")
 
 
+# --grid-share: the sides, as module settings of msvm.targeted
+GRID_SIDES = {
+    "before": (("CALIBRATION_GRID_SHARE", None), ("BRACKET_SETTLED_POINTS", False)),
+    "after": (("BRACKET_SETTLED_POINTS", False),),
+    "tried: bracket-settled points": (("BRACKET_SETTLED_POINTS", True),),
+}
+# the draws' check only: 'after' on folds of any size (main aae56db's other switches)
+ANY_FOLD = (("BRACKET_SETTLED_POINTS", False), ("CALIBRATION_GRID_MIN_SAMPLES", 0))
+
+
+def _grid_side(name):
+    from msvm import targeted
+
+    settings = ANY_FOLD if name == "after, folds of any size" else GRID_SIDES[name]
+    return module_settings(*[(targeted, attr, value) for attr, value in settings])
+
+
+@contextlib.contextmanager
+def _stages(counts):
+    """Count the grid solves (and their CPU time) and the grid points kept as they are by
+    the stage of the probability fit they belong to, into ``counts`` (stage -> dict)."""
+    from msvm import _probability as P
+    from msvm import targeted
+
+    where = ["estimator's own fit"]
+
+    def staged(function, label):
+        def run(template, start, X, *args, **kwargs):
+            before, where[0] = where[0], label(template, X)
+            try:
+                return function(template, start, X, *args, **kwargs)
+            finally:
+                where[0] = before
+        return run
+
+    def fold(X, full):
+        return "full data's" if X.shape[0] == full else "folds'"
+
+    full = []
+    solve, kept = targeted.TargetedLocalMSVM._solve_grid_point, targeted._kept_fit
+
+    def counted_solve(self, *args, **kwargs):
+        if not full:
+            full.append(len(args[-1]))        # the first solve: the own fit's, on all of y
+        t = time.process_time()
+        out = solve(self, *args, **kwargs)
+        entry = counts.setdefault(where[0], {"solves": 0, "cpu": 0.0, "kept": 0})
+        entry["solves"] += 1
+        entry["cpu"] += time.process_time() - t
+        return out
+
+    def counted_kept(solved, g, key, weights, *args, **kwargs):
+        out = kept(solved, g, key, weights, *args, **kwargs)
+        entry = counts.setdefault(where[0], {"solves": 0, "cpu": 0.0, "kept": 0})
+        if out is not None:
+            entry["kept"] += 1
+        elif solved is not None:
+            thin = _thin_moved_weights(solved, g, weights)
+            if thin is not None:
+                entry["thin"] = entry.get("thin", 0) + thin
+        return out
+
+    def own(template, X, *args, **kwargs):
+        before, where[0] = where[0], "folds' own fits"
+        try:
+            return P._own_fit(template, X, *args, **kwargs)
+        finally:
+            where[0] = before
+
+    top = staged(P._top_fit, lambda t, X: f"{fold(X, full[0])} top fits at 3 C")
+    chain = staged(P._weighted_chain, lambda t, X: f"{fold(X, full[0])} chains")
+    with module_settings((targeted.TargetedLocalMSVM, "_solve_grid_point", counted_solve),
+                         (targeted, "_kept_fit", counted_kept),
+                         (P._ChainRunner, "own_fit", staticmethod(own)),
+                         (P._ChainRunner, "top_fit", staticmethod(top)),
+                         (P, "_weighted_chain", chain)):
+        yield
+
+
+THIN_WEIGHT = 0.1       # --grid-share: a grid point's moved samples' largest weight, relative
+
+
+def _thin_moved_weights(solved, g, weights):
+    """For grid point g of a refit that solves it: whether every sample at a moving bound
+    whose weight grew has a weight below ``THIN_WEIGHT`` times the largest grown weight
+    there (the brief's candidate 'kernel weights below a threshold'); None where the weights
+    did not only grow."""
+    if g >= len(solved.fits) or solved.fits[g].weighed is None:
+        return None
+    old = solved.weights[g]
+    if old.shape != weights.shape or np.any(weights < old):
+        return None
+    grown = weights > old
+    moved = grown & solved.fits[g].weighed
+    if not np.any(moved):
+        return None
+    return bool(weights[moved].max() < THIN_WEIGHT * weights[grown].max())
+
+
+STAGE_ORDER = ("estimator's own fit", "folds' own fits", "folds' top fits at 3 C",
+               "folds' chains", "full data's top fits at 3 C", "full data's chains")
+
+
+def _grid_row(make, X, y, X_test, y_test, truth):
+    """One row of ``--grid-share``: one fit (the least of 5), every side of ``GRID_SIDES``
+    alternating (the least of 3; grid solves, stages and scores from the last), Platt."""
+    from benchmarks.probability_lean import _platt, _scores
+
+    one = min(_cpu_fit(make(False), X, y)[0] for _ in range(5))
+    row = {"n": len(y), "one_fit": one, "sides": {}}
+    probas = {}
+    for _ in range(TRIED_REPEATS):
+        for name in GRID_SIDES:
+            counts = {}
+            with _grid_side(name), _stages(counts):
+                cpu, est = _cpu_fit(make(True), X, y)
+            side = row["sides"].setdefault(name, {"cpu": []})
+            side["cpu"].append(cpu)
+            probas[name] = est.predict_proba(X_test)
+            side.update(stages=counts, refits=int(est.n_probability_fits_),
+                        factor=float(est.probability_C_factor_),
+                        **_scores(probas[name], y_test, est.classes_, est.predict(X_test),
+                                  truth))
+    for name, side in row["sides"].items():
+        side["max_diff"] = float(np.max(np.abs(probas[name] - probas["before"])))
+    row["platt_cpu"], platt = _platt(make, X, y)
+    row["platt"] = _scores(platt.predict_proba(X_test), y_test, platt.classes_,
+                           platt.predict(X_test), truth)
+    return row
+
+
+def _s2_grid_row(X, y, X_test, y_test, truth):
+    """S2 at C = 'auto' for ``--grid-share``: one fit (the least of 3), one probability fit
+    of 'before' and of 'after', each under ``S2_SIDE_CAP`` (None when over it)."""
+    from benchmarks.probability_lean import _scores
+
+    make = _maker("auto")
+    row = {"n": len(y), "one_fit": min(_cpu_fit(make(False), X, y)[0] for _ in range(3)),
+           "sides": {}}
+    probas = {}
+
+    def side(name):
+        counts = {}
+        with _grid_side(name), _stages(counts):
+            cpu, est = _cpu_fit(make(True), X, y)
+        probas[name] = est.predict_proba(X_test)
+        return {"cpu": [cpu], "stages": counts, "refits": int(est.n_probability_fits_),
+                "factor": float(est.probability_C_factor_),
+                **_scores(probas[name], y_test, est.classes_, est.predict(X_test), truth)}
+
+    for name in ("before", "after"):
+        print(f"  S2 {name}", flush=True)
+        row["sides"][name] = _capped(S2_SIDE_CAP, side, name)
+    if len(probas) == 2:
+        row["sides"]["after"]["max_diff"] = float(np.max(np.abs(probas["after"]
+                                                                - probas["before"])))
+    return row
+
+
+# --grid-share: (n, C, draws, the side against 'before') of the MAE check over draws (n None:
+# the default 1,000); n = 300 and 800 (folds of 200 and 533 samples, below
+# CALIBRATION_GRID_MIN_SAMPLES) with every fold on the coarser grid
+GRID_DRAWS = ((300, "auto", range(6), "after, folds of any size"),
+              (800, 1.0, range(6), "after, folds of any size"),
+              (None, "auto", range(10), "after"),
+              (None, 1.0, range(4), "after"), (2000, "auto", range(3), "after"))
+
+
+def _grid_draws():
+    """Before and after on several draws of S1 (``GRID_DRAWS``; one probability fit a side
+    and draw, before first): the MAE against the truth of 2000 test samples of draw 100, the
+    CPU time and the grid solves."""
+    from msvm.datasets import make_targeted_example
+
+    X_test, _ = make_targeted_example(2000, "S1", random_state=100)
+    truth = targeted_proba(X_test, "S1")
+    rows = []
+    for n, C, draws, after in GRID_DRAWS:
+        for draw in draws:
+            X, y = make_targeted_example(n, "S1", random_state=draw)
+            row = {"n": len(y), "C": C, "draw": draw, "side": after}
+            for name, side in (("before", "before"), ("after", after)):
+                counts = {}
+                with _grid_side(side), _stages(counts):
+                    cpu, est = _cpu_fit(_maker(C)(True), X, y)
+                proba = est.predict_proba(X_test)
+                row[name] = {"cpu": cpu, "mae": float(np.mean(np.abs(proba - truth))),
+                             "solves": sum(e["solves"] for e in counts.values()),
+                             "factor": float(est.probability_C_factor_)}
+            rows.append(row)
+            print(f"  S1 n = {len(y)}, C = {C}, draw {draw}: MAE "
+                  f"{row['after']['mae'] - row['before']['mae']:+.4f}", flush=True)
+    return rows
+
+
+def bench_grid(with_s2=True):
+    """``--grid-share``: S1 at C = 'auto' and 1 and wine (every side), then S2 at C = 'auto'
+    (before and after, capped)."""
+    import os
+
+    rows, load = {}, [os.getloadavg()[0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, C, X, y, X_test, y_test, truth in _sets(False, ("S1",)):
+            print(f"{name}, C = {C}", flush=True)
+            rows[f"{name}, C = {C}"] = _grid_row(_maker(C), X, y, X_test, y_test, truth)
+            load.append(os.getloadavg()[0])
+        draws = _grid_draws()
+        load.append(os.getloadavg()[0])
+        if with_s2:
+            from msvm.datasets import make_targeted_example
+
+            X, y = make_targeted_example(None, "S2", random_state=0)
+            X_test, y_test = make_targeted_example(2000, "S2", random_state=1)
+            print("S2, C = auto", flush=True)
+            rows[f"S2 (n = {len(y)}), C = auto"] = _s2_grid_row(
+                X, y, X_test, y_test, targeted_proba(X_test, "S2"))
+            load.append(os.getloadavg()[0])
+    return {"commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "load": load, "cap": S2_SIDE_CAP, "rows": rows, "draws": draws}
+
+
+def _draws_table(draws):
+    groups = {}
+    for row in draws:
+        groups.setdefault((row["n"], row["C"], row["side"]), []).append(row)
+    out = []
+    for (n, C, side), rows in groups.items():
+        change = np.array([r["after"]["mae"] - r["before"]["mae"] for r in rows])
+        cpu = np.array([r["after"]["cpu"] / r["before"]["cpu"] for r in rows])
+        flips = sum(r["after"]["factor"] != r["before"]["factor"] for r in rows)
+        out.append([n, C, side, len(rows),
+                    f"{np.mean([r['before']['solves'] for r in rows]):.0f} / "
+                    f"{np.mean([r['after']['solves'] for r in rows]):.0f}",
+                    f"{np.median(cpu):.2f}",
+                    f"{np.mean([r['before']['mae'] for r in rows]):.4f}",
+                    f"{change.mean():+.4f}", f"{change.min():+.4f} .. {change.max():+.4f}",
+                    int(np.sum(change > 0.002)), flips])
+    return markdown_table(["n", "C", "side", "draws", "grid solves: before / after (mean)",
+                           "CPU after / before (median)", "MAE before (mean)",
+                           "MAE change (mean)", "MAE change (range)", "draws over +0.002",
+                           "C factor changed"], out)
+
+
+def _stage_table(res):
+    out = []
+    for name, row in res["rows"].items():
+        for side_name in ("before", "after"):
+            side = row["sides"].get(side_name)
+            if side is None:
+                continue
+            cells = [f"{entry.get('solves', 0)} ({entry.get('kept', 0)}); "
+                     f"{entry.get('cpu', 0.0):.2f} s"
+                     for entry in (side["stages"].get(stage, {}) for stage in STAGE_ORDER)]
+            total = sum(entry["solves"] for entry in side["stages"].values())
+            cpu = sum(entry["cpu"] for entry in side["stages"].values())
+            thin = sum(entry.get("thin", 0) for entry in side["stages"].values())
+            out.append([name, side_name, *cells, total, f"{cpu:.2f}", thin])
+    return markdown_table(["data, C", "side", *STAGE_ORDER, "grid solves", "CPU in them (s)",
+                           f"thin (< {THIN_WEIGHT:g})"], out)
+
+
+def _grid_table(res):
+    out = []
+    for name, row in res["rows"].items():
+        before = row["sides"].get("before")
+        for side_name, side in row["sides"].items():
+            if side is None:
+                out.append([name, side_name, f"over the cap ({res['cap']} s wall)",
+                            *[""] * 8])
+                continue
+            metric = "mae" if "mae" in side else "log_loss"
+            cpu = min(side["cpu"])
+            platt = row.get("platt_cpu")
+            change = "" if before is None else f" ({side[metric] - before[metric]:+.4f})"
+            out.append([name, side_name, f"{cpu:.2f}", f"{cpu / row['one_fit']:.1f}x",
+                        "" if platt is None else f"{cpu / platt:.2f}x", side["refits"],
+                        sum(entry["solves"] for entry in side["stages"].values()),
+                        f"{metric} {side[metric]:.4f}{change}",
+                        f"{side.get('max_diff', float('nan')):.3g}",
+                        f"{side['agreement']:.4f}", f"{side['factor']:g}"])
+    return markdown_table(["data, C", "side", "CPU (s)", "x one fit", "x Platt", "fits",
+                           "grid solves", "score (change)", "largest diff",
+                           "argmax = predict", "C factor"], out)
+
+
+def _grid_targets(res):
+    lines = []
+    for name, row in res["rows"].items():
+        before, after = row["sides"].get("before"), row["sides"].get("after")
+        if after is None:
+            lines.append(f"- {name}: 'after' over the cap")
+            continue
+        metric = "mae" if "mae" in after else "log_loss"
+        limit = 0.002 if metric == "mae" else 0.01
+        ratio = min(after["cpu"]) / row["one_fit"]
+        text = f"- {name}: {ratio:.1f}x one fit ({'met' if ratio <= 10 else 'NOT met'})"
+        if "platt_cpu" in row:
+            platt = min(after["cpu"]) / row["platt_cpu"]
+            text += f", {platt:.2f}x Platt ({'met' if platt <= 2 else 'NOT met'})"
+        if before is not None:
+            change = after[metric] - before[metric]
+            text += f", {metric} {change:+.4f} ({'met' if change <= limit else 'NOT met'})"
+        lines.append(text + f", argmax = predict {after['agreement']:.4f}")
+    return "\n".join(lines)
+
+
+def _grid_part(res):
+    platts = ", ".join(f"{name} {row['platt_cpu'] * 1e3:.0f} ms"
+                       for name, row in res["rows"].items() if "platt_cpu" in row)
+    ones = ", ".join(f"{name} {row['one_fit'] * 1e3:.0f} ms"
+                     for name, row in res["rows"].items())
+    return (
+        "#### Round 17: the calibration folds' fits on half the grid points\n\n"
+        + _run_line(res) + " Written by `benchmarks/probability_targeted.py --grid-share`. "
+        "CPU time (`time.process_time`). 'before': main aae56db restored in this process "
+        "(`msvm.targeted.CALIBRATION_GRID_SHARE = None`: every calibration fold's fit on the "
+        "estimator's n_grid = 20 points); 'after': this branch (a calibration fold's fits, "
+        "its own fit, its top fits at 3 C and its chains, on round(0.5 n_grid) = 10 points "
+        "over the fold's range of U, the bandwidth unchanged; the estimator's own fit and "
+        "the full data's chains on 20); 'tried: bracket-settled points': 'after' with "
+        "`msvm.targeted.BRACKET_SETTLED_POINTS = True` (a chain's next level also keeps a "
+        "grid point where the previous level gave the up-weighted class a positive margin "
+        "at every training sample whose interpolation reads it), not kept. S1 and wine: "
+        "the sides alternating, the least of "
+        f"{TRIED_REPEATS} CPU times, grid solves, stages and scores from the last fit of "
+        "each side; one fit (probability=False) the least of 5 (" + ones + "); Platt: "
+        "CalibratedClassifierCV(same estimator, method='sigmoid', cv=5) (" + platts + "). "
+        "S2 (C = 'auto'): one probability fit a side, before then after, each under a "
+        f"wall-clock cap of {res['cap']} s, one fit the least of 3. 'largest diff': of the "
+        "test probabilities against 'before'. MAE against the true probabilities of 2000 "
+        "test samples of draw 1; wine: log loss on its 30 % test part.\n\n"
+        "Where the grid solves go: grid points solved in each stage of one probability fit "
+        "(in brackets: grid points a warm-started refit took as they were, "
+        "`_SolvedGrid.reusable`; then the CPU time of the stage's grid solves). "
+        "A fold's stages are its own fit (cold), its top fit at "
+        "3 C (every weight times 3: every grid point solved) and its chains at C and 3 C "
+        "(each level's grid points where a sample of the up-weighted class sits at a bound "
+        "that moves with its weight; a chain's first level from the own fit, which keeps "
+        "no grid for a refit, solves every grid point); the full data's the same at the "
+        "chosen C factor. 'thin': the chains' grid solves where every sample at a moving "
+        f"bound whose weight grew has a weight below {THIN_WEIGHT:g} times the largest "
+        "grown weight there (the grid points a threshold on the moved samples' smoothing "
+        "weights could keep).\n\n"
+        + _stage_table(res) + "\n\n" + _grid_table(res) + "\n\n"
+        "Targets of issue 25 (after):\n\n" + _grid_targets(res) + "\n"
+        + ("" if not res.get("draws") else
+           "\nThe MAE against the truth over draws of S1 (draws 0, 1, ... of "
+           "`make_targeted_example` at n; 2000 test samples of draw 100; one probability fit "
+           "a side and draw, before first; CPU of that one fit each, so noisier than the "
+           "table above). Folds of fewer than 600 training samples (n = 300: 200, n = 800: "
+           "533) keep n_grid (`CALIBRATION_GRID_MIN_SAMPLES`): the n = 300 and 800 rows' "
+           "side is every fold on the coarser grid (`CALIBRATION_GRID_MIN_SAMPLES = 0`), "
+           "the reason for that rule.\n\n" + _draws_table(res["draws"]) + "\n"))
+
+
 def render_all(res):
     """The section: :func:`render` and, where their runs wrote them, the S2 and 'tried'
     parts."""
     text = render(res)
     for name, part in (("probability_targeted_s2.json", _s2_part),
-                       ("probability_targeted_tried.json", _tried_part)):
+                       ("probability_targeted_tried.json", _tried_part),
+                       ("probability_targeted_grid.json", _grid_part)):
         path = RESULTS / name
         if path.exists():
             text += "\n" + part(json.loads(path.read_text()))
@@ -485,7 +854,9 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     md = RESULTS / "probability.md"
     for flag, run, name in (("--S2-after", bench_s2, "probability_targeted_s2.json"),
-                            ("--tried", bench_tried, "probability_targeted_tried.json")):
+                            ("--tried", bench_tried, "probability_targeted_tried.json"),
+                            ("--grid-share", lambda: bench_grid("--no-S2" not in argv),
+                             "probability_targeted_grid.json")):
         if flag in argv:
             (RESULTS / name).write_text(json.dumps(run(), indent=2) + "\n")
             argv = [*argv, "--render"]
