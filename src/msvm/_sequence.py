@@ -651,22 +651,21 @@ class DualSequence:
                 return alpha, mu, result._replace(n_iter=min(done, total)), finished, late
             budget, certify = min(max(done, FINISH_AFTER), total - done), False
             free_before, due = _finish_due(problem, alpha, free_before, budget >= total - done)
-            if FINISH_RULE:
-                last = budget >= total - done
-                due = (due or finish is finish_grouped) and (last or finish_timely(FinishProgress(
-                    done, int(result.n_iter), float(result.residual), before, tol,
-                    step_epochs(free_before, finish is finish_grouped,
-                                self._epoch_seconds(problem)))))
-                before = float(result.residual)
-            # one BLAS thread for the per-class / WW / angle finishing step: its products are
-            # small and many (hundreds of Schur updates); a second thread spinning on a busy
-            # core made them 3x slower (n = 2,000 RBF, C = 1e5: 4.4 s CPU instead of 12.9 s
-            # at a load of 14)
             found = None if started else self._late_primal_start(problem, alpha, mu, tol)
+            if FINISH_RULE:
+                due, budget = self._timely(problem, result, done, before, tol, budget,
+                                           (due or finish is finish_grouped) and found is None,
+                                           free_before, finish is finish_grouped,
+                                           budget >= total - done)
+                before = float(result.residual)
             # the late start of a refit planned 'dual first' is certified at once
             certify = found is not None and dual_first > 0
             late = late or certify
             started = True
+            # one BLAS thread for the per-class / WW / angle finishing step: its products are
+            # small and many (hundreds of Schur updates); a second thread spinning on a busy
+            # core made them 3x slower (n = 2,000 RBF, C = 1e5: 4.4 s CPU instead of 12.9 s
+            # at a load of 14)
             if found is None and (due or (finish is finish_grouped and not FINISH_RULE)):
                 diag = self.src.diagonal()
                 threads = (one_blas_thread() if finish is finish_dual
@@ -702,6 +701,20 @@ class DualSequence:
             free = int(np.count_nonzero((alpha > lo) & (alpha < hi)))
             cost = step_epochs(free, finish is finish_grouped, self._epoch_seconds(problem))
         return int(min(budget, max(FINISH_MIN, np.ceil(cost))))
+
+    def _timely(self, problem, result, done, before, tol, budget, due, free, grouped, last):
+        """FINISH_RULE at a budget stop after ``done`` epochs: (whether to take the exact
+        finishing step now, the next run's budget).  A step that is ``due`` (by
+        `_finish_due`) is taken before the last run or where :func:`finish_timely` says so;
+        one put off comes at the next stop, after the epochs still owed to its cost (at
+        least FINISH_MIN, at most ``budget``, the doubled one)."""
+        if not due or last:
+            return due, budget
+        cost = step_epochs(free, grouped, self._epoch_seconds(problem))
+        if finish_timely(FinishProgress(done, int(result.n_iter), float(result.residual),
+                                        before, tol, cost)):
+            return True, budget
+        return False, int(min(budget, max(FINISH_MIN, np.ceil(cost - done))))
 
     def _epoch_seconds(self, problem):
         """The predicted CPU cost of one epoch on this sequence's rows (:func:`epoch_seconds`)."""

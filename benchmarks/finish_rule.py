@@ -1,0 +1,347 @@
+"""The finishing step timed by the solve's progress (``msvm._sequence.FINISH_RULE``, round 17).
+
+    python -m benchmarks.finish_rule --parts cost,targeted,pendigits2k,pendigits,overhead
+    python -m benchmarks.finish_rule --render      # the report again from the JSON
+
+(from the repository root).  Every case is fitted in one process, alternating the arms
+'main' (``FINISH_RULE = False``: main aae56db's fixed first budget and a step at every stop
+where it is due) and 'rule' (``FINISH_RULE = True``), and for the pendigits probability fit
+also 'rule, no fold override' (``msvm._plan.FOLD_FINISH_AFTER = 0`` as well); reported per
+arm: the least CPU time (``time.process_time``) of ``--repeat`` runs, whether the fit
+converged, its solver epochs, its objective, the exact finishing steps taken and their CPU
+time, and for probability fits the test probabilities' quality.  Each part runs under a
+wall-clock cap (``--cap`` seconds a case; a case over it is reported as such).  Parts are
+merged into benchmarks/results/finish_rule.json; benchmarks/results/finish_rule.md is
+rendered from it.  Timings are measured and reported, never asserted.
+"""
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+import warnings
+from datetime import datetime, timezone
+
+import numpy as np
+
+from benchmarks.harness import markdown_table, module_settings, pendigits_split
+
+RESULTS = os.path.join(os.path.dirname(__file__), "results")
+JSON = os.path.join(RESULTS, "finish_rule.json")
+REPORT = os.path.join(RESULTS, "finish_rule.md")
+
+
+# ------------------------------------------------------------------------------ arms
+def arms(fold_arm=False):
+    """{arm: settings} of a case (``module_settings`` triples)."""
+    from msvm import _plan, _sequence
+
+    out = {"main": [(_sequence, "FINISH_RULE", False)],
+           "rule": [(_sequence, "FINISH_RULE", True)]}
+    if fold_arm:
+        out["rule, no fold override"] = [(_sequence, "FINISH_RULE", True),
+                                         (_plan, "FOLD_FINISH_AFTER", 0)]
+    return out
+
+
+@contextlib.contextmanager
+def counted_steps():
+    """Count the exact finishing steps (msvm/_finish.py, msvm/_finish_groups.py) taken in
+    the block and their CPU time: yields a dict."""
+    from msvm import _sequence
+
+    counts = {"steps": 0, "returned": 0, "cpu": 0.0}
+    saved = {name: getattr(_sequence, name) for name in ("finish_dual", "finish_grouped")}
+
+    def wrapped(function):
+        def step(*args, **kwargs):
+            start = time.process_time()
+            out = function(*args, **kwargs)
+            counts["cpu"] += time.process_time() - start
+            counts["steps"] += 1
+            counts["returned"] += out is not None
+            return out
+        return step
+
+    for name, function in saved.items():
+        setattr(_sequence, name, wrapped(function))
+    try:
+        yield counts
+    finally:
+        for name, function in saved.items():
+            setattr(_sequence, name, function)
+
+
+def _capped(seconds, function, *args):
+    """``function(*args)``, or None when it runs longer than ``seconds`` (wall clock)."""
+    def alarm(signum, frame):
+        raise TimeoutError
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(int(seconds))
+    try:
+        return function(*args)
+    except TimeoutError:
+        return None
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def one_run(make, X, y, settings, score):
+    """One fit of ``make()`` under ``settings``: its row (and the estimator)."""
+    est = make()
+    with module_settings(*settings), counted_steps() as steps, \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        start = time.process_time()
+        est.fit(X, y)
+        cpu = time.process_time() - start
+    row = {"cpu": cpu, "steps": steps["steps"], "steps_cpu": steps["cpu"],
+           "converged": bool(getattr(est, "converged_", True)),
+           "warned": sum("ConvergenceWarning" in type(c.message).__name__ for c in caught)}
+    for name in ("n_solver_iter_", "n_iter_"):
+        if hasattr(est, name):
+            row["epochs"] = int(np.sum(getattr(est, name)))
+            break
+    objective = getattr(est, "objective_", None)
+    if objective is None and hasattr(est, "objectives_"):
+        objective = float(np.sum(est.objectives_))
+    row["objective"] = None if objective is None else float(objective)
+    if score is not None:
+        row.update(score(est))
+    return row, est
+
+
+def compare(make, X, y, repeat, fold_arm=False, score=None, proba_of=None):
+    """Alternate the arms ``repeat`` times; per arm the run of least CPU time, and the
+    largest difference of the arms' test probabilities from 'main' (``proba_of``)."""
+    rows, probas = {}, {}
+    for _ in range(repeat):
+        for arm, settings in arms(fold_arm).items():
+            row, est = one_run(make, X, y, settings, score)
+            if arm not in rows or row["cpu"] < rows[arm]["cpu"]:
+                rows[arm] = row
+            if proba_of is not None:
+                probas[arm] = proba_of(est)
+    for arm in probas:
+        rows[arm]["largest_diff"] = float(np.max(np.abs(probas[arm] - probas["main"])))
+    return rows
+
+
+# ----------------------------------------------------------------------------- cases
+def cost_cases():
+    """The cost-matrix cases (benchmarks/run_grouped_cost_matrix.py's; six of them)."""
+    from sklearn.datasets import make_blobs
+
+    from benchmarks.run_grouped_cost_matrix import cost_matrix
+    from msvm import WeightedRobustMSVM
+
+    X3, y3 = make_blobs(n_samples=300, centers=4, n_features=3, random_state=0)
+    specs = [(300, 4, 3, 1.0, "rbf", 0), (300, 4, 3, 50.0, "rbf", 0),
+             (300, 4, 3, 1.0, "rbf", 1), (100, 5, 3, 1.0, "rbf", 2),
+             (100, 3, 2, 1e4, "rbf", 3), (1000, 3, 2, 10.0, "linear", 5)]
+    for n, k, d, C, kernel, seed in specs:
+        X, y = ((X3, y3) if n == 300 else
+                make_blobs(n_samples=n, centers=k, n_features=d, random_state=seed))
+        cost = cost_matrix(k, seed)
+
+        def make(C=C, cost=cost, kernel=kernel):
+            return WeightedRobustMSVM(C=C, cost=cost, truncation=None, kernel=kernel,
+                                      max_iter=3000)
+        yield (f"WeightedRobustMSVM cost matrix (seed {seed}), blobs n = {n}, k = {k}, "
+               f"{kernel}, C = {C:g}", make, X, y)
+
+
+def part_cost(repeat, cap):
+    return {name: _capped(cap, compare, make, X, y, repeat)
+            for name, make, X, y in cost_cases()}
+
+
+def part_targeted(repeat, cap):
+    """TargetedLocalMSVM S2 one fit and probability fit; S1 probability fit (C = 'auto')."""
+    from benchmarks.probability_targeted import _scenario
+    from msvm import TargetedLocalMSVM
+
+    out = {}
+    for scenario in ("S2", "S1"):
+        X, y, X_test, truth = _scenario(scenario)
+
+        def score(est, X_test=X_test, truth=truth):
+            if not getattr(est, "probability", False):
+                return {}
+            proba = est.predict_proba(X_test)
+            return {"mae": float(np.mean(np.abs(proba - truth))),
+                    "agreement": float(np.mean(est.classes_[np.argmax(proba, axis=1)]
+                                               == est.predict(X_test)))}
+
+        def proba_of(est, X_test=X_test):
+            return est.predict_proba(X_test) if est.probability else np.zeros(1)
+
+        if scenario == "S2":
+            out[f"TargetedLocalMSVM {scenario} (n = {len(y)}) one fit"] = _capped(
+                cap, compare, lambda: TargetedLocalMSVM(C="auto", random_state=0), X, y,
+                repeat, False, score)
+        out[f"TargetedLocalMSVM {scenario} (n = {len(y)}) probability fit"] = _capped(
+            cap, compare, lambda: TargetedLocalMSVM(C="auto", probability=True,
+                                                    random_state=0),
+            X, y, 1, False, score, proba_of)
+    return out
+
+
+def _pendigits_2000():
+    from sklearn.model_selection import train_test_split
+
+    X, X_test, y, y_test = pendigits_split(quick=False, seed=0)
+    X2, _, y2, _ = train_test_split(X, y, train_size=2000, stratify=y, random_state=0)
+    return X2, y2, X_test, y_test
+
+
+def part_pendigits2k(repeat, cap):
+    """Section 9l's setting: ReinforcedMSVM, C = 10, gamma 'scale', probability_grid 8."""
+    from sklearn.metrics import log_loss
+
+    from msvm import ReinforcedMSVM
+
+    X, y, X_test, y_test = _pendigits_2000()
+
+    def score(est):
+        if not est.probability:
+            return {}
+        proba = est.predict_proba(X_test)
+        return {"log_loss": float(log_loss(y_test, proba, labels=est.classes_)),
+                "agreement": float(np.mean(est.classes_[np.argmax(proba, axis=1)]
+                                           == est.predict(X_test)))}
+
+    def proba_of(est):
+        return est.predict_proba(X_test) if est.probability else np.zeros(1)
+
+    def make(probability):
+        return lambda: ReinforcedMSVM(C=10.0, gamma="scale", probability=probability,
+                                      probability_grid=8)
+    return {"ReinforcedMSVM pendigits 2,000, C = 10 one fit":
+            _capped(cap, compare, make(False), X, y, repeat, False, score),
+            "ReinforcedMSVM pendigits 2,000, C = 10 probability fit":
+            _capped(cap, compare, make(True), X, y, repeat, True, score, proba_of)}
+
+
+def part_pendigits(repeat, cap):
+    """ReinforcedMSVM on the whole pendigits training set (7,694): C = 10 and C = 256,
+    gamma = 1/32 (the C a tuning run selects)."""
+    from msvm import ReinforcedMSVM
+
+    X, _, y, _ = pendigits_split(quick=False, seed=0)
+    return {f"ReinforcedMSVM pendigits 7,694, C = {C:g}, gamma = {g}":
+            _capped(cap, compare, lambda C=C, g=g: ReinforcedMSVM(C=C, gamma=eval(g)), X, y,
+                    repeat)
+            for C, g in ((10.0, "1/16"), (256.0, "1/32"))}
+
+
+def part_overhead(repeat, cap):
+    """The rule's overhead where no finishing step is taken: pendigits 7,694 ReinforcedMSVM
+    C = 10 (about 58 epochs) is in part 'pendigits'; here a small warm refit (make_blobs
+    n = 500, k = 4, RBF, C = 10, then warm_start at C = 20) timed over 20 refits."""
+    from sklearn.datasets import make_blobs
+
+    from msvm import ReinforcedMSVM
+
+    X, y = make_blobs(n_samples=500, centers=4, n_features=3, random_state=0)
+    out = {}
+    for arm, settings in arms().items():
+        best = np.inf
+        for _ in range(repeat):
+            with module_settings(*settings):
+                est = ReinforcedMSVM(C=10.0, warm_start=True).fit(X, y)
+                start = time.process_time()
+                for C in np.linspace(11.0, 30.0, 20):
+                    est.set_params(C=float(C)).fit(X, y)
+                best = min(best, time.process_time() - start)
+        out[arm] = {"cpu": best, "epochs": int(est.n_iter_), "objective": float(est.objective_),
+                    "converged": bool(est.converged_)}
+    return {"ReinforcedMSVM warm refits, blobs n = 500, k = 4, C = 11 ... 30 (20 refits)": out}
+
+
+PARTS = {"cost": part_cost, "targeted": part_targeted, "pendigits2k": part_pendigits2k,
+         "pendigits": part_pendigits, "overhead": part_overhead}
+
+
+# ---------------------------------------------------------------------------- report
+def _fmt(row, arm):
+    r = row.get(arm)
+    if r is None:
+        return None
+    extra = []
+    if "mae" in r:
+        extra.append(f"MAE {r['mae']:.4f}")
+    if "log_loss" in r:
+        extra.append(f"log loss {r['log_loss']:.4f}")
+    if "agreement" in r:
+        extra.append(f"argmax = predict {r['agreement']:.4f}")
+    if "largest_diff" in r and arm != "main":
+        extra.append(f"largest diff {r['largest_diff']:.4f}")
+    objective = "-" if r.get("objective") is None else f"{r['objective']:.8g}"
+    return [arm, f"{r['cpu']:.2f}", str(r.get("converged", "")), str(r.get("epochs", "-")),
+            objective, f"{r.get('steps', '-')} ({r.get('steps_cpu', 0.0):.2f} s)",
+            "; ".join(extra)]
+
+
+def render(res):
+    lines = ["# The finishing step timed by the solve's progress (round 17)", "",
+             __doc__.split("\n\n", 2)[2].strip(), ""]
+    for part, run in res.items():
+        lines += [f"## Part '{part}'", "",
+                  f"Commit {run['commit']}, {run['date']}; load average (1 min) at the start "
+                  f"and end: {run['load'][0]:.1f}, {run['load'][1]:.1f} (2 cores shared with "
+                  f"five other engineers). CPU time, the least of {run['repeat']} "
+                  f"(probability fits: 1), arms alternating in one process; 'main' is "
+                  f"main aae56db's behaviour restored in this process "
+                  f"(`msvm._sequence.FINISH_RULE = False`).", ""]
+        head = ["case", "arm", "CPU (s)", "converged", "epochs", "objective",
+                "exact finishing steps (CPU)", "probabilities"]
+        body = []
+        for case, row in run["rows"].items():
+            if row is None:
+                body.append([case, "over the cap", "", "", "", "", "", ""])
+                continue
+            for arm in row:
+                cells = _fmt(row, arm)
+                body.append([case if arm == "main" else ""] + cells)
+        lines += [markdown_table(head, body), ""]
+        if run.get("notes"):
+            lines += [run["notes"], ""]
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--parts", default="cost,targeted,pendigits2k,pendigits,overhead")
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--cap", type=float, default=600.0)
+    parser.add_argument("--render", action="store_true")
+    args = parser.parse_args()
+    res = json.load(open(JSON)) if os.path.exists(JSON) else {}
+    if not args.render:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, cwd=os.path.dirname(__file__)).stdout.strip()
+        for part in args.parts.split(","):
+            load = [os.getloadavg()[0]]
+            print(f"part {part}", flush=True)
+            rows = PARTS[part](args.repeat, args.cap)
+            load.append(os.getloadavg()[0])
+            notes = res.get(part, {}).get("notes")
+            res[part] = {"commit": commit, "repeat": args.repeat, "load": load, "rows": rows,
+                         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+            if notes:
+                res[part]["notes"] = notes
+            with open(JSON, "w") as f:
+                json.dump(res, f, indent=1)
+            print(json.dumps(rows, indent=1), flush=True)
+    with open(REPORT, "w") as f:
+        f.write(render(res) + "\n")
+
+
+if __name__ == "__main__":
+    main()
