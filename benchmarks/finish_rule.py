@@ -264,8 +264,28 @@ def part_overhead(repeat, cap):
     return {"ReinforcedMSVM warm refits, blobs n = 500, k = 4, C = 11 ... 30 (20 refits)": out}
 
 
-PARTS = {"cost": part_cost, "targeted": part_targeted, "pendigits2k": part_pendigits2k,
-         "pendigits": part_pendigits, "overhead": part_overhead}
+# the slowest cells at n = 3,000 that converge in benchmarks/results/convergence_matrix.json
+MATRIX_CELLS = (("WestonWatkinsMSVM", "poly", 1e4), ("WestonWatkinsMSVM", "poly", 1e6),
+                ("WestonWatkinsMSVM", "poly", 1e8), ("AdaptiveWeightedSVM", "poly", 1e8),
+                ("RobustMSVM", "rbf", 1e4), ("LLW", "rbf", 1e4),
+                ("AdaptiveWeightedSVM", "poly", 1e4), ("WeightedRobustMSVM", "rbf", 1.0))
+
+
+def part_matrix(repeat, cap):
+    """The convergence matrix's slow cells at n = 3,000 that converge
+    (benchmarks/run_convergence_matrix.py's data and estimators)."""
+    from benchmarks.run_convergence_matrix import cell_data, make_estimator
+
+    X, y, k = cell_data(3000)
+    return {f"{model} {kernel} n = 3,000, C = {C:g}":
+            _capped(cap, compare, lambda model=model, kernel=kernel, C=C:
+                    make_estimator(model, C, kernel, k), X, y, repeat)
+            for model, kernel, C in MATRIX_CELLS}
+
+
+PARTS = {"matrix": part_matrix, "cost": part_cost, "targeted": part_targeted,
+         "pendigits2k": part_pendigits2k, "pendigits": part_pendigits,
+         "overhead": part_overhead}
 
 
 # ---------------------------------------------------------------------------- report
