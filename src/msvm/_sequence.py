@@ -666,21 +666,9 @@ class DualSequence:
             certify = found is not None and dual_first > 0
             late = late or certify
             started = True
-            # one BLAS thread for the per-class / WW / angle finishing step: its products are
-            # small and many (hundreds of Schur updates); a second thread spinning on a busy
-            # core made them 3x slower (n = 2,000 RBF, C = 1e5: 4.4 s CPU instead of 12.9 s
-            # at a load of 14)
             if found is None and (due or (finish is finish_grouped and not FINISH_RULE)):
-                diag = self.src.diagonal()
-                threads = (one_blas_thread() if finish is finish_dual
-                           else contextlib.nullcontext())
-                with threads:
-                    found = (finish_grouped(problem, alpha, self._scores(),
-                                            self._kernel_columns, tol, diag)
-                             if finish is finish_grouped else
-                             finish_dual(problem, alpha, self._scores(), self._kernel_columns,
-                                         tol, float(np.max(diag, initial=0.0)), settle=True,
-                                         last=budget >= total - done))
+                found = self._exact_step(problem, alpha, tol, finish is finish_grouped,
+                                         budget >= total - done)
             if found is not None:
                 before = np.nan          # the iterate jumped: the decay is measured afresh
                 finished += 1
@@ -688,6 +676,22 @@ class DualSequence:
                 alpha, mu = self.alpha, np.array(found[1])
                 if self.verbose:
                     print(f"[msvm] outer {done}: exact finishing step ({self.owner})")
+
+    def _exact_step(self, problem, alpha, tol, grouped, last):
+        """The exact finishing step from ``alpha`` (msvm/_finish_groups.py's where
+        ``grouped``, else msvm/_finish.py's, settling, with the proximal route where
+        ``last``): (alpha, mu) or None."""
+        diag = self.src.diagonal()
+        if grouped:
+            return finish_grouped(problem, alpha, self._scores(), self._kernel_columns, tol,
+                                  diag)
+        # one BLAS thread for the per-class / WW / angle finishing step: its products are
+        # small and many (hundreds of Schur updates); a second thread spinning on a busy
+        # core made them 3x slower (n = 2,000 RBF, C = 1e5: 4.4 s CPU instead of 12.9 s
+        # at a load of 14)
+        with one_blas_thread():
+            return finish_dual(problem, alpha, self._scores(), self._kernel_columns, tol,
+                               float(np.max(diag, initial=0.0)), settle=True, last=last)
 
     def _first_budget(self, problem, alpha, budget, started, finish):
         """The first run's budget of a solve (FINISH_RULE) that starts from ``alpha``: from
