@@ -19,7 +19,6 @@ import argparse
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import time
 import warnings
@@ -28,6 +27,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from benchmarks.harness import markdown_table, module_settings, pendigits_split
+from benchmarks.probability_targeted import _capped
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results")
 JSON = os.path.join(RESULTS, "finish_rule.json")
@@ -73,22 +73,6 @@ def counted_steps():
     finally:
         for name, function in saved.items():
             setattr(_sequence, name, function)
-
-
-def _capped(seconds, function, *args):
-    """``function(*args)``, or None when it runs longer than ``seconds`` (wall clock)."""
-    def alarm(signum, frame):
-        raise TimeoutError
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(int(seconds))
-    try:
-        return function(*args)
-    except TimeoutError:
-        return None
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def one_run(make, X, y, settings, score):
@@ -339,7 +323,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--parts", default="cost,targeted,pendigits2k,pendigits,overhead")
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--cap", type=float, default=600.0)
+    parser.add_argument("--cap", type=int, default=600)
     parser.add_argument("--render", action="store_true")
     args = parser.parse_args()
     res = json.load(open(JSON)) if os.path.exists(JSON) else {}
