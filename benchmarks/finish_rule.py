@@ -100,6 +100,15 @@ def one_run(make, X, y, settings, score):
     return row, est
 
 
+# ``--only``: the substrings of the case names to run (the others are left out)
+ONLY = []
+
+
+def wanted(name):
+    """Whether the case ``name`` is run (``--only``)."""
+    return not ONLY or any(part in name for part in ONLY)
+
+
 def compare(make, X, y, repeat, fold_arm=False, score=None, proba_of=None):
     """Alternate the arms ``repeat`` times; per arm the run of least CPU time, and the
     largest difference of the arms' test probabilities from 'main' (``proba_of``)."""
@@ -142,7 +151,7 @@ def cost_cases():
 
 def part_cost(repeat, cap):
     return {name: _capped(cap, compare, make, X, y, repeat)
-            for name, make, X, y in cost_cases()}
+            for name, make, X, y in cost_cases() if wanted(name)}
 
 
 def part_targeted(repeat, cap):
@@ -165,6 +174,8 @@ def part_targeted(repeat, cap):
         def proba_of(est, X_test=X_test):
             return est.predict_proba(X_test) if est.probability else np.zeros(1)
 
+        if not wanted(scenario):
+            continue
         if scenario == "S2":
             out[f"TargetedLocalMSVM {scenario} (n = {len(y)}) one fit"] = _capped(
                 cap, compare, lambda: TargetedLocalMSVM(C="auto", random_state=0), X, y,
@@ -172,7 +183,7 @@ def part_targeted(repeat, cap):
         out[f"TargetedLocalMSVM {scenario} (n = {len(y)}) probability fit"] = _capped(
             cap, compare, lambda: TargetedLocalMSVM(C="auto", probability=True,
                                                     random_state=0),
-            X, y, 1, False, score, proba_of)
+            X, y, repeat if scenario == "S1" else 1, False, score, proba_of)
     return out
 
 
@@ -264,7 +275,8 @@ def part_matrix(repeat, cap):
     return {f"{model} {kernel} n = 3,000, C = {C:g}":
             _capped(cap, compare, lambda model=model, kernel=kernel, C=C:
                     make_estimator(model, C, kernel, k), X, y, repeat)
-            for model, kernel, C in MATRIX_CELLS}
+            for model, kernel, C in MATRIX_CELLS
+            if wanted(f"{model} {kernel} n = 3,000, C = {C:g}")}
 
 
 PARTS = {"matrix": part_matrix, "cost": part_cost, "targeted": part_targeted,
@@ -300,7 +312,7 @@ def render(res):
                   f"Commit {run['commit']}, {run['date']}; load average (1 min) at the start "
                   f"and end: {run['load'][0]:.1f}, {run['load'][1]:.1f} (2 cores shared with "
                   f"five other engineers). CPU time, the least of {run['repeat']} "
-                  f"(probability fits: 1), arms alternating in one process; 'main' is "
+                  f"(S2's probability fit: 1), arms alternating in one process; 'main' is "
                   f"main aae56db's behaviour restored in this process "
                   f"(`msvm._sequence.FINISH_RULE = False`).", ""]
         head = ["case", "arm", "CPU (s)", "converged", "epochs", "objective",
@@ -325,7 +337,10 @@ def main():
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--cap", type=int, default=600)
     parser.add_argument("--render", action="store_true")
+    parser.add_argument("--only", default="", help="comma-separated parts of case names")
+    parser.add_argument("--tag", default="", help="store the parts as 'part (tag)'")
     args = parser.parse_args()
+    ONLY.extend(filter(None, args.only.split(",")))
     res = json.load(open(JSON)) if os.path.exists(JSON) else {}
     if not args.render:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -335,11 +350,12 @@ def main():
             print(f"part {part}", flush=True)
             rows = PARTS[part](args.repeat, args.cap)
             load.append(os.getloadavg()[0])
-            notes = res.get(part, {}).get("notes")
-            res[part] = {"commit": commit, "repeat": args.repeat, "load": load, "rows": rows,
+            key = f"{part} ({args.tag})" if args.tag else part
+            notes = res.get(key, {}).get("notes")
+            res[key] = {"commit": commit, "repeat": args.repeat, "load": load, "rows": rows,
                          "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
             if notes:
-                res[part]["notes"] = notes
+                res[key]["notes"] = notes
             with open(JSON, "w") as f:
                 json.dump(res, f, indent=1)
             print(json.dumps(rows, indent=1), flush=True)
