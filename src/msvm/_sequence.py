@@ -627,6 +627,8 @@ class DualSequence:
         its own stopping rule certifies, in its first augmented-Lagrangian round, or not),
         with a budget twice the work done so far, up to max_iter in all.
         A free set above MAX_FREE variables is finished only when `_finish_due` says so.
+        With FINISH_RULE a warm start's first budget is `_first_budget`'s and a step that is
+        due may be put off to a later stop (`_timely`, :func:`finish_timely`).
         Returns (alpha, mu, result, finishing steps taken, whether a 'dual first' refit went
         on from the late primal start), the result's epochs summed over the runs.
 
