@@ -52,6 +52,32 @@ ROUNDING = 4 * np.finfo(np.float64).eps
 # ``DualSequence._solve_and_finish``); every fit that converges within them is unchanged.
 FINISH_AFTER = 100
 
+# Round 17: the finishing step (the exact one of msvm/_finish.py or msvm/_finish_groups.py,
+# or the late smoothed-primal start) timed by the solve's progress (``finish_timely``): a
+# warm-started solve stops first after the step's predicted cost in epochs (at least
+# FINISH_MIN, at most FINISH_AFTER) instead of FINISH_AFTER, and at a budget stop the step is
+# put off to the next stop where the residual's decay per epoch predicts convergence in
+# fewer epochs than the step costs and the epochs run have not yet cost as much as it.
+# A DC step (``gap_scale`` > 0) keeps the first budget FINISH_AFTER: the step's exact point
+# is another of its optimal points than the solver's, and the DC path went on from it to
+# another local minimum (WeightedRobustMSVM, linear, tests/test_intercept_solver.py:
+# objective 78.136 against 78.061 with its linprog twin, which took no step).
+# False: main aae56db (a fixed first budget; the step at every stop where it is due).
+FINISH_RULE = True
+FINISH_MIN = 10
+# The cost model, in seconds of one core (measured round 17, CPU time, make_blobs and
+# pendigits): an epoch costs EPOCH_PER_VARIABLE per dual variable plus EPOCH_PER_MADD per
+# multiply-add of n x width x k (width: n on kernel rows, d on explicit features); the exact
+# finishing step on m free variables PER_CUBE m^3 plus PER_FREE m (its Python steps), the
+# grouped one's (msvm/_finish_groups.py: SVDs or Schur updates a step) GROUPED_PER_CUBE and
+# GROUPED_PER_FREE.
+EPOCH_PER_VARIABLE = 4e-7
+EPOCH_PER_MADD = 1e-10
+PER_CUBE = 6e-11
+PER_FREE = 1e-4
+GROUPED_PER_CUBE = 1.5e-9
+GROUPED_PER_FREE = 4e-4
+
 # Relative tolerance of a warm start's bounds and equalities (see ``path_start``).
 FEASIBLE = 1e-12
 
@@ -321,6 +347,80 @@ def _finish_due(problem, alpha, free_before, last):
     return free, due
 
 
+@dataclass(frozen=True)
+class FinishProgress:
+    """Where a solve stands at one of its budget stops, for :func:`finish_timely`.
+
+    Attributes
+    ----------
+    done : int
+        Epochs the solve has run so far.
+    since : int
+        Epochs since the previous stop (or the start).
+    residual : float
+        The KKT residual at this stop.
+    before : float
+        The KKT residual at the previous stop (or the start); NaN where unknown (a warm start,
+        or the iterate jumped since: a finishing step or a late start was taken).
+    tol : float
+        The solve's tol.
+    step_epochs : float
+        The finishing step's predicted cost, in epochs (:func:`step_epochs`).
+    """
+
+    done: int
+    since: int
+    residual: float
+    before: float
+    tol: float
+    step_epochs: float
+
+
+def epochs_left(progress):
+    """The epochs the solver is predicted to need from ``progress`` (a
+    :class:`FinishProgress`) to bring its residual down to tol, at the rate of decay per
+    epoch since the previous stop (log residual linear in epochs, as a linearly converging
+    method's); inf where the residual did not fall or its previous value is unknown."""
+    res, before = progress.residual, progress.before
+    if not (np.isfinite(before) and 0 < res < before and progress.since > 0):
+        return np.inf
+    if res <= progress.tol:
+        return 0.0
+    rate = np.log(before / res) / progress.since
+    return float(np.log(res / progress.tol) / rate)
+
+
+def finish_timely(progress):
+    """Whether the finishing step is worth taking now (FINISH_RULE): once the epochs run so
+    far have cost as much as the step (``done``, in the step's predicted epochs), or where the
+    solver is not predicted to converge (:func:`epochs_left`) in fewer epochs than the step
+    costs.  Before the first decay is measured (``before`` NaN: the first stop, or the first
+    after the iterate jumped) a step that costs more than the epochs run waits for the next
+    stop, which measures it.  A rent-or-buy choice: the epochs spent before the step is
+    taken cost at most about twice the step (the budgets double)."""
+    if progress.done >= progress.step_epochs:
+        return True
+    if not np.isfinite(progress.before):
+        return False
+    return epochs_left(progress) >= progress.step_epochs
+
+
+def epoch_seconds(n_vars, n, k, width):
+    """The predicted CPU cost of one epoch of the solver (the cost model above): n_vars
+    dual variables of n samples, k classes, rows of ``width`` entries (n for kernel rows,
+    the features for explicit ones)."""
+    return EPOCH_PER_VARIABLE * n_vars + EPOCH_PER_MADD * float(n) * width * k
+
+
+def step_epochs(free, grouped, epoch):
+    """The predicted cost, in epochs of ``epoch`` seconds, of the exact finishing step on
+    ``free`` variables (``grouped``: msvm/_finish_groups.py's)."""
+    m = float(free)
+    cost = (GROUPED_PER_CUBE * m ** 3 + GROUPED_PER_FREE * m if grouped
+            else PER_CUBE * m ** 3 + PER_FREE * m)
+    return cost / max(epoch, 1e-12)
+
+
 class DualSequence:
     """Related duals solved one after another on one row source (see the module docstring).
 
@@ -527,6 +627,8 @@ class DualSequence:
         its own stopping rule certifies, in its first augmented-Lagrangian round, or not),
         with a budget twice the work done so far, up to max_iter in all.
         A free set above MAX_FREE variables is finished only when `_finish_due` says so.
+        With FINISH_RULE a warm start's first budget is `_first_budget`'s and a step that is
+        due may be put off to a later stop (`_timely`, :func:`finish_timely`).
         Returns (alpha, mu, result, finishing steps taken, whether a 'dual first' refit went
         on from the late primal start), the result's epochs summed over the runs.
 
@@ -541,6 +643,9 @@ class DualSequence:
         budget = min(self.plan.finish_after or FINISH_AFTER, total) if finishing else total
         if dual_first and finishing:
             budget = min(dual_first, total)
+        elif FINISH_RULE and finishing and not certify and not gap_scale:
+            budget = self._first_budget(problem, alpha, budget, started, finish)
+        before = np.nan
         late = False
         free_before = None
         while True:
@@ -552,32 +657,80 @@ class DualSequence:
                 return alpha, mu, result._replace(n_iter=min(done, total)), finished, late
             budget, certify = min(max(done, FINISH_AFTER), total - done), False
             free_before, due = _finish_due(problem, alpha, free_before, budget >= total - done)
-            # one BLAS thread for the per-class / WW / angle finishing step: its products are
-            # small and many (hundreds of Schur updates); a second thread spinning on a busy
-            # core made them 3x slower (n = 2,000 RBF, C = 1e5: 4.4 s CPU instead of 12.9 s
-            # at a load of 14)
             found = None if started else self._late_primal_start(problem, alpha, mu, tol)
+            if FINISH_RULE:
+                due, budget = self._timely(problem, result, done, before, tol, budget,
+                                           (due or finish is finish_grouped) and found is None,
+                                           free_before, finish is finish_grouped,
+                                           budget >= total - done)
+                before = float(result.residual)
             # the late start of a refit planned 'dual first' is certified at once
             certify = found is not None and dual_first > 0
             late = late or certify
             started = True
-            if found is None and (due or finish is finish_grouped):
-                diag = self.src.diagonal()
-                threads = (one_blas_thread() if finish is finish_dual
-                           else contextlib.nullcontext())
-                with threads:
-                    found = (finish_grouped(problem, alpha, self._scores(),
-                                            self._kernel_columns, tol, diag)
-                             if finish is finish_grouped else
-                             finish_dual(problem, alpha, self._scores(), self._kernel_columns,
-                                         tol, float(np.max(diag, initial=0.0)), settle=True,
-                                         last=budget >= total - done))
+            if found is None and (due or (finish is finish_grouped and not FINISH_RULE)):
+                found = self._exact_step(problem, alpha, tol, finish is finish_grouped,
+                                         budget >= total - done)
             if found is not None:
+                before = np.nan          # the iterate jumped: the decay is measured afresh
                 finished += 1
                 self.move_to(problem, found[0])
                 alpha, mu = self.alpha, np.array(found[1])
                 if self.verbose:
                     print(f"[msvm] outer {done}: exact finishing step ({self.owner})")
+
+    def _exact_step(self, problem, alpha, tol, grouped, last):
+        """The exact finishing step from ``alpha`` (msvm/_finish_groups.py's where
+        ``grouped``, else msvm/_finish.py's, settling, with the proximal route where
+        ``last``): (alpha, mu) or None."""
+        diag = self.src.diagonal()
+        if grouped:
+            return finish_grouped(problem, alpha, self._scores(), self._kernel_columns, tol,
+                                  diag)
+        # one BLAS thread for the per-class / WW / angle finishing step: its products are
+        # small and many (hundreds of Schur updates); a second thread spinning on a busy
+        # core made them 3x slower (n = 2,000 RBF, C = 1e5: 4.4 s CPU instead of 12.9 s
+        # at a load of 14)
+        with one_blas_thread():
+            return finish_dual(problem, alpha, self._scores(), self._kernel_columns, tol,
+                               float(np.max(diag, initial=0.0)), settle=True, last=last)
+
+    def _first_budget(self, problem, alpha, budget, started, finish):
+        """The first run's budget of a solve (FINISH_RULE) that starts from ``alpha``: from
+        zero, ``budget`` (FINISH_AFTER or the plan's); from a warm start, the predicted cost
+        of the step its first stop takes (the late smoothed-primal start where it applies:
+        none; else the exact finishing step on the start's free set), at least FINISH_MIN
+        epochs and at most ``budget``.  ``started``: no late start to try."""
+        if not np.any(alpha):
+            return budget
+        if not started and self.plan.restarts_from_primal(problem, self.features,
+                                                          self.src.diagonal()):
+            cost = 0.0
+        else:
+            lo, hi = problem.expanded_bounds()
+            free = int(np.count_nonzero((alpha > lo) & (alpha < hi)))
+            cost = step_epochs(free, finish is finish_grouped, self._epoch_seconds(problem))
+        return int(min(budget, max(FINISH_MIN, np.ceil(cost))))
+
+    def _timely(self, problem, result, done, before, tol, budget, due, free, grouped, last):
+        """FINISH_RULE at a budget stop after ``done`` epochs: (whether to take the exact
+        finishing step now, the next run's budget).  A step that is ``due`` (by
+        `_finish_due`) is taken before the last run or where :func:`finish_timely` says so;
+        one put off comes at the next stop, after the epochs still owed to its cost (at
+        least FINISH_MIN, at most ``budget``, the doubled one)."""
+        if not due or last:
+            return due, budget
+        cost = step_epochs(free, grouped, self._epoch_seconds(problem))
+        if finish_timely(FinishProgress(done, int(result.n_iter), float(result.residual),
+                                        before, tol, cost)):
+            return True, budget
+        return False, int(min(budget, max(FINISH_MIN, np.ceil(cost - done))))
+
+    def _epoch_seconds(self, problem):
+        """The predicted CPU cost of one epoch on this sequence's rows (:func:`epoch_seconds`)."""
+        n = problem.n_samples
+        width = n if self.src.weights is None else self.src.features_per_row
+        return epoch_seconds(problem.n_vars, n, problem.k, width)
 
     def _certified_on_exact_scores(self, problem, alpha, mu, tol, result, method, working_set,
                                    gap_scale):
