@@ -1126,6 +1126,12 @@ def _render(runs):
             from benchmarks.per_class_large_c import render_r10, render_tuning
             lines += render_r10(run["r10"]) + render_tuning(run["r10"]["tuning"],
                                                             "Tuning fits")
+        if run.get("r17_profile"):
+            from benchmarks.per_class_r17 import render_profile
+            lines += render_profile(run["r17_profile"])
+        if run.get("r17_compare"):
+            from benchmarks.per_class_r17 import render_compare
+            lines += render_compare(run["r17_compare"])
         if run.get("checks"):
             ch = run["checks"]
             lat = ", ".join(f"{r['latency']:.3f}" for r in ch["latency"]["rows"])
@@ -1210,6 +1216,19 @@ def main(argv=None):
     parser.add_argument("--r10", action="store_true",
                         help="also the round-10 trace and analysis of the C = 256 fit and "
                              "the tuning fits at gamma = 1/32 (benchmarks/per_class_large_c.py)")
+    parser.add_argument("--r17-profile", action="store_true",
+                        help="round 17: the traced C = 256, gamma = 1/32 ReinforcedMSVM fit "
+                             "(augmented-Lagrangian rounds, block loop, working-set churn, "
+                             "row cache; benchmarks/per_class_r17.py)")
+    parser.add_argument("--r17-compare", type=int, metavar="ROUNDS",
+                        help="round 17: its switches off ('main') and on ('r17') "
+                             "alternating in this process, ROUNDS rounds: C = 256 "
+                             "(--r17-large-c-models) and the five models at C = 10")
+    parser.add_argument("--r17-large-c-models", nargs="+",
+                        default=["ReinforcedMSVM", "AngleBasedMSVM"],
+                        help="the models of --r17-compare at C = 256, gamma = 1/32")
+    parser.add_argument("--r17-no-small-c", action="store_true",
+                        help="--r17-compare without the C = 10 fits")
     parser.add_argument("--render-only", action="store_true",
                         help="rewrite the .md from the .json without fitting")
     parser.add_argument("--merge-from", metavar="JSON",
@@ -1325,6 +1344,16 @@ def main(argv=None):
             run["linear"] = linear()
         if args.r10:
             run["r10"] = r10()
+        if args.r17_profile or args.r17_compare:
+            from benchmarks import per_class_r17
+            if args.r17_profile:
+                run["r17_profile"] = per_class_r17.profile()
+            if args.r17_compare:
+                cases = [(m, 256.0, 1 / 32) for m in args.r17_large_c_models]
+                if not args.r17_no_small_c:
+                    cases += [(m, 10.0, 1 / 16) for m in _models()]
+                run["r17_compare"] = per_class_r17.compare(args.r17_compare, cases)
+            run["load_end"] = os.getloadavg()[0]
     if args.checks:
         run["checks"] = checks(args.checks_n)
     earlier = runs.get(args.tag, {})
