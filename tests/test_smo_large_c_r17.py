@@ -1,6 +1,6 @@
 """Round 17 (issue 24 item 1): the cached-row boost of the SMO's working-set choice applies
-only where the row cache cannot hold the samples the blocks draw from, and the solver's
-traces (_alm._round_trace, _smo._profile_scans, _smo._profile_visits) move no value."""
+only once the row cache has turned over (_smo.BOOST_TURNOVER), and the solver's traces
+(_alm._round_trace, _smo._profile_scans, _smo._profile_visits) move no value."""
 
 import numpy as np
 import pytest
@@ -14,15 +14,15 @@ from msvm._plan import cache_rows
 @pytest.fixture
 def switches():
     """Round 17's switch and the boost restored after the test."""
-    old = (_smo._boost_by_active(), _smo._cached_boost())
+    old = (_smo._boost_turnover(), _smo._cached_boost())
     yield
-    _smo._boost_by_active(old[0])
+    _smo._boost_turnover(old[0])
     _smo._cached_boost(old[1])
 
 
 def _blobs():
     # 2,400 samples, few support vectors (245 at C = 200): a cache of 10 MB holds 546
-    # float64 rows, under half of them but more than the samples the scans leave unsettled
+    # float64 rows, under half of them but more than the fit computes
     X, y = make_blobs(n_samples=2400, n_features=4, centers=4, cluster_std=1.2,
                       random_state=0)
     return X, y
@@ -40,14 +40,14 @@ def test_blobs_case_is_the_rules_case():
     assert 2 * rows < X.shape[0]          # main's rule boosts here
 
 
-def test_boost_left_out_where_the_unsettled_samples_fit(switches):
-    """With BOOST_BY_ACTIVE the fit is the one without any boost (the cache holds every
-    unsettled sample's row), to the last bit; main's rule (off) boosts and moves the
+def test_boost_left_out_where_the_cache_does_not_turn_over(switches):
+    """With BOOST_TURNOVER 2 the fit is the one without any boost (the cache never computes
+    twice the rows it holds), to the last bit; main's rule (0) boosts and moves the
     iterates."""
     X, y = _blobs()
-    _smo._boost_by_active(True)
+    _smo._boost_turnover(2.0)
     new = _fit(X, y)
-    _smo._boost_by_active(False)
+    _smo._boost_turnover(0.0)
     main = _fit(X, y)
     _smo._cached_boost(1.0)
     plain = _fit(X, y)
@@ -59,24 +59,27 @@ def test_boost_left_out_where_the_unsettled_samples_fit(switches):
     assert new.converged_ and main.converged_
 
 
-def test_boost_kept_where_the_unsettled_samples_do_not_fit(switches):
-    """Where the unsettled samples outnumber the cached rows the boost still applies: the
-    fit differs from the unboosted one (a cache of 40 rows)."""
+def test_boost_kept_where_the_cache_turns_over(switches):
+    """Where the cache computes far more rows than it holds (40 rows here) the boost still
+    applies: the fit is main's, and differs from the unboosted one."""
     X, y = _blobs()
-    _smo._boost_by_active(True)
+    _smo._boost_turnover(0.0)
+    main = _fit(X, y, cache_size=0.75)
+    _smo._boost_turnover(2.0)
     small = _fit(X, y, cache_size=0.75)
     _smo._cached_boost(1.0)
     plain = _fit(X, y, cache_size=0.75)
     assert cache_rows(0.75, "float64", X.shape[0]) < 245
     assert small.converged_
     assert small.objective_ != plain.objective_
+    assert abs(small.objective_ - main.objective_) <= 1e-3 * abs(main.objective_)
 
 
 def test_objective_within_tol_of_the_optimum(switches):
     """The rule moves the iterates, not the stopping rule: the objective is within 1e-3
     (relative) of a fit to tol 1e-7."""
     X, y = _blobs()
-    _smo._boost_by_active(True)
+    _smo._boost_turnover(2.0)
     fit = _fit(X, y)
     ref = _fit(X, y, tol=1e-7, cache_size=200)
     assert fit.converged_ and ref.converged_

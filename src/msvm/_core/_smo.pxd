@@ -113,8 +113,6 @@ cdef class SMOSolver(InnerSolver):
     cdef bint shrinking        # skip settled samples between full scans (see _scan)
     cdef int since_full        # scans since the last full one
     cdef double last_viol      # the violation of the last scan
-    cdef long long last_active # the samples the last full scan that could settle any left
-                               # unsettled (0 before it; n without shrinking)
     cdef bint per_class        # one slot per direction, no groups, n >= SETTLE_ZERO_MIN_N
     cdef unsigned char* settled  # n: the sample was settled at the last full or partial scan
     cdef unsigned char* vsettled  # nv: the variable was settled when its sample was last scanned
@@ -153,7 +151,6 @@ cdef class SMOSolver(InnerSolver):
     cdef int _scan_end(self, double viol, double Ssum, long long work) noexcept nogil
     cdef int _scan_flat(self, double eps, double* viol, int* m, bint full) noexcept nogil
     cdef int _scan(self, double eps, double* viol, int* m) noexcept nogil
-    cdef int _new_slots(self) noexcept nogil
     cdef bint _boost_applies(self) noexcept nogil
     cdef int _load_block(self, int m) noexcept nogil
     cdef bint _settled_variable(self, int v, int a) noexcept nogil

@@ -126,6 +126,18 @@
 # variable) where the scan of the unsettled samples found none above eps.  Exact, but at
 # the probability levels' n nearly every sample is settled or holds a settled variable: the
 # scans' CPU did not move (example 4.1.1, 6.7-6.9 ms a probability fit either way).
+#
+# Round 17 (issue 24 item 1; benchmarks/results/per_class_speed.md, r17-large-c and r17):
+# at the C a tuning run selects (pendigits RBF C = 256, gamma = 1/32, 551 epochs against 58
+# at C = 10) the augmented Lagrangian is not what costs: rho stays 1, the equality residual
+# is below tol from 200 epochs on, and the KKT violation meets tol only at the last scan,
+# decaying about linearly with 2,000-2,800 samples above the round's eps until the last 30
+# epochs.  The blocks draw from ~3,500 samples (each in a median 215 of the 1,550 blocks),
+# which is about what the float64 row cache holds (3,407 rows: C > 100 stores float64,
+# msvm/_plan.py), yet that cache size (under half of n) made CACHED_BOOST weigh the
+# candidates: the samples becoming support vectors, whose rows were not cached yet, waited
+# for a 4x larger violation.  The boost now waits until the cache has turned over
+# (BOOST_TURNOVER: 2x its rows computed): 551 -> 444 epochs there.
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
 from libc.string cimport memmove
@@ -201,13 +213,6 @@ cdef enum:
 # epochs), Lee-Lin-Wahba 6.5 -> 6.1 s (153 -> 135); 0.05 / 0.2 / 0.3 measured 3.58 / 3.62 /
 # 3.59 s
 cdef double BLOCK_TOL_FRACTION = 0.1
-# a block that leaves violating samples out and has taken LONG_BLOCK_STEPS q local steps stops
-# at LONG_BLOCK_FRACTION of its starting violation (0: never; main aae56db)
-cdef double LONG_BLOCK_FRACTION = 0.0
-cdef double LONG_BLOCK_STEPS = 2.0
-# the share of the previous working set a new one keeps at least (the new candidates fill
-# the rest of qmax: _new_slots)
-cdef double PREV_KEEP = 0.5
 # the zero settling margin of per-class-hinge problems (_settle_margin) from this many samples
 # on, where the scans and gathers it saves are a large part of a fit; on small problems it
 # cost epochs at tight tolerances (TargetedLocalMSVM, 200 samples, tol 1e-6: a warm start's
@@ -298,6 +303,7 @@ cdef int* PV_COUNT = NULL
 cdef long long* PV_LAST = NULL
 cdef int PV_N = 0
 cdef long long PV_BLOCK = 0
+_SCAN_LOG = []      # per scan (PROFILE): steps so far, violation, candidates, full scan
 
 
 cdef void _pv_note(const int* cand, int qb, int n) noexcept nogil:
@@ -325,12 +331,9 @@ cdef void _pv_note(const int* cand, int qb, int n) noexcept nogil:
         PV_LAST[i] = PV_BLOCK
 
 
-_SCAN_LOG = []      # per scan (PROFILE): steps so far, violation, candidates, full scan
-
-
 def _profile_scans():
-    """The scans since the last call (PROFILE on): (steps, violation, candidates, full)
-    tuples of every inner solve in turn, then reset."""
+    """The block loop's scans since the last call (PROFILE on): (steps, violation,
+    candidates, full) tuples of every inner solve in turn, then reset."""
     out = list(_SCAN_LOG)
     _SCAN_LOG.clear()
     return out
@@ -339,7 +342,7 @@ def _profile_scans():
 def _profile_visits():
     """Per sample, the working sets it was in since the last call (PROFILE on), then
     reset: a list (empty when nothing was counted)."""
-    global PV_N, PV_BLOCK
+    global PV_BLOCK
     cdef int i
     out = [PV_COUNT[i] for i in range(PV_N)]
     for i in range(PV_N):
@@ -548,12 +551,14 @@ def _gather_overlap(value=None):
 # 4: 98,781, 790, 20.4 s; 11: 92,487, 857, 20.4 s.  n = 10,000 (cache holding every row
 # but 5 % at float32) is outside the rule
 cdef double CACHED_BOOST = 4.0
-# the boost only where the cache also holds fewer rows than the samples the last full scan
-# left unsettled (_boost_applies): where it holds them all, a new candidate's row, once
-# computed, stays cached, and the boost only delays the candidate.  Pendigits RBF C = 256,
-# gamma = 1/32 (float64 rows: 3,407 of 7,694 cached, 2,800-3,500 unsettled): see the Design
-# note's round-17 paragraph.  Off: main aae56db's rule (the cache size alone)
-cdef bint BOOST_BY_ACTIVE = True
+# the boost only once the cache has computed more than BOOST_TURNOVER times the rows it holds
+# (_boost_applies; 0: from the first block, main aae56db's rule).  Where the rows the blocks
+# draw from fit in the cache, a new candidate's row, once computed, stays, and the boost only
+# delays the candidate: pendigits RBF C = 256, gamma = 1/32 (float64 rows, 3,407 of 7,694
+# cached, 4,137 rows computed in the whole fit without the boost) took 551 epochs with it and
+# 444 without (benchmarks/results/per_class_speed.md, r17).  At n = 40,000 (the measurement
+# above: 99k-154k rows computed, 1,310 cached) it applies after the first 2,620 rows
+cdef double BOOST_TURNOVER = 2.0
 
 
 cdef inline double _room_up(const Prob* p, const State* st, const Canon* cn, int v, double U,
@@ -1094,59 +1099,17 @@ def _cached_boost(value=None):
     global CACHED_BOOST
     old = CACHED_BOOST
     if value is not None:
-        if not value >= 1.0:
-            raise ValueError("the boost must be >= 1")
-        CACHED_BOOST = value
+        CACHED_BOOST = _checked_least(value, 1.0, "boost")
     return old
 
 
-def _boost_by_active(value=None):
-    """BOOST_BY_ACTIVE (_boost_applies), set where given (off: main aae56db's rule);
-    returns the previous value."""
-    global BOOST_BY_ACTIVE
-    old = BOOST_BY_ACTIVE
+def _boost_turnover(value=None):
+    """BOOST_TURNOVER (_boost_applies), set where given (0: main aae56db's rule); returns
+    the previous value."""
+    global BOOST_TURNOVER
+    old = BOOST_TURNOVER
     if value is not None:
-        BOOST_BY_ACTIVE = bool(value)
-    return old
-
-
-def _block_tol_fraction(value=None):
-    """BLOCK_TOL_FRACTION (_block_smo), set where given (for benchmarks); returns the
-    previous value."""
-    global BLOCK_TOL_FRACTION
-    old = BLOCK_TOL_FRACTION
-    if value is not None:
-        if not 0.0 < value <= 1.0:
-            raise ValueError("the fraction must be in (0, 1]")
-        BLOCK_TOL_FRACTION = value
-    return old
-
-
-def _long_block(fraction=None, steps=None):
-    """LONG_BLOCK_FRACTION and LONG_BLOCK_STEPS (_block_smo), set where given; returns the
-    previous values."""
-    global LONG_BLOCK_FRACTION, LONG_BLOCK_STEPS
-    old = (LONG_BLOCK_FRACTION, LONG_BLOCK_STEPS)
-    if fraction is not None:
-        if not 0.0 <= fraction <= 1.0:
-            raise ValueError("the fraction must be in [0, 1]")
-        LONG_BLOCK_FRACTION = fraction
-    if steps is not None:
-        if not steps > 0.0:
-            raise ValueError("the steps must be > 0")
-        LONG_BLOCK_STEPS = steps
-    return old
-
-
-def _prev_keep(value=None):
-    """PREV_KEEP (_load_block), set where given (for benchmarks); returns the previous
-    value."""
-    global PREV_KEEP
-    old = PREV_KEEP
-    if value is not None:
-        if not 0.0 <= value <= 1.0:
-            raise ValueError("the fraction must be in [0, 1]")
-        PREV_KEEP = value
+        BOOST_TURNOVER = _checked_least(value, 0.0, "turnover")
     return old
 
 
@@ -1160,11 +1123,16 @@ def _grouped_vector(value=None):
     return old
 
 
-def _checked_count(value, least, what):
-    """``value`` as an int, a ValueError where it is below ``least``."""
+def _checked_least(value, least, what):
+    """``value`` as a float, a ValueError where it is below ``least`` (or NaN)."""
     if not value >= least:
         raise ValueError(f"the {what} must be >= {least}")
-    return int(value)
+    return float(value)
+
+
+def _checked_count(value, least, what):
+    """``value`` as an int, a ValueError where it is below ``least``."""
+    return int(_checked_least(value, least, what))
 
 
 def _newton_madds(value=None):
@@ -1282,7 +1250,6 @@ cdef class SMOSolver(InnerSolver):
         self.unsettled_sum = 0
         self.changed_sum = 0
         self.nprev = 0
-        self.last_active = 0 if shrinking else n
         qmax = min(qmax, n, src.capacity)
         if MULTI_GROUP_QMAX > 0 and _several_groups_per_sample(p):
             qmax = min(qmax, MULTI_GROUP_QMAX)
@@ -1496,7 +1463,7 @@ cdef class SMOSolver(InnerSolver):
         violation (libsvm's shrinking rule): it stays out of the scans until the next full
         one.  Scores are kept for every sample, so a full scan needs no reconstruction."""
         cdef int i, n = self.p.n, scanned = 0
-        cdef long long vars_seen = 0, active = 0
+        cdef long long vars_seen = 0
         cdef double sc, margin, Ssum = 0.0, thr = self.last_viol
         cdef bint now
         if not self.grouped:
@@ -1514,7 +1481,7 @@ cdef class SMOSolver(InnerSolver):
             if self.shrinking:
                 now = sc == 0.0 and margin > thr
                 if full and not now:
-                    active += 1
+                    self.active_sum += 1
                     self.unsettled_sum += self.settled[i]
                 self.settled[i] = now
             if sc > viol[0]:
@@ -1524,10 +1491,6 @@ cdef class SMOSolver(InnerSolver):
                 self.cand[m[0]] = i
                 m[0] += 1
         self.last_viol = viol[0]
-        if full:
-            self.active_sum += active
-            if self.shrinking and thr < INFINITY:
-                self.last_active = active
         self.full_scans += full
         return self._scan_end(viol[0], Ssum, vars_seen + scanned)
 
@@ -1578,7 +1541,7 @@ cdef class SMOSolver(InnerSolver):
         """The end of a scan whose parts have run: the largest violation, the candidates
         joined in sample order, the counts, and _scan_end's status."""
         cdef int t
-        cdef long long vars_seen = 0, scanned = 0, active = 0
+        cdef long long vars_seen = 0, scanned = 0
         cdef double Ssum = 0.0
         viol[0] = 0.0
         m[0] = 0
@@ -1593,12 +1556,8 @@ cdef class SMOSolver(InnerSolver):
             vars_seen += w.vars_seen[t]
             scanned += w.scanned[t]
             if full:
-                active += w.active[t]
+                self.active_sum += w.active[t]
                 self.unsettled_sum += w.unsettled[t]
-        if full:
-            self.active_sum += active
-            if self.shrinking and w.thr < INFINITY:
-                self.last_active = active
         self.full_scans += full
         self.last_viol = viol[0]
         return self._scan_end(viol[0], Ssum, vars_seen + scanned)
@@ -1620,38 +1579,31 @@ cdef class SMOSolver(InnerSolver):
         return status
 
     # ------------------------------------------------------------------ 2. working set
-    cdef inline int _new_slots(self) noexcept nogil:
-        """The most new candidates a working set takes: qmax less the previous working
-        set's share kept (PREV_KEEP; a half: qmax - nprev // 2)."""
-        if PREV_KEEP == 0.5:
-            return self.qmax - self.nprev // 2
-        return self.qmax - <int> (PREV_KEEP * self.nprev)
-
     cdef inline bint _boost_applies(self) noexcept nogil:
         """Whether CACHED_BOOST weighs the candidates: the row cache holds under half the
-        rows and (BOOST_BY_ACTIVE) fewer than the samples the last full scan that could
-        settle any (not an inner solve's first) left unsettled, so that the rows the blocks
-        draw from cannot all stay cached (none before that scan; without shrinking, the
-        cache's size decides alone)."""
+        rows and (BOOST_TURNOVER > 0) has computed more than BOOST_TURNOVER times the rows it
+        holds, so that the rows the blocks draw from do not stay cached."""
         if 2 * self.src.capacity >= self.p.n:
             return False
-        return not BOOST_BY_ACTIVE or self.last_active > self.src.capacity
+        return self.src.n_computed > BOOST_TURNOVER * self.src.capacity
 
     cdef int _load_block(self, int m) noexcept nogil:
         """Step 2: the working set (the m candidates' most violating, topped up with the
         previous working set) and its kernel block and scores.  Where the row cache holds
-        under half the rows (large n), a candidate whose kernel row is cached counts with
-        CACHED_BOOST times its violation in that choice: most new rows of a block were
-        computed anew there, and a near-top violator already cached is nearly as good a
-        choice for a fraction of the cost (the scans still decide convergence)."""
+        under half the rows (large n) and has turned over (_boost_applies), a candidate
+        whose kernel row is cached counts with CACHED_BOOST times its violation in that
+        choice: most new rows of a block were computed anew there, and a near-top violator
+        already cached is nearly as good a choice for a fraction of the cost (the scans
+        still decide convergence)."""
         cdef Block* B = &self.B
         cdef int a, i, j, n = self.p.n, k = self.p.k, qmax = self.qmax, qb
-        cdef int keep = self._new_slots()
+        cdef int keep = qmax - self.nprev // 2
         cdef double bp_at
         if m > keep:
             if self._boost_applies():
-                # the cache holds under half the rows: a candidate whose row is cached
-                # counts with CACHED_BOOST times its violation (_load_block's docstring)
+                # the cache holds under half the rows and has turned over: a candidate
+                # whose row is cached counts with CACHED_BOOST times its violation
+                # (_load_block's docstring)
                 for a in range(m):
                     if self.src.cached(self.cand[a]):
                         self.score[a] *= CACHED_BOOST
@@ -2453,9 +2405,7 @@ cdef class SMOSolver(InnerSolver):
         cdef long long newton_cost = max((<long long> min(B.nb, NEWTON_CG_STEPS) * B.q * B.q
                                           * self.p.k) // NEWTON_MADDS, 1)
         newton_at = newton_cost
-        cdef double viol, v0 = INFINITY
-        # a partial block's steps past long_at: its tolerance loosened (_long_block_eps)
-        cdef long long long_at = <long long> LONG_BLOCK_STEPS * B.q
+        cdef double viol
         # transversal steps: every variable on one slot and every slot a bucket of its own
         cdef bint transversal = nbk == self.p.k and not self.grouped
         for j in range(nbk):
@@ -2467,14 +2417,10 @@ cdef class SMOSolver(InnerSolver):
             viol = self._bucket_extremes()
             if self.grouped:
                 viol = self._group_violation(viol)
-            if partial and steps == 0:
-                v0 = viol
-                if BLOCK_TOL_FRACTION * viol > eps:
-                    # the block is solved to a fraction of its own starting violation, not
-                    # to the round's eps (_block_smo's docstring)
-                    eps = BLOCK_TOL_FRACTION * viol
-            if partial and steps >= long_at and LONG_BLOCK_FRACTION * v0 > eps:
-                eps = LONG_BLOCK_FRACTION * v0
+            if partial and steps == 0 and BLOCK_TOL_FRACTION * viol > eps:
+                # the block is solved to a fraction of its own starting violation, not to
+                # the round's eps (_block_smo's docstring)
+                eps = BLOCK_TOL_FRACTION * viol
             if viol <= eps or steps >= max_steps:
                 break
             round_start = steps
@@ -2601,8 +2547,7 @@ cdef class SMOSolver(InnerSolver):
             _tl_mark(TL_SCAN)
             if PROFILE:
                 with gil:
-                    _SCAN_LOG.append((self.steps, viol[0], m,
-                                      self.since_full == 0))
+                    _SCAN_LOG.append((self.steps, viol[0], m, self.since_full == 0))
             progress_note(self.steps / <double> max(self.p.n, 1), viol[0], self.src, self.p,
                           self.st)
             if status != STATUS_CONVERGED:
@@ -2612,7 +2557,7 @@ cdef class SMOSolver(InnerSolver):
             if self.steps >= self.max_steps:
                 return STATUS_MAX_ITER
             # the working set leaves candidates out (_load_block keeps at most this many)
-            partial = m > self._new_slots()
+            partial = m > self.qmax - self.nprev // 2
             status = self._load_block(m)
             _tl_mark(TL_LOAD)
             if status != STATUS_CONVERGED:
