@@ -327,8 +327,10 @@ says:
    The local SMO is 52 % of the loop's CPU (1,399 variables a block, 2,700 steps a block),
    the score update 24 %, the load 20 % (of it the kernel block 1.95 s), the scans 4 %.
 4. Rows: the cache is float64 at this C (msvm/_plan.py: float32 only up to C w = 100), 200
-   MB holding 3,407 of 7,694 rows; only 3,534 rows are computed in the whole fit (18,640
-   in round 10 were counted over several fits).  But under half of n is also the rule of
+   MB holding 3,407 of 7,694 rows; only 3,534 rows are computed in the whole fit (the
+   13,015 that the tables' rows_computed would show, and the 18,016-18,640 of earlier
+   rounds, add up the running count of the fit's one cache at each of its solves' ends).
+   But under half of n is also the rule of
    CACHED_BOOST (a cached candidate's violation counts 4x), made for n = 40,000 where the
    blocks recompute rows: here it held back the samples becoming support vectors, whose
    rows were not cached yet, until their violation was 4x the cached ones'.
