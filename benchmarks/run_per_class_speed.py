@@ -37,6 +37,7 @@ from benchmarks.harness import RESULTS, git_commit, machine_info, markdown_table
 from benchmarks.per_class_large_c import R10
 from benchmarks.per_class_pages import R14_PAGES
 from benchmarks.per_class_floor import R15_TEXT, R16_TEXT
+from benchmarks.per_class_r17 import R17_TEXT
 from benchmarks.run_row_batches import build_commit
 
 # measured once on this branch with temporary knobs (not rerun by this script): ReinforcedMSVM
@@ -1126,6 +1127,12 @@ def _render(runs):
             from benchmarks.per_class_large_c import render_r10, render_tuning
             lines += render_r10(run["r10"]) + render_tuning(run["r10"]["tuning"],
                                                             "Tuning fits")
+        if run.get("r17_profile"):
+            from benchmarks.per_class_r17 import render_profile
+            lines += render_profile(run["r17_profile"])
+        if run.get("r17_compare"):
+            from benchmarks.per_class_r17 import render_compare
+            lines += render_compare(run["r17_compare"])
         if run.get("checks"):
             ch = run["checks"]
             lat = ", ".join(f"{r['latency']:.3f}" for r in ch["latency"]["rows"])
@@ -1142,7 +1149,8 @@ def _render(runs):
                       f"{li['cpu_s']:.2f} s, {li['epochs']} epochs.", ""]
     return ("\n".join(lines) + "\n" + TRIED + "\n" + R5 + "\n" + R6 + "\n" + R7 + "\n"
             + R8 + "\n" + R9 + "\n" + R10 + "\n" + R10_SCALING + "\n" + R12_ROWS + "\n"
-            + R13_ROWS + "\n" + R14_PAGES + "\n" + R15_TEXT + "\n" + R16_TEXT)
+            + R13_ROWS + "\n" + R14_PAGES + "\n" + R15_TEXT + "\n" + R16_TEXT + "\n"
+            + R17_TEXT)
 
 
 def main(argv=None):
@@ -1210,6 +1218,8 @@ def main(argv=None):
     parser.add_argument("--r10", action="store_true",
                         help="also the round-10 trace and analysis of the C = 256 fit and "
                              "the tuning fits at gamma = 1/32 (benchmarks/per_class_large_c.py)")
+    from benchmarks.per_class_r17 import add_arguments as add_r17_arguments
+    add_r17_arguments(parser)
     parser.add_argument("--render-only", action="store_true",
                         help="rewrite the .md from the .json without fitting")
     parser.add_argument("--merge-from", metavar="JSON",
@@ -1319,12 +1329,23 @@ def main(argv=None):
         if args.large_c:
             run["large_c"] = pendigits(args.repeats, C=256.0, gamma=1 / 32,
                                        models=["ReinforcedMSVM"])
-        if args.scaling:
+        if args.scaling and not args.r17_compare:
             run["scaling"] = scaling(args.scaling)
         if args.linear:
             run["linear"] = linear()
         if args.r10:
             run["r10"] = r10()
+        if args.r17_profile or args.r17_compare:
+            from benchmarks import per_class_r17
+            if args.r17_profile:
+                run["r17_profile"] = per_class_r17.profile()
+            if args.r17_compare:
+                cases = [(m, 256.0, 1 / 32, "pendigits") for m in args.r17_large_c_models]
+                if not args.r17_no_small_c:
+                    cases += [(m, 10.0, 1 / 16, "pendigits") for m in _models()]
+                cases += [("ReinforcedMSVM", 1.0, None, n) for n in args.scaling]
+                run["r17_compare"] = per_class_r17.compare(args.r17_compare, cases)
+            run["load_end"] = os.getloadavg()[0]
     if args.checks:
         run["checks"] = checks(args.checks_n)
     earlier = runs.get(args.tag, {})

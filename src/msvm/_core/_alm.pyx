@@ -25,6 +25,11 @@
 # Termination: the inner solver's budget (max_iter) bounds the work, every round counting at
 # least one unit (`end_round`); non-finite sums stop the solve (NONFINITE); a signal stops it
 # (INTERRUPTED).
+#
+# The rounds' trace (`_round_trace`, off by default; for profiling, issue 24 round 17): every
+# round appends its solve's number, the inner solver's progress, the round's tolerances, the
+# violation, the equality residual, rho, the kernel rows computed so far and the relative
+# duality gap, evaluated every round (one more O(n k) pass; no value of the solve moves).
 
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
@@ -33,6 +38,24 @@ from ._types cimport (STATUS_CONVERGED, STATUS_MAX_ITER, STATUS_NONFINITE,
                       STATUS_INTERRUPTED, STATUS_GAP_FLOOR, EPS_START, KKT_FLOOR,
                       FEAS_FLOOR, GAP_FLOOR, RHO_MAX)
 from ._gap cimport scores_gap
+
+
+# the rounds' trace (_round_trace): off, one test of the flag per round
+cdef bint ROUND_TRACE = False
+_ROUND_LOG = []
+cdef long _trace_solves = 0
+
+
+def _round_trace(on=None):
+    """The rounds traced since the last call (one dict each: see the Design note), then
+    reset; ROUND_TRACE switched on or off where ``on`` is given."""
+    global ROUND_TRACE, _trace_solves
+    out = list(_ROUND_LOG)
+    _ROUND_LOG.clear()
+    _trace_solves = 0
+    if on is not None:
+        ROUND_TRACE = bool(on)
+    return out
 
 
 cdef class InnerSolver:
@@ -219,6 +242,21 @@ cdef int _certify_start(InnerSolver inner, Schedule* sc, int verbose) noexcept n
     return STATUS_CONVERGED if sc.gap <= sc.tol else -1
 
 
+cdef int _trace_round(InnerSolver inner, Schedule* sc, double eps_in, double viol,
+                      double feas) noexcept nogil:
+    """Append this round to the trace (ROUND_TRACE): its gap evaluated once more; a status
+    (INTERRUPTED when a signal came during that pass)."""
+    cdef double gap = INFINITY
+    cdef int status = inner.gap(&gap)
+    with gil:
+        _ROUND_LOG.append({"solve": _trace_solves, "progress": inner.progress(),
+                           "n": inner.p.n, "eps_in": eps_in, "kkt_tol": sc.kkt_tol,
+                           "feas_tol": sc.feas_tol, "violation": viol, "equality": feas,
+                           "rho": inner.st.rho, "gap": gap,
+                           "rows_computed": inner.src.n_computed})
+    return status
+
+
 cdef int alm_solve(InnerSolver inner, Schedule* sc, int verbose,
                    bint certify_start) noexcept nogil:
     """Rounds of the augmented Lagrangian around ``inner`` (see the Design note); a status.
@@ -228,6 +266,9 @@ cdef int alm_solve(InnerSolver inner, Schedule* sc, int verbose,
     cdef State* st = inner.st
     cdef int status, outer = 0
     cdef double viol = INFINITY, feas
+    global _trace_solves
+    if ROUND_TRACE:
+        _trace_solves += 1
     if certify_start:
         status = _certify_start(inner, sc, verbose)
         if status >= 0:
@@ -247,6 +288,8 @@ cdef int alm_solve(InnerSolver inner, Schedule* sc, int verbose,
                       f"equality {feas:.3e}, rho {st.rho:.3g}")
         if feas != feas:
             return STATUS_NONFINITE
+        if ROUND_TRACE and _trace_round(inner, sc, sc.eps_in, viol, feas) == STATUS_INTERRUPTED:
+            return STATUS_INTERRUPTED
         if status != STATUS_CONVERGED:
             return status
         if viol <= sc.kkt_tol and feas <= sc.feas_tol:

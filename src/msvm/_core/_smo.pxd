@@ -151,6 +151,7 @@ cdef class SMOSolver(InnerSolver):
     cdef int _scan_end(self, double viol, double Ssum, long long work) noexcept nogil
     cdef int _scan_flat(self, double eps, double* viol, int* m, bint full) noexcept nogil
     cdef int _scan(self, double eps, double* viol, int* m) noexcept nogil
+    cdef bint _boost_applies(self) noexcept nogil
     cdef int _load_block(self, int m) noexcept nogil
     cdef bint _settled_variable(self, int v, int a) noexcept nogil
     cdef void _block_variables(self) noexcept nogil

@@ -126,6 +126,18 @@
 # variable) where the scan of the unsettled samples found none above eps.  Exact, but at
 # the probability levels' n nearly every sample is settled or holds a settled variable: the
 # scans' CPU did not move (example 4.1.1, 6.7-6.9 ms a probability fit either way).
+#
+# Round 17 (issue 24 item 1; benchmarks/results/per_class_speed.md, r17-large-c and r17):
+# at the C a tuning run selects (pendigits RBF C = 256, gamma = 1/32, 551 epochs against 58
+# at C = 10) the augmented Lagrangian is not what costs: rho stays 1, the equality residual
+# is below tol from 200 epochs on, and the KKT violation meets tol only at the last scan,
+# decaying about linearly with 2,000-2,800 samples above the round's eps until the last 30
+# epochs.  The blocks draw from ~3,500 samples (each in a median 215 of the 1,550 blocks),
+# which is about what the float64 row cache holds (3,407 rows: C > 100 stores float64,
+# msvm/_plan.py), yet that cache size (under half of n) made CACHED_BOOST weigh the
+# candidates: the samples becoming support vectors, whose rows were not cached yet, waited
+# for a 4x larger violation.  The boost now waits until the cache has turned over
+# (BOOST_TURNOVER: 2x its rows computed): 551 -> 444 epochs there.
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
 from libc.string cimport memmove
@@ -265,7 +277,8 @@ cdef enum:
     BP_GROUP = 13        # pair steps inside a full group,
     BP_NEWTON = 14       # Newton steps on the free set
     BP_ROUNDS = 15       # local SMO rounds
-    BP_COUNTS = 16
+    BP_KEPT = 16         # block samples that were in the previous block too
+    BP_COUNTS = 17
 cdef enum:
     BP_T_ROWS = 0        # the block's missing rows (prefetch)
     BP_T_PICK = 1        # its scores, diagonal and variables (_block_variables)
@@ -281,8 +294,62 @@ PROFILE_PHASES = ("scan", "load", "local SMO", "update")
 PROFILE_COUNTS = ("runs", "scans", "full scans", "blocks", "block samples", "block entries",
                   "block variables", "steps", "changed samples", "pair steps", "pair steps to a bound",
                   "flat pair steps", "single steps", "group pair steps", "Newton steps",
-                  "local rounds")
+                  "local rounds", "block samples kept")
 PROFILE_LOAD_PARTS = ("load: rows", "load: scores and variables", "load: kernel block")
+
+
+# per sample, the blocks it was in and the last of them (PROFILE; _profile_visits)
+cdef int* PV_COUNT = NULL
+cdef long long* PV_LAST = NULL
+cdef int PV_N = 0
+cdef long long PV_BLOCK = 0
+_SCAN_LOG = []      # per scan (PROFILE): steps so far, violation, candidates, full scan
+
+
+cdef void _pv_note(const int* cand, int qb, int n) noexcept nogil:
+    """Count a working set's samples in PV_COUNT, and in BP_KEPT those that were in the
+    previous working set (PROFILE only; the arrays sized to n on first use)."""
+    global PV_COUNT, PV_LAST, PV_N, PV_BLOCK
+    cdef int a, i
+    if PV_N != n:
+        free(PV_COUNT)
+        free(PV_LAST)
+        PV_COUNT = <int*> malloc(n * sizeof(int) + 1)
+        PV_LAST = <long long*> malloc(n * sizeof(long long) + 1)
+        PV_N = n if PV_COUNT != NULL and PV_LAST != NULL else 0
+        for i in range(PV_N):
+            PV_COUNT[i] = 0
+            PV_LAST[i] = -2
+    if PV_N == 0:
+        return
+    PV_BLOCK += 1
+    for a in range(qb):
+        i = cand[a]
+        if PV_LAST[i] == PV_BLOCK - 1:
+            BP_COUNT[BP_KEPT] += 1
+        PV_COUNT[i] += 1
+        PV_LAST[i] = PV_BLOCK
+
+
+def _profile_scans():
+    """The block loop's scans since the last call (PROFILE on): (steps, violation,
+    candidates, full) tuples of every inner solve in turn, then reset."""
+    out = list(_SCAN_LOG)
+    _SCAN_LOG.clear()
+    return out
+
+
+def _profile_visits():
+    """Per sample, the working sets it was in since the last call (PROFILE on), then
+    reset: a list (empty when nothing was counted)."""
+    global PV_BLOCK
+    cdef int i
+    out = [PV_COUNT[i] for i in range(PV_N)]
+    for i in range(PV_N):
+        PV_COUNT[i] = 0
+        PV_LAST[i] = -2
+    PV_BLOCK = 0
+    return out
 
 
 cdef void _tl_mark(int phase) noexcept nogil:
@@ -484,6 +551,14 @@ def _gather_overlap(value=None):
 # 4: 98,781, 790, 20.4 s; 11: 92,487, 857, 20.4 s.  n = 10,000 (cache holding every row
 # but 5 % at float32) is outside the rule
 cdef double CACHED_BOOST = 4.0
+# the boost only once the cache has computed more than BOOST_TURNOVER times the rows it holds
+# (_boost_applies; 0: from the first block, main aae56db's rule).  Where the rows the blocks
+# draw from fit in the cache, a new candidate's row, once computed, stays, and the boost only
+# delays the candidate: pendigits RBF C = 256, gamma = 1/32 (float64 rows, 3,407 of 7,694
+# cached, 4,137 rows computed in the whole fit without the boost) took 551 epochs with it and
+# 444 without (benchmarks/results/per_class_speed.md, r17).  At n = 40,000 (the measurement
+# above: 99k-154k rows computed, 1,310 cached) it applies after the first 2,620 rows
+cdef double BOOST_TURNOVER = 2.0
 
 
 cdef inline double _room_up(const Prob* p, const State* st, const Canon* cn, int v, double U,
@@ -1024,9 +1099,17 @@ def _cached_boost(value=None):
     global CACHED_BOOST
     old = CACHED_BOOST
     if value is not None:
-        if not value >= 1.0:
-            raise ValueError("the boost must be >= 1")
-        CACHED_BOOST = value
+        CACHED_BOOST = _checked_least(value, 1.0, "boost")
+    return old
+
+
+def _boost_turnover(value=None):
+    """BOOST_TURNOVER (_boost_applies), set where given (0: main aae56db's rule); returns
+    the previous value."""
+    global BOOST_TURNOVER
+    old = BOOST_TURNOVER
+    if value is not None:
+        BOOST_TURNOVER = _checked_least(value, 0.0, "turnover")
     return old
 
 
@@ -1040,11 +1123,16 @@ def _grouped_vector(value=None):
     return old
 
 
-def _checked_count(value, least, what):
-    """``value`` as an int, a ValueError where it is below ``least``."""
+def _checked_least(value, least, what):
+    """``value`` as a float, a ValueError where it is below ``least`` (or NaN)."""
     if not value >= least:
         raise ValueError(f"the {what} must be >= {least}")
-    return int(value)
+    return float(value)
+
+
+def _checked_count(value, least, what):
+    """``value`` as an int, a ValueError where it is below ``least``."""
+    return int(_checked_least(value, least, what))
 
 
 def _newton_madds(value=None):
@@ -1491,21 +1579,31 @@ cdef class SMOSolver(InnerSolver):
         return status
 
     # ------------------------------------------------------------------ 2. working set
+    cdef inline bint _boost_applies(self) noexcept nogil:
+        """Whether CACHED_BOOST weighs the candidates: the row cache holds under half the
+        rows and (BOOST_TURNOVER > 0) has computed more than BOOST_TURNOVER times the rows it
+        holds, so that the rows the blocks draw from do not stay cached."""
+        if 2 * self.src.capacity >= self.p.n:
+            return False
+        return self.src.n_computed > BOOST_TURNOVER * self.src.capacity
+
     cdef int _load_block(self, int m) noexcept nogil:
         """Step 2: the working set (the m candidates' most violating, topped up with the
         previous working set) and its kernel block and scores.  Where the row cache holds
-        under half the rows (large n), a candidate whose kernel row is cached counts with
-        CACHED_BOOST times its violation in that choice: most new rows of a block were
-        computed anew there, and a near-top violator already cached is nearly as good a
-        choice for a fraction of the cost (the scans still decide convergence)."""
+        under half the rows (large n) and has turned over (_boost_applies), a candidate
+        whose kernel row is cached counts with CACHED_BOOST times its violation in that
+        choice: most new rows of a block were computed anew there, and a near-top violator
+        already cached is nearly as good a choice for a fraction of the cost (the scans
+        still decide convergence)."""
         cdef Block* B = &self.B
         cdef int a, i, j, n = self.p.n, k = self.p.k, qmax = self.qmax, qb
         cdef int keep = qmax - self.nprev // 2
         cdef double bp_at
         if m > keep:
-            if 2 * self.src.capacity < n:
-                # the cache holds under half the rows: a candidate whose row is cached
-                # counts with CACHED_BOOST times its violation (_load_block's docstring)
+            if self._boost_applies():
+                # the cache holds under half the rows and has turned over: a candidate
+                # whose row is cached counts with CACHED_BOOST times its violation
+                # (_load_block's docstring)
                 for a in range(m):
                     if self.src.cached(self.cand[a]):
                         self.score[a] *= CACHED_BOOST
@@ -1526,6 +1624,8 @@ cdef class SMOSolver(InnerSolver):
         _bp_count(BP_BLOCKS, 1)
         _bp_count(BP_Q, qb)
         _bp_count(BP_QQ, <long long> qb * qb)
+        if PROFILE:
+            _pv_note(self.cand, qb, n)
         bp_at = _bp_time(-1, 0.0)
         # the block's missing rows computed together (_rows.pyx: prefetch); its kernel block
         # gathered by the pool's workers (with 2 threads) while this thread gathers the
@@ -2445,6 +2545,9 @@ cdef class SMOSolver(InnerSolver):
         while True:
             status = self._scan(eps, viol, &m)
             _tl_mark(TL_SCAN)
+            if PROFILE:
+                with gil:
+                    _SCAN_LOG.append((self.steps, viol[0], m, self.since_full == 0))
             progress_note(self.steps / <double> max(self.p.n, 1), viol[0], self.src, self.p,
                           self.st)
             if status != STATUS_CONVERGED:
