@@ -1,0 +1,289 @@
+"""The kernel-factor start (msvm/_kernel_factor.py) before and after, in one process per case.
+
+Run from the repository root, under ``nice``:
+``nice -n 5 python -m benchmarks.run_kernel_factor [--cases NAME,...] [--repeats 2]
+[--cap 60] [--wall 900] [--json SIDE.json]``; the report is written from the JSON
+(benchmarks/results/kernel_factor.md and .json; ``--json`` writes the cases to a side file
+merged by ``--merge``).
+
+Every case runs in its own worker process, which fits the case ``repeats`` times with the
+route on ('after') and off ('before': ``msvm._plan.KERNEL_FACTOR_START`` False, main
+aae56db's behaviour), alternating (after first in odd repeats, before first in even ones).
+A fit gets at most ``--cap`` CPU seconds (an ``ITIMER_PROF`` timer whose signal ends it
+through the compiled loops' signal check; the cell then says 'capped'), the case at most
+``--wall`` wall seconds.  Per fit: CPU seconds (``time.process_time``), ``converged_``,
+``stop_reason_``, ConvergenceWarnings, ``n_iter_``, ``objective_`` and the rank of the
+kernel factor where one was built (None: not tried; 0: given up).  The report shows the
+least CPU time of each variant and the relative objective difference after - before.
+
+The cases: the convergence matrix's cells (benchmarks/run_convergence_matrix.py: make_blobs,
+3 classes, d = 3, cluster_std = 2; kernel 'precomputed' is the linear Gram matrix, 'poly'
+of degree 2) at n = 300 and 3,000 and C = 1e2 .. 1e8; RBF cells of the matrix at large C;
+make_blobs with a small RBF gamma (a moderate rank); and cases where the route must cost
+nothing: pendigits RBF C = 10 (ReinforcedMSVM, WestonWatkinsMSVM) and a small-C fit.
+"""
+
+import argparse
+import json
+import multiprocessing
+import signal
+import time
+import warnings
+
+import numpy as np
+
+from benchmarks.harness import RESULTS, git_commit, markdown_table, write_json
+
+MD_PATH, JSON_PATH = RESULTS / "kernel_factor.md", RESULTS / "kernel_factor.json"
+
+
+def _cases():
+    """name -> (model, kernel, data, n, C, extra estimator parameters)."""
+    cases = {}
+    for model in ("ReinforcedMSVM", "LLW", "WestonWatkinsMSVM", "AngleBasedMSVM"):
+        for kernel in ("precomputed", "poly"):
+            for n in (300, 3000):
+                for C in (1e2, 1e4, 1e6, 1e8):
+                    cases[f"{model} {kernel} n={n} C={C:g}"] = (model, kernel, "blobs", n, C, {})
+    for model in ("ReinforcedMSVM", "WestonWatkinsMSVM"):
+        for C in (1e4, 1e6):
+            cases[f"{model} rbf n=3000 C={C:g}"] = (model, "rbf", "blobs", 3000, C, {})
+            cases[f"{model} rbf gamma=0.01 n=3000 C={C:g}"] = (
+                model, "rbf", "blobs", 3000, C, {"gamma": 0.01})
+    for model in ("RobustMSVM", "WeightedRobustMSVM"):
+        for kernel in ("precomputed", "poly"):
+            cases[f"{model} {kernel} n=300 C=1e4"] = (model, kernel, "blobs", 300, 1e4, {})
+    cases["ReinforcedMSVM pendigits rbf C=10"] = ("ReinforcedMSVM", "rbf", "pendigits", 0,
+                                                   10.0, {})
+    cases["WestonWatkinsMSVM pendigits rbf C=10"] = ("WestonWatkinsMSVM", "rbf", "pendigits",
+                                                      0, 10.0, {})
+    cases["ReinforcedMSVM poly n=3000 C=1"] = ("ReinforcedMSVM", "poly", "blobs", 3000, 1.0, {})
+    return cases
+
+
+CASES = _cases()
+
+
+def case_data(data, n):
+    """(X, y) of a case: the convergence matrix's make_blobs, or pendigits' training part."""
+    if data == "pendigits":
+        from benchmarks.harness import pendigits_split
+
+        X, _, y, _ = pendigits_split(quick=False)
+        return X, y
+    from benchmarks.run_convergence_matrix import cell_data
+
+    X, y, _ = cell_data(n)
+    return X, y
+
+
+def make_estimator(model, kernel, C, k, extra):
+    """The case's estimator (the convergence matrix's, with ``extra`` parameters)."""
+    from benchmarks.run_convergence_matrix import make_estimator as matrix_estimator
+
+    est = matrix_estimator(model, C, kernel, k)
+    return est.set_params(**extra) if extra else est
+
+
+class _Capped(Exception):
+    """A fit ended by its CPU cap."""
+
+
+def _on_cap(signum, frame):
+    raise _Capped
+
+
+def _ranks():
+    """Record the rank of every kernel factor built (msvm._sequence.kernel_factor wrapped)."""
+    import msvm._sequence as sequence
+
+    made = []
+    inner = sequence.kernel_factor
+
+    def recorded(src, k):
+        L = inner(src, k)
+        made.append(0 if L is None else int(L.shape[1]))
+        return L
+
+    sequence.kernel_factor = recorded
+    return made
+
+
+def fit_once(case, X, y, after, cap, ranks):
+    """One fit of the case with the route on (``after``) or off, under a CPU cap."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    import msvm._plan
+
+    model, kernel, _, _, C, extra = case
+    msvm._plan.KERNEL_FACTOR_START = after
+    est = make_estimator(model, kernel, C, len(np.unique(y)), extra)
+    data = X @ X.T if kernel == "precomputed" else X
+    del ranks[:]
+    signal.signal(signal.SIGPROF, _on_cap)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cpu = time.process_time()
+        signal.setitimer(signal.ITIMER_PROF, cap)
+        try:
+            est.fit(data, y)
+            capped = False
+        except _Capped:
+            capped = True
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+        cpu = time.process_time() - cpu
+    res = {"variant": "after" if after else "before", "cpu": cpu, "capped": capped,
+           "rank": ranks[0] if ranks else None}
+    if capped:
+        return res
+    conv = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    res.update(converged=bool(est.converged_), stop_reason=str(est.stop_reason_),
+               warnings=len(conv), warning=conv[0][:200] if conv else "",
+               n_iter=int(est.n_iter_), objective=float(est.objective_),
+               plan=str(est.solver_plan_)[:200])
+    return res
+
+
+def _worker(name, repeats, cap, conn):
+    """Fit one case ``repeats`` times each way, alternating; every result sent on ``conn``."""
+    from threadpoolctl import threadpool_limits
+
+    case = CASES[name]
+    X, y = case_data(case[2], case[3])
+    ranks = _ranks()
+    with threadpool_limits(1):
+        for rep in range(repeats):
+            order = (True, False) if rep % 2 == 0 else (False, True)
+            for after in order:
+                conn.send(fit_once(case, X, y, after, cap, ranks))
+    conn.send(None)
+
+
+def run_case(name, repeats, cap, wall):
+    """The fits of one case (a worker process; ended after ``wall`` seconds)."""
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_worker, args=(name, repeats, cap, child))
+    proc.start()
+    fits, end = [], time.time() + wall
+    while True:
+        left = end - time.time()
+        if left <= 0 or not parent.poll(left):
+            fits.append({"error": f"case ended after {wall:.0f} s wall"})
+            proc.terminate()
+            break
+        msg = parent.recv()
+        if msg is None:
+            break
+        fits.append(msg)
+        print(name, msg.get("variant"), f"{msg.get('cpu', 0):.2f}s", msg.get("stop_reason"),
+              msg.get("n_iter"), msg.get("rank"), flush=True)
+    proc.join()
+    return fits
+
+
+def summary(fits, variant):
+    """The least-CPU fit of a variant (capped fits count only where every fit was)."""
+    mine = [f for f in fits if f.get("variant") == variant]
+    done = [f for f in mine if not f["capped"]]
+    pool = done or mine
+    return min(pool, key=lambda f: f["cpu"]) if pool else None
+
+
+def cell(fit):
+    """A table cell: 'state cpu/n_iter'."""
+    if fit is None:
+        return "-"
+    if fit["capped"]:
+        return f"capped {fit['cpu']:.1f}"
+    state = "ok" if fit["converged"] else fit["stop_reason"]
+    return f"{state} {fit['cpu']:.2f}/{fit['n_iter']}"
+
+
+def render(data):
+    """The Markdown report of the JSON's runs and cases."""
+    rows = []
+    for name, entry in data["cases"].items():
+        after, before = summary(entry["fits"], "after"), summary(entry["fits"], "before")
+        diff = "-"
+        if after and before and not after["capped"] and not before["capped"]:
+            diff = f"{(after['objective'] - before['objective']) / max(abs(before['objective']), 1e-300):.1e}"
+        speed = "-"
+        if after and before and not after["capped"]:
+            speed = f"{before['cpu'] / max(after['cpu'], 1e-9):.1f}x" + (
+                "+" if before["capped"] else "")
+        rank = after.get("rank") if after else None
+        rows.append([name, cell(before), cell(after), speed, "-" if rank is None else rank,
+                     diff, entry["run"]])
+    runs = "; ".join(f"{r['id']}: {r['commit']}, {r['date']}, load {r['load']}, repeats "
+                     f"{r['repeats']}, cap {r['cap']} s CPU" for r in data["runs"])
+    table = markdown_table(["case", "before (main)", "after", "speed-up", "factor rank",
+                            "rel. objective diff", "run"], rows)
+    return "\n".join([
+        "# The kernel-factor start (issue 23 item 1): before and after",
+        "",
+        "Generated by `nice -n 5 python -m benchmarks.run_kernel_factor`; raw numbers in "
+        "`kernel_factor.json`.",
+        "",
+        f"Runs: {runs}.",
+        "",
+        "Each case runs in one worker process (one BLAS thread) that fits it with the route "
+        "on ('after') and off ('before': `msvm._plan.KERNEL_FACTOR_START = False`, main "
+        "aae56db's behaviour), alternating; a cell shows the least CPU seconds "
+        "(`time.process_time`) of its fits as `state cpu/n_iter` (state 'ok': converged_; "
+        "else the stop reason; 'capped': ended at the CPU cap).  'factor rank': the rank of "
+        "the kernel factor the after-fit built ('0': tried and given up, '-': not tried).  "
+        "'rel. objective diff': (after - before) / |before| of objective_.",
+        "",
+        table,
+        "",
+        data.get("notes", ""),
+    ])
+
+
+def _load():
+    if JSON_PATH.exists():
+        return json.loads(JSON_PATH.read_text())
+    return {"runs": [], "cases": {}}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default="", help="comma-separated case names or "
+                        "substrings (default: all)")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--cap", type=float, default=60.0, help="CPU seconds per fit")
+    parser.add_argument("--wall", type=float, default=900.0, help="wall seconds per case")
+    parser.add_argument("--json", default="", help="write to this side file instead")
+    parser.add_argument("--merge", default="", help="comma-separated side files to merge")
+    parser.add_argument("--render", action="store_true", help="only rewrite the report")
+    args = parser.parse_args(argv)
+    data = _load()
+    for side in filter(None, args.merge.split(",")):
+        extra = json.loads(open(side).read())
+        data["runs"] += [r for r in extra["runs"] if r not in data["runs"]]
+        data["cases"].update(extra["cases"])
+    if not args.render and not args.merge:
+        wanted = [s.strip() for s in args.cases.split(",") if s.strip()]
+        names = [name for name in CASES if not wanted or any(w in name for w in wanted)]
+        import os
+
+        run = {"id": time.strftime("%H%M%S", time.gmtime()), "commit": git_commit(),
+               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+               "load": f"{os.getloadavg()[0]:.1f}", "repeats": args.repeats, "cap": args.cap}
+        out = {"runs": [run], "cases": {}} if args.json else data
+        if not args.json:
+            data["runs"].append(run)
+        for name in names:
+            out["cases"][name] = {"run": run["id"],
+                                  "fits": run_case(name, args.repeats, args.cap, args.wall)}
+            write_json(args.json or JSON_PATH, out)
+        if args.json:
+            return
+    write_json(JSON_PATH, data)
+    MD_PATH.write_text(render(data) + "\n")
+
+
+if __name__ == "__main__":
+    main()
