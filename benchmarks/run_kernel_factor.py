@@ -48,8 +48,16 @@ def _cases():
     for model in ("ReinforcedMSVM", "WestonWatkinsMSVM"):
         for C in (1e4, 1e6):
             cases[f"{model} rbf n=3000 C={C:g}"] = (model, "rbf", "blobs", 3000, C, {})
-            cases[f"{model} rbf gamma=0.01 n=3000 C={C:g}"] = (
-                model, "rbf", "blobs", 3000, C, {"gamma": 0.01})
+            for rtol in (1e-10, 1e-8, 1e-6):
+                tag = "" if rtol == 1e-10 else f" rtol={rtol:g}"
+                cases[f"{model} rbf gamma=0.01 n=3000 C={C:g}{tag}"] = (
+                    model, "rbf", "blobs", 3000, C, {"gamma": 0.01, "rtol": rtol})
+    # the rule's threshold: the route forced on below FACTOR_MIN_SCALE (C max K_ii = 3e2
+    # and 3 on the precomputed Gram, max K_ii about 300)
+    for C in (1e-2, 1.0):
+        for model in ("ReinforcedMSVM", "WestonWatkinsMSVM"):
+            cases[f"{model} precomputed n=3000 C={C:g} forced"] = (
+                model, "precomputed", "blobs", 3000, C, {"overrides": {"factor_start": "on"}})
     for model in ("RobustMSVM", "WeightedRobustMSVM"):
         for kernel in ("precomputed", "poly"):
             cases[f"{model} {kernel} n=300 C=1e4"] = (model, kernel, "blobs", 300, 1e4, {})
@@ -81,8 +89,14 @@ def make_estimator(model, kernel, C, k, extra):
     """The case's estimator (the convergence matrix's, with ``extra`` parameters)."""
     from benchmarks.run_convergence_matrix import make_estimator as matrix_estimator
 
+    extra = dict(extra)
+    overrides = extra.pop("overrides", None)
+    extra.pop("rtol", None)
     est = matrix_estimator(model, C, kernel, k)
-    return est.set_params(**extra) if extra else est
+    est = est.set_params(**extra) if extra else est
+    if overrides:
+        est._plan_overrides = overrides
+    return est
 
 
 class _Capped(Exception):
@@ -113,11 +127,15 @@ def fit_once(case, X, y, after, cap, ranks):
     """One fit of the case with the route on (``after``) or off, under a CPU cap."""
     from sklearn.exceptions import ConvergenceWarning
 
+    import msvm._kernel_factor
     import msvm._plan
 
     model, kernel, _, _, C, extra = case
     msvm._plan.KERNEL_FACTOR_START = after
+    msvm._kernel_factor.FACTOR_RTOL = extra.get("rtol", 1e-10)
     est = make_estimator(model, kernel, C, len(np.unique(y)), extra)
+    if not after and "overrides" in extra:
+        est._plan_overrides = {}
     data = X @ X.T if kernel == "precomputed" else X
     del ranks[:]
     signal.signal(signal.SIGPROF, _on_cap)
@@ -266,7 +284,9 @@ def main(argv=None):
         data["cases"].update(extra["cases"])
     if not args.render and not args.merge:
         wanted = [s.strip() for s in args.cases.split(",") if s.strip()]
-        names = [name for name in CASES if not wanted or any(w in name for w in wanted)]
+        exact = [w for w in wanted if w in CASES]
+        names = [name for name in CASES if not wanted or name in exact
+                 or any(w in name for w in wanted if w not in exact)]
         import os
 
         run = {"id": time.strftime("%H%M%S", time.gmtime()), "commit": git_commit(),

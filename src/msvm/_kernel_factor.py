@@ -75,8 +75,18 @@ def kernel_factor(src, k):
 def factor_start(problem, L, alpha, mu, tol, max_steps):
     """The dual start (alpha, mu) of ``problem`` from the smoothed primal on the features L
     (msvm._primal.primal_start), from the weights W = L^T U(alpha) of the current ``alpha``
-    (zero for a fit from zero; a DC step's warm start otherwise).  ``alpha`` is overwritten
-    with the start."""
+    (zero for a fit from zero; a DC step's warm start otherwise), written into ``alpha``;
+    None, ``alpha`` untouched, where the start fails or is not finite (bounds so extreme
+    that its Newton systems overflow: a sample weight of 1e300), so that the solve goes on
+    as without the route."""
     W = L.T @ problem.slot_sums(alpha)
     diag = np.einsum("ij,ij->i", L, L)
-    return primal_start(problem, L, W, mu, tol, diag, max_steps, out=alpha)
+    try:
+        with np.errstate(all="ignore"):
+            start, mu_start = primal_start(problem, L, W, mu, tol, diag, max_steps)
+    except (ValueError, ArithmeticError, np.linalg.LinAlgError):
+        return None
+    if not (np.all(np.isfinite(start)) and np.all(np.isfinite(mu_start))):
+        return None
+    alpha[:] = start
+    return alpha, mu_start

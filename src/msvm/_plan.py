@@ -187,8 +187,12 @@ CLUSTER_SIZE = 4000
 # (msvm/_kernel_factor.py, ``SolvePlan.starts_from_factor``): at large C the kernel solver's
 # epochs grow with C, the Newton steps of the start do not.  False restores the rule before
 # (main aae56db: no such start; benchmarks' "before").
+# Not above FACTOR_MAX_SCALE: there the rounding of a score, eps C max K_ii, reaches the
+# margins' unit size, and a start at such bounds left scores the solver certified whose
+# objective_ differed from its recomputation (the fuzz: C = 1e150, a linear poly kernel).
 KERNEL_FACTOR_START = True
 FACTOR_MIN_SCALE = 1e3
+FACTOR_MAX_SCALE = 1e14
 
 # Whether the DC steps' shifted groups (WeightedRobustMSVM's truncation) may start from the
 # smoothed primal (``_smoothable``); benchmarks turn it off to measure the path before.
@@ -242,10 +246,12 @@ def factor_start_applies(problem, diag):
     """Whether a kernel solve of ``problem`` (``diag``: its kernel diagonal) tries the start
     from a factor of its kernel: ``KERNEL_FACTOR_START`` on, terms the smoothed primal can
     smooth, and the largest box bound times the largest K_ii at least ``FACTOR_MIN_SCALE``
-    (the scale of the dual's curvature against its box, as ``primal_start_applies``'s)."""
+    (the scale of the dual's curvature against its box, as ``primal_start_applies``'s)
+    and at most ``FACTOR_MAX_SCALE``."""
     if not KERNEL_FACTOR_START or not len(diag) or not _smoothable(problem):
         return False
-    return problem.max_abs_bound() * float(np.max(diag)) >= FACTOR_MIN_SCALE
+    scale = problem.max_abs_bound() * float(np.max(diag))
+    return FACTOR_MIN_SCALE <= scale <= FACTOR_MAX_SCALE
 
 
 def newton_slot_route(problem, d):

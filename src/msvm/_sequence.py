@@ -733,7 +733,10 @@ class DualSequence:
         L = self._kernel_factor(problem.k)
         if L is None:
             return alpha, mu, False
-        alpha, mu = factor_start(problem, L, alpha, mu, tol, self.max_iter)
+        started = factor_start(problem, L, alpha, mu, tol, self.max_iter)
+        if started is None:
+            return alpha, mu, False
+        alpha, mu = started
         self.move_to(problem, alpha, fresh=True)
         if self.verbose:
             print(f"[msvm] {self.owner}: dual start from the smoothed primal on a kernel "
