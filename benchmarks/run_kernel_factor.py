@@ -226,7 +226,9 @@ def render(data):
         after, before = summary(entry["fits"], "after"), summary(entry["fits"], "before")
         diff = "-"
         if after and before and not after["capped"] and not before["capped"]:
-            diff = f"{(after['objective'] - before['objective']) / max(abs(before['objective']), 1e-300):.1e}"
+            rel = (after["objective"] - before["objective"]) / max(abs(before["objective"]),
+                                                                   1e-300)
+            diff = f"{rel:.1e}"
         speed = "-"
         if after and before and not after["capped"]:
             speed = f"{before['cpu'] / max(after['cpu'], 1e-9):.1f}x" + (

@@ -23,6 +23,9 @@ shape and kind of its data with tuned thresholds:
   (``refit_dual_epochs``; off since round 11, ``REFIT_DUAL_FIRST``), and the row source of
   a probability chain on the linear kernel (``refit_rows``) and of a calibration fold's fits
   on an approximate kernel's features (``fold_overrides``);
+* the start of a large-C kernel fit (kernel cache rows or a Gram matrix) from the smoothed
+  primal on a low-rank factor of its kernel (msvm/_kernel_factor.py,
+  ``SolvePlan.starts_from_factor``, ``FACTOR_MIN_SCALE``);
 * the start of a large computed-kernel fit of a per-class-hinge model from its dual solved
   on k-means clusters of the samples (msvm/_cluster_start.py,
   ``SolvePlan.starts_from_clusters``, from ``CLUSTER_MIN_SAMPLES`` samples).
@@ -587,8 +590,8 @@ def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype=
         Forced decisions (tests, benchmarks): ``rows`` ('linear rows' or 'explicit
         features', for the 'linear' source), ``solver``, ``primal_start``, ``cache_dtype``,
         ``working_set``, ``cluster_start``, ``cluster_size``, ``refit_start``,
-        ``finish_after`` and ``factor_start`` (see :class:`SolvePlan`; a probability chain's refits set
-        ``refit_start``, a calibration fold's fits ``finish_after``).
+        ``finish_after`` and ``factor_start`` (see :class:`SolvePlan`; a probability
+        chain's refits set ``refit_start``, a calibration fold's fits ``finish_after``).
 
     Returns
     -------
