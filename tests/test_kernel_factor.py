@@ -116,6 +116,30 @@ def test_poly_kernel_at_large_C_converges_from_the_factor(make):
         assert _rel(est.objective_, gram.objective_) <= 1e-4
 
 
+@pytest.mark.parametrize("make", [ReinforcedMSVM,
+                                  pytest.param(AngleBasedMSVM, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("C", [1e4, 1e8])
+def test_route_reaches_the_reference_optimum(make, C):
+    """n = 300 (the convergence matrix's cells): objective_ within tol of the reference
+    optimum (cvxpy + Clarabel on the primal), converged at once from the factor's start."""
+    pytest.importorskip("cvxpy")
+    from oracle import (cvx_angle_loss, penalty, primal_fit, reference_fit, reinforced_loss,
+                        vertices)
+
+    X, y = _blobs(300)
+    K = X @ X.T
+    est = make(C=C, kernel="precomputed")
+    assert not _fit(est, K, y)
+    assert est.converged_ and _started(est)
+    w = np.ones(len(y))
+    if make is ReinforcedMSVM:
+        optimum = reference_fit(K, y, w, C, 0.5, k=3)[0]
+    else:
+        V, b, F = primal_fit(K, 2, cvx_angle_loss(y, w, C, 0.5, 3), sum_to_zero=False)
+        optimum = penalty(V, K) + C * reinforced_loss(F @ vertices(3), y, w, 0.5)
+    assert optimum - 1e-6 * optimum <= est.objective_ <= optimum + 1e-3 * optimum
+
+
 def test_weights_on_the_route():
     X, y = _blobs()
     w = np.random.default_rng(0).uniform(0.2, 3.0, len(y))
