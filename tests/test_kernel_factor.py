@@ -75,6 +75,7 @@ def test_factor_gives_up_at_its_rank_cap(monkeypatch):
     K = np.exp(-5.0 * D)                       # a narrow RBF kernel: nearly full rank
     monkeypatch.setattr(kernel_factor_module, "FACTOR_MAX_RANK", 20)
     assert factor_rank_cap(120, 3) == 20
+    assert factor_rank_cap(10 ** 7, 3) == kernel_factor_module.FACTOR_MAX_BYTES // (8 * 10 ** 7)
     assert kernel_factor(GramRows(np.ascontiguousarray(K), 3), 3) is None
 
 

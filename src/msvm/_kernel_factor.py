@@ -36,6 +36,8 @@ FACTOR_RTOL = 1e-10
 # The largest rank tried (also at most PRIMAL_MAX_UNKNOWNS / k - 1, the dense Newton
 # system of the start, and the samples).
 FACTOR_MAX_RANK = 300
+# ... and at most this many bytes of L (n r doubles): 200,000 samples keep 167 columns.
+FACTOR_MAX_BYTES = 256 * 2 ** 20
 
 
 class _RowColumns:
@@ -52,9 +54,11 @@ class _RowColumns:
 
 def factor_rank_cap(n, k):
     """The most pivots the factor of a kernel on n samples with k class slots may take:
-    ``FACTOR_MAX_RANK``, at most the samples and the rank whose (r + 1) k unknowns keep the
-    start's Newton system within ``PRIMAL_MAX_UNKNOWNS``."""
-    return max(0, min(FACTOR_MAX_RANK, n, PRIMAL_MAX_UNKNOWNS // max(k, 1) - 1))
+    ``FACTOR_MAX_RANK``, at most the samples, the rank whose (r + 1) k unknowns keep the
+    start's Newton system within ``PRIMAL_MAX_UNKNOWNS`` and the columns that
+    ``FACTOR_MAX_BYTES`` hold."""
+    return max(0, min(FACTOR_MAX_RANK, n, PRIMAL_MAX_UNKNOWNS // max(k, 1) - 1,
+                      FACTOR_MAX_BYTES // (8 * max(n, 1))))
 
 
 def kernel_factor(src, k):
