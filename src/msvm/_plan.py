@@ -478,8 +478,12 @@ class SolvePlan:
     def starts_from_factor(self, problem, diag):
         """Whether a solve of ``problem`` on kernel rows (``diag``: the kernel diagonal)
         tries the start from a factor of its kernel (msvm/_kernel_factor.py); the factor
-        itself may still give up (too high a rank)."""
-        if self.factor_start == "off" or self.rows not in ("kernel cache", "precomputed"):
+        itself may still give up (too high a rank).  Never for a probability chain's
+        refits (``refit_start`` 'dual first'): their compiled level solves
+        (msvm._level_chain.LevelState) make no start, and the level path through
+        DualSequence.solve must give their values."""
+        if (self.factor_start == "off" or self.refit_start == "dual first"
+                or self.rows not in ("kernel cache", "precomputed")):
             return False
         if self.factor_start == "on":
             return _smoothable(problem)
