@@ -311,8 +311,8 @@ class Worker:
 
 
 # --------------------------------------------------------------------------- the matrix
-def small_cells(ns, models):
-    return [(m, kern, n, C) for n in ns for m in models for kern in KERNELS for C in C_GRID]
+def small_cells(ns, models, kernels=KERNELS, Cs=C_GRID):
+    return [(m, kern, n, C) for n in ns for m in models for kern in kernels for C in Cs]
 
 
 def large_cells(ns, models, Cs=LARGE_C):
@@ -612,6 +612,10 @@ def main():
     parser.add_argument("--n", default=None, help="comma-separated n (default: the part's)")
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--C", default=None, help="comma-separated C of the large cells")
+    parser.add_argument("--kernels", default=",".join(KERNELS),
+                        help="comma-separated kernels of the small cells")
+    parser.add_argument("--small-C", default=None,
+                        help="comma-separated C of the small cells (default: C_GRID)")
     parser.add_argument("--cap", type=float, default=120.0)
     parser.add_argument("--rerun", action="store_true", help="refit cells already recorded")
     parser.add_argument("--refs", action="store_true",
@@ -659,7 +663,9 @@ def main():
     for part in args.cells.split(","):
         ns = [int(v) for v in args.n.split(",")] if args.n else \
             (SMALL_N if part == "small" else LARGE_N)
-        cells = small_cells(ns, models) if part == "small" else \
+        small_C = [float(v) for v in args.small_C.split(",")] if args.small_C else C_GRID
+        cells = small_cells(ns, models, args.kernels.split(","), small_C) \
+            if part == "small" else \
             large_cells(ns, models, [float(v) for v in args.C.split(",")] if args.C else LARGE_C)
         if args.refs:
             reference_pass(data, [c for c in cells if c[2] <= args.ref_max_n

@@ -49,6 +49,8 @@ def test_precomputed_linear_gram_converges_at_large_C(model, C):
     X, y = _blobs()
     K = X @ X.T
     est = model(C=C, kernel="precomputed")
+    # the finishing steps' path, without the kernel-factor start (tests/test_kernel_factor.py)
+    est._plan_overrides = {"factor_start": "off"}
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         est.fit(K, y)

@@ -246,15 +246,18 @@ def _implied_upper_bounds(lay, groups):
 
 class _Factor:
     """A pivoted Cholesky factor K ~ L L^T of the kernel (n, r), its rank grown on demand
-    until every sample asked for has a residual diagonal below FACTOR_RTOL max K_ii (a linear
-    kernel in d dimensions needs d columns; the factor never needs more than the samples of
-    the free variables)."""
+    until every sample asked for has a residual diagonal below ``rtol`` max K_ii
+    (FACTOR_RTOL here; a linear kernel in d dimensions needs d columns; the factor never
+    needs more than the samples of the free variables).  ``cols.block(samples)`` gives the
+    kernel columns K[:, samples].  Also the factor of the kernel-factor start
+    (msvm/_kernel_factor.py), grown over all samples with a looser ``rtol``."""
 
-    def __init__(self, cols, diag):
+    def __init__(self, cols, diag, rtol=FACTOR_RTOL):
         self.cols, self.diag = cols, np.asarray(diag, dtype=np.float64)
         self.resid = self.diag.copy()
-        self.L = np.zeros((len(self.diag), 0))
-        self.floor = FACTOR_RTOL * max(float(self.diag.max(initial=0.0)), 1e-300)
+        self._buf = np.zeros((len(self.diag), 0))
+        self.L = self._buf
+        self.floor = rtol * max(float(self.diag.max(initial=0.0)), 1e-300)
         self.too_wide = False
 
     def rows(self, samples, max_rank=MAX_RANK):
@@ -273,10 +276,21 @@ class _Factor:
             if not abs(col[j] - self.diag[j]) <= 1e-9 * max(abs(col[j]), 1.0):
                 return None                        # the diagonal is not this kernel's
             piv = (col - self.L @ self.L[j]) / np.sqrt(self.resid[j])
-            self.L = np.hstack([self.L, piv[:, None]])
+            self._add_column(piv, max_rank)
             self.resid = np.maximum(self.resid - piv ** 2, 0.0)
             self.resid[j] = 0.0
         return self.L
+
+    def _add_column(self, piv, max_rank):
+        """Append the pivot column to L, in a buffer whose width doubles (at most
+        ``max_rank``) so that growing to rank r copies O(n r), not O(n r^2), entries."""
+        r = self.L.shape[1]
+        if r == self._buf.shape[1]:
+            grown = np.zeros((len(self.diag), max(min(2 * r, max_rank), r + 1, 8)))
+            grown[:, :r] = self.L
+            self._buf = grown
+        self._buf[:, r] = piv
+        self.L = self._buf[:, :r + 1]
 
 
 class _Scores:

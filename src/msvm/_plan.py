@@ -23,6 +23,9 @@ shape and kind of its data with tuned thresholds:
   (``refit_dual_epochs``; off since round 11, ``REFIT_DUAL_FIRST``), and the row source of
   a probability chain on the linear kernel (``refit_rows``) and of a calibration fold's fits
   on an approximate kernel's features (``fold_overrides``);
+* the start of a large-C kernel fit (kernel cache rows or a Gram matrix) from the smoothed
+  primal on a low-rank factor of its kernel (msvm/_kernel_factor.py,
+  ``SolvePlan.starts_from_factor``, ``FACTOR_MIN_SCALE``);
 * the start of a large computed-kernel fit of a per-class-hinge model from its dual solved
   on k-means clusters of the samples (msvm/_cluster_start.py,
   ``SolvePlan.starts_from_clusters``, from ``CLUSTER_MIN_SAMPLES`` samples).
@@ -50,6 +53,7 @@ ROWS = ("linear rows", "explicit features", "kernel cache", "precomputed")
 SOLVERS = ("auto", "smo", "cd")
 PRIMAL_STARTS = ("auto", "on", "off")
 CLUSTER_STARTS = ("auto", "on", "off")
+FACTOR_STARTS = ("auto", "on", "off")
 CACHE_DTYPES = ("float64", "float32")
 REFIT_STARTS = ("primal", "dual first")
 
@@ -180,6 +184,19 @@ FACTOR_SPEEDUP = 3.0
 CLUSTER_MIN_SAMPLES = 60000
 CLUSTER_SIZE = 4000
 
+# Round 17: a kernel fit (kernel cache rows or a Gram matrix) whose largest box bound times
+# its largest kernel diagonal entry reaches FACTOR_MIN_SCALE starts from the smoothed primal
+# on a pivoted Cholesky factor of its kernel where the kernel has a small numerical rank
+# (msvm/_kernel_factor.py, ``SolvePlan.starts_from_factor``): at large C the kernel solver's
+# epochs grow with C, the Newton steps of the start do not.  False restores the rule before
+# (main aae56db: no such start; benchmarks' "before").
+# Not above FACTOR_MAX_SCALE: there the rounding of a score, eps C max K_ii, reaches the
+# margins' unit size, and a start at such bounds left scores the solver certified whose
+# objective_ differed from its recomputation (the fuzz: C = 1e150, a linear poly kernel).
+KERNEL_FACTOR_START = True
+FACTOR_MIN_SCALE = 1e3
+FACTOR_MAX_SCALE = 1e14
+
 # Whether the DC steps' shifted groups (WeightedRobustMSVM's truncation) may start from the
 # smoothed primal (``_smoothable``); benchmarks turn it off to measure the path before.
 SHIFTED_GROUP_START = True
@@ -226,6 +243,18 @@ def primal_start_applies(problem, X, diag):
                                          and X.shape[0] >= PRIMAL_MID_SAMPLES)
     unknowns = _newton_unknowns(problem, X)
     return pays and unknowns > 0 and X.shape[0] >= PRIMAL_MIN_RATIO * unknowns
+
+
+def factor_start_applies(problem, diag):
+    """Whether a kernel solve of ``problem`` (``diag``: its kernel diagonal) tries the start
+    from a factor of its kernel: ``KERNEL_FACTOR_START`` on, terms the smoothed primal can
+    smooth, and the largest box bound times the largest K_ii at least ``FACTOR_MIN_SCALE``
+    (the scale of the dual's curvature against its box, as ``primal_start_applies``'s)
+    and at most ``FACTOR_MAX_SCALE``."""
+    if not KERNEL_FACTOR_START or not len(diag) or not _smoothable(problem):
+        return False
+    scale = problem.max_abs_bound() * float(np.max(diag))
+    return FACTOR_MIN_SCALE <= scale <= FACTOR_MAX_SCALE
 
 
 def newton_slot_route(problem, d):
@@ -407,6 +436,11 @@ class SolvePlan:
         ``FOLD_FINISH_AFTER`` (``fold_overrides``).
     steps : tuple of SolveStep
         What each solve of the fit ran, in order (empty before the first solve).
+    factor_start : {'auto', 'on', 'off'}
+        The kernel-factor start rule (msvm/_kernel_factor.py) of a solve on kernel rows:
+        'auto' (the default on kernel cache rows and Gram matrices) where
+        ``factor_start_applies``, 'on' wherever the smoothed primal can smooth the terms,
+        'off' never.  A solve so started records ``primal_start`` True.
     """
 
     rows: str
@@ -420,6 +454,7 @@ class SolvePlan:
     clusters: int = 0
     refit_start: str = "primal"
     finish_after: int = 0
+    factor_start: str = "off"
 
     def inner_solver(self, src, problem):
         """(solver, working_set) of a solve of ``problem`` on the row source ``src``."""
@@ -439,6 +474,20 @@ class SolvePlan:
         if self.primal_start == "on":
             return primal_start_possible(problem, X)
         return primal_start_applies(problem, X, diag)
+
+    def starts_from_factor(self, problem, diag):
+        """Whether a solve of ``problem`` on kernel rows (``diag``: the kernel diagonal)
+        tries the start from a factor of its kernel (msvm/_kernel_factor.py); the factor
+        itself may still give up (too high a rank).  Never for a probability chain's
+        refits (``refit_start`` 'dual first'): their compiled level solves
+        (msvm._level_chain.LevelState) make no start, and the level path through
+        DualSequence.solve must give their values."""
+        if (self.factor_start == "off" or self.refit_start == "dual first"
+                or self.rows not in ("kernel cache", "precomputed")):
+            return False
+        if self.factor_start == "on":
+            return _smoothable(problem)
+        return factor_start_applies(problem, diag)
 
     def refit_dual_budget(self, problem, X, diag):
         """The epochs of dual coordinate descent that a warm-started refit of ``problem``
@@ -491,7 +540,9 @@ class SolvePlan:
             f"smo (working set {ws})" if name == "smo" else name for name, ws in solvers)
         starts = sum(s.primal_start for s in self.steps)
         solves = f"{len(self.steps)} solve" + ("s" if len(self.steps) != 1 else "")
-        text += f", primal start={self.primal_start} (made in {starts} of {solves})"
+        kind = "factor" if self.factor_start != "off" else "primal"
+        rule = self.factor_start if kind == "factor" else self.primal_start
+        text += f", {kind} start={rule} (made in {starts} of {solves})"
         finished = sum(s.finishing_steps for s in self.steps)
         text += f", {finished} exact finishing steps" if finished else ""
         return text + (f", start from {self.clusters} clusters" if self.clusters else "")
@@ -499,13 +550,15 @@ class SolvePlan:
 
 def _check_overrides(overrides, source):
     unknown = set(overrides) - {"rows", "solver", "primal_start", "cache_dtype", "working_set",
-                                "cluster_start", "cluster_size", "refit_start", "finish_after"}
+                                "cluster_start", "cluster_size", "refit_start", "finish_after",
+                                "factor_start"}
     if unknown:
         raise ValueError(f"unknown plan overrides {sorted(unknown)}; use rows, solver, "
                          f"primal_start, cache_dtype, working_set, cluster_start, "
-                         f"cluster_size, refit_start or finish_after")
+                         f"cluster_size, refit_start, finish_after or factor_start")
     choices = {"solver": SOLVERS, "primal_start": PRIMAL_STARTS, "cache_dtype": CACHE_DTYPES,
                "cluster_start": CLUSTER_STARTS, "refit_start": REFIT_STARTS,
+               "factor_start": FACTOR_STARTS,
                "rows": ("linear rows", "explicit features") if source == "linear" else ()}
     for name, allowed in choices.items():
         if name in overrides and overrides[name] not in allowed:
@@ -540,9 +593,9 @@ def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype=
     overrides : dict, default=None
         Forced decisions (tests, benchmarks): ``rows`` ('linear rows' or 'explicit
         features', for the 'linear' source), ``solver``, ``primal_start``, ``cache_dtype``,
-        ``working_set``, ``cluster_start``, ``cluster_size``, ``refit_start`` and
-        ``finish_after`` (see :class:`SolvePlan`; a probability chain's refits set
-        ``refit_start``, a calibration fold's fits ``finish_after``).
+        ``working_set``, ``cluster_start``, ``cluster_size``, ``refit_start``,
+        ``finish_after`` and ``factor_start`` (see :class:`SolvePlan`; a probability
+        chain's refits set ``refit_start``, a calibration fold's fits ``finish_after``).
 
     Returns
     -------
@@ -566,11 +619,17 @@ def plan_solve(source, n_samples, *, kernel=None, cache_size=200.0, cache_dtype=
         raise ValueError("plan override solver='smo' needs kernel rows; the rows are "
                          "'explicit features'")
     clusters = overrides.get("cluster_start", "auto" if rows == "kernel cache" else "off")
+    kernel_rows = rows in ("kernel cache", "precomputed")
+    factor = overrides.get("factor_start", "auto" if kernel_rows else "off")
+    if factor != "off" and not kernel_rows:
+        raise ValueError(f"plan override factor_start={factor!r} needs kernel rows (a "
+                         f"computed or precomputed kernel); the rows are {rows!r}")
     return SolvePlan(rows, dtype, solver, primal, int(overrides.get("working_set", 0)),
                      cluster_start=clusters,
                      cluster_size=int(overrides.get("cluster_size", CLUSTER_SIZE)),
                      refit_start=overrides.get("refit_start", "primal"),
-                     finish_after=int(overrides.get("finish_after", 0)))
+                     finish_after=int(overrides.get("finish_after", 0)),
+                     factor_start=factor)
 
 
 def source_plan(src, explicit_features):

@@ -34,6 +34,7 @@ from ._core._problem import clip_to_boxes
 from ._core._solver import Status, add_scores, init_scores, solve
 from ._finish import MAX_FREE, finish_dual
 from ._finish_groups import finish_grouped
+from ._kernel_factor import factor_start, kernel_factor
 from ._plan import SolveStep, source_plan
 from ._primal import primal_start
 from ._products import rows_times, transposed_times
@@ -463,6 +464,7 @@ class DualSequence:
         self.rho = None              # the augmented-Lagrangian penalty, set at the first solve
         self.seed = None             # the coordinate-order seed, drawn at the first solve
         self._drift = None           # (source, whether its scores can drift), found once
+        self._factor = None          # (source, its kernel factor or None), found once
         self.problem = None          # the dual whose scores ``src`` holds, and its alpha
         self.alpha = None
         self.stop_reasons = []       # of every solve, in order
@@ -860,7 +862,7 @@ class DualSequence:
         Returns (alpha, mu, whether the start was made): the solver then first checks the
         start against its stopping rule, which it often meets already."""
         if self.features is None or self.src.weights is None:
-            return alpha, mu, False
+            return self._factor_start(problem, alpha, mu, tol)
         diag = self.src.diagonal()
         if not self.plan.starts_from_primal(problem, self.features, diag):
             return alpha, mu, False
@@ -872,6 +874,34 @@ class DualSequence:
         if self.verbose:
             print(f"[msvm] {self.owner}: dual start from the smoothed primal (Newton)")
         return alpha, mu, True
+
+    def _factor_start(self, problem, alpha, mu, tol):
+        """Where the plan's rule says a kernel solve crawls (large C: ``SolvePlan.
+        starts_from_factor``) and the kernel has a factor of small rank
+        (:meth:`_kernel_factor`), the start from the smoothed primal on that factor
+        (msvm/_kernel_factor.py); otherwise (alpha, mu) unchanged.  Returns (alpha, mu,
+        whether the start was made)."""
+        if not self.plan.starts_from_factor(problem, self.src.diagonal()):
+            return alpha, mu, False
+        L = self._kernel_factor(problem.k)
+        if L is None:
+            return alpha, mu, False
+        started = factor_start(problem, L, alpha, mu, tol, self.max_iter)
+        if started is None:
+            return alpha, mu, False
+        alpha, mu = started
+        self.move_to(problem, alpha, fresh=True)
+        if self.verbose:
+            print(f"[msvm] {self.owner}: dual start from the smoothed primal on a kernel "
+                  f"factor of rank {L.shape[1]}")
+        return alpha, mu, True
+
+    def _kernel_factor(self, k):
+        """The kernel factor of the source (msvm._kernel_factor.kernel_factor), or None
+        where it gave up; found once per source."""
+        if self._factor is None or self._factor[0] is not self.src:
+            self._factor = (self.src, kernel_factor(self.src, k))
+        return self._factor[1]
 
     def _warn_if_stopped_early(self, status, resid, gap, tol, fitted_gap):
         """The ConvergenceWarning of a solve that stopped on max_iter or the gap floor.
