@@ -14,6 +14,7 @@ from sklearn.datasets import make_blobs
 from sklearn.exceptions import ConvergenceWarning
 
 from msvm import ReinforcedMSVM, WeightedRobustMSVM
+from msvm import _plan as plan
 from msvm import _sequence as sequence
 from msvm._sequence import (FINISH_AFTER, FINISH_MIN, FinishProgress, epochs_left,
                             finish_timely, step_epochs)
@@ -93,6 +94,9 @@ def blobs():
 def test_a_warm_refit_converges_with_an_early_first_stop(blobs, monkeypatch, rule):
     X, y = blobs
     monkeypatch.setattr(sequence, "FINISH_RULE", rule)
+    # the warm start's own path: at C max K_ii >= 1e3 a kernel-factor start would replace it
+    # (tests/test_kernel_factor.py)
+    monkeypatch.setattr(plan, "KERNEL_FACTOR_START", False)
     est = ReinforcedMSVM(C=1e3, warm_start=True).fit(X, y)
     budgets = _budgets(monkeypatch)
     with warnings.catch_warnings():
