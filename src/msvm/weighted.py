@@ -8,8 +8,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
-from ._dc import (DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, chain_dual_problem,
-                  kept_penalty_and_seed, lean_solve, lean_steps_apply, truncated_fit,
+from ._dc import (DC_PARAMETER_CONSTRAINTS, KeptDCObjective, TruncatedDegenerateCause,
+                  chain_dual_problem, kept_penalty_and_seed, lean_solve, lean_steps_apply, truncated_fit,
                   weighed_samples)
 from ._docs import fill_doc
 from ._fit_state import set_init_params
@@ -81,7 +81,8 @@ _TRUNCATION = [StrOptions({"auto"}), Interval(numbers.Real, None, 0, closed="rig
 
 
 @fill_doc
-class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
+class WeightedRobustMSVM(ProbabilityMixin, KeptDCObjective, TruncatedDegenerateCause,
+                         BaseMSVM):
     r"""Utility-based weighted multicategory robust SVM (Liu, Wu and He).
 
     Solves, with f_j = b_j + h_j, unpenalized intercepts and the generalized functional
