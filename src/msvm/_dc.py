@@ -678,10 +678,11 @@ def truncated_fit(estimator, sequence, y, sw, log):
             sequence, first, objective, linearize, tol=estimator.tol, dc_tol=dc_tol,
             max_dc_iter=estimator.max_dc_iter, log=log, first_tol=first_tol, start=start,
             level_cap=level_cap)
-        truncated = steps.truncated(problem)
-        keep_objective(sol, y, sw, history[-1])
         if chained:
             keep_chain_dc_start(estimator, steps, history[-1], sw)
+        # after keep_chain_dc_start: the linearization it reads is the returned solution's
+        truncated = steps.truncated(problem)
+        keep_objective(sol, y, sw, history[-1])
     return SequenceFit(sol, sw, sequence.stop_reason(reason), start=first, attributes={
         "dc_objectives_": np.array(history), "truncated_": truncated,
         "n_iter_": len(history), "n_solver_iter_": epochs,
