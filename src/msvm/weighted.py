@@ -9,8 +9,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
 from ._dc import (DC_PARAMETER_CONSTRAINTS, KeptDCObjective, TruncatedDegenerateCause,
-                  chain_dual_problem, kept_penalty_and_seed, lean_solve, lean_steps_apply, truncated_fit,
-                  weighed_samples)
+                  chain_dual_problem, kept_penalty_and_seed, lean_solve, lean_steps_apply,
+                  truncated_fit, weighed_samples)
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._losses import margin_hinge_loss, margins, utility_margin_loss
