@@ -1,7 +1,9 @@
 """A DC fit reads again the values it has formed (``msvm._dc.DC_KEPT_VALUES``): the
 returned solution's objective (``KeptDCObjective``: ``_store_solution`` reads the DC loop's
 last entry), its truncated mask (from the loop's last linearization where it was read at
-that solution) and the identity output map of the lean snapshot (made once per k).
+that solution) and the identity output map of the lean snapshot (made once per k); and
+WeightedRobustMSVM's linearization from each sample's two largest decision values
+(``msvm.weighted.SAMPLE_MARGINS_SHIFT``).
 
 Checked against the switch off (main ebff6f7) on RobustMSVM and WeightedRobustMSVM with
 class and sample weights: the probabilities, the argmax, the fitted attributes the same bit
@@ -17,16 +19,18 @@ from test_dc_lean_steps import _data
 from test_dc_lean_steps import _models as lean_step_models
 
 import msvm
-from msvm import _base, _dc
+from msvm import _base, _dc, weighted
 
 ATTRIBUTES = ("dual_coef_", "intercept_", "objective_", "duality_gap_", "truncated_",
               "dc_objectives_", "n_iter_")
 
 
 def _counted_fit(est, X, y, sw, kept, monkeypatch, **params):
-    """``est`` fitted with ``DC_KEPT_VALUES = kept``, and how many objectives
-    (``BaseMSVM._objective``) and linearizations (the model's ``_dc_shift``) it formed."""
+    """``est`` fitted with ``DC_KEPT_VALUES`` and ``SAMPLE_MARGINS_SHIFT`` = ``kept``, and
+    how many objectives (``BaseMSVM._objective``) and linearizations (the model's
+    ``_dc_shift``) it formed."""
     monkeypatch.setattr(_dc, "DC_KEPT_VALUES", kept)
+    monkeypatch.setattr(weighted, "SAMPLE_MARGINS_SHIFT", kept)
     counts = {"objective": 0, "linearization": 0}
     real_objective, cls = _base.BaseMSVM._objective, type(est)
     real_shift = cls._dc_shift
@@ -119,3 +123,35 @@ def test_identity_made_once_and_read_only(monkeypatch):
     monkeypatch.setattr(_dc, "DC_KEPT_VALUES", False)
     c = _dc._identity(4)
     assert c is not a and c.flags.writeable and np.array_equal(c, a)
+
+
+def _ties(rng, n, k):
+    """Decision values with ties: small integers, a tied row, a constant row."""
+    G = rng.integers(-2, 3, (n, k)).astype(float)
+    G[0] = 0.0
+    G[1, :2] = G[1].max()
+    return G
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_sample_margins_shift_is_main_s(seed, k, monkeypatch):
+    """WeightedRobustMSVM's linearization is main's (the shift and the truncated mask)
+    with ``SAMPLE_MARGINS_SHIFT``, at decision values with ties and without, for several
+    truncations and a utility matrix."""
+    rng = np.random.default_rng(seed)
+    n = 40
+    y = np.arange(n) % k
+    utility = np.eye(k) + 0.5 * (1 - np.eye(k))
+    for truncation in ("auto", 0.0, -0.5):
+        est = msvm.WeightedRobustMSVM(C=1.0, truncation=truncation, utility=utility)
+        est.classes_ = np.arange(k)
+        est._prepare_dual(k)
+        problem = est._dual_problem(y, k, rng.uniform(0.5, 2.0, n))
+        for G in (rng.normal(size=(n, k)), _ties(rng, n, k)):
+            out = []
+            for flag in (False, True):
+                monkeypatch.setattr(weighted, "SAMPLE_MARGINS_SHIFT", flag)
+                out.append(est._dc_shift(problem, G, y))
+            assert np.array_equal(out[0][0], out[1][0])
+            assert np.array_equal(out[0][1], out[1][1])
