@@ -1031,10 +1031,12 @@ DC_FIXED_PARTS = DC_PARTS[:10] + (
 @contextlib.contextmanager
 def main_dc_values():
     """main ebff6f7's DC refits in this process: every value formed anew where it is read
-    (``msvm._dc.DC_KEPT_VALUES = False``)."""
-    from msvm import _dc
+    (``msvm._dc.DC_KEPT_VALUES = False``), WeightedRobustMSVM's linearization from every
+    margin (``msvm.weighted.SAMPLE_MARGINS_SHIFT = False``)."""
+    from msvm import _dc, weighted
 
-    with module_settings((_dc, "DC_KEPT_VALUES", False)):
+    with module_settings((_dc, "DC_KEPT_VALUES", False),
+                         (weighted, "SAMPLE_MARGINS_SHIFT", False)):
         yield
 
 
@@ -1057,7 +1059,8 @@ def render_dc_fixed(res):
 
     return (
         _conditions(res, "five", "main ebff6f7's DC refits restored in this process "
-                    "(`msvm._dc.DC_KEPT_VALUES = False`), 'after' this branch").rstrip()
+                    "(`msvm._dc.DC_KEPT_VALUES = False`, `msvm.weighted."
+                    "SAMPLE_MARGINS_SHIFT = False`), 'after' this branch").rstrip()
         + " C = 1, default parameters otherwise (random_state None; gamma 'median' on the "
         "examples (n = 400, 5000 test samples), 'scale' on the real sets). 'largest diff': "
         "the largest difference of the test probabilities, before against after.\n\n"

@@ -1308,7 +1308,9 @@ SETUPS["9o"] = (
     "after the DC fits keep values they have formed (msvm/_dc.py `DC_KEPT_VALUES`: the "
     "returned solution's objective read by `_store_solution` instead of formed again, its "
     "truncated mask taken from the loop's last linearization where that was read at it, "
-    "the lean snapshot's identity output map made once) on those, wine and breast cancer. "
+    "the lean snapshot's identity output map made once; msvm/weighted.py "
+    "`SAMPLE_MARGINS_SHIFT`: WeightedRobustMSVM's linearization from each sample's two "
+    "largest decision values) on those, wine and breast cancer. "
     "Written by `benchmarks/probability_paths.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
