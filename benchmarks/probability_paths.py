@@ -585,12 +585,18 @@ def _parts_table(profiles, all_parts=DC_PARTS):
 
 
 def render_dc_loop(res):
+    return _render_dc_parts(res, "three", "main 5c4386a's DC steps restored in this process "
+                            "(`msvm._dc.LEAN_DC_LOOP = False`, `msvm._sequence.COMPILED_MOVES "
+                            "= False`), 'after' this branch", DC_PARTS)
+
+
+def _render_dc_parts(res, others, before, all_parts):
+    """Sections 9i and 9o: the conditions (``others``: how many other engineers; ``before``:
+    what 'before' is), the part table of ``all_parts`` and the before / after rows."""
     from benchmarks.probability_lean import _conditions
 
     return (
-        _conditions(res, "three", "main 5c4386a's DC steps restored in this process "
-                    "(`msvm._dc.LEAN_DC_LOOP = False`, `msvm._sequence.COMPILED_MOVES = "
-                    "False`), 'after' this branch").rstrip()
+        _conditions(res, others, before).rstrip()
         + " C = 1, default parameters otherwise (random_state None; gamma 'median' on the "
         "examples (n = 400, 5000 test samples), 'scale' on the real sets). 'largest diff': "
         "the largest difference of the test probabilities, before against after.\n\n"
@@ -598,7 +604,7 @@ def render_dc_loop(res):
         "One probability fit (the least CPU time of 3, before and after alternating), each "
         "part's exclusive CPU time (timing wrappers, about 2 us a call, counted in the "
         "parts); a part that does not run on a side reads 0.\n\n"
-        + _parts_table(res["profiles"]) + "\n\n"
+        + _parts_table(res["profiles"], all_parts) + "\n\n"
         + _rows_and_targets(res["rows"]))
 
 
@@ -1055,18 +1061,7 @@ def bench_dc_fixed(quick):
 
 
 def render_dc_fixed(res):
-    from benchmarks.probability_lean import _conditions
-
-    return (
-        _conditions(res, "five", "main ebff6f7's DC refits restored in this process "
-                    "(`msvm._dc.DC_KEPT_VALUES = False`, `msvm.weighted."
-                    "SAMPLE_MARGINS_SHIFT = False`), 'after' this branch").rstrip()
-        + " C = 1, default parameters otherwise (random_state None; gamma 'median' on the "
-        "examples (n = 400, 5000 test samples), 'scale' on the real sets). 'largest diff': "
-        "the largest difference of the test probabilities, before against after.\n\n"
-        "#### Where a DC probability fit's time goes, per part\n\n"
-        "One probability fit (the least CPU time of 3, before and after alternating), each "
-        "part's exclusive CPU time (timing wrappers, about 2 us a call, counted in the "
-        "parts); a part that does not run on a side reads 0.\n\n"
-        + _parts_table(res["profiles"], DC_FIXED_PARTS) + "\n\n"
-        + _rows_and_targets(res["rows"]))
+    return _render_dc_parts(res, "five", "main ebff6f7's DC refits restored in this process "
+                            "(`msvm._dc.DC_KEPT_VALUES = False`, `msvm.weighted."
+                            "SAMPLE_MARGINS_SHIFT = False`), 'after' this branch",
+                            DC_FIXED_PARTS)
