@@ -585,12 +585,18 @@ def _parts_table(profiles, all_parts=DC_PARTS):
 
 
 def render_dc_loop(res):
+    return _render_dc_parts(res, "three", "main 5c4386a's DC steps restored in this process "
+                            "(`msvm._dc.LEAN_DC_LOOP = False`, `msvm._sequence.COMPILED_MOVES "
+                            "= False`), 'after' this branch", DC_PARTS)
+
+
+def _render_dc_parts(res, others, before, all_parts):
+    """Sections 9i and 9o: the conditions (``others``: how many other engineers; ``before``:
+    what 'before' is), the part table of ``all_parts`` and the before / after rows."""
     from benchmarks.probability_lean import _conditions
 
     return (
-        _conditions(res, "three", "main 5c4386a's DC steps restored in this process "
-                    "(`msvm._dc.LEAN_DC_LOOP = False`, `msvm._sequence.COMPILED_MOVES = "
-                    "False`), 'after' this branch").rstrip()
+        _conditions(res, others, before).rstrip()
         + " C = 1, default parameters otherwise (random_state None; gamma 'median' on the "
         "examples (n = 400, 5000 test samples), 'scale' on the real sets). 'largest diff': "
         "the largest difference of the test probabilities, before against after.\n\n"
@@ -598,7 +604,7 @@ def render_dc_loop(res):
         "One probability fit (the least CPU time of 3, before and after alternating), each "
         "part's exclusive CPU time (timing wrappers, about 2 us a call, counted in the "
         "parts); a part that does not run on a side reads 0.\n\n"
-        + _parts_table(res["profiles"]) + "\n\n"
+        + _parts_table(res["profiles"], all_parts) + "\n\n"
         + _rows_and_targets(res["rows"]))
 
 
@@ -1010,3 +1016,52 @@ def render_level_tol(res):
         + _level_splits_table(res["splits"]) + "\n\n"
         "#### Before and after on six more draws of the examples (n = 400, 2000 test "
         "samples)\n\n" + _more_draws_table(res["draws"]))
+
+
+# ------------------------------------------------------------------ section 9o (round 17)
+# DC_PARTS with the refit's own steps around the DC fit (exclusive CPU time of each)
+DC_FIXED_PARTS = DC_PARTS[:10] + (
+    ("msvm._dc", "chain_dual_problem", "untruncated dual at the level's weights"),
+    ("msvm._base.BaseMSVM", "_start", "warm start (clip, its solve's setup)"),
+    (None, "_fit_dual", "rest of a refit's DC fit (truncated mask, attributes)"),
+    ("msvm._base.BaseMSVM", "_validate_fit_input", "input and weight checks"),
+    ("msvm._base.BaseMSVM", "_training_rows", "training rows (kernel width, row source)"),
+    ("msvm._base.BaseMSVM", "_solve_plan", "solve plan"),
+    ("msvm._base.BaseMSVM", "_warn_if_degenerate", "degenerate-fit test"),
+    ("msvm._base.BaseMSVM", "_store_fit", "fitted attributes stored"),
+    ("msvm._base.BaseMSVM", "_fit_model", "rest of the refit (sequence, key, plan)"),
+    ("msvm._base.BaseMSVM", "fit", "the rest (chains, calibration, held-out scoring)"),
+)
+
+
+@contextlib.contextmanager
+def main_dc_values():
+    """main ebff6f7's DC refits in this process: every value formed anew where it is read
+    (``msvm._dc.DC_KEPT_VALUES = False``), WeightedRobustMSVM's linearization from every
+    margin (``msvm.weighted.SAMPLE_MARGINS_SHIFT = False``)."""
+    from msvm import _dc, weighted
+
+    with module_settings((_dc, "DC_KEPT_VALUES", False),
+                         (weighted, "SAMPLE_MARGINS_SHIFT", False)):
+        yield
+
+
+def dc_fixed_parts(make, X, y, repeats=3):
+    """Exclusive CPU time per part of one probability fit (``DC_FIXED_PARTS``), before
+    (main ebff6f7) and after alternating, the fit of least CPU time of ``repeats``."""
+    return _fit_parts(make, X, y, DC_FIXED_PARTS, main_dc_values, repeats)
+
+
+def bench_dc_fixed(quick):
+    """Section 9o: the DC models' probability fits before (main ebff6f7) and after the DC
+    fits keep the values they formed, with the exclusive CPU time of each part of a refit
+    on the examples."""
+    return _dc_section(quick, "9o", DC_LOOP_ESTIMATORS, main_dc_values, dc_fixed_parts,
+                       load_after=("example 4.1.2",))
+
+
+def render_dc_fixed(res):
+    return _render_dc_parts(res, "five", "main ebff6f7's DC refits restored in this process "
+                            "(`msvm._dc.DC_KEPT_VALUES = False`, `msvm.weighted."
+                            "SAMPLE_MARGINS_SHIFT = False`), 'after' this branch",
+                            DC_FIXED_PARTS)

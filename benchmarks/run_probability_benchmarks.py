@@ -69,11 +69,11 @@ from benchmarks.probability_lean import (bench_fixed_cost, bench_fold_finish,
                                          render_fixed_cost, render_fold_finish,
                                          render_level_loop, render_lean_levels,
                                          render_level_steps, render_small_solve)
-from benchmarks.probability_paths import (bench_adaptive_lean, bench_chain_dc, bench_dc_levels,
-                                          bench_dc_loop, bench_level_tol, bench_paths,
-                                          render_adaptive_lean, render_chain_dc,
-                                          render_dc_levels, render_dc_loop, render_level_tol,
-                                          render_paths)
+from benchmarks.probability_paths import (bench_adaptive_lean, bench_chain_dc, bench_dc_fixed,
+                                          bench_dc_levels, bench_dc_loop, bench_level_tol,
+                                          bench_paths, render_adaptive_lean, render_chain_dc,
+                                          render_dc_fixed, render_dc_levels, render_dc_loop,
+                                          render_level_tol, render_paths)
 from benchmarks.harness import (fmt, markdown_table, pendigits_split, sectioned_main,
                                 sectioned_report, wall_cpu_fit)
 
@@ -1298,6 +1298,20 @@ SETUPS["9n"] = (
     "measured and not kept (a cap of DC steps on a chain's later levels, "
     "`LEVEL_DC_STEPS`; RobustMSVM's levels from the previous level's last step). Written "
     "by `benchmarks/probability_paths.py`.")
+SETUPS["9o"] = (
+    "9o. The DC models' refits read again the values they formed (issue 25 item 1, round "
+    "17)",
+    "RobustMSVM and WeightedRobustMSVM (truncation 'auto'): where a probability fit's CPU "
+    "time goes, part by part (with the refit's own steps around its DC fit), on Liu and "
+    "Yuan's examples 4.1.1 and 4.1.2 (n = 400) at C = 1, now that a chain level takes about "
+    "two compiled solves (section 9n), and the probability fit before (main ebff6f7) and "
+    "after the DC fits keep values they have formed (msvm/_dc.py `DC_KEPT_VALUES`: the "
+    "returned solution's objective read by `_store_solution` instead of formed again, its "
+    "truncated mask taken from the loop's last linearization where that was read at it, "
+    "the lean snapshot's identity output map made once; msvm/weighted.py "
+    "`SAMPLE_MARGINS_SHIFT`: WeightedRobustMSVM's linearization from each sample's two "
+    "largest decision values) on those, wine and breast cancer. "
+    "Written by `benchmarks/probability_paths.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
           "7": render_settled, "8": render_shared_rows, "9": render_lean_refits,
@@ -1305,7 +1319,7 @@ RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cance
           "9d": render_paths, "9e": render_fixed_cost, "9f": render_level_loop,
           "9g": render_dc_levels, "9h": render_small_solve, "9i": render_dc_loop,
           "9k": render_chain_dc, "9l": render_fold_finish, "9m": render_adaptive_lean,
-          "9n": render_level_tol}
+          "9n": render_level_tol, "9o": render_dc_fixed}
 
 
 def render_report(data):
@@ -1365,7 +1379,8 @@ def main(argv=None):
                            "9f": bench_level_loop, "9g": bench_dc_levels,
                            "9h": bench_small_solve, "9i": bench_dc_loop,
                            "9k": bench_chain_dc, "9l": bench_fold_finish,
-                           "9m": bench_adaptive_lean, "9n": bench_level_tol},
+                           "9m": bench_adaptive_lean, "9n": bench_level_tol,
+                           "9o": bench_dc_fixed},
                           SETUPS, RENDER, render_report)
 
 

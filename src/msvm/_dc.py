@@ -153,6 +153,16 @@ LEVEL_DC_TOL = True
 # and not kept (section 9n).
 LEVEL_DC_STEPS = None
 
+# Values a DC fit has already formed, read again where the fit is stored instead of formed
+# anew (a probability chain refits the model some 80 times, each refit about two solves):
+# the objective of the returned solution (the last entry of ``dc_objectives_``; read by
+# ``_store_solution`` through :class:`KeptDCObjective`), the truncated mask of the returned
+# solution where the loop's last linearization was read at it (``_SequenceSteps.changed``),
+# and the identity output map of :func:`step_solution` made once per k.  The same values
+# from the same arithmetic, so the same fits bit for bit; False: main ebff6f7's fits
+# (tests and the benchmark's "before").
+DC_KEPT_VALUES = True
+
 DC_PARAMETER_CONSTRAINTS = {
     "dc_tol": [Interval(numbers.Real, 0, None, closed="left")],
     "max_dc_iter": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -301,6 +311,8 @@ class _SequenceSteps:
         self.base, self.shift, self.lin_G = start
         self.sol, self.epochs = first, first.n_iter
         self.new_shift = self.pending = self.pending_lin = None
+        # (the solution, its truncated mask) of the last linearization (``truncated``)
+        self.last_linearized = (None, None)
         self.rejected, self.tol = False, tol
         # whether the loop read the linearization at ``sol``: it repeated, or the step it
         # gave rose and was dropped (``truncated_fit``: the marks of a chain's refit)
@@ -315,10 +327,20 @@ class _SequenceSteps:
                           and snap.func is step_solution)
 
     def changed(self):
-        self.new_shift, _ = self.linearize(self.base, self.sol.G)
+        self.new_shift, truncated = self.linearize(self.base, self.sol.G)
+        self.last_linearized = (self.sol, truncated)
         same = np.array_equal(self.new_shift, self.shift)
         self.checked = same
         return not same
+
+    def truncated(self, problem):
+        """The truncated mask of the returned solution at ``problem``'s bounds: the one
+        the loop's last linearization formed where it was read at that solution and
+        ``problem`` is the base it shifts (``DC_KEPT_VALUES``), else formed here."""
+        sol, mask = self.last_linearized
+        if DC_KEPT_VALUES and sol is self.sol and problem is self.base:
+            return mask
+        return self.linearize(problem, self.sol.G)[1]
 
     def take(self, step_tol, gap_scale):
         alpha0, mu0 = self.sol.alpha + self.shift - self.new_shift, self.sol.mu
@@ -500,7 +522,7 @@ def step_solution(model, src, problem, alpha, mu, n_iter, resid, defer_gap=False
     gap = np.nan if defer_gap else duality_gap(problem, alpha, F, b_slot)
     H = centre_and_scale_in_place(training_scores(None, None, src), problem.kappa)
     penalty = slot_penalty(V, H)
-    intercept = np.eye(problem.k) @ b_slot       # T @ b_slot of ``snapshot`` (T = I)
+    intercept = _identity(problem.k) @ b_slot    # T @ b_slot of ``snapshot`` (T = I)
     f_train = np.add(H, intercept, out=H)
     check_finite_objective(model, penalty, "the penalty 1/2 sum_j ||h_j||^2")
     sol = _Solution(problem=problem, alpha=alpha, mu=mu.copy(), n_iter=n_iter, resid=resid,
@@ -510,6 +532,38 @@ def step_solution(model, src, problem, alpha, mu, n_iter, resid, defer_gap=False
     if defer_gap:
         sol.gap_inputs = (F, b_slot)
     return sol
+
+
+@functools.lru_cache(maxsize=16)
+def _kept_identity(k):
+    identity = np.eye(k)
+    identity.flags.writeable = False
+    return identity
+
+
+def _identity(k):
+    """The k x k identity output map: made once per k with ``DC_KEPT_VALUES`` (read
+    only), else anew."""
+    return _kept_identity(k) if DC_KEPT_VALUES else np.eye(k)
+
+
+def keep_objective(sol, y, sw, value):
+    """Keep ``value``, the model's objective at ``sol`` for labels ``y`` and weights ``sw``
+    (the DC loop's last entry), for :class:`KeptDCObjective` (``DC_KEPT_VALUES``)."""
+    if DC_KEPT_VALUES:
+        sol.kept_objective = (y, sw, value)
+
+
+class KeptDCObjective:
+    """Mixin: a DC model's objective at the solution its fit returns, read from the fit
+    (:func:`keep_objective`) where it is asked for the same labels and weights (the same
+    arrays: ``_store_solution``), instead of formed a second time."""
+
+    def _objective(self, sol, y, sw):
+        kept = getattr(sol, "kept_objective", None)
+        if DC_KEPT_VALUES and kept is not None and kept[0] is y and kept[1] is sw:
+            return kept[2]
+        return super()._objective(sol, y, sw)
 
 
 def with_gap(sol):
@@ -624,9 +678,11 @@ def truncated_fit(estimator, sequence, y, sw, log):
             sequence, first, objective, linearize, tol=estimator.tol, dc_tol=dc_tol,
             max_dc_iter=estimator.max_dc_iter, log=log, first_tol=first_tol, start=start,
             level_cap=level_cap)
-        truncated = linearize(problem, sol.G)[1]
         if chained:
             keep_chain_dc_start(estimator, steps, history[-1], sw)
+        # after keep_chain_dc_start: the linearization it reads is the returned solution's
+        truncated = steps.truncated(problem)
+        keep_objective(sol, y, sw, history[-1])
     return SequenceFit(sol, sw, sequence.stop_reason(reason), start=first, attributes={
         "dc_objectives_": np.array(history), "truncated_": truncated,
         "n_iter_": len(history), "n_solver_iter_": epochs,

@@ -6,7 +6,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
-from ._dc import DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, truncated_fit
+from ._dc import (DC_PARAMETER_CONSTRAINTS, KeptDCObjective, TruncatedDegenerateCause,
+                  truncated_fit)
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._losses import truncated_hinge_loss
@@ -15,7 +16,7 @@ from ._problem import alpha_by_slots, per_class_hinge_problem, select_variables
 
 
 @fill_doc
-class RobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
+class RobustMSVM(ProbabilityMixin, KeptDCObjective, TruncatedDegenerateCause, BaseMSVM):
     r"""Robust (truncated-hinge-loss) multicategory SVM (Wu and Liu).
 
     Solves, with f_j = b_j + h_j, h_j in the RKHS of the kernel and unpenalized intercepts b,

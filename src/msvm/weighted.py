@@ -8,9 +8,9 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
-from ._dc import (DC_PARAMETER_CONSTRAINTS, TruncatedDegenerateCause, chain_dual_problem,
-                  kept_penalty_and_seed, lean_solve, lean_steps_apply, truncated_fit,
-                  weighed_samples)
+from ._dc import (DC_PARAMETER_CONSTRAINTS, KeptDCObjective, TruncatedDegenerateCause,
+                  chain_dual_problem, kept_penalty_and_seed, lean_solve, lean_steps_apply,
+                  truncated_fit, weighed_samples)
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._losses import margin_hinge_loss, margins, utility_margin_loss
@@ -29,6 +29,14 @@ from ._sequence import CONVERGED, SequenceFit, clipped_start, warn_unsettled_wei
 # The same values, so the same fits bit for bit; False: main ff4354d's refits (tests and the
 # benchmark's "before", benchmarks/results/probability.md section 9m).
 LEAN_REWEIGHT = True
+
+# WeightedRobustMSVM's linearization (``_dc_shift``) from each sample's two largest
+# decision values (:func:`_group_margins_truncated`) instead of every margin
+# (``msvm._losses.margins``) and a copy of G per variable: the same masks in two thirds of
+# the time (75 -> 50 us a call on example 4.1.1, n = 400, k = 3); a probability fit there
+# forms some 270 (its chain refits' starts and their loops' tests).
+# False: main ebff6f7's (tests and the benchmark's "before").
+SAMPLE_MARGINS_SHIFT = True
 
 
 def cost_to_utility(cost):
@@ -77,11 +85,31 @@ def _auto_truncation(value, k):
     return float(value)
 
 
+def _group_margins_truncated(G, rows, own, s):
+    """(beta, jstar) of the groups (sample ``rows``, class ``own``): whether the group's
+    generalized margin f_j - max_{j' != j} f_j' is below ``s``, and the first j' != j
+    attaining that max (``np.argmax`` of the row with j removed), from each sample's first
+    and second largest decision value (``SAMPLE_MARGINS_SHIFT``).  The same values as
+    ``margins`` and the argmax over each group's row: the max over j' != j is f at the
+    sample's first argmax ``top`` where j is not ``top``, else the largest of the rest,
+    whose first argmax is ``runner``."""
+    samples = np.arange(len(G))
+    top = np.argmax(G, axis=1)
+    rest = np.array(G, dtype=np.float64)
+    rest[samples, top] = -np.inf
+    runner = np.argmax(rest, axis=1)
+    at_top = own == top[rows]
+    best_other = np.where(at_top, rest[samples, runner][rows], G[samples, top][rows])
+    beta = G[rows, own] - best_other < s
+    return beta, np.where(at_top, runner[rows], top[rows])
+
+
 _TRUNCATION = [StrOptions({"auto"}), Interval(numbers.Real, None, 0, closed="right"), None]
 
 
 @fill_doc
-class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
+class WeightedRobustMSVM(ProbabilityMixin, KeptDCObjective, TruncatedDegenerateCause,
+                         BaseMSVM):
     r"""Utility-based weighted multicategory robust SVM (Liu, Wu and He).
 
     Solves, with f_j = b_j + h_j, unpenalized intercepts and the generalized functional
@@ -194,12 +222,16 @@ class WeightedRobustMSVM(ProbabilityMixin, TruncatedDegenerateCause, BaseMSVM):
         rows = problem.sample_of_var()
         # the class j of the variable's group, and the class j' of its direction
         own, other = problem.expand("slot2"), problem.expand("slot1")
-        M = margins(G)
-        beta = M[rows, own] < s                     # the group's margin is truncated
-        # the variable of group (i, j) whose j' attains max_{j' != j} f_j'(x_i)
-        Gm = G[rows].copy()
-        Gm[np.arange(len(rows)), own] = -np.inf
-        jstar = np.argmax(Gm, axis=1)
+        if SAMPLE_MARGINS_SHIFT:
+            # the group's margin is truncated; the j' attaining max_{j' != j} f_j'(x_i)
+            beta, jstar = _group_margins_truncated(G, rows, own, s)
+        else:
+            M = margins(G)
+            beta = M[rows, own] < s                 # the group's margin is truncated
+            # the variable of group (i, j) whose j' attains max_{j' != j} f_j'(x_i)
+            Gm = G[rows].copy()
+            Gm[np.arange(len(rows)), own] = -np.inf
+            jstar = np.argmax(Gm, axis=1)
         hit = beta & (other == jstar)
         shift = np.where(hit, problem.cap[problem.expand("group")], 0.0)
         truncated = np.bincount(rows[beta], minlength=len(y)) > 0
