@@ -27,7 +27,7 @@ from ._probability import PROBABILITY_PARAMETER_CONSTRAINTS, ProbabilityMixin
 from ._problem import reinforced_problem
 from .angle import AngleGeometry, simplex_vertices
 from ._progress import StepLog, n_epochs
-from ._sequence import CONVERGED, rescaled_dual
+from ._sequence import CONVERGED, FINISH_AFTER, rescaled_dual
 from ._products import feature_weights, times_small, weighted_sum
 from ._validation import check_finite_objective
 from ._warm_start import GridStart
@@ -120,6 +120,16 @@ CALIBRATION_GRID_MIN_SAMPLES = 600
 # pass (884 of main's 925 grid solves on S1), and the kept fits' marks keep their chains from
 # settling (121 refits against 105): off, as main aae56db.
 BRACKET_SETTLED_POINTS = False
+
+
+# Whether a grid point whose weights hold m < n samples is solved on those m samples only
+# (``_solve_on_held``: its dual, warm start and row source restricted to them, its fit expanded
+# back to n with zeros) on explicit features (kernel='linear' or a kernel approximation).  A
+# sample of weight 0 has the box [0, 0] and no term in the local objective: the same local
+# optimum in exact arithmetic; the solver's iterates on the smaller problem differ in floating
+# point (objectives within tol).  False: every grid point on all n samples (main 01872e7).
+# Round 17, section 9j ("held samples").
+SOLVE_ON_HELD_SAMPLES = False
 
 
 # Whether a warm-started refit takes a grid point's previous fit as it is where that fit is
@@ -256,6 +266,14 @@ def _bounds_followed(problem, alpha, old_weights, g, weights):
     alpha = alpha.copy()
     alpha[at_bound] = hi[at_bound]
     return alpha
+
+
+def _expanded_marks(marks, rows, n):
+    """Boolean (n,): ``marks`` of the samples ``rows`` (boolean, len(rows)), False
+    elsewhere."""
+    full = np.zeros(n, dtype=bool)
+    full[rows] = marks
+    return full
 
 
 def _weighed_on_grid(fits, n):
@@ -657,8 +675,12 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                     alpha = problem.clip_feasible(last)
                 else:
                     alpha = np.zeros(problem.n_vars)
-                fit, last = self._solve_grid_point(sequence, problem, alpha, u0, weights, y,
-                                                   keep_decision=key is not None)
+                if self._held_route(sequence, held, keep_decision=key is not None):
+                    fit, last = self._solve_on_held(sequence, problem, alpha, u0, weights, y,
+                                                    held)
+                else:
+                    fit, last = self._solve_grid_point(sequence, problem, alpha, u0, weights,
+                                                       y, keep_decision=key is not None)
                 fit.one_class = len(np.unique(y[held])) < 2
                 fits.append(fit)
                 log.step(label, fit.objective, fit.resid, n_epochs(fit.n_iter), advance=True)
@@ -674,6 +696,68 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                     else None)
         return _GridFit(u0, np.zeros(problem.n_vars), 0.0, 0.0, 0, CONVERGED, np.zeros(shape),
                         None, decision=decision)
+
+    def _held_route(self, sequence, held, keep_decision=False):
+        """Whether grid point's dual is solved on its held samples only
+        (``SOLVE_ON_HELD_SAMPLES``): on explicit features, some sample of weight 0, and no
+        decision values at every training sample to keep (``BRACKET_SETTLED_POINTS``)."""
+        return (SOLVE_ON_HELD_SAMPLES and sequence.features is not None
+                and not np.all(held) and not (keep_decision and BRACKET_SETTLED_POINTS))
+
+    def _solve_on_held(self, sequence, problem, alpha, u0, weights, y, held):
+        """:meth:`_solve_grid_point` on the samples of positive weight (``held``) only.
+
+        The variables of a sample of weight 0 are fixed at 0 (box [0, 0]) and its terms of
+        the local objective vanish, so the dual restricted to the held samples has the same
+        optimum; its solve runs on a row source of their explicit features
+        (:meth:`_held_sequence`).  The fit's alpha, support and moving-bound marks are
+        expanded back to the n samples with zeros (the weights of the explicit features,
+        ``path``, are the same either way).  Returns the fit and its (n-sample) dual.
+        """
+        rows = np.flatnonzero(held)
+        kept = held[problem.sample_of_var()]
+        sub_problem = reinforced_problem(y[rows], len(self.classes_), weights[rows],
+                                         float(self.reinforcement), kappa=self._kappa(
+                                             len(self.classes_)), equality=False)
+        sub, share = self._held_sequence(sequence, rows, problem, sub_problem)
+        fit, sub_alpha = self._solve_grid_point(sub, sub_problem, alpha[kept], u0,
+                                                weights[rows], y[rows])
+        sequence.plan = replace(sub.plan, finish_after=sequence.plan.finish_after)
+        fit.n_iter = max(1, round(fit.n_iter * share))
+        sequence.stop_reasons.append(sub.stop_reasons[-1])
+        full = np.zeros(problem.n_vars)
+        full[kept] = sub_alpha
+        fit.alpha = full
+        fit.support = _expanded_marks(fit.support, rows, len(y))
+        fit.weighed = _expanded_marks(fit.weighed, rows, len(y))
+        return fit, full
+
+    def _held_sequence(self, sequence, rows, problem, sub_problem):
+        """A DualSequence on the explicit features of the samples ``rows`` only, solving by
+        the grid's plan with its coordinate-order seed and penalty (those of ``sequence``,
+        fixed at ``problem`` when not yet), and the share m / n of its epochs that are
+        epochs of the n samples.
+
+        An epoch of SMO (kernel rows: ``'linear rows'``) is n steps, one of coordinate
+        descent a pass over the active samples: on SMO the budgets counted in epochs
+        (``max_iter``, the finishing step's ``FINISH_AFTER``) are scaled by n / m, so that
+        the solve on m samples gets the steps that it gets among the n, and its epochs are
+        reported as epochs of the n samples."""
+        features = sequence.features[rows]
+        plan = sequence.plan
+        src = make_row_source(features, "linear", len(self.classes_),
+                              cache_dtype=plan.cache_dtype, rows=plan.rows)
+        src.set_threads(self._solver_threads())
+        sequence._fix_penalty_and_seed(problem)
+        share = 1.0
+        if plan.inner_solver(src, sub_problem)[0] == "smo":
+            share = len(rows) / problem.n_samples
+            plan = replace(plan, finish_after=max(1, round(
+                (plan.finish_after or FINISH_AFTER) / share)))
+        sub = self._dual_sequence(features, src, plan)
+        sub.rho, sub.seed = sequence.rho, sequence.seed
+        sub.max_iter = max(1, round(sequence.max_iter / share))
+        return sub, share
 
     def _solve_grid_point(self, sequence, problem, alpha, u0, weights, y, keep_decision=False):
         """Solve the local dual at u0 from ``alpha``: its :class:`_GridFit` and its dual;
