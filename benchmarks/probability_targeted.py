@@ -846,12 +846,14 @@ def _grid_part(res):
 # --held: the sides, as msvm.targeted.SOLVE_ON_HELD_SAMPLES
 HELD_SIDES = (("before", False), ("after", True))
 HELD_REPEATS = 3
+HELD_MIN_SAMPLES = 500  # msvm.targeted.HELD_MIN_SAMPLES of the run (wine: below it)
 
 
 def _held_side(on):
     from msvm import targeted
 
-    return module_settings((targeted, "SOLVE_ON_HELD_SAMPLES", on))
+    return module_settings((targeted, "SOLVE_ON_HELD_SAMPLES", on),
+                           (targeted, "HELD_MIN_SAMPLES", HELD_MIN_SAMPLES))
 
 
 def _grid_solves(counter):
@@ -941,7 +943,7 @@ def bench_held(with_s2=True):
             rows[f"{name}, C = {C}"] = row
             load.append(os.getloadavg()[0])
     return {"commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "load": load, "cap": S2_SIDE_CAP, "rows": rows}
+            "load": load, "cap": S2_SIDE_CAP, "rows": rows, "min_samples": HELD_MIN_SAMPLES}
 
 
 def _held_table(res):
@@ -981,7 +983,9 @@ def _held_part(res):
         "False` (main 01872e7: every grid point's dual over all n samples on one row source); "
         "'after': `True` (a grid point whose epanechnikov weights hold m < n samples solved on "
         "a row source of those m rows, its dual and marks expanded back to n; SMO's epoch "
-        "budgets scaled by n / m). The sides alternate in one process; one fit and the "
+        "budgets scaled by n / m, the smoothed-primal start decided as on the n samples; "
+        f"from {res.get('min_samples', 0)} training samples, `HELD_MIN_SAMPLES`). The sides "
+        "alternate in one process; one fit and the "
         f"probability fit the least of {HELD_REPEATS} (S2's probability fit: once a side, "
         f"under a wall-clock cap of {res['cap']} s for both). Differences are after against "
         "before: the decision values and probabilities at 2000 test samples of draw 1 "

@@ -18,7 +18,8 @@ from msvm.datasets import make_targeted_example
 
 def _fit(on, estimator, X, y):
     """``estimator`` fitted with the switch ``on`` (DegenerateFitWarnings ignored)."""
-    with mock.patch.object(targeted, "SOLVE_ON_HELD_SAMPLES", on), warnings.catch_warnings():
+    with mock.patch.multiple(targeted, SOLVE_ON_HELD_SAMPLES=on, HELD_MIN_SAMPLES=0), \
+            warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return estimator.fit(X, y)
 
@@ -135,3 +136,19 @@ def test_pickled_and_probability(s1):
     again = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(again.predict_proba(X_test), proba)
     np.testing.assert_array_equal(again.predict(X_test), est.predict(X_test))
+
+
+def test_small_fits_keep_every_sample(s1):
+    """Below ``HELD_MIN_SAMPLES`` training samples no grid point takes the route."""
+    X, y, _ = s1
+    est = TargetedLocalMSVM(n_grid=4, random_state=0)
+    with mock.patch.object(targeted, "HELD_MIN_SAMPLES", len(y) + 1), \
+            mock.patch.object(targeted, "SOLVE_ON_HELD_SAMPLES", True):
+        calls = []
+        solve = targeted.TargetedLocalMSVM._solve_on_held
+        with mock.patch.object(targeted.TargetedLocalMSVM, "_solve_on_held",
+                               lambda self, *a, **k: calls.append(1) or solve(self, *a, **k)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit(X, y)
+    assert not calls

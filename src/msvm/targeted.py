@@ -131,6 +131,11 @@ BRACKET_SETTLED_POINTS = False
 # Round 17, section 9j ("held samples").
 SOLVE_ON_HELD_SAMPLES = False
 
+# The fewest training samples of a fit whose grid points take that route
+# (``SOLVE_ON_HELD_SAMPLES``): on wine (n = 124) a row source and a problem per grid point
+# cost more than the smaller solves save (one fit 1.15x, the probability fit 1.23x).
+HELD_MIN_SAMPLES = 500
+
 
 # Whether a warm-started refit takes a grid point's previous fit as it is where that fit is
 # the refit's (``_SolvedGrid.reusable``: a probability chain's weighted refits, round 14);
@@ -274,6 +279,22 @@ def _expanded_marks(marks, rows, n):
     full = np.zeros(n, dtype=bool)
     full[rows] = marks
     return full
+
+
+def _primal_rule_of_all(plan, sequence, problem, features, src, sub_problem):
+    """``plan`` for the solve of ``sub_problem`` on the held samples' ``features`` (their
+    row source ``src``), with the smoothed-primal start's rule ('auto') decided on the n
+    samples (``problem`` on the rows of ``sequence``): the rule weighs the samples' number
+    (``PRIMAL_MID_SAMPLES``), so that on m of them it can refuse the (late) start that the
+    solve over all n makes, leaving a stopped solve to the exact finishing step on a large
+    free set (scenario S2: 1.5x the probability fit's CPU).  Forced 'on' or 'off' where
+    the two decisions differ."""
+    if plan.primal_start != "auto":
+        return plan
+    whole = plan.restarts_from_primal(problem, sequence.features, sequence.src.diagonal())
+    if whole == plan.restarts_from_primal(sub_problem, features, src.diagonal()):
+        return plan
+    return replace(plan, primal_start="on" if whole else "off")
 
 
 def _weighed_on_grid(fits, n):
@@ -698,10 +719,12 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                         None, decision=decision)
 
     def _held_route(self, sequence, held, keep_decision=False):
-        """Whether grid point's dual is solved on its held samples only
+        """Whether a grid point's dual is solved on its held samples only
         (``SOLVE_ON_HELD_SAMPLES``): on explicit features, some sample of weight 0, and no
-        decision values at every training sample to keep (``BRACKET_SETTLED_POINTS``)."""
+        decision values at every training sample to keep (``BRACKET_SETTLED_POINTS``), on
+        at least ``HELD_MIN_SAMPLES`` training samples."""
         return (SOLVE_ON_HELD_SAMPLES and sequence.features is not None
+                and len(held) >= HELD_MIN_SAMPLES
                 and not np.all(held) and not (keep_decision and BRACKET_SETTLED_POINTS))
 
     def _solve_on_held(self, sequence, problem, alpha, u0, weights, y, held):
@@ -722,7 +745,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         sub, share = self._held_sequence(sequence, rows, problem, sub_problem)
         fit, sub_alpha = self._solve_grid_point(sub, sub_problem, alpha[kept], u0,
                                                 weights[rows], y[rows])
-        sequence.plan = replace(sub.plan, finish_after=sequence.plan.finish_after)
+        sequence.plan = replace(sub.plan, finish_after=sequence.plan.finish_after,
+                                primal_start=sequence.plan.primal_start)
         fit.n_iter = max(1, round(fit.n_iter * share))
         sequence.stop_reasons.append(sub.stop_reasons[-1])
         full = np.zeros(problem.n_vars)
@@ -742,7 +766,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         descent a pass over the active samples: on SMO the budgets counted in epochs
         (``max_iter``, the finishing step's ``FINISH_AFTER``) are scaled by n / m, so that
         the solve on m samples gets the steps that it gets among the n, and its epochs are
-        reported as epochs of the n samples."""
+        reported as epochs of the n samples.  The smoothed-primal starts follow the rule's
+        decision on the n samples (:func:`_primal_rule_of_all`)."""
         features = sequence.features[rows]
         plan = sequence.plan
         src = make_row_source(features, "linear", len(self.classes_),
@@ -754,6 +779,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
             share = len(rows) / problem.n_samples
             plan = replace(plan, finish_after=max(1, round(
                 (plan.finish_after or FINISH_AFTER) / share)))
+        plan = _primal_rule_of_all(plan, sequence, problem, features, src, sub_problem)
         sub = self._dual_sequence(features, src, plan)
         sub.rho, sub.seed = sequence.rho, sequence.seed
         sub.max_iter = max(1, round(sequence.max_iter / share))
