@@ -33,7 +33,8 @@ own run and JSON, rendered after the parts above:
   variables moved to the grown bounds) and ``WARM_LEVEL_PLAN`` with dual coordinate
   descent on the linear kernel's rows.  probability_targeted_tried.json.
 
-Round 17 (issue 25 item 1, fewer grid solves), one more part, from its own run and JSON:
+Round 17 (issue 25 item 1, fewer grid solves), two more parts, each from its own run and
+JSON:
 
 * ``--grid-share``: where a probability fit's grid solves go, stage by stage (the own fit,
   the calibration folds' own fits, their top fits at 3 C, their chains, the full data's top
@@ -43,6 +44,11 @@ Round 17 (issue 25 item 1, fewer grid solves), one more part, from its own run a
   ``msvm.targeted.BRACKET_SETTLED_POINTS`` on top, alternating in one process, the least of
   3, on S1 at C = 'auto' and 1 and wine; S2 at C = 'auto' once per side under a
   wall-clock cap (``S2_SIDE_CAP``).  probability_targeted_grid.json.
+* ``--held``: ``msvm.targeted.SOLVE_ON_HELD_SAMPLES`` off (before) and on (after),
+  alternating in one process, the least of 3: one fit and the probability fit on S1 at
+  C = 'auto' and 1 and wine, S2 at C = 'auto' (its probability fit once a side, capped):
+  CPU, grid solves, the largest differences of the decision values, objectives and
+  probabilities, MAE, argmax = predict.  probability_targeted_held.json.
 """
 
 import contextlib
@@ -837,13 +843,165 @@ def _grid_part(res):
            "the reason for that rule.\n\n" + _draws_table(res["draws"]) + "\n"))
 
 
+# --held: the sides, as msvm.targeted.SOLVE_ON_HELD_SAMPLES
+HELD_SIDES = (("before", False), ("after", True))
+HELD_REPEATS = 3
+HELD_MIN_SAMPLES = 500  # msvm.targeted.HELD_MIN_SAMPLES of the run (wine: below it)
+
+
+def _held_side(on):
+    from msvm import targeted
+
+    return module_settings((targeted, "SOLVE_ON_HELD_SAMPLES", on),
+                           (targeted, "HELD_MIN_SAMPLES", HELD_MIN_SAMPLES))
+
+
+def _grid_solves(counter):
+    """A ``_solve_grid_point`` that counts its calls in ``counter['solves']``."""
+    from msvm import targeted
+
+    solve = targeted.TargetedLocalMSVM._solve_grid_point
+
+    def counted(self, *args, **kwargs):
+        counter["solves"] += 1
+        return solve(self, *args, **kwargs)
+    return module_settings((targeted.TargetedLocalMSVM, "_solve_grid_point", counted))
+
+
+def _held_fit(make, probability, on, X, y):
+    """(CPU, grid solves, estimator) of one fit of the side ``on``."""
+    counter = {"solves": 0}
+    with _held_side(on), _grid_solves(counter):
+        cpu, est = _cpu_fit(make(probability), X, y)
+    return cpu, counter["solves"], est
+
+
+def _held_one_fit(make, X, y, X_test):
+    """One fit (probability=False) of both sides alternating, the least of
+    ``HELD_REPEATS``: CPU, grid solves, and the test decision values', objectives' and
+    predictions' differences."""
+    sides, fits = {}, {}
+    for _ in range(HELD_REPEATS):
+        for name, on in HELD_SIDES:
+            cpu, solves, est = _held_fit(make, False, on, X, y)
+            sides.setdefault(name, {"cpu": [], "solves": solves})["cpu"].append(cpu)
+            fits[name] = est
+    before, after = fits["before"], fits["after"]
+    objective = np.abs(after.objectives_ - before.objectives_) / np.maximum(
+        np.abs(before.objectives_), 1e-300)
+    return {"sides": sides,
+            "decision_diff": float(np.max(np.abs(after.decision_values(X_test)
+                                                 - before.decision_values(X_test)))),
+            "objective_rel_diff": float(objective.max()),
+            "predict_agreement": float(np.mean(after.predict(X_test)
+                                               == before.predict(X_test)))}
+
+
+def _held_probability(make, X, y, X_test, y_test, truth, repeats):
+    """The probability fit of both sides alternating, the least of ``repeats`` CPU times;
+    grid solves, refits and scores from the last fit of each side."""
+    from benchmarks.probability_lean import _scores
+
+    sides, probas = {}, {}
+    for _ in range(repeats):
+        for name, on in HELD_SIDES:
+            cpu, solves, est = _held_fit(make, True, on, X, y)
+            probas[name] = est.predict_proba(X_test)
+            side = sides.setdefault(name, {"cpu": []})
+            side["cpu"].append(cpu)
+            side.update(solves=solves, refits=int(est.n_probability_fits_),
+                        **_scores(probas[name], y_test, est.classes_, est.predict(X_test),
+                                  truth))
+    sides["after"]["max_diff"] = float(np.max(np.abs(probas["after"] - probas["before"])))
+    return sides
+
+
+def bench_held(with_s2=True):
+    """``--held``: S1 at C = 'auto' and 1 and wine, then S2 at C = 'auto' (its probability
+    fit once per side under ``S2_SIDE_CAP``)."""
+    import os
+
+    rows, load = {}, [os.getloadavg()[0]]
+    sets = list(_sets(False, ("S1",)))
+    if with_s2:
+        X, y, X_test, truth = _scenario("S2")
+        from msvm.datasets import make_targeted_example
+
+        y_test = make_targeted_example(2000, "S2", random_state=1)[1]
+        sets.append((f"S2 (n = {len(y)})", "auto", X, y, X_test, y_test, truth))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, C, X, y, X_test, y_test, truth in sets:
+            print(f"{name}, C = {C}", flush=True)
+            make = _maker(C)
+            row = _held_one_fit(make, X, y, X_test)
+            s2 = name.startswith("S2")
+            row["probability"] = (_capped(S2_SIDE_CAP, _held_probability, make, X, y,
+                                          X_test, y_test, truth, 1) if s2 else
+                                  _held_probability(make, X, y, X_test, y_test, truth,
+                                                    HELD_REPEATS))
+            rows[f"{name}, C = {C}"] = row
+            load.append(os.getloadavg()[0])
+    return {"commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "load": load, "cap": S2_SIDE_CAP, "rows": rows, "min_samples": HELD_MIN_SAMPLES}
+
+
+def _held_table(res):
+    out = []
+    for name, row in res["rows"].items():
+        b, a = row["sides"]["before"], row["sides"]["after"]
+        one = (f"{min(b['cpu']) * 1e3:.0f} -> {min(a['cpu']) * 1e3:.0f} "
+               f"({min(a['cpu']) / min(b['cpu']):.2f}x)")
+        prob = row["probability"]
+        if prob is None:
+            out.append([name, one, f"{b['solves']} / {a['solves']}",
+                        f"{row['decision_diff']:.2g}", f"{row['objective_rel_diff']:.2g}",
+                        f"{row['predict_agreement']:.4f}",
+                        f"over the cap ({res['cap']} s wall)", "", "", "", ""])
+            continue
+        pb, pa = prob["before"], prob["after"]
+        metric = "mae" if "mae" in pa else "log_loss"
+        out.append([name, one, f"{b['solves']} / {a['solves']}",
+                    f"{row['decision_diff']:.2g}", f"{row['objective_rel_diff']:.2g}",
+                    f"{row['predict_agreement']:.4f}",
+                    f"{min(pb['cpu']):.2f} -> {min(pa['cpu']):.2f} "
+                    f"({min(pa['cpu']) / min(pb['cpu']):.2f}x)",
+                    f"{pb['solves']} / {pa['solves']} ({pb['refits']} / {pa['refits']})",
+                    f"{metric} {pb[metric]:.4f} / {pa[metric]:.4f}", f"{pa['max_diff']:.3g}",
+                    f"{pb['agreement']:.4f} / {pa['agreement']:.4f}"])
+    return markdown_table(["data, C", "one fit CPU (ms)", "grid solves", "largest decision diff",
+                           "largest objective rel. diff", "predict agrees",
+                           "probability fit CPU (s)", "grid solves (fits)", "score",
+                           "largest proba diff", "argmax = predict"], out)
+
+
+def _held_part(res):
+    return (
+        "#### Round 17, later: every grid point solved on its held samples only\n\n"
+        + _run_line(res) + " Written by `benchmarks/probability_targeted.py --held`. "
+        "CPU time (`time.process_time`). 'before': `msvm.targeted.SOLVE_ON_HELD_SAMPLES = "
+        "False` (main 01872e7: every grid point's dual over all n samples on one row source); "
+        "'after': `True` (a grid point whose epanechnikov weights hold m < n samples solved on "
+        "a row source of those m rows, its dual and marks expanded back to n; SMO's epoch "
+        "budgets scaled by n / m, the smoothed-primal start decided as on the n samples; "
+        f"from {res.get('min_samples', 0)} training samples, `HELD_MIN_SAMPLES`). The sides "
+        "alternate in one process; one fit and the "
+        f"probability fit the least of {HELD_REPEATS} (S2's probability fit: once a side, "
+        f"under a wall-clock cap of {res['cap']} s for both). Differences are after against "
+        "before: the decision values and probabilities at 2000 test samples of draw 1 "
+        "(wine: its 30 % test part), the grid points' objectives (relative), the predicted "
+        "labels. Score: MAE against the true probabilities (wine: log loss), before / "
+        "after.\n\n" + _held_table(res) + "\n")
+
+
 def render_all(res):
     """The section: :func:`render` and, where their runs wrote them, the S2 and 'tried'
     parts."""
     text = render(res)
     for name, part in (("probability_targeted_s2.json", _s2_part),
                        ("probability_targeted_tried.json", _tried_part),
-                       ("probability_targeted_grid.json", _grid_part)):
+                       ("probability_targeted_grid.json", _grid_part),
+                       ("probability_targeted_held.json", _held_part)):
         path = RESULTS / name
         if path.exists():
             text += "\n" + part(json.loads(path.read_text()))
@@ -856,7 +1014,9 @@ def main(argv=None):
     for flag, run, name in (("--S2-after", bench_s2, "probability_targeted_s2.json"),
                             ("--tried", bench_tried, "probability_targeted_tried.json"),
                             ("--grid-share", lambda: bench_grid("--no-S2" not in argv),
-                             "probability_targeted_grid.json")):
+                             "probability_targeted_grid.json"),
+                            ("--held", lambda: bench_held("--no-S2" not in argv),
+                             "probability_targeted_held.json")):
         if flag in argv:
             (RESULTS / name).write_text(json.dumps(run(), indent=2) + "\n")
             argv = [*argv, "--render"]
