@@ -46,9 +46,9 @@ def test_warm_start_across_C_reaches_the_cold_solution(split, make):
 
 def test_warm_start_across_C_reaches_a_dc_fixed_point(split):
     """The truncated (nonconvex) model returns a local minimum that depends on the start:
-    on this sample the warm path and a cold start both reach 217.64 today (the warm path
-    reached 208.13 before round 17's finishing-step rule, the cold start 217.64; both 208.13
-    before the SMO path also shrank grouped problems).  What a warm start must give is a
+    on this sample the warm path and a cold start both reach 217.64 today (at one time the
+    warm path reached 208.13 and the cold start 217.64, and both 208.13 before the SMO path
+    also shrank grouped problems).  What a warm start must give is a
     fixed point of the DC algorithm: refitting from it keeps its objective, and the two
     minima classify the training points alike."""
     X, y, _, _ = split
