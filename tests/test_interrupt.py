@@ -1,4 +1,7 @@
-"""Every fit can be interrupted: Ctrl-C (or any signal handler that raises) stops it promptly.
+"""Every fit can be interrupted: Ctrl-C (or any signal handler that raises a BaseException, as
+Ctrl-C's KeyboardInterrupt is) stops it promptly.  An Exception raised by a handler can be
+swallowed by library code that catches Exception (dask's tokenize does): the tests' Alarm is
+a BaseException (tests/_signals.py).
 
 The solver's loops run without the GIL and re-take it at bounded intervals of work to run
 Python's signal handlers.  In-process, an interval timer's SIGALRM handler raises an exception
