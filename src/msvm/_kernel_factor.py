@@ -40,16 +40,21 @@ FACTOR_MAX_RANK = 300
 FACTOR_MAX_BYTES = 256 * 2 ** 20
 
 
+def source_columns(src, samples):
+    """Kernel columns K[:, samples] (n, len(samples)) read as rows of the symmetric row
+    source ``src`` (also msvm._sequence.DualSequence._kernel_columns on kernel rows)."""
+    return np.stack([src.kernel_row(int(i)) for i in samples], axis=1)
+
+
 class _RowColumns:
-    """Kernel columns K[:, samples] read as rows of a symmetric row source (the factor's
-    ``cols``)."""
+    """The row source's kernel columns as the factor's ``cols`` (:func:`source_columns`)."""
 
     def __init__(self, src):
         self.src = src
 
     def block(self, samples):
         """K[:, samples] (n, len(samples))."""
-        return np.stack([self.src.kernel_row(int(i)) for i in samples], axis=1)
+        return source_columns(self.src, samples)
 
 
 def factor_rank_cap(n, k):

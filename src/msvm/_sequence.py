@@ -34,7 +34,7 @@ from ._core._problem import clip_to_boxes
 from ._core._solver import Status, add_scores, init_scores, solve
 from ._finish import MAX_FREE, finish_dual
 from ._finish_groups import finish_grouped
-from ._kernel_factor import factor_start, kernel_factor
+from ._kernel_factor import factor_start, kernel_factor, source_columns
 from ._plan import SolveStep, source_plan
 from ._primal import primal_start
 from ._products import rows_times, transposed_times
@@ -323,6 +323,12 @@ def _feasible(problem, alpha, lo, hi):
     return True
 
 
+def _free_variables(problem, alpha):
+    """How many variables of ``alpha`` lie strictly inside their boxes."""
+    lo, hi = problem.expanded_bounds()
+    return int(np.count_nonzero((alpha > lo) & (alpha < hi)))
+
+
 def _finish_due(problem, alpha, free_before, last):
     """(free variables now, whether to try the finishing step of msvm/_finish.py now).
 
@@ -341,8 +347,7 @@ def _finish_due(problem, alpha, free_before, last):
     MAX_FREE stays for the last run: given at every shrinking stop, it spent more than 250 s
     CPU at 1,600 epochs on 7,879 free variables without returning (ReinforcedMSVM
     n = 10,000, C = 1e5, whose whole fit takes 318 s; benchmarks/results/kernel_speed_early*.md)."""
-    lo, hi = problem.expanded_bounds()
-    free = int(np.count_nonzero((alpha > lo) & (alpha < hi)))
+    free = _free_variables(problem, alpha)
     due = (free <= MAX_FREE or last
            or (free_before is not None and free < free_before))
     return free, due
@@ -709,9 +714,8 @@ class DualSequence:
                                                           self.src.diagonal()):
             cost = 0.0
         else:
-            lo, hi = problem.expanded_bounds()
-            free = int(np.count_nonzero((alpha > lo) & (alpha < hi)))
-            cost = step_epochs(free, finish is finish_grouped, self._epoch_seconds(problem))
+            cost = step_epochs(_free_variables(problem, alpha), finish is finish_grouped,
+                               self._epoch_seconds(problem))
         return int(min(budget, max(FINISH_MIN, np.ceil(cost))))
 
     def _timely(self, problem, result, done, before, tol, budget, due, free, grouped, last):
@@ -826,7 +830,7 @@ class DualSequence:
             if sp.issparse(X):
                 return (X @ X[samples].T).toarray()
             return rows_times(X, X[samples].T)
-        return np.stack([self.src.kernel_row(int(i)) for i in samples], axis=1)
+        return source_columns(self.src, samples)
 
     def _blas_threads(self):
         """One BLAS thread for a solve on explicit features: its products (X^T U, X W, the
