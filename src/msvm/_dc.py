@@ -73,6 +73,7 @@ from ._primal import smoothed_dc_start
 from ._problem import shifted, shifted_bounds
 from ._progress import n_epochs
 from ._plan import SolveStep
+from ._core._dc_pass import truncation_shift, weighed_marks
 from ._core._solver import Status
 from ._sequence import CONVERGED, SOLVER_STOP_REASONS, SequenceFit
 from ._snapshot import (_Solution, centre_and_scale_in_place, duality_gap, intercept_solver,
@@ -162,6 +163,15 @@ LEVEL_DC_STEPS = None
 # from the same arithmetic, so the same fits bit for bit; False: main ebff6f7's fits
 # (tests and the benchmark's "before").
 DC_KEPT_VALUES = True
+
+# A DC step's passes over every variable, compiled (msvm/_core/_dc_pass.pyx): the
+# linearization at the current decision values (the models' ``_dc_shift``, through
+# :func:`compiled_shift`) and the samples whose weights a solve read (:func:`weighed_samples`,
+# or-ed in place into the path's marks by :func:`mark_weighed`), each one pass without
+# (n, k) or (n_vars,) temporaries.  The same values, so the same fits bit for bit; False:
+# main c94be25's NumPy steps (tests and the benchmark's "before",
+# benchmarks/results/probability.md section 9p).
+COMPILED_DC_PASSES = True
 
 DC_PARAMETER_CONSTRAINTS = {
     "dc_tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -355,7 +365,7 @@ class _SequenceSteps:
         sol = self.pending = self._solve(step_problem(self.base, self.new_shift), alpha0,
                                          mu0, step_tol, gap_scale)
         self.epochs += sol.n_iter
-        self.weighed |= weighed_samples(sol.problem, sol.alpha, self.new_shift)
+        mark_weighed(self.weighed, sol.problem, sol.alpha, self.new_shift)
         return self.objective(sol)
 
     def _smoothed_start(self):
@@ -400,7 +410,7 @@ class _SequenceSteps:
         sol = self.sol = self._solve(self.sol.problem, self.sol.alpha, self.sol.mu, tol,
                                      gap_scale)
         self.epochs += sol.n_iter
-        self.weighed |= weighed_samples(sol.problem, sol.alpha)
+        mark_weighed(self.weighed, sol.problem, sol.alpha)
         obj = self.objective(sol)
         name = f"DC step {step}" if step else "DC start (untruncated)"
         self._report(f"{name} polished to tol", obj, sol)
@@ -619,6 +629,29 @@ def chain_dual_problem(estimator, y, k, weights):
     return kept.at(weights, lambda w: estimator._dual_problem(y, k, w))
 
 
+def compiled_shift(problem, G, s, margin):
+    """(shift, truncated) of a truncated model's linearization at decision values G
+    (``_dc_shift``'s values) by the compiled pass (``COMPILED_DC_PASSES``,
+    msvm/_core/_dc_pass.pyx ``truncation_shift``): one decision value per term above the
+    truncation point ``s`` (RobustMSVM) or, with ``margin``, a group's generalized margin
+    below it (WeightedRobustMSVM); None where the switch is off or the pass leaves it to
+    the model's NumPy step."""
+    if not COMPILED_DC_PASSES or s is None:
+        return None
+    return truncation_shift(problem, np.asarray(G, dtype=np.float64), float(s), margin)
+
+
+def mark_weighed(marks, problem, alpha, shift=None):
+    """``marks |= weighed_samples(problem, alpha, shift)`` in place (``marks``: boolean,
+    C-contiguous), by one compiled pass with ``COMPILED_DC_PASSES``."""
+    if not COMPILED_DC_PASSES:
+        marks |= weighed_samples(problem, alpha, shift)
+        return
+    weighed_marks(problem, np.ascontiguousarray(alpha, dtype=np.float64),
+                  None if shift is None else np.ascontiguousarray(shift, dtype=np.float64),
+                  marks.view(np.uint8))
+
+
 def weighed_samples(problem, alpha, shift=None):
     """Boolean (n,): the samples whose weights a solve of a fit's path read, at its
     solution ``alpha`` of ``problem``: those with a variable at a bound that moves with
@@ -630,6 +663,10 @@ def weighed_samples(problem, alpha, shift=None):
     its start nor its objective (up to the hinge terms of variables free at their hinge,
     zero up to the solve's residual): see ``msvm._probability._path_settled``.
     """
+    if COMPILED_DC_PASSES:
+        marks = np.zeros(problem.n_samples, dtype=bool)
+        mark_weighed(marks, problem, alpha, shift)
+        return marks
     marks = problem.at_moving_bounds(alpha)
     if shift is not None:
         marks |= problem.samples_with(np.asarray(shift) != 0)

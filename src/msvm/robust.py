@@ -7,7 +7,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
 from ._dc import (DC_PARAMETER_CONSTRAINTS, KeptDCObjective, TruncatedDegenerateCause,
-                  truncated_fit)
+                  compiled_shift, truncated_fit)
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._losses import truncated_hinge_loss
@@ -134,6 +134,9 @@ class RobustMSVM(ProbabilityMixin, KeptDCObjective, TruncatedDegenerateCause, Ba
 
     def _dc_shift(self, problem, G, y):
         s = self._truncation_value(problem.k)
+        found = compiled_shift(problem, G, s, margin=False)
+        if found is not None:
+            return found
         rows = problem.sample_of_var()
         beta = G[rows, problem.expand("slot1")] > s
         truncated = np.bincount(rows[beta], minlength=len(y)) > 0

@@ -9,8 +9,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
 from ._dc import (DC_PARAMETER_CONSTRAINTS, KeptDCObjective, TruncatedDegenerateCause,
-                  chain_dual_problem, kept_penalty_and_seed, lean_solve, lean_steps_apply,
-                  truncated_fit, weighed_samples)
+                  chain_dual_problem, compiled_shift, kept_penalty_and_seed, lean_solve,
+                  lean_steps_apply, truncated_fit, weighed_samples)
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._losses import margin_hinge_loss, margins, utility_margin_loss
@@ -219,6 +219,9 @@ class WeightedRobustMSVM(ProbabilityMixin, KeptDCObjective, TruncatedDegenerateC
 
     def _dc_shift(self, problem, G, y):
         s = self._truncation_value(problem.k)
+        found = compiled_shift(problem, G, s, margin=True)
+        if found is not None:
+            return found
         rows = problem.sample_of_var()
         # the class j of the variable's group, and the class j' of its direction
         own, other = problem.expand("slot2"), problem.expand("slot1")
