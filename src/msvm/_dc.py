@@ -73,7 +73,7 @@ from ._primal import smoothed_dc_start
 from ._problem import shifted, shifted_bounds
 from ._progress import n_epochs
 from ._plan import SolveStep
-from ._core._dc_pass import truncation_shift, weighed_marks
+from ._core._dc_pass import sample_losses, truncation_shift, weighed_marks
 from ._core._solver import Status
 from ._sequence import CONVERGED, SOLVER_STOP_REASONS, SequenceFit
 from ._snapshot import (_Solution, centre_and_scale_in_place, duality_gap, intercept_solver,
@@ -172,6 +172,12 @@ DC_KEPT_VALUES = True
 # main c94be25's NumPy steps (tests and the benchmark's "before",
 # benchmarks/results/probability.md section 9p).
 COMPILED_DC_PASSES = True
+# The truncated models' loss of each sample (their ``_loss``, read by the objective of every
+# solve of the DC loop) by one compiled pass over the decision values (msvm/_core/
+# _dc_pass.pyx ``sample_losses``, through :func:`compiled_losses`) instead of some ten NumPy
+# calls on (n, k) temporaries.  The same values (each row summed in NumPy's order), so the
+# same fits bit for bit; False: main c94be25's (tests and the benchmark's "before").
+COMPILED_DC_LOSSES = True
 
 DC_PARAMETER_CONSTRAINTS = {
     "dc_tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -639,6 +645,17 @@ def compiled_shift(problem, G, s, margin):
     if not COMPILED_DC_PASSES or s is None:
         return None
     return truncation_shift(problem, np.asarray(G, dtype=np.float64), float(s), margin)
+
+
+def compiled_losses(G, y, s, utility=None):
+    """Each sample's loss of a truncated model at decision values G (labels ``y``,
+    truncation point ``s``; with ``utility`` WeightedRobustMSVM's, else RobustMSVM's) by the
+    compiled pass (``COMPILED_DC_LOSSES``, msvm/_core/_dc_pass.pyx ``sample_losses``: the
+    values of ``msvm._losses.truncated_hinge_loss`` / ``utility_margin_loss``); None where
+    the switch is off or the pass leaves it to NumPy."""
+    if not COMPILED_DC_LOSSES:
+        return None
+    return sample_losses(np.asarray(G, dtype=np.float64), y, s, utility)
 
 
 def mark_weighed(marks, problem, alpha, shift=None):

@@ -7,7 +7,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
 from ._dc import (DC_PARAMETER_CONSTRAINTS, KeptDCObjective, TruncatedDegenerateCause,
-                  compiled_shift, truncated_fit)
+                  compiled_losses, compiled_shift, truncated_fit)
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._losses import truncated_hinge_loss
@@ -143,7 +143,9 @@ class RobustMSVM(ProbabilityMixin, KeptDCObjective, TruncatedDegenerateCause, Ba
         return problem.expand("hi") * beta, truncated
 
     def _loss(self, G, y):
-        return truncated_hinge_loss(G, y, self._truncation_value(G.shape[1]))
+        s = self._truncation_value(G.shape[1])
+        found = compiled_losses(G, y, s)
+        return truncated_hinge_loss(G, y, s) if found is None else found
 
     def _alpha_matrix(self, alpha, problem):
         return alpha_by_slots(problem, alpha)

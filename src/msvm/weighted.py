@@ -9,8 +9,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
 from ._dc import (DC_PARAMETER_CONSTRAINTS, KeptDCObjective, TruncatedDegenerateCause,
-                  chain_dual_problem, compiled_shift, kept_penalty_and_seed, lean_solve,
-                  lean_steps_apply, truncated_fit, weighed_samples)
+                  chain_dual_problem, compiled_losses, compiled_shift, kept_penalty_and_seed,
+                  lean_solve, lean_steps_apply, truncated_fit, weighed_samples)
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._losses import margin_hinge_loss, margins, utility_margin_loss
@@ -242,7 +242,8 @@ class WeightedRobustMSVM(ProbabilityMixin, KeptDCObjective, TruncatedDegenerateC
 
     def _loss(self, G, y):
         s = self._truncation_value(G.shape[1])
-        return utility_margin_loss(G, y, self.utility_, s)
+        found = compiled_losses(G, y, s, self.utility_)
+        return utility_margin_loss(G, y, self.utility_, s) if found is None else found
 
     def _alpha_matrix(self, alpha, problem):
         return alpha_by_slots(problem, alpha, pairs=True)

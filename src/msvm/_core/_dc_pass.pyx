@@ -213,3 +213,91 @@ def weighed_marks(problem, const double[::1] alpha, shift, unsigned char[::1] ma
     free(sums)
     if status == INTERRUPTED:
         reraise()
+
+
+cdef inline double _max0(double x) noexcept nogil:
+    """np.maximum(x, 0.0): x where x > 0 or x is NaN, else +0.0."""
+    return x if (x > 0.0 or x != x) else 0.0
+
+
+cdef int _losses(const double[:, :] G, const Py_ssize_t[::1] y, double s, bint truncated,
+                 const double[:, :] U, bint margin, double* out, double* row,
+                 long long* work) noexcept nogil:
+    """Each sample's loss into ``out``: the sum over its row of ``row`` (see
+    :func:`sample_losses`), one value after another from the first (NumPy's sum of a row
+    of fewer than 8 values); REFUSED where a label is outside [0, k) or, in the margin
+    form, a decision value is NaN."""
+    cdef Py_ssize_t i, n = G.shape[0]
+    cdef int j, top, k = G.shape[1], yi
+    cdef double g, first, second, total
+    for i in range(n):
+        yi = <int> y[i]
+        if y[i] < 0 or y[i] >= k:
+            return REFUSED
+        if margin:
+            top = 0
+            for j in range(k):
+                if G[i, j] != G[i, j]:
+                    return REFUSED
+                if G[i, j] > G[i, top]:
+                    top = j
+            first = G[i, top]
+            second = -INFINITY
+            for j in range(k):
+                if j != top and G[i, j] > second:
+                    second = G[i, j]
+            for j in range(k):
+                # the generalized margin g_j = f_j - max_{j' != j} f_j' (``margins``)
+                g = G[i, j] - (second if j == top else first)
+                row[j] = _max0(1.0 - g) - _max0(s - g) if truncated else _max0(1.0 - g)
+                row[j] = U[yi, j] * row[j]
+        else:
+            for j in range(k):
+                if j == yi:
+                    row[j] = 0.0
+                else:
+                    g = G[i, j]
+                    row[j] = _max0(1.0 + g) - _max0(g - s) if truncated else _max0(1.0 + g)
+        total = row[0]
+        for j in range(1, k):
+            total += row[j]
+        out[i] = total
+        if tick(work, 4 * k):
+            return INTERRUPTED
+    return 0
+
+
+def sample_losses(const double[:, :] G, y, s, utility=None):
+    """The truncated models' loss of each sample at decision values G, as NumPy forms it
+    (``msvm._losses``; see the Design note): without ``utility``, sum_{j != y_i}
+    T_s(f_j(x_i)) with T_s(u) = [1 + u]_+ - [u - s]_+ (``truncated_hinge_loss``,
+    RobustMSVM); with the utility matrix U, sum_j U[y_i, j] ([1 - g_j]_+ - [s - g_j]_+)
+    over the generalized margins g (``utility_margin_loss``, WeightedRobustMSVM).  ``s``
+    None: no truncation.  Returns an ndarray of shape (n_samples,), or None where NumPy's
+    step decides (a label outside the classes, k of 8 or more, a NaN in the margin form).
+    """
+    cdef Py_ssize_t n = G.shape[0]
+    cdef int k = G.shape[1], status
+    cdef long long work = 0
+    cdef bint margin = utility is not None, truncated = s is not None
+    cdef double cut = float(s) if truncated else 0.0
+    cdef const Py_ssize_t[::1] labels = np.ascontiguousarray(y, dtype=np.intp)
+    cdef const double[:, :] U
+    if labels.shape[0] != n:
+        raise ValueError("the labels do not match the decision values")
+    if k < 1 or k >= 8:
+        return None
+    U = np.ascontiguousarray(utility, dtype=np.float64) if margin else np.zeros((1, 1))
+    if margin and (U.shape[0] != k or U.shape[1] != k):
+        raise ValueError("the utility matrix does not match the decision values")
+    out = np.empty(n)
+    cdef double[::1] o = out
+    cdef double row[8]
+    with nogil:
+        status = _losses(G, labels, cut, truncated, U, margin, &o[0] if n else NULL, row,
+                         &work)
+    if status == INTERRUPTED:
+        reraise()
+    if status == REFUSED:
+        return None
+    return out
