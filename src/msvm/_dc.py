@@ -179,6 +179,14 @@ COMPILED_DC_PASSES = True
 # same fits bit for bit; False: main c94be25's (tests and the benchmark's "before").
 COMPILED_DC_LOSSES = True
 
+# The lean snapshot of a DC step (:func:`step_solution`) also where the model's intercepts
+# are the solver's KKT estimate -mu (some direction with two slots: WeightedRobustMSVM),
+# its coefficients V by the compiled level tail and its duality gap deferred to
+# :func:`with_gap` as for exact intercepts, instead of ``msvm._snapshot.snapshot``'s steps:
+# the same values (V as the slot sums centred, bit for bit), so the same fits; False: main
+# c94be25's (tests and the benchmark's "before").
+KKT_STEP_SOLUTIONS = True
+
 DC_PARAMETER_CONSTRAINTS = {
     "dc_tol": [Interval(numbers.Real, 0, None, closed="left")],
     "max_dc_iter": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -524,13 +532,14 @@ def step_solution(model, src, problem, alpha, mu, n_iter, resid, defer_gap=False
     """``msvm._snapshot.snapshot`` of a solve (the decision values at the training points,
     the penalty, the duality gap), its exact intercepts and coefficients V formed by the
     compiled level tail (msvm/_core/_level_loop.pyx ``level_tail``: the values of the
-    Python step, bit for bit), where :func:`lean_snapshot` set it; a problem without exact
-    intercepts (some direction with two slots) goes to ``snapshot``'s own steps.  With
+    Python step, bit for bit), where :func:`lean_snapshot` set it; a problem whose
+    intercepts are the KKT estimate -mu (some direction with two slots) takes its V from
+    the level tail too (``KKT_STEP_SOLUTIONS``; else ``snapshot``'s own steps).  With
     ``defer_gap`` the duality gap is left NaN and its inputs kept (the scores' copy and the
     intercepts), formed by :func:`with_gap` where it is read: the one of a DC fit's returned
     step and of a solve stopped early, not those of the steps the loop passes through."""
     solver = intercept_solver(model, problem)
-    if solver != "exact":
+    if solver != "exact" and not (solver is None and KKT_STEP_SOLUTIONS):
         return full_snapshot(model, None, src, problem, alpha, mu, n_iter, resid)
     b_slot, V, _, _ = tail_intercepts(problem, alpha, src, -mu, solver,
                                       np.zeros(problem.n_samples, dtype=np.uint8))
