@@ -187,6 +187,14 @@ COMPILED_DC_LOSSES = True
 # c94be25's (tests and the benchmark's "before").
 KKT_STEP_SOLUTIONS = True
 
+# The duality gap of every converged solve of a DC fit on the lean snapshot deferred to
+# :func:`with_gap` (``step_solution`` reads the solve's stop reason from its sequence), also
+# where the solve is ``DualSequence.solve``'s (the untruncated start, a chain level's first
+# step): only the returned solution's gap is read (``duality_gap_``), and a solve that
+# stopped early forms its gap at once for its warning.  The same values; False: main
+# c94be25's (a gap formed for every such solve).
+DEFERRED_START_GAPS = True
+
 DC_PARAMETER_CONSTRAINTS = {
     "dc_tol": [Interval(numbers.Real, 0, None, closed="left")],
     "max_dc_iter": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -525,10 +533,12 @@ def lean_snapshot(estimator, sequence):
             or not output_map(estimator, len(estimator.classes_))[1]
             or estimator._decision_only()):
         return
-    sequence._snapshot = functools.partial(step_solution, estimator, src)
+    sequence._snapshot = functools.partial(step_solution, estimator, src,
+                                           sequence=sequence if DEFERRED_START_GAPS else None)
 
 
-def step_solution(model, src, problem, alpha, mu, n_iter, resid, defer_gap=False):
+def step_solution(model, src, problem, alpha, mu, n_iter, resid, defer_gap=False,
+                  sequence=None):
     """``msvm._snapshot.snapshot`` of a solve (the decision values at the training points,
     the penalty, the duality gap), its exact intercepts and coefficients V formed by the
     compiled level tail (msvm/_core/_level_loop.pyx ``level_tail``: the values of the
@@ -537,7 +547,9 @@ def step_solution(model, src, problem, alpha, mu, n_iter, resid, defer_gap=False
     the level tail too (``KKT_STEP_SOLUTIONS``; else ``snapshot``'s own steps).  With
     ``defer_gap`` the duality gap is left NaN and its inputs kept (the scores' copy and the
     intercepts), formed by :func:`with_gap` where it is read: the one of a DC fit's returned
-    step and of a solve stopped early, not those of the steps the loop passes through."""
+    step and of a solve stopped early, not those of the steps the loop passes through;
+    with ``sequence`` (``DEFERRED_START_GAPS``) also where its last solve converged."""
+    defer_gap = defer_gap or (sequence is not None and sequence.stop_reasons[-1:] == [CONVERGED])
     solver = intercept_solver(model, problem)
     if solver != "exact" and not (solver is None and KKT_STEP_SOLUTIONS):
         return full_snapshot(model, None, src, problem, alpha, mu, n_iter, resid)
@@ -731,7 +743,7 @@ def truncated_fit(estimator, sequence, y, sw, log):
         return estimator._objective(sol, y, sw)
 
     if not is_truncated:
-        sol, history, epochs = first, [objective(first)], first.n_iter
+        sol, history, epochs = with_gap(first), [objective(first)], first.n_iter
         log.step("solve", history[0], sol.resid, n_epochs(sol.n_iter))
         truncated, reason = np.zeros(len(y), dtype=bool), CONVERGED
         weighed = weighed_samples(first.problem, first.alpha)

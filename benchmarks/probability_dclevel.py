@@ -1,0 +1,120 @@
+"""Section 9p of the probability benchmarks: a DC step's passes over the variables compiled
+(issue 25 item 1, round 18).
+
+RobustMSVM and WeightedRobustMSVM (truncation 'auto'), C = 1: where a probability fit's CPU
+time goes, part by part (the parts of section 9o), on Liu and Yuan's examples 4.1.1 and 4.1.2
+(n = 400), and the probability fit before (main c94be25, restored in this process by
+:func:`main_c94be25`) and after, alternating, the least of 3 CPU times each, on those, wine
+and breast cancer, against one fit and Platt scaling.
+
+'After' is this branch: a DC step's linearization, its weighed-sample marks and the models'
+per-sample loss each one compiled pass (msvm/_core/_dc_pass.pyx; ``msvm._dc.
+COMPILED_DC_PASSES``, ``COMPILED_DC_LOSSES``), and WeightedRobustMSVM's steps through the
+lean snapshot with their duality gaps deferred (``msvm._dc.KKT_STEP_SOLUTIONS``), and the
+gap of every converged solve of a DC fit formed only where it is read
+(``DEFERRED_START_GAPS``).
+
+Run ``python -m benchmarks.probability_dclevel`` (``--quick``: tiny sizes, printed only).
+It adds section 9p to ``benchmarks/results/probability.json`` and renders
+``probability.md`` from it (``benchmarks.run_probability_benchmarks.render_report``) without
+touching the other sections or the machine table.
+"""
+
+import contextlib
+import json
+import pathlib
+
+from benchmarks.harness import machine_info, module_settings, write_json
+from benchmarks.probability_paths import (DC_FIXED_PARTS, DC_LOOP_ESTIMATORS, _dc_section,
+                                          _fit_parts, _render_dc_parts)
+
+RESULTS = pathlib.Path(__file__).parent / "results"
+SECTION = "9p"
+TITLE = ("9p. A DC step's passes over the variables compiled (issue 25 item 1, round 18)")
+SETUP = (
+    "RobustMSVM and WeightedRobustMSVM (truncation 'auto'): where a probability fit's CPU "
+    "time goes, part by part (the parts of section 9o), on Liu and Yuan's examples 4.1.1 "
+    "and 4.1.2 (n = 400) at C = 1, and the probability fit before (main c94be25) and after "
+    "a DC step's work over every variable is one compiled pass each (msvm/_core/"
+    "_dc_pass.pyx: the linearization at the decision values and its truncated samples, "
+    "`msvm._dc.COMPILED_DC_PASSES`; the samples whose weights a solve read, the same "
+    "switch; the models' loss of each sample, `COMPILED_DC_LOSSES`) and WeightedRobustMSVM's "
+    "steps take the lean snapshot (V from the compiled level tail, the steps' duality gaps "
+    "deferred, `KKT_STEP_SOLUTIONS`) and the duality gap of every converged solve of a DC "
+    "fit formed only where it is read (`DEFERRED_START_GAPS`) on those, wine and breast "
+    "cancer. Written by "
+    "`benchmarks/probability_dclevel.py`.")
+
+# the parts of section 9o, with the in-place marks of a DC step (the same label)
+DC_PASS_PARTS = (DC_FIXED_PARTS[:9]
+                 + (("msvm._dc", "mark_weighed", "settled marks (in place)"),)
+                 + DC_FIXED_PARTS[9:])
+# the switches of this round: off is main c94be25
+SWITCHES = ("COMPILED_DC_PASSES", "COMPILED_DC_LOSSES", "KKT_STEP_SOLUTIONS",
+            "DEFERRED_START_GAPS")
+
+
+@contextlib.contextmanager
+def main_c94be25():
+    """main c94be25's DC steps in this process: the linearization, the marks and the loss in
+    NumPy, WeightedRobustMSVM's steps through ``msvm._snapshot.snapshot`` (every switch of
+    ``SWITCHES`` off)."""
+    from msvm import _dc
+
+    with module_settings(*[(_dc, name, False) for name in SWITCHES]):
+        yield
+
+
+def dc_pass_parts(make, X, y, repeats=3):
+    """Exclusive CPU time per part of one probability fit (``DC_PASS_PARTS``), before (main
+    c94be25) and after alternating, the fit of least CPU time of ``repeats``."""
+    return _fit_parts(make, X, y, DC_PASS_PARTS, main_c94be25, repeats)
+
+
+def bench_dc_passes(quick):
+    """Section 9p: the before / after rows on the four sets and the part table on the
+    examples."""
+    return _dc_section(quick, SECTION, DC_LOOP_ESTIMATORS, main_c94be25, dc_pass_parts,
+                       load_after=("example 4.1.2",))
+
+
+def render_dc_passes(res):
+    return _render_dc_parts(res, "five", "main c94be25's DC steps restored in this process "
+                            "(`msvm._dc.COMPILED_DC_PASSES`, `COMPILED_DC_LOSSES`, "
+                            "`KKT_STEP_SOLUTIONS` and `DEFERRED_START_GAPS` False), 'after' "
+                            "this branch",
+                            DC_PASS_PARTS)
+
+
+def add_section(res, json_path=RESULTS / "probability.json",
+                md_path=RESULTS / "probability.md"):
+    """Add the section's results to ``json_path`` (the other sections and the machine table
+    as they are) and render ``md_path`` from it."""
+    from benchmarks.run_probability_benchmarks import render_report
+
+    data = json.loads(json_path.read_text())
+    data["benchmarks"][SECTION] = res
+    write_json(json_path, data)
+    md_path.write_text(render_report(data))
+
+
+def main(argv=None):
+    import argparse
+    import time
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny sizes; printed, not written")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    res = bench_dc_passes(args.quick)
+    res["date"] = machine_info()["date"]
+    res["wall_time"] = time.perf_counter() - start
+    print(render_dc_passes(res), flush=True)
+    if not args.quick:
+        add_section(res)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
