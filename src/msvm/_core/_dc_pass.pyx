@@ -262,7 +262,7 @@ cdef int _losses(const double[:, :] G, const Py_ssize_t[::1] y, double s, bint t
         for j in range(1, k):
             total += row[j]
         out[i] = total
-        if tick(work, 4 * k):
+        if tick(work, VAR_WORK * k):
             return INTERRUPTED
     return 0
 
