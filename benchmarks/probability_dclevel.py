@@ -12,7 +12,8 @@ per-sample loss each one compiled pass (msvm/_core/_dc_pass.pyx; ``msvm._dc.
 COMPILED_DC_PASSES``, ``COMPILED_DC_LOSSES``), and WeightedRobustMSVM's steps through the
 lean snapshot with their duality gaps deferred (``msvm._dc.KKT_STEP_SOLUTIONS``), and the
 gap of every converged solve of a DC fit formed only where it is read
-(``DEFERRED_START_GAPS``).
+(``DEFERRED_START_GAPS``), and a chain refit's first solve (its untruncated start, or
+WeightedRobustMSVM's step from the previous level) a lean solve (``LEAN_LEVEL_STARTS``).
 
 Run ``python -m benchmarks.probability_dclevel`` (``--quick``: tiny sizes, printed only).
 It adds section 9p to ``benchmarks/results/probability.json`` and renders
@@ -41,8 +42,8 @@ SETUP = (
     "switch; the models' loss of each sample, `COMPILED_DC_LOSSES`) and WeightedRobustMSVM's "
     "steps take the lean snapshot (V from the compiled level tail, the steps' duality gaps "
     "deferred, `KKT_STEP_SOLUTIONS`) and the duality gap of every converged solve of a DC "
-    "fit formed only where it is read (`DEFERRED_START_GAPS`) on those, wine and breast "
-    "cancer. Written by "
+    "fit formed only where it is read (`DEFERRED_START_GAPS`), and a chain refit's first "
+    "solve a lean solve (`LEAN_LEVEL_STARTS`) on those, wine and breast cancer. Written by "
     "`benchmarks/probability_dclevel.py`.")
 
 # the parts of section 9o, with the in-place marks of a DC step (the same label)
@@ -51,7 +52,7 @@ DC_PASS_PARTS = (DC_FIXED_PARTS[:9]
                  + DC_FIXED_PARTS[9:])
 # the switches of this round: off is main c94be25
 SWITCHES = ("COMPILED_DC_PASSES", "COMPILED_DC_LOSSES", "KKT_STEP_SOLUTIONS",
-            "DEFERRED_START_GAPS")
+            "DEFERRED_START_GAPS", "LEAN_LEVEL_STARTS")
 
 
 @contextlib.contextmanager
@@ -81,8 +82,8 @@ def bench_dc_passes(quick):
 def render_dc_passes(res):
     return _render_dc_parts(res, "five", "main c94be25's DC steps restored in this process "
                             "(`msvm._dc.COMPILED_DC_PASSES`, `COMPILED_DC_LOSSES`, "
-                            "`KKT_STEP_SOLUTIONS` and `DEFERRED_START_GAPS` False), 'after' "
-                            "this branch",
+                            "`KKT_STEP_SOLUTIONS`, `DEFERRED_START_GAPS` and "
+                            "`LEAN_LEVEL_STARTS` False), 'after' this branch",
                             DC_PASS_PARTS)
 
 

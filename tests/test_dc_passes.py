@@ -3,8 +3,9 @@ linearization and its truncated samples (``msvm._dc.COMPILED_DC_PASSES``, the mo
 ``_dc_shift``), the samples whose weights a solve read (the same switch,
 ``weighed_samples`` / ``mark_weighed``), the models' loss of each sample
 (``COMPILED_DC_LOSSES``); WeightedRobustMSVM's steps on the lean snapshot
-(``KKT_STEP_SOLUTIONS``) and the converged solves' duality gaps deferred
-(``DEFERRED_START_GAPS``).
+(``KKT_STEP_SOLUTIONS``), the converged solves' duality gaps deferred
+(``DEFERRED_START_GAPS``) and a chain refit's first solve a lean solve
+(``LEAN_LEVEL_STARTS``).
 
 Each pass against the NumPy step it replaces, at decision values with ties, infinities,
 signed zeros and NaN; the fits and probabilities with every switch on against every switch
@@ -26,7 +27,7 @@ from msvm._core._dc_pass import sample_losses, truncation_shift, weighed_marks
 from msvm._losses import truncated_hinge_loss, utility_margin_loss
 
 SWITCHES = ("COMPILED_DC_PASSES", "COMPILED_DC_LOSSES", "KKT_STEP_SOLUTIONS",
-            "DEFERRED_START_GAPS")
+            "DEFERRED_START_GAPS", "LEAN_LEVEL_STARTS")
 ATTRIBUTES = ("dual_coef_", "intercept_", "objective_", "duality_gap_", "truncated_",
               "dc_objectives_", "n_iter_", "support_", "alpha_")
 
@@ -255,3 +256,33 @@ def test_passes_stay_interruptible():
             if inside:
                 break
         assert inside, name
+
+
+@pytest.mark.parametrize("index", [0, 2])
+def test_chain_refits_start_lean(index, monkeypatch):
+    """With ``LEAN_LEVEL_STARTS`` a chain refit's first solve is a lean solve (no
+    ``DualSequence.solve``) wherever it is warm-started on the chain's plan, with the
+    probabilities of ``DualSequence.solve`` (switch off) bit for bit; the fits outside the
+    chains (the own and top fits) keep ``DualSequence.solve``."""
+    from msvm import _sequence
+
+    X, y, sw = _data(index, n=90)
+    calls = {}
+    real = _sequence.DualSequence.solve
+
+    def counted(self, *args, **kwargs):
+        calls[on] = calls.get(on, 0) + 1
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(_sequence.DualSequence, "solve", counted)
+    fits = {}
+    _switches(monkeypatch, True)
+    for on in (True, False):
+        monkeypatch.setattr(_dc, "LEAN_LEVEL_STARTS", on)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits[on] = lean_step_models()[index].set_params(
+                probability=True, probability_grid=4).fit(X, y, sample_weight=sw)
+    assert np.array_equal(fits[True].predict_proba(X), fits[False].predict_proba(X))
+    refits = fits[True].n_probability_fits_
+    assert 0 < calls[True] < calls[False] - refits // 2

@@ -75,7 +75,7 @@ from ._progress import n_epochs
 from ._plan import SolveStep
 from ._core._dc_pass import sample_losses, truncation_shift, weighed_marks
 from ._core._solver import Status
-from ._sequence import CONVERGED, SOLVER_STOP_REASONS, SequenceFit
+from ._sequence import CONVERGED, SOLVER_STOP_REASONS, SequenceFit, path_start
 from ._snapshot import (_Solution, centre_and_scale_in_place, duality_gap, intercept_solver,
                         output_map, slot_penalty, tail_intercepts, training_scores)
 from ._snapshot import snapshot as full_snapshot
@@ -194,6 +194,14 @@ KKT_STEP_SOLUTIONS = True
 # stopped early forms its gap at once for its warning.  The same values; False: main
 # c94be25's (a gap formed for every such solve).
 DEFERRED_START_GAPS = True
+
+# The first solve of a probability chain's DC refit (its untruncated start, warm-started from
+# the previous level; WeightedRobustMSVM's step from the previous level's last step) as a
+# lean solve (:func:`lean_solve`) where it gives ``DualSequence.solve``'s values
+# (:func:`lean_start_applies`: kernel rows computed in the core without drift, and the
+# chain's plan, whose 'dual first' refits make no factor or primal start and no budget);
+# False: main c94be25's (tests and the benchmark's "before").
+LEAN_LEVEL_STARTS = True
 
 DC_PARAMETER_CONSTRAINTS = {
     "dc_tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -735,7 +743,7 @@ def truncated_fit(estimator, sequence, y, sw, log):
     start = chain_dc_start(estimator, sequence, problem, linearize, sw) if chained else None
     if start is None:
         first_tol = _first_tol(estimator, problem, is_truncated)
-        first = estimator._start(sequence, problem, tol=first_tol)
+        first = _level_start(estimator, sequence, problem, first_tol)
     else:
         (first, *start), first_tol = start, None
 
@@ -776,6 +784,36 @@ def level_rules(estimator):
     estimator._dc_levels = levels + 1
     dc_tol = max(estimator.dc_tol, estimator.tol) if LEVEL_DC_TOL else estimator.dc_tol
     return dc_tol, LEVEL_DC_STEPS if levels else None
+
+
+def lean_start_applies(estimator, sequence):
+    """Whether the first solve of ``estimator``'s DC fit on ``sequence`` is a lean solve
+    (``LEAN_LEVEL_STARTS``): a probability chain's refit (the chain's ``_kept_dual``),
+    whose plan makes a 'dual first' refit (no start from a kernel factor; on kernel rows
+    no primal start and no dual budget either), on kernel rows computed in the core whose
+    scores cannot drift (no certification on fresh scores, no refresh): there
+    ``DualSequence.solve`` runs what :func:`lean_solve` runs."""
+    return (LEAN_LEVEL_STARTS and getattr(estimator, "_kept_dual", None) is not None
+            and sequence.plan.refit_start == "dual first"
+            and sequence.on_core_rows_without_drift())
+
+
+def _level_start(estimator, sequence, problem, tol):
+    """``estimator._start(sequence, problem, tol=tol)``: the untruncated start of a DC fit;
+    where :func:`lean_start_applies` and the fit is warm-started, its warm branch (the
+    previous fit's dual rescaled to this C, the scores with it, clipped to ``problem``)
+    solved by :func:`lean_solve`."""
+    state = estimator._warm_start_state()
+    if not (estimator.warm_start and state is not None and state.fits(problem)
+            and lean_start_applies(estimator, sequence)):
+        return estimator._start(sequence, problem, tol=tol)
+    alpha0, mu0 = path_start(problem, state.alpha, state.C, estimator.C_), state.mu
+    if sequence.problem is not None:
+        sequence.scale(estimator.C_ / state.C)
+    alpha0 = problem.clip_feasible(alpha0)
+    sequence._fix_penalty_and_seed(problem)
+    return lean_solve(sequence, problem, alpha0, mu0 - mu0.mean(),
+                      sequence.tol if tol is None else float(tol), 0.0)[0]
 
 
 def _first_tol(estimator, problem, is_truncated):
@@ -858,8 +896,12 @@ def chain_dc_start(estimator, sequence, problem, linearize, sw):
             shift[(sw != previous.sw)[problem.sample_of_var()]] = 0.0
     step = step_problem(problem, shift)
     alpha0 = step.clip_feasible(previous.alpha)
-    first = sequence.solve(step, alpha0, previous.mu, copy=False,
-                           gap_scale=GAP_SCALE * abs(previous.objective))
+    gap_scale = GAP_SCALE * abs(previous.objective)
+    if lean_start_applies(estimator, sequence):
+        sequence._fix_penalty_and_seed(step)
+        first = lean_solve(sequence, step, alpha0, previous.mu, sequence.tol, gap_scale)[0]
+    else:
+        first = sequence.solve(step, alpha0, previous.mu, copy=False, gap_scale=gap_scale)
     return first, problem, shift, previous.lin_G
 
 
