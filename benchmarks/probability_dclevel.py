@@ -46,10 +46,16 @@ SETUP = (
     "solve a lean solve (`LEAN_LEVEL_STARTS`) on those, wine and breast cancer. Written by "
     "`benchmarks/probability_dclevel.py`.")
 
-# the parts of section 9o, with the in-place marks of a DC step (the same label)
-DC_PASS_PARTS = (DC_FIXED_PARTS[:9]
+# the parts of section 9o, with this round's functions: the in-place marks of a DC step, the
+# lean solve (a DC step's, and a chain refit's first solve with LEAN_LEVEL_STARTS) and a
+# chain refit's lean start (the warm start of ``BaseMSVM._start``)
+DC_PASS_PARTS = (DC_FIXED_PARTS[:6]
+                 + (("msvm._dc", "lean_solve", "rest of a lean solve (steps, chain starts)"),)
+                 + DC_FIXED_PARTS[6:9]
                  + (("msvm._dc", "mark_weighed", "settled marks (in place)"),)
-                 + DC_FIXED_PARTS[9:])
+                 + DC_FIXED_PARTS[9:12]
+                 + (("msvm._dc", "_level_start", "a chain refit's lean start (warm start)"),)
+                 + DC_FIXED_PARTS[12:])
 # the switches of this round: off is main c94be25
 SWITCHES = ("COMPILED_DC_PASSES", "COMPILED_DC_LOSSES", "KKT_STEP_SOLUTIONS",
             "DEFERRED_START_GAPS", "LEAN_LEVEL_STARTS")

@@ -29,8 +29,9 @@ import numpy as np
 from libc.math cimport INFINITY
 from libc.stdlib cimport malloc, free
 
-from ._types cimport Prob, v_s1, v_s2, v_lo, v_hi, v_grp
+from ._types cimport Prob, v_s1, v_s2, v_hi, v_grp
 from ._problem cimport ProblemArrays
+from ._bounds cimport at_moving_bound, group_sums as group_sums_of
 from ._signals cimport tick, reraise
 
 # the work counted per variable of a pass, in the solver's units (about a multiply-add; a
@@ -161,23 +162,13 @@ cdef int _marks(const Prob* p, const double* alpha, const double* shift,
                 unsigned char* marks, double* group_sums, long long* work) noexcept nogil:
     """marks[i] |= a variable of sample i at a nonzero bound it reached, in a group at its
     nonzero cap, or with a nonzero shift (``shift`` NULL: none)."""
-    cdef int i, v, g
-    cdef double a, lo, hi
-    for g in range(p.ngroups):
-        group_sums[g] = 0.0
-    for v in range(p.nv):
-        g = v_grp(p, v)
-        if g >= 0:
-            group_sums[g] += alpha[v]
+    cdef int i, v
+    group_sums_of(p, alpha, group_sums)
     for i in range(p.n):
         if marks[i]:
             continue
         for v in range(p.ptr[i], p.ptr[i + 1]):
-            a = alpha[v]
-            lo, hi = v_lo(p, v), v_hi(p, v)
-            g = v_grp(p, v)
-            if ((a >= hi and hi != 0.0) or (a <= lo and lo != 0.0)
-                    or (g >= 0 and group_sums[g] >= p.cap[g] and p.cap[g] != 0.0)
+            if (at_moving_bound(p, alpha, v, group_sums)
                     or (shift != NULL and shift[v] != 0.0)):
                 marks[i] = 1
                 break
