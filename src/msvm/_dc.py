@@ -57,6 +57,12 @@ probability chain's refit of WeightedRobustMSVM starts its DC path from the prev
 last step (``CHAIN_DC_START``, :func:`chain_dc_start`) instead of an untruncated solve,
 and a chain's refit, whose steps are solved only to the refits' tol, stops once a step
 lowers the objective by at most that tol of it (``LEVEL_DC_TOL``, :func:`level_rules`).
+A step's passes over every variable are compiled (msvm/_core/_dc_pass.pyx: the
+linearization and the weighed samples, ``COMPILED_DC_PASSES``; the models' loss of each
+sample, ``COMPILED_DC_LOSSES``), WeightedRobustMSVM's solves take the lean snapshot
+(``KKT_STEP_SOLUTIONS``), the duality gap of a converged solve is formed only where it is
+read (``DEFERRED_START_GAPS``), and a chain refit's first solve is a lean solve too
+(``LEAN_LEVEL_STARTS``, :func:`lean_start_applies`).
 """
 
 import copy
