@@ -15,7 +15,9 @@ gap of every converged solve of a DC fit formed only where it is read
 (``DEFERRED_START_GAPS``), and a chain refit's first solve (its untruncated start, or
 WeightedRobustMSVM's step from the previous level) a lean solve (``LEAN_LEVEL_STARTS``).
 
-Run ``python -m benchmarks.probability_dclevel`` (``--quick``: tiny sizes, printed only).
+Run ``python -m benchmarks.probability_dclevel`` (``--quick``: tiny sizes, printed only;
+``--calls``: only the CPU time of one call of each compiled pass, added to the stored
+section).
 It adds section 9p to ``benchmarks/results/probability.json`` and renders
 ``probability.md`` from it (``benchmarks.run_probability_benchmarks.render_report``) without
 touching the other sections or the machine table.
@@ -79,18 +81,88 @@ def dc_pass_parts(make, X, y, repeats=3):
 
 
 def bench_dc_passes(quick):
-    """Section 9p: the before / after rows on the four sets and the part table on the
-    examples."""
-    return _dc_section(quick, SECTION, DC_LOOP_ESTIMATORS, main_c94be25, dc_pass_parts,
-                       load_after=("example 4.1.2",))
+    """Section 9p: the before / after rows on the four sets, the part table on the
+    examples and the CPU time of one call of each compiled pass (:func:`pass_calls`)."""
+    res = _dc_section(quick, SECTION, DC_LOOP_ESTIMATORS, main_c94be25, dc_pass_parts,
+                      load_after=("example 4.1.2",))
+    res["calls"] = pass_calls()
+    return res
+
+
+def _pass_case(name, n=400, k=3, seed=0):
+    """A model of ``name`` set up for k classes, its untruncated dual at random weights,
+    decision values G, labels y and a feasible dual alpha with zeros (n samples)."""
+    import numpy as np
+
+    import msvm
+
+    rng = np.random.default_rng(seed)
+    est = getattr(msvm, name)()
+    est.classes_ = np.arange(k)
+    if name == "WeightedRobustMSVM":
+        est._prepare_dual(k)
+    y = rng.integers(0, k, n)
+    problem = est._dual_problem(y, k, rng.uniform(0.5, 2.0, n))
+    alpha = problem.clip_feasible(rng.normal(size=problem.n_vars))
+    alpha[rng.random(problem.n_vars) < 0.3] = 0.0
+    return est, problem, rng.normal(size=(n, k)), y, alpha
+
+
+def pass_calls(calls=500, repeats=5):
+    """CPU time (us) of one call of each pass a DC step makes (the linearization
+    ``_dc_shift``, the in-place marks ``mark_weighed``, the loss of each sample ``_loss``),
+    before (``main_c94be25``) and after, at n = 400 and k = 3: the least over ``repeats``
+    of the mean of ``calls`` calls, alternating."""
+    import time
+
+    import numpy as np
+
+    from msvm import _dc
+
+    out = []
+    for name in DC_LOOP_ESTIMATORS:
+        est, problem, G, y, alpha = _pass_case(name)
+        shift = est._dc_shift(problem, G, y)[0]
+        marks = np.zeros(len(y), dtype=bool)
+        passes = (("linearization (_dc_shift)", lambda: est._dc_shift(problem, G, y)),
+                  ("weighed marks (mark_weighed)",
+                   lambda: _dc.mark_weighed(marks, problem, alpha, shift)),
+                  ("loss of each sample (_loss)", lambda: est._loss(G, y)))
+        for label, call in passes:
+            best = {}
+            for _ in range(repeats):
+                for side, context in (("before", main_c94be25),
+                                      ("after", contextlib.nullcontext)):
+                    with context():
+                        start = time.process_time()
+                        for _ in range(calls):
+                            call()
+                        spent = (time.process_time() - start) / calls
+                    best[side] = min(best.get(side, spent), spent)
+            out.append({"estimator": name, "pass": label,
+                        **{side: 1e6 * value for side, value in best.items()}})
+    return out
+
+
+def _calls_table(calls):
+    from benchmarks.harness import markdown_table
+
+    return markdown_table(["estimator", "pass", "before (us)", "after (us)"],
+                          [[c["estimator"], c["pass"], f"{c['before']:.1f}",
+                            f"{c['after']:.1f}"] for c in calls])
 
 
 def render_dc_passes(res):
-    return _render_dc_parts(res, "five", "main c94be25's DC steps restored in this process "
+    text = _render_dc_parts(res, "five", "main c94be25's DC steps restored in this process "
                             "(`msvm._dc.COMPILED_DC_PASSES`, `COMPILED_DC_LOSSES`, "
                             "`KKT_STEP_SOLUTIONS`, `DEFERRED_START_GAPS` and "
                             "`LEAN_LEVEL_STARTS` False), 'after' this branch",
                             DC_PASS_PARTS)
+    if "calls" in res:
+        text += ("\n\n#### One call of each compiled pass (n = 400, k = 3; CPU, the least of 5 "
+                 "means of 500 calls, before and after alternating)\n\n"
+                 + _calls_table(res["calls"]))
+    return text
 
 
 def add_section(res, json_path=RESULTS / "probability.json",
@@ -112,7 +184,17 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="tiny sizes; printed, not written")
+    parser.add_argument("--calls", action="store_true",
+                        help="only the table of one call of each pass, added to the "
+                             "section's stored results")
     args = parser.parse_args(argv)
+    if args.calls:
+        data = json.loads((RESULTS / "probability.json").read_text())
+        res = data["benchmarks"][SECTION]
+        res["calls"] = pass_calls()
+        print(_calls_table(res["calls"]), flush=True)
+        add_section(res)
+        return 0
     start = time.perf_counter()
     res = bench_dc_passes(args.quick)
     res["date"] = machine_info()["date"]
