@@ -13,7 +13,8 @@ COMPILED_DC_PASSES``, ``COMPILED_DC_LOSSES``), and WeightedRobustMSVM's steps th
 lean snapshot with their duality gaps deferred (``msvm._dc.KKT_STEP_SOLUTIONS``), and the
 gap of every converged solve of a DC fit formed only where it is read
 (``DEFERRED_START_GAPS``), and a chain refit's first solve (its untruncated start, or
-WeightedRobustMSVM's step from the previous level) a lean solve (``LEAN_LEVEL_STARTS``).
+WeightedRobustMSVM's step from the previous level) a lean solve (``LEAN_LEVEL_STARTS``),
+and a chain's inner solver found once for its refits (``KEPT_INNER_SOLVER``).
 
 Run ``python -m benchmarks.probability_dclevel`` (``--quick``: tiny sizes, printed only;
 ``--calls``: only the CPU time of one call of each compiled pass, added to the stored
@@ -44,8 +45,9 @@ SETUP = (
     "switch; the models' loss of each sample, `COMPILED_DC_LOSSES`) and WeightedRobustMSVM's "
     "steps take the lean snapshot (V from the compiled level tail, the steps' duality gaps "
     "deferred, `KKT_STEP_SOLUTIONS`) and the duality gap of every converged solve of a DC "
-    "fit formed only where it is read (`DEFERRED_START_GAPS`), and a chain refit's first "
-    "solve a lean solve (`LEAN_LEVEL_STARTS`) on those, wine and breast cancer. Written by "
+    "fit formed only where it is read (`DEFERRED_START_GAPS`), a chain refit's first solve "
+    "a lean solve (`LEAN_LEVEL_STARTS`) and a chain's inner solver found once "
+    "(`KEPT_INNER_SOLVER`) on those, wine and breast cancer. Written by "
     "`benchmarks/probability_dclevel.py`.")
 
 # the parts of section 9o, with this round's functions: the in-place marks of a DC step, the
@@ -60,7 +62,7 @@ DC_PASS_PARTS = (DC_FIXED_PARTS[:6]
                  + DC_FIXED_PARTS[12:])
 # the switches of this round: off is main c94be25
 SWITCHES = ("COMPILED_DC_PASSES", "COMPILED_DC_LOSSES", "KKT_STEP_SOLUTIONS",
-            "DEFERRED_START_GAPS", "LEAN_LEVEL_STARTS")
+            "DEFERRED_START_GAPS", "LEAN_LEVEL_STARTS", "KEPT_INNER_SOLVER")
 
 
 @contextlib.contextmanager
@@ -155,8 +157,9 @@ def _calls_table(calls):
 def render_dc_passes(res):
     text = _render_dc_parts(res, "five", "main c94be25's DC steps restored in this process "
                             "(`msvm._dc.COMPILED_DC_PASSES`, `COMPILED_DC_LOSSES`, "
-                            "`KKT_STEP_SOLUTIONS`, `DEFERRED_START_GAPS` and "
-                            "`LEAN_LEVEL_STARTS` False), 'after' this branch",
+                            "`KKT_STEP_SOLUTIONS`, `DEFERRED_START_GAPS`, "
+                            "`LEAN_LEVEL_STARTS` and `KEPT_INNER_SOLVER` False), 'after' "
+                            "this branch",
                             DC_PASS_PARTS)
     if "calls" in res:
         text += ("\n\n#### One call of each compiled pass (n = 400, k = 3; CPU, the least of 5 "

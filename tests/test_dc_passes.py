@@ -4,8 +4,8 @@ linearization and its truncated samples (``msvm._dc.COMPILED_DC_PASSES``, the mo
 ``weighed_samples`` / ``mark_weighed``), the models' loss of each sample
 (``COMPILED_DC_LOSSES``); WeightedRobustMSVM's steps on the lean snapshot
 (``KKT_STEP_SOLUTIONS``), the converged solves' duality gaps deferred
-(``DEFERRED_START_GAPS``) and a chain refit's first solve a lean solve
-(``LEAN_LEVEL_STARTS``).
+(``DEFERRED_START_GAPS``), a chain refit's first solve a lean solve
+(``LEAN_LEVEL_STARTS``) and the chain's inner solver found once (``KEPT_INNER_SOLVER``).
 
 Each pass against the NumPy step it replaces, at decision values with ties, infinities,
 signed zeros and NaN; the fits and probabilities with every switch on against every switch
@@ -27,7 +27,7 @@ from msvm._core._dc_pass import sample_losses, truncation_shift, weighed_marks
 from msvm._losses import truncated_hinge_loss, utility_margin_loss
 
 SWITCHES = ("COMPILED_DC_PASSES", "COMPILED_DC_LOSSES", "KKT_STEP_SOLUTIONS",
-            "DEFERRED_START_GAPS", "LEAN_LEVEL_STARTS")
+            "DEFERRED_START_GAPS", "LEAN_LEVEL_STARTS", "KEPT_INNER_SOLVER")
 ATTRIBUTES = ("dual_coef_", "intercept_", "objective_", "duality_gap_", "truncated_",
               "dc_objectives_", "n_iter_", "support_", "alpha_")
 
@@ -286,3 +286,39 @@ def test_chain_refits_start_lean(index, monkeypatch):
     assert np.array_equal(fits[True].predict_proba(X), fits[False].predict_proba(X))
     refits = fits[True].n_probability_fits_
     assert 0 < calls[True] < calls[False] - refits // 2
+
+
+@pytest.mark.parametrize("index", [0, 2])
+def test_chain_inner_solver_found_once(index, monkeypatch):
+    """With ``KEPT_INNER_SOLVER`` a chain's refits find their inner solver once per chain
+    (a kept choice is the one found afresh), not at every refit's first solve and step;
+    the probabilities are the same bit for bit; the kept choice is transient (not
+    pickled)."""
+    from msvm import _plan
+
+    X, y, sw = _data(index, n=90)
+    calls, choices = {}, []
+    real = _plan.SolvePlan.inner_solver
+
+    def counted(self, src, problem):
+        calls[on] = calls.get(on, 0) + 1
+        found = real(self, src, problem)
+        choices.append(found)
+        return found
+
+    monkeypatch.setattr(_plan.SolvePlan, "inner_solver", counted)
+    _switches(monkeypatch, True)
+    fits = {}
+    for on in (True, False):
+        monkeypatch.setattr(_dc, "KEPT_INNER_SOLVER", on)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits[on] = lean_step_models()[index].set_params(
+                probability=True, probability_grid=4).fit(X, y, sample_weight=sw)
+    assert np.array_equal(fits[True].predict_proba(X), fits[False].predict_proba(X))
+    assert calls[True] < calls[False] - fits[True].n_probability_fits_
+    assert len(set(choices)) == 1
+    for chain in fits[True].probability_estimators_:
+        for fit in chain:
+            assert "_dc_inner" not in fit.__dict__
+    assert "_dc_inner" not in pickle.loads(pickle.dumps(fits[True])).__dict__

@@ -209,6 +209,13 @@ DEFERRED_START_GAPS = True
 # False: main c94be25's (tests and the benchmark's "before").
 LEAN_LEVEL_STARTS = True
 
+# The inner solver (method, working set) of a probability chain's DC refits found once for
+# the chain (:func:`kept_inner_solver`, kept on the chain's estimator as ``_dc_inner``)
+# instead of at every refit's first solve and first step: it reads the row source, the
+# plan's solver settings and the directions, which the chain's refits share (their duals
+# are copies of one kept dual).  The same choice; False: main c94be25's.
+KEPT_INNER_SOLVER = True
+
 DC_PARAMETER_CONSTRAINTS = {
     "dc_tol": [Interval(numbers.Real, 0, None, closed="left")],
     "max_dc_iter": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -216,7 +223,7 @@ DC_PARAMETER_CONSTRAINTS = {
 
 
 def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, log,
-           first_tol=None, start=None, level_cap=None):
+           first_tol=None, start=None, level_cap=None, inner=None):
     """Run the DC algorithm over ``sequence`` from its untruncated solution ``first``, or
     from a step ``first`` solved to tol (``start``).
 
@@ -245,6 +252,9 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
     level_cap : int, default=None
         The most DC steps of a probability chain's later level (``LEVEL_DC_STEPS``); the
         loop stops there as converged, without a warning (None: no cap).
+    inner : tuple, default=None
+        The (method, working set) of the steps' lean solves, where known for the base's
+        directions (:func:`kept_inner_solver`; None: found at the first step).
 
     Returns
     -------
@@ -264,7 +274,7 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
         The steps (``lin_G``: the decision values the returned solution's shift
         linearizes; ``checked``: whether the loop read the linearization at it).
     """
-    steps = _SequenceSteps(sequence, first, objective, linearize, log, tol, start)
+    steps = _SequenceSteps(sequence, first, objective, linearize, log, tol, start, inner)
     obj = objective(first)
     name = "DC start (untruncated)" if start is None else "DC start (previous level's step)"
     log.step(name, obj, first.resid, n_epochs(first.n_iter))
@@ -347,7 +357,8 @@ class _SequenceSteps:
     shifted by the linearization, solved on the DualSequence from the current solution
     (only the variables whose shift changed move), every solve reported to ``log``."""
 
-    def __init__(self, sequence, first, objective, linearize, log, tol, start=None):
+    def __init__(self, sequence, first, objective, linearize, log, tol, start=None,
+                 inner=None):
         self.sequence, self.objective = sequence, objective
         self.linearize, self.log = linearize, log
         if start is None:
@@ -366,7 +377,7 @@ class _SequenceSteps:
         # the samples whose weights the path has read so far (weighed_samples)
         self.weighed = weighed_samples(first.problem, first.alpha,
                                        None if start[2] is None else self.shift)
-        self.lean, self.inner = lean_steps_apply(sequence), None
+        self.lean, self.inner = lean_steps_apply(sequence), inner
         # a lean step's duality gap formed only where it is read (``step_solution``)
         snap = sequence._snapshot
         self.defer_gap = (self.lean and isinstance(snap, functools.partial)
@@ -766,7 +777,7 @@ def truncated_fit(estimator, sequence, y, sw, log):
         sol, history, epochs, reason, weighed, steps = dc_fit(
             sequence, first, objective, linearize, tol=estimator.tol, dc_tol=dc_tol,
             max_dc_iter=estimator.max_dc_iter, log=log, first_tol=first_tol, start=start,
-            level_cap=level_cap)
+            level_cap=level_cap, inner=kept_inner_solver(estimator, sequence, problem))
         if chained:
             keep_chain_dc_start(estimator, steps, history[-1], sw)
         # after keep_chain_dc_start: the linearization it reads is the returned solution's
@@ -804,6 +815,25 @@ def lean_start_applies(estimator, sequence):
             and sequence.on_core_rows_without_drift())
 
 
+def kept_inner_solver(estimator, sequence, problem):
+    """``sequence.plan.inner_solver(sequence.src, problem)`` for a probability chain's refit
+    (the chain's ``_kept_dual``) with ``KEPT_INNER_SOLVER``: found once and kept on the
+    estimator for the next refits on the same row source, plan settings and direction
+    arrays (the choice reads nothing else: ``SolvePlan.inner_solver``); None elsewhere (the
+    caller finds it)."""
+    if not KEPT_INNER_SOLVER or getattr(estimator, "_kept_dual", None) is None:
+        return None
+    plan = sequence.plan
+    arrays = (sequence.src, problem.var_entry, problem.entry_coef1, problem.entry_slot2,
+              problem.entry_coef2)
+    kept = estimator.__dict__.get("_dc_inner")
+    if (kept is None or kept[1] != (plan.solver, plan.working_set)
+            or not all(a is b for a, b in zip(kept[0], arrays))):
+        kept = estimator._dc_inner = (arrays, (plan.solver, plan.working_set),
+                                      plan.inner_solver(sequence.src, problem))
+    return kept[2]
+
+
 def _level_start(estimator, sequence, problem, tol):
     """``estimator._start(sequence, problem, tol=tol)``: the untruncated start of a DC fit;
     where :func:`lean_start_applies` and the fit is warm-started, its warm branch (the
@@ -819,7 +849,8 @@ def _level_start(estimator, sequence, problem, tol):
     alpha0 = problem.clip_feasible(alpha0)
     sequence._fix_penalty_and_seed(problem)
     return lean_solve(sequence, problem, alpha0, mu0 - mu0.mean(),
-                      sequence.tol if tol is None else float(tol), 0.0)[0]
+                      sequence.tol if tol is None else float(tol), 0.0,
+                      kept_inner_solver(estimator, sequence, problem))[0]
 
 
 def _first_tol(estimator, problem, is_truncated):
@@ -905,7 +936,8 @@ def chain_dc_start(estimator, sequence, problem, linearize, sw):
     gap_scale = GAP_SCALE * abs(previous.objective)
     if lean_start_applies(estimator, sequence):
         sequence._fix_penalty_and_seed(step)
-        first = lean_solve(sequence, step, alpha0, previous.mu, sequence.tol, gap_scale)[0]
+        first = lean_solve(sequence, step, alpha0, previous.mu, sequence.tol, gap_scale,
+                           kept_inner_solver(estimator, sequence, step))[0]
     else:
         first = sequence.solve(step, alpha0, previous.mu, copy=False, gap_scale=gap_scale)
     return first, problem, shift, previous.lin_G

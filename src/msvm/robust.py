@@ -90,9 +90,11 @@ class RobustMSVM(ProbabilityMixin, KeptDCObjective, TruncatedDegenerateCause, Ba
     # from the previous level's last step the mean absolute error of the probabilities on
     # Liu and Yuan's examples rose by 0.0020-0.0022, over issue 25's limit)
     _levels_from_last_step = False
-    # a probability chain's DC start for its next level (msvm._dc.ChainDCStart) and the
-    # levels its estimator has fitted (msvm._dc.level_rules): transient
-    _transient_state = (*BaseMSVM._transient_state, "_dc_chain_start", "_dc_levels")
+    # a probability chain's DC start for its next level (msvm._dc.ChainDCStart), the
+    # levels its estimator has fitted (msvm._dc.level_rules) and the inner solver of its
+    # refits (msvm._dc.kept_inner_solver): transient
+    _transient_state = (*BaseMSVM._transient_state, "_dc_chain_start", "_dc_levels",
+                        "_dc_inner")
 
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,

@@ -177,9 +177,11 @@ class WeightedRobustMSVM(ProbabilityMixin, KeptDCObjective, TruncatedDegenerateC
     # a probability chain's levels each from the previous level's last DC step
     # (msvm._dc.CHAIN_DC_START; section 9k of benchmarks/results/probability.md)
     _levels_from_last_step = True
-    # a probability chain's DC start for its next level (msvm._dc.ChainDCStart) and the
-    # levels its estimator has fitted (msvm._dc.level_rules): transient
-    _transient_state = (*BaseMSVM._transient_state, "_dc_chain_start", "_dc_levels")
+    # a probability chain's DC start for its next level (msvm._dc.ChainDCStart), the
+    # levels its estimator has fitted (msvm._dc.level_rules) and the inner solver of its
+    # refits (msvm._dc.kept_inner_solver): transient
+    _transient_state = (*BaseMSVM._transient_state, "_dc_chain_start", "_dc_levels",
+                        "_dc_inner")
 
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,
