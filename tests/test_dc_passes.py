@@ -258,6 +258,33 @@ def test_passes_stay_interruptible():
         assert inside, name
 
 
+def _counted_switch(index, switch, owner, name, monkeypatch):
+    """Probability fits of model ``index`` with every switch of the round on and ``switch``
+    on, then off, checked for the same probabilities; the calls of ``owner.name`` counted
+    per side, and what they returned.  Returns (fits, calls, results)."""
+    X, y, sw = _data(index, n=90)
+    calls, results, side = {True: 0, False: 0}, [], [True]
+    real = getattr(owner, name)
+
+    def counted(*args, **kwargs):
+        calls[side[0]] += 1
+        results.append(real(*args, **kwargs))
+        return results[-1]
+
+    monkeypatch.setattr(owner, name, counted)
+    _switches(monkeypatch, True)
+    fits = {}
+    for on in (True, False):
+        side[0] = on
+        monkeypatch.setattr(_dc, switch, on)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits[on] = lean_step_models()[index].set_params(
+                probability=True, probability_grid=4).fit(X, y, sample_weight=sw)
+    assert np.array_equal(fits[True].predict_proba(X), fits[False].predict_proba(X))
+    return fits, calls, results
+
+
 @pytest.mark.parametrize("index", [0, 2])
 def test_chain_refits_start_lean(index, monkeypatch):
     """With ``LEAN_LEVEL_STARTS`` a chain refit's first solve is a lean solve (no
@@ -266,26 +293,9 @@ def test_chain_refits_start_lean(index, monkeypatch):
     chains (the own and top fits) keep ``DualSequence.solve``."""
     from msvm import _sequence
 
-    X, y, sw = _data(index, n=90)
-    calls = {}
-    real = _sequence.DualSequence.solve
-
-    def counted(self, *args, **kwargs):
-        calls[on] = calls.get(on, 0) + 1
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(_sequence.DualSequence, "solve", counted)
-    fits = {}
-    _switches(monkeypatch, True)
-    for on in (True, False):
-        monkeypatch.setattr(_dc, "LEAN_LEVEL_STARTS", on)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            fits[on] = lean_step_models()[index].set_params(
-                probability=True, probability_grid=4).fit(X, y, sample_weight=sw)
-    assert np.array_equal(fits[True].predict_proba(X), fits[False].predict_proba(X))
-    refits = fits[True].n_probability_fits_
-    assert 0 < calls[True] < calls[False] - refits // 2
+    fits, calls, _ = _counted_switch(index, "LEAN_LEVEL_STARTS", _sequence.DualSequence,
+                                     "solve", monkeypatch)
+    assert 0 < calls[True] < calls[False] - fits[True].n_probability_fits_ // 2
 
 
 @pytest.mark.parametrize("index", [0, 2])
@@ -296,26 +306,8 @@ def test_chain_inner_solver_found_once(index, monkeypatch):
     pickled)."""
     from msvm import _plan
 
-    X, y, sw = _data(index, n=90)
-    calls, choices = {}, []
-    real = _plan.SolvePlan.inner_solver
-
-    def counted(self, src, problem):
-        calls[on] = calls.get(on, 0) + 1
-        found = real(self, src, problem)
-        choices.append(found)
-        return found
-
-    monkeypatch.setattr(_plan.SolvePlan, "inner_solver", counted)
-    _switches(monkeypatch, True)
-    fits = {}
-    for on in (True, False):
-        monkeypatch.setattr(_dc, "KEPT_INNER_SOLVER", on)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            fits[on] = lean_step_models()[index].set_params(
-                probability=True, probability_grid=4).fit(X, y, sample_weight=sw)
-    assert np.array_equal(fits[True].predict_proba(X), fits[False].predict_proba(X))
+    fits, calls, choices = _counted_switch(index, "KEPT_INNER_SOLVER", _plan.SolvePlan,
+                                           "inner_solver", monkeypatch)
     assert calls[True] < calls[False] - fits[True].n_probability_fits_
     assert len(set(choices)) == 1
     for chain in fits[True].probability_estimators_:
