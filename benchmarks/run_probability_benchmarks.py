@@ -74,6 +74,7 @@ from benchmarks.probability_paths import (bench_adaptive_lean, bench_chain_dc, b
                                           bench_paths, render_adaptive_lean, render_chain_dc,
                                           render_dc_fixed, render_dc_levels, render_dc_loop,
                                           render_level_tol, render_paths)
+from benchmarks import probability_dclevel
 from benchmarks.harness import (fmt, markdown_table, pendigits_split, sectioned_main,
                                 sectioned_report, wall_cpu_fit)
 
@@ -1312,6 +1313,7 @@ SETUPS["9o"] = (
     "`SAMPLE_MARGINS_SHIFT`: WeightedRobustMSVM's linearization from each sample's two "
     "largest decision values) on those, wine and breast cancer. "
     "Written by `benchmarks/probability_paths.py`.")
+SETUPS["9p"] = (probability_dclevel.TITLE, probability_dclevel.SETUP)
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
           "7": render_settled, "8": render_shared_rows, "9": render_lean_refits,
@@ -1319,7 +1321,8 @@ RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cance
           "9d": render_paths, "9e": render_fixed_cost, "9f": render_level_loop,
           "9g": render_dc_levels, "9h": render_small_solve, "9i": render_dc_loop,
           "9k": render_chain_dc, "9l": render_fold_finish, "9m": render_adaptive_lean,
-          "9n": render_level_tol, "9o": render_dc_fixed}
+          "9n": render_level_tol, "9o": render_dc_fixed,
+          "9p": probability_dclevel.render_dc_passes}
 
 
 def render_report(data):
@@ -1380,7 +1383,8 @@ def main(argv=None):
                            "9h": bench_small_solve, "9i": bench_dc_loop,
                            "9k": bench_chain_dc, "9l": bench_fold_finish,
                            "9m": bench_adaptive_lean, "9n": bench_level_tol,
-                           "9o": bench_dc_fixed},
+                           "9o": bench_dc_fixed,
+                           "9p": probability_dclevel.bench_dc_passes},
                           SETUPS, RENDER, render_report)
 
 

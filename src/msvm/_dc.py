@@ -57,6 +57,12 @@ probability chain's refit of WeightedRobustMSVM starts its DC path from the prev
 last step (``CHAIN_DC_START``, :func:`chain_dc_start`) instead of an untruncated solve,
 and a chain's refit, whose steps are solved only to the refits' tol, stops once a step
 lowers the objective by at most that tol of it (``LEVEL_DC_TOL``, :func:`level_rules`).
+A step's passes over every variable are compiled (msvm/_core/_dc_pass.pyx: the
+linearization and the weighed samples, ``COMPILED_DC_PASSES``; the models' loss of each
+sample, ``COMPILED_DC_LOSSES``), WeightedRobustMSVM's solves take the lean snapshot
+(``KKT_STEP_SOLUTIONS``), the duality gap of a converged solve is formed only where it is
+read (``DEFERRED_START_GAPS``), and a chain refit's first solve is a lean solve too
+(``LEAN_LEVEL_STARTS``, :func:`lean_start_applies`).
 """
 
 import copy
@@ -73,8 +79,9 @@ from ._primal import smoothed_dc_start
 from ._problem import shifted, shifted_bounds
 from ._progress import n_epochs
 from ._plan import SolveStep
+from ._core._dc_pass import sample_losses, truncation_shift, weighed_marks
 from ._core._solver import Status
-from ._sequence import CONVERGED, SOLVER_STOP_REASONS, SequenceFit
+from ._sequence import CONVERGED, SOLVER_STOP_REASONS, SequenceFit, path_start
 from ._snapshot import (_Solution, centre_and_scale_in_place, duality_gap, intercept_solver,
                         output_map, slot_penalty, tail_intercepts, training_scores)
 from ._snapshot import snapshot as full_snapshot
@@ -163,6 +170,52 @@ LEVEL_DC_STEPS = None
 # (tests and the benchmark's "before").
 DC_KEPT_VALUES = True
 
+# A DC step's passes over every variable, compiled (msvm/_core/_dc_pass.pyx): the
+# linearization at the current decision values (the models' ``_dc_shift``, through
+# :func:`compiled_shift`) and the samples whose weights a solve read (:func:`weighed_samples`,
+# or-ed in place into the path's marks by :func:`mark_weighed`), each one pass without
+# (n, k) or (n_vars,) temporaries.  The same values, so the same fits bit for bit; False:
+# main c94be25's NumPy steps (tests and the benchmark's "before",
+# benchmarks/results/probability.md section 9p).
+COMPILED_DC_PASSES = True
+# The truncated models' loss of each sample (their ``_loss``, read by the objective of every
+# solve of the DC loop) by one compiled pass over the decision values (msvm/_core/
+# _dc_pass.pyx ``sample_losses``, through :func:`compiled_losses`) instead of some ten NumPy
+# calls on (n, k) temporaries.  The same values (each row summed in NumPy's order), so the
+# same fits bit for bit; False: main c94be25's (tests and the benchmark's "before").
+COMPILED_DC_LOSSES = True
+
+# The lean snapshot of a DC step (:func:`step_solution`) also where the model's intercepts
+# are the solver's KKT estimate -mu (some direction with two slots: WeightedRobustMSVM),
+# its coefficients V by the compiled level tail and its duality gap deferred to
+# :func:`with_gap` as for exact intercepts, instead of ``msvm._snapshot.snapshot``'s steps:
+# the same values (V as the slot sums centred, bit for bit), so the same fits; False: main
+# c94be25's (tests and the benchmark's "before").
+KKT_STEP_SOLUTIONS = True
+
+# The duality gap of every converged solve of a DC fit on the lean snapshot deferred to
+# :func:`with_gap` (``step_solution`` reads the solve's stop reason from its sequence), also
+# where the solve is ``DualSequence.solve``'s (the untruncated start, a chain level's first
+# step): only the returned solution's gap is read (``duality_gap_``), and a solve that
+# stopped early forms its gap at once for its warning.  The same values; False: main
+# c94be25's (a gap formed for every such solve).
+DEFERRED_START_GAPS = True
+
+# The first solve of a probability chain's DC refit (its untruncated start, warm-started from
+# the previous level; WeightedRobustMSVM's step from the previous level's last step) as a
+# lean solve (:func:`lean_solve`) where it gives ``DualSequence.solve``'s values
+# (:func:`lean_start_applies`: kernel rows computed in the core without drift, and the
+# chain's plan, whose 'dual first' refits make no factor or primal start and no budget);
+# False: main c94be25's (tests and the benchmark's "before").
+LEAN_LEVEL_STARTS = True
+
+# The inner solver (method, working set) of a probability chain's DC refits found once for
+# the chain (:func:`kept_inner_solver`, kept on the chain's estimator as ``_dc_inner``)
+# instead of at every refit's first solve and first step: it reads the row source, the
+# plan's solver settings and the directions, which the chain's refits share (their duals
+# are copies of one kept dual).  The same choice; False: main c94be25's.
+KEPT_INNER_SOLVER = True
+
 DC_PARAMETER_CONSTRAINTS = {
     "dc_tol": [Interval(numbers.Real, 0, None, closed="left")],
     "max_dc_iter": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -170,7 +223,7 @@ DC_PARAMETER_CONSTRAINTS = {
 
 
 def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, log,
-           first_tol=None, start=None, level_cap=None):
+           first_tol=None, start=None, level_cap=None, inner=None):
     """Run the DC algorithm over ``sequence`` from its untruncated solution ``first``, or
     from a step ``first`` solved to tol (``start``).
 
@@ -199,6 +252,9 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
     level_cap : int, default=None
         The most DC steps of a probability chain's later level (``LEVEL_DC_STEPS``); the
         loop stops there as converged, without a warning (None: no cap).
+    inner : tuple, default=None
+        The (method, working set) of the steps' lean solves, where known for the base's
+        directions (:func:`kept_inner_solver`; None: found at the first step).
 
     Returns
     -------
@@ -218,7 +274,7 @@ def dc_fit(sequence, first, objective, linearize, *, tol, dc_tol, max_dc_iter, l
         The steps (``lin_G``: the decision values the returned solution's shift
         linearizes; ``checked``: whether the loop read the linearization at it).
     """
-    steps = _SequenceSteps(sequence, first, objective, linearize, log, tol, start)
+    steps = _SequenceSteps(sequence, first, objective, linearize, log, tol, start, inner)
     obj = objective(first)
     name = "DC start (untruncated)" if start is None else "DC start (previous level's step)"
     log.step(name, obj, first.resid, n_epochs(first.n_iter))
@@ -301,7 +357,8 @@ class _SequenceSteps:
     shifted by the linearization, solved on the DualSequence from the current solution
     (only the variables whose shift changed move), every solve reported to ``log``."""
 
-    def __init__(self, sequence, first, objective, linearize, log, tol, start=None):
+    def __init__(self, sequence, first, objective, linearize, log, tol, start=None,
+                 inner=None):
         self.sequence, self.objective = sequence, objective
         self.linearize, self.log = linearize, log
         if start is None:
@@ -320,7 +377,7 @@ class _SequenceSteps:
         # the samples whose weights the path has read so far (weighed_samples)
         self.weighed = weighed_samples(first.problem, first.alpha,
                                        None if start[2] is None else self.shift)
-        self.lean, self.inner = lean_steps_apply(sequence), None
+        self.lean, self.inner = lean_steps_apply(sequence), inner
         # a lean step's duality gap formed only where it is read (``step_solution``)
         snap = sequence._snapshot
         self.defer_gap = (self.lean and isinstance(snap, functools.partial)
@@ -355,7 +412,7 @@ class _SequenceSteps:
         sol = self.pending = self._solve(step_problem(self.base, self.new_shift), alpha0,
                                          mu0, step_tol, gap_scale)
         self.epochs += sol.n_iter
-        self.weighed |= weighed_samples(sol.problem, sol.alpha, self.new_shift)
+        mark_weighed(self.weighed, sol.problem, sol.alpha, self.new_shift)
         return self.objective(sol)
 
     def _smoothed_start(self):
@@ -400,7 +457,7 @@ class _SequenceSteps:
         sol = self.sol = self._solve(self.sol.problem, self.sol.alpha, self.sol.mu, tol,
                                      gap_scale)
         self.epochs += sol.n_iter
-        self.weighed |= weighed_samples(sol.problem, sol.alpha)
+        mark_weighed(self.weighed, sol.problem, sol.alpha)
         obj = self.objective(sol)
         name = f"DC step {step}" if step else "DC start (untruncated)"
         self._report(f"{name} polished to tol", obj, sol)
@@ -501,20 +558,25 @@ def lean_snapshot(estimator, sequence):
             or not output_map(estimator, len(estimator.classes_))[1]
             or estimator._decision_only()):
         return
-    sequence._snapshot = functools.partial(step_solution, estimator, src)
+    sequence._snapshot = functools.partial(step_solution, estimator, src,
+                                           sequence=sequence if DEFERRED_START_GAPS else None)
 
 
-def step_solution(model, src, problem, alpha, mu, n_iter, resid, defer_gap=False):
+def step_solution(model, src, problem, alpha, mu, n_iter, resid, defer_gap=False,
+                  sequence=None):
     """``msvm._snapshot.snapshot`` of a solve (the decision values at the training points,
     the penalty, the duality gap), its exact intercepts and coefficients V formed by the
     compiled level tail (msvm/_core/_level_loop.pyx ``level_tail``: the values of the
-    Python step, bit for bit), where :func:`lean_snapshot` set it; a problem without exact
-    intercepts (some direction with two slots) goes to ``snapshot``'s own steps.  With
+    Python step, bit for bit), where :func:`lean_snapshot` set it; a problem whose
+    intercepts are the KKT estimate -mu (some direction with two slots) takes its V from
+    the level tail too (``KKT_STEP_SOLUTIONS``; else ``snapshot``'s own steps).  With
     ``defer_gap`` the duality gap is left NaN and its inputs kept (the scores' copy and the
     intercepts), formed by :func:`with_gap` where it is read: the one of a DC fit's returned
-    step and of a solve stopped early, not those of the steps the loop passes through."""
+    step and of a solve stopped early, not those of the steps the loop passes through;
+    with ``sequence`` (``DEFERRED_START_GAPS``) also where its last solve converged."""
+    defer_gap = defer_gap or (sequence is not None and sequence.stop_reasons[-1:] == [CONVERGED])
     solver = intercept_solver(model, problem)
-    if solver != "exact":
+    if solver != "exact" and not (solver is None and KKT_STEP_SOLUTIONS):
         return full_snapshot(model, None, src, problem, alpha, mu, n_iter, resid)
     b_slot, V, _, _ = tail_intercepts(problem, alpha, src, -mu, solver,
                                       np.zeros(problem.n_samples, dtype=np.uint8))
@@ -619,6 +681,40 @@ def chain_dual_problem(estimator, y, k, weights):
     return kept.at(weights, lambda w: estimator._dual_problem(y, k, w))
 
 
+def compiled_shift(problem, G, s, margin):
+    """(shift, truncated) of a truncated model's linearization at decision values G
+    (``_dc_shift``'s values) by the compiled pass (``COMPILED_DC_PASSES``,
+    msvm/_core/_dc_pass.pyx ``truncation_shift``): one decision value per term above the
+    truncation point ``s`` (RobustMSVM) or, with ``margin``, a group's generalized margin
+    below it (WeightedRobustMSVM); None where the switch is off or the pass leaves it to
+    the model's NumPy step."""
+    if not COMPILED_DC_PASSES or s is None:
+        return None
+    return truncation_shift(problem, np.asarray(G, dtype=np.float64), float(s), margin)
+
+
+def compiled_losses(G, y, s, utility=None):
+    """Each sample's loss of a truncated model at decision values G (labels ``y``,
+    truncation point ``s``; with ``utility`` WeightedRobustMSVM's, else RobustMSVM's) by the
+    compiled pass (``COMPILED_DC_LOSSES``, msvm/_core/_dc_pass.pyx ``sample_losses``: the
+    values of ``msvm._losses.truncated_hinge_loss`` / ``utility_margin_loss``); None where
+    the switch is off or the pass leaves it to NumPy."""
+    if not COMPILED_DC_LOSSES:
+        return None
+    return sample_losses(np.asarray(G, dtype=np.float64), y, s, utility)
+
+
+def mark_weighed(marks, problem, alpha, shift=None):
+    """``marks |= weighed_samples(problem, alpha, shift)`` in place (``marks``: boolean,
+    C-contiguous), by one compiled pass with ``COMPILED_DC_PASSES``."""
+    if not COMPILED_DC_PASSES:
+        marks |= weighed_samples(problem, alpha, shift)
+        return
+    weighed_marks(problem, np.ascontiguousarray(alpha, dtype=np.float64),
+                  None if shift is None else np.ascontiguousarray(shift, dtype=np.float64),
+                  marks.view(np.uint8))
+
+
 def weighed_samples(problem, alpha, shift=None):
     """Boolean (n,): the samples whose weights a solve of a fit's path read, at its
     solution ``alpha`` of ``problem``: those with a variable at a bound that moves with
@@ -630,6 +726,10 @@ def weighed_samples(problem, alpha, shift=None):
     its start nor its objective (up to the hinge terms of variables free at their hinge,
     zero up to the solve's residual): see ``msvm._probability._path_settled``.
     """
+    if COMPILED_DC_PASSES:
+        marks = np.zeros(problem.n_samples, dtype=bool)
+        mark_weighed(marks, problem, alpha, shift)
+        return marks
     marks = problem.at_moving_bounds(alpha)
     if shift is not None:
         marks |= problem.samples_with(np.asarray(shift) != 0)
@@ -660,7 +760,7 @@ def truncated_fit(estimator, sequence, y, sw, log):
     start = chain_dc_start(estimator, sequence, problem, linearize, sw) if chained else None
     if start is None:
         first_tol = _first_tol(estimator, problem, is_truncated)
-        first = estimator._start(sequence, problem, tol=first_tol)
+        first = _level_start(estimator, sequence, problem, first_tol)
     else:
         (first, *start), first_tol = start, None
 
@@ -668,7 +768,7 @@ def truncated_fit(estimator, sequence, y, sw, log):
         return estimator._objective(sol, y, sw)
 
     if not is_truncated:
-        sol, history, epochs = first, [objective(first)], first.n_iter
+        sol, history, epochs = with_gap(first), [objective(first)], first.n_iter
         log.step("solve", history[0], sol.resid, n_epochs(sol.n_iter))
         truncated, reason = np.zeros(len(y), dtype=bool), CONVERGED
         weighed = weighed_samples(first.problem, first.alpha)
@@ -677,7 +777,7 @@ def truncated_fit(estimator, sequence, y, sw, log):
         sol, history, epochs, reason, weighed, steps = dc_fit(
             sequence, first, objective, linearize, tol=estimator.tol, dc_tol=dc_tol,
             max_dc_iter=estimator.max_dc_iter, log=log, first_tol=first_tol, start=start,
-            level_cap=level_cap)
+            level_cap=level_cap, inner=kept_inner_solver(estimator, sequence, problem))
         if chained:
             keep_chain_dc_start(estimator, steps, history[-1], sw)
         # after keep_chain_dc_start: the linearization it reads is the returned solution's
@@ -701,6 +801,56 @@ def level_rules(estimator):
     estimator._dc_levels = levels + 1
     dc_tol = max(estimator.dc_tol, estimator.tol) if LEVEL_DC_TOL else estimator.dc_tol
     return dc_tol, LEVEL_DC_STEPS if levels else None
+
+
+def lean_start_applies(estimator, sequence):
+    """Whether the first solve of ``estimator``'s DC fit on ``sequence`` is a lean solve
+    (``LEAN_LEVEL_STARTS``): a probability chain's refit (the chain's ``_kept_dual``),
+    whose plan makes a 'dual first' refit (no start from a kernel factor; on kernel rows
+    no primal start and no dual budget either), on kernel rows computed in the core whose
+    scores cannot drift (no certification on fresh scores, no refresh): there
+    ``DualSequence.solve`` runs what :func:`lean_solve` runs."""
+    return (LEAN_LEVEL_STARTS and getattr(estimator, "_kept_dual", None) is not None
+            and sequence.plan.refit_start == "dual first"
+            and sequence.on_core_rows_without_drift())
+
+
+def kept_inner_solver(estimator, sequence, problem):
+    """``sequence.plan.inner_solver(sequence.src, problem)`` for a probability chain's refit
+    (the chain's ``_kept_dual``) with ``KEPT_INNER_SOLVER``: found once and kept on the
+    estimator for the next refits on the same row source, plan settings and direction
+    arrays (the choice reads nothing else: ``SolvePlan.inner_solver``); None elsewhere (the
+    caller finds it)."""
+    if not KEPT_INNER_SOLVER or getattr(estimator, "_kept_dual", None) is None:
+        return None
+    plan = sequence.plan
+    arrays = (sequence.src, problem.var_entry, problem.entry_coef1, problem.entry_slot2,
+              problem.entry_coef2)
+    kept = estimator.__dict__.get("_dc_inner")
+    if (kept is None or kept[1] != (plan.solver, plan.working_set)
+            or not all(a is b for a, b in zip(kept[0], arrays))):
+        kept = estimator._dc_inner = (arrays, (plan.solver, plan.working_set),
+                                      plan.inner_solver(sequence.src, problem))
+    return kept[2]
+
+
+def _level_start(estimator, sequence, problem, tol):
+    """``estimator._start(sequence, problem, tol=tol)``: the untruncated start of a DC fit;
+    where :func:`lean_start_applies` and the fit is warm-started, its warm branch (the
+    previous fit's dual rescaled to this C, the scores with it, clipped to ``problem``)
+    solved by :func:`lean_solve`."""
+    state = estimator._warm_start_state()
+    if not (estimator.warm_start and state is not None and state.fits(problem)
+            and lean_start_applies(estimator, sequence)):
+        return estimator._start(sequence, problem, tol=tol)
+    alpha0, mu0 = path_start(problem, state.alpha, state.C, estimator.C_), state.mu
+    if sequence.problem is not None:
+        sequence.scale(estimator.C_ / state.C)
+    alpha0 = problem.clip_feasible(alpha0)
+    sequence._fix_penalty_and_seed(problem)
+    return lean_solve(sequence, problem, alpha0, mu0 - mu0.mean(),
+                      sequence.tol if tol is None else float(tol), 0.0,
+                      kept_inner_solver(estimator, sequence, problem))[0]
 
 
 def _first_tol(estimator, problem, is_truncated):
@@ -783,8 +933,13 @@ def chain_dc_start(estimator, sequence, problem, linearize, sw):
             shift[(sw != previous.sw)[problem.sample_of_var()]] = 0.0
     step = step_problem(problem, shift)
     alpha0 = step.clip_feasible(previous.alpha)
-    first = sequence.solve(step, alpha0, previous.mu, copy=False,
-                           gap_scale=GAP_SCALE * abs(previous.objective))
+    gap_scale = GAP_SCALE * abs(previous.objective)
+    if lean_start_applies(estimator, sequence):
+        sequence._fix_penalty_and_seed(step)
+        first = lean_solve(sequence, step, alpha0, previous.mu, sequence.tol, gap_scale,
+                           kept_inner_solver(estimator, sequence, step))[0]
+    else:
+        first = sequence.solve(step, alpha0, previous.mu, copy=False, gap_scale=gap_scale)
     return first, problem, shift, previous.lin_G
 
 

@@ -7,7 +7,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
 from ._dc import (DC_PARAMETER_CONSTRAINTS, KeptDCObjective, TruncatedDegenerateCause,
-                  truncated_fit)
+                  compiled_losses, compiled_shift, truncated_fit)
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._losses import truncated_hinge_loss
@@ -90,9 +90,11 @@ class RobustMSVM(ProbabilityMixin, KeptDCObjective, TruncatedDegenerateCause, Ba
     # from the previous level's last step the mean absolute error of the probabilities on
     # Liu and Yuan's examples rose by 0.0020-0.0022, over issue 25's limit)
     _levels_from_last_step = False
-    # a probability chain's DC start for its next level (msvm._dc.ChainDCStart) and the
-    # levels its estimator has fitted (msvm._dc.level_rules): transient
-    _transient_state = (*BaseMSVM._transient_state, "_dc_chain_start", "_dc_levels")
+    # a probability chain's DC start for its next level (msvm._dc.ChainDCStart), the
+    # levels its estimator has fitted (msvm._dc.level_rules) and the inner solver of its
+    # refits (msvm._dc.kept_inner_solver): transient
+    _transient_state = (*BaseMSVM._transient_state, "_dc_chain_start", "_dc_levels",
+                        "_dc_inner")
 
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,
@@ -134,13 +136,18 @@ class RobustMSVM(ProbabilityMixin, KeptDCObjective, TruncatedDegenerateCause, Ba
 
     def _dc_shift(self, problem, G, y):
         s = self._truncation_value(problem.k)
+        found = compiled_shift(problem, G, s, margin=False)
+        if found is not None:
+            return found
         rows = problem.sample_of_var()
         beta = G[rows, problem.expand("slot1")] > s
         truncated = np.bincount(rows[beta], minlength=len(y)) > 0
         return problem.expand("hi") * beta, truncated
 
     def _loss(self, G, y):
-        return truncated_hinge_loss(G, y, self._truncation_value(G.shape[1]))
+        s = self._truncation_value(G.shape[1])
+        found = compiled_losses(G, y, s)
+        return truncated_hinge_loss(G, y, s) if found is None else found
 
     def _alpha_matrix(self, alpha, problem):
         return alpha_by_slots(problem, alpha)

@@ -9,8 +9,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseMSVM
 from ._dc import (DC_PARAMETER_CONSTRAINTS, KeptDCObjective, TruncatedDegenerateCause,
-                  chain_dual_problem, kept_penalty_and_seed, lean_solve, lean_steps_apply,
-                  truncated_fit, weighed_samples)
+                  chain_dual_problem, compiled_losses, compiled_shift, kept_penalty_and_seed,
+                  lean_solve, lean_steps_apply, truncated_fit, weighed_samples)
 from ._docs import fill_doc
 from ._fit_state import set_init_params
 from ._losses import margin_hinge_loss, margins, utility_margin_loss
@@ -177,9 +177,11 @@ class WeightedRobustMSVM(ProbabilityMixin, KeptDCObjective, TruncatedDegenerateC
     # a probability chain's levels each from the previous level's last DC step
     # (msvm._dc.CHAIN_DC_START; section 9k of benchmarks/results/probability.md)
     _levels_from_last_step = True
-    # a probability chain's DC start for its next level (msvm._dc.ChainDCStart) and the
-    # levels its estimator has fitted (msvm._dc.level_rules): transient
-    _transient_state = (*BaseMSVM._transient_state, "_dc_chain_start", "_dc_levels")
+    # a probability chain's DC start for its next level (msvm._dc.ChainDCStart), the
+    # levels its estimator has fitted (msvm._dc.level_rules) and the inner solver of its
+    # refits (msvm._dc.kept_inner_solver): transient
+    _transient_state = (*BaseMSVM._transient_state, "_dc_chain_start", "_dc_levels",
+                        "_dc_inner")
 
     _parameter_constraints = {
         **BaseMSVM._parameter_constraints,
@@ -219,6 +221,9 @@ class WeightedRobustMSVM(ProbabilityMixin, KeptDCObjective, TruncatedDegenerateC
 
     def _dc_shift(self, problem, G, y):
         s = self._truncation_value(problem.k)
+        found = compiled_shift(problem, G, s, margin=True)
+        if found is not None:
+            return found
         rows = problem.sample_of_var()
         # the class j of the variable's group, and the class j' of its direction
         own, other = problem.expand("slot2"), problem.expand("slot1")
@@ -239,7 +244,8 @@ class WeightedRobustMSVM(ProbabilityMixin, KeptDCObjective, TruncatedDegenerateC
 
     def _loss(self, G, y):
         s = self._truncation_value(G.shape[1])
-        return utility_margin_loss(G, y, self.utility_, s)
+        found = compiled_losses(G, y, s, self.utility_)
+        return utility_margin_loss(G, y, self.utility_, s) if found is None else found
 
     def _alpha_matrix(self, alpha, problem):
         return alpha_by_slots(problem, alpha, pairs=True)

@@ -34,8 +34,9 @@ from libc.math cimport isfinite
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
-from ._types cimport Prob, v_s1, v_c1, v_s2, v_c2, v_lin, v_lo, v_hi, v_grp
+from ._types cimport Prob, v_s1, v_c1, v_s2, v_c2, v_lin, v_lo, v_hi
 from ._problem cimport ProblemArrays
+from ._bounds cimport at_moving_bound, group_sums as group_sums_of
 from ._intercepts cimport Slot, slot_search
 from ._signals cimport tick, reraise
 
@@ -307,15 +308,9 @@ cdef int _level_arrays(const Prob* p, const double* alpha, const unsigned char* 
                        double* group_sums, long long* work) noexcept nogil:
     """V = -kappa U P (n, k), the support and the settled test of a level's solution: 0;
     INTERRUPTED where a signal handler ran."""
-    cdef int i, v, g, k = p.k
-    cdef double a, lo, hi
+    cdef int i, v, k = p.k
     cdef bint moving
-    for g in range(p.ngroups):
-        group_sums[g] = 0.0
-    for v in range(p.nv):
-        g = v_grp(p, v)
-        if g >= 0:
-            group_sums[g] += alpha[v]
+    group_sums_of(p, alpha, group_sums)
     settled[0] = True
     for i in range(p.n):
         _sums_of(p, alpha, i, &V[<Py_ssize_t> i * k])
@@ -323,14 +318,9 @@ cdef int _level_arrays(const Prob* p, const double* alpha, const unsigned char* 
         support[i] = 0
         moving = False
         for v in range(p.ptr[i], p.ptr[i + 1]):
-            a = alpha[v]
-            if a != 0.0:
+            if alpha[v] != 0.0:
                 support[i] = 1
-            lo, hi = v_lo(p, v), v_hi(p, v)
-            if (a >= hi and hi != 0.0) or (a <= lo and lo != 0.0):
-                moving = True
-            g = v_grp(p, v)
-            if g >= 0 and group_sums[g] >= p.cap[g] and p.cap[g] != 0.0:
+            if at_moving_bound(p, alpha, v, group_sums):
                 moving = True
         if moving and is_label[i]:
             settled[0] = False
