@@ -40,10 +40,11 @@ JSON:
   the calibration folds' own fits, their top fits at 3 C, their chains, the full data's top
   fit and chains), and the probability fit before (main aae56db: every fold's fit on
   ``n_grid`` points, ``msvm.targeted.CALIBRATION_GRID_SHARE = None``) and after (the folds'
-  fits on half the grid points), with the tried and not kept
-  ``msvm.targeted.BRACKET_SETTLED_POINTS`` on top, alternating in one process, the least of
-  3, on S1 at C = 'auto' and 1 and wine; S2 at C = 'auto' once per side under a
-  wall-clock cap (``S2_SIDE_CAP``).  probability_targeted_grid.json.
+  fits on half the grid points), alternating in one process, the least of 3, on S1 at
+  C = 'auto' and 1 and wine; S2 at C = 'auto' once per side under a wall-clock cap
+  (``S2_SIDE_CAP``).  probability_targeted_grid.json (its run of 4b75b78 also measured the
+  bracket-settled grid points, ``BRACKET_SETTLED_POINTS``, a switch since removed; its rows
+  stay in the JSON and the section).
 * ``--held``: ``msvm.targeted.SOLVE_ON_HELD_SAMPLES`` off (before) and on (after),
   alternating in one process, the least of 3: one fit and the probability fit on S1 at
   C = 'auto' and 1 and wine, S2 at C = 'auto' (its probability fit once a side, capped):
@@ -489,12 +490,11 @@ def _tried_part(res):
 
 # --grid-share: the sides, as module settings of msvm.targeted
 GRID_SIDES = {
-    "before": (("CALIBRATION_GRID_SHARE", None), ("BRACKET_SETTLED_POINTS", False)),
-    "after": (("BRACKET_SETTLED_POINTS", False),),
-    "tried: bracket-settled points": (("BRACKET_SETTLED_POINTS", True),),
+    "before": (("CALIBRATION_GRID_SHARE", None),),
+    "after": (),
 }
-# the draws' check only: 'after' on folds of any size (main aae56db's other switches)
-ANY_FOLD = (("BRACKET_SETTLED_POINTS", False), ("CALIBRATION_GRID_MIN_SAMPLES", 0))
+# the draws' check only: 'after' on folds of any size
+ANY_FOLD = (("CALIBRATION_GRID_MIN_SAMPLES", 0),)
 
 
 def _grid_side(name):
@@ -526,7 +526,7 @@ def _stages(counts):
         return "full data's" if X.shape[0] == full else "folds'"
 
     full = []
-    solve, kept = targeted.TargetedLocalMSVM._solve_grid_point, targeted._kept_fit
+    solve, kept = targeted.TargetedLocalMSVM._solve_grid_point, targeted._SolvedGrid.reusable
 
     def counted_solve(self, *args, **kwargs):
         if not full:
@@ -538,12 +538,12 @@ def _stages(counts):
         entry["cpu"] += time.process_time() - t
         return out
 
-    def counted_kept(solved, g, key, weights, *args, **kwargs):
-        out = kept(solved, g, key, weights, *args, **kwargs)
+    def counted_kept(solved, g, key, weights):
+        out = kept(solved, g, key, weights)
         entry = counts.setdefault(where[0], {"solves": 0, "cpu": 0.0, "kept": 0})
         if out is not None:
             entry["kept"] += 1
-        elif solved is not None:
+        else:
             thin = _thin_moved_weights(solved, g, weights)
             if thin is not None:
                 entry["thin"] = entry.get("thin", 0) + thin
@@ -559,7 +559,7 @@ def _stages(counts):
     top = staged(P._top_fit, lambda t, X: f"{fold(X, full[0])} top fits at 3 C")
     chain = staged(P._weighted_chain, lambda t, X: f"{fold(X, full[0])} chains")
     with module_settings((targeted.TargetedLocalMSVM, "_solve_grid_point", counted_solve),
-                         (targeted, "_kept_fit", counted_kept),
+                         (targeted._SolvedGrid, "reusable", counted_kept),
                          (P._ChainRunner, "own_fit", staticmethod(own)),
                          (P._ChainRunner, "top_fit", staticmethod(top)),
                          (P, "_weighted_chain", chain)):
