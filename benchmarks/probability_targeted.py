@@ -50,6 +50,16 @@ JSON:
   C = 'auto' and 1 and wine, S2 at C = 'auto' (its probability fit once a side, capped):
   CPU, grid solves, the largest differences of the decision values, objectives and
   probabilities, MAE, argmax = predict.  probability_targeted_held.json.
+
+Round 18 (issue 25 item 1, where the CPU goes), one more part from its own run and JSON:
+
+* ``--late-start``: where a probability fit's CPU goes on main c94be25 (stage by stage: the
+  grid solves, in them the compiled solver, the late smoothed-primal starts, the exact
+  finishing steps and the rest), and the probability fit before
+  (``msvm.targeted.LATE_START_EPOCHS = 0``: a warm level's grid solve takes the late start
+  at its first budget stop) and after (it weighs the start against its cost), alternating
+  in one process, the least of 3 on S1 at C = 'auto' and 1, once a side on S2 (capped);
+  the MAE against the truth over draws of S1 and S2.  probability_targeted_late.json.
 """
 
 import contextlib
@@ -505,13 +515,30 @@ def _grid_side(name):
 
 
 @contextlib.contextmanager
-def _stages(counts):
+def _stages(counts, timers=()):
     """Count the grid solves (and their CPU time) and the grid points kept as they are by
-    the stage of the probability fit they belong to, into ``counts`` (stage -> dict)."""
+    the stage of the probability fit they belong to, into ``counts`` (stage -> dict);
+    ``timers``: (label, owner, attribute) of functions whose CPU time (inclusive) and calls
+    are summed by stage too, into ``counts[stage]['timers'][label]`` as [CPU, calls]."""
     from msvm import _probability as P
     from msvm import targeted
 
     where = ["estimator's own fit"]
+
+    def timed(label, function):
+        def run(*args, **kwargs):
+            t = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                entry = counts.setdefault(where[0], {"solves": 0, "cpu": 0.0, "kept": 0})
+                cell = entry.setdefault("timers", {}).setdefault(label, [0.0, 0])
+                cell[0] += time.process_time() - t
+                cell[1] += 1
+        return run
+
+    timing = [(owner, name, timed(label, getattr(owner, name)))
+              for label, owner, name in timers]
 
     def staged(function, label):
         def run(template, start, X, *args, **kwargs):
@@ -527,15 +554,20 @@ def _stages(counts):
 
     full = []
     solve, kept = targeted.TargetedLocalMSVM._solve_grid_point, targeted._SolvedGrid.reusable
+    fit_model = targeted.TargetedLocalMSVM._fit_model
+
+    def first_fit(self, X, *args, **kwargs):
+        if not full:
+            full.append(X.shape[0])         # the first fit: the estimator's own, on all of X
+        return fit_model(self, X, *args, **kwargs)
 
     def counted_solve(self, *args, **kwargs):
-        if not full:
-            full.append(len(args[-1]))        # the first solve: the own fit's, on all of y
         t = time.process_time()
         out = solve(self, *args, **kwargs)
         entry = counts.setdefault(where[0], {"solves": 0, "cpu": 0.0, "kept": 0})
         entry["solves"] += 1
         entry["cpu"] += time.process_time() - t
+        entry.setdefault("epochs", []).append(int(out[0].n_iter))
         return out
 
     def counted_kept(solved, g, key, weights):
@@ -558,11 +590,12 @@ def _stages(counts):
 
     top = staged(P._top_fit, lambda t, X: f"{fold(X, full[0])} top fits at 3 C")
     chain = staged(P._weighted_chain, lambda t, X: f"{fold(X, full[0])} chains")
-    with module_settings((targeted.TargetedLocalMSVM, "_solve_grid_point", counted_solve),
+    with module_settings((targeted.TargetedLocalMSVM, "_fit_model", first_fit),
+                         (targeted.TargetedLocalMSVM, "_solve_grid_point", counted_solve),
                          (targeted._SolvedGrid, "reusable", counted_kept),
                          (P._ChainRunner, "own_fit", staticmethod(own)),
                          (P._ChainRunner, "top_fit", staticmethod(top)),
-                         (P, "_weighted_chain", chain)):
+                         (P, "_weighted_chain", chain), *timing):
         yield
 
 
@@ -994,6 +1027,256 @@ def _held_part(res):
         "after.\n\n" + _held_table(res) + "\n")
 
 
+# --late-start: the sides, as msvm.targeted.LATE_START_EPOCHS (0: main c94be25)
+LATE_SIDES = (("before", 0), ("after", 60))
+LATE_REPEATS = 3
+# the parts of a stage's CPU that the profile times (inclusive CPU, summed by stage)
+LATE_TIMERS = (("compiled solver", "_sequence", "DualSequence", "_run_solver"),
+               ("late primal starts", "_sequence", "DualSequence", "_late_primal_start"),
+               ("exact finishing steps", "_sequence", "DualSequence", "_exact_step"))
+# (scenario, n, C, draws) of the MAE check over draws (n None: the scenario's default)
+LATE_DRAWS = (("S1", None, "auto", range(6)), ("S1", None, 1.0, range(6)),
+              ("S2", None, "auto", range(2)))
+
+
+def _late_side(epochs):
+    from msvm import targeted
+
+    return module_settings((targeted, "LATE_START_EPOCHS", epochs))
+
+
+def _late_timers():
+    import importlib
+
+    return [(label, getattr(importlib.import_module(f"msvm.{module}"), owner), name)
+            for label, module, owner, name in LATE_TIMERS]
+
+
+def _late_fit(make, epochs, X, y, X_test, y_test, truth):
+    """One probability fit of the side ``epochs``: CPU, its stages (``_stages`` with the
+    timers of ``LATE_TIMERS``), refits, C factor, scores and test probabilities."""
+    from benchmarks.probability_lean import _scores
+
+    counts = {}
+    with _late_side(epochs), _stages(counts, _late_timers()):
+        cpu, est = _cpu_fit(make(True), X, y)
+    proba = est.predict_proba(X_test)
+    for entry in counts.values():
+        epochs_run = entry.pop("epochs", [])
+        entry["epochs_median"] = float(np.median(epochs_run)) if epochs_run else 0.0
+    side = {"cpu": [cpu], "stages": counts, "refits": int(est.n_probability_fits_),
+            "factor": float(est.probability_C_factor_),
+            **_scores(proba, y_test, est.classes_, est.predict(X_test), truth)}
+    return side, proba
+
+
+def _late_row(C, X, y, X_test, y_test, truth, repeats, platt=True):
+    """One row of ``--late-start``: one fit (the least of 5, of 3 with one repeat), the
+    sides alternating (the least of ``repeats`` CPU times; stages and scores from the
+    last), Platt where asked."""
+    from benchmarks.probability_lean import _platt, _scores
+
+    make = _maker(C)
+    one = min(_cpu_fit(make(False), X, y)[0] for _ in range(5 if repeats > 1 else 3))
+    row = {"n": len(y), "one_fit": one, "sides": {}}
+    probas = {}
+    for _ in range(repeats):
+        for name, epochs in LATE_SIDES:
+            side, probas[name] = _late_fit(make, epochs, X, y, X_test, y_test, truth)
+            if name in row["sides"]:
+                side["cpu"] = row["sides"][name]["cpu"] + side["cpu"]
+            row["sides"][name] = side
+    row["sides"]["after"]["max_diff"] = float(np.max(np.abs(probas["after"]
+                                                            - probas["before"])))
+    if platt:
+        row["platt_cpu"], fitted = _platt(make, X, y)
+        row["platt"] = _scores(fitted.predict_proba(X_test), y_test, fitted.classes_,
+                               fitted.predict(X_test), truth)
+    return row
+
+
+def _late_draws():
+    """Before and after on several draws (``LATE_DRAWS``; one probability fit a side and
+    draw, before first): MAE against the truth of 2000 test samples of draw 100, CPU."""
+    from msvm.datasets import make_targeted_example
+
+    rows = []
+    for scenario, n, C, draws in LATE_DRAWS:
+        X_test, _ = make_targeted_example(2000, scenario, random_state=100)
+        truth = targeted_proba(X_test, scenario)
+        for draw in draws:
+            X, y = make_targeted_example(n, scenario, random_state=draw)
+            row = {"scenario": scenario, "n": len(y), "C": C, "draw": draw}
+            for name, epochs in LATE_SIDES:
+                with _late_side(epochs):
+                    cpu, est = _cpu_fit(_maker(C)(True), X, y)
+                proba = est.predict_proba(X_test)
+                row[name] = {"cpu": cpu, "mae": float(np.mean(np.abs(proba - truth))),
+                             "factor": float(est.probability_C_factor_)}
+            rows.append(row)
+            print(f"  {scenario} n = {len(y)}, C = {C}, draw {draw}: MAE "
+                  f"{row['after']['mae'] - row['before']['mae']:+.4f}", flush=True)
+    return rows
+
+
+def bench_late(with_s2=True):
+    """``--late-start``: S1 at C = 'auto' and 1 (the least of ``LATE_REPEATS``), S2 at
+    C = 'auto' (once a side, under ``S2_SIDE_CAP``), then the draws."""
+    import os
+
+    rows, load = {}, [os.getloadavg()[0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for scenario in ("S1", "S2") if with_s2 else ("S1",):
+            X, y, X_test, truth = _scenario(scenario)
+            from msvm.datasets import make_targeted_example
+
+            y_test = make_targeted_example(2000, scenario, random_state=1)[1]
+            for C in ("auto", 1.0) if scenario == "S1" else ("auto",):
+                name = f"{scenario} (n = {len(y)}), C = {C}"
+                print(name, flush=True)
+                rows[name] = (_late_row(C, X, y, X_test, y_test, truth, LATE_REPEATS)
+                              if scenario == "S1" else
+                              _capped(S2_SIDE_CAP, _late_row, C, X, y, X_test, y_test,
+                                      truth, 1, False))
+                load.append(os.getloadavg()[0])
+        draws = _late_draws() if with_s2 else []
+        load.append(os.getloadavg()[0])
+    return {"commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "load": load, "cap": S2_SIDE_CAP, "rows": rows, "draws": draws,
+            "sides": dict(LATE_SIDES)}
+
+
+LATE_STAGES = ("estimator's own fit", "folds' own fits", "folds' top fits at 3 C",
+               "folds' chains", "full data's top fits at 3 C", "full data's chains")
+
+
+def _late_profile_table(res):
+    out = []
+    labels = [label for label, *_ in LATE_TIMERS]
+    for name, row in res["rows"].items():
+        if row is None:
+            continue
+        for side_name, side in row["sides"].items():
+            for stage in LATE_STAGES:
+                entry = side["stages"].get(stage)
+                if entry is None:
+                    continue
+                timers = entry.get("timers", {})
+                parts = [timers.get(label, [0.0, 0]) for label in labels]
+                rest = entry["cpu"] - sum(part[0] for part in parts)
+                out.append([name, side_name, stage, entry["solves"], entry.get("kept", 0),
+                            f"{entry['cpu']:.2f}",
+                            *[f"{cpu:.2f} ({calls})" for cpu, calls in parts],
+                            f"{rest:.2f}", f"{entry.get('epochs_median', 0.0):g}"])
+    return markdown_table(["data, C", "side", "stage", "grid solves", "kept", "CPU in them (s)",
+                           *[f"{label} (s, calls)" for label in labels],
+                           "rest (s)", "epochs a solve (median)"], out)
+
+
+def _late_table(res):
+    out = []
+    for name, row in res["rows"].items():
+        if row is None:
+            out.append([name, f"over the cap ({res['cap']} s wall)", *[""] * 9])
+            continue
+        before = row["sides"]["before"]
+        for side_name, side in row["sides"].items():
+            metric = "mae" if "mae" in side else "log_loss"
+            cpu = min(side["cpu"])
+            platt = row.get("platt_cpu")
+            solves = sum(entry["solves"] for entry in side["stages"].values())
+            change = side[metric] - before[metric]
+            out.append([name, side_name, f"{cpu:.2f}", f"{cpu / row['one_fit']:.1f}x",
+                        "" if platt is None else f"{cpu / platt:.2f}x", side["refits"], solves,
+                        f"{metric} {side[metric]:.4f} ({change:+.4f})",
+                        f"{side.get('max_diff', 0.0):.3g}", f"{side['agreement']:.4f}",
+                        f"{side['factor']:g}"])
+    return markdown_table(["data, C", "side", "CPU (s)", "x one fit", "x Platt", "fits",
+                           "grid solves", "score (change)", "largest diff",
+                           "argmax = predict", "C factor"], out)
+
+
+def _late_draws_table(draws):
+    groups = {}
+    for row in draws:
+        groups.setdefault((row["scenario"], row["n"], row["C"]), []).append(row)
+    out = []
+    for (scenario, n, C), rows in groups.items():
+        change = np.array([r["after"]["mae"] - r["before"]["mae"] for r in rows])
+        cpu = np.array([r["after"]["cpu"] / r["before"]["cpu"] for r in rows])
+        flips = sum(r["after"]["factor"] != r["before"]["factor"] for r in rows)
+        out.append([scenario, n, C, len(rows), f"{np.median(cpu):.2f}",
+                    f"{np.mean([r['before']['mae'] for r in rows]):.4f}",
+                    f"{change.mean():+.4f}", f"{change.min():+.4f} .. {change.max():+.4f}",
+                    int(np.sum(change > 0.002)), flips])
+    return markdown_table(["scenario", "n", "C", "draws", "CPU after / before (median)",
+                           "MAE before (mean)", "MAE change (mean)", "MAE change (range)",
+                           "draws over +0.002", "C factor changed"], out)
+
+
+def _late_targets(res):
+    lines = []
+    for name, row in res["rows"].items():
+        if row is None:
+            lines.append(f"- {name}: over the cap")
+            continue
+        after, before = row["sides"]["after"], row["sides"]["before"]
+        metric = "mae" if "mae" in after else "log_loss"
+        limit = 0.002 if metric == "mae" else 0.01
+        ratio = min(after["cpu"]) / row["one_fit"]
+        text = f"- {name}: {ratio:.1f}x one fit ({'met' if ratio <= 10 else 'NOT met'})"
+        if "platt_cpu" in row:
+            platt = min(after["cpu"]) / row["platt_cpu"]
+            text += f", {platt:.2f}x Platt ({'met' if platt <= 2 else 'NOT met'})"
+        change = after[metric] - before[metric]
+        verdict = "met" if change <= limit else "NOT met"
+        text += (f", {metric} {change:+.4f} on this draw ({verdict})"
+                 f", argmax = predict {after['agreement']:.4f}")
+        lines.append(text)
+    return "\n".join(lines)
+
+
+def _late_part(res):
+    ones = ", ".join(f"{name} {row['one_fit'] * 1e3:.0f} ms"
+                     for name, row in res["rows"].items() if row is not None)
+    platts = ", ".join(f"{name} {row['platt_cpu'] * 1e3:.0f} ms"
+                       for name, row in res["rows"].items()
+                       if row is not None and "platt_cpu" in row)
+    return (
+        "#### Round 18: where the CPU goes, and the late smoothed-primal start weighed\n\n"
+        + _run_line(res) + " Written by `benchmarks/probability_targeted.py --late-start`. "
+        "CPU time (`time.process_time`). 'before': main c94be25 "
+        "(`msvm.targeted.LATE_START_EPOCHS = 0`: a warm level's grid solve on its held "
+        "samples takes the late smoothed-primal start at its first budget stop, after "
+        "`FINISH_MIN` = 10 epochs); 'after': "
+        f"`LATE_START_EPOCHS = {res['sides']['after']}` (it runs on while the residual's "
+        "decay predicts convergence within that many epochs, the start's cost, unless the "
+        "same grid point's previous fit took the start). S1: the sides alternating, the "
+        f"least of {LATE_REPEATS} CPU times, stages and scores from the last fit of each "
+        "side; one fit (probability=False) the least of 5 (" + ones + "); Platt: "
+        "CalibratedClassifierCV(same estimator, method='sigmoid', cv=5) (" + platts + "). "
+        "S2: one probability fit a side, before first, under a wall-clock cap of "
+        f"{res['cap']} s, one fit the least of 3. 'largest diff': of the test "
+        "probabilities against 'before'. MAE against the true probabilities of 2000 test "
+        "samples of draw 1.\n\n"
+        "Where the CPU goes: each stage's grid solves (`_solve_grid_point`, inclusive), and "
+        "in them the compiled solver's runs (`DualSequence._run_solver`), the late "
+        "smoothed-primal starts (`_late_primal_start`: the Newton continuation of "
+        "msvm/_primal.py, called at a budget stop; calls that found the start not to apply "
+        "counted too) and the exact finishing steps (`_exact_step`); 'rest': the Python "
+        "around them (the problems, the held samples' row sources, the score moves, the "
+        "snapshots). 'kept': grid points a refit took as they were. Epochs in epochs of the "
+        "n samples (a held solve's scaled by m / n).\n\n"
+        + _late_profile_table(res) + "\n\n" + _late_table(res) + "\n\n"
+        "Targets of issue 25 (after):\n\n" + _late_targets(res) + "\n"
+        + ("" if not res.get("draws") else
+           "\nThe MAE against the truth over draws (draws 0, 1, ... of "
+           "`make_targeted_example` at the default n; 2000 test samples of draw 100; one "
+           "probability fit a side and draw, before first; CPU of that one fit each).\n\n"
+           + _late_draws_table(res["draws"]) + "\n"))
+
+
 def render_all(res):
     """The section: :func:`render` and, where their runs wrote them, the S2 and 'tried'
     parts."""
@@ -1001,7 +1284,8 @@ def render_all(res):
     for name, part in (("probability_targeted_s2.json", _s2_part),
                        ("probability_targeted_tried.json", _tried_part),
                        ("probability_targeted_grid.json", _grid_part),
-                       ("probability_targeted_held.json", _held_part)):
+                       ("probability_targeted_held.json", _held_part),
+                       ("probability_targeted_late.json", _late_part)):
         path = RESULTS / name
         if path.exists():
             text += "\n" + part(json.loads(path.read_text()))
@@ -1016,7 +1300,9 @@ def main(argv=None):
                             ("--grid-share", lambda: bench_grid("--no-S2" not in argv),
                              "probability_targeted_grid.json"),
                             ("--held", lambda: bench_held("--no-S2" not in argv),
-                             "probability_targeted_held.json")):
+                             "probability_targeted_held.json"),
+                            ("--late-start", lambda: bench_late("--no-S2" not in argv),
+                             "probability_targeted_late.json")):
         if flag in argv:
             (RESULTS / name).write_text(json.dumps(run(), indent=2) + "\n")
             argv = [*argv, "--render"]

@@ -473,6 +473,12 @@ class DualSequence:
         self.problem = None          # the dual whose scores ``src`` holds, and its alpha
         self.alpha = None
         self.stop_reasons = []       # of every solve, in order
+        # the late smoothed-primal start's predicted cost in epochs, for putting it off
+        # while the solver is predicted to converge sooner (:meth:`_late_start_wait`);
+        # 0: taken at the first budget stop, as the plan says (set by an estimator's fit:
+        # msvm.targeted.LATE_START_EPOCHS)
+        self.late_start_epochs = 0
+        self.late_starts = 0         # late smoothed-primal starts taken, over every solve
 
     # ------------------------------------------------------------------ scores
     def move_to(self, problem, alpha, fresh=False):
@@ -663,8 +669,14 @@ class DualSequence:
                     or result.n_iter <= 0):
                 return alpha, mu, result._replace(n_iter=min(done, total)), finished, late
             budget, certify = min(max(done, FINISH_AFTER), total - done), False
+            wait = 0 if started or dual_first else self._late_start_wait(
+                problem, result, done, before, tol)
+            if wait:
+                before, budget = float(result.residual), min(wait, total - done)
+                continue
             free_before, due = _finish_due(problem, alpha, free_before, budget >= total - done)
             found = None if started else self._late_primal_start(problem, alpha, mu, tol)
+            self.late_starts += found is not None
             if FINISH_RULE:
                 due, budget = self._timely(problem, result, done, before, tol, budget,
                                            (due or finish is finish_grouped) and found is None,
@@ -731,6 +743,26 @@ class DualSequence:
                                         before, tol, cost)):
             return True, budget
         return False, int(min(budget, max(FINISH_MIN, np.ceil(cost - done))))
+
+    def _late_start_wait(self, problem, result, done, before, tol):
+        """The epochs to run on before the late smoothed-primal start, at a budget stop
+        after ``done`` epochs (``before``: the residual at the previous stop, NaN at the
+        first); 0: take it now.  A rent-or-buy choice as :func:`finish_timely`'s, against
+        its cost ``late_start_epochs``: put off while the epochs run cost less than it and
+        the solver is not predicted (:func:`epochs_left`) to need as many more; before the
+        first decay is measured, FINISH_MIN epochs more measure it.  Where the start would
+        not apply (the plan's rule) it is never waited for."""
+        cost = self.late_start_epochs
+        if cost <= done or not self.plan.restarts_from_primal(
+                problem, self.features, self.src.diagonal()):
+            return 0
+        if not np.isfinite(before):
+            return int(min(FINISH_MIN, np.ceil(cost - done)))
+        left = epochs_left(FinishProgress(done, int(result.n_iter), float(result.residual),
+                                          before, tol, cost))
+        if left >= cost - done:
+            return 0
+        return int(min(np.ceil(cost - done), max(FINISH_MIN, np.ceil(left))))
 
     def _epoch_seconds(self, problem):
         """The predicted CPU cost of one epoch on this sequence's rows (:func:`epoch_seconds`)."""

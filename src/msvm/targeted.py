@@ -65,6 +65,8 @@ class _GridFit:
     # the samples at a bound that moves with their weight (``DualProblem.at_moving_bounds``;
     # None at a grid point without a sample): msvm._probability._settled
     weighed: Optional[np.ndarray] = None
+    # whether its solve went on from the late smoothed-primal start (``LATE_START_EPOCHS``)
+    late_start: bool = False
 
 
 # Whether the weighted refits of probability=True (a chain's levels and its top fit, warm-started
@@ -119,6 +121,20 @@ SOLVE_ON_HELD_SAMPLES = True
 # (``SOLVE_ON_HELD_SAMPLES``): on wine (n = 124) a row source and a problem per grid point
 # cost more than the smaller solves save (one fit 1.15x, the probability fit 1.23x).
 HELD_MIN_SAMPLES = 500
+
+
+# The late smoothed-primal start's cost, in epochs of the solver on a grid point's held samples,
+# that a probability refit's grid solve on them (``SOLVE_ON_HELD_SAMPLES``; a warm level,
+# ``_warm_level``) weighs before taking it (``DualSequence.late_start_epochs``, a rent-or-buy
+# choice): after its first budget stop the solver runs on while the residual's decay predicts
+# convergence within that many epochs, and takes the start once they are spent or where it
+# predicts no convergence in time.  Only where the same grid point's previous fit (the chain's
+# level before) did not take the late start: where it did, the next level's solve is as hard
+# and waiting costs epochs for nothing (scenario S2).  Measured (round 18, section 9j): the
+# late start costs 60-110 epochs of the held rows' solver on S1 and S2 (3.4 and 8.6 ms against
+# 54 and 81 us an epoch) and was 45-75 % of the probability fit.  0: the start at the first
+# budget stop (main c94be25).
+LATE_START_EPOCHS = 60
 
 
 # Whether a warm-started refit takes a grid point's previous fit as it is where that fit is
@@ -196,6 +212,14 @@ def _bounds_followed(problem, alpha, old_weights, g, weights):
     alpha = alpha.copy()
     alpha[at_bound] = hi[at_bound]
     return alpha
+
+
+def _waits_for_late_start(solved, g):
+    """Whether a refit's solve of grid point g weighs the late smoothed-primal start
+    (``LATE_START_EPOCHS``): unless the previous fit of that grid point (``solved``, a
+    :class:`_SolvedGrid`, or None) took it."""
+    return LATE_START_EPOCHS > 0 and not (solved is not None and g < len(solved.fits)
+                                          and solved.fits[g].late_start)
 
 
 def _expanded_marks(marks, rows, n):
@@ -619,7 +643,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                     alpha = np.zeros(problem.n_vars)
                 if self._held_route(sequence, held):
                     fit, last = self._solve_on_held(sequence, problem, alpha, u0, weights, y,
-                                                    held)
+                                                    held, _waits_for_late_start(solved, g))
                 else:
                     fit, last = self._solve_grid_point(sequence, problem, alpha, u0, weights,
                                                        y)
@@ -643,7 +667,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         return (SOLVE_ON_HELD_SAMPLES and sequence.features is not None
                 and len(held) >= HELD_MIN_SAMPLES and not np.all(held))
 
-    def _solve_on_held(self, sequence, problem, alpha, u0, weights, y, held):
+    def _solve_on_held(self, sequence, problem, alpha, u0, weights, y, held, wait=False):
         """:meth:`_solve_grid_point` on the samples of positive weight (``held``) only.
 
         The variables of a sample of weight 0 are fixed at 0 (box [0, 0]) and its terms of
@@ -651,7 +675,9 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         optimum; its solve runs on a row source of their explicit features
         (:meth:`_held_sequence`).  The fit's alpha, support and moving-bound marks are
         expanded back to the n samples with zeros (the weights of the explicit features,
-        ``path``, are the same either way).  Returns the fit and its (n-sample) dual.
+        ``path``, are the same either way).  ``wait``: a warm level's solve weighs the late
+        smoothed-primal start against ``LATE_START_EPOCHS`` epochs.  Returns the fit and its
+        (n-sample) dual.
         """
         rows = np.flatnonzero(held)
         kept = held[problem.sample_of_var()]
@@ -659,8 +685,10 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                                          float(self.reinforcement), kappa=self._kappa(
                                              len(self.classes_)), equality=False)
         sub, share = self._held_sequence(sequence, rows, problem, sub_problem)
+        sub.late_start_epochs = LATE_START_EPOCHS if wait and self._warm_level() else 0
         fit, sub_alpha = self._solve_grid_point(sub, sub_problem, alpha[kept], u0,
                                                 weights[rows], y[rows])
+        fit.late_start = sub.late_starts > 0
         sequence.plan = replace(sub.plan, finish_after=sequence.plan.finish_after,
                                 primal_start=sequence.plan.primal_start)
         fit.n_iter = max(1, round(fit.n_iter * share))
