@@ -703,16 +703,27 @@ def _grid_draws():
             row = {"n": len(y), "C": C, "draw": draw, "side": after}
             for name, side in (("before", "before"), ("after", after)):
                 counts = {}
-                with _grid_side(side), _stages(counts):
-                    cpu, est = _cpu_fit(_maker(C)(True), X, y)
-                proba = est.predict_proba(X_test)
-                row[name] = {"cpu": cpu, "mae": float(np.mean(np.abs(proba - truth))),
-                             "solves": sum(e["solves"] for e in counts.values()),
-                             "factor": float(est.probability_C_factor_)}
-            rows.append(row)
-            print(f"  S1 n = {len(y)}, C = {C}, draw {draw}: MAE "
-                  f"{row['after']['mae'] - row['before']['mae']:+.4f}", flush=True)
+                with _stages(counts):
+                    row[name] = _draw_fit(C, _grid_side(side), X, y, X_test, truth)
+                row[name]["solves"] = sum(e["solves"] for e in counts.values())
+            rows.append(_printed_draw(f"S1 n = {len(y)}, C = {C}, draw {draw}", row))
     return rows
+
+
+def _draw_fit(C, side, X, y, X_test, truth):
+    """One probability fit of a draw at C within the context ``side``: its CPU, MAE
+    against ``truth`` at X_test and C factor."""
+    with side:
+        cpu, est = _cpu_fit(_maker(C)(True), X, y)
+    proba = est.predict_proba(X_test)
+    return {"cpu": cpu, "mae": float(np.mean(np.abs(proba - truth))),
+            "factor": float(est.probability_C_factor_)}
+
+
+def _printed_draw(label, row):
+    """``row`` (a draw's 'before' and 'after'), its MAE change printed."""
+    print(f"  {label}: MAE {row['after']['mae'] - row['before']['mae']:+.4f}", flush=True)
+    return row
 
 
 def bench_grid(with_s2=True):
@@ -742,22 +753,27 @@ def bench_grid(with_s2=True):
             "load": load, "cap": S2_SIDE_CAP, "rows": rows, "draws": draws}
 
 
+def _draw_changes(rows):
+    """A group of draws' cells: CPU after / before (median), MAE before (mean), MAE change
+    (mean, range), draws over +0.002, draws whose C factor changed."""
+    change = np.array([r["after"]["mae"] - r["before"]["mae"] for r in rows])
+    cpu = np.array([r["after"]["cpu"] / r["before"]["cpu"] for r in rows])
+    flips = sum(r["after"]["factor"] != r["before"]["factor"] for r in rows)
+    return [f"{np.median(cpu):.2f}", f"{np.mean([r['before']['mae'] for r in rows]):.4f}",
+            f"{change.mean():+.4f}", f"{change.min():+.4f} .. {change.max():+.4f}",
+            int(np.sum(change > 0.002)), flips]
+
+
 def _draws_table(draws):
     groups = {}
     for row in draws:
         groups.setdefault((row["n"], row["C"], row["side"]), []).append(row)
     out = []
     for (n, C, side), rows in groups.items():
-        change = np.array([r["after"]["mae"] - r["before"]["mae"] for r in rows])
-        cpu = np.array([r["after"]["cpu"] / r["before"]["cpu"] for r in rows])
-        flips = sum(r["after"]["factor"] != r["before"]["factor"] for r in rows)
         out.append([n, C, side, len(rows),
                     f"{np.mean([r['before']['solves'] for r in rows]):.0f} / "
                     f"{np.mean([r['after']['solves'] for r in rows]):.0f}",
-                    f"{np.median(cpu):.2f}",
-                    f"{np.mean([r['before']['mae'] for r in rows]):.4f}",
-                    f"{change.mean():+.4f}", f"{change.min():+.4f} .. {change.max():+.4f}",
-                    int(np.sum(change > 0.002)), flips])
+                    *_draw_changes(rows)])
     return markdown_table(["n", "C", "side", "draws", "grid solves: before / after (mean)",
                            "CPU after / before (median)", "MAE before (mean)",
                            "MAE change (mean)", "MAE change (range)", "draws over +0.002",
@@ -1108,14 +1124,8 @@ def _late_draws():
             X, y = make_targeted_example(n, scenario, random_state=draw)
             row = {"scenario": scenario, "n": len(y), "C": C, "draw": draw}
             for name, epochs in LATE_SIDES:
-                with _late_side(epochs):
-                    cpu, est = _cpu_fit(_maker(C)(True), X, y)
-                proba = est.predict_proba(X_test)
-                row[name] = {"cpu": cpu, "mae": float(np.mean(np.abs(proba - truth))),
-                             "factor": float(est.probability_C_factor_)}
-            rows.append(row)
-            print(f"  {scenario} n = {len(y)}, C = {C}, draw {draw}: MAE "
-                  f"{row['after']['mae'] - row['before']['mae']:+.4f}", flush=True)
+                row[name] = _draw_fit(C, _late_side(epochs), X, y, X_test, truth)
+            rows.append(_printed_draw(f"{scenario} n = {len(y)}, C = {C}, draw {draw}", row))
     return rows
 
 
@@ -1203,13 +1213,7 @@ def _late_draws_table(draws):
         groups.setdefault((row["scenario"], row["n"], row["C"]), []).append(row)
     out = []
     for (scenario, n, C), rows in groups.items():
-        change = np.array([r["after"]["mae"] - r["before"]["mae"] for r in rows])
-        cpu = np.array([r["after"]["cpu"] / r["before"]["cpu"] for r in rows])
-        flips = sum(r["after"]["factor"] != r["before"]["factor"] for r in rows)
-        out.append([scenario, n, C, len(rows), f"{np.median(cpu):.2f}",
-                    f"{np.mean([r['before']['mae'] for r in rows]):.4f}",
-                    f"{change.mean():+.4f}", f"{change.min():+.4f} .. {change.max():+.4f}",
-                    int(np.sum(change > 0.002)), flips])
+        out.append([scenario, n, C, len(rows), *_draw_changes(rows)])
     return markdown_table(["scenario", "n", "C", "draws", "CPU after / before (median)",
                            "MAE before (mean)", "MAE change (mean)", "MAE change (range)",
                            "draws over +0.002", "C factor changed"], out)

@@ -25,7 +25,8 @@ def _sequence_at(cost, applies=True):
 
 def _wait(sequence, n_iter, done, residual, before, tol=1e-3):
     result = types.SimpleNamespace(n_iter=n_iter, residual=residual)
-    return _sequence.DualSequence._late_start_wait(sequence, None, result, done, before, tol)
+    return _sequence.DualSequence._late_start_wait(sequence, None, result, done, before, tol,
+                                                   False)
 
 
 def test_no_cost_never_waits():
@@ -51,6 +52,10 @@ def test_waits_only_where_convergence_is_predicted_in_time():
     assert _wait(sequence, 10, 60, 1e-2, 1e-1) == 0
     # where the start would not apply, never waited for
     assert _wait(_sequence_at(60, applies=False), 10, 10, 1.0, np.nan) == 0
+    # nor where the plan fixed it (a start from the primal, a 'dual first' refit)
+    result = types.SimpleNamespace(n_iter=10, residual=1.0)
+    assert _sequence.DualSequence._late_start_wait(sequence, None, result, 10, np.nan, 1e-3,
+                                                   True) == 0
 
 
 def test_a_grid_point_that_took_the_start_does_not_wait_again():

@@ -645,6 +645,9 @@ class DualSequence:
         Returns (alpha, mu, result, finishing steps taken, whether a 'dual first' refit went
         on from the late primal start), the result's epochs summed over the runs.
 
+        With ``late_start_epochs`` the late smoothed-primal start may be put off at a
+        budget stop (:meth:`_late_start_wait`).
+
         ``dual_first`` > 0 (a warm-started refit, ``_refit_dual_budget``): the first run
         gets that many epochs instead, and the smoothed-primal start from its iterate that
         follows an unconverged run is certified at once, as a start before the first run is.
@@ -669,14 +672,12 @@ class DualSequence:
                     or result.n_iter <= 0):
                 return alpha, mu, result._replace(n_iter=min(done, total)), finished, late
             budget, certify = min(max(done, FINISH_AFTER), total - done), False
-            wait = 0 if started or dual_first else self._late_start_wait(
-                problem, result, done, before, tol)
+            wait = self._late_start_wait(problem, result, done, before, tol, started or dual_first)
             if wait:
                 before, budget = float(result.residual), min(wait, total - done)
                 continue
             free_before, due = _finish_due(problem, alpha, free_before, budget >= total - done)
             found = None if started else self._late_primal_start(problem, alpha, mu, tol)
-            self.late_starts += found is not None
             if FINISH_RULE:
                 due, budget = self._timely(problem, result, done, before, tol, budget,
                                            (due or finish is finish_grouped) and found is None,
@@ -744,16 +745,18 @@ class DualSequence:
             return True, budget
         return False, int(min(budget, max(FINISH_MIN, np.ceil(cost - done))))
 
-    def _late_start_wait(self, problem, result, done, before, tol):
+    def _late_start_wait(self, problem, result, done, before, tol, planned):
         """The epochs to run on before the late smoothed-primal start, at a budget stop
         after ``done`` epochs (``before``: the residual at the previous stop, NaN at the
-        first); 0: take it now.  A rent-or-buy choice as :func:`finish_timely`'s, against
-        its cost ``late_start_epochs``: put off while the epochs run cost less than it and
-        the solver is not predicted (:func:`epochs_left`) to need as many more; before the
-        first decay is measured, FINISH_MIN epochs more measure it.  Where the start would
-        not apply (the plan's rule) it is never waited for."""
+        first); 0: take it now, or none is to come (``planned``: the solve started from the
+        primal, or a 'dual first' refit, whose plan fixes when).  A rent-or-buy choice as
+        :func:`finish_timely`'s, against its cost ``late_start_epochs``: put off while the
+        epochs run cost less than it and the solver is not predicted (:func:`epochs_left`)
+        to need as many more; before the first decay is measured, FINISH_MIN epochs more
+        measure it.  Where the start would not apply (the plan's rule) it is never waited
+        for."""
         cost = self.late_start_epochs
-        if cost <= done or not self.plan.restarts_from_primal(
+        if planned or cost <= done or not self.plan.restarts_from_primal(
                 problem, self.features, self.src.diagonal()):
             return 0
         if not np.isfinite(before):
@@ -847,6 +850,7 @@ class DualSequence:
         if X is None or not self.plan.restarts_from_primal(problem, X, diag):
             return None
         W = transposed_times(X, problem.slot_sums(alpha))
+        self.late_starts += 1
         return primal_start(problem, X, np.asarray(W), mu, tol, diag, self.max_iter)
 
     def _scores(self):
