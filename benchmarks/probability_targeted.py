@@ -590,13 +590,27 @@ def _stages(counts, timers=()):
 
     top = staged(P._top_fit, lambda t, X: f"{fold(X, full[0])} top fits at 3 C")
     chain = staged(P._weighted_chain, lambda t, X: f"{fold(X, full[0])} chains")
-    with module_settings((targeted.TargetedLocalMSVM, "_fit_model", first_fit),
-                         (targeted.TargetedLocalMSVM, "_solve_grid_point", counted_solve),
-                         (targeted._SolvedGrid, "reusable", counted_kept),
-                         (P._ChainRunner, "own_fit", staticmethod(own)),
-                         (P._ChainRunner, "top_fit", staticmethod(top)),
-                         (P, "_weighted_chain", chain), *timing):
+    # module_settings restores what getattr read: the runner's static methods unwrapped,
+    # which a fit after the block would call as bound methods
+    runner = {name: P._ChainRunner.__dict__[name] for name in ("own_fit", "top_fit")}
+    with _restored(P._ChainRunner, runner), module_settings(
+            (targeted.TargetedLocalMSVM, "_fit_model", first_fit),
+            (targeted.TargetedLocalMSVM, "_solve_grid_point", counted_solve),
+            (targeted._SolvedGrid, "reusable", counted_kept),
+            (P._ChainRunner, "own_fit", staticmethod(own)),
+            (P._ChainRunner, "top_fit", staticmethod(top)),
+            (P, "_weighted_chain", chain), *timing):
         yield
+
+
+@contextlib.contextmanager
+def _restored(owner, attributes):
+    """Set ``attributes`` (name -> value) on ``owner`` again when the block ends."""
+    try:
+        yield
+    finally:
+        for name, value in attributes.items():
+            setattr(owner, name, value)
 
 
 THIN_WEIGHT = 0.1       # --grid-share: a grid point's moved samples' largest weight, relative
