@@ -836,6 +836,17 @@ def _grid_table(res):
                            "argmax = predict", "C factor"], out)
 
 
+def _cost_targets(name, row, after):
+    """A row's line of targets, its cost part: the side ``after``'s least CPU against one
+    fit (10x) and, where measured, against Platt scaling (2x)."""
+    ratio = min(after["cpu"]) / row["one_fit"]
+    text = f"- {name}: {ratio:.1f}x one fit ({'met' if ratio <= 10 else 'NOT met'})"
+    if "platt_cpu" in row:
+        platt = min(after["cpu"]) / row["platt_cpu"]
+        text += f", {platt:.2f}x Platt ({'met' if platt <= 2 else 'NOT met'})"
+    return text
+
+
 def _grid_targets(res):
     lines = []
     for name, row in res["rows"].items():
@@ -845,16 +856,19 @@ def _grid_targets(res):
             continue
         metric = "mae" if "mae" in after else "log_loss"
         limit = 0.002 if metric == "mae" else 0.01
-        ratio = min(after["cpu"]) / row["one_fit"]
-        text = f"- {name}: {ratio:.1f}x one fit ({'met' if ratio <= 10 else 'NOT met'})"
-        if "platt_cpu" in row:
-            platt = min(after["cpu"]) / row["platt_cpu"]
-            text += f", {platt:.2f}x Platt ({'met' if platt <= 2 else 'NOT met'})"
+        text = _cost_targets(name, row, after)
         if before is not None:
             change = after[metric] - before[metric]
             text += f", {metric} {change:+.4f} ({'met' if change <= limit else 'NOT met'})"
         lines.append(text + f", argmax = predict {after['agreement']:.4f}")
     return "\n".join(lines)
+
+
+def _targets_and_draws(targets, draws):
+    """The end of a part: the issue's targets (lines) and, where there are any, the text
+    and table of the draws."""
+    return ("Targets of issue 25 (after):\n\n" + targets + "\n"
+            + ("\n" + draws + "\n" if draws else ""))
 
 
 def _grid_part(res):
@@ -895,15 +909,14 @@ def _grid_part(res):
         "grown weight there (the grid points a threshold on the moved samples' smoothing "
         "weights could keep).\n\n"
         + _stage_table(res) + "\n\n" + _grid_table(res) + "\n\n"
-        "Targets of issue 25 (after):\n\n" + _grid_targets(res) + "\n"
-        + ("" if not res.get("draws") else
-           "\nThe MAE against the truth over draws of S1 (draws 0, 1, ... of "
+        + _targets_and_draws(_grid_targets(res), res.get("draws") and (
+           "The MAE against the truth over draws of S1 (draws 0, 1, ... of "
            "`make_targeted_example` at n; 2000 test samples of draw 100; one probability fit "
            "a side and draw, before first; CPU of that one fit each, so noisier than the "
            "table above). Folds of fewer than 600 training samples (n = 300: 200, n = 800: "
            "533) keep n_grid (`CALIBRATION_GRID_MIN_SAMPLES`): the n = 300 and 800 rows' "
            "side is every fold on the coarser grid (`CALIBRATION_GRID_MIN_SAMPLES = 0`), "
-           "the reason for that rule.\n\n" + _draws_table(res["draws"]) + "\n"))
+           "the reason for that rule.\n\n" + _draws_table(res["draws"]))))
 
 
 # --held: the sides, as msvm.targeted.SOLVE_ON_HELD_SAMPLES
@@ -1242,11 +1255,7 @@ def _late_targets(res):
         after, before = row["sides"]["after"], row["sides"]["before"]
         metric = "mae" if "mae" in after else "log_loss"
         limit = 0.002 if metric == "mae" else 0.01
-        ratio = min(after["cpu"]) / row["one_fit"]
-        text = f"- {name}: {ratio:.1f}x one fit ({'met' if ratio <= 10 else 'NOT met'})"
-        if "platt_cpu" in row:
-            platt = min(after["cpu"]) / row["platt_cpu"]
-            text += f", {platt:.2f}x Platt ({'met' if platt <= 2 else 'NOT met'})"
+        text = _cost_targets(name, row, after)
         change = after[metric] - before[metric]
         verdict = "met" if change <= limit else "NOT met"
         text += (f", {metric} {change:+.4f} on this draw ({verdict})"
@@ -1287,12 +1296,11 @@ def _late_part(res):
         "snapshots). 'kept': grid points a refit took as they were. Epochs in epochs of the "
         "n samples (a held solve's scaled by m / n).\n\n"
         + _late_profile_table(res) + "\n\n" + _late_table(res) + "\n\n"
-        "Targets of issue 25 (after):\n\n" + _late_targets(res) + "\n"
-        + ("" if not res.get("draws") else
-           "\nThe MAE against the truth over draws (draws 0, 1, ... of "
-           "`make_targeted_example` at the default n; 2000 test samples of draw 100; one "
-           "probability fit a side and draw, before first; CPU of that one fit each).\n\n"
-           + _late_draws_table(res["draws"]) + "\n"))
+        + _targets_and_draws(_late_targets(res), res.get("draws") and (
+            "The MAE against the truth over draws (draws 0, 1, ... of "
+            "`make_targeted_example` at the default n; 2000 test samples of draw 100; one "
+            "probability fit a side and draw, before first; CPU of that one fit each).\n\n"
+            + _late_draws_table(res["draws"]))))
 
 
 def render_all(res):
