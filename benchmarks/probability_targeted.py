@@ -40,15 +40,26 @@ JSON:
   the calibration folds' own fits, their top fits at 3 C, their chains, the full data's top
   fit and chains), and the probability fit before (main aae56db: every fold's fit on
   ``n_grid`` points, ``msvm.targeted.CALIBRATION_GRID_SHARE = None``) and after (the folds'
-  fits on half the grid points), with the tried and not kept
-  ``msvm.targeted.BRACKET_SETTLED_POINTS`` on top, alternating in one process, the least of
-  3, on S1 at C = 'auto' and 1 and wine; S2 at C = 'auto' once per side under a
-  wall-clock cap (``S2_SIDE_CAP``).  probability_targeted_grid.json.
+  fits on half the grid points), alternating in one process, the least of 3, on S1 at
+  C = 'auto' and 1 and wine; S2 at C = 'auto' once per side under a wall-clock cap
+  (``S2_SIDE_CAP``).  probability_targeted_grid.json (its run of 4b75b78 also measured the
+  bracket-settled grid points, ``BRACKET_SETTLED_POINTS``, a switch since removed; its rows
+  stay in the JSON and the section).
 * ``--held``: ``msvm.targeted.SOLVE_ON_HELD_SAMPLES`` off (before) and on (after),
   alternating in one process, the least of 3: one fit and the probability fit on S1 at
   C = 'auto' and 1 and wine, S2 at C = 'auto' (its probability fit once a side, capped):
   CPU, grid solves, the largest differences of the decision values, objectives and
   probabilities, MAE, argmax = predict.  probability_targeted_held.json.
+
+Round 18 (issue 25 item 1, where the CPU goes), one more part from its own run and JSON:
+
+* ``--late-start``: where a probability fit's CPU goes on main c94be25 (stage by stage: the
+  grid solves, in them the compiled solver, the late smoothed-primal starts, the exact
+  finishing steps and the rest), and the probability fit before
+  (``msvm.targeted.LATE_START_EPOCHS = 0``: a warm level's grid solve takes the late start
+  at its first budget stop) and after (it weighs the start against its cost), alternating
+  in one process, the least of 3 on S1 at C = 'auto' and 1, once a side on S2 (capped);
+  the MAE against the truth over draws of S1 and S2.  probability_targeted_late.json.
 """
 
 import contextlib
@@ -489,12 +500,11 @@ def _tried_part(res):
 
 # --grid-share: the sides, as module settings of msvm.targeted
 GRID_SIDES = {
-    "before": (("CALIBRATION_GRID_SHARE", None), ("BRACKET_SETTLED_POINTS", False)),
-    "after": (("BRACKET_SETTLED_POINTS", False),),
-    "tried: bracket-settled points": (("BRACKET_SETTLED_POINTS", True),),
+    "before": (("CALIBRATION_GRID_SHARE", None),),
+    "after": (),
 }
-# the draws' check only: 'after' on folds of any size (main aae56db's other switches)
-ANY_FOLD = (("BRACKET_SETTLED_POINTS", False), ("CALIBRATION_GRID_MIN_SAMPLES", 0))
+# the draws' check only: 'after' on folds of any size
+ANY_FOLD = (("CALIBRATION_GRID_MIN_SAMPLES", 0),)
 
 
 def _grid_side(name):
@@ -505,13 +515,30 @@ def _grid_side(name):
 
 
 @contextlib.contextmanager
-def _stages(counts):
+def _stages(counts, timers=()):
     """Count the grid solves (and their CPU time) and the grid points kept as they are by
-    the stage of the probability fit they belong to, into ``counts`` (stage -> dict)."""
+    the stage of the probability fit they belong to, into ``counts`` (stage -> dict);
+    ``timers``: (label, owner, attribute) of functions whose CPU time (inclusive) and calls
+    are summed by stage too, into ``counts[stage]['timers'][label]`` as [CPU, calls]."""
     from msvm import _probability as P
     from msvm import targeted
 
     where = ["estimator's own fit"]
+
+    def timed(label, function):
+        def run(*args, **kwargs):
+            t = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                entry = counts.setdefault(where[0], {"solves": 0, "cpu": 0.0, "kept": 0})
+                cell = entry.setdefault("timers", {}).setdefault(label, [0.0, 0])
+                cell[0] += time.process_time() - t
+                cell[1] += 1
+        return run
+
+    timing = [(owner, name, timed(label, getattr(owner, name)))
+              for label, owner, name in timers]
 
     def staged(function, label):
         def run(template, start, X, *args, **kwargs):
@@ -526,24 +553,29 @@ def _stages(counts):
         return "full data's" if X.shape[0] == full else "folds'"
 
     full = []
-    solve, kept = targeted.TargetedLocalMSVM._solve_grid_point, targeted._kept_fit
+    solve, kept = targeted.TargetedLocalMSVM._solve_grid_point, targeted._SolvedGrid.reusable
+    fit_model = targeted.TargetedLocalMSVM._fit_model
+
+    def first_fit(self, X, *args, **kwargs):
+        if not full:
+            full.append(X.shape[0])         # the first fit: the estimator's own, on all of X
+        return fit_model(self, X, *args, **kwargs)
 
     def counted_solve(self, *args, **kwargs):
-        if not full:
-            full.append(len(args[-1]))        # the first solve: the own fit's, on all of y
         t = time.process_time()
         out = solve(self, *args, **kwargs)
         entry = counts.setdefault(where[0], {"solves": 0, "cpu": 0.0, "kept": 0})
         entry["solves"] += 1
         entry["cpu"] += time.process_time() - t
+        entry.setdefault("epochs", []).append(int(out[0].n_iter))
         return out
 
-    def counted_kept(solved, g, key, weights, *args, **kwargs):
-        out = kept(solved, g, key, weights, *args, **kwargs)
+    def counted_kept(solved, g, key, weights):
+        out = kept(solved, g, key, weights)
         entry = counts.setdefault(where[0], {"solves": 0, "cpu": 0.0, "kept": 0})
         if out is not None:
             entry["kept"] += 1
-        elif solved is not None:
+        else:
             thin = _thin_moved_weights(solved, g, weights)
             if thin is not None:
                 entry["thin"] = entry.get("thin", 0) + thin
@@ -558,12 +590,27 @@ def _stages(counts):
 
     top = staged(P._top_fit, lambda t, X: f"{fold(X, full[0])} top fits at 3 C")
     chain = staged(P._weighted_chain, lambda t, X: f"{fold(X, full[0])} chains")
-    with module_settings((targeted.TargetedLocalMSVM, "_solve_grid_point", counted_solve),
-                         (targeted, "_kept_fit", counted_kept),
-                         (P._ChainRunner, "own_fit", staticmethod(own)),
-                         (P._ChainRunner, "top_fit", staticmethod(top)),
-                         (P, "_weighted_chain", chain)):
+    # module_settings restores what getattr read: the runner's static methods unwrapped,
+    # which a fit after the block would call as bound methods
+    runner = {name: P._ChainRunner.__dict__[name] for name in ("own_fit", "top_fit")}
+    with _restored(P._ChainRunner, runner), module_settings(
+            (targeted.TargetedLocalMSVM, "_fit_model", first_fit),
+            (targeted.TargetedLocalMSVM, "_solve_grid_point", counted_solve),
+            (targeted._SolvedGrid, "reusable", counted_kept),
+            (P._ChainRunner, "own_fit", staticmethod(own)),
+            (P._ChainRunner, "top_fit", staticmethod(top)),
+            (P, "_weighted_chain", chain), *timing):
         yield
+
+
+@contextlib.contextmanager
+def _restored(owner, attributes):
+    """Set ``attributes`` (name -> value) on ``owner`` again when the block ends."""
+    try:
+        yield
+    finally:
+        for name, value in attributes.items():
+            setattr(owner, name, value)
 
 
 THIN_WEIGHT = 0.1       # --grid-share: a grid point's moved samples' largest weight, relative
@@ -670,16 +717,27 @@ def _grid_draws():
             row = {"n": len(y), "C": C, "draw": draw, "side": after}
             for name, side in (("before", "before"), ("after", after)):
                 counts = {}
-                with _grid_side(side), _stages(counts):
-                    cpu, est = _cpu_fit(_maker(C)(True), X, y)
-                proba = est.predict_proba(X_test)
-                row[name] = {"cpu": cpu, "mae": float(np.mean(np.abs(proba - truth))),
-                             "solves": sum(e["solves"] for e in counts.values()),
-                             "factor": float(est.probability_C_factor_)}
-            rows.append(row)
-            print(f"  S1 n = {len(y)}, C = {C}, draw {draw}: MAE "
-                  f"{row['after']['mae'] - row['before']['mae']:+.4f}", flush=True)
+                with _stages(counts):
+                    row[name] = _draw_fit(C, _grid_side(side), X, y, X_test, truth)
+                row[name]["solves"] = sum(e["solves"] for e in counts.values())
+            rows.append(_printed_draw(f"S1 n = {len(y)}, C = {C}, draw {draw}", row))
     return rows
+
+
+def _draw_fit(C, side, X, y, X_test, truth):
+    """One probability fit of a draw at C within the context ``side``: its CPU, MAE
+    against ``truth`` at X_test and C factor."""
+    with side:
+        cpu, est = _cpu_fit(_maker(C)(True), X, y)
+    proba = est.predict_proba(X_test)
+    return {"cpu": cpu, "mae": float(np.mean(np.abs(proba - truth))),
+            "factor": float(est.probability_C_factor_)}
+
+
+def _printed_draw(label, row):
+    """``row`` (a draw's 'before' and 'after'), its MAE change printed."""
+    print(f"  {label}: MAE {row['after']['mae'] - row['before']['mae']:+.4f}", flush=True)
+    return row
 
 
 def bench_grid(with_s2=True):
@@ -709,22 +767,27 @@ def bench_grid(with_s2=True):
             "load": load, "cap": S2_SIDE_CAP, "rows": rows, "draws": draws}
 
 
+def _draw_changes(rows):
+    """A group of draws' cells: CPU after / before (median), MAE before (mean), MAE change
+    (mean, range), draws over +0.002, draws whose C factor changed."""
+    change = np.array([r["after"]["mae"] - r["before"]["mae"] for r in rows])
+    cpu = np.array([r["after"]["cpu"] / r["before"]["cpu"] for r in rows])
+    flips = sum(r["after"]["factor"] != r["before"]["factor"] for r in rows)
+    return [f"{np.median(cpu):.2f}", f"{np.mean([r['before']['mae'] for r in rows]):.4f}",
+            f"{change.mean():+.4f}", f"{change.min():+.4f} .. {change.max():+.4f}",
+            int(np.sum(change > 0.002)), flips]
+
+
 def _draws_table(draws):
     groups = {}
     for row in draws:
         groups.setdefault((row["n"], row["C"], row["side"]), []).append(row)
     out = []
     for (n, C, side), rows in groups.items():
-        change = np.array([r["after"]["mae"] - r["before"]["mae"] for r in rows])
-        cpu = np.array([r["after"]["cpu"] / r["before"]["cpu"] for r in rows])
-        flips = sum(r["after"]["factor"] != r["before"]["factor"] for r in rows)
         out.append([n, C, side, len(rows),
                     f"{np.mean([r['before']['solves'] for r in rows]):.0f} / "
                     f"{np.mean([r['after']['solves'] for r in rows]):.0f}",
-                    f"{np.median(cpu):.2f}",
-                    f"{np.mean([r['before']['mae'] for r in rows]):.4f}",
-                    f"{change.mean():+.4f}", f"{change.min():+.4f} .. {change.max():+.4f}",
-                    int(np.sum(change > 0.002)), flips])
+                    *_draw_changes(rows)])
     return markdown_table(["n", "C", "side", "draws", "grid solves: before / after (mean)",
                            "CPU after / before (median)", "MAE before (mean)",
                            "MAE change (mean)", "MAE change (range)", "draws over +0.002",
@@ -773,6 +836,17 @@ def _grid_table(res):
                            "argmax = predict", "C factor"], out)
 
 
+def _cost_targets(name, row, after):
+    """A row's line of targets, its cost part: the side ``after``'s least CPU against one
+    fit (10x) and, where measured, against Platt scaling (2x)."""
+    ratio = min(after["cpu"]) / row["one_fit"]
+    text = f"- {name}: {ratio:.1f}x one fit ({'met' if ratio <= 10 else 'NOT met'})"
+    if "platt_cpu" in row:
+        platt = min(after["cpu"]) / row["platt_cpu"]
+        text += f", {platt:.2f}x Platt ({'met' if platt <= 2 else 'NOT met'})"
+    return text
+
+
 def _grid_targets(res):
     lines = []
     for name, row in res["rows"].items():
@@ -782,16 +856,19 @@ def _grid_targets(res):
             continue
         metric = "mae" if "mae" in after else "log_loss"
         limit = 0.002 if metric == "mae" else 0.01
-        ratio = min(after["cpu"]) / row["one_fit"]
-        text = f"- {name}: {ratio:.1f}x one fit ({'met' if ratio <= 10 else 'NOT met'})"
-        if "platt_cpu" in row:
-            platt = min(after["cpu"]) / row["platt_cpu"]
-            text += f", {platt:.2f}x Platt ({'met' if platt <= 2 else 'NOT met'})"
+        text = _cost_targets(name, row, after)
         if before is not None:
             change = after[metric] - before[metric]
             text += f", {metric} {change:+.4f} ({'met' if change <= limit else 'NOT met'})"
         lines.append(text + f", argmax = predict {after['agreement']:.4f}")
     return "\n".join(lines)
+
+
+def _targets_and_draws(targets, draws):
+    """The end of a part: the issue's targets (lines) and, where there are any, the text
+    and table of the draws."""
+    return ("Targets of issue 25 (after):\n\n" + targets + "\n"
+            + ("\n" + draws + "\n" if draws else ""))
 
 
 def _grid_part(res):
@@ -832,15 +909,14 @@ def _grid_part(res):
         "grown weight there (the grid points a threshold on the moved samples' smoothing "
         "weights could keep).\n\n"
         + _stage_table(res) + "\n\n" + _grid_table(res) + "\n\n"
-        "Targets of issue 25 (after):\n\n" + _grid_targets(res) + "\n"
-        + ("" if not res.get("draws") else
-           "\nThe MAE against the truth over draws of S1 (draws 0, 1, ... of "
+        + _targets_and_draws(_grid_targets(res), res.get("draws") and (
+           "The MAE against the truth over draws of S1 (draws 0, 1, ... of "
            "`make_targeted_example` at n; 2000 test samples of draw 100; one probability fit "
            "a side and draw, before first; CPU of that one fit each, so noisier than the "
            "table above). Folds of fewer than 600 training samples (n = 300: 200, n = 800: "
            "533) keep n_grid (`CALIBRATION_GRID_MIN_SAMPLES`): the n = 300 and 800 rows' "
            "side is every fold on the coarser grid (`CALIBRATION_GRID_MIN_SAMPLES = 0`), "
-           "the reason for that rule.\n\n" + _draws_table(res["draws"]) + "\n"))
+           "the reason for that rule.\n\n" + _draws_table(res["draws"]))))
 
 
 # --held: the sides, as msvm.targeted.SOLVE_ON_HELD_SAMPLES
@@ -994,6 +1070,239 @@ def _held_part(res):
         "after.\n\n" + _held_table(res) + "\n")
 
 
+# --late-start: the sides, as msvm.targeted.LATE_START_EPOCHS (0: main c94be25)
+LATE_SIDES = (("before", 0), ("after", 60))
+LATE_REPEATS = 3
+# the parts of a stage's CPU that the profile times (inclusive CPU, summed by stage)
+LATE_TIMERS = (("compiled solver", "_sequence", "DualSequence", "_run_solver"),
+               ("late primal starts", "_sequence", "DualSequence", "_late_primal_start"),
+               ("exact finishing steps", "_sequence", "DualSequence", "_exact_step"))
+# (scenario, n, C, draws) of the MAE check over draws (n None: the scenario's default)
+LATE_DRAWS = (("S1", None, "auto", range(6)), ("S1", None, 1.0, range(6)),
+              ("S2", None, "auto", range(2)))
+
+
+def _late_side(epochs):
+    from msvm import targeted
+
+    return module_settings((targeted, "LATE_START_EPOCHS", epochs))
+
+
+def _late_timers():
+    import importlib
+
+    return [(label, getattr(importlib.import_module(f"msvm.{module}"), owner), name)
+            for label, module, owner, name in LATE_TIMERS]
+
+
+def _late_fit(make, epochs, X, y, X_test, y_test, truth):
+    """One probability fit of the side ``epochs``: CPU, its stages (``_stages`` with the
+    timers of ``LATE_TIMERS``), refits, C factor, scores and test probabilities."""
+    from benchmarks.probability_lean import _scores
+
+    counts = {}
+    with _late_side(epochs), _stages(counts, _late_timers()):
+        cpu, est = _cpu_fit(make(True), X, y)
+    proba = est.predict_proba(X_test)
+    for entry in counts.values():
+        epochs_run = entry.pop("epochs", [])
+        entry["epochs_median"] = float(np.median(epochs_run)) if epochs_run else 0.0
+    side = {"cpu": [cpu], "stages": counts, "refits": int(est.n_probability_fits_),
+            "factor": float(est.probability_C_factor_),
+            **_scores(proba, y_test, est.classes_, est.predict(X_test), truth)}
+    return side, proba
+
+
+def _late_row(C, X, y, X_test, y_test, truth, repeats, platt=True):
+    """One row of ``--late-start``: one fit (the least of 5, of 3 with one repeat), the
+    sides alternating (the least of ``repeats`` CPU times; stages and scores from the
+    last), Platt where asked."""
+    from benchmarks.probability_lean import _platt, _scores
+
+    make = _maker(C)
+    one = min(_cpu_fit(make(False), X, y)[0] for _ in range(5 if repeats > 1 else 3))
+    row = {"n": len(y), "one_fit": one, "sides": {}}
+    probas = {}
+    for _ in range(repeats):
+        for name, epochs in LATE_SIDES:
+            side, probas[name] = _late_fit(make, epochs, X, y, X_test, y_test, truth)
+            if name in row["sides"]:
+                side["cpu"] = row["sides"][name]["cpu"] + side["cpu"]
+            row["sides"][name] = side
+    row["sides"]["after"]["max_diff"] = float(np.max(np.abs(probas["after"]
+                                                            - probas["before"])))
+    if platt:
+        row["platt_cpu"], fitted = _platt(make, X, y)
+        row["platt"] = _scores(fitted.predict_proba(X_test), y_test, fitted.classes_,
+                               fitted.predict(X_test), truth)
+    return row
+
+
+def _late_draws():
+    """Before and after on several draws (``LATE_DRAWS``; one probability fit a side and
+    draw, before first): MAE against the truth of 2000 test samples of draw 100, CPU."""
+    from msvm.datasets import make_targeted_example
+
+    rows = []
+    for scenario, n, C, draws in LATE_DRAWS:
+        X_test, _ = make_targeted_example(2000, scenario, random_state=100)
+        truth = targeted_proba(X_test, scenario)
+        for draw in draws:
+            X, y = make_targeted_example(n, scenario, random_state=draw)
+            row = {"scenario": scenario, "n": len(y), "C": C, "draw": draw}
+            for name, epochs in LATE_SIDES:
+                row[name] = _draw_fit(C, _late_side(epochs), X, y, X_test, truth)
+            rows.append(_printed_draw(f"{scenario} n = {len(y)}, C = {C}, draw {draw}", row))
+    return rows
+
+
+def bench_late(with_s2=True):
+    """``--late-start``: S1 at C = 'auto' and 1 (the least of ``LATE_REPEATS``), S2 at
+    C = 'auto' (once a side, under ``S2_SIDE_CAP``), then the draws."""
+    import os
+
+    rows, load = {}, [os.getloadavg()[0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for scenario in ("S1", "S2") if with_s2 else ("S1",):
+            X, y, X_test, truth = _scenario(scenario)
+            from msvm.datasets import make_targeted_example
+
+            y_test = make_targeted_example(2000, scenario, random_state=1)[1]
+            for C in ("auto", 1.0) if scenario == "S1" else ("auto",):
+                name = f"{scenario} (n = {len(y)}), C = {C}"
+                print(name, flush=True)
+                rows[name] = (_late_row(C, X, y, X_test, y_test, truth, LATE_REPEATS)
+                              if scenario == "S1" else
+                              _capped(S2_SIDE_CAP, _late_row, C, X, y, X_test, y_test,
+                                      truth, 1, False))
+                load.append(os.getloadavg()[0])
+        draws = _late_draws() if with_s2 else []
+        load.append(os.getloadavg()[0])
+    return {"commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "load": load, "cap": S2_SIDE_CAP, "rows": rows, "draws": draws,
+            "sides": dict(LATE_SIDES)}
+
+
+LATE_STAGES = ("estimator's own fit", "folds' own fits", "folds' top fits at 3 C",
+               "folds' chains", "full data's top fits at 3 C", "full data's chains")
+
+
+def _late_profile_table(res):
+    out = []
+    labels = [label for label, *_ in LATE_TIMERS]
+    for name, row in res["rows"].items():
+        if row is None:
+            continue
+        for side_name, side in row["sides"].items():
+            for stage in LATE_STAGES:
+                entry = side["stages"].get(stage)
+                if entry is None:
+                    continue
+                timers = entry.get("timers", {})
+                parts = [timers.get(label, [0.0, 0]) for label in labels]
+                rest = entry["cpu"] - sum(part[0] for part in parts)
+                out.append([name, side_name, stage, entry["solves"], entry.get("kept", 0),
+                            f"{entry['cpu']:.2f}",
+                            *[f"{cpu:.2f} ({calls})" for cpu, calls in parts],
+                            f"{rest:.2f}", f"{entry.get('epochs_median', 0.0):g}"])
+    return markdown_table(["data, C", "side", "stage", "grid solves", "kept", "CPU in them (s)",
+                           *[f"{label} (s, calls)" for label in labels],
+                           "rest (s)", "epochs a solve (median)"], out)
+
+
+def _late_table(res):
+    out = []
+    for name, row in res["rows"].items():
+        if row is None:
+            out.append([name, f"over the cap ({res['cap']} s wall)", *[""] * 9])
+            continue
+        before = row["sides"]["before"]
+        for side_name, side in row["sides"].items():
+            metric = "mae" if "mae" in side else "log_loss"
+            cpu = min(side["cpu"])
+            platt = row.get("platt_cpu")
+            solves = sum(entry["solves"] for entry in side["stages"].values())
+            change = side[metric] - before[metric]
+            out.append([name, side_name, f"{cpu:.2f}", f"{cpu / row['one_fit']:.1f}x",
+                        "" if platt is None else f"{cpu / platt:.2f}x", side["refits"], solves,
+                        f"{metric} {side[metric]:.4f} ({change:+.4f})",
+                        f"{side.get('max_diff', 0.0):.3g}", f"{side['agreement']:.4f}",
+                        f"{side['factor']:g}"])
+    return markdown_table(["data, C", "side", "CPU (s)", "x one fit", "x Platt", "fits",
+                           "grid solves", "score (change)", "largest diff",
+                           "argmax = predict", "C factor"], out)
+
+
+def _late_draws_table(draws):
+    groups = {}
+    for row in draws:
+        groups.setdefault((row["scenario"], row["n"], row["C"]), []).append(row)
+    out = []
+    for (scenario, n, C), rows in groups.items():
+        out.append([scenario, n, C, len(rows), *_draw_changes(rows)])
+    return markdown_table(["scenario", "n", "C", "draws", "CPU after / before (median)",
+                           "MAE before (mean)", "MAE change (mean)", "MAE change (range)",
+                           "draws over +0.002", "C factor changed"], out)
+
+
+def _late_targets(res):
+    lines = []
+    for name, row in res["rows"].items():
+        if row is None:
+            lines.append(f"- {name}: over the cap")
+            continue
+        after, before = row["sides"]["after"], row["sides"]["before"]
+        metric = "mae" if "mae" in after else "log_loss"
+        limit = 0.002 if metric == "mae" else 0.01
+        text = _cost_targets(name, row, after)
+        change = after[metric] - before[metric]
+        verdict = "met" if change <= limit else "NOT met"
+        text += (f", {metric} {change:+.4f} on this draw ({verdict})"
+                 f", argmax = predict {after['agreement']:.4f}")
+        lines.append(text)
+    return "\n".join(lines)
+
+
+def _late_part(res):
+    ones = ", ".join(f"{name} {row['one_fit'] * 1e3:.0f} ms"
+                     for name, row in res["rows"].items() if row is not None)
+    platts = ", ".join(f"{name} {row['platt_cpu'] * 1e3:.0f} ms"
+                       for name, row in res["rows"].items()
+                       if row is not None and "platt_cpu" in row)
+    return (
+        "#### Round 18: where the CPU goes, and the late smoothed-primal start weighed\n\n"
+        + _run_line(res) + " Written by `benchmarks/probability_targeted.py --late-start`. "
+        "CPU time (`time.process_time`). 'before': main c94be25 "
+        "(`msvm.targeted.LATE_START_EPOCHS = 0`: a warm level's grid solve on its held "
+        "samples takes the late smoothed-primal start at its first budget stop, after "
+        "`FINISH_MIN` = 10 epochs); 'after': "
+        f"`LATE_START_EPOCHS = {res['sides']['after']}` (it runs on while the residual's "
+        "decay predicts convergence within that many epochs, the start's cost, unless the "
+        "same grid point's previous fit took the start). S1: the sides alternating, the "
+        f"least of {LATE_REPEATS} CPU times, stages and scores from the last fit of each "
+        "side; one fit (probability=False) the least of 5 (" + ones + "); Platt: "
+        "CalibratedClassifierCV(same estimator, method='sigmoid', cv=5) (" + platts + "). "
+        "S2: one probability fit a side, before first, under a wall-clock cap of "
+        f"{res['cap']} s, one fit the least of 3. 'largest diff': of the test "
+        "probabilities against 'before'. MAE against the true probabilities of 2000 test "
+        "samples of draw 1.\n\n"
+        "Where the CPU goes: each stage's grid solves (`_solve_grid_point`, inclusive), and "
+        "in them the compiled solver's runs (`DualSequence._run_solver`), the late "
+        "smoothed-primal starts (`_late_primal_start`: the Newton continuation of "
+        "msvm/_primal.py, called at a budget stop; calls that found the start not to apply "
+        "counted too) and the exact finishing steps (`_exact_step`); 'rest': the Python "
+        "around them (the problems, the held samples' row sources, the score moves, the "
+        "snapshots). 'kept': grid points a refit took as they were. Epochs in epochs of the "
+        "n samples (a held solve's scaled by m / n).\n\n"
+        + _late_profile_table(res) + "\n\n" + _late_table(res) + "\n\n"
+        + _targets_and_draws(_late_targets(res), res.get("draws") and (
+            "The MAE against the truth over draws (draws 0, 1, ... of "
+            "`make_targeted_example` at the default n; 2000 test samples of draw 100; one "
+            "probability fit a side and draw, before first; CPU of that one fit each).\n\n"
+            + _late_draws_table(res["draws"]))))
+
+
 def render_all(res):
     """The section: :func:`render` and, where their runs wrote them, the S2 and 'tried'
     parts."""
@@ -1001,7 +1310,8 @@ def render_all(res):
     for name, part in (("probability_targeted_s2.json", _s2_part),
                        ("probability_targeted_tried.json", _tried_part),
                        ("probability_targeted_grid.json", _grid_part),
-                       ("probability_targeted_held.json", _held_part)):
+                       ("probability_targeted_held.json", _held_part),
+                       ("probability_targeted_late.json", _late_part)):
         path = RESULTS / name
         if path.exists():
             text += "\n" + part(json.loads(path.read_text()))
@@ -1016,7 +1326,9 @@ def main(argv=None):
                             ("--grid-share", lambda: bench_grid("--no-S2" not in argv),
                              "probability_targeted_grid.json"),
                             ("--held", lambda: bench_held("--no-S2" not in argv),
-                             "probability_targeted_held.json")):
+                             "probability_targeted_held.json"),
+                            ("--late-start", lambda: bench_late("--no-S2" not in argv),
+                             "probability_targeted_late.json")):
         if flag in argv:
             (RESULTS / name).write_text(json.dumps(run(), indent=2) + "\n")
             argv = [*argv, "--render"]

@@ -1,7 +1,6 @@
 """TargetedLocalMSVM's probability fit with its calibration folds on a coarser grid
-(``msvm.targeted.CALIBRATION_GRID_SHARE``, round 17) and the bracket-settled grid points
-(``msvm.targeted.BRACKET_SETTLED_POINTS``, measured and off): fewer grid solves, the
-probabilities within the tolerance stated, argmax = predict, pickling."""
+(``msvm.targeted.CALIBRATION_GRID_SHARE``, round 17): fewer grid solves, the probabilities
+within the tolerance stated, argmax = predict, pickling."""
 
 import contextlib
 import pickle
@@ -18,8 +17,8 @@ N_GRID = 10
 
 
 def _settings(**values):
-    """msvm.targeted's switches set to ``values`` within the block."""
-    return mock.patch.multiple(targeted, **values)
+    """msvm.targeted's switches set to ``values`` within the block (none: the defaults)."""
+    return mock.patch.multiple(targeted, **values) if values else contextlib.nullcontext()
 
 
 @contextlib.contextmanager
@@ -60,22 +59,17 @@ def _fit(X, y, **switches):
 @pytest.fixture(scope="module")
 def fits(data):
     X, y, _ = data
-    return {"main": _fit(X, y, CALIBRATION_GRID_SHARE=None, BRACKET_SETTLED_POINTS=False),
-            "coarse": _fit(X, y, CALIBRATION_GRID_SHARE=0.5, BRACKET_SETTLED_POINTS=False)}
-
-
-@pytest.fixture(scope="module")
-def bracket_fit(data):
-    X, y, _ = data
-    return _fit(X, y, CALIBRATION_GRID_SHARE=0.5, BRACKET_SETTLED_POINTS=True)
+    # the late start at once (LATE_START_EPOCHS = 0, round 17's refits): the coarser folds'
+    # effect alone
+    return {"main": _fit(X, y, CALIBRATION_GRID_SHARE=None, LATE_START_EPOCHS=0),
+            "coarse": _fit(X, y, CALIBRATION_GRID_SHARE=0.5, LATE_START_EPOCHS=0)}
 
 
 def test_defaults():
     """Round 17 (benchmarks/results/probability.md, section 9j): the folds on half the grid
-    kept, the bracket-settled points not."""
+    kept."""
     assert targeted.CALIBRATION_GRID_SHARE == 0.5
     assert targeted.CALIBRATION_GRID_MIN_SAMPLES == 600
-    assert targeted.BRACKET_SETTLED_POINTS is False
 
 
 @pytest.mark.parametrize("share, fold, n, expected", [
@@ -99,8 +93,8 @@ def test_small_folds_keep_the_grid():
     """Folds below CALIBRATION_GRID_MIN_SAMPLES training samples: main's fit, bit for bit."""
     X, y = make_targeted_example(300, "S1", random_state=0)
     X_test, _ = make_targeted_example(100, "S1", random_state=1)
-    main, _ = _fit(X, y, CALIBRATION_GRID_SHARE=None, BRACKET_SETTLED_POINTS=False)
-    now, counts = _fit(X, y, BRACKET_SETTLED_POINTS=False)
+    main, _ = _fit(X, y, CALIBRATION_GRID_SHARE=None)
+    now, counts = _fit(X, y)
     assert counts["grids"] == {N_GRID}
     np.testing.assert_array_equal(now.predict_proba(X_test), main.predict_proba(X_test))
 
@@ -143,33 +137,3 @@ def test_pickled_probability_fit_predicts_the_same(data, fits):
     est = fits["coarse"][0]
     back = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(back.predict_proba(X_test), est.predict_proba(X_test))
-
-
-@pytest.mark.slow
-def test_bracket_settled_points_keep_grid_points(data, fits, bracket_fit):
-    """With the tried switch on, a chain's levels keep some grid points as they are (fewer
-    grid solves than the same fit without it), the probabilities close to the default's,
-    argmax = predict."""
-    _, _, X_test = data
-    (coarse, counts), (bracket, bracket_counts) = fits["coarse"], bracket_fit
-    assert bracket_counts["solves"] < counts["solves"]
-    diff = np.abs(coarse.predict_proba(X_test) - bracket.predict_proba(X_test))
-    assert diff.mean() < 0.02
-    _assert_argmax_is_predict(bracket, X_test)
-
-
-def test_interpolation_reads():
-    lo, hi, t = np.array([0, 0, 1, 2]), np.array([1, 1, 2, 3]), np.array([0.0, 0.5, 1.0, 0.2])
-    reads = targeted._interpolation_reads(lo, hi, t, 4)
-    np.testing.assert_array_equal(reads, [[1, 1, 0, 0], [0, 1, 0, 0], [0, 0, 1, 1],
-                                          [0, 0, 0, 1]])
-
-
-def test_bracket_settled_needs_every_reading_margin_positive():
-    fit = targeted._GridFit(0.0, np.zeros(3), 1.0, 0.0, 3, "tol", np.zeros((2, 3)), None,
-                            weighed=np.zeros(4, dtype=bool), decision=np.zeros((4, 3)))
-    grid = targeted._SolvedGrid(((), 0, np.zeros(4)), [fit], np.ones((1, 4)))
-    reads = np.array([True, True, False, False])
-    assert grid.bracket_settled(0, np.array([0.5, 0.1, -1.0, -1.0]), reads).n_iter == 0
-    assert grid.bracket_settled(0, np.array([0.5, 0.0, 1.0, 1.0]), reads) is None
-    assert grid.bracket_settled(0, np.ones(4), np.zeros(4, dtype=bool)) is None

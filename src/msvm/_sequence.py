@@ -473,6 +473,12 @@ class DualSequence:
         self.problem = None          # the dual whose scores ``src`` holds, and its alpha
         self.alpha = None
         self.stop_reasons = []       # of every solve, in order
+        # the late smoothed-primal start's predicted cost in epochs, for putting it off
+        # while the solver is predicted to converge sooner (:meth:`_late_start_wait`);
+        # 0: taken at the first budget stop, as the plan says (set by an estimator's fit:
+        # msvm.targeted.LATE_START_EPOCHS)
+        self.late_start_epochs = 0
+        self.late_starts = 0         # late smoothed-primal starts taken, over every solve
 
     # ------------------------------------------------------------------ scores
     def move_to(self, problem, alpha, fresh=False):
@@ -639,6 +645,9 @@ class DualSequence:
         Returns (alpha, mu, result, finishing steps taken, whether a 'dual first' refit went
         on from the late primal start), the result's epochs summed over the runs.
 
+        With ``late_start_epochs`` the late smoothed-primal start may be put off at a
+        budget stop (:meth:`_late_start_wait`).
+
         ``dual_first`` > 0 (a warm-started refit, ``_refit_dual_budget``): the first run
         gets that many epochs instead, and the smoothed-primal start from its iterate that
         follows an unconverged run is certified at once, as a start before the first run is.
@@ -663,6 +672,10 @@ class DualSequence:
                     or result.n_iter <= 0):
                 return alpha, mu, result._replace(n_iter=min(done, total)), finished, late
             budget, certify = min(max(done, FINISH_AFTER), total - done), False
+            wait = self._late_start_wait(problem, result, done, before, tol, started or dual_first)
+            if wait:
+                before, budget = float(result.residual), min(wait, total - done)
+                continue
             free_before, due = _finish_due(problem, alpha, free_before, budget >= total - done)
             found = None if started else self._late_primal_start(problem, alpha, mu, tol)
             if FINISH_RULE:
@@ -731,6 +744,28 @@ class DualSequence:
                                         before, tol, cost)):
             return True, budget
         return False, int(min(budget, max(FINISH_MIN, np.ceil(cost - done))))
+
+    def _late_start_wait(self, problem, result, done, before, tol, planned):
+        """The epochs to run on before the late smoothed-primal start, at a budget stop
+        after ``done`` epochs (``before``: the residual at the previous stop, NaN at the
+        first); 0: take it now, or none is to come (``planned``: the solve started from the
+        primal, or a 'dual first' refit, whose plan fixes when).  A rent-or-buy choice as
+        :func:`finish_timely`'s, against its cost ``late_start_epochs``: put off while the
+        epochs run cost less than it and the solver is not predicted (:func:`epochs_left`)
+        to need as many more; before the first decay is measured, FINISH_MIN epochs more
+        measure it.  Where the start would not apply (the plan's rule) it is never waited
+        for."""
+        cost = self.late_start_epochs
+        if planned or cost <= done or not self.plan.restarts_from_primal(
+                problem, self.features, self.src.diagonal()):
+            return 0
+        if not np.isfinite(before):
+            return int(min(FINISH_MIN, np.ceil(cost - done)))
+        left = epochs_left(FinishProgress(done, int(result.n_iter), float(result.residual),
+                                          before, tol, cost))
+        if left >= cost - done:
+            return 0
+        return int(min(np.ceil(cost - done), max(FINISH_MIN, np.ceil(left))))
 
     def _epoch_seconds(self, problem):
         """The predicted CPU cost of one epoch on this sequence's rows (:func:`epoch_seconds`)."""
@@ -815,6 +850,7 @@ class DualSequence:
         if X is None or not self.plan.restarts_from_primal(problem, X, diag):
             return None
         W = transposed_times(X, problem.slot_sums(alpha))
+        self.late_starts += 1
         return primal_start(problem, X, np.asarray(W), mu, tol, diag, self.max_iter)
 
     def _scores(self):

@@ -65,12 +65,8 @@ class _GridFit:
     # the samples at a bound that moves with their weight (``DualProblem.at_moving_bounds``;
     # None at a grid point without a sample): msvm._probability._settled
     weighed: Optional[np.ndarray] = None
-    # (n, k): the class decision values <f(u0, x_i), W_j> of this grid point's functions at
-    # every training sample, kept for a warm-started refit (``BRACKET_SETTLED_POINTS``);
-    # None otherwise
-    decision: Optional[np.ndarray] = None
-
-
+    # whether its solve went on from the late smoothed-primal start (``LATE_START_EPOCHS``)
+    late_start: bool = False
 
 
 # Whether the weighted refits of probability=True (a chain's levels and its top fit, warm-started
@@ -111,19 +107,6 @@ CALIBRATION_GRID_SHARE = 0.5
 CALIBRATION_GRID_MIN_SAMPLES = 600
 
 
-# Whether a probability chain's next level (a warm-started refit whose weights grew on the
-# samples of one class j only) also takes as it is a grid point where the previous level
-# already gave class j a positive margin f_j - max_{l != j} f_l at every training sample whose
-# interpolation reads that grid point (``_SolvedGrid.bracket_settled``): the bracketing reads a
-# class's margins from the smallest level up to the first that is not positive, so where the
-# margin is positive at a level it reads no level below it (margins that grow with the
-# class's weight, as the bracketing assumes).  An approximation (the training samples stand
-# for the points predicted).  Measured in round 17 (section 9j, "Round 17"): few grid points
-# pass (884 of main's 925 grid solves on S1), and the kept fits' marks keep their chains from
-# settling (121 refits against 105): off, as main aae56db.
-BRACKET_SETTLED_POINTS = False
-
-
 # Whether a grid point whose weights hold m < n samples is solved on those m samples only
 # (``_solve_on_held``: its dual, warm start and row source restricted to them, its fit expanded
 # back to n with zeros) on explicit features (kernel='linear' or a kernel approximation).  A
@@ -138,6 +121,20 @@ SOLVE_ON_HELD_SAMPLES = True
 # (``SOLVE_ON_HELD_SAMPLES``): on wine (n = 124) a row source and a problem per grid point
 # cost more than the smaller solves save (one fit 1.15x, the probability fit 1.23x).
 HELD_MIN_SAMPLES = 500
+
+
+# The late smoothed-primal start's cost, in epochs of the solver on a grid point's held samples,
+# that a probability refit's grid solve on them (``SOLVE_ON_HELD_SAMPLES``; a warm level,
+# ``_warm_level``) weighs before taking it (``DualSequence.late_start_epochs``, a rent-or-buy
+# choice): after its first budget stop the solver runs on while the residual's decay predicts
+# convergence within that many epochs, and takes the start once they are spent or where it
+# predicts no convergence in time.  Only where the same grid point's previous fit (the chain's
+# level before) did not take the late start: where it did, the next level's solve is as hard
+# and waiting costs epochs for nothing (scenario S2).  Measured (round 18, section 9j): the
+# late start costs 60-110 epochs of the held rows' solver on S1 and S2 (3.4 and 8.6 ms against
+# 54 and 81 us an epoch) and was 45-75 % of the probability fit.  0: the start at the first
+# budget stop (main c94be25).
+LATE_START_EPOCHS = 60
 
 
 # Whether a warm-started refit takes a grid point's previous fit as it is where that fit is
@@ -188,65 +185,6 @@ class _SolvedGrid:
             return None
         return replace(fit, n_iter=0)
 
-    def class_margins(self, key, grid_weights, interpolation):
-        """(n,) the margins f_j - max_{l != j} f_l of the one class j whose samples' weights
-        grew (and no other weight changed) at the training samples, from this fit's grid
-        points interpolated as prediction does (``interpolation``: (lo, hi, t) of the
-        training values of U); None when the weights did not change so, or this fit kept no
-        decision values (``_GridFit.decision``)."""
-        params, fingerprint, y = key
-        if (params != self.key[0] or fingerprint != self.key[1]
-                or not np.array_equal(y, self.key[2]) or grid_weights.shape != self.weights.shape
-                or any(fit.decision is None for fit in self.fits)
-                or np.any(grid_weights < self.weights)):
-            return None
-        grown = np.any(grid_weights > self.weights, axis=0)
-        classes = np.unique(y[grown])
-        if len(classes) != 1:
-            return None
-        lo, hi, t = interpolation
-        decision = np.array([fit.decision for fit in self.fits])       # n_grid x n x k
-        rows = np.arange(len(y))
-        G = (1 - t)[:, None] * decision[lo, rows] + t[:, None] * decision[hi, rows]
-        j = int(classes[0])
-        return G[:, j] - np.delete(G, j, axis=1).max(axis=1)
-
-    def bracket_settled(self, g, margins, reads):
-        """Grid point g's fit, when the margins of the up-weighted class (``class_margins``)
-        are positive at every training sample whose interpolation reads g (``reads``, a
-        boolean (n,)), else None.  The bracketing of that class's ratio at such a sample
-        reads no level below this one; the fit is kept as it is (``n_iter`` 0), with its
-        marks, so that the chain is not taken as settled by it."""
-        fit = self.fits[g]
-        if fit.stop != CONVERGED or fit.weighed is None or not np.any(reads) \
-                or not np.all(margins[reads] > 0):
-            return None
-        return replace(fit, n_iter=0)
-
-
-def _interpolation_reads(lo, hi, t, n_grid):
-    """Boolean (n_grid, n): whether the interpolation of each sample (lo, hi, t) reads each
-    grid point with a positive weight."""
-    reads = np.zeros((n_grid, len(t)), dtype=bool)
-    rows = np.arange(len(t))
-    reads[lo[t < 1], rows[t < 1]] = True
-    reads[hi[t > 0], rows[t > 0]] = True
-    return reads
-
-
-def _kept_fit(solved, g, key, weights, bracket):
-    """Grid point g's previous fit where a warm-started refit takes it as it is
-    (:meth:`_SolvedGrid.reusable`, then :meth:`_SolvedGrid.bracket_settled` with
-    ``bracket``: (margins, reads) of ``TargetedLocalMSVM._bracket_reads``, or None), else
-    None."""
-    if solved is None:
-        return None
-    reused = solved.reusable(g, key, weights)
-    if reused is None and bracket is not None:
-        margins, reads = bracket
-        reused = solved.bracket_settled(g, margins, reads[g])
-    return reused
-
 
 def _bounds_followed(problem, alpha, old_weights, g, weights):
     """``alpha`` (grid point g's previous dual, at the weights ``old_weights[g]``) with every
@@ -274,6 +212,14 @@ def _bounds_followed(problem, alpha, old_weights, g, weights):
     alpha = alpha.copy()
     alpha[at_bound] = hi[at_bound]
     return alpha
+
+
+def _waits_for_late_start(solved, g):
+    """Whether a refit's solve of grid point g weighs the late smoothed-primal start
+    (``LATE_START_EPOCHS``): unless the previous fit of that grid point (``solved``, a
+    :class:`_SolvedGrid`, or None) took it."""
+    return LATE_START_EPOCHS > 0 and not (solved is not None and g < len(solved.fits)
+                                          and solved.fits[g].late_start)
 
 
 def _expanded_marks(marks, rows, n):
@@ -556,7 +502,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         sequence = self._dual_sequence(src_X, src, plan)
         key = self._grid_key(src_X, y) if self.warm_start and REUSE_SETTLED_POINTS else None
         weights = self._grid_weights(U, sw)
-        fits = self._fit_grid(sequence, src_X.shape[1], weights, y, key, U)
+        fits = self._fit_grid(sequence, src_X.shape[1], weights, y, key)
         alphas = np.array([fit.alpha for fit in fits])
         solved = None
         if key is not None:
@@ -653,7 +599,7 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                                                           self.smoother)
                          for u0 in self.grid_])
 
-    def _fit_grid(self, sequence, n_columns, grid_weights, y, key=None, U=None):
+    def _fit_grid(self, sequence, n_columns, grid_weights, y, key=None):
         """The fit at every grid point, in order (a list of :class:`_GridFit`).
 
         Each grid point starts from the previous fit's dual there with ``warm_start`` (times
@@ -661,33 +607,29 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         from its solved neighbour's.  ``n_columns``: the explicit features' number, (1, x).
         ``grid_weights`` (n_grid, n): every grid point's weights (:meth:`_grid_weights`).
         With ``key`` (``_grid_key``, a warm-started refit) a grid point whose previous fit is
-        also this refit's (:meth:`_SolvedGrid.reusable`), or whose interpolation already
-        gives the up-weighted class a positive margin at the training samples that read it
-        (:meth:`_SolvedGrid.bracket_settled`, ``U``: the training values of the targeted
-        variable), is taken as it is, not solved.
+        also this refit's (:meth:`_SolvedGrid.reusable`) is taken as it is, not solved.
         """
         k = len(self.classes_)
         state = self._warm_start_state() if self.warm_start else None
         solved = None if state is None or key is None else state.solved
-        bracket = self._bracket_reads(solved, key, grid_weights, U)
         fits, last = [], None           # last: the dual of the last solved grid point
         with StepLog(type(self).__name__, self.verbose, total=len(self.grid_),
                      bar=self.progress_bar) as log:
             for g, (u0, weights) in enumerate(zip(self.grid_, grid_weights)):
                 label = f"grid point {g + 1}/{len(self.grid_)} (u0 = {u0:.4g})"
-                reused = _kept_fit(solved, g, key, weights, bracket)
+                reused = None if solved is None else solved.reusable(g, key, weights)
                 if reused is not None:
                     fits.append(reused)
                     last = reused.alpha
                     log.step(label, reused.objective, reused.resid,
-                             "its previous fit (weights grown off its moving bounds, or the "
-                             "bracket settled)", advance=True)
+                             "its previous fit, weights grown off its moving bounds",
+                             advance=True)
                     continue
                 problem = reinforced_problem(y, k, weights, float(self.reinforcement),
                                              kappa=self._kappa(k), equality=False)
                 held = weights > 0
                 if not np.any(held):
-                    fits.append(self._no_sample_fit(u0, problem, n_columns, len(y), key))
+                    fits.append(self._no_sample_fit(u0, problem, n_columns, len(y)))
                     log.step(label, 0.0, 0.0, "no sample: f = 0, not solved", advance=True)
                     continue
                 previous = state.at(g, len(self.grid_), problem) if state is not None else None
@@ -699,38 +641,33 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                     alpha = problem.clip_feasible(last)
                 else:
                     alpha = np.zeros(problem.n_vars)
-                if self._held_route(sequence, held, keep_decision=key is not None):
+                if self._held_route(sequence, held):
                     fit, last = self._solve_on_held(sequence, problem, alpha, u0, weights, y,
-                                                    held)
+                                                    held, _waits_for_late_start(solved, g))
                 else:
                     fit, last = self._solve_grid_point(sequence, problem, alpha, u0, weights,
-                                                       y, keep_decision=key is not None)
+                                                       y)
                 fit.one_class = len(np.unique(y[held])) < 2
                 fits.append(fit)
                 log.step(label, fit.objective, fit.resid, n_epochs(fit.n_iter), advance=True)
         return fits
 
-    def _no_sample_fit(self, u0, problem, n_columns, n_samples, key):
+    def _no_sample_fit(self, u0, problem, n_columns, n_samples):
         """The fit at a grid point whose weights hold no sample: every box is [0, 0], so
-        alpha = 0 and f = 0 solve the local problem exactly (not solved; with ``key`` and
-        ``BRACKET_SETTLED_POINTS`` its zero decision values kept)."""
+        alpha = 0 and f = 0 solve the local problem exactly (not solved)."""
         k = len(self.classes_)
         shape = (k - 1, n_columns) if self._explicit_features() else (n_samples, k - 1)
-        decision = (np.zeros((n_samples, k)) if key is not None and BRACKET_SETTLED_POINTS
-                    else None)
         return _GridFit(u0, np.zeros(problem.n_vars), 0.0, 0.0, 0, CONVERGED, np.zeros(shape),
-                        None, decision=decision)
+                        None)
 
-    def _held_route(self, sequence, held, keep_decision=False):
+    def _held_route(self, sequence, held):
         """Whether a grid point's dual is solved on its held samples only
-        (``SOLVE_ON_HELD_SAMPLES``): on explicit features, some sample of weight 0, and no
-        decision values at every training sample to keep (``BRACKET_SETTLED_POINTS``), on
-        at least ``HELD_MIN_SAMPLES`` training samples."""
+        (``SOLVE_ON_HELD_SAMPLES``): on explicit features, some sample of weight 0, on at
+        least ``HELD_MIN_SAMPLES`` training samples."""
         return (SOLVE_ON_HELD_SAMPLES and sequence.features is not None
-                and len(held) >= HELD_MIN_SAMPLES
-                and not np.all(held) and not (keep_decision and BRACKET_SETTLED_POINTS))
+                and len(held) >= HELD_MIN_SAMPLES and not np.all(held))
 
-    def _solve_on_held(self, sequence, problem, alpha, u0, weights, y, held):
+    def _solve_on_held(self, sequence, problem, alpha, u0, weights, y, held, wait=False):
         """:meth:`_solve_grid_point` on the samples of positive weight (``held``) only.
 
         The variables of a sample of weight 0 are fixed at 0 (box [0, 0]) and its terms of
@@ -738,7 +675,9 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         optimum; its solve runs on a row source of their explicit features
         (:meth:`_held_sequence`).  The fit's alpha, support and moving-bound marks are
         expanded back to the n samples with zeros (the weights of the explicit features,
-        ``path``, are the same either way).  Returns the fit and its (n-sample) dual.
+        ``path``, are the same either way).  ``wait``: a warm level's solve weighs the late
+        smoothed-primal start against ``LATE_START_EPOCHS`` epochs.  Returns the fit and its
+        (n-sample) dual.
         """
         rows = np.flatnonzero(held)
         kept = held[problem.sample_of_var()]
@@ -746,8 +685,10 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
                                          float(self.reinforcement), kappa=self._kappa(
                                              len(self.classes_)), equality=False)
         sub, share = self._held_sequence(sequence, rows, problem, sub_problem)
+        sub.late_start_epochs = LATE_START_EPOCHS if wait and self._warm_level() else 0
         fit, sub_alpha = self._solve_grid_point(sub, sub_problem, alpha[kept], u0,
                                                 weights[rows], y[rows])
+        fit.late_start = sub.late_starts > 0
         sequence.plan = replace(sub.plan, finish_after=sequence.plan.finish_after,
                                 primal_start=sequence.plan.primal_start)
         fit.n_iter = max(1, round(fit.n_iter * share))
@@ -788,10 +729,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
         sub.max_iter = max(1, round(sequence.max_iter / share))
         return sub, share
 
-    def _solve_grid_point(self, sequence, problem, alpha, u0, weights, y, keep_decision=False):
-        """Solve the local dual at u0 from ``alpha``: its :class:`_GridFit` and its dual;
-        with ``keep_decision`` (and ``BRACKET_SETTLED_POINTS``) the fit keeps its decision
-        values at the training samples (``_GridFit.decision``)."""
+    def _solve_grid_point(self, sequence, problem, alpha, u0, weights, y):
+        """Solve the local dual at u0 from ``alpha``: its :class:`_GridFit` and its dual."""
         k = len(self.classes_)
         sol = sequence.solve(problem, alpha, np.zeros(k))
         with np.errstate(over="ignore", invalid="ignore"):
@@ -805,23 +744,8 @@ class TargetedLocalMSVM(ProbabilityMixin, AngleGeometry, BaseMSVM):
             path = times_small(sol.V, T.T)                        # n x (k-1)
         fit = _GridFit(u0, sol.alpha.copy(), objective, sol.resid, max(1, sol.n_iter),
                        sequence.stop_reasons[-1], path, problem.support_mask(sol.alpha),
-                       weighed=problem.at_moving_bounds(sol.alpha),
-                       decision=np.array(sol.G, dtype=np.float64)
-                       if keep_decision and BRACKET_SETTLED_POINTS else None)
+                       weighed=problem.at_moving_bounds(sol.alpha))
         return fit, sol.alpha
-
-    def _bracket_reads(self, solved, key, grid_weights, U):
-        """For a probability chain's next level (``BRACKET_SETTLED_POINTS``): the margins
-        of the up-weighted class at the training samples under the previous level's grid
-        (:meth:`_SolvedGrid.class_margins`) and which grid points each sample's
-        interpolation reads (:func:`_interpolation_reads`); else None."""
-        if not BRACKET_SETTLED_POINTS or solved is None or U is None:
-            return None
-        interpolation = self._interpolation(U)
-        margins = solved.class_margins(key, grid_weights, interpolation)
-        if margins is None:
-            return None
-        return margins, _interpolation_reads(*interpolation, len(self.grid_))
 
     def _store_grid(self, fits, Z):
         """The fitted attributes of the grid's fits (Z: the non-target training columns)."""
