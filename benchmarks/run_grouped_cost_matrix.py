@@ -3,8 +3,20 @@ set bounded for such duals (msvm._core._smo.MULTI_GROUP_QMAX) on and off.
 
     python -m benchmarks.run_grouped_cost_matrix            # every case (several minutes)
     python -m benchmarks.run_grouped_cost_matrix --quick    # the issue's two cases only
+    python -m benchmarks.run_grouped_cost_matrix --r18 [--r18-parts kernel adaptive guard]
 
 (from the repository root)
+
+Round 18 (``--r18``): the grouped finishing step's stuck releases read on the point and its
+stop after STALL_CHECKS stuck checks (msvm._finish_groups.STILL_BY_POINT, STALL_CHECKS),
+'before' (both off: main c94be25's loop) and 'after' alternating in one process, least CPU
+time of ``--repeat`` (cells that take over FAST_CELL seconds once: one), one BLAS thread,
+every fit capped at its CPU budget (an ITIMER_PROF alarm; 'capped' in the table).  Cells: the
+convergence matrix's WeightedRobustMSVM with its utility (benchmarks.run_convergence_matrix),
+RBF, n = 600 / 1,000 / 3,000, C = 1, 1e2, 1e4; its AdaptiveWeightedSVM linear n = 3,000
+C = 0.01 cell; the must-not-lose cases.  Adds (or replaces) its own section at the end of
+grouped_cost_matrix.md (the sections above it stay byte-identical) and writes
+grouped_cost_matrix_r18.json.
 
 Each case is fitted in one process alternating 'before' (``_smo._multi_group_qmax(0)``: the
 working set as main fd47237 picks it) and 'after' (the bound, 8 samples), ``--repeat`` times
@@ -174,13 +186,189 @@ def write(rows, quick, repeat):
         json.dump(rows, f, indent=1)
 
 
+# ---------------------------------------------------------------- round 18 (--r18)
+R18_HEADING = "## Round 18: the grouped finishing step's stuck releases"
+R18_JSON = os.path.join(RESULTS, "grouped_cost_matrix_r18.json")
+# a cell whose first fit took longer than this many CPU seconds is fitted once per arm
+FAST_CELL = 5.0
+
+
+class CpuCap(BaseException):
+    """Raised by the CPU-time alarm of a capped fit (a BaseException: library code that
+    catches Exception does not swallow it)."""
+
+
+def _on_cap(signum, frame):
+    raise CpuCap()
+
+
+def capped_fit(make, X, y, cap):
+    """Fit ``make()`` within ``cap`` CPU seconds: a result row (capped: no objective)."""
+    import signal
+
+    est = make()
+    old = signal.signal(signal.SIGPROF, _on_cap)
+    start = time.process_time()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            signal.setitimer(signal.ITIMER_PROF, cap)
+            try:
+                est.fit(X, y)
+            finally:
+                signal.setitimer(signal.ITIMER_PROF, 0.0)
+    except CpuCap:
+        return dict(cpu=time.process_time() - start, capped=True)
+    finally:
+        signal.signal(signal.SIGPROF, old)
+    cpu = time.process_time() - start
+    return dict(cpu=cpu, capped=False, converged=bool(est.converged_),
+                warned=sum(issubclass(c.category, ConvergenceWarning) for c in caught),
+                objective=float(est.objective_), epochs=int(est.n_iter_))
+
+
+def r18_arms():
+    """(arm, module settings) of the two arms: 'before' is main c94be25's loop."""
+    from msvm import _finish_groups as fg
+
+    return (("before", ((fg, "STILL_BY_POINT", False), (fg, "STALL_CHECKS", None))),
+            ("after", ()))
+
+
+def r18_cases(parts):
+    """(part, name, make, X, y, cap seconds) of the round-18 cells."""
+    from benchmarks.harness import pendigits_split
+    from benchmarks.run_convergence_matrix import cell_data, make_estimator
+    from msvm import AdaptiveWeightedSVM
+
+    if "kernel" in parts:
+        for n in (600, 1000, 3000):
+            X, y, k = cell_data(n)
+            for C in (1.0, 1e2, 1e4):
+                cap = 45.0 if n == 3000 and C > 1 else 60.0
+                yield ("kernel", f"matrix WeightedRobustMSVM utility rbf n={n}", (
+                    lambda C=C, k=k: make_estimator("WeightedRobustMSVM", C, "rbf", k)),
+                    X, y, C, cap)
+    if "adaptive" in parts:
+        X, y, k = cell_data(3000)
+        yield ("adaptive", "matrix AdaptiveWeightedSVM linear n=3000", (
+            lambda: make_estimator("AdaptiveWeightedSVM", 0.01, "linear", k)), X, y, 0.01, 60.0)
+    if "guard" in parts:
+        Xp, _, yp, _ = pendigits_split(False)
+        yield ("guard", "WeightedRobustMSVM(truncation=None) identity pendigits linear", (
+            lambda: WeightedRobustMSVM(C=10.0, truncation=None, kernel="linear")), Xp, yp,
+            10.0, 120.0)
+        X, y = make_blobs(n_samples=300, centers=4, n_features=3, random_state=0)
+        for C in (1.0, 50.0):
+            yield ("guard", "grouped_cost_matrix.md blobs 300 k4 d3 cost rbf", (
+                lambda C=C: WeightedRobustMSVM(C=C, cost=cost_matrix(4, 0), truncation=None,
+                                               kernel="rbf", max_iter=MAX_ITER)), X, y, C, 60.0)
+        Xb, yb = make_blobs(n_samples=5000, centers=3, n_features=2, random_state=0)
+        yield ("guard", "grouped_large_c.md WeightedRobustMSVM(truncation=None) blobs 5000 "
+               "linear", lambda: WeightedRobustMSVM(C=1e4, truncation=None, kernel="linear"),
+               Xb, yb, 1e4, 60.0)
+        yield ("guard", "grouped_large_c.md AdaptiveWeightedSVM blobs 5000 linear",
+               lambda: AdaptiveWeightedSVM(C=1e4, kernel="linear"), Xb, yb, 1e4, 60.0)
+
+
+def r18_cell(case, repeat):
+    """Both arms of one cell, alternating: its row."""
+    from threadpoolctl import threadpool_limits
+
+    from benchmarks.harness import module_settings
+
+    part, name, make, X, y, C, cap = case
+    runs = {arm: [] for arm, _ in r18_arms()}
+    with threadpool_limits(1):
+        for i in range(repeat):
+            for arm, settings in r18_arms():
+                with module_settings(*settings):
+                    runs[arm].append(capped_fit(make, X, y, cap))
+            if i == 0 and min(r["cpu"] for rs in runs.values() for r in rs) > FAST_CELL:
+                break
+    row = dict(part=part, case=name, n=len(y), C=C, cap=cap)
+    for arm, rs in runs.items():
+        best = min(rs, key=lambda r: (r["capped"], r["cpu"]))
+        row[arm] = dict(best, cpu_all=[round(r["cpu"], 3) for r in rs])
+    b, a = row["before"], row["after"]
+    if not (b["capped"] or a["capped"]):
+        row["rel_objective_diff"] = (a["objective"] - b["objective"]) / max(
+            abs(b["objective"]), 1e-300)
+    return row
+
+
+def r18_table(rows):
+    """The section's table."""
+    lines = ["| case | n | C | arm | CPU s (least) | runs | converged | warnings | objective "
+             "| rel. diff after vs before |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        for arm in ("before", "after"):
+            a = r[arm]
+            runs = " / ".join(f"{c:.2f}" for c in a["cpu_all"])
+            if a["capped"]:
+                cells = f"capped ({r['cap']:g} s) | {runs} | - | - | -"
+            else:
+                cells = (f"{a['cpu']:.2f} | {runs} | {a['converged']} | {a['warned']} | "
+                         f"{a['objective']:.10g}")
+            diff = (f"{r['rel_objective_diff']:.1e}" if arm == "after"
+                    and "rel_objective_diff" in r else "")
+            lines.append(f"| {r['case']} | {r['n']} | {r['C']:g} | {arm} | {cells} | {diff} |")
+    return "\n".join(lines)
+
+
+def r18_write(rows, repeat, notes=""):
+    """Replace (or add) the round-18 section at the end of grouped_cost_matrix.md."""
+    path = os.path.join(RESULTS, "grouped_cost_matrix.md")
+    with open(path) as f:
+        text = f.read()
+    at = text.find("\n\n" + R18_HEADING)
+    kept = text if at < 0 else text[:at]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    head = (f"{R18_HEADING}\n\nWritten by `python -m benchmarks.run_grouped_cost_matrix --r18`. "
+            f"Commit {commit}, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, load "
+            f"{os.getloadavg()[0]:.1f} at the end (2 cores shared with five other engineers' "
+            f"jobs).  CPU time (`time.process_time`), one process, 'before' and 'after' "
+            f"alternating, least of {repeat} (one run per arm where the first took over "
+            f"{FAST_CELL:g} s), one BLAS thread, every fit capped at the CPU seconds shown.  "
+            f"'before': `msvm._finish_groups.STILL_BY_POINT = False`, `STALL_CHECKS = None` "
+            f"(main c94be25's loop); 'after': the defaults.\n\n")
+    with open(path, "w") as f:
+        f.write(kept + "\n\n" + head + r18_table(rows) + "\n" + notes)
+    with open(R18_JSON, "w") as f:
+        json.dump(rows, f, indent=1)
+
+
+R18_NOTES = ""
+
+
+def r18_main(parts, repeat):
+    """Run the round-18 cells (``parts``) and write their section."""
+    rows = []
+    if os.path.exists(R18_JSON):
+        with open(R18_JSON) as f:
+            rows = [r for r in json.load(f) if r["part"] not in parts]
+    for case in r18_cases(parts):
+        rows.append(r18_cell(case, repeat))
+        print(r18_table(rows[-1:]).splitlines()[-2:], flush=True)
+    order = {"kernel": 0, "adaptive": 1, "guard": 2}
+    rows.sort(key=lambda r: order[r["part"]])
+    r18_write(rows, repeat, R18_NOTES)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--r18", action="store_true", help="the round-18 section")
+    parser.add_argument("--r18-parts", nargs="+", default=["kernel", "adaptive", "guard"],
+                        choices=["kernel", "adaptive", "guard"])
     parser.add_argument("--rewrite", action="store_true",
                         help="write the .md again from the .json (no fits)")
     args = parser.parse_args()
+    if args.r18:
+        r18_main(args.r18_parts, args.repeat)
+        return
     if args.rewrite:
         stem = ("quick_" if args.quick else "") + "grouped_cost_matrix"
         with open(os.path.join(RESULTS, stem + ".json")) as f:
