@@ -171,6 +171,14 @@ STILL_RTOL = 1e-12
 # batch after batch of about 50 marked stuck, 45,227 releases, the step budget of 10,000
 # spent in one call, 9.6 s), where the solver alone converges in 0.06 s
 STALL_CHECKS = 5
+# ... and after FLAT_CHECKS checks in a row whose worst violation stayed above FLAT_SHARE of
+# the least one seen (None: no such stop).  Same case, another random_state (3): from a
+# proposal that left the solver at a KKT residual of 690, each of three finishing steps
+# released 50 active caps of multipliers -1.4e3 (-3.9e5) at every check, the next steps
+# filled them again at length 0 and moved 1-2 variables by 1e-4 of their step, and the same
+# violation came back: 2,740-3,890 steps, 4-5 s each, 14.4 s of the fit's 14.4 s
+FLAT_CHECKS = 50
+FLAT_SHARE = 0.999
 # the factor's steps restored onto the active caps and equalities (`_onto_constraints`), as
 # the face's are: the SVD's basis holds the rows that the caps' projection zeroed only to
 # rounding, which the step's 1 / S^2 on the smallest kept singular values (SVD_RTOL) blew up
@@ -209,6 +217,17 @@ SPLIT_RESIDUAL = True
 # 1.7 times its size, each time after 27-58 bordered changes)
 DESCENT_GUARD = True
 RISE_RTOL = 1e-6
+# ... only where the step's system is bordered with at least GUARD_CHANGES changes (0: every
+# step; the drifts above came after 27-58).  A step of a face solved on fresh factors or with
+# few changes that raises the objective does so again when solved afresh: the face's step
+# runs far along directions of nearly zero curvature, and the least change restoring its
+# equalities (`_onto_constraints`) can outweigh its tiny first-order decrease (make_blobs
+# n = 1,000, k = 3, RBF, the convergence matrix's utility, C = 100, from the solver's iterate
+# at 100 epochs: 217 of 1,461 face steps raised the objective, by 2.6e-5 to 8e-2 of
+# sum |z_v dx_v|, 213 of them with fewer than 10 changes; every one raised it again on fresh
+# factors and was then taken: 217 factorizations of about 600 rows and 217 steps spent for
+# nothing, 10.1 s where the same steps without them took 6.7 s)
+GUARD_CHANGES = 10
 # the face's score updates between two exact ones through the entries among the samples
 # free at the first of them, gathered once (`_Block`; False: the entries between the free
 # and the moved samples gathered at every step)
@@ -556,6 +575,8 @@ class _Releases:
         self.at_release = None
         # checks in a row whose previous release was stuck
         self.stalled = 0
+        # checks in a row whose worst violation was not below FLAT_SHARE of the least one
+        self.flat, self.least = 0, np.inf
 
     def step_taken(self, t, x):
         """Note a step of length t along x (after the releases: whether anything moved)."""
@@ -583,6 +604,8 @@ class _Releases:
             self.stalled = 0
         viol, release, caps = _worst_violation(alpha, r, lay, free, ok, rows, u[rows],
                                             self.stuck, self.stuck_caps)
+        self.flat = 0 if viol < FLAT_SHARE * self.least else self.flat + 1
+        self.least = min(self.least, viol)
         if viol <= bar:
             if not (self.stuck.any() or self.stuck_caps.any()) or self.resets >= MAX_RESETS:
                 return True
@@ -721,7 +744,8 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         reached = (alpha.copy(), s) if RETURN_REACHED else None
         if releases.settled(alpha, r, lay, free, full, u, rows, 0.01 * tol):
             return alpha, s
-        if STALL_CHECKS is not None and releases.stalled >= STALL_CHECKS:
+        if (STALL_CHECKS is not None and releases.stalled >= STALL_CHECKS) or (
+                FLAT_CHECKS is not None and releases.flat >= FLAT_CHECKS):
             return reached
     return reached
 
@@ -748,6 +772,7 @@ def _face_move(face, scores, alpha, idx, z, D, c_eq, where):
             return t, x, s                  # nothing moved: the scores hold
         scores.on_rows(alpha, face.cols, rows)
         if attempt or not DESCENT_GUARD or face.base is None \
+                or len(face.extra) < GUARD_CHANGES \
                 or not _rise(z, scores.gradient(idx, D), alpha[idx] - old):
             return t, x, s
         face.undone += 1
