@@ -95,6 +95,19 @@ factor's step going on below it, made a loop crawl (2,729 steps where 100 suffic
 face is now left only below FACE_LEAVE free variables.  Between two exact updates the
 free samples' scores are updated through the kernel entries among them gathered once
 (`_Block`).
+
+Round 18 (the convergence matrix's odd cells, benchmarks/results/grouped_cost_matrix.md).
+At a degenerate vertex of a nearly linear dual (AdaptiveWeightedSVM, linear, n = 3,000,
+C = 0.01) a batch of releases may be sent straight back by steps of length 0 and a full step
+of rounding size on the old face; that step counted as a move, so the same release came back
+at every check until the step budget ran out (13.5 s of a 13.6 s fit).  A release is now
+stuck where alpha did not move since it (STILL_BY_POINT), and the loop proposes its point
+after STALL_CHECKS stuck checks in a row or FLAT_CHECKS checks whose worst violation did not
+fall (caps of multipliers -1.4e3 released and refilled for thousands of steps).  On the
+cost-matrix duals (WeightedRobustMSVM with U[y, j] > 0 off the diagonal, RBF) the face's
+steps run along directions of nearly zero curvature, and steps solved on fresh factors raise
+the objective by up to 8e-2 of sum |z_v dx_v|: the descent guard, meant for bordered solves
+that drift, refactored and got the same step back (GUARD_CHANGES).
 """
 
 import warnings
