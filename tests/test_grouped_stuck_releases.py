@@ -21,7 +21,7 @@ from msvm import WeightedRobustMSVM
 from msvm import _finish_groups as fg
 
 pytest.importorskip("cvxpy")
-from oracle import cvx_weighted_loss, kernel_matrix, penalty, primal_fit, weighted_loss  # noqa: E402
+from test_grouped_cost_matrix import _gamma, _optimum  # noqa: E402  (the reference optimum)
 
 OFF = {"STILL_BY_POINT": False, "STALL_CHECKS": None, "FLAT_CHECKS": None,
        "GUARD_CHANGES": 0}
@@ -81,16 +81,6 @@ def test_the_matrix_adaptive_cell_finishes_in_few_steps(monkeypatch, seed):
     _fit_quietly(est, X, y)
     assert est.converged_
     assert count[0] <= 3000
-
-
-def _gamma(X):
-    return 1.0 / (X.shape[1] * X.var())
-
-
-def _optimum(X, y, C, U):
-    K = kernel_matrix(X, X, "rbf", gamma=_gamma(X))
-    V, b, F = primal_fit(K, U.shape[0], cvx_weighted_loss(y, np.ones(len(y)), C, U))
-    return penalty(V, K) + C * weighted_loss(F, y, np.ones(len(y)), U, None)
 
 
 @pytest.mark.parametrize("C", [1.0, 100.0, 1e4])

@@ -605,6 +605,12 @@ class _Releases:
             return not self.moved
         return _worst(alpha, r, lay, free, self.fixed_ok, u, rows) >= 0.999 * self.last
 
+    def given_up(self):
+        """Whether the loop should propose the point it reached: STALL_CHECKS stuck checks in
+        a row, or FLAT_CHECKS checks whose worst violation did not fall."""
+        return ((STALL_CHECKS is not None and self.stalled >= STALL_CHECKS)
+                or (FLAT_CHECKS is not None and self.flat >= FLAT_CHECKS))
+
     def settled(self, alpha, r, lay, free, full, u, rows, bar):
         """Whether the point is optimal within bar (or only stuck violations are left after
         MAX_RESETS releases of all of them); otherwise release (free / full updated)."""
@@ -757,8 +763,7 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         reached = (alpha.copy(), s) if RETURN_REACHED else None
         if releases.settled(alpha, r, lay, free, full, u, rows, 0.01 * tol):
             return alpha, s
-        if (STALL_CHECKS is not None and releases.stalled >= STALL_CHECKS) or (
-                FLAT_CHECKS is not None and releases.flat >= FLAT_CHECKS):
+        if releases.given_up():
             return reached
     return reached
 
