@@ -350,7 +350,60 @@ def r18_write(rows, repeat, notes=""):
         json.dump(rows, f, indent=1)
 
 
-R18_NOTES = ""
+R18_NOTES = """
+What was measured while finding the causes (same conditions, one fit per line, current main
+c94be25 unless said otherwise):
+
+- **Pattern 4 today.**  The issue's profile (n = 600, C = 100: 15.7 s, 3,036 face steps, 290
+  factorizations) predates round 17.  On c94be25 that fit takes 6.9 s CPU, of which the grouped
+  finishing step 0.55 s (23 steps, 2 factorizations): the solver ran 820 epochs (budget stops
+  at 100, 200, 400, 800) before the finish rule (msvm._sequence.FINISH_RULE, `step_epochs`)
+  took the step, whose cost it predicts at GROUPED_PER_CUBE m^3 + GROUPED_PER_FREE m = 1.2 s
+  for 842 free variables against an epoch predicted at 1.5 ms (measured: 7.8 ms), and the
+  solver certified the step's point in 1 epoch.  n = 1,000, C = 100: 19.2 s, 998 epochs, the
+  step never taken; C = 1e4: 53.8 s (a step at 200 epochs ran out of FACE_FLOPS after 674 cut
+  steps, 8.6 s thrown away; one at 1,600 epochs settled in 2,521 steps, 16.9 s).
+- **The step at the first stop** (FINISH_RULE set False in the process; msvm/_sequence.py is
+  not this task's file, left for the lead): n = 600, C = 100: 2.96 s (the step 2.2 s: 673 face
+  steps, 635 of them cut at a bound); C = 1e4: 6.0 s (5.6 s: 1,784 steps, 1,646 cut); n = 1,000,
+  C = 100: 11.7 s (10.1 s: 1,461 steps, 1,392 cut, 230 factorizations), 9.2 s with
+  GUARD_CHANGES.  The step fixes about one bound a step: each face step runs far along
+  directions of nearly zero curvature and is cut at t of 1e-4 to 1e-1.
+- **The descent guard** (n = 1,000, C = 100, step at the first stop): 217 of 1,461 face steps
+  raised the objective (by 2.6e-5 to 8e-2 of sum |z_v dx_v|), 213 of them on systems with
+  fewer than 10 bordered changes, and every one raised it again when solved on fresh factors
+  (then taken): GUARD_CHANGES = 10 leaves 61 factorizations (230), 1,278 steps, 7.2 s for the
+  step (10.1 s), the fit converged, objective 104,999.1728 against 104,999.1738.  At n = 600,
+  C = 1e4 the remaining guard still helps (31 of 37 re-solves no longer rose): 6.3-6.6 s
+  either way.
+- **AdaptiveWeightedSVM, linear, n = 3,000, C = 0.01** (pattern 5): the matrix fits it with
+  random_state=None, and its time is a lottery of the SMO's permutation: 0.3 s or 13-25 s
+  CPU with c94be25's loop.  Seed 0: the first convex solve's two finishing steps each spent
+  the 10,000-step budget (1,426 checks releasing the same 23 variables and 27 caps, 8,556
+  steps of length 0, 6.7 s each); seed 3: three finishing steps of 2,740-3,890 steps each
+  re-released 50 caps of multipliers -1.4e3 (-3.9e5) at every check.  The SMO alone (no
+  finishing step) converges in 533 epochs, 0.06 s, objective 3.469211 (3.468725 with it).
+
+Tried and not kept:
+
+- **Projected cut steps** (a cut face step replaced by the projection of alpha + beta x onto
+  the boxes, caps and equalities, every variable pushed out fixed at once, kept where the
+  exact objective fell), n = 600, C = 100, step at the first stop: beta = 1, 1/4, 1/16: the
+  step 2.2 -> 7.5 s (854 projections tried, 331 kept, 81 variables fixed by them in all);
+  beta = 16 and 4 times the cut length: 4.7 s (597 tried, 89 kept).  The projected points
+  along those nearly flat directions mostly raised the objective, as msvm/_finish.py found
+  for the per-class face.
+- **The class-sum residual removed first** (a least change cut at bounds before the loop):
+  the guard's rises unchanged (219 against 217), 9.95 s against 10.1 s.
+- **REFACTOR 400** (120): the same 101-104 factorizations at n = 600, C = 1e4 (they come from
+  the guard and the checks' refinement, not from long borders), 6.3 s both.
+"""
+
+
+def r18_rewrite(repeat):
+    """Write the round-18 section again from its JSON (no fits)."""
+    with open(R18_JSON) as f:
+        r18_write(json.load(f), repeat, R18_NOTES)
 
 
 def r18_main(parts, repeat):
@@ -372,11 +425,16 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--r18", action="store_true", help="the round-18 section")
+    parser.add_argument("--r18-rewrite", action="store_true",
+                        help="write the round-18 section again from its JSON (no fits)")
     parser.add_argument("--r18-parts", nargs="+", default=["kernel", "adaptive", "guard"],
                         choices=["kernel", "adaptive", "guard"])
     parser.add_argument("--rewrite", action="store_true",
                         help="write the .md again from the .json (no fits)")
     args = parser.parse_args()
+    if args.r18_rewrite:
+        r18_rewrite(args.repeat)
+        return
     if args.r18:
         r18_main(args.r18_parts, args.repeat)
         return
