@@ -105,3 +105,32 @@ def test_a_cost_matrix_kernel_fit_reaches_the_reference_optimum(monkeypatch, C):
     scale = max(abs(optimum), 1.0)
     assert abs(on.objective_ - optimum) <= 1e-3 * scale
     assert abs(on.objective_ - off.objective_) <= on.tol * scale
+
+
+def test_a_loop_that_cannot_settle_stops_before_its_budget_and_says_so(monkeypatch):
+    """tests/test_finish_budget.py's cycling case (8 samples, kernel entries near 1e301):
+    with the stall and flat stops every call of the loop ends before its step budget, and
+    the fit still reports that its solver stopped early (no silent wrong result)."""
+    from test_finish_budget import X_SCALED, Y
+
+    from msvm import AdaptiveWeightedSVM
+
+    monkeypatch.setattr(fg, "PROJECT_FACTOR_STEP", False)
+    monkeypatch.setattr(fg, "CAP_BATCH", False)
+    calls, loop = [], fg._active_set
+    count = _counted_steps(monkeypatch)
+
+    def counted_loop(problem, *args, **kwargs):
+        count[0] = 0
+        result = loop(problem, *args, **kwargs)
+        calls.append((problem.n_vars, count[0]))
+        return result
+
+    monkeypatch.setattr(fg, "_active_set", counted_loop)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = AdaptiveWeightedSVM(C=10.0, scheme="one-step", kernel="linear").fit(X_SCALED, Y)
+    assert calls
+    assert all(taken < fg.step_budget(n_vars) for n_vars, taken in calls)
+    assert not est.converged_
+    assert any(issubclass(c.category, ConvergenceWarning) for c in caught)
