@@ -367,8 +367,8 @@ c94be25 unless said otherwise):
   not this task's file, left for the lead): n = 600, C = 100: 2.96 s (the step 2.2 s: 673 face
   steps, 635 of them cut at a bound); C = 1e4: 6.0 s (5.6 s: 1,784 steps, 1,646 cut); n = 1,000,
   C = 100: 11.7 s (10.1 s: 1,461 steps, 1,392 cut, 230 factorizations), 9.2 s with
-  GUARD_CHANGES.  The step fixes about one bound a step: each face step runs far along
-  directions of nearly zero curvature and is cut at t of 1e-4 to 1e-1.
+  GUARD_CHANGES = 10 (not kept, below).  The step fixes about one bound a step: each face
+  step runs far along directions of nearly zero curvature and is cut at t of 1e-4 to 1e-1.
 - **The descent guard** (n = 1,000, C = 100, step at the first stop): 217 of 1,461 face steps
   raised the objective (by 2.6e-5 to 8e-2 of sum |z_v dx_v|), 213 of them on systems with
   fewer than 10 bordered changes, and every one raised it again when solved on fresh factors
@@ -376,6 +376,13 @@ c94be25 unless said otherwise):
   step (10.1 s), the fit converged, objective 104,999.1728 against 104,999.1738.  At n = 600,
   C = 1e4 the remaining guard still helps (31 of 37 re-solves no longer rose): 6.3-6.6 s
   either way.
+- **GUARD_CHANGES = 10 not kept.**  The kernel rows above ran with it as 'after' (the
+  default then): n = 600, C = 1e4 moved by 3.2e-7 (both converged); in the blobs 300 C = 50
+  row of the first guard run the fit stopped at max_iter = 3,000 with a ConvergenceWarning
+  (objective 56,899.8885, 6.69 s), converged with GUARD_CHANGES = 0 (6.21 s), so it is 0
+  (main's guard); the guard rows were then fitted again with the final defaults.  The
+  AdaptiveWeightedSVM rows take the factor's steps (linear, d = 3), which the guard does
+  not touch.
 - **AdaptiveWeightedSVM, linear, n = 3,000, C = 0.01** (pattern 5): the matrix fits it with
   random_state=None, and its time is a lottery of the SMO's permutation: 0.3 s or 13-25 s
   CPU with c94be25's loop.  Seed 0: the first convex solve's two finishing steps each spent

@@ -107,7 +107,9 @@ fall (caps of multipliers -1.4e3 released and refilled for thousands of steps). 
 cost-matrix duals (WeightedRobustMSVM with U[y, j] > 0 off the diagonal, RBF) the face's
 steps run along directions of nearly zero curvature, and steps solved on fresh factors raise
 the objective by up to 8e-2 of sum |z_v dx_v|: the descent guard, meant for bordered solves
-that drift, refactored and got the same step back (GUARD_CHANGES).
+that drift, refactored and got the same step back; guarding only long borders
+(GUARD_CHANGES) cut such a step's factorizations from 230 to 61 but left one fit unconverged
+at max_iter, and is off.
 """
 
 import warnings
@@ -239,8 +241,11 @@ RISE_RTOL = 1e-6
 # at 100 epochs: 217 of 1,461 face steps raised the objective, by 2.6e-5 to 8e-2 of
 # sum |z_v dx_v|, 213 of them with fewer than 10 changes; every one raised it again on fresh
 # factors and was then taken: 217 factorizations of about 600 rows and 217 steps spent for
-# nothing, 10.1 s where the same steps without them took 6.7 s)
-GUARD_CHANGES = 10
+# nothing, 10.1 s where the same steps without them took 6.7 s).  Not kept (0): with
+# GUARD_CHANGES = 10 the finishing step of make_blobs n = 300, k = 4, RBF, a cost matrix,
+# C = 50 (benchmarks/results/grouped_cost_matrix.md) proposed a point from which the solver
+# did not converge within max_iter = 3,000 (a ConvergenceWarning; converged with 0)
+GUARD_CHANGES = 0
 # the face's score updates between two exact ones through the entries among the samples
 # free at the first of them, gathered once (`_Block`; False: the entries between the free
 # and the moved samples gathered at every step)
