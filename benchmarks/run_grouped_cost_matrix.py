@@ -351,6 +351,14 @@ def r18_write(rows, repeat, notes=""):
 
 
 R18_NOTES = """
+The rows were fitted 2026-11-28 10:53-11:29 UTC at load 10-14 (the header's commit and load
+are those of the `--r18-rewrite` that wrote this text): the AdaptiveWeightedSVM rows on
+commit 1760a27's code, the kernel rows alongside (started on c6f1724; its 'after' with
+GUARD_CHANGES = 10, see below), the guard rows again on a9b7bdf (the final defaults).
+'capped': both arms used the whole budget, so the cell is "more than 20 s CPU" either way.
+AdaptiveWeightedSVM on blobs n = 5,000 has random_state=None: its objective moves between
+fits in both arms (5,956,781.96 to 5,956,783.58 in these runs).
+
 What was measured while finding the causes (same conditions, one fit per line, current main
 c94be25 unless said otherwise):
 
