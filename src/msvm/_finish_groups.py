@@ -95,6 +95,21 @@ factor's step going on below it, made a loop crawl (2,729 steps where 100 suffic
 face is now left only below FACE_LEAVE free variables.  Between two exact updates the
 free samples' scores are updated through the kernel entries among them gathered once
 (`_Block`).
+
+Round 18 (the convergence matrix's odd cells, benchmarks/results/grouped_cost_matrix.md).
+At a degenerate vertex of a nearly linear dual (AdaptiveWeightedSVM, linear, n = 3,000,
+C = 0.01) a batch of releases may be sent straight back by steps of length 0 and a full step
+of rounding size on the old face; that step counted as a move, so the same release came back
+at every check until the step budget ran out (13.5 s of a 13.6 s fit).  A release is now
+stuck where alpha did not move since it (STILL_BY_POINT), and the loop proposes its point
+after STALL_CHECKS stuck checks in a row or FLAT_CHECKS checks whose worst violation did not
+fall (caps of multipliers -1.4e3 released and refilled for thousands of steps).  On the
+cost-matrix duals (WeightedRobustMSVM with U[y, j] > 0 off the diagonal, RBF) the face's
+steps run along directions of nearly zero curvature, and steps solved on fresh factors raise
+the objective by up to 8e-2 of sum |z_v dx_v|: the descent guard, meant for bordered solves
+that drift, refactored and got the same step back; guarding only long borders
+(GUARD_CHANGES) cut such a step's factorizations from 230 to 61 but left one fit unconverged
+at max_iter, and is off.
 """
 
 import warnings
@@ -156,6 +171,29 @@ MAX_RESETS = 3
 # (make_blobs n = 2,000, RBF, C = 1e8: 73 variables and 8 caps stuck, worst violation 4.2,
 # relative gap 0.07, which the solver did not certify at any of its budget stops)
 STUCK_IF_STILL = True
+# ... and "nothing moved" is read on the point, not on the steps: a release is stuck where
+# alpha at the next check is within STILL_RTOL of alpha at the release (False: where no step
+# after it had t > 0 and a nonzero x, so that a full step of rounding size on the old face,
+# after zero-length steps had fixed every release again, counted as a move and the same
+# release came back at every check: AdaptiveWeightedSVM, make_blobs n = 3,000, linear,
+# C = 0.01, 1,426 checks releasing the same 23 variables and 27 caps, 8,556 steps of
+# length 0, the step budget of 10,000 spent twice, 13.5 s of the fit's 13.6 s)
+STILL_BY_POINT = True
+STILL_RTOL = 1e-12
+# checks in a row whose previous release was stuck after which the loop proposes the point
+# it reached (None: no such stop).  At a degenerate vertex of a nearly linear dual every
+# batch of violations released may be sent straight back (same case with STILL_BY_POINT:
+# batch after batch of about 50 marked stuck, 45,227 releases, the step budget of 10,000
+# spent in one call, 9.6 s), where the solver alone converges in 0.06 s
+STALL_CHECKS = 5
+# ... and after FLAT_CHECKS checks in a row whose worst violation stayed above FLAT_SHARE of
+# the least one seen (None: no such stop).  Same case, another random_state (3): from a
+# proposal that left the solver at a KKT residual of 690, each of three finishing steps
+# released 50 active caps of multipliers -1.4e3 (-3.9e5) at every check, the next steps
+# filled them again at length 0 and moved 1-2 variables by 1e-4 of their step, and the same
+# violation came back: 2,740-3,890 steps, 4-5 s each, 14.4 s of the fit's 14.4 s
+FLAT_CHECKS = 50
+FLAT_SHARE = 0.999
 # the factor's steps restored onto the active caps and equalities (`_onto_constraints`), as
 # the face's are: the SVD's basis holds the rows that the caps' projection zeroed only to
 # rounding, which the step's 1 / S^2 on the smallest kept singular values (SVD_RTOL) blew up
@@ -194,6 +232,20 @@ SPLIT_RESIDUAL = True
 # 1.7 times its size, each time after 27-58 bordered changes)
 DESCENT_GUARD = True
 RISE_RTOL = 1e-6
+# ... only where the step's system is bordered with at least GUARD_CHANGES changes (0: every
+# step; the drifts above came after 27-58).  A step of a face solved on fresh factors or with
+# few changes that raises the objective does so again when solved afresh: the face's step
+# runs far along directions of nearly zero curvature, and the least change restoring its
+# equalities (`_onto_constraints`) can outweigh its tiny first-order decrease (make_blobs
+# n = 1,000, k = 3, RBF, the convergence matrix's utility, C = 100, from the solver's iterate
+# at 100 epochs: 217 of 1,461 face steps raised the objective, by 2.6e-5 to 8e-2 of
+# sum |z_v dx_v|, 213 of them with fewer than 10 changes; every one raised it again on fresh
+# factors and was then taken: 217 factorizations of about 600 rows and 217 steps spent for
+# nothing, 10.1 s where the same steps without them took 6.7 s).  Not kept (0): with
+# GUARD_CHANGES = 10 the finishing step of make_blobs n = 300, k = 4, RBF, a cost matrix,
+# C = 50 (benchmarks/results/grouped_cost_matrix.md) proposed a point from which the solver
+# did not converge within max_iter = 3,000 (a ConvergenceWarning; converged with 0)
+GUARD_CHANGES = 0
 # the face's score updates between two exact ones through the entries among the samples
 # free at the first of them, gathered once (`_Block`; False: the entries between the free
 # and the moved samples gathered at every step)
@@ -538,6 +590,11 @@ class _Releases:
         self.last, self.released, self.resets = np.inf, None, 0
         self.cap_released = np.zeros(0, dtype=np.intp)
         self.moved = True
+        self.at_release = None
+        # checks in a row whose previous release was stuck
+        self.stalled = 0
+        # checks in a row whose worst violation was not below FLAT_SHARE of the least one
+        self.flat, self.least = 0, np.inf
 
     def step_taken(self, t, x):
         """Note a step of length t along x (after the releases: whether anything moved)."""
@@ -548,8 +605,16 @@ class _Releases:
         if self.released is None:
             return False
         if STUCK_IF_STILL:
+            if STILL_BY_POINT and self.at_release is not None:
+                return _still(alpha, self.at_release)
             return not self.moved
         return _worst(alpha, r, lay, free, self.fixed_ok, u, rows) >= 0.999 * self.last
+
+    def given_up(self):
+        """Whether the loop should propose the point it reached: STALL_CHECKS stuck checks in
+        a row, or FLAT_CHECKS checks whose worst violation did not fall."""
+        return ((STALL_CHECKS is not None and self.stalled >= STALL_CHECKS)
+                or (FLAT_CHECKS is not None and self.flat >= FLAT_CHECKS))
 
     def settled(self, alpha, r, lay, free, full, u, rows, bar):
         """Whether the point is optimal within bar (or only stuck violations are left after
@@ -558,8 +623,13 @@ class _Releases:
         if self._stuck(alpha, r, lay, free, u, rows):
             self.stuck[self.released] = True
             self.stuck_caps[self.cap_released] = True
+            self.stalled += 1
+        else:
+            self.stalled = 0
         viol, release, caps = _worst_violation(alpha, r, lay, free, ok, rows, u[rows],
                                             self.stuck, self.stuck_caps)
+        self.flat = 0 if viol < FLAT_SHARE * self.least else self.flat + 1
+        self.least = min(self.least, viol)
         if viol <= bar:
             if not (self.stuck.any() or self.stuck_caps.any()) or self.resets >= MAX_RESETS:
                 return True
@@ -571,9 +641,16 @@ class _Releases:
             return False
         self.last, self.released, self.cap_released = viol, release, caps
         self.moved = False
+        self.at_release = alpha.copy() if STILL_BY_POINT else None
         free[release] = True
         full[caps] = False
         return False
+
+
+def _still(alpha, before):
+    """Whether alpha is within STILL_RTOL (of its largest entry) of ``before``."""
+    scale = max(float(np.abs(alpha).max(initial=0.0)), 1e-300)
+    return float(np.abs(alpha - before).max(initial=0.0)) <= STILL_RTOL * scale
 
 
 def finish_grouped(problem, alpha, F, columns, tol, diag):
@@ -691,6 +768,8 @@ def _active_set(problem, alpha, F, columns, tol, diag):
         reached = (alpha.copy(), s) if RETURN_REACHED else None
         if releases.settled(alpha, r, lay, free, full, u, rows, 0.01 * tol):
             return alpha, s
+        if releases.given_up():
+            return reached
     return reached
 
 
@@ -716,6 +795,7 @@ def _face_move(face, scores, alpha, idx, z, D, c_eq, where):
             return t, x, s                  # nothing moved: the scores hold
         scores.on_rows(alpha, face.cols, rows)
         if attempt or not DESCENT_GUARD or face.base is None \
+                or len(face.extra) < GUARD_CHANGES \
                 or not _rise(z, scores.gradient(idx, D), alpha[idx] - old):
             return t, x, s
         face.undone += 1
