@@ -21,6 +21,12 @@ The cases: the convergence matrix's cells (benchmarks/run_convergence_matrix.py:
 of degree 2) at n = 300 and 3,000 and C = 1e2 .. 1e8; RBF cells of the matrix at large C;
 make_blobs with a small RBF gamma (a moderate rank); and cases where the route must cost
 nothing: pendigits RBF C = 10 (ReinforcedMSVM, WestonWatkinsMSVM) and a small-C fit.
+
+``--r18``: round 18's approximate start for RBF (``msvm._kernel_factor.APPROXIMATE_START``:
+'before' off, main c94be25's give-up; 'after' on), on make_blobs n = 3,000 RBF gamma
+'scale' and 0.01 at C = 1 .. 1e8 (ReinforcedMSVM, LLW, AngleBasedMSVM, WestonWatkinsMSVM)
+and pendigits ReinforcedMSVM at C = 10, gamma 1/16 and C = 256, gamma 1/32; its JSON is
+kernel_factor_r18.json and its section is added after the others.
 """
 
 import argparse
@@ -72,6 +78,29 @@ def _cases():
 CASES = _cases()
 
 
+def _r18_cases():
+    """Round 18's cases: name -> (model, kernel, data, n, C, extra), every one switching
+    ``APPROXIMATE_START``."""
+    cases = {}
+    for gamma in ("scale", 0.01):
+        for model in ("ReinforcedMSVM", "LLW", "AngleBasedMSVM", "WestonWatkinsMSVM"):
+            for C in (1.0, 1e2, 1e4, 1e6, 1e8):
+                extra = {"switch": "approximate"}
+                if gamma != "scale":
+                    extra["gamma"] = gamma
+                cases[f"{model} rbf gamma={gamma} n=3000 C={C:g}"] = (
+                    model, "rbf", "blobs", 3000, C, extra)
+    for C, gamma in ((10.0, 1 / 16), (256.0, 1 / 32)):
+        cases[f"ReinforcedMSVM pendigits rbf C={C:g} gamma={gamma:g}"] = (
+            "ReinforcedMSVM", "rbf", "pendigits", 0, C, {"switch": "approximate",
+                                                         "gamma": gamma})
+    return cases
+
+
+R18_CASES = _r18_cases()
+R18_PATH = RESULTS / "kernel_factor_r18.json"
+
+
 def case_data(data, n):
     """(X, y) of a case: the convergence matrix's make_blobs, or pendigits' training part."""
     if data == "pendigits":
@@ -92,6 +121,7 @@ def make_estimator(model, kernel, C, k, extra):
     extra = dict(extra)
     overrides = extra.pop("overrides", None)
     extra.pop("rtol", None)
+    extra.pop("switch", None)
     est = matrix_estimator(model, C, kernel, k)
     est = est.set_params(**extra) if extra else est
     if overrides:
@@ -131,7 +161,9 @@ def fit_once(case, X, y, after, cap, ranks):
     import msvm._plan
 
     model, kernel, _, _, C, extra = case
-    msvm._plan.KERNEL_FACTOR_START = after
+    approximate = extra.get("switch") == "approximate"
+    msvm._plan.KERNEL_FACTOR_START = after or approximate
+    msvm._kernel_factor.APPROXIMATE_START = after and approximate
     msvm._kernel_factor.FACTOR_RTOL = extra.get("rtol", 1e-10)
     est = make_estimator(model, kernel, C, len(np.unique(y)), extra)
     if not after and "overrides" in extra:
@@ -167,7 +199,7 @@ def _worker(name, repeats, cap, conn):
     """Fit one case ``repeats`` times each way, alternating; every result sent on ``conn``."""
     from threadpoolctl import threadpool_limits
 
-    case = CASES[name]
+    case = CASES[name] if name in CASES else R18_CASES[name]
     X, y = case_data(case[2], case[3])
     ranks = _ranks()
     with threadpool_limits(1):
@@ -338,11 +370,11 @@ def matrix_lines():
             "", markdown_table(["cell", "recorded", "this branch", "gap"], rows)]
 
 
-def render(data):
-    """The Markdown report of the JSON's runs and cases."""
+def case_rows(data, cases):
+    """The table rows of the JSON's cases (in the order of ``cases``, then the others)."""
     rows = []
-    order = [name for name in CASES if name in data["cases"]]
-    order += [name for name in data["cases"] if name not in CASES]
+    order = [name for name in cases if name in data["cases"]]
+    order += [name for name in data["cases"] if name not in cases]
     for name, entry in ((name, data["cases"][name]) for name in order):
         after, before = summary(entry["fits"], "after"), summary(entry["fits"], "before")
         diff = "-"
@@ -357,10 +389,20 @@ def render(data):
         rank = after.get("rank") if after else None
         rows.append([name, cell(before), cell(after), speed, "-" if rank is None else rank,
                      diff, entry["run"]])
-    runs = "; ".join(f"{r['id']}: {r['commit']}, {r['date']}, load {r['load']}, repeats "
+    return rows
+
+
+def run_list(data):
+    """The JSON's runs: id, commit, date, load, repeats and cap of each."""
+    return "; ".join(f"{r['id']}: {r['commit']}, {r['date']}, load {r['load']}, repeats "
                      f"{r['repeats']}, cap {r['cap']} s CPU" for r in data["runs"])
+
+
+def render(data):
+    """The Markdown report of the JSON's runs and cases."""
+    runs = run_list(data)
     table = markdown_table(["case", "before (main)", "after", "speed-up", "factor rank",
-                            "rel. objective diff", "run"], rows)
+                            "rel. objective diff", "run"], case_rows(data, CASES))
     return "\n".join([
         "# The kernel-factor start (issue 23 item 1): before and after",
         "",
@@ -383,9 +425,30 @@ def render(data):
     ] + matrix_lines())
 
 
-def _load():
-    if JSON_PATH.exists():
-        return json.loads(JSON_PATH.read_text())
+R18_NOTES = """(notes to come)"""
+
+
+def r18_lines(data):
+    """Round 18's section: the approximate start's cases (``R18_PATH``) and notes."""
+    if not data["cases"]:
+        return []
+    table = markdown_table(["case", "before (main)", "after", "speed-up", "factor rank",
+                            "rel. objective diff", "run"], case_rows(data, R18_CASES))
+    return ["", "## Round 18: the approximate start for RBF kernels (branch rbfstart)", "",
+            "Generated by `nice -n 5 python -m benchmarks.run_kernel_factor --r18`; raw "
+            "numbers in `kernel_factor_r18.json`.", "", f"Runs: {run_list(data)}.", "",
+            "As above, one worker process per case, one BLAS thread, 'before' and 'after' "
+            "alternating, least CPU seconds of each; 'before' is "
+            "`msvm._kernel_factor.APPROXIMATE_START = False` (main c94be25: the factor "
+            "gives up on these kernels), 'after' the approximate start (the route "
+            "otherwise the same, `KERNEL_FACTOR_START` on in both).  'factor rank': the "
+            "rank of the after-fit's start ('0': tried and given up, '-': not tried: "
+            "C max K_ii below FACTOR_MIN_SCALE = 1e3).", "", table, "", R18_NOTES]
+
+
+def _load(path=JSON_PATH):
+    if path.exists():
+        return json.loads(path.read_text())
     return {"runs": [], "cases": {}}
 
 
@@ -399,16 +462,19 @@ def main(argv=None):
     parser.add_argument("--json", default="", help="write to this side file instead")
     parser.add_argument("--merge", default="", help="comma-separated side files to merge")
     parser.add_argument("--render", action="store_true", help="only rewrite the report")
+    parser.add_argument("--r18", action="store_true", help="round 18's cases (the "
+                        "approximate start; kernel_factor_r18.json)")
     args = parser.parse_args(argv)
-    data = _load()
+    cases, path = (R18_CASES, R18_PATH) if args.r18 else (CASES, JSON_PATH)
+    data = _load(path)
     for side in filter(None, args.merge.split(",")):
         extra = json.loads(open(side).read())
         data["runs"] += [r for r in extra["runs"] if r not in data["runs"]]
         data["cases"].update(extra["cases"])
     if not args.render and not args.merge:
         wanted = [s.strip() for s in args.cases.split(",") if s.strip()]
-        exact = [w for w in wanted if w in CASES]
-        names = [name for name in CASES if not wanted or name in exact
+        exact = [w for w in wanted if w in cases]
+        names = [name for name in cases if not wanted or name in exact
                  or any(w in name for w in wanted if w not in exact)]
         if wanted and len(exact) == len(wanted):
             names = exact                          # in the order given
@@ -423,11 +489,12 @@ def main(argv=None):
         for name in names:
             out["cases"][name] = {"run": run["id"],
                                   "fits": run_case(name, args.repeats, args.cap, args.wall)}
-            write_json(args.json or JSON_PATH, out)
+            write_json(args.json or path, out)
         if args.json:
             return
-    write_json(JSON_PATH, data)
-    MD_PATH.write_text(render(data) + "\n")
+    write_json(path, data)
+    MD_PATH.write_text("\n".join([render(_load(JSON_PATH))] + r18_lines(_load(R18_PATH)))
+                       + "\n")
 
 
 if __name__ == "__main__":
