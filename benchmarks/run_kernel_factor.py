@@ -195,11 +195,10 @@ def fit_once(case, X, y, after, cap, ranks):
     return res
 
 
-def _worker(name, repeats, cap, conn):
+def _worker(case, repeats, cap, conn):
     """Fit one case ``repeats`` times each way, alternating; every result sent on ``conn``."""
     from threadpoolctl import threadpool_limits
 
-    case = CASES[name] if name in CASES else R18_CASES[name]
     X, y = case_data(case[2], case[3])
     ranks = _ranks()
     with threadpool_limits(1):
@@ -210,11 +209,11 @@ def _worker(name, repeats, cap, conn):
     conn.send(None)
 
 
-def run_case(name, repeats, cap, wall):
+def run_case(name, case, repeats, cap, wall):
     """The fits of one case (a worker process; ended after ``wall`` seconds)."""
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe()
-    proc = ctx.Process(target=_worker, args=(name, repeats, cap, child))
+    proc = ctx.Process(target=_worker, args=(case, repeats, cap, child))
     proc.start()
     fits, end = [], time.time() + wall
     while True:
@@ -488,7 +487,8 @@ def main(argv=None):
             data["runs"].append(run)
         for name in names:
             out["cases"][name] = {"run": run["id"],
-                                  "fits": run_case(name, args.repeats, args.cap, args.wall)}
+                                  "fits": run_case(name, cases[name], args.repeats, args.cap,
+                                                   args.wall)}
             write_json(args.json or path, out)
         if args.json:
             return
