@@ -39,6 +39,7 @@ import numpy as np
 from ._finish_groups import _Factor
 from ._plan import FACTOR_SPEEDUP, PRIMAL_MAX_UNKNOWNS
 from ._primal import primal_start
+from ._thread_pools import one_blas_thread
 
 # The factor's stopping rule: every residual diagonal entry K_ii - ||L_i||^2 at most
 # FACTOR_RTOL times the largest K_ii.  A low-rank kernel given exactly (a precomputed linear
@@ -131,7 +132,8 @@ def kernel_factor(src, k):
     if not len(diag) or not np.all(np.isfinite(diag)) or float(diag.max()) <= 0.0:
         return None
     factor = _Factor(_RowColumns(src), diag, rtol=FACTOR_RTOL)
-    L = factor.rows(np.arange(len(diag)), max_rank=factor_rank_cap(len(diag), k))
+    with one_blas_thread():
+        L = factor.rows(np.arange(len(diag)), max_rank=factor_rank_cap(len(diag), k))
     if L is None and factor.too_wide:
         L = factor.L[:, :approximate_rank(factor.L, factor.resid, diag, k)]
     if L is None or L.shape[1] == 0 or not np.all(np.isfinite(L)):
@@ -145,11 +147,14 @@ def factor_start(problem, L, alpha, mu, tol, max_steps):
     (zero for a fit from zero; a DC step's warm start otherwise), written into ``alpha``;
     None, ``alpha`` untouched, where the start fails or is not finite (bounds so extreme
     that its Newton systems overflow: a sample weight of 1e300), so that the solve goes on
-    as without the route."""
+    as without the route.  BLAS runs on one thread, as on explicit features
+    (msvm._sequence.DualSequence._blas_threads: a kernel solve keeps the caller's setting,
+    and a threaded OpenBLAS waiting for a busy core made a rank-53 start at n = 1,000 cost
+    60 s CPU instead of 0.2 s under a load of 10)."""
     W = L.T @ problem.slot_sums(alpha)
     diag = np.einsum("ij,ij->i", L, L)
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), one_blas_thread():
             start, mu_start = primal_start(problem, L, W, mu, tol, diag, max_steps)
     except (ValueError, ArithmeticError, np.linalg.LinAlgError):
         return None
