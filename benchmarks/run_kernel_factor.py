@@ -94,6 +94,15 @@ def _r18_cases():
         cases[f"ReinforcedMSVM pendigits rbf C={C:g} gamma={gamma:g}"] = (
             "ReinforcedMSVM", "rbf", "pendigits", 0, C, {"switch": "approximate",
                                                          "gamma": gamma})
+    # pendigits where the rule tries the factor (C max K_ii >= 1e3: the give-up's cost), and
+    # at C = 256 forced on with START_RTOL 0.2 (what the start would do there)
+    cases["ReinforcedMSVM pendigits rbf C=1e4 gamma=0.03125"] = (
+        "ReinforcedMSVM", "rbf", "pendigits", 0, 1e4, {"switch": "approximate",
+                                                       "gamma": 1 / 32})
+    cases["ReinforcedMSVM pendigits rbf C=256 gamma=0.03125 forced start_rtol=0.2"] = (
+        "ReinforcedMSVM", "rbf", "pendigits", 0, 256.0, {
+            "switch": "approximate", "gamma": 1 / 32, "start_rtol": 0.2,
+            "overrides": {"factor_start": "on"}})
     return cases
 
 
@@ -122,6 +131,7 @@ def make_estimator(model, kernel, C, k, extra):
     overrides = extra.pop("overrides", None)
     extra.pop("rtol", None)
     extra.pop("switch", None)
+    extra.pop("start_rtol", None)
     est = matrix_estimator(model, C, kernel, k)
     est = est.set_params(**extra) if extra else est
     if overrides:
@@ -165,6 +175,7 @@ def fit_once(case, X, y, after, cap, ranks):
     msvm._plan.KERNEL_FACTOR_START = after or approximate
     msvm._kernel_factor.APPROXIMATE_START = after and approximate
     msvm._kernel_factor.FACTOR_RTOL = extra.get("rtol", 1e-10)
+    msvm._kernel_factor.START_RTOL = extra.get("start_rtol", 2e-2)
     est = make_estimator(model, kernel, C, len(np.unique(y)), extra)
     if not after and "overrides" in extra:
         est._plan_overrides = {}
