@@ -487,6 +487,12 @@ R18_NOTES = """### What the numbers say (round 18, branch rbfstart)
   one-thread limit, at load 10, a rank-53 start at n = 1000 (ReinforcedMSVM C = 1e6) cost
   60.9 s CPU (84.8 s wall) instead of about 0.1 s; both now run on one BLAS thread
   (round 17's low-rank starts, ranks 3-6, were too small to show it).
+- **The DC models (ad hoc, not in the JSON).**  make_blobs n = 3000 RBF 'scale' C = 1e6,
+  one process, once each, one BLAS thread, after then before: RobustMSVM 15.36 -> 7.30 s
+  (6 convex steps both, the first from the start: "made in 1 of 7 solves"), objective
+  -5.1e-9 relative; AdaptiveWeightedSVM 9.50 -> 6.42 s (2 steps), +2.2e-8.  Both
+  converged with no ConvergenceWarning (cells the convergence matrix records as capped
+  at this n and C, pattern 3).
 - **Not covered.**  Pendigits-like kernels (high numerical rank; the start loses, so the
   rule gives up).  The DC models' later lean steps (as in round 17).  n beyond 3000 was
   not measured: the budget grows as sqrt(n) (and the rank cap holds it at 300).
