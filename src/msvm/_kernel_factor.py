@@ -15,23 +15,24 @@ Cost and give-up: the factor takes at most ``factor_rank_cap`` pivots (r kernel 
 values each, and O(n r^2) flops), chosen so that the primal start's Newton system of
 (r + 1) k unknowns stays dense and small (``msvm._plan.PRIMAL_MAX_UNKNOWNS``); where that
 rank does not bring the residual below ``FACTOR_RTOL`` (an RBF kernel of small width) the
-factor is dropped and the solve runs as without the route (the same values: only the rows
-read into the row cache differ).
+factor is dropped (unless cut short for the approximate start below) and the solve runs as
+without the route (the same values: only the rows
+read into the row cache differ).  The factor is found once per row source and kept by the
+sequence for its later solves (a DC step's shifted dual starts from the factor's primal at
+the step's warm start, W = L^T U(alpha)).  Whether a solve tries the route is the plan's
+rule (msvm._plan.SolvePlan.starts_from_factor).
 
 A kernel of moderate numerical rank (RBF) starts from the same factor cut short (round 18):
 where the exact factor gives up, the first r of its pivots make the start, r the fewest
 whose residual diagonal is below ``START_RTOL`` max K_ii, and only where r is within
 :func:`start_rank_budget` (the start's Newton steps, about n r^2 k flops each, against the
-epochs, about n^2 k each, that main spends before its finishing step); past that budget the
-route gives up as before.  The start is then far from the optimum of the true kernel, but
+epochs, about n^2 k each, that a solve from zero spends before its finishing step); past that
+budget the route gives up as before.  The start is then far from the optimum of the true kernel, but
 its free pattern is nearly right, and the exact solve from it is cheaper than from zero.
-Measured (benchmarks/results/kernel_factor.md, "Round 18"): make_blobs n = 3,000 RBF,
-C = 1e4 .. 1e8, 1.5-3x less CPU time; on pendigits (16 dimensions, gamma 1/32) no rank up
-to 149 brings the residual below 0.1 and every such start cost more epochs than zero, which
-the rule turns away by the residual.  The factor is found once per row source and kept by the
-sequence for its later solves (a DC step's shifted dual starts from the factor's primal at
-the step's warm start, W = L^T U(alpha)).  Whether a solve tries the route is the plan's
-rule (msvm._plan.SolvePlan.starts_from_factor).
+Measured (benchmarks/results/kernel_factor.md, "Round 18"): make_blobs n = 3,000 RBF
+(ranks 31-60), C = 1e4 .. 1e8, four models, 1.2-5x less CPU time; on pendigits (16
+dimensions, gamma 1/32) no rank up to 149 brings the residual below 0.1 and every such
+start cost more epochs than zero, which the rule turns away by the residual.
 """
 
 import numpy as np
@@ -54,12 +55,12 @@ FACTOR_MAX_BYTES = 256 * 2 ** 20
 # Round 18, the approximate start: where the factor above gives up, its first r pivots make
 # the start if their residual diagonal is at most START_RTOL max K_ii (make_blobs RBF: r = 30
 # to 70; pendigits' RBF, whose starts all lost, keeps 0.10 at its cap of 149) and r is
-# within the rank budget of ``start_rank_budget``.  False: main c94be25's rule (give up).
+# within the rank budget of ``start_rank_budget``.  False: round 17's rule (give up).
 APPROXIMATE_START = True
 START_RTOL = 2e-2
 # the budget: the start's Newton steps (START_NEWTON_STEPS of about n r^2 k flops, at
 # msvm._plan.FACTOR_SPEEDUP times an epoch's rate) may cost START_EPOCHS epochs of
-# n^2 k flops (half of main's epochs before its finishing step)
+# n^2 k flops (half the epochs a solve from zero runs before its finishing step)
 START_EPOCHS = 50
 START_NEWTON_STEPS = 40
 
