@@ -16,23 +16,23 @@ values each, and O(n r^2) flops), chosen so that the primal start's Newton syste
 (r + 1) k unknowns stays dense and small (``msvm._plan.PRIMAL_MAX_UNKNOWNS``); where that
 rank does not bring the residual below ``FACTOR_RTOL`` (an RBF kernel of small width) the
 factor is dropped (unless cut short for the approximate start below) and the solve runs as
-without the route (the same values: only the rows
-read into the row cache differ).  The factor is found once per row source and kept by the
-sequence for its later solves (a DC step's shifted dual starts from the factor's primal at
-the step's warm start, W = L^T U(alpha)).  Whether a solve tries the route is the plan's
-rule (msvm._plan.SolvePlan.starts_from_factor).
+without the route (the same values: only the rows read into the row cache differ).  The
+factor is found once per row source and kept by the sequence for its later solves (a DC
+step's shifted dual starts from the factor's primal at the step's warm start,
+W = L^T U(alpha)).  Whether a solve tries the route is the plan's rule
+(msvm._plan.SolvePlan.starts_from_factor).
 
 A kernel of moderate numerical rank (RBF) starts from the same factor cut short (round 18):
 where the exact factor gives up, the first r of its pivots make the start, r the fewest
 whose residual diagonal is below ``START_RTOL`` max K_ii, and only where r is within
 :func:`start_rank_budget` (the start's Newton steps, about n r^2 k flops each, against the
-epochs, about n^2 k each, that a solve from zero spends before its finishing step); past that
-budget the route gives up as before.  The start is then far from the optimum of the true kernel, but
-its free pattern is nearly right, and the exact solve from it is cheaper than from zero.
-Measured (benchmarks/results/kernel_factor.md, "Round 18"): make_blobs n = 3,000 RBF
-(ranks 31-60), C = 1e4 .. 1e8, four models, 1.2-5x less CPU time; on pendigits (16
-dimensions, gamma 1/32) no rank up to 149 brings the residual below 0.1 and every such
-start cost more epochs than zero, which the rule turns away by the residual.
+epochs, about n^2 k each, that a solve from zero spends before its finishing step); past
+that budget the route gives up as before.  The start is then far from the optimum of the
+true kernel, but its free pattern is nearly right, and the exact solve from it is cheaper
+than from zero.  Measured (benchmarks/results/kernel_factor.md, "Round 18"): make_blobs
+n = 3,000 RBF (ranks 31-60), C = 1e4 .. 1e8, four models, 1.2-5x less CPU time; on
+pendigits (16 dimensions, gamma 1/32) no rank up to 149 brings the residual below 0.1 and
+every such start cost more epochs than zero, which the rule turns away by the residual.
 """
 
 import numpy as np
