@@ -173,16 +173,19 @@ def _draws_table(draws):
 def render_adaptive_frozen(res):
     from msvm import weighted
 
-    return (
-        _conditions(res, "five", "main c94be25's refits restored in this process "
+    conditions = _conditions(res, "five", "main c94be25's refits restored in this process "
                     "(`msvm.weighted.FROZEN_WEIGHTS_BELOW = None`: every chain level solved "
                     "at v = 1 first), 'after' this branch "
                     f"(`FROZEN_WEIGHTS_BELOW = {weighted.FROZEN_WEIGHTS_BELOW}`, "
                     f"`FROZEN_WEIGHTS_MOVES = {weighted.FROZEN_WEIGHTS_MOVES}`)").rstrip()
-        + " C = 1, scheme 'one-step', default parameters otherwise (random_state None; gamma "
-        "'median' on the examples (n = 400, 5000 test samples), 'scale' on the real sets). "
-        "'largest diff': the largest difference of the test probabilities, before against "
-        "after.\n\n"
+    if res.get("date"):
+        conditions = conditions.replace(f"Commit {res['commit']};",
+                                        f"Commit {res['commit']}, {res['date']};", 1)
+    return (
+        conditions + " C = 1, scheme 'one-step', default parameters otherwise (random_state "
+        "None; gamma 'median' on the examples (n = 400, 5000 test samples), 'scale' on the "
+        "real sets). 'largest diff': the largest difference of the test probabilities, before "
+        "against after.\n\n"
         "#### Where an AdaptiveWeightedSVM probability fit's time goes, per part\n\n"
         "One probability fit (the least CPU time of 3, before and after alternating), each "
         "part's exclusive CPU time (timing wrappers, about 2 us a call, counted in the "

@@ -1317,10 +1317,11 @@ SETUPS["9q"] = (
     "9q. AdaptiveWeightedSVM's chain levels at frozen weights (issue 25 item 1, round 18)",
     "AdaptiveWeightedSVM (scheme 'one-step'): where a probability fit's CPU time goes, part "
     "by part, on Liu and Yuan's examples 4.1.1 and 4.1.2 (n = 400) at C = 1, and the "
-    "probability fit before (main c94be25) and after a chain's levels below the one whose "
-    "adaptive weights v moved from the level above's by less than a threshold on average "
-    "take that v and skip their solve at v = 1 (msvm/weighted.py `FROZEN_WEIGHTS_BELOW`: "
-    "each such level is the one reweighted solve, from the level above's solution) on "
+    "probability fit before (main c94be25) and after a chain's levels below two successive "
+    "ones whose adaptive weights v each moved from the level above's by less than a "
+    "threshold on average take the last v and skip their solve at v = 1 (msvm/weighted.py "
+    "`FROZEN_WEIGHTS_BELOW`, `FROZEN_WEIGHTS_MOVES`: each such level is the one reweighted "
+    "solve, from the level above's solution) on "
     "those, wine and breast cancer; the scores of every variant over three draws of each "
     "set and before / after over six more draws of the examples. Written by "
     "`benchmarks/probability_adaptive.py`.")
