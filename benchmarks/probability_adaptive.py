@@ -100,21 +100,18 @@ def variant_scores(quick, seeds=(0, 1, 2)):
 
 
 def more_draws(quick, seeds=(3, 4, 5, 6, 7, 8)):
-    """Before and after on six more draws of each example (n = 400, 2000 test samples)."""
-    from msvm.datasets import make_reinforced_example, reinforced_example_proba
-
+    """Before and after on six more draws of each example (n = 400, 2000 test samples: the
+    examples of ``_dc_split_sets``)."""
     out = []
-    for example in ("4.1.1", "4.1.2"):
-        for seed in seeds[:1] if quick else seeds:
-            X, y = make_reinforced_example(200 if quick else 400, example, random_state=seed)
-            X_test, y_test = make_reinforced_example(2000, example, random_state=1000 + seed)
-            truth = reinforced_example_proba(X_test, example)
-            make = _maker(ESTIMATOR, 1.0, "median")
-            row = {"data": f"example {example}", "seed": seed}
-            for label, setting in VARIANTS[:2]:
-                row[label] = variant_fit(make, X, y, X_test, y_test, truth, setting)[1]
-            out.append(row)
-        print(f"  9q more draws: example {example}", flush=True)
+    for data, seed, gamma, X, y, X_test, y_test, truth in _dc_split_sets(quick, seeds):
+        if truth is None:
+            continue
+        make = _maker(ESTIMATOR, 1.0, gamma)
+        row = {"data": data, "seed": seed}
+        for label, setting in VARIANTS[:2]:
+            row[label] = variant_fit(make, X, y, X_test, y_test, truth, setting)[1]
+        out.append(row)
+        print(f"  9q more draws: {data} seed {seed}", flush=True)
     return out
 
 
