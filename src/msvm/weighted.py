@@ -414,8 +414,9 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
 
     def _frozen_weights(self):
         """The weights v this chain level takes from the level above (None: its own)."""
-        chain = getattr(self, "_chain_weights", None) if FROZEN_WEIGHTS_BELOW is not None \
-            else None
+        if FROZEN_WEIGHTS_BELOW is None:
+            return None
+        chain = getattr(self, "_chain_weights", None)
         return chain[0] if chain is not None and chain[1] else None
 
     def _frozen_weights_fit(self, sequence, y, sw, v, log):
