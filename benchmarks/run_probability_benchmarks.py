@@ -69,6 +69,7 @@ from benchmarks.probability_lean import (bench_fixed_cost, bench_fold_finish,
                                          render_fixed_cost, render_fold_finish,
                                          render_level_loop, render_lean_levels,
                                          render_level_steps, render_small_solve)
+from benchmarks.probability_adaptive import bench_adaptive_frozen, render_adaptive_frozen
 from benchmarks.probability_paths import (bench_adaptive_lean, bench_chain_dc, bench_dc_fixed,
                                           bench_dc_levels, bench_dc_loop, bench_level_tol,
                                           bench_paths, render_adaptive_lean, render_chain_dc,
@@ -1314,6 +1315,18 @@ SETUPS["9o"] = (
     "largest decision values) on those, wine and breast cancer. "
     "Written by `benchmarks/probability_paths.py`.")
 SETUPS["9p"] = (probability_dclevel.TITLE, probability_dclevel.SETUP)
+SETUPS["9q"] = (
+    "9q. AdaptiveWeightedSVM's chain levels at frozen weights (issue 25 item 1, round 18)",
+    "AdaptiveWeightedSVM (scheme 'one-step'): where a probability fit's CPU time goes, part "
+    "by part, on Liu and Yuan's examples 4.1.1 and 4.1.2 (n = 400) at C = 1, and the "
+    "probability fit before (main c94be25) and after a chain's levels below two successive "
+    "ones whose adaptive weights v each moved from the level above's by less than a "
+    "threshold on average take the last v and skip their solve at v = 1 (msvm/weighted.py "
+    "`FROZEN_WEIGHTS_BELOW`, `FROZEN_WEIGHTS_MOVES`: each such level is the one reweighted "
+    "solve, from the level above's solution) on "
+    "those, wine and breast cancer; the scores of every variant over three draws of each "
+    "set and before / after over six more draws of the examples. Written by "
+    "`benchmarks/probability_adaptive.py`.")
 RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cancer,
           "4": render_feature_map, "5": render_approx, "6": render_fold_cap,
           "7": render_settled, "8": render_shared_rows, "9": render_lean_refits,
@@ -1322,7 +1335,7 @@ RENDER = {"1": render_simulated, "2": render_pendigits, "3": render_breast_cance
           "9g": render_dc_levels, "9h": render_small_solve, "9i": render_dc_loop,
           "9k": render_chain_dc, "9l": render_fold_finish, "9m": render_adaptive_lean,
           "9n": render_level_tol, "9o": render_dc_fixed,
-          "9p": probability_dclevel.render_dc_passes}
+          "9p": probability_dclevel.render_dc_passes, "9q": render_adaptive_frozen}
 
 
 def render_report(data):
@@ -1384,7 +1397,8 @@ def main(argv=None):
                            "9k": bench_chain_dc, "9l": bench_fold_finish,
                            "9m": bench_adaptive_lean, "9n": bench_level_tol,
                            "9o": bench_dc_fixed,
-                           "9p": probability_dclevel.bench_dc_passes},
+                           "9p": probability_dclevel.bench_dc_passes,
+                           "9q": bench_adaptive_frozen},
                           SETUPS, RENDER, render_report)
 
 

@@ -816,6 +816,7 @@ def _weighted_chain(template, start, X, y, sample_weight, levels, label, feature
         est._refit(X, y, sample_weight * np.where(is_label, 1.0 / t, 1.0))
         fit = copy.copy(est)                # __getstate__: without the kept row source
         del fit._plan_overrides, fit._kept_dual     # the chain's, not the fitted estimator's
+        fit.__dict__.pop("_chain_weights", None)    # AdaptiveWeightedSVM's chain state
         if any(step.late_primal_start for step in est.solver_plan_.steps):
             est._plan_overrides["refit_start"] = "primal"
         return fit
@@ -1110,7 +1111,11 @@ def _path_settled(marks, is_label):
        (``next_weights``): the same; each refit starts from the previous solution clipped
        to the new caps C w_i v_i, which moves a sample's variables only where its group
        exceeds that cap; such a sample is marked (at q times the cap it would not move).
-       The iterative scheme stops when v repeats: the same.
+       The iterative scheme stops when v repeats: the same.  A one-step chain's level whose
+       weights are frozen (``msvm.weighted.FROZEN_WEIGHTS_BELOW``: v taken from the level
+       above, decided by the v of the levels above alone) is one solve from the previous
+       level's solution clipped to the caps, the clip's moves marked as above; the level
+       whose v froze them is the start of the level below it: by 1 and 2 the same fit.
     5. TargetedLocalMSVM: the grid points are independent convex solves (the bandwidth and
        the grid are read from the targeted column alone), each started from this fit's
        solution at that point: 1 and 2 for each.

@@ -38,6 +38,20 @@ LEAN_REWEIGHT = True
 # False: main ebff6f7's (tests and the benchmark's "before").
 SAMPLE_MARGINS_SHIFT = True
 
+# AdaptiveWeightedSVM's probability chains: the levels whose adaptive weights have stopped
+# moving skip their solve at v = 1 (round 18, benchmarks/results/probability.md section
+# 9q).  Once the one-step weights v of ``FROZEN_WEIGHTS_MOVES`` successive levels of a
+# chain each differ from those of the level above by less than ``FROZEN_WEIGHTS_BELOW`` on
+# average (the mean of |v - v_above| over the samples; v is in (0, 1]), the levels below
+# take the last of them and each is the one reweighted solve, from the solution of the
+# level above clipped to its caps (``_frozen_weights_fit``): on Liu and Yuan's examples
+# 4.1.1 and 4.1.2 about a third fewer compiled solves.  A chain's own state
+# (``_chain_weights``), only on a one-step probability chain's refits (those with the
+# chain's ``_kept_dual``).  None: main c94be25's refits, every level solved at v = 1 first
+# (tests and the benchmark's "before").
+FROZEN_WEIGHTS_BELOW = 0.15
+FROZEN_WEIGHTS_MOVES = 2
+
 
 def cost_to_utility(cost):
     """Utility matrix U = max(C) 1 1^T - C of a misclassification cost matrix (Liu, Wu and He
@@ -346,7 +360,12 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
         return (u >= s).astype(np.float64)
 
     def _fit_dual(self, sequence, y, sw, log):
-        """The reweighting loop: refits warm-started from the previous weights' solution."""
+        """The reweighting loop: refits warm-started from the previous weights' solution;
+        on a probability chain's level whose weights are frozen (``FROZEN_WEIGHTS_BELOW``),
+        the reweighted solve alone (:meth:`_frozen_weights_fit`)."""
+        frozen = self._frozen_weights()
+        if frozen is not None:
+            return self._frozen_weights_fit(sequence, y, sw, frozen, log)
         k = len(self.classes_)
         v = np.ones(len(y))
         problem = chain_dual_problem(self, y, k, self.C_ * sw)
@@ -377,8 +396,53 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
             if self.scheme == "one-step":
                 break
         warn_unsettled_weights(reason, self.max_reweight)
+        if self._weights_settle(v):
+            first = sol     # the levels below start from this level's reweighted solution
         return SequenceFit(sol, sw * v, sequence.stop_reason(reason), start=first, attributes={
             "adaptive_weights_": v, "n_iter_": fits, "n_solver_iter_": epochs,
+            "_weight_bound_samples_": weighed})
+
+    def _weights_settle(self, v):
+        """Record the weights ``v`` of a one-step probability chain's level (with
+        ``FROZEN_WEIGHTS_BELOW``; elsewhere nothing) and whether the levels below take
+        them: the weights of the last ``FROZEN_WEIGHTS_MOVES`` levels (this one included)
+        each moved from those of the level above by less than ``FROZEN_WEIGHTS_BELOW`` on
+        average."""
+        if (FROZEN_WEIGHTS_BELOW is None or self.scheme != "one-step"
+                or getattr(self, "_kept_dual", None) is None):
+            return False
+        above = getattr(self, "_chain_weights", None)
+        small = (above is not None
+                 and float(np.mean(np.abs(v - above[0]))) < FROZEN_WEIGHTS_BELOW)
+        moves = above[2] + 1 if small else 0
+        self._chain_weights = (v, moves >= FROZEN_WEIGHTS_MOVES, moves)
+        return moves >= FROZEN_WEIGHTS_MOVES
+
+    def _frozen_weights(self):
+        """The weights v this chain level takes from the level above (None: its own)."""
+        if FROZEN_WEIGHTS_BELOW is None:
+            return None
+        chain = getattr(self, "_chain_weights", None)
+        return chain[0] if chain is not None and chain[1] else None
+
+    def _frozen_weights_fit(self, sequence, y, sw, v, log):
+        """A chain level at the frozen weights ``v``: the dual at the weights C sw v solved
+        from the previous level's solution (this estimator's warm start) clipped to its
+        caps, with the settled marks of both (the samples the clip moved, those at a
+        moving bound of the solution: ``msvm._probability._path_settled``)."""
+        k = len(self.classes_)
+        state = self._warm_start_state()
+        problem = chain_dual_problem(self, y, k, self.C_ * sw * v)
+        kept_penalty_and_seed(self, sequence, problem)
+        start = clipped_start(problem, state.alpha)
+        if lean_steps_apply(sequence):
+            sol = lean_solve(sequence, problem, start, state.mu, sequence.tol, 0.0)[0]
+        else:
+            sol = sequence.solve(problem, start, state.mu)
+        weighed = problem.samples_with(start != state.alpha) | weighed_samples(problem, sol.alpha)
+        self._log_fit(log, "reweighting (v of the level above)", sol, y, sw * v)
+        return SequenceFit(sol, sw * v, sequence.stop_reason(), start=sol, attributes={
+            "adaptive_weights_": v, "n_iter_": 1, "n_solver_iter_": sol.n_iter,
             "_weight_bound_samples_": weighed})
 
     def _reweighted_solve(self, sequence, y, k, weights, sol):
