@@ -13,7 +13,9 @@
 # leaves the active set; before declaring convergence one more pass over every sample runs
 # without shrinking.  max_iter bounds the epochs over all rounds.  `violation` measures the
 # same violation (single steps and full groups' pairs) at a point without moving it: the check
-# of a start from the smoothed primal (msvm/_primal.py), with or without group caps.
+# of a start from the smoothed primal (msvm/_primal.py), with or without group caps.  A
+# sample's violation at or below its rounding floor (InnerSolver.floor, where the caller sets
+# one: msvm/_score_floor.py) counts as none in the epoch's violation and in `violation`.
 
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free

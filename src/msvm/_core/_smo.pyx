@@ -76,6 +76,10 @@
 #    variables changed: F += K[:, B] dU_B (O(n) per changed (sample, slot)), each score row
 #    read and written once per four of its changed samples (_rows.pyx: rows_axpys).
 #
+# A sample whose violation is at or below its rounding floor (InnerSolver.floor, where the
+# caller sets one: msvm/_score_floor.py; round 18) counts as not violating in the scans of
+# step 1, so it is neither a candidate nor a reason to go on.
+#
 # The kernel rows of B come from the row source (Gram matrix or LRU cache); q never exceeds
 # the cache capacity, so the rows fetched in step 2 are still cached in step 4.  Where the
 # cache cannot hold every row, step 2 hands it the settled samples, whose rows it evicts

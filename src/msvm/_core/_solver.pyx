@@ -53,7 +53,11 @@
 # too: primal objective of the current function (intercept b = -s, the multiplier estimate)
 # minus the dual objective, over the size of the objective's terms.  If the gap exceeds tol,
 # the KKT tolerance is lowered and the solve goes on.  The gap costs one O(n k) pass and is
-# only evaluated when the KKT rule is met.
+# only evaluated when the KKT rule is met.  Where the scores' own rounding exceeds tol (their
+# terms K_ij U_j reach C max K: 3e10 on a linear Gram matrix at C = 1e8, the scores ~1), the
+# caller passes a rounding floor per sample (``floor``, msvm/_score_floor.py): the scans count
+# a violation at or below its sample's floor as none (InnerSolver.floor), the gap still
+# decides, and the residual returned is the violation before the floor.
 #
 # Termination and interruption.  max_iter bounds the total work: epochs of the coordinate
 # path, steps / n of the SMO path, where every working-set round and every augmented-
