@@ -192,3 +192,22 @@ def test_switch_off_restores_mains_rule(monkeypatch):
         warnings.simplefilter("ignore", ConvergenceWarning)
         plain = _estimator("LLW", max_iter=300).fit(K, y)
     assert all(step.precision_floor == 0.0 for step in plain.solver_plan_.steps)
+
+
+def test_floor_does_not_certify_a_solve_whose_gap_stays_large():
+    """Kernel entries near 1e301 (tests/test_finish_budget.py's 8 samples scaled by 1e150)
+    put the floor near 1e288: the violations pass, but the first solve's relative duality
+    gap stays 1, so the fit still stops at max_iter with a ConvergenceWarning (the floor
+    never replaces the gap)."""
+    from test_finish_budget import X_SCALED, Y
+
+    from msvm import AdaptiveWeightedSVM
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = AdaptiveWeightedSVM(C=10.0, scheme="one-step", kernel="linear",
+                                  max_iter=2000).fit(X_SCALED, Y)
+    assert not est.converged_ and est.stop_reason_ == "max_iter"
+    assert any(issubclass(c.category, ConvergenceWarning) and "relative duality gap 1 "
+               in str(c.message) for c in caught)
+    assert any(step.precision_floor > 1e280 for step in est.solver_plan_.steps)
