@@ -44,9 +44,9 @@ def test_a_cycling_active_set_loop_stops_at_its_budget(monkeypatch):
     steps, then 1 a call)."""
     monkeypatch.setattr(finish_groups, "PROJECT_FACTOR_STEP", False)
     monkeypatch.setattr(finish_groups, "CAP_BATCH", False)
-    # main's stopping rule: the rounding floor (msvm/_score_floor.py; kernel entries near
-    # 1e301 put it near 1e288) certifies the second solve at once, so the loop is reached
-    # once instead of cycling (the fit still stops at max_iter: its first solve's gap is 1)
+    # main's stopping rule: the rounding floor (msvm/_score_floor.py; 0.0015 here)
+    # certifies the second solve at once, so the loop is not reached cycling (the fit still
+    # stops at max_iter: its first solve's gap stays 1)
     monkeypatch.setattr(sequence, "PRECISION_FLOOR", False)
     calls, steps = [], [0]
     kkt_step, active_set = finish_groups._kkt_step, finish_groups._active_set

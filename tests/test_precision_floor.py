@@ -194,20 +194,30 @@ def test_switch_off_restores_mains_rule(monkeypatch):
     assert all(step.precision_floor == 0.0 for step in plain.solver_plan_.steps)
 
 
-def test_floor_does_not_certify_a_solve_whose_gap_stays_large():
-    """Kernel entries near 1e301 (tests/test_finish_budget.py's 8 samples scaled by 1e150)
-    put the floor near 1e288: the violations pass, but the first solve's relative duality
-    gap stays 1, so the fit still stops at max_iter with a ConvergenceWarning (the floor
-    never replaces the gap)."""
+@pytest.mark.parametrize("case", ["kernel entries 1e301", "C 1e300"])
+def test_a_floor_beyond_the_margin_is_not_used(case):
+    """Where the rounding of the scores reaches the margin itself (a floor above
+    FLOOR_MAX: 1e288 with kernel entries near 1e301, tests/test_finish_budget.py's case;
+    1e286 at C = 1e300, tests/test_fuzz.py's), main's rule stays: the first fit stops at
+    max_iter with a ConvergenceWarning, the second is refused as overflowing (with the
+    floor it returned objective_ 0.0)."""
     from test_finish_budget import X_SCALED, Y
 
-    from msvm import AdaptiveWeightedSVM
+    from msvm import AdaptiveWeightedSVM, RobustMSVM
 
+    if case == "C 1e300":
+        X = np.array([[1.67027107], [1.90426485], [1.34257862], [1.98472563], [2.64932607],
+                      [-1.60184066]])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(ValueError, match="overflows double precision"):
+                RobustMSVM(C=1e300, truncation=0.0, kernel="linear").fit(
+                    X, np.array([0, 1, 1, 1, 1, 0]))
+        return
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         est = AdaptiveWeightedSVM(C=10.0, scheme="one-step", kernel="linear",
                                   max_iter=2000).fit(X_SCALED, Y)
     assert not est.converged_ and est.stop_reason_ == "max_iter"
-    assert any(issubclass(c.category, ConvergenceWarning) and "relative duality gap 1 "
-               in str(c.message) for c in caught)
-    assert any(step.precision_floor > 1e280 for step in est.solver_plan_.steps)
+    assert any(issubclass(c.category, ConvergenceWarning) for c in caught)
+    assert all(step.precision_floor == 0.0 for step in est.solver_plan_.steps)

@@ -105,6 +105,10 @@ DRIFT_SPREAD = 1e8
 # rule (no floor).
 PRECISION_FLOOR = True
 FLOOR_CHECKS = 3
+# the largest floor (margin units) used: above it the rounding of the scores reaches the
+# margin (C = 1e300 on a linear kernel: 1e286; kernel entries of 1e301: 1e288) and a
+# certificate on them means nothing (the LLW / angle Gram cells at C = 1e8: at most 0.29)
+FLOOR_MAX = 1.0
 
 # Every value of ``stop_reason_``: the solver's, then those of the loops around it.
 CONVERGED = "tol"
@@ -795,7 +799,10 @@ class DualSequence:
         if not PRECISION_FLOOR or not floor_needed(problem, alpha, self.src.diagonal(), tol):
             return None
         floor = score_floor(problem, alpha, self._absolute_times)
-        if not float(np.max(floor, initial=0.0)) > tol:
+        # a floor above FLOOR_MAX (or not finite): the scores' rounding reaches the margin
+        # itself, where they tell nothing; main's rule (a max_iter or non-finite stop)
+        largest = float(np.max(floor, initial=0.0))
+        if not tol < largest <= FLOOR_MAX:
             return None
         self.move_to(problem, alpha, fresh=True)
         return floor
