@@ -21,7 +21,10 @@ KERNEL_PARAMETERS = """\
         Stop when the scaled KKT residual of the dual (see ``kkt_residual_``) is below tol
         and the relative duality gap (``duality_gap_`` over the objective) is below
         ``max(tol, 1e-8)``, so that ``objective_`` is within that relative distance of the
-        optimum of the (convex) problem solved.
+        optimum of the (convex) problem solved.  Where the rounding of the scores exceeds
+        tol (a very large C on a kernel with large entries), a sample's violation counts
+        within its rounding floor instead and the duality gap decides; ``solver_plan_``
+        then names the floor and ``kkt_residual_`` may exceed tol.
     max_iter : int, default=10000
         Maximum number of solver epochs (coordinate descent) or of steps / n_samples
         (kernel SMO), counting every augmented-Lagrangian round; it bounds the whole
@@ -246,7 +249,8 @@ FUNCTION_ATTRIBUTES = """\
         The objective above evaluated at the fitted function.
     kkt_residual_ : float
         Final scaled KKT residual of the (last) dual solve: the largest projected-gradient
-        violation (in margin units) or equality violation (relative to the largest box bound).
+        violation (in margin units) or equality violation (relative to the largest box bound),
+        also where the rounding floor let the stopping rule pass over it (see ``tol``).
     duality_gap_ : float
         Duality-gap certificate of the (last) convex solve at the fitted intercepts: its
         primal objective minus the dual's Lagrangian, plus a bound on what the equality

@@ -386,14 +386,17 @@ class SolveStep:
     """What one solve of a fit ran: its inner solver, the SMO path's working-set bound (0 on
     the coordinate-descent path), whether it started from the smoothed primal, how many
     times the solver went on from an exact finishing step (msvm/_finish.py) or a late
-    smoothed-primal start after its epoch budget (msvm._sequence.DualSequence), and whether
-    a refit planned 'dual first' went on from that late start (``refit_dual_budget``)."""
+    smoothed-primal start after its epoch budget (msvm._sequence.DualSequence), whether
+    a refit planned 'dual first' went on from that late start (``refit_dual_budget``), and
+    the largest rounding floor of a sample's violation its last run measured against
+    (msvm/_score_floor.py; 0.0: none, the solver's residual was held to tol)."""
 
     solver: str
     working_set: int
     primal_start: bool
     finishing_steps: int = 0
     late_primal_start: bool = False
+    precision_floor: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -545,6 +548,8 @@ class SolvePlan:
         text += f", {kind} start={rule} (made in {starts} of {solves})"
         finished = sum(s.finishing_steps for s in self.steps)
         text += f", {finished} exact finishing steps" if finished else ""
+        floor = max(s.precision_floor for s in self.steps)
+        text += f", residual held to a rounding floor up to {floor:.2g}" if floor else ""
         return text + (f", start from {self.clusters} clusters" if self.clusters else "")
 
 

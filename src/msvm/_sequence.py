@@ -39,6 +39,8 @@ from ._plan import SolveStep, source_plan
 from ._primal import primal_start
 from ._products import rows_times, transposed_times
 from ._progress import solver_verbose
+from ._score_floor import (absolute_feature_times, absolute_kernel_times, floor_needed,
+                           score_floor)
 from ._thread_pools import one_blas_thread
 
 # The stop reason of each status that msvm._core._solver.solve returns (it raises on the
@@ -92,6 +94,21 @@ FEASIBLE = 1e-12
 # at alpha = 0 with a score of -9e133 left over from its warm start (0 exactly), so
 # objective_ read 0 where the function returned has 0.075.
 DRIFT_SPREAD = 1e8
+
+# The rounding floor of the SMO path's violations (msvm/_score_floor.py; issue 23 item 1,
+# pattern 2): where some sample's floor exceeds tol (a kernel with large entries at large
+# C), a run of the solver starts from scores computed exactly once and counts a violation at
+# or below its sample's floor as none; a converged solve whose last run moved alpha is
+# checked again from scores recomputed (``_certified_at_floor``, at most FLOOR_CHECKS runs),
+# so that the duality gap that decides convergence is measured on the function alpha stands
+# for.  The plan records the largest floor (``SolveStep.precision_floor``).  False: main's
+# rule (no floor).
+PRECISION_FLOOR = True
+FLOOR_CHECKS = 3
+# the largest floor (margin units) used: above it the rounding of the scores reaches the
+# margin (C = 1e300 on a linear kernel: 1e286; kernel entries of 1e301: 1e288) and a
+# certificate on them means nothing (the LLW / angle Gram cells at C = 1e8: at most 0.29)
+FLOOR_MAX = 1.0
 
 # Every value of ``stop_reason_``: the solver's, then those of the loops around it.
 CONVERGED = "tol"
@@ -479,6 +496,8 @@ class DualSequence:
         # msvm.targeted.LATE_START_EPOCHS)
         self.late_start_epochs = 0
         self.late_starts = 0         # late smoothed-primal starts taken, over every solve
+        # the last run's largest rounding floor (0.0: none) and whether it moved alpha
+        self._floor = (0.0, False)
 
     # ------------------------------------------------------------------ scores
     def move_to(self, problem, alpha, fresh=False):
@@ -621,8 +640,10 @@ class DualSequence:
                 problem, alpha, mu, tol, started, method, working_set, gap_scale, dual_first)
             result = self._certified_on_exact_scores(problem, alpha, mu, tol, result, method,
                                                      working_set, gap_scale)
+            result = self._certified_at_floor(problem, alpha, mu, tol, result, method,
+                                              working_set, gap_scale)
             self.plan = self.plan.record(SolveStep(method, working_set, started, finished,
-                                                   late))
+                                                   late, self._floor[0]))
             self._refresh_scores(problem, alpha, finished)
             self.stop_reasons.append(SOLVER_STOP_REASONS[result.status])
             sol = self._snapshot(problem, alpha, mu, int(result.n_iter), float(result.residual))
@@ -793,11 +814,55 @@ class DualSequence:
     def _run_solver(self, problem, alpha, mu, tol, max_iter, method, working_set, certify,
                     gap_scale):
         """One run of the compiled solver (msvm._core._solver.solve) on the sequence's
-        source and settings, alpha and mu updated in place."""
-        return solve(self.src, problem, alpha, mu, tol=tol, max_iter=max_iter,
-                     shrinking=self.shrinking, seed=int(self.seed), rho=self.rho,
-                     verbose=self.verbose, working_set=working_set, method=method,
-                     certify_start=certify, gap_scale=float(gap_scale))
+        source and settings, alpha and mu updated in place; where the rounding floor applies
+        (:meth:`_score_floor`) from scores computed afresh, against the floor."""
+        floor = self._score_floor(problem, alpha, tol)
+        start = None if floor is None else alpha.copy()
+        result = solve(self.src, problem, alpha, mu, tol=tol, max_iter=max_iter,
+                       shrinking=self.shrinking, seed=int(self.seed), rho=self.rho,
+                       verbose=self.verbose, working_set=working_set, method=method,
+                       certify_start=certify, gap_scale=float(gap_scale), floor=floor)
+        self._floor = ((0.0, False) if floor is None
+                       else (float(floor.max()), not np.array_equal(start, alpha)))
+        return result
+
+    def _score_floor(self, problem, alpha, tol):
+        """The rounding floor of every sample's violation at ``alpha`` (msvm/_score_floor.py)
+        where some sample's floor exceeds tol (PRECISION_FLOOR), the scores then recomputed
+        from scratch (the floor bounds the rounding of scores computed
+        once); else None (main's rule: every fit whose floors stay below tol)."""
+        if not PRECISION_FLOOR or not floor_needed(problem, alpha, self.src.diagonal(), tol):
+            return None
+        floor = score_floor(problem, alpha, self._absolute_times)
+        # a floor above FLOOR_MAX (or not finite): the scores' rounding reaches the margin
+        # itself, where they tell nothing; main's rule (a max_iter or non-finite stop)
+        largest = float(np.max(floor, initial=0.0))
+        if not tol < largest <= FLOOR_MAX:
+            return None
+        self.move_to(problem, alpha, fresh=True)
+        return floor
+
+    def _absolute_times(self, V):
+        """The magnitudes summed in the scores' products (msvm._score_floor.score_floor):
+        |X| (|X|^T V) where the source holds explicit weights, else |K| V."""
+        if self.src.weights is not None:
+            return absolute_feature_times(self.features, V)
+        return absolute_kernel_times(self._kernel_columns, V)
+
+    def _certified_at_floor(self, problem, alpha, mu, tol, result, method, working_set,
+                            gap_scale):
+        """A converged solve whose last run measured against the rounding floor and moved
+        alpha (its scores then updated, not computed once) goes on from scores recomputed,
+        at most FLOOR_CHECKS times, until a run certifies the point it started from.
+        Returns the result, its epochs summed."""
+        for _ in range(FLOOR_CHECKS):
+            left = self.max_iter - int(result.n_iter)
+            if result.status != Status.CONVERGED or not self._floor[1] or left <= 0:
+                break
+            again = self._run_solver(problem, alpha, mu, tol, left, method, working_set, True,
+                                     gap_scale)
+            result = again._replace(n_iter=int(result.n_iter) + int(again.n_iter))
+        return result
 
     def on_core_rows_without_drift(self):
         """Whether this sequence solves on kernel rows computed in the core (no explicit

@@ -18,6 +18,10 @@ cdef class InnerSolver:
     cdef double* Fi              # k: one sample's scores (gap pass)
     cdef double* zbuf            # maxper + 1 (gap pass)
     cdef char* used              # maxper + 1 (gap pass)
+    # n: the rounding floor of each sample's violation, at or below which it counts as none
+    # (msvm/_score_floor.py); NULL (the default): none, main's rule
+    cdef const double* floor
+    cdef readonly double raw_viol  # the last scan's (epoch's) largest violation before the floor
 
     cdef int _bind(self, RowSource src, ProblemArrays pa, DualState ds) except -1
     cdef int run(self, double eps, double* viol) noexcept nogil

@@ -64,6 +64,8 @@ cdef class InnerSolver:
         self.Fi = NULL
         self.zbuf = NULL
         self.used = NULL
+        self.floor = NULL
+        self.raw_viol = 0.0
 
     def __dealloc__(self):
         free(self.Fi)

@@ -13,7 +13,9 @@
 # leaves the active set; before declaring convergence one more pass over every sample runs
 # without shrinking.  max_iter bounds the epochs over all rounds.  `violation` measures the
 # same violation (single steps and full groups' pairs) at a point without moving it: the check
-# of a start from the smoothed primal (msvm/_primal.py), with or without group caps.
+# of a start from the smoothed primal (msvm/_primal.py), with or without group caps.  A
+# sample's violation at or below its rounding floor (InnerSolver.floor, where the caller sets
+# one: msvm/_score_floor.py) counts as none in the epoch's violation and in `violation`.
 
 from libc.math cimport fabs, INFINITY
 from libc.stdlib cimport malloc, free
@@ -27,6 +29,12 @@ from ._signals cimport tick, progress_note
 from ._rows cimport RowSource
 from ._problem cimport ProblemArrays
 from ._state cimport DualState
+
+
+cdef inline double _floored(const double* floor, int i, double viol) noexcept nogil:
+    """Sample i's violation, 0 where it is at or below its rounding floor (NULL: none;
+    msvm/_score_floor.py)."""
+    return 0.0 if floor != NULL and viol <= floor[i] else viol
 
 
 cdef inline double _grad(const Prob* p, const State* st, int v, const double* Fi,
@@ -267,11 +275,12 @@ cdef class CDSolver(InnerSolver):
         cdef const Prob* p = self.p
         cdef State* st = self.st
         cdef int i, j, v
-        cdef double sumF, gr, ub, lo, av, pg, viol = 0.0
+        cdef double sumF, gr, ub, lo, av, pg, vi, viol = 0.0, raw = 0.0
         viol_out[0] = INFINITY
         for i in range(p.n):
             self.src.get_scores(i, self.Fs)
             sumF = 0.0
+            vi = 0.0
             for j in range(p.k):
                 sumF += self.Fs[j]
             for v in range(p.ptr[i], p.ptr[i + 1]):
@@ -284,14 +293,17 @@ cdef class CDSolver(InnerSolver):
                 gr = _grad(p, st, v, self.Fs, sumF)
                 av = st.alpha[v]
                 pg = min(gr, 0.0) if av <= lo else (max(gr, 0.0) if av >= ub else gr)
-                viol = max(viol, fabs(pg))
+                vi = max(vi, fabs(pg))
             if p.ngroups > 0:
-                viol = max(viol, self._pair_violation(i, sumF))
+                vi = max(vi, self._pair_violation(i, sumF))
+            raw = max(raw, vi)
+            viol = max(viol, _floored(self.floor, i, vi))
             if tick(&self.work, self.src.visit_cost):
                 return STATUS_INTERRUPTED
         if not sums_finite(p, st, viol):
             return STATUS_NONFINITE
         viol_out[0] = viol
+        self.raw_viol = raw
         return STATUS_CONVERGED
 
     cdef double _pair_violation(self, int i, double sumF) noexcept nogil:
@@ -332,20 +344,22 @@ cdef class CDSolver(InnerSolver):
         MAX_ITER, NONFINITE or INTERRUPTED."""
         cdef int n = self.p.n, i, idx, n_active = n
         cdef bint full_pass = False, shrinkable
-        cdef double viol, vs, pg_max, pg_min, pg_hi = INFINITY, pg_lo = -INFINITY
+        cdef double viol, vs, raw, pg_max, pg_min, pg_hi = INFINITY, pg_lo = -INFINITY
         for i in range(n):
             self.active[i] = i
         while self.it < self.max_iter:
             self.it += 1
             self._shuffle(n_active)
             viol = 0.0
+            raw = 0.0
             pg_max = -INFINITY
             pg_min = INFINITY
             idx = 0
             while idx < n_active:
                 i = self.active[idx]
                 vs = self._visit(i, pg_hi, pg_lo, &pg_max, &pg_min, &shrinkable)
-                viol = max(viol, vs)
+                raw = max(raw, vs)
+                viol = max(viol, _floored(self.floor, i, vs))
                 if tick(&self.work, self.src.visit_cost):
                     return STATUS_INTERRUPTED
                 if self.shrinking and shrinkable and n_active > 1 and not full_pass:
@@ -355,6 +369,7 @@ cdef class CDSolver(InnerSolver):
                     continue
                 idx += 1
             viol_out[0] = viol
+            self.raw_viol = raw
             progress_note(self.it, viol, self.src, self.p, self.st)
             if not sums_finite(self.p, self.st, viol):
                 return STATUS_NONFINITE

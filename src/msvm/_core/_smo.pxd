@@ -84,6 +84,8 @@ cdef struct ScanTask:
     int* cand
     bint skip_vars, shrinking, full
     double eps, thr
+    const double* floor        # n: SMOSolver.floor (NULL: none)
+    double raw[MAX_SCAN_PARTS]  # per part: the largest violation before the floor
     double viol[MAX_SCAN_PARTS]
     double Ssum[MAX_SCAN_PARTS]
     int m[MAX_SCAN_PARTS]

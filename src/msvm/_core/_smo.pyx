@@ -76,6 +76,10 @@
 #    variables changed: F += K[:, B] dU_B (O(n) per changed (sample, slot)), each score row
 #    read and written once per four of its changed samples (_rows.pyx: rows_axpys).
 #
+# A sample whose violation is at or below its rounding floor (InnerSolver.floor, where the
+# caller sets one: msvm/_score_floor.py; round 18) counts as not violating in the scans of
+# step 1, so it is neither a candidate nor a reason to go on.
+#
 # The kernel rows of B come from the row source (Gram matrix or LRU cache); q never exceeds
 # the cache capacity, so the rows fetched in step 2 are still cached in step 4.  Where the
 # cache cannot hold every row, step 2 hands it the settled samples, whose rows it evicts
@@ -1004,7 +1008,7 @@ cdef void _scan_part(void* ctx, int t, Py_ssize_t lo, Py_ssize_t hi) noexcept no
     cdef Py_ssize_t i
     cdef int m = 0
     cdef long long skipped = 0, vars_seen = 0, scanned = 0, active = 0, unsettled = 0
-    cdef double sc, margin, viol = 0.0, Ssum = 0.0
+    cdef double sc, margin, viol = 0.0, Ssum = 0.0, raw = 0.0
     cdef unsigned char was
     for i in range(lo, hi):
         if not w.full and w.settled[i]:
@@ -1015,6 +1019,10 @@ cdef void _scan_part(void* ctx, int t, Py_ssize_t lo, Py_ssize_t hi) noexcept no
         sc = _flat_violation(w.p, w.st, w.cn, w.Ft, w.S, w.p.n, i, w.vsettled, <int> i,
                              w.skip_vars,
                              w.shrinking, w.thr, &margin)
+        if w.floor != NULL:
+            raw = sc if sc > raw else raw
+            if sc <= w.floor[i]:
+                sc = 0.0
         Ssum += w.S[i]
         if w.shrinking:
             was = w.settled[i]
@@ -1032,6 +1040,7 @@ cdef void _scan_part(void* ctx, int t, Py_ssize_t lo, Py_ssize_t hi) noexcept no
     w.active[t] = active
     w.unsettled[t] = unsettled
     w.viol[t] = viol
+    w.raw[t] = raw if w.floor != NULL else viol
     w.Ssum[t] = Ssum
     w.m[t] = m
     w.first[t] = lo
@@ -1464,7 +1473,7 @@ cdef class SMOSolver(InnerSolver):
         one.  Scores are kept for every sample, so a full scan needs no reconstruction."""
         cdef int i, n = self.p.n, scanned = 0
         cdef long long vars_seen = 0
-        cdef double sc, margin, Ssum = 0.0, thr = self.last_viol
+        cdef double sc, margin, Ssum = 0.0, thr = self.last_viol, raw = 0.0
         cdef bint now
         if not self.grouped:
             return self._scan_flat(eps, viol, m, full)
@@ -1477,6 +1486,10 @@ cdef class SMOSolver(InnerSolver):
             scanned += 1
             vars_seen += self.p.ptr[i + 1] - self.p.ptr[i]
             sc = self._sample_violation(i, &margin)
+            if self.floor != NULL:
+                raw = sc if sc > raw else raw
+                if sc <= self.floor[i]:
+                    sc = 0.0
             Ssum += self.S[i]
             if self.shrinking:
                 now = sc == 0.0 and margin > thr
@@ -1491,6 +1504,7 @@ cdef class SMOSolver(InnerSolver):
                 self.cand[m[0]] = i
                 m[0] += 1
         self.last_viol = viol[0]
+        self.raw_viol = raw if self.floor != NULL else viol[0]
         self.full_scans += full
         return self._scan_end(viol[0], Ssum, vars_seen + scanned)
 
@@ -1535,6 +1549,7 @@ cdef class SMOSolver(InnerSolver):
         w.full = full
         w.eps = eps
         w.thr = self._settle_margin()
+        w.floor = self.floor
 
     cdef int _scan_joined(self, ScanTask* w, int parts, bint full, double* viol,
                           int* m) noexcept nogil:
@@ -1545,8 +1560,10 @@ cdef class SMOSolver(InnerSolver):
         cdef double Ssum = 0.0
         viol[0] = 0.0
         m[0] = 0
+        self.raw_viol = 0.0
         for t in range(parts):
             viol[0] = max(viol[0], w.viol[t])
+            self.raw_viol = max(self.raw_viol, w.raw[t])
             if w.first[t] != m[0]:
                 memmove(self.score + m[0], self.score + w.first[t], w.m[t] * sizeof(double))
                 memmove(self.cand + m[0], self.cand + w.first[t], w.m[t] * sizeof(int))

@@ -53,7 +53,11 @@
 # too: primal objective of the current function (intercept b = -s, the multiplier estimate)
 # minus the dual objective, over the size of the objective's terms.  If the gap exceeds tol,
 # the KKT tolerance is lowered and the solve goes on.  The gap costs one O(n k) pass and is
-# only evaluated when the KKT rule is met.
+# only evaluated when the KKT rule is met.  Where the scores' own rounding exceeds tol (their
+# terms K_ij U_j reach C max K: 3e10 on a linear Gram matrix at C = 1e8, the scores ~1), the
+# caller passes a rounding floor per sample (``floor``, msvm/_score_floor.py): the scans count
+# a violation at or below its sample's floor as none (InnerSolver.floor), the gap still
+# decides, and the residual returned is the violation before the floor.
 #
 # Termination and interruption.  max_iter bounds the total work: epochs of the coordinate
 # path, steps / n of the SMO path, where every working-set round and every augmented-
@@ -125,7 +129,7 @@ NONFINITE_MESSAGE = (
 def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=1e-3,
           long max_iter=10000, bint shrinking=True, unsigned long long seed=0, double rho=1.0,
           int verbose=0, int working_set=0, str method="auto", bint certify_start=False,
-          double gap_scale=0.0):
+          double gap_scale=0.0, const double[::1] floor=None):
     """Solve the dual QP described by `problem` (a msvm._problem.DualProblem).
 
     ``method`` picks the inner solver: 'smo' (kernel sources, +-1 directions), 'cd'
@@ -135,7 +139,9 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
     step taken; the coordinate-descent path, with or without group caps), as a start from the
     smoothed primal often does.  ``gap_scale``: the least size of the objective the relative
     duality gap is measured against (the DC loop: a fraction of its objective; see _gap.pyx),
-    0 for none.
+    0 for none.  ``floor`` (n, or None): the SMO path's rounding floor of each sample's
+    violation, at or below which its violation counts as none (msvm/_score_floor.py; None:
+    none).
 
     `alpha` (warm start, feasible for the box and group caps) and `mu` (k, sums to zero) are
     updated in place; `src` must hold scores consistent with alpha (see `init_scores`).
@@ -169,6 +175,10 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
                           shrinking)
     else:
         inner = CDSolver(src, pa, ds, max_iter, shrinking, seed)
+    if floor is not None:
+        if floor.shape[0] != pa.p.n:
+            raise ValueError("floor must have one value per sample")
+        inner.floor = &floor[0] if pa.p.n else NULL
     schedule_init(&sc, &pa.p, tol, ds.scale)
     with nogil:
         status = alm_solve(inner, &sc, verbose, certify_start)
@@ -179,6 +189,10 @@ def solve(RowSource src, problem, double[::1] alpha, double[::1] mu, double tol=
             # objective_ was 0.06) rather than the schedule's initial inf
             if inner.gap(&sc.gap) == STATUS_INTERRUPTED:
                 status = STATUS_INTERRUPTED
+    if floor is not None:
+        # the residual reported is the violation before the floor (the floor let the
+        # stopping rule pass over it; the plan records the floor: msvm/_score_floor.py)
+        sc.resid = max(sc.resid, inner.raw_viol)
     if status == STATUS_INTERRUPTED:
         reraise()
     if status == STATUS_NO_MEMORY:
