@@ -94,6 +94,8 @@ later evaluations read those alone.  Every solve on explicit features runs BLAS 
 thread (``msvm._sequence.DualSequence``).
 """
 
+import functools
+
 import numpy as np
 
 from ._capped_terms import CappedLine, CappedTerms, curvature_sum
@@ -176,6 +178,12 @@ LAST_STAGE_SNAP = 2.0
 STAGE_RTOL = 1e-4
 # the damping of the capped primal's Newton matrix (``CappedPrimal._exact_step``): its
 # first value (times the matrix's mean diagonal) and the steps that raise or lower it
+# the Newton step's small-primal path (a late start's primal has 8-28 unknowns, where a
+# step's cost is NumPy's and SciPy's Python layers, not flops): the Newton matrix's slot
+# means by ufunc reductions, its constant part formed once per shape, the Cholesky
+# factorization and solve by LAPACK directly; the same iterates bit for bit (False: main's
+# calls, benchmarks/results/probability.md section 9j, "Round 18, later")
+LEAN_SMALL_STEPS = True
 DAMP_START = 1e-6
 DAMP_BELOW = 1e-2
 UNDAMP_ABOVE = 0.5
@@ -510,6 +518,11 @@ class SmoothedPrimal:
             self._update_curvature(F)
             return newton_cg_direction(self, rhs)
         H = self.hessian(F)
+        if LEAN_SMALL_STEPS and np.isfinite(H).all() and np.isfinite(rhs).all():
+            direction = _cholesky_solve(H, rhs)
+            if direction is not None:
+                return direction
+            return lstsq(H, rhs)[0]
         try:
             return cho_solve(cho_factor(H), rhs)
         except LinAlgError:
@@ -644,15 +657,52 @@ def newton_matrix(curvature, mu, d, kappa, equality):
     curvature is a sum over chunks."""
     m, k = curvature.shape[:2]
     H4 = curvature / mu
-    H4 -= H4.mean(axis=1, keepdims=True)          # P on both slot axes
-    H4 -= H4.mean(axis=3, keepdims=True)
+    H4 -= _slot_mean(H4, 1)                      # P on both slot axes
+    H4 -= _slot_mean(H4, 3)
     H = H4.reshape(m * k, m * k)
-    H[np.arange(d * k), np.arange(d * k)] += 1.0 / kappa
-    H += np.kron(np.eye(m), np.full((k, k), 1.0 / k))
+    if LEAN_SMALL_STEPS:
+        H.reshape(-1)[:d * k * (m * k + 1):m * k + 1] += 1.0 / kappa
+        H += _slot_means_matrix(m, k)
+    else:
+        H[np.arange(d * k), np.arange(d * k)] += 1.0 / kappa
+        H += np.kron(np.eye(m), np.full((k, k), 1.0 / k))
     if equality:
         top = max(float(np.max(np.abs(np.diag(H)))), 1.0)
         H[np.arange(d * k, m * k), np.arange(d * k, m * k)] += 1e-10 * top
     return H
+
+
+def _slot_mean(H4, axis):
+    """The mean of H4 (m, k, m, k) over the slot axis ``axis``, kept as a length-1 axis:
+    ``np.mean``'s sum and division without its Python layers with ``LEAN_SMALL_STEPS``
+    (the same rounding: the same pairwise sum, divided by k)."""
+    if not LEAN_SMALL_STEPS:
+        return H4.mean(axis=axis, keepdims=True)
+    total = np.add.reduce(H4, axis=axis, keepdims=True)
+    total /= H4.shape[axis]
+    return total
+
+
+@functools.lru_cache(maxsize=32)
+def _slot_means_matrix(m, k):
+    """I_m (x) 11^T / k (read-only, kept per shape): the directions P removes, added to the
+    Newton matrix (the same entries as ``np.kron``'s, formed once)."""
+    out = np.kron(np.eye(m), np.full((k, k), 1.0 / k))
+    out.flags.writeable = False
+    return out
+
+
+def _cholesky_solve(H, rhs):
+    """H^-1 rhs by LAPACK's potrf and potrs on the upper triangle, the routines and
+    arguments ``scipy.linalg.cho_factor`` and ``cho_solve`` call (so the same bits) without
+    their checks (the caller checked H and rhs finite); None where H is not positive
+    definite."""
+    from scipy.linalg.lapack import dpotrf, dpotrs
+    c, info = dpotrf(H, lower=0, clean=0, overwrite_a=0)
+    if info != 0:
+        return None
+    x, info = dpotrs(c, rhs, lower=0, overwrite_b=0)
+    return x if info == 0 else None
 
 
 def _newton_root(point):
