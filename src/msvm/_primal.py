@@ -424,6 +424,10 @@ class SmoothedPrimal:
             if B is not out:
                 out[...] = B
             return out
+        if LEAN_SMALL_STEPS:
+            # B's lower triangle is zero (syrk wrote the upper one into zeros): np.triu(B)
+            # is B itself
+            return B + np.triu(B, 1).T
         return np.triu(B) + np.triu(B, 1).T
 
     @property
