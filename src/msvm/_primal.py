@@ -384,6 +384,10 @@ class SmoothedPrimal:
         cells, inverse = np.unique(keys.astype(np.int64) * n + rows, return_inverse=True)
         w = np.bincount(inverse, weights=weights)
         pairs, starts = np.unique(cells // n, return_index=True)
+        if (LEAN_SMALL_STEPS and not self.slot_route
+                and len(cells) <= chunk_rows(self.n_rows)):
+            self._add_small_blocks(cells, w, pairs, starts)
+            return
         H4 = self._curvature
         for key, lo, hi in zip(pairs, starts, [*starts[1:], len(cells)]):
             j, m = divmod(int(key), k)
@@ -394,6 +398,38 @@ class SmoothedPrimal:
             H4[:, j, :, m] += B
             if j != m:
                 H4[:, m, :, j] += B.T
+
+    def _add_small_blocks(self, cells, w, pairs, starts):
+        """`_add_blocks`'s loop over the slot pairs when all the changed cells fit in one
+        chunk of rows (``LEAN_SMALL_STEPS``): the scaled rows [x_i, 1] sqrt|w| of every
+        cell gathered at once, grouped by slot pair and sign (in their order within each
+        group), then the same syrk updates as `_weighted_gram`'s on slices of them."""
+        from scipy.linalg.blas import dsyrk
+
+        n, k, d, m = self.X.shape[0], self.k, self.X.shape[1], self.n_rows
+        kept = np.flatnonzero((w > 0) | (w < 0))
+        group = 2 * np.repeat(np.arange(len(pairs)), np.diff(starts, append=len(cells)))
+        group = group[kept] + (w[kept] < 0)
+        by_group = np.argsort(group, kind="stable")
+        order, group = kept[by_group], group[by_group]
+        Xs = np.empty((len(order), m))
+        rows = self.X[cells[order] % n]
+        Xs[:, :d] = rows.toarray() if hasattr(rows, "toarray") else rows
+        Xs[:, d:] = 1.0
+        Xs *= np.sqrt(np.abs(w[order]))[:, None]
+        bounds = np.searchsorted(group, np.arange(2 * len(pairs) + 1))
+        H4 = self._curvature
+        for p, key in enumerate(pairs):
+            j, o = divmod(int(key), k)
+            B = np.zeros((m, m), order="F")
+            for sign, lo, hi in ((1.0, bounds[2 * p], bounds[2 * p + 1]),
+                                 (-1.0, bounds[2 * p + 1], bounds[2 * p + 2])):
+                if hi > lo:
+                    B = dsyrk(sign, Xs[lo:hi].T, beta=1.0, c=B, overwrite_c=1)
+            B = _symmetric_of_upper(B)
+            H4[:, j, :, o] += B
+            if j != o:
+                H4[:, o, :, j] += B.T
 
     def _weighted_gram(self, idx, w, out=None):
         """[X, 1]^T diag(w) [X, 1] over the rows idx (or X^T diag(w) X without intercepts),
@@ -425,9 +461,7 @@ class SmoothedPrimal:
                 out[...] = B
             return out
         if LEAN_SMALL_STEPS:
-            # B's lower triangle is zero (syrk wrote the upper one into zeros): np.triu(B)
-            # is B itself
-            return B + np.triu(B, 1).T
+            return _symmetric_of_upper(B)
         return np.triu(B) + np.triu(B, 1).T
 
     @property
@@ -674,6 +708,15 @@ def newton_matrix(curvature, mu, d, kappa, equality):
         top = max(float(np.max(np.abs(np.diag(H)))), 1.0)
         H[np.arange(d * k, m * k), np.arange(d * k, m * k)] += 1e-10 * top
     return H
+
+
+def _symmetric_of_upper(B):
+    """The symmetric matrix of B's upper triangle, B's strict lower triangle zero (syrk's
+    output into zeros): B + B^T with B's own diagonal (the same bits as np.triu(B) +
+    np.triu(B, 1).T: the off-diagonal sums add zeros)."""
+    out = B + B.T
+    np.fill_diagonal(out, np.diagonal(B))
+    return out
 
 
 def _slot_mean(H4, axis):
