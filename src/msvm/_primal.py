@@ -216,6 +216,7 @@ class SmoothedPrimal:
         self._chunks = np.unique(np.concatenate(
             [[0], np.searchsorted(ptr, np.arange(0, ptr[-1], CHUNK_TERMS), side="right") - 1,
              [len(ptr) - 1]])).tolist()
+        self._chunk_max = max([0, *np.diff(self._chunks)])
 
     @property
     def mu(self):
@@ -287,7 +288,7 @@ class SmoothedPrimal:
         ``chunk(U, start, stop)`` (which returns the chunk's loss) and mapped back by X^T."""
         loss, XtU, gb = 0.0, np.zeros((self.X.shape[1], self.k)), np.zeros(self.k)
         bounds = self._chunks
-        U = np.empty((max([0, *np.diff(bounds)]), self.k))
+        U = np.empty((self._chunk_max, self.k))
         for start, stop in zip(bounds[:-1], bounds[1:]):
             Uc = U[:stop - start]
             loss += chunk(Uc, start, stop)
@@ -408,8 +409,8 @@ class SmoothedPrimal:
 
         n, k, d, m = self.X.shape[0], self.k, self.X.shape[1], self.n_rows
         kept = np.flatnonzero((w > 0) | (w < 0))
-        group = 2 * np.repeat(np.arange(len(pairs)), np.diff(starts, append=len(cells)))
-        group = group[kept] + (w[kept] < 0)
+        # 2 (the cell's slot pair) + (its weight < 0), in the order of the pairs
+        group = 2 * (np.searchsorted(starts, kept, side="right") - 1) + (w[kept] < 0)
         by_group = np.argsort(group, kind="stable")
         order, group = kept[by_group], group[by_group]
         Xs = np.empty((len(order), m))
