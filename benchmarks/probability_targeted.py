@@ -1472,7 +1472,8 @@ def _lean_part(res):
         + _lean_table(res) + "\n\n"
         "The rest of a step's Python is the curvature's block updates (`_add_blocks`: two "
         "`np.unique`, one syrk per slot pair and sign) and the compiled passes' wrappers; "
-        "a compiled small-primal step was not attempted in this round.")
+        "a compiled small-primal step was not attempted in this round. S2's single fits "
+        "a side move with the load more than S1's least of 3.\n")
 
 
 def render_all(res):

@@ -92,6 +92,16 @@ safeguarded Newton steps on its piecewise-linear derivative; its first pass keep
 whose piece can change up to its step (at most the memory of one (n, k) array), and the
 later evaluations read those alone.  Every solve on explicit features runs BLAS on one
 thread (``msvm._sequence.DualSequence``).
+
+A probability refit's late starts (TargetedLocalMSVM's grid points on their held samples)
+solve primals of 8-28 unknowns, where a Newton step's cost is the Python around NumPy and
+SciPy calls, not flops.  ``LEAN_SMALL_STEPS`` trims it with the same iterates bit for bit:
+the Newton matrix's slot means by ufunc reductions and its constant I (x) 11^T / k formed
+once per shape (`newton_matrix`), the Cholesky factorization and solve by LAPACK directly
+(`_cholesky_solve`), a change set that fits one chunk of rows gathered and scaled at once
+(`_add_small_blocks`).  One S1 probability fit's late starts: median 3.2 -> 2.2 ms CPU a
+start; the probability fit 0.90x (S1) and 0.67x (S2, one fit a side)
+(benchmarks/results/probability.md section 9j, "Round 18, later").
 """
 
 import functools
