@@ -60,6 +60,16 @@ Round 18 (issue 25 item 1, where the CPU goes), one more part from its own run a
   at its first budget stop) and after (it weighs the start against its cost), alternating
   in one process, the least of 3 on S1 at C = 'auto' and 1, once a side on S2 (capped);
   the MAE against the truth over draws of S1 and S2.  probability_targeted_late.json.
+
+Round 18, later (the late start's Python per Newton step), one more part:
+
+* ``--lean-steps``: ``msvm._primal.LEAN_SMALL_STEPS`` off (before: main 57d2948's calls)
+  and on, alternating in one process: the late smoothed-primal starts of one S1
+  probability fit (C = 'auto') recorded and replayed (each start's CPU the least of 3, its
+  dual point compared bit for bit), the S1 probability fit at C = 'auto' and 1 (the least
+  of 3), S2's once a side (capped) and one ReinforcedMSVM linear fit on
+  make_classification (n = 20,000, d = 20, k = 5, C = 1e3; the least of 3).
+  probability_targeted_lean.json.
 """
 
 import contextlib
@@ -1303,6 +1313,169 @@ def _late_part(res):
             + _late_draws_table(res["draws"]))))
 
 
+# --lean-steps: the sides, as msvm._primal.LEAN_SMALL_STEPS (False: main 57d2948)
+LEAN_SIDES = (("before", False), ("after", True))
+LEAN_REPEATS = 3
+
+
+def _lean_side(on):
+    from msvm import _primal
+
+    return module_settings((_primal, "LEAN_SMALL_STEPS", on))
+
+
+def _recorded_starts(X, y):
+    """The arguments of every smoothed-primal start of one S1 probability fit (C = 'auto')."""
+    from msvm import _primal, _sequence
+
+    calls = []
+
+    def recorded(problem, X, W, mu0, tol, diag, max_steps, out=None):
+        calls.append((problem, X, np.array(W), np.array(mu0), tol, np.array(diag), max_steps))
+        return _primal.primal_start(problem, X, W, mu0, tol, diag, max_steps, out)
+
+    with module_settings((_sequence, "primal_start", recorded)):
+        _maker("auto")(True).fit(X, y)
+    return calls
+
+
+def _replayed_starts(calls, on):
+    """(CPU of each start, its (alpha, mu)) on the side ``on``."""
+    from msvm import _primal
+
+    times, points = [], []
+    with _lean_side(on):
+        for call in calls:
+            start = time.process_time()
+            points.append(_primal.primal_start(*call))
+            times.append(time.process_time() - start)
+    return np.array(times), points
+
+
+def _lean_starts(X, y):
+    """The late starts' row: the least CPU of each start over the sides' alternating
+    replays, its median and sum, and the starts whose dual points differ."""
+    calls = _recorded_starts(X, y)
+    times = {name: [] for name, _ in LEAN_SIDES}
+    points = {}
+    for _ in range(LEAN_REPEATS):
+        for name, on in LEAN_SIDES:
+            t, points[name] = _replayed_starts(calls, on)
+            times[name].append(t)
+    pairs = list(zip(points["before"], points["after"]))
+    differ = sum(not (np.array_equal(a0, a1) and np.array_equal(m0, m1))
+                 for (a0, m0), (a1, m1) in pairs)
+    largest = max((float(np.max(np.abs(a0 - a1), initial=0.0)) for (a0, _), (a1, _) in pairs),
+                  default=0.0)
+    row = {"starts": len(calls), "differ": differ, "largest_alpha_diff": largest}
+    for name, t in times.items():
+        least = np.min(t, axis=0)
+        row[name] = {"median_ms": float(np.median(least)) * 1e3, "sum": float(least.sum())}
+    return row
+
+
+def _lean_fit_row(make, X, y, X_test, repeats):
+    """CPU of ``make()``'s fit, the sides alternating (the least of ``repeats``), and the
+    largest difference of the test probabilities (or decision values) between them."""
+    cpu, out = {name: [] for name, _ in LEAN_SIDES}, {}
+    for _ in range(repeats):
+        for name, on in LEAN_SIDES:
+            with _lean_side(on):
+                seconds, est = _cpu_fit(make(), X, y)
+            cpu[name].append(seconds)
+            out[name] = (est.predict_proba(X_test) if hasattr(est, "predict_proba")
+                         and getattr(est, "probability", False) else est.decision_function(X_test))
+    diff = float(np.max(np.abs(out["before"] - out["after"])))
+    return {**{name: min(c) for name, c in cpu.items()}, "largest_diff": diff}
+
+
+def _linear_case():
+    from sklearn.datasets import make_classification
+
+    from msvm import ReinforcedMSVM
+
+    X, y = make_classification(n_samples=20000, n_features=20, n_informative=10,
+                               n_classes=5, random_state=0)
+    return (lambda: ReinforcedMSVM(kernel="linear", C=1e3)), X, y, X[:2000]
+
+
+def bench_lean(with_s2=True):
+    """``--lean-steps``: see the module note."""
+    import os
+
+    rows, load = {}, [os.getloadavg()[0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        X, y, X_test, _ = _scenario("S1")
+        print("late starts", flush=True)
+        rows["late starts of one S1 probability fit, C = auto"] = _lean_starts(X, y)
+        load.append(os.getloadavg()[0])
+        for C in ("auto", 1.0):
+            print(f"S1, C = {C}", flush=True)
+            rows[f"S1 (n = {len(y)}) probability fit, C = {C}"] = _lean_fit_row(
+                lambda C=C: _maker(C)(True), X, y, X_test, LEAN_REPEATS)
+            load.append(os.getloadavg()[0])
+        if with_s2:
+            X2, y2, X2_test, _ = _scenario("S2")
+            print("S2", flush=True)
+            rows[f"S2 (n = {len(y2)}) probability fit, C = auto"] = _capped(
+                S2_SIDE_CAP, _lean_fit_row, lambda: _maker("auto")(True), X2, y2, X2_test, 1)
+            load.append(os.getloadavg()[0])
+        print("linear", flush=True)
+        make, XL, yL, XL_test = _linear_case()
+        rows["ReinforcedMSVM linear, n = 20,000, d = 20, k = 5, C = 1e3"] = _lean_fit_row(
+            make, XL, yL, XL_test, LEAN_REPEATS)
+        load.append(os.getloadavg()[0])
+    return {"commit": git_commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "load": load, "cap": S2_SIDE_CAP, "rows": rows}
+
+
+def _lean_table(res):
+    table = []
+    for name, row in res["rows"].items():
+        if row is None:
+            table.append([name, f"over {res['cap']} s", "", "", ""])
+        elif "starts" in row:
+            before, after = row["before"], row["after"]
+            table.append([f"{name}: one start, median ms ({row['starts']} starts)",
+                          f"{before['median_ms']:.2f}", f"{after['median_ms']:.2f}",
+                          f"{after['median_ms'] / before['median_ms']:.2f}x",
+                          f"{row['differ']} differ, largest {row['largest_alpha_diff']:.1e}"])
+            table.append([f"{name}: all starts, s", f"{before['sum']:.3f}",
+                          f"{after['sum']:.3f}", f"{after['sum'] / before['sum']:.2f}x", ""])
+        else:
+            table.append([f"{name}, s", f"{row['before']:.3f}", f"{row['after']:.3f}",
+                          f"{row['after'] / row['before']:.2f}x",
+                          f"{row['largest_diff']:.1e}"])
+    return markdown_table(["", "before (CPU)", "after (CPU)", "after / before",
+                           "largest diff"], table)
+
+
+def _lean_part(res):
+    return (
+        "#### Round 18, later: the late start's Python per Newton step\n\n"
+        + _run_line(res) + " Written by `benchmarks/probability_targeted.py --lean-steps`. "
+        "CPU time (`time.process_time`), the sides alternating in one process. 'before': "
+        "main 57d2948 (`msvm._primal.LEAN_SMALL_STEPS = False`); 'after': "
+        "`LEAN_SMALL_STEPS = True`: the Newton matrix's slot means by ufunc reductions "
+        "instead of `np.mean`, its I (x) 11^T / k formed once per shape instead of by "
+        "`np.kron` at every step, the Cholesky factorization and solve by LAPACK's potrf and "
+        "potrs directly (what `scipy.linalg.cho_factor` and `cho_solve` call, without their "
+        "checks), a curvature block's symmetric copy with one `np.triu` fewer. The same "
+        "iterates bit for bit. Late starts: every smoothed-primal start of one S1 "
+        "probability fit (C = 'auto') recorded, then replayed on each side "
+        f"{LEAN_REPEATS} times, each start's CPU the least of its replays; 'largest diff' "
+        "the dual points' (starts whose point or multiplier differ in any bit counted). "
+        f"Fits: the least of {LEAN_REPEATS} (S2: once a side, under a wall-clock cap of "
+        f"{res['cap']} s); 'largest diff': of the probabilities (the linear fit: of the "
+        "decision values) on 2000 test samples.\n\n"
+        + _lean_table(res) + "\n\n"
+        "The rest of a step's Python is the curvature's block updates (`_add_blocks`: two "
+        "`np.unique`, one syrk per slot pair and sign) and the compiled passes' wrappers; "
+        "a compiled small-primal step was not attempted in this round. S2's single fits "
+        "a side move with the load more than S1's least of 3.\n")
+
+
 def render_all(res):
     """The section: :func:`render` and, where their runs wrote them, the S2 and 'tried'
     parts."""
@@ -1311,7 +1484,8 @@ def render_all(res):
                        ("probability_targeted_tried.json", _tried_part),
                        ("probability_targeted_grid.json", _grid_part),
                        ("probability_targeted_held.json", _held_part),
-                       ("probability_targeted_late.json", _late_part)):
+                       ("probability_targeted_late.json", _late_part),
+                       ("probability_targeted_lean.json", _lean_part)):
         path = RESULTS / name
         if path.exists():
             text += "\n" + part(json.loads(path.read_text()))
@@ -1328,7 +1502,9 @@ def main(argv=None):
                             ("--held", lambda: bench_held("--no-S2" not in argv),
                              "probability_targeted_held.json"),
                             ("--late-start", lambda: bench_late("--no-S2" not in argv),
-                             "probability_targeted_late.json")):
+                             "probability_targeted_late.json"),
+                            ("--lean-steps", lambda: bench_lean("--no-S2" not in argv),
+                             "probability_targeted_lean.json")):
         if flag in argv:
             (RESULTS / name).write_text(json.dumps(run(), indent=2) + "\n")
             argv = [*argv, "--render"]

@@ -92,7 +92,19 @@ safeguarded Newton steps on its piecewise-linear derivative; its first pass keep
 whose piece can change up to its step (at most the memory of one (n, k) array), and the
 later evaluations read those alone.  Every solve on explicit features runs BLAS on one
 thread (``msvm._sequence.DualSequence``).
+
+A probability refit's late starts (TargetedLocalMSVM's grid points on their held samples)
+solve primals of 8-28 unknowns, where a Newton step's cost is the Python around NumPy and
+SciPy calls, not flops.  ``LEAN_SMALL_STEPS`` trims it with the same iterates bit for bit:
+the Newton matrix's slot means by ufunc reductions and its constant I (x) 11^T / k formed
+once per shape (`newton_matrix`), the Cholesky factorization and solve by LAPACK directly
+(`_cholesky_solve`), a change set that fits one chunk of rows gathered and scaled at once
+(`_add_small_blocks`).  One S1 probability fit's late starts: median 3.2 -> 2.2 ms CPU a
+start; the probability fit 0.90x (S1) and 0.67x (S2, one fit a side)
+(benchmarks/results/probability.md section 9j, "Round 18, later").
 """
+
+import functools
 
 import numpy as np
 
@@ -176,6 +188,12 @@ LAST_STAGE_SNAP = 2.0
 STAGE_RTOL = 1e-4
 # the damping of the capped primal's Newton matrix (``CappedPrimal._exact_step``): its
 # first value (times the matrix's mean diagonal) and the steps that raise or lower it
+# the Newton step's small-primal path (a late start's primal has 8-28 unknowns, where a
+# step's cost is NumPy's and SciPy's Python layers, not flops): the Newton matrix's slot
+# means by ufunc reductions, its constant part formed once per shape, the Cholesky
+# factorization and solve by LAPACK directly; the same iterates bit for bit (False: main's
+# calls, benchmarks/results/probability.md section 9j, "Round 18, later")
+LEAN_SMALL_STEPS = True
 DAMP_START = 1e-6
 DAMP_BELOW = 1e-2
 UNDAMP_ABOVE = 0.5
@@ -208,6 +226,7 @@ class SmoothedPrimal:
         self._chunks = np.unique(np.concatenate(
             [[0], np.searchsorted(ptr, np.arange(0, ptr[-1], CHUNK_TERMS), side="right") - 1,
              [len(ptr) - 1]])).tolist()
+        self._chunk_max = max([0, *np.diff(self._chunks)])
 
     @property
     def mu(self):
@@ -279,7 +298,7 @@ class SmoothedPrimal:
         ``chunk(U, start, stop)`` (which returns the chunk's loss) and mapped back by X^T."""
         loss, XtU, gb = 0.0, np.zeros((self.X.shape[1], self.k)), np.zeros(self.k)
         bounds = self._chunks
-        U = np.empty((max([0, *np.diff(bounds)]), self.k))
+        U = np.empty((self._chunk_max, self.k))
         for start, stop in zip(bounds[:-1], bounds[1:]):
             Uc = U[:stop - start]
             loss += chunk(Uc, start, stop)
@@ -376,6 +395,10 @@ class SmoothedPrimal:
         cells, inverse = np.unique(keys.astype(np.int64) * n + rows, return_inverse=True)
         w = np.bincount(inverse, weights=weights)
         pairs, starts = np.unique(cells // n, return_index=True)
+        if (LEAN_SMALL_STEPS and not self.slot_route
+                and len(cells) <= chunk_rows(self.n_rows)):
+            self._add_small_blocks(cells, w, pairs, starts)
+            return
         H4 = self._curvature
         for key, lo, hi in zip(pairs, starts, [*starts[1:], len(cells)]):
             j, m = divmod(int(key), k)
@@ -386,6 +409,38 @@ class SmoothedPrimal:
             H4[:, j, :, m] += B
             if j != m:
                 H4[:, m, :, j] += B.T
+
+    def _add_small_blocks(self, cells, w, pairs, starts):
+        """`_add_blocks`'s loop over the slot pairs when all the changed cells fit in one
+        chunk of rows (``LEAN_SMALL_STEPS``): the scaled rows [x_i, 1] sqrt|w| of every
+        cell gathered at once, grouped by slot pair and sign (in their order within each
+        group), then the same syrk updates as `_weighted_gram`'s on slices of them."""
+        from scipy.linalg.blas import dsyrk
+
+        n, k, d, m = self.X.shape[0], self.k, self.X.shape[1], self.n_rows
+        kept = np.flatnonzero((w > 0) | (w < 0))
+        # 2 (the cell's slot pair) + (its weight < 0), in the order of the pairs
+        group = 2 * (np.searchsorted(starts, kept, side="right") - 1) + (w[kept] < 0)
+        by_group = np.argsort(group, kind="stable")
+        order, group = kept[by_group], group[by_group]
+        Xs = np.empty((len(order), m))
+        rows = self.X[cells[order] % n]
+        Xs[:, :d] = rows.toarray() if hasattr(rows, "toarray") else rows
+        Xs[:, d:] = 1.0
+        Xs *= np.sqrt(np.abs(w[order]))[:, None]
+        bounds = np.searchsorted(group, np.arange(2 * len(pairs) + 1))
+        H4 = self._curvature
+        for p, key in enumerate(pairs):
+            j, o = divmod(int(key), k)
+            B = np.zeros((m, m), order="F")
+            for sign, lo, hi in ((1.0, bounds[2 * p], bounds[2 * p + 1]),
+                                 (-1.0, bounds[2 * p + 1], bounds[2 * p + 2])):
+                if hi > lo:
+                    B = dsyrk(sign, Xs[lo:hi].T, beta=1.0, c=B, overwrite_c=1)
+            B = _symmetric_of_upper(B)
+            H4[:, j, :, o] += B
+            if j != o:
+                H4[:, o, :, j] += B.T
 
     def _weighted_gram(self, idx, w, out=None):
         """[X, 1]^T diag(w) [X, 1] over the rows idx (or X^T diag(w) X without intercepts),
@@ -416,6 +471,8 @@ class SmoothedPrimal:
             if B is not out:
                 out[...] = B
             return out
+        if LEAN_SMALL_STEPS:
+            return _symmetric_of_upper(B)
         return np.triu(B) + np.triu(B, 1).T
 
     @property
@@ -510,6 +567,11 @@ class SmoothedPrimal:
             self._update_curvature(F)
             return newton_cg_direction(self, rhs)
         H = self.hessian(F)
+        if LEAN_SMALL_STEPS and np.isfinite(H).all() and np.isfinite(rhs).all():
+            direction = _cholesky_solve(H, rhs)
+            if direction is not None:
+                return direction
+            return lstsq(H, rhs)[0]
         try:
             return cho_solve(cho_factor(H), rhs)
         except LinAlgError:
@@ -644,15 +706,61 @@ def newton_matrix(curvature, mu, d, kappa, equality):
     curvature is a sum over chunks."""
     m, k = curvature.shape[:2]
     H4 = curvature / mu
-    H4 -= H4.mean(axis=1, keepdims=True)          # P on both slot axes
-    H4 -= H4.mean(axis=3, keepdims=True)
+    H4 -= _slot_mean(H4, 1)                      # P on both slot axes
+    H4 -= _slot_mean(H4, 3)
     H = H4.reshape(m * k, m * k)
-    H[np.arange(d * k), np.arange(d * k)] += 1.0 / kappa
-    H += np.kron(np.eye(m), np.full((k, k), 1.0 / k))
+    if LEAN_SMALL_STEPS:
+        H.reshape(-1)[:d * k * (m * k + 1):m * k + 1] += 1.0 / kappa
+        H += _slot_means_matrix(m, k)
+    else:
+        H[np.arange(d * k), np.arange(d * k)] += 1.0 / kappa
+        H += np.kron(np.eye(m), np.full((k, k), 1.0 / k))
     if equality:
         top = max(float(np.max(np.abs(np.diag(H)))), 1.0)
         H[np.arange(d * k, m * k), np.arange(d * k, m * k)] += 1e-10 * top
     return H
+
+
+def _symmetric_of_upper(B):
+    """The symmetric matrix of B's upper triangle, B's strict lower triangle zero (syrk's
+    output into zeros): B + B^T with B's own diagonal (the same bits as np.triu(B) +
+    np.triu(B, 1).T: the off-diagonal sums add zeros)."""
+    out = B + B.T
+    np.fill_diagonal(out, np.diagonal(B))
+    return out
+
+
+def _slot_mean(H4, axis):
+    """The mean of H4 (m, k, m, k) over the slot axis ``axis``, kept as a length-1 axis:
+    ``np.mean``'s sum and division without its Python layers with ``LEAN_SMALL_STEPS``
+    (the same rounding: the same pairwise sum, divided by k)."""
+    if not LEAN_SMALL_STEPS:
+        return H4.mean(axis=axis, keepdims=True)
+    total = np.add.reduce(H4, axis=axis, keepdims=True)
+    total /= H4.shape[axis]
+    return total
+
+
+@functools.lru_cache(maxsize=32)
+def _slot_means_matrix(m, k):
+    """I_m (x) 11^T / k (read-only, kept per shape): the directions P removes, added to the
+    Newton matrix (the same entries as ``np.kron``'s, formed once)."""
+    out = np.kron(np.eye(m), np.full((k, k), 1.0 / k))
+    out.flags.writeable = False
+    return out
+
+
+def _cholesky_solve(H, rhs):
+    """H^-1 rhs by LAPACK's potrf and potrs on the upper triangle, the routines and
+    arguments ``scipy.linalg.cho_factor`` and ``cho_solve`` call (so the same bits) without
+    their checks (the caller checked H and rhs finite); None where H is not positive
+    definite."""
+    from scipy.linalg.lapack import dpotrf, dpotrs
+    c, info = dpotrf(H, lower=0, clean=0, overwrite_a=0)
+    if info != 0:
+        return None
+    x, info = dpotrs(c, rhs, lower=0, overwrite_b=0)
+    return x if info == 0 else None
 
 
 def _newton_root(point):
