@@ -435,6 +435,101 @@ def r18_main(parts, repeat):
     r18_write(rows, repeat, R18_NOTES)
 
 
+# ------------------------------------------------------ round 18, the rule (--r18-rule)
+RULE_HEADING = "## Round 18: the finishing rule's epoch model for cost-matrix duals"
+RULE_JSON = os.path.join(RESULTS, "grouped_cost_matrix_rule.json")
+RULE_NOTES = ""
+
+
+def rule_arms():
+    """(arm, module settings): 'before' is main df26724's epoch model."""
+    from msvm import _sequence
+
+    return (("before", ((_sequence, "GROUPED_EPOCH_MODEL", False),)), ("after", ()))
+
+
+def rule_cases(parts):
+    """(part, name, make, X, y, C, cap seconds) of the rule's cells."""
+    from benchmarks.run_convergence_matrix import cell_data, make_estimator
+
+    if "kernel" in parts:
+        for n in (600, 1000):
+            X, y, k = cell_data(n)
+            for C in (1.0, 1e2, 1e4):
+                yield ("kernel", f"matrix WeightedRobustMSVM utility rbf n={n}", (
+                    lambda C=C, k=k: make_estimator("WeightedRobustMSVM", C, "rbf", k)),
+                    X, y, C, 40.0)
+    if "guard" in parts:
+        for case in r18_cases(["guard"]):
+            if "AdaptiveWeightedSVM" in case[1]:
+                yield ("guard", case[1] + " random_state=0", (
+                    lambda make=case[2]: make().set_params(random_state=0)), *case[3:])
+            else:
+                yield case
+
+
+def rule_cell(case, repeat):
+    """Both arms of one cell, alternating: its row (as ``r18_cell``'s)."""
+    from threadpoolctl import threadpool_limits
+
+    from benchmarks.harness import module_settings
+
+    part, name, make, X, y, C, cap = case
+    runs = {arm: [] for arm, _ in rule_arms()}
+    with threadpool_limits(1):
+        for i in range(repeat):
+            for arm, settings in rule_arms():
+                with module_settings(*settings):
+                    runs[arm].append(capped_fit(make, X, y, cap))
+            if i == 0 and min(r["cpu"] for rs in runs.values() for r in rs) > FAST_CELL:
+                break
+    row = dict(part=part, case=name, n=len(y), C=C, cap=cap)
+    for arm, rs in runs.items():
+        best = min(rs, key=lambda r: (r["capped"], r["cpu"]))
+        row[arm] = dict(best, cpu_all=[round(r["cpu"], 3) for r in rs])
+    b, a = row["before"], row["after"]
+    if not (b["capped"] or a["capped"]):
+        row["rel_objective_diff"] = (a["objective"] - b["objective"]) / max(
+            abs(b["objective"]), 1e-300)
+    return row
+
+
+def rule_write(rows, repeat, notes=""):
+    """Replace (or add) the rule's section at the end of grouped_cost_matrix.md."""
+    path = os.path.join(RESULTS, "grouped_cost_matrix.md")
+    with open(path) as f:
+        text = f.read()
+    at = text.find("\n\n" + RULE_HEADING)
+    kept = text if at < 0 else text[:at]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    head = (f"{RULE_HEADING}\n\nWritten by `python -m benchmarks.run_grouped_cost_matrix "
+            f"--r18-rule`. Commit {commit}, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
+            f"load {os.getloadavg()[0]:.1f} at the end (2 cores shared).  CPU time, one "
+            f"process, 'before' and 'after' alternating, least of {repeat} (one run per arm "
+            f"where the first took over {FAST_CELL:g} s), one BLAS thread, every fit capped "
+            f"at the CPU seconds shown (ITIMER_PROF).  'before': "
+            f"`msvm._sequence.GROUPED_EPOCH_MODEL = False` (main df26724's epoch model); "
+            f"'after': the default.\n\n")
+    with open(path, "w") as f:
+        f.write(kept + "\n\n" + head + r18_table(rows) + "\n" + notes)
+    with open(RULE_JSON, "w") as f:
+        json.dump(rows, f, indent=1)
+
+
+def rule_main(parts, repeat):
+    """Run the rule's cells (``parts``) and write its section."""
+    rows = []
+    for case in rule_cases(parts):
+        rows.append(rule_cell(case, repeat))
+        print(r18_table(rows[-1:]).splitlines()[-2:], flush=True)
+    if os.path.exists(RULE_JSON):
+        with open(RULE_JSON) as f:
+            rows += [r for r in json.load(f) if r["part"] not in parts]
+    rows.sort(key=lambda r: r["part"] != "kernel")
+    rule_write(rows, repeat, RULE_NOTES)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -444,11 +539,16 @@ def main():
                         help="write the round-18 section again from its JSON (no fits)")
     parser.add_argument("--r18-parts", nargs="+", default=["kernel", "adaptive", "guard"],
                         choices=["kernel", "adaptive", "guard"])
+    parser.add_argument("--r18-rule", nargs="*", choices=["kernel", "guard"],
+                        help="the round-18 finishing rule's epoch model section (parts)")
     parser.add_argument("--rewrite", action="store_true",
                         help="write the .md again from the .json (no fits)")
     args = parser.parse_args()
     if args.r18_rewrite:
         r18_rewrite(args.repeat)
+        return
+    if args.r18_rule is not None:
+        rule_main(args.r18_rule or ["kernel", "guard"], args.repeat)
         return
     if args.r18:
         r18_main(args.r18_parts, args.repeat)
