@@ -281,17 +281,18 @@ def r18_cases(parts):
                lambda: AdaptiveWeightedSVM(C=1e4, kernel="linear"), Xb, yb, 1e4, 60.0)
 
 
-def r18_cell(case, repeat):
-    """Both arms of one cell, alternating: its row."""
+def r18_cell(case, repeat, arms=r18_arms):
+    """Both arms of one cell (``arms()``: the round-18 loop's or the rule's), alternating:
+    its row."""
     from threadpoolctl import threadpool_limits
 
     from benchmarks.harness import module_settings
 
     part, name, make, X, y, C, cap = case
-    runs = {arm: [] for arm, _ in r18_arms()}
+    runs = {arm: [] for arm, _ in arms()}
     with threadpool_limits(1):
         for i in range(repeat):
-            for arm, settings in r18_arms():
+            for arm, settings in arms():
                 with module_settings(*settings):
                     runs[arm].append(capped_fit(make, X, y, cap))
             if i == 0 and min(r["cpu"] for rs in runs.values() for r in rs) > FAST_CELL:
@@ -326,28 +327,48 @@ def r18_table(rows):
     return "\n".join(lines)
 
 
-def r18_write(rows, repeat, notes=""):
-    """Replace (or add) the round-18 section at the end of grouped_cost_matrix.md."""
+def _commit_now_load():
+    """(the short commit, the UTC time, the load) for a section's header."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    return commit, f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M}", f"{os.getloadavg()[0]:.1f}"
+
+
+def _how_measured(repeat):
+    """The measuring conditions of a section's header."""
+    return (f"CPU time (`time.process_time`), one process, 'before' and 'after' "
+            f"alternating, least of {repeat} (one run per arm where the first took over "
+            f"{FAST_CELL:g} s), one BLAS thread, every fit capped at the CPU seconds shown.  ")
+
+
+def write_section(heading, head, rows, json_path, notes):
+    """Replace (or add at the end) the section of grouped_cost_matrix.md under ``heading``
+    (the sections before and after it stay byte-identical) and write its JSON."""
     path = os.path.join(RESULTS, "grouped_cost_matrix.md")
     with open(path) as f:
         text = f.read()
-    at = text.find("\n\n" + R18_HEADING)
+    at = text.find("\n\n" + heading)
+    after = "" if at < 0 else text.find("\n\n## ", at + 2)
     kept = text if at < 0 else text[:at]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    head = (f"{R18_HEADING}\n\nWritten by `python -m benchmarks.run_grouped_cost_matrix --r18`. "
-            f"Commit {commit}, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, load "
-            f"{os.getloadavg()[0]:.1f} at the end (2 cores shared with five other engineers' "
-            f"jobs).  CPU time (`time.process_time`), one process, 'before' and 'after' "
-            f"alternating, least of {repeat} (one run per arm where the first took over "
-            f"{FAST_CELL:g} s), one BLAS thread, every fit capped at the CPU seconds shown.  "
-            f"'before': `msvm._finish_groups.STILL_BY_POINT = False`, `STALL_CHECKS = None`, "
-            f"`FLAT_CHECKS = None`, `GUARD_CHANGES = 0` (main c94be25's loop); 'after': the "
-            f"defaults.\n\n")
+    later = "" if at < 0 or after < 0 else text[after:]
     with open(path, "w") as f:
-        f.write(kept + "\n\n" + head + r18_table(rows) + "\n" + notes)
-    with open(R18_JSON, "w") as f:
+        f.write(kept + "\n\n" + heading + "\n\n" + head + r18_table(rows) + "\n" + notes
+                + later)
+    with open(json_path, "w") as f:
         json.dump(rows, f, indent=1)
+
+
+def r18_write(rows, repeat, notes=""):
+    """Replace (or add) the round-18 section of grouped_cost_matrix.md."""
+    commit, now, load = _commit_now_load()
+    head = (f"Written by `python -m benchmarks.run_grouped_cost_matrix --r18`. "
+            f"Commit {commit}, {now} UTC, load "
+            f"{load} at the end (2 cores shared with five other engineers' "
+            f"jobs).  " + _how_measured(repeat) +
+            "'before': `msvm._finish_groups.STILL_BY_POINT = False`, `STALL_CHECKS = None`, "
+            "`FLAT_CHECKS = None`, `GUARD_CHANGES = 0` (main c94be25's loop); 'after': the "
+            "defaults.\n\n")
+    write_section(R18_HEADING, head, rows, R18_JSON, notes)
 
 
 R18_NOTES = """
@@ -452,13 +473,22 @@ def rule_cases(parts):
     """(part, name, make, X, y, C, cap seconds) of the rule's cells."""
     from benchmarks.run_convergence_matrix import cell_data, make_estimator
 
-    if "kernel" in parts:
+    for part, kernel in (("kernel", "rbf"), ("linear", "linear")):
+        if part not in parts:
+            continue
         for n in (600, 1000):
             X, y, k = cell_data(n)
             for C in (1.0, 1e2, 1e4):
-                yield ("kernel", f"matrix WeightedRobustMSVM utility rbf n={n}", (
-                    lambda C=C, k=k: make_estimator("WeightedRobustMSVM", C, "rbf", k)),
-                    X, y, C, 40.0)
+                yield (part, f"matrix WeightedRobustMSVM utility {kernel} n={n}", (
+                    lambda C=C, k=k, kernel=kernel: make_estimator("WeightedRobustMSVM", C,
+                                                                   kernel, k)), X, y, C, 40.0)
+    if "large_c" in parts:
+        from benchmarks.run_grouped_large_c import _cases
+
+        for name, make, X, y, w, _ in _cases(False):
+            if w is None and "(reference)" not in name:
+                yield ("large_c", "grouped_large_c.md " + name, make, X, y,
+                       make().C, 60.0)
     if "guard" in parts:
         for case in r18_cases(["guard"]):
             if "AdaptiveWeightedSVM" in case[1]:
@@ -468,65 +498,28 @@ def rule_cases(parts):
                 yield case
 
 
-def rule_cell(case, repeat):
-    """Both arms of one cell, alternating: its row (as ``r18_cell``'s)."""
-    from threadpoolctl import threadpool_limits
-
-    from benchmarks.harness import module_settings
-
-    part, name, make, X, y, C, cap = case
-    runs = {arm: [] for arm, _ in rule_arms()}
-    with threadpool_limits(1):
-        for i in range(repeat):
-            for arm, settings in rule_arms():
-                with module_settings(*settings):
-                    runs[arm].append(capped_fit(make, X, y, cap))
-            if i == 0 and min(r["cpu"] for rs in runs.values() for r in rs) > FAST_CELL:
-                break
-    row = dict(part=part, case=name, n=len(y), C=C, cap=cap)
-    for arm, rs in runs.items():
-        best = min(rs, key=lambda r: (r["capped"], r["cpu"]))
-        row[arm] = dict(best, cpu_all=[round(r["cpu"], 3) for r in rs])
-    b, a = row["before"], row["after"]
-    if not (b["capped"] or a["capped"]):
-        row["rel_objective_diff"] = (a["objective"] - b["objective"]) / max(
-            abs(b["objective"]), 1e-300)
-    return row
-
-
 def rule_write(rows, repeat, notes=""):
-    """Replace (or add) the rule's section at the end of grouped_cost_matrix.md."""
-    path = os.path.join(RESULTS, "grouped_cost_matrix.md")
-    with open(path) as f:
-        text = f.read()
-    at = text.find("\n\n" + RULE_HEADING)
-    kept = text if at < 0 else text[:at]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    head = (f"{RULE_HEADING}\n\nWritten by `python -m benchmarks.run_grouped_cost_matrix "
-            f"--r18-rule`. Commit {commit}, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
-            f"load {os.getloadavg()[0]:.1f} at the end (2 cores shared).  CPU time, one "
-            f"process, 'before' and 'after' alternating, least of {repeat} (one run per arm "
-            f"where the first took over {FAST_CELL:g} s), one BLAS thread, every fit capped "
-            f"at the CPU seconds shown (ITIMER_PROF).  'before': "
-            f"`msvm._sequence.GROUPED_EPOCH_MODEL = False` (main df26724's epoch model); "
-            f"'after': the default.\n\n")
-    with open(path, "w") as f:
-        f.write(kept + "\n\n" + head + r18_table(rows) + "\n" + notes)
-    with open(RULE_JSON, "w") as f:
-        json.dump(rows, f, indent=1)
+    """Replace (or add) the rule's section of grouped_cost_matrix.md."""
+    commit, now, load = _commit_now_load()
+    head = (f"Written by `python -m benchmarks.run_grouped_cost_matrix --r18-rule`. Commit "
+            f"{commit}, {now} UTC, load {load} at the end (2 cores shared).  "
+            + _how_measured(repeat) + "The cap: an ITIMER_PROF alarm.  'before': "
+            "`msvm._sequence.GROUPED_EPOCH_MODEL = False` (main df26724's epoch model); "
+            "'after': the default.\n\n")
+    write_section(RULE_HEADING, head, rows, RULE_JSON, notes)
 
 
 def rule_main(parts, repeat):
     """Run the rule's cells (``parts``) and write its section."""
     rows = []
     for case in rule_cases(parts):
-        rows.append(rule_cell(case, repeat))
+        rows.append(r18_cell(case, repeat, rule_arms))
         print(r18_table(rows[-1:]).splitlines()[-2:], flush=True)
     if os.path.exists(RULE_JSON):
         with open(RULE_JSON) as f:
             rows += [r for r in json.load(f) if r["part"] not in parts]
-    rows.sort(key=lambda r: r["part"] != "kernel")
+    order = {"kernel": 0, "linear": 1, "large_c": 2, "guard": 3}
+    rows.sort(key=lambda r: order[r["part"]])
     rule_write(rows, repeat, RULE_NOTES)
 
 
@@ -539,7 +532,7 @@ def main():
                         help="write the round-18 section again from its JSON (no fits)")
     parser.add_argument("--r18-parts", nargs="+", default=["kernel", "adaptive", "guard"],
                         choices=["kernel", "adaptive", "guard"])
-    parser.add_argument("--r18-rule", nargs="*", choices=["kernel", "guard"],
+    parser.add_argument("--r18-rule", nargs="*", choices=["kernel", "linear", "large_c", "guard"],
                         help="the round-18 finishing rule's epoch model section (parts)")
     parser.add_argument("--rewrite", action="store_true",
                         help="write the .md again from the .json (no fits)")
@@ -548,7 +541,7 @@ def main():
         r18_rewrite(args.repeat)
         return
     if args.r18_rule is not None:
-        rule_main(args.r18_rule or ["kernel", "guard"], args.repeat)
+        rule_main(args.r18_rule or ["kernel", "linear", "large_c", "guard"], args.repeat)
         return
     if args.r18:
         r18_main(args.r18_parts, args.repeat)
