@@ -500,6 +500,18 @@ have one group a sample, where the model is main's.
 Where the time went (n = 600, C = 100, main's model, round-18 section above): 820 epochs at
 7.8 ms before the step (0.55 s) was taken; with the model the rule takes it at the first
 stops, as FINISH_RULE off did (2.96 s there).
+
+**A measured loss: n = 1,000, C = 1e4** (capped at 40 s in both arms above).  Uncapped, one
+process, 'after' then 'before', with the solver runs and steps traced (11:47-11:51 UTC, load
+3-5): after 67.3 s, before 52.7 s CPU, the same objective 10,345,422.2914 (also 69.6 / 50.0 s
+in two separate processes).  Before: runs of 100, 100 epochs, a grouped step that fails (no
+point: it ran out of its budget, 8.7 s), runs of 200, 400, 800 epochs, a step that settles
+(14.1 s), certified in 1 epoch.  After: the same failed step at 200 epochs (7.9 s), and two
+more failed steps at 400 and 800 epochs (8.5, 8.8 s) before the one at 1,600 settles (13.7
+s): the rule prices the epochs right now, but a step that fails is not charged; its next
+try comes at the next stop.  Left for the loop's owner (msvm/_sequence.py's
+`_solve_and_finish`, not this task's lines): after a failed grouped step, wait for the epochs
+to cost at least what the failed step cost before trying again.
 """
 
 
