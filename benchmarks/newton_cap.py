@@ -158,7 +158,7 @@ def _cell(runs):
     if best["state"] == "capped":
         return f"capped ({best['cpu']:.1f} s)", best
     times = ", ".join(f"{run['cpu']:.2f}" for run in runs)
-    return f"{best['state']} {times} s / {best['epochs']} ep / {best['at_cap']} at cap", best
+    return f"{best['state']} {times} s / n_iter_ {best['epochs']} / {best['at_cap']} at cap", best
 
 
 def _relative(a, b):
@@ -178,7 +178,7 @@ def render(data):
         rows.append([case["case"], main, long, ratio,
                      _relative(best_main.get("objective"), best_long.get("objective")),
                      f"{best_main['most_steps']} / {best_long['most_steps']}"])
-    table = markdown_table(["fit", "main (cap 150): state CPU s / epochs / solves at cap",
+    table = markdown_table(["fit", "main (cap 150): state CPU s / n_iter_ summed / solves at cap",
                             "long (cap 1000)", "long / main CPU", "objective long vs main",
                             "most Newton steps in a solve main / long"], rows)
     return "\n".join([TITLE, "", data["preamble"], "", table, "", data.get("notes", ""), ""])
