@@ -8,10 +8,10 @@ set bounded for such duals (msvm._core._smo.MULTI_GROUP_QMAX) on and off.
 
 (from the repository root)
 
-Round 18 (``--r18``): the grouped finishing step's stuck releases read on the point, its stops
-after STALL_CHECKS stuck checks or FLAT_CHECKS checks whose worst violation did not fall, and
-its descent guard only on systems bordered with GUARD_CHANGES changes
-(msvm._finish_groups.STILL_BY_POINT, STALL_CHECKS, FLAT_CHECKS, GUARD_CHANGES), 'before'
+Round 18 (``--r18``): the grouped finishing step's stuck releases read on the point, and its stops
+after STALL_CHECKS stuck checks or FLAT_CHECKS checks whose worst violation did not fall
+(msvm._finish_groups.STILL_BY_POINT, STALL_CHECKS, FLAT_CHECKS; the descent guard only on
+systems bordered with GUARD_CHANGES changes was measured and removed), 'before'
 (all off: main c94be25's loop) and 'after' alternating in one process, least CPU
 time of ``--repeat`` (cells that take over FAST_CELL seconds once: one), one BLAS thread,
 every fit capped at its CPU budget (an ITIMER_PROF alarm; 'capped' in the table).  Cells: the
@@ -246,7 +246,7 @@ def r18_arms():
     from msvm import _finish_groups as fg
 
     return (("before", ((fg, "STILL_BY_POINT", False), (fg, "STALL_CHECKS", None),
-                        (fg, "FLAT_CHECKS", None), (fg, "GUARD_CHANGES", 0))),
+                        (fg, "FLAT_CHECKS", None))),
             ("after", ()))
 
 

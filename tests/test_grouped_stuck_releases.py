@@ -23,8 +23,7 @@ from msvm import _finish_groups as fg
 pytest.importorskip("cvxpy")
 from test_grouped_cost_matrix import _gamma, _optimum  # noqa: E402  (the reference optimum)
 
-OFF = {"STILL_BY_POINT": False, "STALL_CHECKS": None, "FLAT_CHECKS": None,
-       "GUARD_CHANGES": 0}
+OFF = {"STILL_BY_POINT": False, "STALL_CHECKS": None, "FLAT_CHECKS": None}
 
 
 def _counted_steps(monkeypatch):

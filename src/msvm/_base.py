@@ -570,20 +570,30 @@ class BaseMSVM(WarmStartMixin, ClassifierMixin, BaseEstimator):
 
         ``tol``: the solve's tolerance (default: the estimator's; the DC algorithm starts
         from a loosely solved untruncated dual, msvm/_dc.py)."""
-        k = problem.k
-        alpha0, mu0 = np.zeros(problem.n_vars), np.zeros(k)
-        state = self._warm_start_state()
-        if self.warm_start and state is not None and state.fits(problem):
-            alpha0, mu0 = path_start(problem, state.alpha, state.C, self.C_), state.mu
-            if sequence.problem is not None:
-                # a kept row source (see fit): the scores follow the rescaling exactly
-                sequence.scale(self.C_ / state.C)
-        elif sequence.problem is None:
-            # a large computed-kernel fit from zero: its dual solved on clusters of the samples
-            alpha0, mu0 = start_from_clusters(self, sequence, problem, alpha0, mu0)
+        start = self._warm_start_point(sequence, problem)
+        if start is not None:
+            alpha0, mu0 = start
+        else:
+            alpha0, mu0 = np.zeros(problem.n_vars), np.zeros(problem.k)
+            if sequence.problem is None:
+                # a large computed-kernel fit from zero: its dual solved on clusters of the
+                # samples
+                alpha0, mu0 = start_from_clusters(self, sequence, problem, alpha0, mu0)
         alpha0 = problem.clip_feasible(alpha0)
         # alpha0 is this method's own array (zeros or a new warm start): the solver takes it
         return sequence.solve(problem, alpha0, mu0 - mu0.mean(), tol=tol, copy=False)
+
+    def _warm_start_point(self, sequence, problem):
+        """(alpha0, mu0): the previous fit's dual rescaled to this C (``path_start``), not
+        yet clipped to ``problem``, with the kept row source's scores rescaled with it;
+        None where the fit is not warm-started from a dual that fits ``problem``."""
+        state = self._warm_start_state()
+        if not (self.warm_start and state is not None and state.fits(problem)):
+            return None
+        if sequence.problem is not None:
+            # a kept row source (see fit): the scores follow the rescaling exactly
+            sequence.scale(self.C_ / state.C)
+        return path_start(problem, state.alpha, state.C, self.C_), state.mu
 
     def _store_fit(self, X, y, fitted):
         """The fitted attributes of a SequenceFit, and the dual a warm_start refit starts from.

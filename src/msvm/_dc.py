@@ -81,7 +81,7 @@ from ._progress import n_epochs
 from ._plan import SolveStep
 from ._core._dc_pass import sample_losses, truncation_shift, weighed_marks
 from ._core._solver import Status
-from ._sequence import CONVERGED, SOLVER_STOP_REASONS, SequenceFit, path_start
+from ._sequence import CONVERGED, SOLVER_STOP_REASONS, SequenceFit
 from ._snapshot import (_Solution, centre_and_scale_in_place, duality_gap, intercept_solver,
                         output_map, slot_penalty, tail_intercepts, training_scores)
 from ._snapshot import snapshot as full_snapshot
@@ -839,13 +839,11 @@ def _level_start(estimator, sequence, problem, tol):
     where :func:`lean_start_applies` and the fit is warm-started, its warm branch (the
     previous fit's dual rescaled to this C, the scores with it, clipped to ``problem``)
     solved by :func:`lean_solve`."""
-    state = estimator._warm_start_state()
-    if not (estimator.warm_start and state is not None and state.fits(problem)
-            and lean_start_applies(estimator, sequence)):
+    start = (estimator._warm_start_point(sequence, problem)
+             if lean_start_applies(estimator, sequence) else None)
+    if start is None:
         return estimator._start(sequence, problem, tol=tol)
-    alpha0, mu0 = path_start(problem, state.alpha, state.C, estimator.C_), state.mu
-    if sequence.problem is not None:
-        sequence.scale(estimator.C_ / state.C)
+    alpha0, mu0 = start
     alpha0 = problem.clip_feasible(alpha0)
     sequence._fix_penalty_and_seed(problem)
     return lean_solve(sequence, problem, alpha0, mu0 - mu0.mean(),

@@ -107,9 +107,11 @@ fall (caps of multipliers -1.4e3 released and refilled for thousands of steps). 
 cost-matrix duals (WeightedRobustMSVM with U[y, j] > 0 off the diagonal, RBF) the face's
 steps run along directions of nearly zero curvature, and steps solved on fresh factors raise
 the objective by up to 8e-2 of sum |z_v dx_v|: the descent guard, meant for bordered solves
-that drift, refactored and got the same step back; guarding only long borders
-(GUARD_CHANGES) cut such a step's factorizations from 230 to 61 but left one fit unconverged
-at max_iter, and is off.
+that drift, refactored and got the same step back (n = 1,000, C = 100: 217 of 1,461 face
+steps, 10.1 s where the same steps without the guard took 6.7 s); guarding only borders of
+10 changes or more cut such a step's factorizations from 230 to 61 but left one fit
+unconverged at max_iter (make_blobs n = 300, k = 4, RBF, a cost matrix, C = 50): measured,
+not kept.
 """
 
 import warnings
@@ -232,20 +234,6 @@ SPLIT_RESIDUAL = True
 # 1.7 times its size, each time after 27-58 bordered changes)
 DESCENT_GUARD = True
 RISE_RTOL = 1e-6
-# ... only where the step's system is bordered with at least GUARD_CHANGES changes (0: every
-# step; the drifts above came after 27-58).  A step of a face solved on fresh factors or with
-# few changes that raises the objective does so again when solved afresh: the face's step
-# runs far along directions of nearly zero curvature, and the least change restoring its
-# equalities (`_onto_constraints`) can outweigh its tiny first-order decrease (make_blobs
-# n = 1,000, k = 3, RBF, the convergence matrix's utility, C = 100, from the solver's iterate
-# at 100 epochs: 217 of 1,461 face steps raised the objective, by 2.6e-5 to 8e-2 of
-# sum |z_v dx_v|, 213 of them with fewer than 10 changes; every one raised it again on fresh
-# factors and was then taken: 217 factorizations of about 600 rows and 217 steps spent for
-# nothing, 10.1 s where the same steps without them took 6.7 s).  Not kept (0): with
-# GUARD_CHANGES = 10 the finishing step of make_blobs n = 300, k = 4, RBF, a cost matrix,
-# C = 50 (benchmarks/results/grouped_cost_matrix.md) proposed a point from which the solver
-# did not converge within max_iter = 3,000 (a ConvergenceWarning; converged with 0)
-GUARD_CHANGES = 0
 # the face's score updates between two exact ones through the entries among the samples
 # free at the first of them, gathered once (`_Block`; False: the entries between the free
 # and the moved samples gathered at every step)
@@ -795,7 +783,6 @@ def _face_move(face, scores, alpha, idx, z, D, c_eq, where):
             return t, x, s                  # nothing moved: the scores hold
         scores.on_rows(alpha, face.cols, rows)
         if attempt or not DESCENT_GUARD or face.base is None \
-                or len(face.extra) < GUARD_CHANGES \
                 or not _rise(z, scores.gradient(idx, D), alpha[idx] - old):
             return t, x, s
         face.undone += 1

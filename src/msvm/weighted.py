@@ -414,16 +414,15 @@ class AdaptiveWeightedSVM(ProbabilityMixin, BaseMSVM):
         above = getattr(self, "_chain_weights", None)
         small = (above is not None
                  and float(np.mean(np.abs(v - above[0]))) < FROZEN_WEIGHTS_BELOW)
-        moves = above[2] + 1 if small else 0
-        self._chain_weights = (v, moves >= FROZEN_WEIGHTS_MOVES, moves)
-        return moves >= FROZEN_WEIGHTS_MOVES
+        self._chain_weights = (v, above[1] + 1 if small else 0)
+        return self._chain_weights[1] >= FROZEN_WEIGHTS_MOVES
 
     def _frozen_weights(self):
         """The weights v this chain level takes from the level above (None: its own)."""
         if FROZEN_WEIGHTS_BELOW is None:
             return None
         chain = getattr(self, "_chain_weights", None)
-        return chain[0] if chain is not None and chain[1] else None
+        return chain[0] if chain is not None and chain[1] >= FROZEN_WEIGHTS_MOVES else None
 
     def _frozen_weights_fit(self, sequence, y, sw, v, log):
         """A chain level at the frozen weights ``v``: the dual at the weights C sw v solved
